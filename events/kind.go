@@ -1,0 +1,78 @@
+package events
+
+// Kind names what an event is. The set is closed for validation purposes, but
+// decoders never fail on an unknown kind: Validate reports it instead.
+type Kind string
+
+// Agent kinds: sent by agents on vigil.ingest.agent.<conversation>.
+const (
+	KindConversationStarted Kind = "conversation.started"
+	KindAction              Kind = "action"
+	KindObservation         Kind = "observation"
+	KindMessage             Kind = "message"
+	KindContextLoaded       Kind = "context.loaded"
+)
+
+// Control kinds: accepted only on vigil.ingest.control.<conversation>.
+const (
+	KindConfig           Kind = "config"
+	KindApprovalDecision Kind = "approval.decision"
+	KindAllowlistChanged Kind = "allowlist.changed"
+	KindApprovalExpired  Kind = "approval.expired"
+	KindPairingRequested Kind = "pairing.requested"
+	KindPairingApproved  Kind = "pairing.approved"
+	KindPairingRevoked   Kind = "pairing.revoked"
+)
+
+// Derived kinds: published by processors to VIGIL_DERIVED, never ingested.
+const (
+	KindRiskAssessed    Kind = "risk.assessed"
+	KindGateRequested   Kind = "gate.requested"
+	KindGateDecided     Kind = "gate.decided"
+	KindAuditCheckpoint Kind = "audit.checkpoint"
+	KindAlert           Kind = "alert"
+	KindStats           Kind = "stats"
+	KindDeadLetter      Kind = "dlq.record"
+)
+
+var agentKinds = map[Kind]bool{
+	KindConversationStarted: true, KindAction: true, KindObservation: true,
+	KindMessage: true, KindContextLoaded: true,
+}
+
+var controlKinds = map[Kind]bool{
+	KindConfig: true, KindApprovalDecision: true, KindAllowlistChanged: true,
+	KindApprovalExpired: true, KindPairingRequested: true,
+	KindPairingApproved: true, KindPairingRevoked: true,
+}
+
+var derivedKinds = map[Kind]bool{
+	KindRiskAssessed: true, KindGateRequested: true, KindGateDecided: true,
+	KindAuditCheckpoint: true, KindAlert: true, KindStats: true, KindDeadLetter: true,
+}
+
+// IsAgent reports whether k may be sent by an agent.
+func (k Kind) IsAgent() bool { return agentKinds[k] }
+
+// IsControl reports whether k may be sent only by people and operators.
+func (k Kind) IsControl() bool { return controlKinds[k] }
+
+// IsDerived reports whether k is produced by a processor.
+func (k Kind) IsDerived() bool { return derivedKinds[k] }
+
+// IsKnown reports whether k is any kind this version of Vigil knows.
+func (k Kind) IsKnown() bool { return k.IsAgent() || k.IsControl() || k.IsDerived() }
+
+// Loggable reports whether k may be appended to VIGIL_LOG by the ingest service.
+func (k Kind) Loggable() bool { return k.IsAgent() || k.IsControl() }
+
+// AllKinds lists every known kind, agent kinds first, in a stable order.
+func AllKinds() []Kind {
+	return []Kind{
+		KindConversationStarted, KindAction, KindObservation, KindMessage, KindContextLoaded,
+		KindConfig, KindApprovalDecision, KindAllowlistChanged, KindApprovalExpired,
+		KindPairingRequested, KindPairingApproved, KindPairingRevoked,
+		KindRiskAssessed, KindGateRequested, KindGateDecided, KindAuditCheckpoint,
+		KindAlert, KindStats, KindDeadLetter,
+	}
+}
