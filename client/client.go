@@ -1,0 +1,325 @@
+// Package client is Vigil's Go API for embedding and for the CLI: connect to
+// a Vigil server (embedded on this host or a remote NATS cluster), append
+// events and get their log sequence back, and read the log.
+//
+// Appending goes through the ingest service (request/reply), never straight
+// to the stream: the reply arrives only once the event is stored, so a
+// caller that got a Result knows the event is in the log, and a caller that
+// got an error may retry with the same event ids — they are stored once.
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/ingest"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+)
+
+// ServeInfoFile is the name of the file `vigil serve` writes in its data
+// directory so client commands can find it.
+const ServeInfoFile = "serve.json"
+
+// ServeInfo is the content of serve.json.
+type ServeInfo struct {
+	NATSURL string `json:"nats_url"`
+	HTTPURL string `json:"http_url,omitempty"`
+	PID     int    `json:"pid"`
+	DataDir string `json:"data_dir"`
+	Started string `json:"started"`
+	Version string `json:"version"`
+}
+
+// DefaultDataDir is $VIGIL_DATA, else $XDG_DATA_HOME/vigil, else
+// ~/.local/share/vigil.
+func DefaultDataDir() string {
+	if d := os.Getenv("VIGIL_DATA"); d != "" {
+		return d
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "vigil")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "share", "vigil")
+	}
+	return "vigil-data"
+}
+
+// ReadServeInfo reads dir/serve.json.
+func ReadServeInfo(dir string) (ServeInfo, error) {
+	path := filepath.Join(dir, ServeInfoFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ServeInfo{}, fmt.Errorf("%w: no %s (is `vigil serve --data %s` running? or pass --nats URL --creds FILE)", ErrNoServer, path, dir)
+	}
+	var si ServeInfo
+	if err := json.Unmarshal(b, &si); err != nil {
+		return ServeInfo{}, fmt.Errorf("%s is not valid JSON: %w (delete it and restart vigil serve)", path, err)
+	}
+	return si, nil
+}
+
+// ErrNoServer means no server could be found or reached.
+var ErrNoServer = errors.New("no Vigil server")
+
+// Options say how to reach a server.
+type Options struct {
+	// URL and CredsFile reach any NATS server (a fleet).
+	URL       string
+	CredsFile string
+	// DataDir finds a local `vigil serve` (serve.json and the role's seed)
+	// when URL is empty.
+	DataDir string
+	// Role picks which credentials in DataDir to use; default admin.
+	Role natsutil.Role
+	// Conn reuses an existing connection (embedding); the client does not close it.
+	Conn *nats.Conn
+	Name string
+	// Timeout bounds one request; default 30s.
+	Timeout time.Duration
+}
+
+// Client talks to a Vigil server.
+type Client struct {
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	own     bool
+	timeout time.Duration
+}
+
+// Connect reaches a server as o says.
+func Connect(ctx context.Context, o Options) (*Client, error) {
+	if o.Timeout == 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.Name == "" {
+		o.Name = "vigil-client"
+	}
+	c := &Client{timeout: o.Timeout}
+	if o.Conn != nil {
+		c.nc = o.Conn
+	} else {
+		url, creds := o.URL, o.CredsFile
+		if url == "" {
+			dir := o.DataDir
+			if dir == "" {
+				dir = DefaultDataDir()
+			}
+			si, err := ReadServeInfo(dir)
+			if err != nil {
+				return nil, err
+			}
+			url = si.NATSURL
+			if creds == "" {
+				role := o.Role
+				if role == "" {
+					role = natsutil.RoleAdmin
+				}
+				creds = natsutil.CredsFile(dir, role)
+			}
+		}
+		opts := []nats.Option{nats.Name(o.Name), nats.Timeout(o.Timeout), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+		if creds != "" {
+			co, err := natsutil.CredsOption(creds)
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, co)
+		}
+		nc, err := nats.Connect(url, opts...)
+		if err != nil {
+			return nil, fmt.Errorf("%w at %s: %v", ErrNoServer, url, err)
+		}
+		c.nc, c.own = nc, true
+	}
+	js, err := jetstream.New(c.nc)
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	c.js = js
+	return c, nil
+}
+
+// Close closes the connection if the client opened it.
+func (c *Client) Close() {
+	if c.own && c.nc != nil {
+		c.nc.Close()
+	}
+}
+
+// Conn returns the underlying connection.
+func (c *Client) Conn() *nats.Conn { return c.nc }
+
+// JetStream returns the JetStream context.
+func (c *Client) JetStream() jetstream.JetStream { return c.js }
+
+// Result is where an event was stored.
+type Result = ingest.Result
+
+// ErrRefused is wrapped by RefusedError.
+var ErrRefused = errors.New("refused by the ingest service")
+
+// RefusedError is the ingest service's reason for refusing a request.
+type RefusedError struct {
+	Reason string
+	// Index is the position in the batch of the event refused, or -1.
+	Index int
+}
+
+func (e *RefusedError) Error() string { return "refused: " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrRefused) true.
+func (e *RefusedError) Unwrap() error { return ErrRefused }
+
+// Append stores one event and returns its log position.
+func (c *Client) Append(ctx context.Context, ev events.Event) (Result, error) {
+	rs, err := c.AppendBatch(ctx, []events.Event{ev})
+	if err != nil {
+		return Result{}, err
+	}
+	return rs[0], nil
+}
+
+// maxRequestBytes keeps batches under the server's payload limit.
+const maxRequestBytes = 1 << 20
+
+// AppendBatch stores events in order. Consecutive events for the same
+// ingest subject travel in one request (split to stay under the payload
+// limit). On error, events before the failing request are stored; retrying
+// the whole batch with the same ids is safe.
+func (c *Client) AppendBatch(ctx context.Context, evs []events.Event) ([]Result, error) {
+	out := make([]Result, 0, len(evs))
+	var (
+		group     []msgpack.RawMessage
+		groupSubj string
+		groupSize int
+		groupBase int
+	)
+	flush := func() error {
+		if len(group) == 0 {
+			return nil
+		}
+		rs, err := c.request(ctx, groupSubj, group)
+		if err != nil {
+			var re *RefusedError
+			if errors.As(err, &re) && re.Index >= 0 {
+				re.Index += groupBase
+			}
+			return err
+		}
+		out = append(out, rs...)
+		group, groupSize = group[:0], 0
+		return nil
+	}
+	for i := range evs {
+		subj := subjectFor(&evs[i])
+		b, err := evs[i].MarshalMsgpack()
+		if err != nil {
+			return out, err
+		}
+		if subj != groupSubj || groupSize+len(b) > maxRequestBytes || len(group) >= 1000 {
+			if err := flush(); err != nil {
+				return out, err
+			}
+			groupSubj, groupBase = subj, i
+		}
+		group = append(group, b)
+		groupSize += len(b)
+	}
+	return out, flush()
+}
+
+func subjectFor(ev *events.Event) string {
+	if ev.Kind.IsControl() {
+		return events.IngestControlSubject(ev.Conversation)
+	}
+	return events.IngestAgentSubject(ev.Conversation)
+}
+
+func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMessage) ([]Result, error) {
+	var body []byte
+	var err error
+	if len(group) == 1 {
+		body = group[0]
+	} else {
+		body, err = msgpack.Marshal(group)
+		if err != nil {
+			return nil, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	msg := &nats.Msg{Subject: subj, Data: body, Header: nats.Header{}}
+	msg.Header.Set(ingest.HeaderContentType, ingest.ContentTypeMsgpack)
+	resp, err := c.nc.RequestMsgWithContext(ctx, msg)
+	if err != nil {
+		if errors.Is(err, nats.ErrNoResponders) {
+			return nil, fmt.Errorf("%w: nothing answers on %s (is vigil serve running?)", ErrNoServer, subj)
+		}
+		return nil, fmt.Errorf("append to %s: %w", subj, err)
+	}
+	return ParseReply(resp.Data, len(group))
+}
+
+// ParseReply decodes an ingest reply expecting n results.
+func ParseReply(data []byte, n int) ([]Result, error) {
+	var r ingest.Reply
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("unreadable reply from the ingest service: %w", err)
+	}
+	if r.Error != "" {
+		return nil, &RefusedError{Reason: r.Error, Index: r.Index}
+	}
+	if len(r.Results) != n {
+		return nil, fmt.Errorf("ingest replied with %d results for %d events", len(r.Results), n)
+	}
+	return r.Results, nil
+}
+
+// TailOptions select records to read from the log.
+type TailOptions struct {
+	From         uint64
+	Count        int
+	Conversation string
+	Follow       bool
+}
+
+// Tail calls fn for each log record selected by o, in log order. Without
+// Follow it returns once it has read what was there when it started.
+func (c *Client) Tail(ctx context.Context, o TailOptions, fn func(events.Record) error) error {
+	ro := natsutil.ReadOptions{Stream: events.StreamLog, From: o.From, Follow: o.Follow}
+	if o.Conversation != "" {
+		ro.Subjects = []string{events.LogSubject(o.Conversation)}
+	}
+	n := 0
+	errDone := errors.New("done")
+	err := natsutil.ReadStream(ctx, c.js, ro, func(r natsutil.RawRecord) error {
+		ev, err := events.DecodeMsgpack(r.Data)
+		if err != nil {
+			return fmt.Errorf("log record %d does not decode: %w", r.Seq, err)
+		}
+		if err := fn(events.Record{Seq: r.Seq, Subject: r.Subject, Raw: r.Data, Event: ev}); err != nil {
+			return err
+		}
+		n++
+		if o.Count > 0 && n >= o.Count {
+			return errDone
+		}
+		return nil
+	})
+	if errors.Is(err, errDone) {
+		return nil
+	}
+	return err
+}

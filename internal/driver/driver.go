@@ -1,0 +1,284 @@
+// Package driver is the live driver of Vigil's processors: it consumes
+// VIGIL_LOG with a durable consumer, feeds every record to a processor (or
+// a processors.Pipeline) in log order, publishes the outputs to
+// VIGIL_DERIVED with Nats-Msg-Id = output id, hands each applied batch to
+// an optional Sink (the Pebble read models), and only then acknowledges the
+// log records. The consumer's ack floor is the checkpoint.
+//
+// On start the driver rebuilds the fold's state by feeding the log prefix up
+// to the checkpoint without publishing (the folds are pure, so this
+// reproduces the state exactly), then resets the durable consumer to start
+// right after the checkpoint and goes live. Because outputs are
+// deterministic and deduplicated by id, a crash between publishing and
+// acknowledging only republishes identical outputs.
+package driver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/processors"
+)
+
+// Applied is one log record with the outputs folded from it.
+type Applied struct {
+	Record  events.Record
+	Outputs []processors.Output
+}
+
+// Sink receives every applied record after its outputs are stored and
+// before the record is acknowledged. Position is the last log sequence the
+// sink has durably applied; the driver re-sends anything after it.
+type Sink interface {
+	Apply(batch []Applied) error
+	Position() uint64
+}
+
+// Config configures a driver.
+type Config struct {
+	JS        jetstream.JetStream
+	Processor processors.Processor
+	// Durable names the consumer, and so the checkpoint. In a fleet every
+	// node uses its own (e.g. "vigil-<node>"); outputs deduplicate.
+	Durable string
+	Sink    Sink
+	Logger  *slog.Logger
+	// MaxBatch bounds the records folded between two checkpoints; 0 = 512.
+	MaxBatch int
+	// PublishTimeout bounds the wait for VIGIL_DERIVED's acks.
+	PublishTimeout time.Duration
+}
+
+// Driver runs one processor live.
+type Driver struct {
+	cfg Config
+	// Published counts records checkpointed since start (for tests and bench).
+	ready chan struct{}
+	last  chan uint64
+}
+
+// New validates cfg.
+func New(cfg Config) (*Driver, error) {
+	if cfg.JS == nil || cfg.Processor == nil {
+		return nil, errors.New("driver: JS and Processor are required")
+	}
+	if cfg.Durable == "" {
+		cfg.Durable = "vigil-" + cfg.Processor.Name()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.MaxBatch == 0 {
+		cfg.MaxBatch = 512
+	}
+	if cfg.PublishTimeout == 0 {
+		cfg.PublishTimeout = 30 * time.Second
+	}
+	return &Driver{cfg: cfg, ready: make(chan struct{}), last: make(chan uint64, 1)}, nil
+}
+
+// Ready is closed once the driver has caught up with its checkpoint and is live.
+func (d *Driver) Ready() <-chan struct{} { return d.ready }
+
+// Checkpointed returns the last checkpointed log sequence seen so far.
+func (d *Driver) Checkpointed() uint64 {
+	select {
+	case s := <-d.last:
+		d.last <- s
+		return s
+	default:
+		return 0
+	}
+}
+
+func (d *Driver) setLast(seq uint64) {
+	select {
+	case <-d.last:
+	default:
+	}
+	d.last <- seq
+}
+
+// Run drives the processor until ctx is done. It returns nil on a clean stop.
+func (d *Driver) Run(ctx context.Context) error {
+	js := d.cfg.JS
+	log := d.cfg.Logger.With("processor", d.cfg.Processor.Name(), "durable", d.cfg.Durable)
+	st, err := js.Stream(ctx, events.StreamLog)
+	if err != nil {
+		return fmt.Errorf("driver: %w", err)
+	}
+	var floor uint64
+	if c, err := st.Consumer(ctx, d.cfg.Durable); err == nil {
+		info, err := c.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("driver: consumer %s: %w", d.cfg.Durable, err)
+		}
+		floor = info.AckFloor.Stream
+		if err := st.DeleteConsumer(ctx, d.cfg.Durable); err != nil {
+			return fmt.Errorf("driver: reset consumer %s: %w", d.cfg.Durable, err)
+		}
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("driver: consumer %s: %w", d.cfg.Durable, err)
+	}
+	sinkPos := floor
+	if d.cfg.Sink != nil {
+		sinkPos = d.cfg.Sink.Position()
+	}
+	// Warm up: rebuild the fold state from the prefix, publishing nothing.
+	if floor > 0 {
+		var pending []Applied
+		err := natsutil.ReadStream(ctx, js, natsutil.ReadOptions{Stream: events.StreamLog, To: floor}, func(r natsutil.RawRecord) error {
+			rec, outs := processors.Feed(d.cfg.Processor, r.Seq, r.Subject, r.Data)
+			if d.cfg.Sink != nil && r.Seq > sinkPos {
+				pending = append(pending, Applied{Record: rec, Outputs: outs})
+				if len(pending) >= d.cfg.MaxBatch {
+					if err := d.cfg.Sink.Apply(pending); err != nil {
+						return err
+					}
+					pending = pending[:0]
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("driver: warm-up to %d: %w", floor, err)
+		}
+		if len(pending) > 0 {
+			if err := d.cfg.Sink.Apply(pending); err != nil {
+				return fmt.Errorf("driver: warm-up sink: %w", err)
+			}
+		}
+		d.setLast(floor)
+		log.Info("driver warmed up", "checkpoint", floor)
+	}
+	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       d.cfg.Durable,
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:   floor + 1,
+		AckPolicy:     jetstream.AckAllPolicy,
+		AckWait:       time.Minute,
+		MaxAckPending: 100000,
+		MaxDeliver:    -1,
+	})
+	if err != nil {
+		return fmt.Errorf("driver: create consumer %s: %w", d.cfg.Durable, err)
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(2 * d.cfg.MaxBatch))
+	if err != nil {
+		return fmt.Errorf("driver: consume: %w", err)
+	}
+	msgs := make(chan jetstream.Msg, 2*d.cfg.MaxBatch)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(msgs)
+		for {
+			m, err := it.Next()
+			if err != nil {
+				if !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+					readErr <- err
+				}
+				return
+			}
+			msgs <- m
+		}
+	}()
+	defer func() {
+		it.Stop()
+		for range msgs { // let the reader goroutine exit
+		}
+	}()
+	close(d.ready)
+	log.Info("driver live", "from", floor+1)
+	batch := make([]jetstream.Msg, 0, d.cfg.MaxBatch)
+	for {
+		batch = batch[:0]
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-readErr:
+			return fmt.Errorf("driver: consume: %w", err)
+		case m, ok := <-msgs:
+			if !ok {
+				return nil
+			}
+			batch = append(batch, m)
+		}
+	drain:
+		for len(batch) < d.cfg.MaxBatch {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, m)
+			default:
+				break drain
+			}
+		}
+		if err := d.process(ctx, batch, sinkPos); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+func (d *Driver) process(ctx context.Context, batch []jetstream.Msg, sinkPos uint64) error {
+	applied := make([]Applied, 0, len(batch))
+	var futures []jetstream.PubAckFuture
+	for _, m := range batch {
+		meta, err := m.Metadata()
+		if err != nil {
+			return fmt.Errorf("driver: metadata: %w", err)
+		}
+		rec, outs := processors.Feed(d.cfg.Processor, meta.Sequence.Stream, m.Subject(), m.Data())
+		for _, o := range outs {
+			body, err := o.Event.Marshal()
+			if err != nil {
+				return err
+			}
+			msg := &nats.Msg{Subject: o.Subject, Data: body, Header: nats.Header{}}
+			msg.Header.Set(jetstream.MsgIDHeader, o.Event.ID)
+			f, err := d.cfg.JS.PublishMsgAsync(msg, jetstream.WithStallWait(d.cfg.PublishTimeout))
+			if err != nil {
+				return fmt.Errorf("driver: publish %s: %w", o.Event.ID, err)
+			}
+			futures = append(futures, f)
+		}
+		applied = append(applied, Applied{Record: rec, Outputs: outs})
+	}
+	timeout := time.NewTimer(d.cfg.PublishTimeout)
+	defer timeout.Stop()
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return fmt.Errorf("driver: output %s not stored: %w", f.Msg().Header.Get(jetstream.MsgIDHeader), err)
+		case <-timeout.C:
+			return errors.New("driver: timed out waiting for VIGIL_DERIVED acks")
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if d.cfg.Sink != nil {
+		if err := d.cfg.Sink.Apply(applied); err != nil {
+			return fmt.Errorf("driver: sink: %w", err)
+		}
+	}
+	last := batch[len(batch)-1]
+	if err := last.DoubleAck(ctx); err != nil {
+		return fmt.Errorf("driver: checkpoint: %w", err)
+	}
+	meta, _ := last.Metadata()
+	d.setLast(meta.Sequence.Stream)
+	return nil
+}

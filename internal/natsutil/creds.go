@@ -1,0 +1,168 @@
+package natsutil
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+)
+
+// Role is a NATS identity with a fixed set of permissions.
+type Role string
+
+// Roles. Agents may only send agent events; approvers send control events
+// and read the streams; admins and the service itself may do anything.
+const (
+	RoleAgent    Role = "agent"
+	RoleApprover Role = "approver"
+	RoleAdmin    Role = "admin"
+	RoleService  Role = "service"
+)
+
+// Roles lists every role, in the order credentials are generated.
+var Roles = []Role{RoleAgent, RoleApprover, RoleAdmin, RoleService}
+
+// CredsDir is where role seeds live, inside the data directory.
+func CredsDir(dataDir string) string { return filepath.Join(dataDir, "creds") }
+
+// CredsFile is the seed file of a role.
+func CredsFile(dataDir string, r Role) string {
+	return filepath.Join(CredsDir(dataDir), string(r)+".nk")
+}
+
+// EnsureCreds creates an nkey user seed for every role in dataDir (mode
+// 0600, directory 0700) if missing, and returns each role's public key.
+// Existing seeds are kept, so credentials survive restarts.
+func EnsureCreds(dataDir string) (map[Role]string, error) {
+	dir := CredsDir(dataDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("natsutil: create %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("natsutil: chmod %s: %w", dir, err)
+	}
+	pubs := make(map[Role]string, len(Roles))
+	for _, r := range Roles {
+		path := CredsFile(dataDir, r)
+		seed, err := os.ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			kp, err := nkeys.CreateUser()
+			if err != nil {
+				return nil, fmt.Errorf("natsutil: create %s key: %w", r, err)
+			}
+			seed, err = kp.Seed()
+			if err != nil {
+				return nil, err
+			}
+			if err := writeFileAtomic(path, append(seed, '\n'), 0o600); err != nil {
+				return nil, err
+			}
+		} else if err != nil {
+			return nil, fmt.Errorf("natsutil: read %s: %w", path, err)
+		}
+		kp, err := nkeys.FromSeed(bytes.TrimSpace(seed))
+		if err != nil {
+			return nil, fmt.Errorf("natsutil: %s is not an nkey seed (delete it to generate a new one): %w", path, err)
+		}
+		pub, err := kp.PublicKey()
+		if err != nil {
+			return nil, err
+		}
+		pubs[r] = pub
+	}
+	return pubs, nil
+}
+
+func writeFileAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("natsutil: write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// WriteFileAtomic writes data to path through a synced temporary file.
+func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
+	return writeFileAtomic(path, data, mode)
+}
+
+// Permissions returns the NATS permissions of a role.
+func Permissions(r Role) *server.Permissions {
+	switch r {
+	case RoleAgent:
+		return &server.Permissions{
+			Publish: &server.SubjectPermission{Allow: []string{
+				"vigil.ingest.agent.>", "vigil.api.agent.>",
+			}},
+			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "vigil.gate.>"}},
+		}
+	case RoleApprover:
+		return &server.Permissions{
+			Publish: &server.SubjectPermission{Allow: []string{
+				"vigil.ingest.control.>", "vigil.api.>",
+				"$JS.API.INFO", "$JS.API.STREAM.INFO.*", "$JS.API.STREAM.NAMES",
+				"$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.>",
+				"$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.INFO.>",
+				"$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.MSG.NEXT.>",
+				"$JS.ACK.>", "$JS.FC.>",
+			}},
+			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "vigil.>"}},
+		}
+	default: // admin, service
+		return nil
+	}
+}
+
+// ServerUsers returns the nkey users of the server for the given role keys.
+func ServerUsers(pubs map[Role]string) []*server.NkeyUser {
+	users := make([]*server.NkeyUser, 0, len(pubs))
+	for _, r := range Roles {
+		pub, ok := pubs[r]
+		if !ok {
+			continue
+		}
+		users = append(users, &server.NkeyUser{Nkey: pub, Permissions: Permissions(r)})
+	}
+	return users
+}
+
+// CredsOption returns the nats.Option that authenticates with a credentials
+// file: a NATS .creds file (JWT and seed), or a bare nkey seed file as
+// `vigil serve` writes them.
+func CredsOption(path string) (nats.Option, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read credentials %s: %w (pass --creds FILE, or --data DIR of a server)", path, err)
+	}
+	if strings.Contains(string(b), "BEGIN NATS USER JWT") {
+		return nats.UserCredentials(path), nil
+	}
+	opt, err := nats.NkeyOptionFromSeed(path)
+	if err != nil {
+		return nil, fmt.Errorf("credentials %s: not a .creds file or nkey seed: %w", path, err)
+	}
+	return opt, nil
+}

@@ -1,0 +1,80 @@
+package natsutil
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+// StreamOptions tune the stream definitions.
+type StreamOptions struct {
+	// Replicas is 1 on a single host, 3 in a fleet.
+	Replicas int
+	// DedupWindow is how long VIGIL_LOG remembers event ids, so a producer
+	// retrying with the same id is stored once. Zero means DefaultDedupWindow.
+	DedupWindow time.Duration
+}
+
+// DefaultDedupWindow is VIGIL_LOG's duplicate window: one hour. Producers
+// retry within seconds; an hour covers a server restart and a long client
+// back-off. JetStream keeps one entry per id in memory for the window, about
+// 100 bytes each, so at 1,000 events/s it holds ~360 MB at most; lower it
+// with --dedup-window on busy hosts.
+const DefaultDedupWindow = time.Hour
+
+// StreamConfigs returns the stream definitions of DESIGN.md.
+func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
+	if o.Replicas == 0 {
+		o.Replicas = 1
+	}
+	if o.DedupWindow == 0 {
+		o.DedupWindow = DefaultDedupWindow
+	}
+	return []jetstream.StreamConfig{
+		{
+			Name:        events.StreamLog,
+			Description: "Vigil canonical log: redacted, totally ordered; the system of record",
+			Subjects:    []string{events.LogPrefix + ">"},
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			Replicas:    o.Replicas,
+			Duplicates:  o.DedupWindow,
+			Discard:     jetstream.DiscardNew,
+			DenyDelete:  true,
+			DenyPurge:   true,
+		},
+		{
+			Name:        events.StreamDerived,
+			Description: "Vigil processor outputs; re-derivable from VIGIL_LOG",
+			Subjects: []string{events.RiskPrefix + ">", events.GatePrefix + ">", events.StatsPrefix + ">",
+				events.SubjectCheckpoint, events.SubjectAlert},
+			Retention:  jetstream.LimitsPolicy,
+			Storage:    jetstream.FileStorage,
+			Replicas:   o.Replicas,
+			Duplicates: 10 * time.Minute,
+		},
+		{
+			Name:        events.StreamDLQ,
+			Description: "Vigil refused bodies: the reason and a digest, never the body",
+			Subjects:    []string{events.SubjectDLQ},
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			Replicas:    o.Replicas,
+			MaxAge:      30 * 24 * time.Hour,
+		},
+	}
+}
+
+// EnsureStreams creates or updates every stream; it is idempotent.
+func EnsureStreams(ctx context.Context, js jetstream.JetStream, o StreamOptions) error {
+	for _, sc := range StreamConfigs(o) {
+		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("natsutil: stream %s: %w", sc.Name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,281 @@
+// Package server assembles a Vigil node: the embedded nats-server (or a
+// connection to an existing cluster), the streams, the ingest service, and
+// the live driver running every processor. `vigil serve`, the integration
+// tests and `vigil bench` all start nodes through it.
+//
+// Shutdown order (Close): stop taking requests (ingest drains, so every
+// acknowledged event is stored), stop the drivers (each finishes its batch
+// and checkpoints), close the read models, then shut NATS down.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/internal/driver"
+	"github.com/vigil-dev/vigil/internal/ingest"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/processors"
+)
+
+// Version is the version `vigil version` prints; set by the linker.
+var Version = "0.1.0-dev"
+
+// Config configures a node.
+type Config struct {
+	// DataDir holds JetStream storage, credentials, serve.json and read models.
+	DataDir string
+	// NATSListen is host:port for NATS clients; port 0 picks a free port.
+	// Empty means in-process only (no TCP).
+	NATSListen string
+	// HTTPListen is accepted for the HTTP API (not started by this package yet).
+	HTTPListen   string
+	Durability   natsutil.Durability
+	SyncInterval time.Duration
+	DedupWindow  time.Duration
+	// Processors builds the processors the live driver runs, fresh for
+	// each start. Nil runs none (ingest only).
+	Processors func() ([]processors.Processor, error)
+	// Sink receives applied batches (the Pebble read models); optional.
+	Sink     driver.Sink
+	Redactor ingest.Redactor
+	// NodeName names this node's durable consumers; default "local".
+	NodeName string
+	Logger   *slog.Logger
+}
+
+// Server is a running node.
+type Server struct {
+	cfg    Config
+	ns     *natsserver.Server
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	ing    *ingest.Service
+	drv    *driver.Driver
+	lock   *os.File
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	drvErr chan error
+	info   client.ServeInfo
+	closed bool
+	mu     sync.Mutex
+}
+
+// ErrLocked means another process serves the same data directory.
+var ErrLocked = errors.New("data directory in use")
+
+// Start brings a node up. On error everything started is stopped again.
+func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("server: DataDir is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.NodeName == "" {
+		cfg.NodeName = "local"
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
+	}
+	s := &Server{cfg: cfg, drvErr: make(chan error, 1)}
+	defer func() {
+		if err != nil {
+			s.Close(context.Background())
+		}
+	}()
+	if err := s.lockDir(); err != nil {
+		return nil, err
+	}
+	pubs, err := natsutil.EnsureCreds(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	s.ns, err = natsutil.StartServer(natsutil.ServerConfig{
+		StoreDir:     filepath.Join(cfg.DataDir, "jetstream"),
+		Listen:       cfg.NATSListen,
+		Durability:   cfg.Durability,
+		SyncInterval: cfg.SyncInterval,
+		Users:        natsutil.ServerUsers(pubs),
+		ServerName:   cfg.NodeName,
+		Logger:       cfg.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.nc, err = natsutil.ConnectInProcess(s.ns, natsutil.CredsFile(cfg.DataDir, natsutil.RoleService), "vigil-serve")
+	if err != nil {
+		return nil, err
+	}
+	s.js, err = jetstream.New(s.nc)
+	if err != nil {
+		return nil, err
+	}
+	if err := natsutil.EnsureStreams(ctx, s.js, natsutil.StreamOptions{DedupWindow: cfg.DedupWindow}); err != nil {
+		return nil, err
+	}
+	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, Logger: cfg.Logger.With("component", "ingest")})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.ing.Start(); err != nil {
+		return nil, err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	if cfg.Processors != nil {
+		procs, err := cfg.Processors()
+		if err != nil {
+			return nil, fmt.Errorf("server: processors: %w", err)
+		}
+		pipe, err := processors.NewPipeline(procs...)
+		if err != nil {
+			return nil, err
+		}
+		s.drv, err = driver.New(driver.Config{
+			JS: s.js, Processor: pipe, Durable: "vigil-" + cfg.NodeName, Sink: cfg.Sink,
+			Logger: cfg.Logger.With("component", "driver"),
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if err := s.drv.Run(runCtx); err != nil {
+				cfg.Logger.Error("driver stopped", "err", err)
+				s.drvErr <- err
+			}
+		}()
+		select {
+		case <-s.drv.Ready():
+		case err := <-s.drvErr:
+			return nil, err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	s.info = client.ServeInfo{
+		NATSURL: s.ns.ClientURL(),
+		PID:     os.Getpid(),
+		DataDir: cfg.DataDir,
+		Started: time.Now().UTC().Format(time.RFC3339),
+		Version: Version,
+	}
+	if cfg.NATSListen == "" {
+		s.info.NATSURL = ""
+	}
+	if s.info.NATSURL != "" {
+		b, _ := json.MarshalIndent(s.info, "", "  ")
+		if err := natsutil.WriteFileAtomic(filepath.Join(cfg.DataDir, client.ServeInfoFile), append(b, '\n'), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	cfg.Logger.Info("vigil serving", "nats", s.info.NATSURL, "data", cfg.DataDir, "durability", durabilityName(cfg.Durability))
+	return s, nil
+}
+
+func durabilityName(d natsutil.Durability) string {
+	if d == "" {
+		return string(natsutil.DurabilityFsync)
+	}
+	return string(d)
+}
+
+func (s *Server) lockDir() error {
+	path := filepath.Join(s.cfg.DataDir, "serve.lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("%w: another vigil serve uses %s (stop it, or pass another --data)", ErrLocked, s.cfg.DataDir)
+	}
+	s.lock = f
+	return nil
+}
+
+// Info is what serve.json says.
+func (s *Server) Info() client.ServeInfo { return s.info }
+
+// NATS returns the embedded server.
+func (s *Server) NATS() *natsserver.Server { return s.ns }
+
+// Conn is the node's own (service role) connection.
+func (s *Server) Conn() *nats.Conn { return s.nc }
+
+// JetStream is the node's JetStream context.
+func (s *Server) JetStream() jetstream.JetStream { return s.js }
+
+// Driver is the live driver, or nil when no processors run.
+func (s *Server) Driver() *driver.Driver { return s.drv }
+
+// Err returns a channel that receives the driver's error if it stops on one.
+func (s *Server) Err() <-chan error { return s.drvErr }
+
+// Client returns a client on an in-process connection with the given role's
+// credentials; the caller closes it.
+func (s *Server) Client(ctx context.Context, role natsutil.Role) (*client.Client, error) {
+	nc, err := natsutil.ConnectInProcess(s.ns, natsutil.CredsFile(s.cfg.DataDir, role), "vigil-"+string(role))
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.Connect(ctx, client.Options{Conn: nc})
+	if err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Close shuts the node down in order and waits for every goroutine.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	if s.ing != nil {
+		if err := s.ing.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	if s.nc != nil {
+		s.nc.Drain()
+		for s.nc.IsDraining() {
+			time.Sleep(5 * time.Millisecond)
+		}
+		s.nc.Close()
+	}
+	if s.ns != nil {
+		s.ns.Shutdown()
+		s.ns.WaitForShutdown()
+	}
+	if s.info.NATSURL != "" {
+		os.Remove(filepath.Join(s.cfg.DataDir, client.ServeInfoFile))
+	}
+	if s.lock != nil {
+		s.lock.Close()
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,91 @@
+package processors
+
+import (
+	"github.com/vigil-dev/vigil/events"
+)
+
+// ConfigTracker folds config and conversation.started events so a processor
+// knows, at each log position, the config in force for a conversation and
+// where that conversation's tools run.
+//
+// Config precedence: a conversation-scoped config overrides the global one
+// for that conversation; otherwise the latest global config applies; with
+// no config event ever, events.DefaultConfig() applies. A config event that
+// does not decode or validate is ignored here (the ingest service refuses
+// invalid configs, so this happens only with a tampered or foreign log).
+type ConfigTracker struct {
+	global    events.Config
+	globalSeq uint64
+	perConv   map[string]scopedConfig
+	convs     map[string]ConversationInfo
+	// Validate, when set, is applied to every config before it is adopted.
+	Validate func(events.Config) error
+}
+
+type scopedConfig struct {
+	cfg events.Config
+	seq uint64
+}
+
+// ConversationInfo is what conversation.started said about a conversation.
+type ConversationInfo struct {
+	Backend   string
+	Workspace string
+}
+
+// NewConfigTracker starts with the default config in force.
+func NewConfigTracker() *ConfigTracker {
+	return &ConfigTracker{
+		global:  events.DefaultConfig(),
+		perConv: map[string]scopedConfig{},
+		convs:   map[string]ConversationInfo{},
+	}
+}
+
+// Observe folds rec. It reports whether the config in force changed for
+// some conversation, and returns the error when a config event was ignored.
+func (t *ConfigTracker) Observe(rec *events.Record) (changed bool, err error) {
+	ev := &rec.Event
+	switch ev.Kind {
+	case events.KindConversationStarted:
+		info := ConversationInfo{Backend: ev.StringField("backend"), Workspace: ev.StringField("workspace")}
+		t.convs[ev.Conversation] = info
+		return false, nil
+	case events.KindConfig:
+		cfg, err := events.DataAs[events.Config](ev)
+		if err != nil {
+			return false, err
+		}
+		if t.Validate != nil {
+			if err := t.Validate(cfg); err != nil {
+				return false, err
+			}
+		}
+		if cfg.Scope == "conversation" {
+			conv := cfg.Conversation
+			if conv == "" {
+				conv = ev.Conversation
+			}
+			t.perConv[conv] = scopedConfig{cfg: cfg, seq: rec.Seq}
+			return true, nil
+		}
+		t.global = cfg
+		t.globalSeq = rec.Seq
+		return true, nil
+	}
+	return false, nil
+}
+
+// For returns the config in force for conversation, and the log sequence of
+// the config event it came from (0 for the built-in default).
+func (t *ConfigTracker) For(conversation string) (events.Config, uint64) {
+	if sc, ok := t.perConv[conversation]; ok {
+		return sc.cfg, sc.seq
+	}
+	return t.global, t.globalSeq
+}
+
+// Conversation returns what is known about a conversation.
+func (t *ConfigTracker) Conversation(conversation string) ConversationInfo {
+	return t.convs[conversation]
+}

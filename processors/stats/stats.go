@@ -1,0 +1,71 @@
+// Package stats is the simplest real processor: per-conversation counts of
+// events by kind, emitted as a stats event after every record. It shows the
+// processor contract end to end and is the fixture of the live/replay
+// identity test. It does no I/O.
+package stats
+
+import (
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors"
+)
+
+// Name is the processor's name.
+const Name = "stats"
+
+// Counts are the running totals of one conversation.
+type Counts struct {
+	Events       uint64            `msgpack:"events" json:"events"`
+	ByKind       map[string]uint64 `msgpack:"by_kind" json:"by_kind"`
+	Actions      uint64            `msgpack:"actions" json:"actions"`
+	Redacted     uint64            `msgpack:"redacted" json:"redacted"`
+	FirstSeq     uint64            `msgpack:"first_seq" json:"first_seq"`
+	LastSeq      uint64            `msgpack:"last_seq" json:"last_seq"`
+	Conversation string            `msgpack:"conversation" json:"conversation"`
+}
+
+// Processor folds records into per-conversation counts.
+type Processor struct {
+	convs map[string]*Counts
+}
+
+// New returns an empty stats processor.
+func New() *Processor { return &Processor{convs: map[string]*Counts{}} }
+
+// Name returns "stats".
+func (p *Processor) Name() string { return Name }
+
+// Step counts rec and emits the conversation's new totals.
+func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
+	conv := rec.Event.SubjectToken()
+	c, ok := p.convs[conv]
+	if !ok {
+		c = &Counts{ByKind: map[string]uint64{}, FirstSeq: rec.Seq, Conversation: conv}
+		p.convs[conv] = c
+	}
+	c.Events++
+	c.ByKind[string(rec.Event.Kind)]++
+	if rec.Event.Kind == events.KindAction {
+		c.Actions++
+	}
+	if len(rec.Event.Redactions) > 0 {
+		c.Redacted++
+	}
+	c.LastSeq = rec.Seq
+	snapshot := *c
+	snapshot.ByKind = make(map[string]uint64, len(c.ByKind))
+	for k, v := range c.ByKind {
+		snapshot.ByKind[k] = v
+	}
+	return []processors.Output{
+		processors.NewOutput(Name, &rec, 0, events.StatsPrefix+conv, events.KindStats, snapshot),
+	}, nil
+}
+
+// Get returns the totals of a conversation (for tests and read models).
+func (p *Processor) Get(conversation string) (Counts, bool) {
+	c, ok := p.convs[conversation]
+	if !ok {
+		return Counts{}, false
+	}
+	return *c, true
+}
