@@ -20,6 +20,9 @@ type ConfigTracker struct {
 	convs     map[string]ConversationInfo
 	// Validate, when set, is applied to every config before it is adopted.
 	Validate func(events.Config) error
+	// Override, when set, is in force everywhere and config events are
+	// ignored: a what-if replay under another config.
+	Override *events.Config
 }
 
 type scopedConfig struct {
@@ -31,6 +34,12 @@ type scopedConfig struct {
 type ConversationInfo struct {
 	Backend   string
 	Workspace string
+}
+
+// Options are what every config-aware processor's constructor accepts.
+type Options struct {
+	// ConfigOverride replaces every config event (what-if replay).
+	ConfigOverride *events.Config
 }
 
 // NewConfigTracker starts with the default config in force.
@@ -79,6 +88,9 @@ func (t *ConfigTracker) Observe(rec *events.Record) (changed bool, err error) {
 // For returns the config in force for conversation, and the log sequence of
 // the config event it came from (0 for the built-in default).
 func (t *ConfigTracker) For(conversation string) (events.Config, uint64) {
+	if t.Override != nil {
+		return *t.Override, 0
+	}
 	if sc, ok := t.perConv[conversation]; ok {
 		return sc.cfg, sc.seq
 	}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/stats"
+)
+
+type serveFlags struct {
+	natsListen   string
+	httpListen   string
+	durability   string
+	syncInterval time.Duration
+	dedupWindow  time.Duration
+	node         string
+}
+
+func newServeCmd(c *cli) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run Vigil: embedded NATS with JetStream, ingest, processors",
+		Long: `Run a Vigil node on this host: an embedded nats-server with JetStream file
+storage in the data directory, listening on loopback only by default, the
+ingest service, and every processor. Client commands find it through
+DIR/serve.json and the credentials in DIR/creds (0600).
+
+Durability (see docs/durability.md):
+  fsync     fsync every write before acknowledging it (default): an
+            acknowledged event survives a crash of the process, of the OS,
+            and a power loss.
+  interval  fsync every --sync-interval: survives a process crash; an OS
+            crash or power loss can lose acknowledged events of the interval.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return c.serve(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.natsListen, "nats-listen", "127.0.0.1:4222", "host:port for NATS clients (port 0 picks a free port)")
+	fl.StringVar(&f.httpListen, "http-listen", "127.0.0.1:7411", "host:port for the HTTP API")
+	fl.StringVar(&f.durability, "durability", string(natsutil.DurabilityFsync), "fsync policy: fsync (every write) or interval")
+	fl.DurationVar(&f.syncInterval, "sync-interval", 2*time.Minute, "fsync interval with --durability interval")
+	fl.DurationVar(&f.dedupWindow, "dedup-window", natsutil.DefaultDedupWindow, "how long retried event ids are recognised")
+	fl.StringVar(&f.node, "node", "local", "node name (unique in a fleet)")
+	return cmd
+}
+
+// serveProcessors builds the processors every node runs, in fold order.
+func serveProcessors() ([]processors.Processor, error) {
+	return []processors.Processor{stats.New()}, nil
+}
+
+func (c *cli) serve(ctx context.Context, f serveFlags) error {
+	log, err := c.logger()
+	if err != nil {
+		return err
+	}
+	dur, err := natsutil.ParseDurability(f.durability)
+	if err != nil {
+		return fmt.Errorf("--durability: %w", err)
+	}
+	listen := f.natsListen
+	s, err := server.Start(ctx, server.Config{
+		DataDir:      c.data(),
+		NATSListen:   listen,
+		HTTPListen:   f.httpListen,
+		Durability:   dur,
+		SyncInterval: f.syncInterval,
+		DedupWindow:  f.dedupWindow,
+		NodeName:     f.node,
+		Processors:   serveProcessors,
+		Redactor:     nil,
+		Logger:       log,
+	})
+	if err != nil {
+		return err
+	}
+	info := s.Info()
+	fmt.Fprintf(c.stderr, "vigil serving on %s (data %s, durability %s); Ctrl-C to stop\n", info.NATSURL, info.DataDir, dur)
+	select {
+	case <-ctx.Done():
+	case err := <-s.Err():
+		log.Error("processor driver failed; shutting down", "err", err)
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	log.Info("shutting down")
+	return s.Close(shutdownCtx)
+}
