@@ -1,0 +1,210 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/stats"
+)
+
+// The crash test runs the node in a child process (this test binary, told
+// by environment variables to serve) so it can be killed with SIGKILL: a
+// real unclean stop, not a simulated one.
+const (
+	envServeDir        = "VIGIL_TEST_SERVE_DIR"
+	envServePort       = "VIGIL_TEST_SERVE_PORT"
+	envServeDurability = "VIGIL_TEST_SERVE_DURABILITY"
+)
+
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(envServeDir); dir != "" {
+		os.Exit(serveChild(dir, os.Getenv(envServePort), os.Getenv(envServeDurability)))
+	}
+	os.Exit(m.Run())
+}
+
+func serveChild(dir, port, durability string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	s, err := Start(ctx, Config{
+		DataDir:    dir,
+		NATSListen: "127.0.0.1:" + port,
+		Durability: natsutil.Durability(durability),
+		Processors: func() ([]processors.Processor, error) { return []processors.Processor{stats.New()}, nil },
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "child:", err)
+		return 1
+	}
+	<-ctx.Done()
+	s.Close(context.Background())
+	return 0
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+func startChild(t *testing.T, dir, port, durability string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envServeDir+"="+dir, envServePort+"="+port, envServeDurability+"="+durability)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, client.ServeInfoFile)); err == nil {
+			return cmd
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("child server did not write serve.json")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestKillMidLoadKeepsEveryAcknowledgedEventOnce appends 10,000 events with
+// producers that retry until acknowledged, SIGKILLs the server halfway,
+// restarts it on the same data directory, and checks that every
+// acknowledged event is in the log exactly once (and, since producers retry
+// until acknowledged, that all 10,000 are).
+func TestKillMidLoadKeepsEveryAcknowledgedEventOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns server processes")
+	}
+	for _, durability := range []string{"interval", "fsync"} {
+		t.Run(durability, func(t *testing.T) {
+			killMidLoad(t, durability)
+		})
+	}
+}
+
+func killMidLoad(t *testing.T, durability string) {
+	const (
+		total     = 10000
+		producers = 4
+		batch     = 25
+	)
+	dir := t.TempDir()
+	port := freePort(t)
+	child := startChild(t, dir, port, durability)
+	url := "nats://127.0.0.1:" + port
+	creds := natsutil.CredsFile(dir, natsutil.RoleAgent)
+
+	var acked atomic.Int64
+	ackedIDs := make([]map[string]uint64, producers)
+	killAt := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	errs := make(chan error, producers)
+	for p := range producers {
+		ackedIDs[p] = map[string]uint64{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := client.Connect(t.Context(), client.Options{URL: url, CredsFile: creds, Timeout: 2 * time.Second})
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer c.Close()
+			per := total / producers
+			for start := 0; start < per; start += batch {
+				evs := make([]events.Event, 0, batch)
+				for i := start; i < start+batch && i < per; i++ {
+					evs = append(evs, events.Event{V: 1, ID: fmt.Sprintf("p%d-e%05d", p, i), Kind: events.KindMessage,
+						Conversation: fmt.Sprintf("conv-%d", p), Time: time.Unix(1_800_000_000, 0),
+						Data: map[string]any{"role": "assistant", "content": fmt.Sprintf("event %d of producer %d", i, p)}})
+				}
+				deadline := time.Now().Add(60 * time.Second)
+				for {
+					rs, err := c.AppendBatch(t.Context(), evs)
+					if err == nil {
+						for _, r := range rs {
+							ackedIDs[p][r.ID] = r.Seq
+						}
+						if acked.Add(int64(len(rs))) >= total/2 {
+							once.Do(func() { close(killAt) })
+						}
+						break
+					}
+					if time.Now().After(deadline) {
+						errs <- fmt.Errorf("producer %d: gave up: %w", p, err)
+						return
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	<-killAt
+	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+	os.Remove(filepath.Join(dir, client.ServeInfoFile))
+	t.Logf("killed the server after %d acknowledged events", acked.Load())
+	startChild(t, dir, port, durability)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+
+	c, err := client.Connect(t.Context(), client.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	seen := map[string]int{}
+	var n int
+	if err := c.Tail(t.Context(), client.TailOptions{}, func(r events.Record) error {
+		seen[r.Event.ID]++
+		n++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for id, k := range seen {
+		if k != 1 {
+			t.Errorf("event %s stored %d times", id, k)
+		}
+	}
+	for p := range producers {
+		for id := range ackedIDs[p] {
+			if seen[id] != 1 {
+				t.Errorf("acknowledged event %s is not in the log", id)
+			}
+		}
+	}
+	if n != total {
+		t.Errorf("log holds %d events, want %d", n, total)
+	}
+}
