@@ -1,0 +1,212 @@
+package ingest_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/ingest"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/server"
+)
+
+func startNode(t *testing.T) *server.Server {
+	t.Helper()
+	s, err := server.Start(t.Context(), server.Config{
+		DataDir: t.TempDir(), NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close(context.Background()) })
+	return s
+}
+
+func readDerived(t *testing.T, s *server.Server, stream, subject string) []events.Derived {
+	t.Helper()
+	var out []events.Derived
+	err := natsutil.ReadStream(t.Context(), s.JetStream(), natsutil.ReadOptions{Stream: stream, Subjects: []string{subject}},
+		func(r natsutil.RawRecord) error {
+			d, err := events.DecodeDerived(r.Data)
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
+			return nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func logCount(t *testing.T, s *server.Server) uint64 {
+	t.Helper()
+	st, err := s.JetStream().Stream(t.Context(), events.StreamLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Msgs
+}
+
+// TestRefusals sends bodies the ingest service must refuse and checks each
+// gets a reply with the reason, a DLQ record with a digest and no body, and
+// that the service keeps serving.
+func TestRefusals(t *testing.T) {
+	s := startNode(t)
+	agent, err := s.Client(t.Context(), natsutil.RoleAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	const secret = "sk-ant-api03-THISISNOTAREALKEYBUTLOOKSLIKEONE0123456789abcdefghijklmnop"
+	approval := events.Event{V: 1, ID: "ap-1", Kind: events.KindApprovalDecision, Conversation: "c-1",
+		Time: time.Now(), Data: map[string]any{"action_id": "a1", "verdict": "once"}}
+	approvalBody, _ := approval.MarshalMsgpack()
+	cases := []struct {
+		name        string
+		body        []byte
+		contentType string
+		wantReason  string
+		wantAlert   bool
+	}{
+		{"garbage msgpack", []byte{0xc1, 0xff, 0x00, 's', 'k'}, "", "cannot decode", false},
+		{"truncated msgpack", approvalBody[:len(approvalBody)/2], "", "cannot decode", false},
+		{"json with a secret that does not parse", []byte(`{"kind":"action","data":{"key":"` + secret + `"`), ingest.ContentTypeJSON, "cannot decode", false},
+		{"json array top level", []byte(`[1,2,3]`), ingest.ContentTypeJSON, "want an object", false},
+		{"unknown content type", []byte(`x`), "text/plain", "content type", false},
+		{"empty body", nil, "", "empty body", false},
+		{"unknown kind", []byte(`{"v":1,"id":"x1","kind":"rocket.launch","conversation":"c-1","data":{}}`), ingest.ContentTypeJSON, "not a known kind", false},
+		{"derived kind", []byte(`{"v":1,"id":"x2","kind":"gate.decided","conversation":"c-1","data":{}}`), ingest.ContentTypeJSON, "derived", false},
+		{"control kind on agent subject", approvalBody, "", "control kind", true},
+		{"batch with one bad line", []byte("{\"v\":1,\"id\":\"ok1\",\"kind\":\"message\",\"data\":{}}\n{\"v\":1,\"kind\":\"action\",\"data\":{}}\n"), ingest.ContentTypeJSONL, "event 1", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := &nats.Msg{Subject: events.IngestAgentSubject("c-1"), Data: tc.body, Header: nats.Header{}}
+			if tc.contentType != "" {
+				msg.Header.Set(ingest.HeaderContentType, tc.contentType)
+			}
+			before := logCount(t, s)
+			resp, err := agent.Conn().RequestMsg(msg, 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = client.ParseReply(resp.Data, 1)
+			if err == nil || !strings.Contains(err.Error(), tc.wantReason) {
+				t.Fatalf("reply error = %v, want it to mention %q", err, tc.wantReason)
+			}
+			if after := logCount(t, s); after != before {
+				t.Fatalf("log grew from %d to %d on a refused request", before, after)
+			}
+		})
+	}
+	dlq := readDerived(t, s, events.StreamDLQ, events.SubjectDLQ)
+	if len(dlq) != len(cases) {
+		t.Fatalf("DLQ holds %d records, want %d", len(dlq), len(cases))
+	}
+	raw := readRaw(t, s, events.StreamDLQ)
+	if bytes.Contains(raw, []byte(secret)) {
+		t.Fatal("the DLQ holds a refused body's secret")
+	}
+	for _, d := range dlq {
+		m := d.Data.(map[string]any)
+		if !strings.HasPrefix(m["digest"].(string), "sha256:") || m["reason"] == "" {
+			t.Fatalf("DLQ record %v lacks a reason or digest", m)
+		}
+	}
+	alerts := readDerived(t, s, events.StreamDerived, events.SubjectAlert)
+	if len(alerts) != 1 {
+		t.Fatalf("got %d alerts, want 1 (control kind on an agent subject)", len(alerts))
+	}
+	// Still serving after every refusal.
+	ok := events.Event{V: 1, ID: "after", Kind: events.KindMessage, Conversation: "c-1", Time: time.Now(), Data: map[string]any{"role": "user", "content": "still here"}}
+	if _, err := agent.Append(t.Context(), ok); err != nil {
+		t.Fatalf("append after refusals: %v", err)
+	}
+}
+
+func readRaw(t *testing.T, s *server.Server, stream string) []byte {
+	t.Helper()
+	var all []byte
+	err := natsutil.ReadStream(t.Context(), s.JetStream(), natsutil.ReadOptions{Stream: stream}, func(r natsutil.RawRecord) error {
+		all = append(all, r.Data...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return all
+}
+
+// TestOversizedBody: a 10 MB body gets a clear size error and the service
+// keeps serving.
+func TestOversizedBody(t *testing.T) {
+	s := startNode(t)
+	agent, err := s.Client(t.Context(), natsutil.RoleAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	big := events.Event{V: 1, ID: "big", Kind: events.KindObservation, Conversation: "c-1", Time: time.Now(),
+		Data: map[string]any{"action_id": "a1", "content": strings.Repeat("x", 10<<20)}}
+	_, err = agent.Append(t.Context(), big)
+	if err == nil || !strings.Contains(err.Error(), "maximum payload") {
+		t.Fatalf("10 MB append: err = %v, want a maximum payload error", err)
+	}
+	small := big
+	small.ID, small.Data = "small", map[string]any{"action_id": "a1", "content": "ok"}
+	if _, err := agent.Append(t.Context(), small); err != nil {
+		t.Fatalf("append after the oversized one: %v", err)
+	}
+}
+
+// TestBatchStoredInOrder: a JSON-lines batch is stored in order and the
+// reply gives each event's sequence.
+func TestBatchStoredInOrder(t *testing.T) {
+	s := startNode(t)
+	agent, err := s.Client(t.Context(), natsutil.RoleAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	var body bytes.Buffer
+	for i := range 50 {
+		body.WriteString(`{"v":1,"id":"b` + string(rune('A'+i%26)) + string(rune('a'+i/26)) + `","kind":"message","data":{"role":"user","content":"x"}}` + "\n")
+	}
+	msg := &nats.Msg{Subject: events.IngestAgentSubject("c-9"), Data: body.Bytes(), Header: nats.Header{}}
+	msg.Header.Set(ingest.HeaderContentType, ingest.ContentTypeJSONL)
+	resp, err := agent.Conn().RequestMsg(msg, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := client.ParseReply(resp.Data, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		if r.Seq != uint64(i+1) {
+			t.Fatalf("event %d stored at %d", i, r.Seq)
+		}
+	}
+	var convs []string
+	agentTail, _ := s.Client(t.Context(), natsutil.RoleAdmin)
+	defer agentTail.Close()
+	agentTail.Tail(t.Context(), client.TailOptions{}, func(r events.Record) error {
+		convs = append(convs, r.Event.Conversation)
+		return nil
+	})
+	if len(convs) != 50 || convs[0] != "c-9" {
+		t.Fatalf("conversation taken from the subject: got %v", convs[:1])
+	}
+}
