@@ -194,15 +194,20 @@ func (c *Client) Append(ctx context.Context, ev events.Event) (Result, error) {
 // maxRequestBytes keeps batches under the server's payload limit.
 const maxRequestBytes = 1 << 20
 
-// AppendBatch stores events in order. Consecutive events for the same
-// ingest subject travel in one request (split to stay under the payload
-// limit). On error, events before the failing request are stored; retrying
-// the whole batch with the same ids is safe.
+// AppendBatch stores events in order. Consecutive agent events (or
+// consecutive control events) travel in one request, split to stay under
+// the payload limit; a request whose events share a conversation goes to
+// that conversation's subject, one that mixes them to the "_" subject,
+// where each event's own conversation is used. On error, events before the
+// failing request are stored; retrying the whole batch with the same ids is
+// safe.
 func (c *Client) AppendBatch(ctx context.Context, evs []events.Event) ([]Result, error) {
 	out := make([]Result, 0, len(evs))
 	var (
 		group     []msgpack.RawMessage
-		groupSubj string
+		groupCtl  bool
+		groupConv string
+		mixed     bool
 		groupSize int
 		groupBase int
 	)
@@ -210,7 +215,15 @@ func (c *Client) AppendBatch(ctx context.Context, evs []events.Event) ([]Result,
 		if len(group) == 0 {
 			return nil
 		}
-		rs, err := c.request(ctx, groupSubj, group)
+		conv := groupConv
+		if mixed {
+			conv = ""
+		}
+		subj := events.IngestAgentSubject(conv)
+		if groupCtl {
+			subj = events.IngestControlSubject(conv)
+		}
+		rs, err := c.request(ctx, subj, group)
 		if err != nil {
 			var re *RefusedError
 			if errors.As(err, &re) && re.Index >= 0 {
@@ -223,28 +236,25 @@ func (c *Client) AppendBatch(ctx context.Context, evs []events.Event) ([]Result,
 		return nil
 	}
 	for i := range evs {
-		subj := subjectFor(&evs[i])
+		ctl := evs[i].Kind.IsControl()
 		b, err := evs[i].MarshalMsgpack()
 		if err != nil {
 			return out, err
 		}
-		if subj != groupSubj || groupSize+len(b) > maxRequestBytes || len(group) >= 1000 {
+		if len(group) > 0 && (ctl != groupCtl || groupSize+len(b) > maxRequestBytes || len(group) >= 1000) {
 			if err := flush(); err != nil {
 				return out, err
 			}
-			groupSubj, groupBase = subj, i
+		}
+		if len(group) == 0 {
+			groupCtl, groupConv, mixed, groupBase = ctl, evs[i].Conversation, false, i
+		} else if evs[i].Conversation != groupConv {
+			mixed = true
 		}
 		group = append(group, b)
 		groupSize += len(b)
 	}
 	return out, flush()
-}
-
-func subjectFor(ev *events.Event) string {
-	if ev.Kind.IsControl() {
-		return events.IngestControlSubject(ev.Conversation)
-	}
-	return events.IngestAgentSubject(ev.Conversation)
 }
 
 func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMessage) ([]Result, error) {

@@ -98,6 +98,7 @@ func newRootCmd(c *cli) *cobra.Command {
 		newAppendCmd,
 		newTailCmd,
 		newVersionCmd,
+		newBenchCmd,
 	}
 	for _, nc := range commands {
 		root.AddCommand(nc(c))
