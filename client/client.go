@@ -82,8 +82,10 @@ type Options struct {
 	DataDir string
 	// Role picks which credentials in DataDir to use; default admin.
 	Role natsutil.Role
-	// Conn reuses an existing connection (embedding); the client does not close it.
-	Conn *nats.Conn
+	// Conn reuses an existing connection (embedding); the client closes it
+	// only when CloseConn is set.
+	Conn      *nats.Conn
+	CloseConn bool
 	Name string
 	// Timeout bounds one request; default 30s.
 	Timeout time.Duration
@@ -107,7 +109,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	}
 	c := &Client{timeout: o.Timeout}
 	if o.Conn != nil {
-		c.nc = o.Conn
+		c.nc, c.own = o.Conn, o.CloseConn
 	} else {
 		url, creds := o.URL, o.CredsFile
 		if url == "" {

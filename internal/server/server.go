@@ -234,7 +234,7 @@ func (s *Server) Client(ctx context.Context, role natsutil.Role) (*client.Client
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.Connect(ctx, client.Options{Conn: nc})
+	c, err := client.Connect(ctx, client.Options{Conn: nc, CloseConn: true})
 	if err != nil {
 		nc.Close()
 		return nil, err
