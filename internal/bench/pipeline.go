@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"sync"
@@ -33,6 +34,7 @@ type PipelineConfig struct {
 	// Processors are what the Vigil side runs (the serve set).
 	Processors func() ([]processors.Processor, error)
 	Redactor   ingest.Redactor
+	Logger     *slog.Logger
 	// Progress, when set, is told the phase being measured.
 	Progress func(phase string)
 }
@@ -249,7 +251,7 @@ func runVigil(ctx context.Context, cfg PipelineConfig, evs []events.Event) (time
 	defer os.RemoveAll(dir)
 	s, err := server.Start(ctx, server.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: cfg.Durability,
-		Processors: cfg.Processors, Redactor: cfg.Redactor,
+		Processors: cfg.Processors, Redactor: cfg.Redactor, Logger: cfg.Logger,
 	})
 	if err != nil {
 		return 0, 0, err

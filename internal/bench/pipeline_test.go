@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"log/slog"
+	"os"
 	"testing"
 
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -27,7 +29,7 @@ func TestRunPipelineSmall(t *testing.T) {
 // BenchmarkVigilPipeline profiles the Vigil side: go test -bench Vigil -cpuprofile.
 func BenchmarkVigilPipeline(b *testing.B) {
 	evs := SampleEvents(30000)
-	cfg := PipelineConfig{Durability: natsutil.DurabilityInterval, Producers: 4, Batch: 100, Processors: statsOnly}
+	cfg := PipelineConfig{Durability: natsutil.DurabilityInterval, Producers: 4, Batch: 100, Processors: statsOnly, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	for b.Loop() {
 		if _, _, err := runVigil(b.Context(), cfg, evs); err != nil {
 			b.Fatal(err)

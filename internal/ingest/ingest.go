@@ -33,6 +33,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
 // Content types a producer may set in the Content-Type header.
@@ -72,6 +73,7 @@ type Config struct {
 // Service is a running ingest service.
 type Service struct {
 	cfg  Config
+	pub  *natsutil.Publisher
 	subs []*nats.Subscription
 	sem  chan struct{}
 	wg   sync.WaitGroup
@@ -128,7 +130,8 @@ func New(cfg Config) (*Service, error) {
 		cfg.Workers = 64
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Service{cfg: cfg, sem: make(chan struct{}, cfg.Workers), ctx: ctx, stop: cancel}, nil
+	pub := &natsutil.Publisher{JS: cfg.JS, Logger: cfg.Logger}
+	return &Service{cfg: cfg, pub: pub, sem: make(chan struct{}, cfg.Workers), ctx: ctx, stop: cancel}, nil
 }
 
 // Start subscribes to the ingest subjects.
@@ -311,11 +314,12 @@ func decodeJSONLines(b []byte) ([]events.Event, error) {
 	return out, nil
 }
 
-// store redacts and publishes evs in order and waits for every ack.
+// store redacts and publishes evs in order and waits for every ack,
+// retrying through cluster hiccups (the ids make retries idempotent).
 func (s *Service) store(evs []events.Event) ([]Result, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.AckTimeout)
 	defer cancel()
-	futures := make([]jetstream.PubAckFuture, len(evs))
+	msgs := make([]*nats.Msg, len(evs))
 	for i := range evs {
 		ev := evs[i]
 		if s.cfg.Redactor != nil {
@@ -327,29 +331,24 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 		}
 		msg := &nats.Msg{Subject: events.LogSubject(ev.Conversation), Data: body, Header: nats.Header{}}
 		msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
-		if len(evs) == 1 {
-			ack, err := s.cfg.JS.PublishMsg(ctx, msg)
-			if err != nil {
-				return nil, err
-			}
-			return []Result{{ID: ev.ID, Seq: ack.Sequence, Duplicate: ack.Duplicate}}, nil
-		}
-		f, err := s.cfg.JS.PublishMsgAsync(msg, jetstream.WithStallWait(s.cfg.AckTimeout))
+		msgs[i] = msg
+	}
+	var acks []*jetstream.PubAck
+	if len(msgs) == 1 {
+		ack, err := s.pub.Publish(ctx, msgs[0])
 		if err != nil {
+			return nil, fmt.Errorf("event %s: %w", evs[0].ID, err)
+		}
+		acks = []*jetstream.PubAck{ack}
+	} else {
+		var err error
+		if acks, err = s.pub.PublishAll(ctx, msgs); err != nil {
 			return nil, err
 		}
-		futures[i] = f
 	}
 	results := make([]Result, len(evs))
-	for i, f := range futures {
-		select {
-		case ack := <-f.Ok():
-			results[i] = Result{ID: evs[i].ID, Seq: ack.Sequence, Duplicate: ack.Duplicate}
-		case err := <-f.Err():
-			return nil, fmt.Errorf("event %d (%s): %w", i, evs[i].ID, err)
-		case <-ctx.Done():
-			return nil, fmt.Errorf("event %d (%s): waiting for the log's ack: %w", i, evs[i].ID, ctx.Err())
-		}
+	for i, ack := range acks {
+		results[i] = Result{ID: evs[i].ID, Seq: ack.Sequence, Duplicate: ack.Duplicate}
 	}
 	return results, nil
 }

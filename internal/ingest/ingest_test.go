@@ -89,7 +89,7 @@ func TestRefusals(t *testing.T) {
 		{"unknown kind", []byte(`{"v":1,"id":"x1","kind":"rocket.launch","conversation":"c-1","data":{}}`), ingest.ContentTypeJSON, "not a known kind", false},
 		{"derived kind", []byte(`{"v":1,"id":"x2","kind":"gate.decided","conversation":"c-1","data":{}}`), ingest.ContentTypeJSON, "derived", false},
 		{"control kind on agent subject", approvalBody, "", "control kind", true},
-		{"batch with one bad line", []byte("{\"v\":1,\"id\":\"ok1\",\"kind\":\"message\",\"data\":{}}\n{\"v\":1,\"kind\":\"action\",\"data\":{}}\n"), ingest.ContentTypeJSONL, "event 1", false},
+		{"batch with one bad line", []byte("{\"v\":1,\"id\":\"ok1\",\"kind\":\"message\",\"data\":{\"role\":\"user\",\"content\":\"x\"}}\n{\"v\":1,\"kind\":\"action\",\"data\":{}}\n"), ingest.ContentTypeJSONL, "event 1", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -32,16 +32,21 @@ var Roles = []Role{RoleAgent, RoleApprover, RoleAdmin, RoleService}
 // CredsDir is where role seeds live, inside the data directory.
 func CredsDir(dataDir string) string { return filepath.Join(dataDir, "creds") }
 
-// CredsFile is the seed file of a role.
+// CredsFile is the seed file of a role in a data directory.
 func CredsFile(dataDir string, r Role) string {
-	return filepath.Join(CredsDir(dataDir), string(r)+".nk")
+	return CredsFileIn(CredsDir(dataDir), r)
 }
 
-// EnsureCreds creates an nkey user seed for every role in dataDir (mode
-// 0600, directory 0700) if missing, and returns each role's public key.
-// Existing seeds are kept, so credentials survive restarts.
-func EnsureCreds(dataDir string) (map[Role]string, error) {
-	dir := CredsDir(dataDir)
+// CredsFileIn is the seed file of a role in a credentials directory.
+func CredsFileIn(credsDir string, r Role) string {
+	return filepath.Join(credsDir, string(r)+".nk")
+}
+
+// EnsureCreds creates an nkey user seed for every role in dir (mode 0600,
+// directory 0700) if missing, and returns each role's public key. Existing
+// seeds are kept, so credentials survive restarts; a fleet shares one dir's
+// seeds across nodes.
+func EnsureCreds(dir string) (map[Role]string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("natsutil: create %s: %w", dir, err)
 	}
@@ -50,7 +55,7 @@ func EnsureCreds(dataDir string) (map[Role]string, error) {
 	}
 	pubs := make(map[Role]string, len(Roles))
 	for _, r := range Roles {
-		path := CredsFile(dataDir, r)
+		path := CredsFileIn(dir, r)
 		seed, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			kp, err := nkeys.CreateUser()

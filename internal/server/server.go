@@ -52,9 +52,23 @@ type Config struct {
 	// Sink receives applied batches (the Pebble read models); optional.
 	Sink     driver.Sink
 	Redactor ingest.Redactor
-	// NodeName names this node's durable consumers; default "local".
+	// NodeName names this node's durable consumers and its NATS server;
+	// default "local". It must be unique in a fleet.
 	NodeName string
 	Logger   *slog.Logger
+
+	// Fleet settings. CredsDir holds the role seeds (default DataDir/creds);
+	// every node of a fleet must share the same seeds.
+	CredsDir string
+	// Cluster makes the embedded server a node of a NATS cluster.
+	Cluster natsutil.ClusterConfig
+	// NATSURL attaches to an existing NATS server or cluster instead of
+	// starting one; the node authenticates with CredsDir's service seed, or
+	// with ServiceCreds when set.
+	NATSURL      string
+	ServiceCreds string
+	// Replicas of every stream: 1 on a single host, 3 in a fleet.
+	Replicas int
 }
 
 // Server is a running node.
@@ -100,31 +114,52 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := s.lockDir(); err != nil {
 		return nil, err
 	}
-	pubs, err := natsutil.EnsureCreds(cfg.DataDir)
-	if err != nil {
-		return nil, err
+	if cfg.CredsDir == "" {
+		cfg.CredsDir = natsutil.CredsDir(cfg.DataDir)
 	}
-	s.ns, err = natsutil.StartServer(natsutil.ServerConfig{
-		StoreDir:     filepath.Join(cfg.DataDir, "jetstream"),
-		Listen:       cfg.NATSListen,
-		Durability:   cfg.Durability,
-		SyncInterval: cfg.SyncInterval,
-		Users:        natsutil.ServerUsers(pubs),
-		ServerName:   cfg.NodeName,
-		Logger:       cfg.Logger,
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.nc, err = natsutil.ConnectInProcess(s.ns, natsutil.CredsFile(cfg.DataDir, natsutil.RoleService), "vigil-serve")
-	if err != nil {
-		return nil, err
+	s.cfg = cfg
+	if cfg.NATSURL != "" {
+		creds := cfg.ServiceCreds
+		if creds == "" {
+			creds = natsutil.CredsFileIn(cfg.CredsDir, natsutil.RoleService)
+		}
+		opts := []nats.Option{nats.Name("vigil-serve-" + cfg.NodeName), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+		co, err := natsutil.CredsOption(creds)
+		if err != nil {
+			return nil, err
+		}
+		s.nc, err = nats.Connect(cfg.NATSURL, append(opts, co)...)
+		if err != nil {
+			return nil, fmt.Errorf("attach to NATS at %s: %w", cfg.NATSURL, err)
+		}
+	} else {
+		pubs, err := natsutil.EnsureCreds(cfg.CredsDir)
+		if err != nil {
+			return nil, err
+		}
+		s.ns, err = natsutil.StartServer(natsutil.ServerConfig{
+			StoreDir:     filepath.Join(cfg.DataDir, "jetstream"),
+			Listen:       cfg.NATSListen,
+			Durability:   cfg.Durability,
+			SyncInterval: cfg.SyncInterval,
+			Users:        natsutil.ServerUsers(pubs),
+			ServerName:   cfg.NodeName,
+			Cluster:      cfg.Cluster,
+			Logger:       cfg.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.nc, err = natsutil.ConnectInProcess(s.ns, natsutil.CredsFileIn(cfg.CredsDir, natsutil.RoleService), "vigil-serve")
+		if err != nil {
+			return nil, err
+		}
 	}
 	s.js, err = jetstream.New(s.nc)
 	if err != nil {
 		return nil, err
 	}
-	if err := natsutil.EnsureStreams(ctx, s.js, natsutil.StreamOptions{DedupWindow: cfg.DedupWindow}); err != nil {
+	if err := ensureStreams(ctx, s.js, natsutil.StreamOptions{DedupWindow: cfg.DedupWindow, Replicas: cfg.Replicas}); err != nil {
 		return nil, err
 	}
 	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, Logger: cfg.Logger.With("component", "ingest")})
@@ -168,15 +203,16 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, ctx.Err()
 		}
 	}
+	natsURL := cfg.NATSURL
+	if s.ns != nil && cfg.NATSListen != "" {
+		natsURL = s.ns.ClientURL()
+	}
 	s.info = client.ServeInfo{
-		NATSURL: s.ns.ClientURL(),
+		NATSURL: natsURL,
 		PID:     os.Getpid(),
 		DataDir: cfg.DataDir,
 		Started: time.Now().UTC().Format(time.RFC3339),
 		Version: Version,
-	}
-	if cfg.NATSListen == "" {
-		s.info.NATSURL = ""
 	}
 	if s.info.NATSURL != "" {
 		b, _ := json.MarshalIndent(s.info, "", "  ")
@@ -212,7 +248,24 @@ func (s *Server) lockDir() error {
 // Info is what serve.json says.
 func (s *Server) Info() client.ServeInfo { return s.info }
 
-// NATS returns the embedded server.
+// ensureStreams creates the streams, retrying while a new cluster elects
+// its JetStream meta leader.
+func ensureStreams(ctx context.Context, js jetstream.JetStream, o natsutil.StreamOptions) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := natsutil.EnsureStreams(ctx, js, o)
+		if err == nil || time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// NATS returns the embedded server, or nil when attached to a cluster.
 func (s *Server) NATS() *natsserver.Server { return s.ns }
 
 // Conn is the node's own (service role) connection.
@@ -230,7 +283,10 @@ func (s *Server) Err() <-chan error { return s.drvErr }
 // Client returns a client on an in-process connection with the given role's
 // credentials; the caller closes it.
 func (s *Server) Client(ctx context.Context, role natsutil.Role) (*client.Client, error) {
-	nc, err := natsutil.ConnectInProcess(s.ns, natsutil.CredsFile(s.cfg.DataDir, role), "vigil-"+string(role))
+	if s.ns == nil {
+		return nil, errors.New("server: in-process clients need an embedded server")
+	}
+	nc, err := natsutil.ConnectInProcess(s.ns, natsutil.CredsFileIn(s.cfg.CredsDir, role), "vigil-"+string(role))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,186 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/stats"
+)
+
+// startFleet starts n clustered nodes on loopback sharing one credentials
+// directory, with every stream replicated n times.
+func startFleet(t *testing.T, n int) []*Server {
+	t.Helper()
+	creds := t.TempDir()
+	if _, err := natsutil.EnsureCreds(creds); err != nil {
+		t.Fatal(err)
+	}
+	ports := make([]string, n)
+	routes := make([]string, n)
+	for i := range ports {
+		ports[i] = freePort(t)
+		routes[i] = "nats-route://127.0.0.1:" + ports[i]
+	}
+	nodes := make([]*Server, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = Start(t.Context(), Config{
+				DataDir:    filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i)),
+				CredsDir:   creds,
+				NATSListen: "127.0.0.1:-1",
+				Durability: natsutil.DurabilityInterval,
+				NodeName:   fmt.Sprintf("n%d", i),
+				Cluster:    natsutil.ClusterConfig{Name: "vigil-test", Listen: "127.0.0.1:" + ports[i], Routes: routes},
+				Replicas:   n,
+				Processors: func() ([]processors.Processor, error) { return []processors.Processor{stats.New()}, nil },
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", i, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, s := range nodes {
+			s.Close(context.Background())
+		}
+	})
+	return nodes
+}
+
+// TestFleetNodeKilledMidLoad: three clustered nodes, streams with three
+// replicas; producers append through any node; one node is killed halfway.
+// Every acknowledged event must be in the log exactly once, and gating
+// (a decision derived from a new action) must resume.
+func TestFleetNodeKilledMidLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster")
+	}
+	nodes := startFleet(t, 3)
+	var urls []string
+	for _, s := range nodes {
+		urls = append(urls, s.Info().NATSURL)
+	}
+	credsDir := nodes[0].cfg.CredsDir
+	const total, producers, batch = 3000, 3, 20
+	var acked atomic.Int64
+	ackedIDs := make([][]string, producers)
+	half := make(chan struct{})
+	var once sync.Once
+	var wg sync.WaitGroup
+	errc := make(chan error, producers)
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each producer prefers a different node; all know every node.
+			order := append([]string{urls[p]}, urls...)
+			c, err := client.Connect(t.Context(), client.Options{URL: strings.Join(order, ","), CredsFile: natsutil.CredsFileIn(credsDir, natsutil.RoleAgent), Timeout: 2 * time.Second})
+			if err != nil {
+				errc <- err
+				return
+			}
+			defer c.Close()
+			per := total / producers
+			for start := 0; start < per; start += batch {
+				var evs []events.Event
+				for i := start; i < start+batch; i++ {
+					evs = append(evs, events.Event{V: 1, ID: fmt.Sprintf("f%d-%05d", p, i), Kind: events.KindMessage, Conversation: fmt.Sprintf("fleet-%d", p),
+						Time: time.Unix(1_800_000_000, 0), Data: map[string]any{"role": "assistant", "content": "x"}})
+				}
+				deadline := time.Now().Add(60 * time.Second)
+				for {
+					rs, err := c.AppendBatch(t.Context(), evs)
+					if err == nil {
+						for _, r := range rs {
+							ackedIDs[p] = append(ackedIDs[p], r.ID)
+						}
+						if acked.Add(int64(len(rs))) >= total/2 {
+							once.Do(func() { close(half) })
+						}
+						time.Sleep(10 * time.Millisecond) // keep the load going while a node dies
+						break
+					}
+					if time.Now().After(deadline) {
+						errc <- fmt.Errorf("producer %d gave up: %w", p, err)
+						return
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
+			}
+		}()
+	}
+	<-half
+	killed := time.Now()
+	t.Logf("killing node n1 after %d acknowledged events", acked.Load())
+	nodes[1].NATS().Shutdown() // abrupt: the node's NATS server goes away mid-load
+	closed := make(chan struct{})
+	go func() { nodes[1].Close(context.Background()); close(closed) }()
+	t.Cleanup(func() { <-closed })
+	// Gating resumes: a new action appended through a survivor is folded
+	// by the survivors' drivers and its derived output published.
+	survivor := nodes[0]
+	probeStart := time.Now()
+	c, err := survivor.Client(t.Context(), natsutil.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	probe := events.Event{V: 1, ID: "probe-after-kill", Kind: events.KindMessage, Conversation: "fleet-probe", Time: time.Unix(1_800_000_001, 0), Data: map[string]any{"role": "user", "content": "x"}}
+	r, err := c.Append(t.Context(), probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for survivor.Driver().Checkpointed() < r.Seq {
+		select {
+		case err := <-survivor.Err():
+			t.Fatalf("survivor driver: %v", err)
+		default:
+		}
+		if time.Since(killed) > 60*time.Second {
+			t.Fatalf("survivor driver stuck at %d, want %d", survivor.Driver().Checkpointed(), r.Seq)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("an action appended %v after the kill had its derived output published %v later",
+		probeStart.Sub(killed).Round(time.Millisecond), time.Since(probeStart).Round(time.Millisecond))
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+
+	seen := map[string]int{}
+	if err := c.Tail(t.Context(), client.TailOptions{}, func(r events.Record) error {
+		seen[r.Event.ID]++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for p := range producers {
+		for _, id := range ackedIDs[p] {
+			if seen[id] != 1 {
+				t.Errorf("acknowledged %s seen %d times", id, seen[id])
+			}
+		}
+	}
+	if len(seen) != total+1 {
+		t.Errorf("log holds %d distinct events, want %d", len(seen), total+1)
+	}
+}
