@@ -21,6 +21,11 @@ type serveFlags struct {
 	syncInterval time.Duration
 	dedupWindow  time.Duration
 	node         string
+	cluster      string
+	clusterAddr  string
+	routes       []string
+	replicas     int
+	credsDir     string
 }
 
 func newServeCmd(c *cli) *cobra.Command {
@@ -38,7 +43,16 @@ Durability (see docs/durability.md):
             acknowledged event survives a crash of the process, of the OS,
             and a power loss.
   interval  fsync every --sync-interval: survives a process crash; an OS
-            crash or power loss can lose acknowledged events of the interval.`,
+            crash or power loss can lose acknowledged events of the interval.
+
+Fleet (many agents on many hosts):
+  embedded cluster node:  vigil serve --node n1 --cluster vigil --cluster-listen 10.0.0.1:6222 \
+                            --routes nats-route://10.0.0.2:6222,nats-route://10.0.0.3:6222 \
+                            --replicas 3 --creds-dir /etc/vigil/creds
+  attach to a cluster:    vigil serve --nats nats://a:4222,nats://b:4222 --creds service.creds --replicas 3
+Every node needs the same role credentials (copy --creds-dir), a unique --node,
+and runs the ingest service (queue group) and every processor; outputs are
+deduplicated by id, so any node may die without losing or doubling anything.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.serve(cmd.Context(), f)
@@ -51,6 +65,11 @@ Durability (see docs/durability.md):
 	fl.DurationVar(&f.syncInterval, "sync-interval", 2*time.Minute, "fsync interval with --durability interval")
 	fl.DurationVar(&f.dedupWindow, "dedup-window", natsutil.DefaultDedupWindow, "how long retried event ids are recognised")
 	fl.StringVar(&f.node, "node", "local", "node name (unique in a fleet)")
+	fl.StringVar(&f.cluster, "cluster", "", "join a NATS cluster of this name (embedded cluster node)")
+	fl.StringVar(&f.clusterAddr, "cluster-listen", "127.0.0.1:6222", "host:port for cluster routes, with --cluster")
+	fl.StringSliceVar(&f.routes, "routes", nil, "routes to the other nodes (nats-route://host:port), with --cluster")
+	fl.IntVar(&f.replicas, "replicas", 1, "stream replicas (3 in a fleet)")
+	fl.StringVar(&f.credsDir, "creds-dir", "", "directory of the role credentials (default DIR/creds; share it across a fleet)")
 	return cmd
 }
 
@@ -68,8 +87,23 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("--durability: %w", err)
 	}
+	red, err := newRedactor()
+	if err != nil {
+		return err
+	}
+	if f.replicas < 1 || f.replicas > 5 {
+		return fmt.Errorf("--replicas %d: use 1 on a single host, 3 (or 5) in a fleet", f.replicas)
+	}
+	if f.cluster != "" && c.natsURL != "" {
+		return fmt.Errorf("--cluster starts an embedded cluster node and --nats attaches to an existing one: use one of them")
+	}
 	listen := f.natsListen
 	s, err := server.Start(ctx, server.Config{
+		NATSURL:      c.natsURL,
+		ServiceCreds: c.creds,
+		CredsDir:     f.credsDir,
+		Replicas:     f.replicas,
+		Cluster:      natsutil.ClusterConfig{Name: f.cluster, Listen: f.clusterAddr, Routes: f.routes},
 		DataDir:      c.data(),
 		NATSListen:   listen,
 		HTTPListen:   f.httpListen,
@@ -78,7 +112,7 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		DedupWindow:  f.dedupWindow,
 		NodeName:     f.node,
 		Processors:   serveProcessors,
-		Redactor:     nil,
+		Redactor:     red,
 		Logger:       log,
 	})
 	if err != nil {
