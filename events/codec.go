@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -74,23 +77,58 @@ func (e *Event) toMap() map[string]any {
 	return m
 }
 
-// MarshalMsgpack encodes e canonically: map keys sorted at every level, so
-// the same event always gives the same bytes.
-func (e *Event) MarshalMsgpack() ([]byte, error) {
+// MarshalMsgpack encodes e canonically: values normalised as a decoder
+// would return them (see normalize), map keys sorted at every level,
+// integers in their shortest form, so the same event always gives the same
+// bytes, whether it was decoded or built in code. It has a value receiver
+// so that msgpack.Marshal(ev) works as well as msgpack.Marshal(&ev).
+func (e Event) MarshalMsgpack() ([]byte, error) {
+	m, err := e.canonicalMap()
+	if err != nil {
+		return nil, err
+	}
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
 	enc.SetSortMapKeys(true)
 	enc.UseCompactInts(true)
 	enc.UseCompactFloats(true)
-	if err := enc.Encode(e.toMap()); err != nil {
+	if err := enc.Encode(m); err != nil {
 		return nil, fmt.Errorf("events: encode %s: %w", e.ID, err)
 	}
 	return buf.Bytes(), nil
 }
 
-// MarshalJSON encodes e as its JSON spelling (keys sorted, time RFC 3339).
+// canonicalMap is toMap with every value normalised, on a copy: the
+// caller's Data and Extra are never changed.
+func (e *Event) canonicalMap() (map[string]any, error) {
+	n, err := normalize(cloneMap(e.toMap()), 0)
+	if err != nil {
+		return nil, fmt.Errorf("events: encode %s: %w", e.ID, err)
+	}
+	return n.(map[string]any), nil
+}
+
+// UnmarshalMsgpack decodes e with DecodeMsgpack, so msgpack.Unmarshal and
+// events nested in other msgpack values follow the same rules. For an
+// untrusted body call DecodeMsgpack directly: msgpack.Unmarshal walks the
+// whole value itself, without DecodeMsgpack's limits, before calling this.
+func (e *Event) UnmarshalMsgpack(b []byte) error {
+	ev, err := DecodeMsgpack(b)
+	if err != nil {
+		return err
+	}
+	*e = ev
+	return nil
+}
+
+// MarshalJSON encodes e as its JSON spelling (keys sorted, time RFC 3339),
+// with the same canonical values as MarshalMsgpack.
 func (e Event) MarshalJSON() ([]byte, error) {
-	return json.Marshal(jsonSafe(e.toMap()))
+	m, err := e.canonicalMap()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(jsonSafe(m))
 }
 
 // jsonSafe converts values JSON cannot carry as they are ([]byte, NaN).
@@ -137,19 +175,9 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 
 // DecodeMsgpack decodes one msgpack-encoded event and upcasts it.
 func DecodeMsgpack(b []byte) (ev Event, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &DecodeError{Format: "msgpack", Reason: "malformed body"}
-		}
-	}()
-	dec := msgpack.NewDecoder(bytes.NewReader(b))
-	dec.UseLooseInterfaceDecoding(true)
-	v, err := dec.DecodeInterface()
+	v, err := decodeMsgpackValue(b, MaxDepth)
 	if err != nil {
-		return Event{}, &DecodeError{Format: "msgpack", Reason: trimErr(err)}
-	}
-	if _, err := dec.PeekCode(); err == nil {
-		return Event{}, &DecodeError{Format: "msgpack", Reason: "trailing data after the event"}
+		return Event{}, err
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -162,18 +190,33 @@ func DecodeMsgpack(b []byte) (ev Event, err error) {
 	return fromMap(n.(map[string]any), "msgpack")
 }
 
-// DecodeMsgpackArray decodes a msgpack array of events (a batch).
-func DecodeMsgpackArray(b []byte) (evs []Event, err error) {
+// decodeMsgpackValue checks b's structure (see checkMsgpack) and decodes it
+// as one generic value. Any panic in the msgpack library becomes a
+// *DecodeError.
+func decodeMsgpackValue(b []byte, maxDepth int) (v any, err error) {
+	if err := checkMsgpack(b, maxDepth); err != nil {
+		return nil, &DecodeError{Format: "msgpack", Reason: err.Error()}
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			err = &DecodeError{Format: "msgpack", Reason: "malformed body"}
+			v, err = nil, &DecodeError{Format: "msgpack", Reason: "malformed body"}
 		}
 	}()
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
 	dec.UseLooseInterfaceDecoding(true)
-	v, err := dec.DecodeInterface()
+	v, err = dec.DecodeInterface()
 	if err != nil {
 		return nil, &DecodeError{Format: "msgpack", Reason: trimErr(err)}
+	}
+	return v, nil
+}
+
+// DecodeMsgpackArray decodes a msgpack array of events (a batch). One bad
+// item refuses the whole batch, and the error names the item.
+func DecodeMsgpackArray(b []byte) (evs []Event, err error) {
+	v, err := decodeMsgpackValue(b, MaxDepth+1)
+	if err != nil {
+		return nil, err
 	}
 	arr, ok := v.([]any)
 	if !ok {
@@ -200,36 +243,42 @@ func DecodeMsgpackArray(b []byte) (evs []Event, err error) {
 
 // DecodeJSON decodes one JSON event and upcasts it.
 func DecodeJSON(b []byte) (Event, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return Event{}, &DecodeError{Format: "json", Reason: trimErr(err)}
-	}
-	if dec.More() {
-		return Event{}, &DecodeError{Format: "json", Reason: "trailing data after the event (send a batch as JSON lines)"}
+	v, err := decodeJSONValue(b)
+	if err != nil {
+		return Event{}, err
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
 		return Event{}, &DecodeError{Format: "json", Reason: fmt.Sprintf("top level is %s, want an object", typeName(v))}
 	}
-	n, err := normalize(m, 0)
-	if err != nil {
-		return Event{}, &DecodeError{Format: "json", Reason: err.Error()}
-	}
-	return fromMap(n.(map[string]any), "json")
+	return fromMap(m, "json")
 }
 
-// DecodeJSONValue decodes a JSON value with numbers normalised as DecodeJSON
-// does; for arguments that producers send as a JSON string.
-func DecodeJSONValue(b []byte) (any, error) {
+// decodeJSONValue decodes exactly one JSON value (trailing data is an
+// error) and normalises it.
+func decodeJSONValue(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, &DecodeError{Format: "json", Reason: trimErr(err)}
 	}
-	return normalize(v, 0)
+	// dec.More would let a stray "]" or "}" through; only EOF may follow.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, &DecodeError{Format: "json", Reason: "trailing data after the value (send a batch as JSON lines)"}
+	}
+	n, err := normalize(v, 0)
+	if err != nil {
+		return nil, &DecodeError{Format: "json", Reason: err.Error()}
+	}
+	return n, nil
+}
+
+// DecodeJSONValue decodes one JSON value with numbers and strings
+// normalised as DecodeJSON does; for arguments that producers send as a JSON
+// string. Trailing data is an error.
+func DecodeJSONValue(b []byte) (any, error) {
+	return decodeJSONValue(b)
 }
 
 func trimErr(err error) string {
@@ -259,21 +308,48 @@ func typeName(v any) string {
 	}
 }
 
-// normalize makes decoded values canonical: integers become int64 (uint64
-// only beyond int64), json.Number becomes int64 or float64, maps with
-// non-string keys get string keys, and depth is bounded.
+// normalize makes decoded values canonical, so that the same event decoded
+// from msgpack or from JSON is the same value and encodes to the same bytes:
+//
+//   - integers become int64 (uint64 only beyond int64); json.Number becomes
+//     an integer or a float64;
+//   - a float with an integral value that fits an int64 or uint64 becomes
+//     that integer (JSON writes 1.0 as 1, and msgpack's compact floats do
+//     the same), and NaN and infinities, which JSON cannot carry, become nil;
+//   - strings and map keys that are not valid UTF-8 have each invalid byte
+//     replaced by U+FFFD, as encoding/json does; two keys that become equal
+//     this way are an error, never a silent, order-dependent choice;
+//   - maps with non-string keys get string keys (fmt.Sprint), with the same
+//     collision rule; msgpack timestamps become RFC 3339 strings;
+//   - nesting deeper than MaxDepth is an error.
+//
+// Maps and slices are normalised in place.
 func normalize(v any, depth int) (any, error) {
 	if depth > MaxDepth {
 		return nil, fmt.Errorf("nested deeper than %d levels", MaxDepth)
 	}
 	switch x := v.(type) {
 	case map[string]any:
+		var fixed map[string]any // keys that were not valid UTF-8
 		for k, vv := range x {
 			n, err := normalize(vv, depth+1)
 			if err != nil {
 				return nil, err
 			}
-			x[k] = n
+			if utf8.ValidString(k) {
+				x[k] = n
+				continue
+			}
+			if fixed == nil {
+				fixed = map[string]any{}
+			}
+			fixed[k] = n
+		}
+		for k, n := range fixed {
+			delete(x, k)
+			if err := putKey(x, validUTF8(k), n); err != nil {
+				return nil, err
+			}
 		}
 		return x, nil
 	case map[any]any:
@@ -283,7 +359,9 @@ func normalize(v any, depth int) (any, error) {
 			if err != nil {
 				return nil, err
 			}
-			out[fmt.Sprint(k)] = n
+			if err := putKey(out, validUTF8(fmt.Sprint(k)), n); err != nil {
+				return nil, err
+			}
 		}
 		return out, nil
 	case []any:
@@ -295,6 +373,10 @@ func normalize(v any, depth int) (any, error) {
 			x[i] = n
 		}
 		return x, nil
+	case string:
+		return validUTF8(x), nil
+	case []byte:
+		return validUTF8(string(x)), nil
 	case json.Number:
 		if i, err := strconv.ParseInt(string(x), 10, 64); err == nil {
 			return i, nil
@@ -304,9 +386,9 @@ func normalize(v any, depth int) (any, error) {
 		}
 		f, err := strconv.ParseFloat(string(x), 64)
 		if err != nil {
-			return nil, fmt.Errorf("number %q out of range", string(x))
+			return nil, fmt.Errorf("number %q out of range", trimNumber(string(x)))
 		}
-		return f, nil
+		return normalizeFloat(f), nil
 	case int8:
 		return int64(x), nil
 	case int16:
@@ -315,6 +397,8 @@ func normalize(v any, depth int) (any, error) {
 		return int64(x), nil
 	case int:
 		return int64(x), nil
+	case uint:
+		return normalize(uint64(x), depth)
 	case uint8:
 		return int64(x), nil
 	case uint16:
@@ -327,7 +411,9 @@ func normalize(v any, depth int) (any, error) {
 		}
 		return x, nil
 	case float32:
-		return float64(x), nil
+		return normalizeFloat(float64(x)), nil
+	case float64:
+		return normalizeFloat(x), nil
 	case time.Time:
 		return x.UTC().Format(time.RFC3339Nano), nil
 	default:
@@ -335,73 +421,132 @@ func normalize(v any, depth int) (any, error) {
 	}
 }
 
+// putKey sets m[k] = v unless k is already there.
+func putKey(m map[string]any, k string, v any) error {
+	if _, dup := m[k]; dup {
+		return fmt.Errorf("two map keys are both %q once made valid UTF-8", trimNumber(k))
+	}
+	m[k] = v
+	return nil
+}
+
+// normalizeFloat returns f as an integer when it has an integral value that
+// fits one, nil when JSON cannot carry it, and f otherwise.
+func normalizeFloat(f float64) any {
+	switch {
+	case math.IsNaN(f) || math.IsInf(f, 0):
+		return nil
+	case f != math.Trunc(f):
+		return f
+	case f >= -(1<<63) && f < 1<<63:
+		return int64(f)
+	case f >= 0 && f < 1<<64:
+		return uint64(f)
+	default:
+		return f
+	}
+}
+
+// validUTF8 replaces every byte that is not part of a valid UTF-8 sequence
+// with U+FFFD, as encoding/json does when it decodes or encodes a string.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var sb strings.Builder
+	sb.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			sb.WriteRune(utf8.RuneError)
+		} else {
+			sb.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return sb.String()
+}
+
+func trimNumber(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return s
+}
+
+// maxVersion bounds v: anything larger is not a version but garbage.
+const maxVersion = 1 << 20
+
 // fromMap extracts the envelope from a normalised map and upcasts it.
+//
+// Envelope fields are never null: a producer leaves a field out instead.
+// An absent v means v0 (upcast); absent data means {}.
 func fromMap(m map[string]any, format string) (Event, error) {
-	m = upcast(m)
-	var ev Event
 	bad := func(field, want string) (Event, error) {
 		return Event{}, &DecodeError{Format: format, Reason: fmt.Sprintf("field %q must be %s", field, want)}
 	}
-	switch v := m["v"].(type) {
-	case int64:
-		if v < 0 || v > 1<<20 {
+	// Check v before upcasting: a v that is not a version must be refused,
+	// not mistaken for a missing one and stamped with the current version.
+	if v, present := m["v"]; present {
+		if n, ok := v.(int64); !ok || n < 0 || n > maxVersion {
 			return bad("v", "a small non-negative integer")
 		}
-		ev.V = int(v)
-	case nil:
-	default:
-		return bad("v", "an integer")
 	}
+	m = upcast(m)
+	var ev Event
+	ev.V = int(m["v"].(int64))
 	var ok bool
-	if ev.ID, ok = optString(m["id"]); !ok {
+	if ev.ID, ok = optString(m, "id"); !ok {
 		return bad("id", "a string")
 	}
-	k, ok := optString(m["kind"])
+	k, ok := optString(m, "kind")
 	if !ok {
 		return bad("kind", "a string")
 	}
 	ev.Kind = Kind(k)
-	if ev.Conversation, ok = optString(m["conversation"]); !ok {
+	if ev.Conversation, ok = optString(m, "conversation"); !ok {
 		return bad("conversation", "a string")
 	}
-	if ev.Agent, ok = optString(m["agent"]); !ok {
+	if ev.Agent, ok = optString(m, "agent"); !ok {
 		return bad("agent", "a string")
 	}
-	ts, ok := optString(m["time"])
+	ts, ok := optString(m, "time")
 	if !ok {
 		return bad("time", "an RFC 3339 string")
 	}
 	if ts != "" {
-		t, err := time.Parse(time.RFC3339Nano, ts)
-		if err != nil {
+		t, err := parseTime(ts)
+		// The time is kept in UTC; it must still have a four-digit year
+		// there, or it could not be written back as RFC 3339.
+		if y := t.UTC().Year(); err != nil || y < 0 || y > 9999 {
 			return bad("time", "an RFC 3339 time such as 2026-11-22T10:00:00Z")
 		}
 		ev.Time = t.UTC()
 	}
-	switch d := m["data"].(type) {
-	case map[string]any:
-		ev.Data = d
-	case nil:
+	if d, present := m["data"]; !present {
 		ev.Data = map[string]any{}
-	default:
+	} else if ev.Data, ok = d.(map[string]any); !ok {
 		return bad("data", "an object")
 	}
-	switch rs := m["redactions"].(type) {
-	case nil:
-	case []any:
-		for _, r := range rs {
+	if rs, present := m["redactions"]; present {
+		list, ok := rs.([]any)
+		if !ok {
+			return bad("redactions", "a list")
+		}
+		for _, r := range list {
 			rm, ok := r.(map[string]any)
 			if !ok {
 				return bad("redactions", "a list of objects")
 			}
-			rule, _ := rm["rule"].(string)
-			path, _ := rm["path"].(string)
-			start, _ := rm["start"].(int64)
-			end, _ := rm["end"].(int64)
-			ev.Redactions = append(ev.Redactions, Redaction{Rule: rule, Path: path, Start: int(start), End: int(end)})
+			rule, ok1 := optString(rm, "rule")
+			path, ok2 := optString(rm, "path")
+			start, ok3 := optOffset(rm, "start")
+			end, ok4 := optOffset(rm, "end")
+			if !ok1 || !ok2 || !ok3 || !ok4 {
+				return bad("redactions", "a list of {rule, path: string; start, end: integers from 0 to 2^31-1}")
+			}
+			ev.Redactions = append(ev.Redactions, Redaction{Rule: rule, Path: path, Start: start, End: end})
 		}
-	default:
-		return bad("redactions", "a list")
 	}
 	for key, v := range m {
 		if !knownKeys[key] {
@@ -414,17 +559,28 @@ func fromMap(m map[string]any, format string) (Event, error) {
 	return ev, nil
 }
 
-func optString(v any) (string, bool) {
-	switch s := v.(type) {
-	case nil:
-		return "", true
-	case string:
-		return s, true
-	case []byte:
-		return string(s), true
-	default:
-		return "", false
+// optOffset reads m[key], an optional integer from 0 to 2^31-1 (absent is 0,
+// null is refused).
+func optOffset(m map[string]any, key string) (int, bool) {
+	v, present := m[key]
+	if !present {
+		return 0, true
 	}
+	n, ok := v.(int64)
+	if !ok || n < 0 || n > math.MaxInt32 {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// optString reads m[key], an optional string (absent is "", null is refused).
+func optString(m map[string]any, key string) (string, bool) {
+	v, present := m[key]
+	if !present {
+		return "", true
+	}
+	s, ok := v.(string)
+	return s, ok
 }
 
 // SortedKeys returns m's keys in order; for deterministic walks of data.

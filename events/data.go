@@ -67,9 +67,15 @@ type ApprovalDecision struct {
 	Reason   string  `msgpack:"reason,omitempty" json:"reason,omitempty"`
 }
 
+// Allowlist operations.
+const (
+	AllowlistAdd    = "add"
+	AllowlistRevoke = "revoke"
+)
+
 // AllowlistChanged adds or revokes a global allowlist entry.
 type AllowlistChanged struct {
-	Op      string `msgpack:"op" json:"op"` // "add" or "revoke"
+	Op      string `msgpack:"op" json:"op"` // AllowlistAdd (needs Shape) or AllowlistRevoke
 	EntryID string `msgpack:"entry_id" json:"entry_id"`
 	// Shape is the normalised command shape the entry allows (see the gate).
 	Shape    string `msgpack:"shape,omitempty" json:"shape,omitempty"`
@@ -95,17 +101,31 @@ type Pairing struct {
 }
 
 // DataAs decodes e.Data into the typed view T. Unknown fields are ignored
-// by the view and stay in e.Data.
+// by the view and stay in e.Data. The view is lenient about types where
+// msgpack is (a float into an integer field); Validate is the strict check.
 func DataAs[T any](e *Event) (T, error) {
-	var out T
-	b, err := msgpack.Marshal(e.Data)
+	out, err := decodeInto[T](e.Data)
 	if err != nil {
-		return out, fmt.Errorf("events: data of %s: %w", e.ID, err)
+		return out, &ValidationError{Field: "data", Reason: fmt.Sprintf("does not fit a %s: %v", e.Kind, err)}
+	}
+	return out, nil
+}
+
+// decodeInto converts a generic value to T through msgpack.
+func decodeInto[T any](v any) (out T, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed value")
+		}
+	}()
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		return out, err
 	}
 	dec := msgpack.NewDecoder(bytes.NewReader(b))
 	dec.UseLooseInterfaceDecoding(true)
 	if err := dec.Decode(&out); err != nil {
-		return out, &ValidationError{Field: "data", Reason: fmt.Sprintf("does not fit a %s: %v", e.Kind, err)}
+		return out, err
 	}
 	return out, nil
 }

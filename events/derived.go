@@ -2,6 +2,7 @@ package events
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -9,52 +10,217 @@ import (
 
 // Derived is an event a processor publishes to VIGIL_DERIVED. Its bytes are
 // a pure function of the log prefix, so replay can compare them exactly.
+//
+// Data may hold a typed value (RiskAssessed, GateDecided …) or the generic
+// map a decoder returns; both encode to the same bytes, because encoding
+// first renders Data as a generic map and then writes every map with sorted
+// keys, as Event does. Unknown top-level fields are not kept: derived events
+// are Vigil's own, and a processor always writes the whole envelope.
 type Derived struct {
 	V  int    `msgpack:"v" json:"v"`
 	ID string `msgpack:"id" json:"id"` // "<processor>:<log seq>[:n]", also the Nats-Msg-Id
 	// Kind is one of the derived kinds.
 	Kind         Kind   `msgpack:"kind" json:"kind"`
 	Conversation string `msgpack:"conversation,omitempty" json:"conversation,omitempty"`
-	// Seq is the log sequence of the event this was derived from.
+	// Seq is the log sequence of the event this was derived from (0 for
+	// outputs that derive from no log event, such as a dlq.record).
 	Seq uint64 `msgpack:"seq" json:"seq"`
 	// Time is the time of the log event it derives from (folds read no clock).
 	Time string `msgpack:"time" json:"time"`
 	Data any    `msgpack:"data" json:"data"`
 }
 
-// Marshal encodes d for the wire. Struct fields are written in a fixed
-// order and maps sorted, so equal values give equal bytes.
+// toMap renders d as a generic map with canonical values.
+func (d *Derived) toMap() (map[string]any, error) {
+	data, err := toGeneric(d.Data)
+	if err != nil {
+		return nil, fmt.Errorf("events: data of derived %s: %w", d.ID, err)
+	}
+	m := map[string]any{
+		"v": int64(d.V), "id": d.ID, "kind": string(d.Kind),
+		"seq": d.Seq, "time": d.Time, "data": data,
+	}
+	if d.Conversation != "" {
+		m["conversation"] = d.Conversation
+	}
+	return m, nil
+}
+
+// toGeneric renders a typed value as the generic, normalised value a
+// decoder would return for it (structs become maps).
+func toGeneric(v any) (any, error) {
+	switch v.(type) {
+	case nil, map[string]any, []any, string, bool, int64, uint64, float64:
+		return normalize(cloneValue(v), 0)
+	}
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return decodeMsgpackValue(b, MaxDepth)
+}
+
+// Marshal encodes d for the wire, canonically: the same derived event, typed
+// or generic, always gives the same bytes.
 func (d *Derived) Marshal() ([]byte, error) {
+	m, err := d.toMap()
+	if err != nil {
+		return nil, err
+	}
+	n, err := normalize(m, 0)
+	if err != nil {
+		return nil, fmt.Errorf("events: encode derived %s: %w", d.ID, err)
+	}
 	var buf bytes.Buffer
 	enc := msgpack.NewEncoder(&buf)
 	enc.SetSortMapKeys(true)
 	enc.UseCompactInts(true)
-	if err := enc.Encode(d); err != nil {
+	enc.UseCompactFloats(true)
+	if err := enc.Encode(n); err != nil {
 		return nil, fmt.Errorf("events: encode derived %s: %w", d.ID, err)
 	}
 	return buf.Bytes(), nil
 }
 
+// MarshalMsgpack is Marshal, so msgpack.Marshal(d) is canonical too.
+func (d Derived) MarshalMsgpack() ([]byte, error) { return d.Marshal() }
+
+// UnmarshalMsgpack decodes with DecodeDerived.
+func (d *Derived) UnmarshalMsgpack(b []byte) error {
+	out, err := DecodeDerived(b)
+	if err != nil {
+		return err
+	}
+	*d = out
+	return nil
+}
+
+// MarshalJSON encodes d as its JSON spelling, keys sorted.
+func (d Derived) MarshalJSON() ([]byte, error) {
+	m, err := d.toMap()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(jsonSafe(m))
+}
+
+// UnmarshalJSON decodes with DecodeDerivedJSON.
+func (d *Derived) UnmarshalJSON(b []byte) error {
+	out, err := DecodeDerivedJSON(b)
+	if err != nil {
+		return err
+	}
+	*d = out
+	return nil
+}
+
 // DecodeDerived decodes a derived event; Data comes back as a generic map.
-func DecodeDerived(b []byte) (d Derived, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &DecodeError{Format: "msgpack", Reason: "malformed derived event"}
-		}
-	}()
-	dec := msgpack.NewDecoder(bytes.NewReader(b))
-	dec.UseLooseInterfaceDecoding(true)
-	if err := dec.Decode(&d); err != nil {
-		return Derived{}, &DecodeError{Format: "msgpack", Reason: trimErr(err)}
+// A body that cannot be decoded is a *DecodeError, never a panic.
+func DecodeDerived(b []byte) (Derived, error) {
+	v, err := decodeMsgpackValue(b, MaxDepth)
+	if err != nil {
+		return Derived{}, err
 	}
-	if d.Data != nil {
-		n, err := normalize(d.Data, 0)
-		if err != nil {
-			return Derived{}, &DecodeError{Format: "msgpack", Reason: err.Error()}
-		}
-		d.Data = n
+	return derivedFromValue(v, "msgpack")
+}
+
+// DecodeDerivedJSON decodes the JSON spelling of a derived event, with the
+// same rules as DecodeDerived.
+func DecodeDerivedJSON(b []byte) (Derived, error) {
+	v, err := decodeJSONValue(b)
+	if err != nil {
+		return Derived{}, err
 	}
+	return derivedFromValue(v, "json")
+}
+
+func derivedFromValue(v any, format string) (Derived, error) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return Derived{}, &DecodeError{Format: format, Reason: fmt.Sprintf("top level is %s, want a map", typeName(v))}
+	}
+	n, err := normalize(m, 0)
+	if err != nil {
+		return Derived{}, &DecodeError{Format: format, Reason: err.Error()}
+	}
+	m = n.(map[string]any)
+	bad := func(field, want string) (Derived, error) {
+		return Derived{}, &DecodeError{Format: format, Reason: fmt.Sprintf("field %q must be %s", field, want)}
+	}
+	var d Derived
+	if v, present := m["v"]; present {
+		n, ok := v.(int64)
+		if !ok || n < 0 || n > maxVersion {
+			return bad("v", "a small non-negative integer")
+		}
+		d.V = int(n)
+	}
+	var kind string
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"id", &d.ID}, {"kind", &kind}, {"conversation", &d.Conversation}, {"time", &d.Time}} {
+		if *f.dst, ok = optString(m, f.name); !ok {
+			return bad(f.name, "a string")
+		}
+	}
+	d.Kind = Kind(kind)
+	switch x, present := m["seq"]; x := x.(type) {
+	case nil:
+		if present {
+			return bad("seq", "a non-negative integer")
+		}
+	case int64:
+		if x < 0 {
+			return bad("seq", "a non-negative integer")
+		}
+		d.Seq = uint64(x)
+	case uint64:
+		d.Seq = x
+	default:
+		return bad("seq", "a non-negative integer")
+	}
+	d.Data = m["data"]
 	return d, nil
+}
+
+// Validate checks a derived event: its envelope and its data, as its kind
+// requires (see schemas/derived.json and the per-kind schemas).
+func (d *Derived) Validate() error {
+	if d.V != CurrentVersion {
+		return &ValidationError{"v", fmt.Sprintf("version %d is not supported; write v=%d", d.V, CurrentVersion)}
+	}
+	if !ValidID(d.ID) {
+		return &ValidationError{"id", fmt.Sprintf("must be 1-%d printable ASCII characters with no spaces", MaxIDLen)}
+	}
+	if !d.Kind.IsDerived() {
+		return &ValidationError{"kind", fmt.Sprintf("%q is not a derived kind", d.Kind)}
+	}
+	if d.Conversation != "" && !ValidToken(d.Conversation) {
+		return &ValidationError{"conversation", "must be 1-128 characters of letters, digits, - _ : @"}
+	}
+	if _, err := parseTime(d.Time); err != nil {
+		return &ValidationError{"time", "must be the RFC 3339 time of the log event it derives from"}
+	}
+	data, err := toGeneric(d.Data)
+	if err != nil {
+		return &ValidationError{"data", fmt.Sprintf("cannot be encoded: %v", err)}
+	}
+	m, ok := data.(map[string]any)
+	if !ok {
+		return &ValidationError{"data", fmt.Sprintf("is %s; it must be an object", typeName(data))}
+	}
+	return validateData(d.Kind, m)
+}
+
+// DerivedDataAs decodes d.Data into the typed view T (RiskAssessed,
+// GateDecided …).
+func DerivedDataAs[T any](d *Derived) (T, error) {
+	out, err := decodeInto[T](d.Data)
+	if err != nil {
+		return out, &ValidationError{Field: "data", Reason: fmt.Sprintf("does not fit a %s: %v", d.Kind, err)}
+	}
+	return out, nil
 }
 
 // Reason explains one contribution to a risk level.
@@ -108,6 +274,13 @@ type GateRequested struct {
 	Tool     string   `msgpack:"tool,omitempty" json:"tool,omitempty"`
 	Command  string   `msgpack:"command,omitempty" json:"command,omitempty"`
 	Shape    string   `msgpack:"shape,omitempty" json:"shape,omitempty"`
+	// Timeout is the config's approval_timeout (a Go duration): the expiry
+	// timer denies the action that long after this request was stored.
+	Timeout       string `msgpack:"timeout,omitempty" json:"timeout,omitempty"`
+	ConfigVersion int64  `msgpack:"config_version,omitempty" json:"config_version,omitempty"`
+	Agent         string `msgpack:"agent,omitempty" json:"agent,omitempty"`
+	// Backend is where the conversation's tools run (conversation.started).
+	Backend string `msgpack:"backend,omitempty" json:"backend,omitempty"`
 }
 
 // GateDecided is the final decision on an action.
@@ -123,6 +296,21 @@ type GateDecided struct {
 	// DecisionSeq is the log sequence of the event that decided (the action
 	// itself, an approval, an expiry).
 	DecisionSeq uint64 `msgpack:"decision_seq" json:"decision_seq"`
+	// Shape is the normalised command shape session and allowlist approvals match.
+	Shape         string `msgpack:"shape,omitempty" json:"shape,omitempty"`
+	ConfigVersion int64  `msgpack:"config_version,omitempty" json:"config_version,omitempty"`
+	// Verdict is the approver's verdict when By is human (once, session,
+	// always, deny); EntryID the allowlist entry that allowed (By
+	// allowlist) or that an always verdict created.
+	Verdict Verdict `msgpack:"verdict,omitempty" json:"verdict,omitempty"`
+	EntryID string  `msgpack:"entry_id,omitempty" json:"entry_id,omitempty"`
+	// Would, in mode analyze-only, is what mode risky would have done:
+	// "ask" or "deny" ("" when it would have allowed).
+	Would string `msgpack:"would,omitempty" json:"would,omitempty"`
+	// AskSecurityRisk says whether the config in force now wants agents to
+	// ask their LLM for security_risk (see Config.AsksSecurityRisk), so a
+	// runtime follows a mid-conversation switch at its next action.
+	AskSecurityRisk bool `msgpack:"ask_security_risk,omitempty" json:"ask_security_risk,omitempty"`
 }
 
 // Alert reports something an operator must see (a control kind on an agent
@@ -152,4 +340,28 @@ type AuditCheckpoint struct {
 	RootHash string `msgpack:"root_hash" json:"root_hash"` // base64
 	// Note is the checkpoint in signed-note text form.
 	Note string `msgpack:"note" json:"note"`
+	// The fields below let `vigil audit verify` name an altered record by
+	// its sequence (see processors/audit and docs/audit.md). Leaves and
+	// Prefix are authenticated by the signed root: Prefix extended by
+	// Leaves must give RootHash.
+
+	// Interval is the processor's checkpoint interval, in records.
+	Interval uint64 `msgpack:"interval,omitempty" json:"interval,omitempty"`
+	// FirstSeq is the first log sequence whose leaf hash is in Leaves; the
+	// window is FirstSeq..TreeSize.
+	FirstSeq uint64 `msgpack:"first_seq,omitempty" json:"first_seq,omitempty"`
+	// Leaves are the RFC 6962 leaf hashes of log records FirstSeq..TreeSize,
+	// 32 bytes each, concatenated, in standard base64.
+	Leaves string `msgpack:"leaves,omitempty" json:"leaves,omitempty"`
+	// Prefix is the compact range of the tree of size FirstSeq-1 (the roots
+	// of its perfect subtrees, left to right), 32 bytes each, concatenated,
+	// in standard base64.
+	Prefix string `msgpack:"prefix,omitempty" json:"prefix,omitempty"`
+}
+
+// Stats is a processor's periodic summary at a log position: counts by
+// name (events by kind, actions by level, gate outcomes …).
+type Stats struct {
+	LogSeq uint64            `msgpack:"log_seq" json:"log_seq"`
+	Counts map[string]uint64 `msgpack:"counts" json:"counts"`
 }

@@ -12,8 +12,27 @@
 //     an integer or null; anything unrecognised normalises to UNKNOWN. It is
 //     never required. See Event.SecurityRisk.
 //   - Every event carries its schema version v; older shapes are upcast on
-//     read (see upcast.go).
-//   - A body that cannot be decoded is a *DecodeError, never a panic.
+//     read (see upcast.go): no v, or an OpenHands ActionEvent, is v0.
+//   - A body that cannot be decoded is a *DecodeError, never a panic. Its
+//     reason never quotes the body, which may hold a secret.
+//
+// Untrusted bodies go to DecodeMsgpack, DecodeMsgpackArray, DecodeJSON,
+// DecodeDerived or DecodeDerivedJSON. They bound what a body can cost: a
+// msgpack body's structure is checked before anything is allocated (a
+// declared length longer than the body is refused), and values nest at most
+// MaxDepth levels.
+//
+// Encoding is canonical: the same event, decoded from msgpack or JSON or
+// built in code, always encodes to the same bytes (values normalised as a
+// decoder returns them, map keys sorted, integers compact), which is what
+// the audit chain hashes and what replay compares. The two formats carry the
+// same values: integral floats are integers, strings are valid UTF-8, and
+// NaN and infinities, which JSON cannot carry, are null.
+//
+// Validate checks an event before it is appended: the envelope, and the
+// data its kind requires (validate.go, with the config's coherence rules in
+// ValidateConfig). The JSON Schemas in schemas/ state the same rules; their
+// tests check that both accept and refuse the same documents.
 //
 // The package does no I/O.
 package events

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -100,8 +99,31 @@ func ValidToken(s string) bool {
 	return true
 }
 
-// Validate checks the envelope of an event about to be appended to the log.
-// It does not check data beyond what the kind requires to be well-formed.
+// ValidID reports whether s can be an event id: 1 to MaxIDLen printable
+// ASCII characters (no spaces or control characters), since the id doubles
+// as the JetStream Nats-Msg-Id header. Vigil's producers use ULIDs; other
+// producers' ids (OpenHands' UUIDs) fit as well.
+func ValidID(s string) bool {
+	if s == "" || len(s) > MaxIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '!' || s[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// MaxAgentLen bounds the agent name, in characters.
+const MaxAgentLen = 256
+
+// Validate checks an event about to be appended to the log: the envelope,
+// and the data as its kind requires (required fields, field types, enums,
+// and for a config event the whole configuration; see ValidateConfig).
+// Fields the kind does not name are never checked: they are kept as they
+// are. schemas/ states the same rules as JSON Schema, and its tests check
+// that the two agree.
 func (e *Event) Validate() error {
 	if e.V != CurrentVersion {
 		return &ValidationError{"v", fmt.Sprintf("version %d is not supported; send v=%d", e.V, CurrentVersion)}
@@ -109,8 +131,8 @@ func (e *Event) Validate() error {
 	if e.ID == "" {
 		return &ValidationError{"id", "is empty; give every event a unique id (a ULID) so retries are stored once"}
 	}
-	if len(e.ID) > MaxIDLen || !utf8.ValidString(e.ID) || strings.ContainsAny(e.ID, " \t\r\n") {
-		return &ValidationError{"id", fmt.Sprintf("must be at most %d bytes of UTF-8 with no whitespace", MaxIDLen)}
+	if !ValidID(e.ID) {
+		return &ValidationError{"id", fmt.Sprintf("must be 1-%d printable ASCII characters with no spaces (a ULID fits)", MaxIDLen)}
 	}
 	if !e.Kind.IsKnown() {
 		return &ValidationError{"kind", fmt.Sprintf("%q is not a known kind; see schemas/ for the list", e.Kind)}
@@ -125,16 +147,17 @@ func (e *Event) Validate() error {
 	} else if !ValidToken(e.Conversation) {
 		return &ValidationError{"conversation", "must be 1-128 characters of letters, digits, - _ : @"}
 	}
-	if e.Agent != "" && len(e.Agent) > 256 {
-		return &ValidationError{"agent", "is longer than 256 bytes"}
+	if utf8.RuneCountInString(e.Agent) > MaxAgentLen {
+		return &ValidationError{"agent", fmt.Sprintf("is longer than %d characters", MaxAgentLen)}
 	}
 	if e.Time.IsZero() {
 		return &ValidationError{"time", "is missing; give an RFC 3339 time"}
 	}
-	if e.Kind == KindAction {
-		if _, ok := e.Data["tool"].(string); !ok {
-			return &ValidationError{"data.tool", "an action needs a tool name (bash, python, file_write, …)"}
-		}
+	if err := validateData(e.Kind, e.Data); err != nil {
+		return err
+	}
+	if e.Kind == KindConfig {
+		return e.validateConfig()
 	}
 	return nil
 }

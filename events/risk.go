@@ -1,6 +1,8 @@
 package events
 
 import (
+	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -49,35 +51,67 @@ func Max(a, b Risk) Risk {
 }
 
 // NormalizeRisk maps whatever a producer sent as security_risk to a level:
-// strings in any case (with surrounding space), integers as OpenHands' enum
-// (-1 unknown, 0 low, 1 medium, 2 high), null and anything else UNKNOWN.
+// strings in any case, with surrounding space and an optional
+// "SecurityRisk." or "ActionSecurityRisk." prefix (Python enum spellings);
+// integers, and strings or floats holding one, as OpenHands' enum
+// (-1 unknown, 0 low, 1 medium, 2 high); null and anything else UNKNOWN.
+// It never fails.
 func NormalizeRisk(v any) Risk {
 	switch x := v.(type) {
 	case string:
 		s := strings.ToUpper(strings.TrimSpace(x))
-		s = strings.TrimPrefix(s, "SECURITYRISK.")
+		for _, prefix := range []string{"SECURITYRISK.", "ACTIONSECURITYRISK."} {
+			s = strings.TrimPrefix(s, prefix)
+		}
 		switch Risk(s) {
 		case RiskLow, RiskMedium, RiskHigh, RiskUnknown:
 			return Risk(s)
 		}
-		if n, err := strconv.Atoi(s); err == nil {
-			return riskFromInt(int64(n))
+		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return riskFromInt(n)
 		}
 		return RiskUnknown
 	case int64:
 		return riskFromInt(x)
+	case int:
+		return riskFromInt(int64(x))
+	case int8:
+		return riskFromInt(int64(x))
+	case int16:
+		return riskFromInt(int64(x))
+	case int32:
+		return riskFromInt(int64(x))
+	case uint:
+		return riskFromUint(uint64(x))
+	case uint8:
+		return riskFromUint(uint64(x))
+	case uint16:
+		return riskFromUint(uint64(x))
+	case uint32:
+		return riskFromUint(uint64(x))
 	case uint64:
-		return RiskUnknown
+		return riskFromUint(x)
 	case float64:
-		if x == float64(int64(x)) {
+		// Compare in float: converting an out-of-range float to an integer
+		// is implementation-defined in Go.
+		if x >= -1 && x <= 2 && x == math.Trunc(x) {
 			return riskFromInt(int64(x))
 		}
 		return RiskUnknown
-	case int:
-		return riskFromInt(int64(x))
+	case float32:
+		return NormalizeRisk(float64(x))
+	case json.Number:
+		return NormalizeRisk(string(x))
 	default:
 		return RiskUnknown
 	}
+}
+
+func riskFromUint(n uint64) Risk {
+	if n > 2 {
+		return RiskUnknown
+	}
+	return riskFromInt(int64(n))
 }
 
 func riskFromInt(n int64) Risk {
@@ -93,65 +127,90 @@ func riskFromInt(n int64) Risk {
 	}
 }
 
+// riskArgKeys are the data fields producers have used for tool arguments, in
+// the order SecurityRisk searches them.
+var riskArgKeys = []string{"args", "arguments", "tool_input", "input"}
+
 // SecurityRisk finds an agent-provided security_risk hint wherever producers
-// put it: data.security_risk, data.args.security_risk, or inside
-// data.args.raw_arguments / data.arguments when those are JSON strings. It
-// returns the normalised level, the raw value as sent, and whether a hint was
-// present at all. It never fails.
+// put it: data.security_risk, then inside the tool arguments (data.args,
+// data.arguments, data.tool_input, data.input), whether those are objects,
+// objects with a raw_arguments JSON string, or JSON strings themselves. The
+// key is matched in any case. It returns the normalised level, the raw value
+// as sent, and whether a hint was present at all. It never fails.
+//
+// When several places hold a hint (OpenHands writes it on the event and in
+// the arguments), the highest level wins, because the hint may only ever
+// raise a level; among equal levels the first place in the order above
+// wins, and a null counts only when no place holds anything else.
 func (e *Event) SecurityRisk() (level Risk, raw any, found bool) {
+	level = RiskUnknown
+	consider := func(v any) {
+		lvl := NormalizeRisk(v)
+		switch {
+		case !found,
+			lvl.Rank() > level.Rank(),
+			raw == nil && v != nil && lvl.Rank() == level.Rank():
+			level, raw, found = lvl, v, true
+		}
+	}
 	if e.Data == nil {
-		return RiskUnknown, nil, false
+		return level, nil, false
 	}
 	if v, ok := lookupFold(e.Data, "security_risk"); ok {
-		return NormalizeRisk(v), v, true
+		consider(v)
 	}
-	for _, key := range []string{"args", "arguments", "tool_input", "input"} {
+	for _, key := range riskArgKeys {
 		switch a := e.Data[key].(type) {
 		case map[string]any:
 			if v, ok := lookupFold(a, "security_risk"); ok {
-				return NormalizeRisk(v), v, true
+				consider(v)
 			}
 			if s, ok := a["raw_arguments"].(string); ok {
-				if lvl, raw, ok := riskInJSONString(s); ok {
-					return lvl, raw, true
+				if v, ok := riskInJSONString(s); ok {
+					consider(v)
 				}
 			}
 		case string:
-			if lvl, raw, ok := riskInJSONString(a); ok {
-				return lvl, raw, true
+			if v, ok := riskInJSONString(a); ok {
+				consider(v)
 			}
 		}
 	}
-	return RiskUnknown, nil, false
+	return level, raw, found
 }
 
-func riskInJSONString(s string) (Risk, any, bool) {
+// riskInJSONString returns the security_risk of a JSON object held in a
+// string, if it has one.
+func riskInJSONString(s string) (any, bool) {
 	if !strings.Contains(strings.ToLower(s), "security_risk") {
-		return RiskUnknown, nil, false
+		return nil, false
 	}
 	v, err := DecodeJSONValue([]byte(s))
 	if err != nil {
-		return RiskUnknown, nil, false
+		return nil, false
 	}
 	m, ok := v.(map[string]any)
 	if !ok {
-		return RiskUnknown, nil, false
+		return nil, false
 	}
-	if r, ok := lookupFold(m, "security_risk"); ok {
-		return NormalizeRisk(r), r, true
-	}
-	return RiskUnknown, nil, false
+	return lookupFold(m, "security_risk")
 }
 
 // lookupFold finds key in m, case-insensitively, preferring an exact match.
+// Among several case-insensitive matches it takes the smallest key, so the
+// answer never depends on map iteration order (folds must be deterministic).
 func lookupFold(m map[string]any, key string) (any, bool) {
 	if v, ok := m[key]; ok {
 		return v, true
 	}
-	for k, v := range m {
-		if strings.EqualFold(k, key) {
-			return v, true
+	best, found := "", false
+	for k := range m {
+		if strings.EqualFold(k, key) && (!found || k < best) {
+			best, found = k, true
 		}
 	}
-	return nil, false
+	if !found {
+		return nil, false
+	}
+	return m[best], true
 }
