@@ -1,0 +1,83 @@
+package auditkey
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"golang.org/x/mod/sumdb/note"
+)
+
+func TestLoadOrCreate(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := Load(dir); !errors.Is(err, ErrNoKey) {
+		t.Fatalf("Load on an empty directory: %v, want ErrNoKey", err)
+	}
+	s, vkey, err := LoadOrCreate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(s.Name(), "vigil-audit-") || !strings.HasPrefix(vkey, s.Name()+"+") {
+		t.Fatalf("name %q, vkey %q", s.Name(), vkey)
+	}
+	for path, mode := range map[string]os.FileMode{Dir(dir): 0o700, SignerPath(dir): 0o600, VerifierPath(dir): 0o644} {
+		fi, err := os.Stat(path)
+		if err != nil || fi.Mode().Perm() != mode {
+			t.Fatalf("%s: %v mode %v, want %v", path, err, fi.Mode().Perm(), mode)
+		}
+	}
+	// The same key comes back, and it signs what the verifier key checks.
+	s2, vkey2, err := LoadOrCreate(dir)
+	if err != nil || vkey2 != vkey || s2.KeyHash() != s.KeyHash() {
+		t.Fatalf("second load: %v %q", err, vkey2)
+	}
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := note.Sign(&note.Note{Text: "hello\n"}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := note.Open(msg, note.VerifierList(v)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := VerifierKey(dir); err != nil || got != vkey {
+		t.Fatalf("VerifierKey = %q, %v", got, err)
+	}
+	// A lost verifier.key is rewritten from the signer key.
+	os.Remove(VerifierPath(dir))
+	if _, _, err := Load(dir); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := VerifierKey(dir); got != vkey {
+		t.Fatalf("rewritten verifier key %q", got)
+	}
+	// A signer key readable by others is refused.
+	if err := os.Chmod(SignerPath(dir), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Fatalf("Load of a 0644 key: %v", err)
+	}
+}
+
+func TestVerifierKeyOf(t *testing.T) {
+	// Keys whose base64 holds '+' must parse too: try a few.
+	for i := range 50 {
+		skey, vkey, err := note.GenerateKey(nil, "k"+strings.Repeat("x", i%5))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := VerifierKeyOf(skey)
+		if err != nil || got != vkey {
+			t.Fatalf("VerifierKeyOf(%s) = %q, %v; want %q", skey, got, err, vkey)
+		}
+	}
+	for _, bad := range []string{"", "PRIVATE+KEY+x", "PRIVATE+KEY+x+00000000+AAAA", "PUBLIC+KEY+x+00000000+AQ=="} {
+		if _, err := VerifierKeyOf(bad); err == nil {
+			t.Errorf("VerifierKeyOf(%q) accepted", bad)
+		}
+	}
+}
