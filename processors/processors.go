@@ -119,18 +119,24 @@ func (p *Pipeline) Step(rec events.Record) ([]Output, error) {
 }
 
 // Feed decodes one raw log record and steps p with it. It never fails: a
-// record that does not decode, or that p cannot fold, becomes an alert
+// record that does not decode, or that p cannot fold, also yields an alert
 // output (deterministically, so replay produces the same alert). Both the
 // live and the replay driver call Feed, which is what makes them agree.
+//
+// A record that does not decode is still stepped, with a zero Event (Kind
+// ""): processors that work on the stored bytes (audit) see every record,
+// and the others ignore a kind they do not know.
 func Feed(p Processor, seq uint64, subject string, raw []byte) (events.Record, []Output) {
-	ev, err := events.DecodeMsgpack(raw)
-	rec := events.Record{Seq: seq, Subject: subject, Raw: raw, Event: ev}
-	if err != nil {
-		return rec, []Output{alertOutput(p.Name(), &rec, 0, fmt.Sprintf("log record %d does not decode: %v", seq, err))}
+	ev, decodeErr := events.DecodeMsgpack(raw)
+	if decodeErr != nil {
+		ev = events.Event{}
 	}
+	rec := events.Record{Seq: seq, Subject: subject, Raw: raw, Event: ev}
 	out, err := p.Step(rec)
-	if err != nil {
-		out = append(out, alertOutput(p.Name(), &rec, len(out)+1000, err.Error()))
+	if decodeErr != nil {
+		out = append(out, alertOutput(p.Name(), &rec, 0, fmt.Sprintf("log record %d does not decode: %v", seq, decodeErr)))
+	} else if err != nil {
+		out = append(out, alertOutput(p.Name(), &rec, 0, err.Error()))
 	}
 	return rec, out
 }
