@@ -99,6 +99,9 @@ func newRootCmd(c *cli) *cobra.Command {
 		newTailCmd,
 		newVersionCmd,
 		newBenchCmd,
+		newScoreCmd,
+		newScanCmd,
+		newRedactCmd,
 	}
 	for _, nc := range commands {
 		root.AddCommand(nc(c))

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk"
+)
+
+// newScoreCmd: `vigil score 'CMD'` and `vigil score --jsonl`. Offline: no
+// server, the built-in rules under the default config (or --config FILE).
+func newScoreCmd(c *cli) *cobra.Command {
+	var jsonl bool
+	var configFile, workspace, backend string
+	cmd := &cobra.Command{
+		Use:   "score [COMMAND]",
+		Short: "Score a shell command or events offline, without a server",
+		Long: "score prints the risk level of a shell command with the parsed view: the commands found\n" +
+			"(including those inside bash -c, eval, $(…), ssh, find -exec) and the rules that decided.\n" +
+			"With --jsonl it reads one JSON object per line on stdin, either a whole event or\n" +
+			"{\"command\": \"…\"}, and writes {\"level\": …, \"reasons\": […]} per line, in order.",
+		Example: "  vigil score 'rm -rf \"$HOME\"'\n  jq -c '{command: .}' cmds.json | vigil score --jsonl",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := loadScoreConfig(configFile)
+			if err != nil {
+				return err
+			}
+			s, err := risk.NewScorer(cfg)
+			if err != nil {
+				return fmt.Errorf("--config %s: %w", configFile, err)
+			}
+			env := risk.Env{Workspace: workspace, Backend: backend}
+			if jsonl {
+				if len(args) > 0 {
+					return fmt.Errorf("score: give either a COMMAND or --jsonl input on stdin, not both")
+				}
+				return scoreJSONL(c.stdin, c.stdout, s, env)
+			}
+			if len(args) == 0 {
+				return fmt.Errorf("score: give a command to score, e.g. vigil score 'rm -rf ./build', or use --jsonl")
+			}
+			a := s.ScoreCommand(args[0], env)
+			printAssessment(c.stdout, s, args[0], a)
+			if a.Level == events.RiskHigh {
+				return &exitError{code: 3}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&jsonl, "jsonl", false, "read JSON lines on stdin ({\"command\": …} or whole events), write one result per line")
+	f.StringVar(&configFile, "config", "", "score under this config file (JSON or YAML config event data) instead of the default")
+	f.StringVar(&workspace, "workspace", "", "the agent's workspace directory: paths outside it score higher")
+	f.StringVar(&backend, "backend", "", "the backend the command runs on (local, docker, ssh …), for policy rules")
+	return cmd
+}
+
+func loadScoreConfig(path string) (events.Config, error) {
+	if path == "" {
+		return events.DefaultConfig(), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return events.Config{}, fmt.Errorf("--config: %w", err)
+	}
+	cfg := events.DefaultConfig()
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return events.Config{}, fmt.Errorf("--config %s: not a JSON config (%v); write the config event's data as JSON", path, err)
+	}
+	return cfg, nil
+}
+
+type scoreLine struct {
+	Level   events.Risk     `json:"level"`
+	Reasons []events.Reason `json:"reasons"`
+	Shape   string          `json:"shape,omitempty"`
+	Error   string          `json:"error,omitempty"`
+}
+
+// scoreJSONL scores one input line per output line, in order. A line that
+// does not decode gets {"level":"UNKNOWN","error":…} so outputs stay aligned.
+func scoreJSONL(in io.Reader, out io.Writer, s *risk.Scorer, env risk.Env) error {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 16<<20)
+	w := bufio.NewWriter(out)
+	defer w.Flush()
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		var res scoreLine
+		var probe struct {
+			Command *string `json:"command"`
+			Kind    string  `json:"kind"`
+		}
+		if err := json.Unmarshal([]byte(line), &probe); err != nil {
+			res = scoreLine{Level: events.RiskUnknown, Error: fmt.Sprintf("line %d: not JSON: %v", n, err)}
+		} else if probe.Command != nil && probe.Kind == "" {
+			a := s.ScoreCommand(*probe.Command, env)
+			res = scoreLine{Level: a.Level, Reasons: a.Reasons, Shape: s.Shape(a)}
+		} else {
+			ev, err := events.DecodeJSON([]byte(line))
+			switch {
+			case err != nil:
+				res = scoreLine{Level: events.RiskUnknown, Error: fmt.Sprintf("line %d: %v", n, err)}
+			case ev.Kind == events.KindContextLoaded:
+				r := risk.Scan(ev.StringField("content"), ev.StringField("path"))
+				res = scoreLine{Level: events.RiskLow}
+				if r.Verdict == risk.VerdictInjection {
+					res.Level = events.RiskHigh
+				}
+				for _, f := range r.Findings {
+					res.Reasons = append(res.Reasons, events.Reason{Analyzer: risk.AnalyzerInjection, Rule: f.Rule, Detail: f.Detail, Span: []int{f.Span[0], f.Span[1]}})
+				}
+			default:
+				a := s.ScoreAction(&ev, env)
+				res = scoreLine{Level: a.Level, Reasons: a.Reasons, Shape: s.Shape(a)}
+			}
+		}
+		if res.Reasons == nil {
+			res.Reasons = []events.Reason{}
+		}
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("score --jsonl: reading stdin: %w", err)
+	}
+	return nil
+}
+
+// printAssessment is the human summary: level, the commands found and the
+// reasons, highest first.
+func printAssessment(w io.Writer, s *risk.Scorer, input string, a risk.Assessment) {
+	fmt.Fprintf(w, "%s  %s\n", a.Level, s.Shape(a))
+	if a.View.ParseError != "" {
+		fmt.Fprintf(w, "  parse: %s\n", a.View.ParseError)
+	}
+	if len(a.View.Commands) > 0 {
+		fmt.Fprintln(w, "commands found:")
+		for _, c := range a.View.Commands {
+			indent := strings.Repeat("  ", c.Depth+1)
+			line := c.Name
+			if len(c.Argv) > 0 {
+				line += " " + strings.Join(quoteArgs(c.Argv), " ")
+			}
+			if len(line) > 100 {
+				line = line[:100] + "…"
+			}
+			var notes []string
+			if c.Sudo {
+				notes = append(notes, "as root")
+			}
+			if len(c.Via) > 0 {
+				notes = append(notes, "via "+strings.Join(c.Via, " → "))
+			}
+			if len(notes) > 0 {
+				line += "   (" + strings.Join(notes, "; ") + ")"
+			}
+			fmt.Fprintf(w, "%s%s\n", indent, line)
+		}
+	}
+	if len(a.View.Hosts) > 0 {
+		fmt.Fprintf(w, "hosts: %s\n", strings.Join(a.View.Hosts, ", "))
+	}
+	if len(a.Reasons) > 0 {
+		fmt.Fprintln(w, "why:")
+		for _, r := range a.Reasons {
+			lvl := string(r.Level)
+			if lvl == "" {
+				lvl = "-"
+			}
+			fmt.Fprintf(w, "  %-6s %s/%s: %s\n", lvl, r.Analyzer, r.Rule, r.Detail)
+		}
+	} else {
+		fmt.Fprintln(w, "why: no rule fired")
+	}
+	_ = input
+}
+
+func quoteArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"$`\\|&;<>()*?") {
+			out[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		} else {
+			out[i] = a
+		}
+	}
+	return out
+}

@@ -1,0 +1,253 @@
+package risk
+
+import (
+	"net/url"
+	"path"
+	"strings"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+// fileAction judges file_write / file_edit style tools by the path written
+// and, for code and scripts, by the content.
+func (s *Scorer) fileAction(tool string, args map[string]any, ev *events.Event, env Env) ([]finding, View) {
+	p := firstString(args, "path", "file_path", "filename", "target_file", "file", "notebook_path", "target")
+	content := firstString(args, "content", "file_text", "new_str", "new_string", "text", "contents", "code", "patch", "input", "new_source")
+	if sub, _ := args["command"].(string); sub == "view" {
+		return readFindings(p, env), View{Paths: nonEmpty(p)}
+	}
+	v := View{Paths: nonEmpty(p)}
+	var finds []finding
+	add := func(rule string, lvl events.Risk, detail string) {
+		finds = append(finds, finding{analyzer: AnalyzerFiles, rule: rule, level: lvl, detail: detail, command: tool})
+	}
+	if p == "" {
+		if strings.Contains(content, "*** Begin Patch") || strings.Contains(content, "+++ ") {
+			for _, line := range strings.Split(content, "\n") {
+				for _, pre := range []string{"*** Update File: ", "*** Add File: ", "*** Delete File: ", "+++ b/", "+++ "} {
+					if strings.HasPrefix(line, pre) {
+						f, v2 := s.fileAction(tool, map[string]any{"path": strings.TrimSpace(line[len(pre):])}, ev, env)
+						finds = append(finds, f...)
+						v.Paths = append(v.Paths, v2.Paths...)
+					}
+				}
+			}
+			return finds, v
+		}
+		add("no-path", events.RiskMedium, "file change without a path")
+		return finds, v
+	}
+	w := newWalker(env)
+	w.outer = [2]int{0, len(content)}
+	c := &command{name: tool, path: tool}
+	w.cmds = append(w.cmds, c)
+	rp := resolvePath(p, "")
+	cls := classify(p, "", env.Workspace)
+	low := strings.ToLower(rp)
+	base := path.Base(low)
+	switch {
+	case cls == pcNull:
+	case strings.Contains(low, "/.git/hooks/") || strings.HasPrefix(low, ".git/hooks/"):
+		add("git-hook-write", events.RiskHigh, "writes a git hook ("+p+"), which runs on every git operation")
+	case strings.Contains(low, ".github/workflows/") || strings.HasSuffix(low, ".gitlab-ci.yml") || strings.Contains(low, ".circleci/") || base == "jenkinsfile" || strings.Contains(low, ".buildkite/") || base == "azure-pipelines.yml" || strings.Contains(low, ".travis.yml"):
+		add("ci-config-write", events.RiskMedium, "changes CI configuration ("+p+"), which runs with CI secrets")
+	case credentialKind(rp) != "":
+		add("credential-write", events.RiskHigh, "writes the credential store "+p)
+	}
+	if cls != pcNull {
+		w.judgeWrite(c, p, false, &data{text: content, known: true, flags: flowStatic}, tool)
+		switch cls {
+		case pcWorkspace, pcTemp:
+			if secretFileKind(rp) == ".env file" {
+				add("env-file-write", events.RiskMedium, "writes the secrets file "+p)
+			}
+		case pcParent, pcOther, pcHomeData, pcHome, pcCache:
+			if len(w.finds) == 0 {
+				add("outside-workspace", events.RiskMedium, "writes "+p+", outside the workspace")
+			}
+		case pcSystem, pcRoot, pcDevice:
+			if len(w.finds) == 0 {
+				add("system-write", events.RiskHigh, "writes the system path "+p)
+			}
+		}
+		if env.Workspace == "" && strings.HasPrefix(rp, "/") && cls == pcOther {
+			// absolute paths cannot be placed without a workspace
+		}
+	}
+	finds = append(finds, w.finds...)
+	// Content: code is analysed as code, scripts as shell.
+	switch ext := path.Ext(low); {
+	case ext == ".py" || ext == ".pyw":
+		finds = append(finds, analyzeCodeText("python", content, env)...)
+	case ext == ".sh" || ext == ".bash" || ext == ".zsh" || base == "makefile" || strings.HasSuffix(low, "/hooks/pre-commit"):
+		f, _ := shellFindings(content, env)
+		for i := range f {
+			f[i].detail = "in " + p + ": " + f[i].detail
+		}
+		finds = append(finds, capLevel(f, events.RiskMedium, "written, not run")...)
+	case ext == ".js" || ext == ".ts" || ext == ".mjs" || ext == ".cjs" || ext == ".rb" || ext == ".pl" || ext == ".php" || ext == ".lua":
+		finds = append(finds, capLevel(analyzeCodeText(strings.TrimPrefix(ext, "."), content, env), events.RiskHigh, "")...)
+	case base == "package.json":
+		if strings.Contains(content, "\"postinstall\"") || strings.Contains(content, "\"preinstall\"") || strings.Contains(content, "\"install\"") {
+			for _, line := range strings.Split(content, "\n") {
+				if strings.Contains(line, "install\"") {
+					if i := strings.Index(line, ":"); i > 0 {
+						cmd := strings.Trim(strings.TrimSpace(line[i+1:]), `",`)
+						f, _ := shellFindings(cmd, env)
+						finds = append(finds, f...)
+						finds = append(finds, finding{analyzer: AnalyzerFiles, rule: "install-script", level: events.RiskMedium,
+							detail: "package.json install script runs on every npm install: " + cmd, command: tool})
+					}
+				}
+			}
+		}
+	}
+	return finds, v
+}
+
+// capLevel lowers findings above max to max: a dangerous script that is only
+// written is not yet run.
+func capLevel(fs []finding, max events.Risk, why string) []finding {
+	for i := range fs {
+		if fs[i].level.Rank() > max.Rank() {
+			fs[i].level = max
+			if why != "" {
+				fs[i].detail += " (" + why + ")"
+			}
+		}
+	}
+	return fs
+}
+
+func readFindings(p string, env Env) []finding {
+	if p == "" {
+		return nil
+	}
+	w := newWalker(env)
+	c := &command{name: "read", path: "read"}
+	w.judgeRead(c, p, "reads")
+	return w.finds
+}
+
+// networkAction judges browse/fetch tools by destination.
+func networkAction(args map[string]any, env Env) ([]finding, View) {
+	raw := firstString(args, "url", "uri", "href", "link", "address", "target")
+	method := strings.ToUpper(firstString(args, "method"))
+	body := firstString(args, "body", "data", "json", "form", "payload")
+	v := View{}
+	var finds []finding
+	add := func(rule string, lvl events.Risk, detail string) {
+		finds = append(finds, finding{analyzer: AnalyzerNetwork, rule: rule, level: lvl, detail: detail, command: "fetch"})
+	}
+	if raw == "" {
+		return finds, v
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || u.Host == "" {
+		if !strings.Contains(raw, "://") {
+			u, err = url.Parse("https://" + strings.TrimSpace(raw))
+		}
+		if err != nil || u == nil || u.Host == "" {
+			add("bad-url", events.RiskMedium, "the destination is not a URL")
+			return finds, v
+		}
+	}
+	host := strings.ToLower(u.Hostname())
+	v.Hosts = []string{host}
+	for _, h := range metadataHosts {
+		if host == h || strings.Trim(h, "[]") == host {
+			add("cloud-metadata", events.RiskHigh, "fetches the cloud metadata service, which hands out credentials")
+			return finds, v
+		}
+	}
+	upload := body != "" || method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE"
+	switch {
+	case u.Scheme == "file":
+		add("local-file-url", events.RiskMedium, "opens a local file through a file:// URL")
+		if k := credentialKind(u.Path); k != "" {
+			add("credential-read", events.RiskHigh, "opens "+u.Path+" ("+k+")")
+		}
+	case isLocalHost(host):
+		add("local-service", events.RiskLow, "talks to a service on this machine")
+	case isPrivateHost(host):
+		add("private-network", events.RiskMedium, "talks to a private network address ("+host+")")
+	case isRawIP(host):
+		add("raw-ip", events.RiskMedium, "talks to a bare IP address ("+host+")")
+	}
+	if upload {
+		switch {
+		case u.Scheme != "https" && !isLocalHost(host):
+			add("insecure-upload", events.RiskHigh, "sends data over unencrypted "+u.Scheme)
+		default:
+			add("network-write", events.RiskMedium, "sends data to "+host)
+		}
+	}
+	if strings.Contains(u.RawQuery, "$(") || len(u.RawQuery) > 512 {
+		add("url-exfiltration", events.RiskMedium, "the URL carries a large or computed query")
+	}
+	return finds, v
+}
+
+// mcpAction judges a call to an MCP tool: its name and string arguments.
+func mcpAction(tool string, args map[string]any, env Env) ([]finding, View) {
+	var finds []finding
+	v := View{}
+	name := strings.ToLower(tool)
+	add := func(rule string, lvl events.Risk, detail string) {
+		finds = append(finds, finding{analyzer: AnalyzerTool, rule: rule, level: lvl, detail: detail, command: tool})
+	}
+	mut := false
+	for _, verb := range []string{"delete", "drop", "remove", "destroy", "kill", "exec", "shell", "run", "write", "push", "deploy", "send", "pay", "transfer", "merge", "update", "create", "post", "upload", "terminate"} {
+		if strings.Contains(name, verb) {
+			mut = true
+		}
+	}
+	if mut {
+		add("mcp-mutating-tool", events.RiskMedium, tool+" changes something outside the agent")
+	} else {
+		add("mcp-tool", events.RiskLow, tool+" judged by its name and arguments only")
+	}
+	var walk func(x any)
+	walk = func(x any) {
+		switch t := x.(type) {
+		case string:
+			for _, tok := range pathTokens(t) {
+				if k := credentialKind(tok); k != "" {
+					add("credential-read", events.RiskHigh, tool+" is given "+tok+" ("+k+")")
+				}
+			}
+			for _, h := range metadataHosts {
+				if strings.Contains(t, h) {
+					add("cloud-metadata", events.RiskHigh, tool+" is pointed at the metadata service")
+				}
+			}
+			for _, m := range urlRe.FindAllStringSubmatch(t, 4) {
+				v.Hosts = append(v.Hosts, strings.ToLower(m[1]))
+			}
+		case map[string]any:
+			ks := make([]string, 0, len(t))
+			for k := range t {
+				ks = append(ks, k)
+			}
+			sortStrings(ks)
+			for _, k := range ks {
+				walk(t[k])
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(args)
+	v.Hosts = uniqSorted(v.Hosts)
+	return finds, v
+}
+
+func sortStrings(a []string) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}

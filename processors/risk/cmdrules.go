@@ -1,0 +1,1364 @@
+package risk
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+// ruledCmds lists the commands commandRules knows.
+var ruledCmds = set("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk",
+	"cfdisk", "gdisk", "sgdisk", "parted", "blkdiscard", "truncate", "mv", "cp", "install", "ln", "tee", "sed", "chmod", "chown",
+	"chgrp", "chattr", "setfacl", "setcap", "kill", "killall", "killall5", "pkill", "fuser", "shutdown", "reboot", "halt", "poweroff",
+	"init", "telinit", "systemctl", "service", "launchctl", "crontab", "at", "batch", "systemd-run", "useradd", "adduser", "userdel",
+	"deluser", "usermod", "groupadd", "groupdel", "gpasswd", "passwd", "chpasswd", "pw", "dscl", "sysadminctl", "dseditgroup",
+	"dsenableroot", "visudo", "vipw", "vigr", "insmod", "modprobe", "rmmod", "kextload", "kmutil", "sysctl", "setenforce", "spctl",
+	"csrutil", "tmutil", "mdatp", "defaults", "auditctl", "ufw", "iptables", "ip6tables", "nft", "pfctl", "journalctl", "log",
+	"history", "unset", "set", "security", "kickstart", "systemsetup", "git", "gh", "pip", "npm", "yarn", "pnpm", "bun", "cargo",
+	"go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "pacman", "apk", "conda", "mamba", "pipx",
+	"uv", "uvx", "npx", "bunx", "poetry", "make", "twine", "docker", "kubectl", "oc", "helm", "terraform", "tofu", "aws", "gcloud",
+	"az", "doctl", "heroku", "flyctl", "psql", "mysql", "sqlite3", "clickhouse-client", "cockroach", "sqlcmd", "duckdb", "mongo",
+	"redis-cli", "curl", "wget", "nc", "socat", "telnet", "scp", "sftp", "rsync", "ftp", "lftp", "smbclient", "ssh", "dig",
+	"nslookup", "host", "nmap", "masscan", "zmap", "nikto", "tcpdump", "tshark", "ping", "ngrok", "cloudflared", "code", "python",
+	"php", "httpd", "mail", "sendmail", "finger", "whois", "aria2c", "lwp-download", "nscurl", "sudo", "su", "eval", "export",
+	"vim", "vi", "nano", "emacs", "ed", "sudoedit", "cancel", "lp", "ab", "restic", "getent", "openssl", "shopt", "xattr", "chflags",
+	"sshpass", "rclone", "gsutil", "s3cmd", "perl", "ruby", "node", "lua", "awk", "osascript", "update-ca-certificates", "ssh-keygen")
+
+// commandRules judges c by what its program does with its arguments.
+func (w *walker) commandRules(c *command) {
+	a := c.args
+	switch c.name {
+	case "rm", "unlink", "srm", "rmdir":
+		w.deletion(c, flagSet(a, 'r', "--recursive") || flagSet(a, 'R') || c.name == "srm" && flagSet(a, 'r'), deletionTargets(c))
+	case "shred", "wipe":
+		for _, t := range operands(a) {
+			cls := classify(t, c.cwd, w.env.Workspace)
+			switch {
+			case cls == pcDevice:
+				w.hitA(c, AnalyzerFiles, "disk-wipe", high, c.name+" destroys the device "+t)
+			case cls == pcLog || historyFile(t):
+				w.hitA(c, AnalyzerFiles, "log-tampering", high, c.name+" destroys the log "+t)
+			case cls == pcSystem || cls == pcRoot || cls == pcHome || cls == pcParent:
+				w.hitA(c, AnalyzerFiles, "destructive-delete-system", high, c.name+" destroys "+t)
+			default:
+				w.hitA(c, AnalyzerFiles, "delete-workspace", med, c.name+" destroys "+t)
+			}
+		}
+	case "dd":
+		for _, x := range a {
+			if strings.HasPrefix(x, "of=") {
+				t := x[3:]
+				cls := classify(t, c.cwd, w.env.Workspace)
+				switch cls {
+				case pcDevice:
+					w.hitA(c, AnalyzerFiles, "disk-overwrite", high, "dd overwrites the device "+t)
+				case pcWorkspace, pcTemp, pcNull:
+				default:
+					w.judgeWrite(c, t, false, nil, "dd")
+					if cls == pcLog {
+						break
+					}
+				}
+			}
+			if strings.HasPrefix(x, "if=") && classify(x[3:], c.cwd, "") == pcDevice && !strings.HasPrefix(x[3:], "/dev/zero") {
+				w.hitA(c, AnalyzerFiles, "disk-read", med, "dd reads the raw device "+x[3:])
+			}
+		}
+	case "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted", "blkdiscard":
+		if (c.name == "fdisk" || c.name == "sfdisk" || c.name == "parted" || c.name == "gdisk" || c.name == "sgdisk") && (flagSet(a, 'l', "--list") || hasArg(a, "print", "-p")) {
+			return
+		}
+		dev := false
+		for _, t := range operands(a) {
+			if classify(t, c.cwd, "") == pcDevice {
+				dev = true
+			}
+		}
+		if dev {
+			w.hitA(c, AnalyzerFiles, "disk-format", high, c.name+" formats or repartitions a disk")
+		} else {
+			w.hitA(c, AnalyzerFiles, "disk-format", med, c.name+" formats an image or device")
+		}
+	case "truncate":
+		zero := false
+		if v, ok := optValue(a, "-s", "--size"); ok && (v == "0" || v == "0K" || v == "0k") {
+			zero = true
+		}
+		for i, t := range a {
+			if strings.HasPrefix(t, "-") || (i > 0 && a[i-1] == "-s") {
+				continue
+			}
+			cls := classify(t, c.cwd, w.env.Workspace)
+			switch {
+			case historyFile(t):
+				w.hit(c, "history-tampering", high, "truncate empties "+t)
+			case cls == pcLog || (strings.HasSuffix(t, ".log") && cls != pcWorkspace && cls != pcTemp):
+				w.hitA(c, AnalyzerFiles, "log-tampering", high, "truncate empties the log "+t)
+			case cls == pcSystem || cls == pcDevice || cls == pcRoot:
+				w.hitA(c, AnalyzerFiles, "system-write", high, "truncate empties "+t)
+			default:
+				if zero {
+					w.hitA(c, AnalyzerFiles, "delete-workspace", med, "truncate empties "+t)
+				} else {
+					w.hitA(c, AnalyzerFiles, "file-resize", med, "truncate resizes "+t)
+				}
+			}
+		}
+	case "mv":
+		ops := operands(a)
+		if len(ops) >= 2 {
+			dst := ops[len(ops)-1]
+			for _, s := range ops[:len(ops)-1] {
+				cls := classify(s, c.cwd, w.env.Workspace)
+				switch {
+				case cls == pcRoot || cls == pcHome || cls == pcSystem && isTopLevel(resolvePath(s, c.cwd)):
+					w.hitA(c, AnalyzerFiles, "destructive-move", high, "mv moves "+s+" away")
+				case cls == pcLog || historyFile(s):
+					w.hitA(c, AnalyzerFiles, "log-tampering", high, "mv moves the log "+s+" away")
+				}
+				w.judgeRead(c, s, "mv moves")
+			}
+			if classify(dst, c.cwd, "") == pcNull {
+				w.hitA(c, AnalyzerFiles, "destructive-move", high, "mv moves files to "+dst)
+			}
+			w.judgeWrite(c, dst, false, nil, "mv")
+		}
+		w.hitA(c, AnalyzerFiles, "move", med, "mv renames or moves files")
+	case "cp", "install":
+		ops := operands(a)
+		if c.name == "install" {
+			if m, ok := optValue(a, "-m", "--mode"); ok && setuidMode(m) {
+				w.hit(c, "setuid", high, "install sets the setuid/setgid bit (mode "+m+")")
+			}
+			ops = nil
+			for i, x := range a {
+				if strings.HasPrefix(x, "-") || (i > 0 && (a[i-1] == "-m" || a[i-1] == "-o" || a[i-1] == "-g" || a[i-1] == "--mode")) {
+					continue
+				}
+				ops = append(ops, x)
+			}
+		}
+		if len(ops) >= 2 {
+			dst := resolvePath(ops[len(ops)-1], c.cwd)
+			for _, s := range ops[:len(ops)-1] {
+				_ = s
+			}
+			rule, why := sensitiveTarget(dst)
+			if rule == "service-persistence" && strings.HasPrefix(dst, "/etc/systemd/system") && !strings.HasPrefix(ops[0], "/") && !strings.HasPrefix(ops[0], "$") {
+				w.hitA(c, AnalyzerFiles, "service-install", med, c.name+" installs a project service unit into "+dst)
+			} else if rule != "" {
+				w.hitA(c, AnalyzerFiles, rule, high, c.name+" writes "+dst+": "+why)
+			} else {
+				w.judgeWrite(c, ops[len(ops)-1], false, nil, c.name)
+			}
+		}
+	case "ln":
+		ops := operands(a)
+		if len(ops) >= 2 {
+			target, link := ops[0], ops[len(ops)-1]
+			rl := resolvePath(link, c.cwd)
+			switch {
+			case historyFile(rl) && target == "/dev/null":
+				w.hit(c, "history-tampering", high, "ln points "+link+" at /dev/null, discarding history")
+			default:
+				if rule, why := sensitiveTarget(rl); rule != "" && !strings.HasPrefix(rl, "/usr/local") {
+					w.hitA(c, AnalyzerFiles, rule, high, "ln replaces "+rl+": "+why)
+				} else if classify(link, c.cwd, "") == pcSystem {
+					w.hitA(c, AnalyzerFiles, "system-write", med, "ln creates a link in "+rl)
+				}
+			}
+		}
+	case "tee":
+		appendMode := flagSet(a, 'a', "--append")
+		for _, t := range operands(a) {
+			w.judgeWrite(c, t, appendMode, c.stdin, "tee")
+		}
+	case "sed", "perl":
+		if c.name == "perl" && !flagSet(a, 'i') {
+			return
+		}
+		if !(flagSet(a, 'i', "--in-place")) {
+			return
+		}
+		ops := operands(a)
+		if c.name == "sed" && len(ops) > 0 && !hasArgPrefix(a, "-e", "--expression", "-f") {
+			ops = ops[1:]
+		}
+		for _, t := range ops {
+			rt := resolvePath(t, c.cwd)
+			if rule, why := sensitiveTarget(rt); rule != "" {
+				w.hitA(c, AnalyzerFiles, rule, high, c.name+" -i edits "+rt+": "+why)
+				continue
+			}
+			if rcFile(rt) {
+				w.hitA(c, AnalyzerFiles, "shell-rc-write", med, c.name+" -i edits "+rt)
+				continue
+			}
+			w.hitA(c, AnalyzerFiles, "in-place-edit", med, c.name+" -i edits "+t+" in place")
+		}
+	case "chmod":
+		w.chmod(c)
+	case "chown", "chgrp":
+		rec := flagSet(a, 'R', "--recursive")
+		ops := operands(a)
+		if len(ops) > 1 {
+			ops = ops[1:]
+		}
+		for _, t := range ops {
+			cls := classify(t, c.cwd, w.env.Workspace)
+			rt := resolvePath(t, c.cwd)
+			if cls == pcRoot || (rec && (cls == pcHome || cls == pcSystem && isTopLevel(rt))) || credentialKind(rt) == "system password hashes" || strings.HasPrefix(rt, "/etc/sudoers") {
+				w.hitA(c, AnalyzerFiles, "ownership-system", high, c.name+" changes ownership of "+rt)
+				return
+			}
+		}
+		w.hitA(c, AnalyzerFiles, "ownership-change", med, c.name+" changes file ownership")
+	case "chattr", "chflags":
+		for _, t := range operands(a) {
+			cls := classify(t, c.cwd, "")
+			if cls == pcSystem || cls == pcLog || cls == pcRoot {
+				w.hitA(c, AnalyzerFiles, "attribute-system", high, c.name+" changes protection flags of "+t)
+				return
+			}
+		}
+		w.hitA(c, AnalyzerFiles, "attribute-change", med, c.name+" changes file flags")
+	case "setfacl":
+		w.hitA(c, AnalyzerFiles, "acl-change", med, "setfacl changes permissions")
+	case "setcap":
+		if flagSet(a, 'r') {
+			w.hitA(c, AnalyzerFiles, "capability-change", med, "setcap removes capabilities")
+		} else {
+			w.hit(c, "setcap", high, "setcap grants a program root-like capabilities")
+		}
+	case "kill":
+		w.kill(c)
+	case "killall5":
+		w.hit(c, "kill-all", high, "killall5 kills every process")
+	case "killall", "pkill":
+		for _, t := range operands(a) {
+			if isSecurityService(t) {
+				w.hit(c, "defense-evasion", high, c.name+" stops the security process "+t)
+				return
+			}
+		}
+		if hasArg(a, "-1") || (c.name == "pkill" && hasArg(a, "-u") && hasArg(a, "root")) {
+			w.hit(c, "kill-all", high, c.name+" kills many processes")
+			return
+		}
+		w.hit(c, "process-kill", med, c.name+" stops processes")
+	case "fuser":
+		if flagSet(a, 'k') {
+			w.hit(c, "process-kill", med, "fuser -k kills processes")
+		}
+	case "shutdown", "reboot", "halt", "poweroff":
+		if hasArg(a, "-c") {
+			return
+		}
+		w.hit(c, "shutdown", high, c.name+" stops or restarts the machine")
+	case "init", "telinit":
+		if hasArg(a, "0", "6", "1", "s", "S") {
+			w.hit(c, "shutdown", high, c.name+" changes the run level (halt, reboot, single user)")
+		}
+	case "systemctl", "service":
+		w.services(c)
+	case "launchctl":
+		if hasArg(a, "list", "print", "blame", "version", "help") {
+			return
+		}
+		for _, t := range a {
+			if isSecurityService(t) && hasArg(a, "unload", "bootout", "disable", "remove", "stop", "kill") {
+				w.hit(c, "defense-evasion", high, "launchctl stops the security agent "+t)
+				return
+			}
+		}
+		if hasArg(a, "load", "bootstrap") {
+			for _, t := range operands(a) {
+				if strings.Contains(t, "LaunchDaemons") || strings.Contains(t, "LaunchAgents") {
+					w.hit(c, "launchd-persistence", high, "launchctl loads "+t+" to run at every boot or login")
+					return
+				}
+			}
+		}
+		w.hit(c, "service-change", med, "launchctl changes a service")
+	case "crontab":
+		switch {
+		case hasArg(a, "-l"):
+		case hasArg(a, "-e"):
+			w.hit(c, "cron-edit", med, "crontab -e edits scheduled jobs")
+		case hasArg(a, "-r"):
+			w.hit(c, "cron-remove", med, "crontab -r removes all scheduled jobs")
+		default:
+			w.hit(c, "cron-persistence", high, "crontab installs scheduled jobs")
+		}
+	case "at", "batch":
+		if hasArg(a, "-l") || hasArg(a, "-r") || hasArg(a, "-d") {
+			return
+		}
+		w.hit(c, "scheduled-job", med, c.name+" schedules a command to run later")
+	case "systemd-run":
+		timer := false
+		for _, x := range a {
+			if strings.HasPrefix(x, "--on-") {
+				timer = true
+			}
+		}
+		if timer && !hasArg(a, "--user") {
+			w.hit(c, "systemd-timer-persistence", high, "systemd-run schedules a system job that keeps running")
+		} else {
+			w.hit(c, "scheduled-job", med, "systemd-run starts a transient service")
+		}
+	case "useradd", "adduser", "userdel", "deluser", "passwd", "chpasswd", "vipw", "vigr", "dsenableroot":
+		w.hit(c, "account-change", high, c.name+" creates, deletes or changes a user account or password")
+	case "usermod", "gpasswd":
+		w.hit(c, "account-change", high, c.name+" changes a user's groups or login")
+	case "groupadd", "groupdel":
+		w.hit(c, "account-change", med, c.name+" changes groups")
+	case "pw":
+		if len(a) > 0 && (strings.HasPrefix(a[0], "user") || strings.HasPrefix(a[0], "group")) && !strings.HasSuffix(a[0], "show") {
+			w.hit(c, "account-change", high, "pw changes accounts")
+		}
+	case "dscl":
+		if hasArgPrefixAny(a, "-create", "-delete", "-append", "-passwd", "-merge", "-change") {
+			w.hit(c, "account-change", high, "dscl changes the directory service (accounts)")
+		}
+	case "sysadminctl":
+		if hasArgPrefixAny(a, "-addUser", "-deleteUser", "-guestAccount", "-resetPasswordFor", "-adminUser", "-secureTokenOn") {
+			w.hit(c, "account-change", high, "sysadminctl changes accounts")
+		}
+	case "dseditgroup":
+		if hasArg(a, "edit") || hasArg(a, "create") || hasArg(a, "delete") {
+			w.hit(c, "account-change", high, "dseditgroup changes group membership")
+		}
+	case "visudo", "sudoedit":
+		w.hit(c, "sudoers-write", high, c.name+" edits privileges")
+	case "vim", "vi", "nano", "emacs", "ed", "ex", "nvim", "pico", "joe", "micro", "mcedit", "gedit":
+		for _, t := range operands(a) {
+			rt := resolvePath(t, c.cwd)
+			if rule, why := sensitiveTarget(rt); rule != "" && (c.sudo || strings.HasSuffix(rt, "authorized_keys") || !strings.HasPrefix(rt, "/")) {
+				w.hitA(c, AnalyzerFiles, rule, high, c.name+" edits "+rt+": "+why)
+			}
+		}
+		if c.stdin != nil && c.stdin.text != "" && (c.name == "ed" || c.name == "ex") {
+			for _, tok := range strings.Fields(c.stdin.text) {
+				if k := credentialKind(tok); k != "" {
+					w.hitA(c, AnalyzerFiles, "credential-read", high, c.name+" script opens "+tok+" ("+k+")")
+					break
+				}
+			}
+		}
+	case "insmod", "kextload", "kmutil":
+		w.hit(c, "kernel-module", high, c.name+" loads code into the kernel")
+	case "modprobe":
+		if flagSet(a, 'r', "--remove") || flagSet(a, 'n', "--dry-run") || hasArg(a, "-c") {
+			w.hit(c, "kernel-module", med, "modprobe changes kernel modules")
+		} else {
+			w.hit(c, "kernel-module", high, "modprobe loads code into the kernel")
+		}
+	case "rmmod":
+		w.hit(c, "kernel-module", med, "rmmod unloads a kernel module")
+	case "sysctl":
+		for _, x := range a {
+			if strings.Contains(x, "=") {
+				k := strings.ToLower(x[:strings.IndexByte(x, '=')])
+				if strings.Contains(k, "randomize_va_space") || strings.Contains(k, "sysrq") || strings.Contains(k, "kptr_restrict") || strings.Contains(k, "yama") || strings.Contains(k, "modules_disabled") || strings.Contains(k, "suid_dumpable") || strings.Contains(k, "dmesg_restrict") || strings.Contains(k, "unprivileged") {
+					w.hit(c, "kernel-hardening-off", high, "sysctl changes the kernel security setting "+k)
+				} else {
+					w.hit(c, "kernel-tunable-write", med, "sysctl changes "+k)
+				}
+				return
+			}
+		}
+	case "setenforce":
+		if hasArg(a, "0", "Permissive", "permissive") {
+			w.hit(c, "defense-evasion", high, "setenforce 0 turns SELinux enforcement off")
+		}
+	case "spctl":
+		if hasArg(a, "--master-disable", "--global-disable", "--disable") {
+			w.hit(c, "defense-evasion", high, "spctl turns Gatekeeper off")
+		}
+	case "csrutil":
+		if hasArg(a, "disable") {
+			w.hit(c, "defense-evasion", high, "csrutil disables System Integrity Protection")
+		}
+	case "tmutil":
+		if hasArg(a, "disable", "delete", "deletelocalsnapshots") {
+			w.hit(c, "defense-evasion", high, "tmutil disables or deletes backups")
+		}
+	case "mdatp":
+		if hasArg(a, "disabled") || hasArg(a, "false") {
+			w.hit(c, "defense-evasion", high, "mdatp turns antivirus protection off")
+		}
+	case "defaults":
+		if hasArg(a, "write") {
+			for _, x := range a {
+				if strings.EqualFold(x, "LoginHook") || strings.EqualFold(x, "LogoutHook") {
+					w.hit(c, "login-hook-persistence", high, "defaults installs a login hook")
+					return
+				}
+			}
+			w.hit(c, "preference-change", med, "defaults changes system or app preferences")
+		}
+	case "auditctl":
+		if hasArg(a, "-D") || (hasArg(a, "-e") && hasArg(a, "0")) {
+			w.hit(c, "defense-evasion", high, "auditctl deletes audit rules or disables auditing")
+		} else if !hasArg(a, "-l", "-s") {
+			w.hit(c, "audit-change", med, "auditctl changes audit rules")
+		}
+	case "ufw":
+		switch {
+		case hasArg(a, "disable", "reset") || (hasArg(a, "logging") && hasArg(a, "off")):
+			w.hit(c, "firewall-disable", high, "ufw turns the firewall or its logging off")
+		case hasArg(a, "status", "show", "app"):
+		default:
+			w.hit(c, "firewall-change", med, "ufw changes firewall rules")
+		}
+	case "iptables", "ip6tables":
+		switch {
+		case flagSet(a, 'F', "--flush") || flagSet(a, 'X', "--delete-chain") || flagSet(a, 'D', "--delete") || (flagSet(a, 'P', "--policy") && hasArg(a, "ACCEPT")):
+			w.hit(c, "firewall-disable", high, c.name+" flushes, deletes or opens firewall rules")
+		case flagSet(a, 'L', "--list") || flagSet(a, 'S', "--list-rules"):
+		default:
+			w.hit(c, "firewall-change", med, c.name+" changes firewall rules")
+		}
+	case "nft":
+		if hasArg(a, "flush") || hasArg(a, "delete") {
+			w.hit(c, "firewall-disable", high, "nft flushes or deletes firewall rules")
+		} else if !hasArg(a, "list") {
+			w.hit(c, "firewall-change", med, "nft changes firewall rules")
+		}
+	case "pfctl":
+		if hasArg(a, "-d") || hasArg(a, "-F") {
+			w.hit(c, "firewall-disable", high, "pfctl disables or flushes the packet filter")
+		}
+	case "journalctl":
+		for _, x := range a {
+			if strings.HasPrefix(x, "--vacuum") || x == "--rotate" && false {
+				w.hit(c, "log-tampering", high, "journalctl deletes journal entries")
+				return
+			}
+		}
+	case "log":
+		if hasArg(a, "erase") {
+			w.hit(c, "log-tampering", high, "log erase deletes the unified log")
+		}
+	case "history":
+		if flagSet(a, 'c') || flagSet(a, 'd') || flagSet(a, 'w') && hasArg(a, "/dev/null") {
+			w.hit(c, "history-tampering", high, "history -c/-d erases command history")
+		}
+	case "unset":
+		for _, x := range a {
+			if x == "HISTFILE" || x == "HISTSIZE" || x == "HISTFILESIZE" {
+				w.hit(c, "history-tampering", high, "unset "+x+" stops history from being saved")
+				return
+			}
+		}
+	case "set":
+		if hasArg(a, "+o") && hasArg(a, "history") {
+			w.hit(c, "history-tampering", high, "set +o history stops history recording")
+		}
+	case "shopt":
+		if hasArg(a, "-u") && hasArg(a, "histappend") {
+			w.hit(c, "history-tampering", med, "shopt -u histappend")
+		}
+	case "security":
+		if len(a) > 0 {
+			switch {
+			case strings.HasPrefix(a[0], "dump-keychain") || (strings.HasPrefix(a[0], "find-") && strings.Contains(a[0], "password")) || a[0] == "export":
+				w.hitA(c, AnalyzerFiles, "credential-read", high, "security reads secrets from the keychain")
+			case a[0] == "add-trusted-cert" || a[0] == "trust-settings-import":
+				w.hit(c, "trust-store-change", high, "security adds a trusted root certificate")
+			case strings.HasPrefix(a[0], "delete"):
+				w.hit(c, "keychain-change", med, "security deletes keychain items")
+			}
+		}
+	case "update-ca-certificates":
+		w.hit(c, "trust-store-change", med, "updates trusted certificates")
+	case "kickstart", "systemsetup":
+		if hasArg(a, "-activate") || hasArgPrefixAny(a, "-setremotelogin", "-setremoteappleevents") {
+			w.hit(c, "remote-access-enable", high, c.name+" enables remote access to this machine")
+		}
+	case "getent":
+		if hasArg(a, "shadow", "gshadow") {
+			w.hitA(c, AnalyzerFiles, "credential-read", high, "getent reads password hashes")
+		}
+	case "xattr":
+		if flagSet(a, 'd') || flagSet(a, 'c') {
+			w.hit(c, "quarantine-removal", med, "xattr removes file attributes (quarantine)")
+		}
+	case "eval", "export":
+	case "git":
+		w.git(c)
+	case "gh":
+		if len(a) >= 2 {
+			switch {
+			case a[0] == "repo" && a[1] == "delete":
+				w.hit(c, "cloud-delete", high, "gh repo delete deletes a repository")
+			case a[0] == "release" && (a[1] == "create" || a[1] == "upload" || a[1] == "delete"):
+				w.hit(c, "publish", med, "gh release publishes or changes a release")
+			case a[0] == "pr" && a[1] == "merge":
+				w.hit(c, "vcs-write", med, "gh pr merge merges a pull request")
+			case a[0] == "secret" || a[0] == "variable":
+				w.hit(c, "vcs-write", med, "gh changes repository secrets or variables")
+			case a[0] == "api" && (hasArg(a, "-X") || hasArgPrefixAny(a, "--method")):
+				w.hit(c, "network-write", med, "gh api changes repository data")
+			}
+		}
+	case "pip", "npm", "yarn", "pnpm", "bun", "cargo", "go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude", "yum", "dnf",
+		"zypper", "pacman", "apk", "conda", "mamba", "pipx", "uv", "uvx", "npx", "bunx", "poetry", "twine":
+		w.packages(c)
+	case "make":
+		if hasArg(a, "install", "uninstall") {
+			w.hit(c, "package-install", med, "make install writes outside the workspace")
+		}
+	case "docker":
+		w.docker(c)
+	case "kubectl", "oc":
+		w.kubectl(c)
+	case "helm":
+		if len(a) > 0 && (a[0] == "install" || a[0] == "upgrade" || a[0] == "uninstall" || a[0] == "delete" || a[0] == "rollback") {
+			w.hit(c, "cluster-change", med, "helm "+a[0]+" changes a cluster")
+		}
+	case "terraform", "tofu":
+		switch {
+		case hasArg(a, "destroy") || (hasArg(a, "apply") && hasArg(a, "-destroy")):
+			w.hit(c, "cloud-delete", high, c.name+" destroys infrastructure")
+		case hasArg(a, "apply", "import", "taint") || (hasArg(a, "state") && hasArg(a, "rm", "mv", "push")):
+			w.hit(c, "cloud-change", med, c.name+" changes infrastructure")
+		}
+	case "aws":
+		w.aws(c)
+	case "gcloud", "az", "doctl", "heroku", "flyctl":
+		for _, x := range a {
+			lx := strings.ToLower(x)
+			if lx == "delete" || lx == "destroy" || strings.HasPrefix(lx, "apps:destroy") || lx == "purge" {
+				w.hit(c, "cloud-delete", high, c.name+" deletes cloud resources")
+				return
+			}
+		}
+		for _, x := range a {
+			switch strings.ToLower(x) {
+			case "create", "deploy", "update", "set", "add", "scale", "start", "stop", "restart", "ssh", "scp":
+				w.hit(c, "cloud-change", med, c.name+" changes cloud resources")
+				return
+			}
+		}
+	case "psql", "mysql", "sqlite3", "clickhouse-client", "cockroach", "sqlcmd", "duckdb", "mongo", "redis-cli":
+		w.sql(c)
+	case "curl", "wget", "nscurl", "aria2c", "lwp-download":
+		w.http(c)
+	case "nc", "socat", "telnet":
+		w.rawNet(c)
+	case "scp", "sftp", "rsync", "ftp", "lftp", "smbclient":
+		w.copyRemote(c)
+	case "ssh":
+		if c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive) {
+			w.hitA(c, AnalyzerNetwork, "network-exfiltration", high, "ssh carries file or archive contents piped into it to another host")
+		}
+		w.hitA(c, AnalyzerNetwork, "remote-exec", med, "ssh runs commands on another host")
+		if hasArg(a, "-R") || hasArgPrefixAny(a, "-R") {
+			w.hitA(c, AnalyzerNetwork, "port-forward", med, "ssh -R exposes a local port on a remote host")
+		}
+	case "sshpass":
+		w.hitA(c, AnalyzerNetwork, "password-on-command-line", med, "sshpass passes a password on the command line")
+	case "dig", "nslookup", "host":
+		for i, x := range a {
+			if i < len(c.argData) && c.argData[i] != nil && c.argData[i].flags&(flowEncoded|flowFile|flowSecret|flowEnv|flowStatic|flowCmdOut) != 0 && c.argDyn[i] {
+				lvl := med
+				if c.argData[i].flags&(flowEncoded|flowFile|flowSecret|flowEnv) != 0 {
+					lvl = high
+				}
+				w.hitA(c, AnalyzerNetwork, "dns-exfiltration", lvl, c.name+" puts command output into a DNS query ("+trimArg(x)+")")
+				return
+			}
+		}
+	case "nmap", "masscan", "zmap", "nikto", "tcpdump", "tshark":
+		w.hitA(c, AnalyzerNetwork, "network-scan", med, c.name+" scans or captures network traffic")
+	case "ping":
+		if c.inLoop {
+			w.hitA(c, AnalyzerNetwork, "network-scan", med, "ping in a loop sweeps a network")
+		}
+	case "ngrok", "cloudflared":
+		w.hitA(c, AnalyzerNetwork, "expose-port", med, c.name+" exposes a local service on the internet")
+	case "code":
+		if hasArg(a, "tunnel") {
+			w.hitA(c, AnalyzerNetwork, "remote-access-tunnel", high, "code tunnel gives remote access to this machine")
+		}
+	case "httpd":
+		w.hitA(c, AnalyzerNetwork, "expose-port", med, "starts a web server")
+	case "php":
+		if hasArg(a, "-S") {
+			w.hitA(c, AnalyzerNetwork, "expose-port", med, "php -S starts a web server")
+		}
+	case "python":
+		if v, ok := optValue(a, "-m", ""); ok {
+			switch v {
+			case "http.server", "SimpleHTTPServer", "smtpd", "pyftpdlib", "uploadserver":
+				w.hitA(c, AnalyzerNetwork, "expose-port", med, "python -m "+v+" serves files on the network")
+			case "pip":
+				c2 := *c
+				c2.name = "pip"
+				c2.args = a[2:]
+				w.packages(&c2)
+			}
+		}
+	case "mail", "sendmail", "mutt":
+		if c.stdin.has(flowSecret | flowEnv) {
+			w.hitA(c, AnalyzerNetwork, "data-upload", high, c.name+" mails file contents")
+		} else {
+			w.hitA(c, AnalyzerNetwork, "network-write", med, c.name+" sends mail")
+		}
+	case "finger", "whois", "cancel":
+		w.hitA(c, AnalyzerNetwork, "network-contact", med, c.name+" contacts a remote host")
+	case "lp", "ab", "restic", "rclone", "gsutil", "s3cmd":
+		w.hitA(c, AnalyzerNetwork, "network-write", med, c.name+" sends data to another host")
+	case "openssl":
+		if hasArg(a, "s_client") {
+			if c.stdin.has(flowFile | flowSecret | flowEnv) {
+				w.hitA(c, AnalyzerNetwork, "network-exfiltration", high, "openssl s_client sends file contents to a remote host")
+			} else {
+				w.hitA(c, AnalyzerNetwork, "raw-network", med, "openssl s_client opens a connection")
+			}
+		}
+	case "su":
+		w.hit(c, "switch-user", med, "su starts a shell as another user")
+	case "find":
+		roots, _ := findRoots(a)
+		if hasArg(a, "-delete") {
+			w.deletion(c, true, roots)
+		}
+		for i, x := range a {
+			if (x == "-fprint" || x == "-fprintf" || x == "-fprint0" || x == "-fls") && i+1 < len(a) {
+				w.judgeWrite(c, a[i+1], false, nil, "find "+x)
+			}
+		}
+	case "grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep":
+		w.credentialSearch(c)
+	case "tar", "zip", "7z", "ditto":
+		w.archive(c)
+	}
+	if c.sudo {
+		w.sudoSensitiveArgs(c)
+	}
+	if shells[c.name] {
+		w.shellRules(c)
+	}
+}
+
+func hasArgPrefix(args []string, p ...string) bool {
+	for _, a := range args {
+		for _, x := range p {
+			if strings.HasPrefix(a, x) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasArgPrefixAny(args []string, p ...string) bool { return hasArgPrefix(args, p...) }
+
+func isTopLevel(p string) bool {
+	return strings.Count(strings.Trim(p, "/"), "/") == 0 || p == "/var/lib" || p == "/usr/lib" || p == "/usr/bin"
+}
+
+func setuidMode(m string) bool {
+	if strings.ContainsAny(m, "ugoa+=") {
+		return strings.Contains(m, "s")
+	}
+	if n, err := strconv.ParseUint(m, 8, 32); err == nil && len(m) >= 4 {
+		return n&0o4000 != 0
+	}
+	return false
+}
+
+func deletionTargets(c *command) []string {
+	return operands(c.args)
+}
+
+// deletion judges rm and friends by their targets.
+func (w *walker) deletion(c *command, recursive bool, targets []string) {
+	noPreserve := hasArg(c.args, "--no-preserve-root")
+	if len(targets) == 0 {
+		return
+	}
+	best := 0
+	for i, t := range targets {
+		lvl, rule, why := w.deleteTarget(c, t, recursive, i)
+		if noPreserve {
+			lvl, rule, why = high, "destructive-delete-root", "rm --no-preserve-root"
+		}
+		if lvl == high || best == 0 {
+			w.hitA(c, AnalyzerFiles, rule, lvl, why)
+			if lvl == high {
+				return
+			}
+			best = 1
+		}
+	}
+}
+
+func (w *walker) deleteTarget(c *command, t string, recursive bool, i int) (lvl events.Risk, rule, why string) {
+	dynArg := false
+	for j, a := range c.args {
+		if a == t && j < len(c.argDyn) && c.argDyn[j] {
+			dynArg = true
+		}
+	}
+	rt := resolvePath(t, c.cwd)
+	cls := classify(t, c.cwd, w.env.Workspace)
+	verb := c.name
+	if recursive {
+		verb += " -r"
+	}
+	switch cls {
+	case pcRoot:
+		return high, "destructive-delete-root", verb + " deletes " + rt + " (the filesystem root)"
+	case pcHome:
+		return high, "destructive-delete-home", verb + " deletes the home directory " + t
+	case pcSystem:
+		return high, "destructive-delete-system", verb + " deletes the system path " + rt
+	case pcLog:
+		return high, "log-tampering", verb + " deletes the log " + rt
+	case pcDevice:
+		return high, "destructive-delete-system", verb + " deletes the device " + rt
+	case pcHomeData:
+		if historyFile(rt) {
+			return high, "history-tampering", verb + " deletes " + rt
+		}
+		if credentialKind(rt) != "" {
+			return high, "destructive-delete-credentials", verb + " deletes credentials " + rt
+		}
+		if recursive || strings.ContainsAny(rt, "*?") {
+			return high, "destructive-delete-user-data", verb + " deletes user data " + rt
+		}
+		return med, "delete-user-file", verb + " deletes " + rt
+	case pcParent:
+		if recursive {
+			return high, "destructive-delete-outside-workspace", verb + " deletes " + t + ", outside the workspace"
+		}
+		return med, "delete-outside-workspace", verb + " deletes " + t
+	case pcOther:
+		if recursive {
+			return high, "destructive-delete-outside-workspace", verb + " deletes " + rt + ", outside the workspace"
+		}
+		return med, "delete-outside-workspace", verb + " deletes " + rt
+	case pcCache:
+		return med, "delete-cache", verb + " deletes the cache " + rt
+	case pcTemp:
+		return med, "delete-temp", verb + " deletes " + rt
+	case pcDynamic:
+		if recursive && (strings.HasPrefix(t, "$") && strings.Contains(t, "/") && !strings.Contains(t[:strings.IndexByte(t, '/')], "(")) {
+			return high, "delete-unset-variable-root", verb + " deletes " + t + ": if the variable is empty this is a path under /"
+		}
+		return med, "delete-unresolved", verb + " deletes " + t + ", which could not be resolved"
+	}
+	if dynArg && recursive && strings.HasPrefix(t, "$") {
+		return med, "delete-unresolved", verb + " deletes " + t
+	}
+	if historyFile(rt) {
+		return high, "history-tampering", verb + " deletes " + rt
+	}
+	return med, "delete-workspace", verb + " deletes " + t + " in the workspace"
+}
+
+func (w *walker) chmod(c *command) {
+	a := c.args
+	rec := flagSet(a, 'R', "--recursive")
+	ops := operands(a)
+	var mode string
+	if len(ops) > 0 {
+		mode = ops[0]
+		ops = ops[1:]
+	}
+	for _, x := range a {
+		if strings.HasPrefix(x, "-") && len(x) > 1 && strings.Trim(x[1:], "rwxXstugoa") == "" && strings.ContainsAny(x[1:], "rwx") && x != "-R" {
+			mode = x
+		}
+	}
+	if setuidMode(mode) {
+		w.hit(c, "setuid", high, "chmod "+mode+" sets the setuid/setgid bit")
+		return
+	}
+	worldWritable := mode == "777" || mode == "0777" || mode == "666" || mode == "0666" || strings.Contains(mode, "o+w") || strings.Contains(mode, "a+w") || strings.Contains(mode, "a+rwx") || mode == "+w" || strings.HasSuffix(mode, "7") && len(mode) >= 3 && mode[len(mode)-1] == '7'
+	for _, t := range ops {
+		cls := classify(t, c.cwd, w.env.Workspace)
+		rt := resolvePath(t, c.cwd)
+		switch {
+		case cls == pcRoot:
+			w.hitA(c, AnalyzerFiles, "permissions-system", high, "chmod changes permissions of "+rt)
+			return
+		case (cls == pcSystem || cls == pcHome) && (rec && isTopLevel(rt) || worldWritable || mode == "000" || mode == "0"):
+			w.hitA(c, AnalyzerFiles, "permissions-system", high, "chmod "+mode+" on "+rt)
+			return
+		case cls == pcHome && rec:
+			w.hitA(c, AnalyzerFiles, "permissions-system", high, "chmod -R on the home directory")
+			return
+		case credentialKind(rt) == "system password hashes" || strings.HasPrefix(rt, "/etc/sudoers"):
+			w.hitA(c, AnalyzerFiles, "permissions-system", high, "chmod on "+rt)
+			return
+		}
+	}
+	if worldWritable {
+		w.hitA(c, AnalyzerFiles, "world-writable", med, "chmod "+mode+" makes files writable by everyone")
+		return
+	}
+	w.hitA(c, AnalyzerFiles, "permissions-change", med, "chmod changes permissions")
+}
+
+func (w *walker) kill(c *command) {
+	a := c.args
+	if hasArg(a, "-l", "-L") {
+		return
+	}
+	sig := ""
+	var targets []string
+	for i, x := range a {
+		if x == "-s" || x == "-n" {
+			continue
+		}
+		if i > 0 && (a[i-1] == "-s" || a[i-1] == "-n") {
+			sig = x
+			continue
+		}
+		if strings.HasPrefix(x, "-") && len(x) > 1 && x != "-1" && x != "--" {
+			sig = x[1:]
+			continue
+		}
+		if x != "--" {
+			targets = append(targets, x)
+		}
+	}
+	if sig == "0" {
+		return
+	}
+	for _, t := range targets {
+		if t == "-1" || t == "1" {
+			w.hit(c, "kill-all", high, "kill "+t+" kills init or every process")
+			return
+		}
+	}
+	w.hit(c, "process-kill", med, "kill stops processes")
+}
+
+func (w *walker) services(c *command) {
+	a := c.args
+	var verb, unit string
+	if c.name == "service" {
+		if len(a) >= 2 {
+			unit, verb = a[0], a[1]
+		} else if len(a) == 1 && a[0] == "--status-all" {
+			return
+		}
+	} else {
+		ops := operands(a)
+		if len(ops) > 0 {
+			verb = ops[0]
+		}
+		if len(ops) > 1 {
+			unit = strings.Join(ops[1:], " ")
+		}
+	}
+	switch verb {
+	case "", "status", "list-units", "list-unit-files", "list-timers", "show", "cat", "is-active", "is-enabled", "is-failed", "help", "-e", "--status-all", "list-sockets", "list-dependencies", "get-default":
+		return
+	case "poweroff", "reboot", "halt", "kexec", "emergency", "rescue", "suspend", "hibernate", "soft-reboot":
+		w.hit(c, "shutdown", high, c.name+" "+verb+" stops or restarts the machine")
+		return
+	}
+	sec := false
+	for _, u := range strings.Fields(unit) {
+		if isSecurityService(u) {
+			sec = true
+		}
+	}
+	switch verb {
+	case "stop", "disable", "mask", "kill":
+		if sec {
+			w.hit(c, "defense-evasion", high, c.name+" "+verb+" "+unit+" turns a security or logging service off")
+			return
+		}
+		w.hit(c, "service-stop", med, c.name+" "+verb+" "+unit)
+	default:
+		w.hit(c, "service-change", med, c.name+" "+verb+" "+unit)
+	}
+}
+
+var protectedBranches = set("main", "master", "trunk", "production", "prod", "release", "stable", "develop", "live", "gh-pages")
+
+func protectedRef(r string) bool {
+	r = strings.TrimPrefix(r, "+")
+	if i := strings.LastIndexByte(r, ':'); i >= 0 {
+		r = r[i+1:]
+	}
+	r = strings.TrimPrefix(r, "refs/heads/")
+	return protectedBranches[r] || strings.HasPrefix(r, "release/") || strings.HasPrefix(r, "release-")
+}
+
+func (w *walker) git(c *command) {
+	a := c.args
+	i := 0
+	for i < len(a) && strings.HasPrefix(a[i], "-") {
+		if a[i] == "-c" || a[i] == "-C" || a[i] == "--git-dir" || a[i] == "--work-tree" {
+			i++
+		}
+		i++
+	}
+	if i >= len(a) {
+		return
+	}
+	sub, rest := a[i], a[i+1:]
+	dry := flagSet(rest, 'n', "--dry-run")
+	switch sub {
+	case "push":
+		if dry {
+			return
+		}
+		force := flagSet(rest, 'f', "--force", "--force-with-lease", "--force-if-includes") || hasArg(rest, "--mirror")
+		del := flagSet(rest, 'd', "--delete") || hasArg(rest, "--prune")
+		ops := operands(rest)
+		var refs []string
+		if len(ops) > 1 {
+			refs = ops[1:]
+		}
+		for _, r := range refs {
+			if strings.HasPrefix(r, "+") {
+				force = true
+			}
+			if strings.HasPrefix(r, ":") {
+				del = true
+			}
+		}
+		prot := false
+		for _, r := range refs {
+			if protectedRef(r) {
+				prot = true
+			}
+		}
+		switch {
+		case hasArg(rest, "--mirror"):
+			w.hitA(c, AnalyzerShell, "git-push-mirror", high, "git push --mirror overwrites every branch on the remote")
+		case (force || del) && prot:
+			w.hit(c, "git-force-push-protected", high, "git push rewrites or deletes a protected branch ("+strings.Join(refs, " ")+")")
+		case force:
+			w.hit(c, "git-force-push", med, "git push --force rewrites remote history")
+		case del:
+			w.hit(c, "git-delete-remote-ref", med, "git push deletes a remote branch or tag")
+		}
+	case "reset":
+		if hasArg(rest, "--hard", "--merge", "--keep") {
+			w.hit(c, "git-discard-changes", med, "git reset --hard discards uncommitted work")
+		}
+	case "clean":
+		if !dry && flagSet(rest, 'f', "--force") {
+			w.hit(c, "git-discard-changes", med, "git clean deletes untracked files")
+		}
+	case "checkout", "restore":
+		if hasArg(rest, "--") && hasArg(rest, ".") || hasArg(rest, ".") || hasArg(rest, "--worktree") || flagSet(rest, 'f', "--force") {
+			w.hit(c, "git-discard-changes", med, "git "+sub+" discards uncommitted changes")
+		}
+	case "branch":
+		if flagSet(rest, 'D') || hasArg(rest, "--delete") || flagSet(rest, 'd') {
+			w.hit(c, "git-branch-delete", med, "git branch -D deletes a branch")
+		}
+	case "tag":
+		if flagSet(rest, 'd', "--delete") {
+			w.hit(c, "git-tag-delete", med, "git tag -d deletes a tag")
+		}
+	case "stash":
+		if hasArg(rest, "drop", "clear") {
+			w.hit(c, "git-discard-changes", med, "git stash drop/clear deletes stashed work")
+		}
+	case "rebase":
+		if !hasArg(rest, "--abort", "--continue", "--skip", "--quit") {
+			w.hit(c, "git-history-rewrite", med, "git rebase rewrites history")
+		}
+	case "commit":
+		if hasArg(rest, "--amend") {
+			w.hit(c, "git-history-rewrite", med, "git commit --amend rewrites the last commit")
+		}
+	case "filter-branch", "filter-repo", "replace":
+		w.hit(c, "git-history-rewrite", med, "git "+sub+" rewrites history")
+	case "reflog":
+		if hasArg(rest, "expire", "delete") {
+			w.hit(c, "git-history-rewrite", med, "git reflog expire drops recovery points")
+		}
+	case "gc":
+		if hasArgPrefix(rest, "--prune=now", "--prune=all") {
+			w.hit(c, "git-history-rewrite", med, "git gc --prune=now deletes unreachable commits")
+		}
+	case "update-ref":
+		if flagSet(rest, 'd') {
+			w.hit(c, "git-branch-delete", med, "git update-ref -d deletes a ref")
+		}
+	case "clone":
+		w.hitA(c, AnalyzerNetwork, "network-download", med, "git clone downloads a repository")
+	case "config":
+		if hasArg(rest, "--global", "--system") && len(operands(rest)) >= 2 {
+			w.hit(c, "git-config-global", med, "git config changes user-wide settings")
+		}
+		ops := operands(rest)
+		if len(ops) >= 2 && strings.EqualFold(ops[0], "core.hooksPath") {
+			w.hit(c, "git-hooks-disabled", med, "git config core.hooksPath redirects or disables hooks")
+		}
+		if len(ops) >= 2 && strings.EqualFold(ops[0], "credential.helper") && ops[1] == "store" {
+			w.hit(c, "plaintext-credentials", med, "git credential.helper store keeps passwords in plain text")
+		}
+	case "apply", "am":
+		if hasArg(rest, "--unsafe-paths") {
+			if d, ok := optValue(rest, "", "--directory"); ok && (d == "/" || classify(d, c.cwd, "") == pcSystem) {
+				w.hit(c, "system-write", high, "git apply --unsafe-paths writes a patch into "+d)
+				return
+			}
+			w.hit(c, "system-write", med, "git apply --unsafe-paths writes outside the repository")
+		}
+	case "rm":
+		if flagSet(rest, 'r') && !hasArg(rest, "--cached") {
+			w.hitA(c, AnalyzerFiles, "delete-workspace", med, "git rm -r deletes files")
+		}
+	}
+}
+
+func (w *walker) packages(c *command) {
+	a := c.args
+	first := ""
+	if ops := operands(a); len(ops) > 0 {
+		first = ops[0]
+	}
+	switch c.name {
+	case "npx", "bunx", "uvx":
+		w.hit(c, "package-install", med, c.name+" downloads and runs a package")
+		return
+	case "twine":
+		if first == "upload" {
+			w.hit(c, "publish", med, "twine upload publishes a package")
+		}
+		return
+	case "pipx":
+		if first == "install" || first == "run" || first == "inject" || first == "upgrade" {
+			w.hit(c, "package-install", med, "pipx installs or runs a package")
+		}
+		return
+	case "uv":
+		if first == "pip" && len(a) > 1 && (a[1] == "install" || a[1] == "sync") || first == "add" || first == "tool" || first == "sync" {
+			w.hit(c, "package-install", med, "uv installs packages")
+		}
+		return
+	case "go":
+		if first == "install" || first == "get" {
+			w.hit(c, "package-install", med, "go "+first+" downloads and installs code")
+		}
+		return
+	case "cargo":
+		if first == "install" || first == "add" {
+			w.hit(c, "package-install", med, "cargo "+first+" installs packages")
+		}
+		if first == "publish" {
+			w.hit(c, "publish", med, "cargo publish publishes a crate")
+		}
+		return
+	case "bundle":
+		if first == "install" || first == "update" || first == "add" || first == "" {
+			w.hit(c, "package-install", med, "bundle installs gems")
+		}
+		return
+	}
+	switch first {
+	case "install", "i", "add", "ci", "update", "upgrade", "up", "remove", "uninstall", "rm", "purge", "autoremove", "dist-upgrade",
+		"full-upgrade", "reinstall", "link", "exec", "dlx", "create", "tap", "-S", "-Syu", "-R", "del", "global", "x", "download":
+		w.hit(c, "package-install", med, c.name+" "+first+" installs, removes or upgrades packages")
+	case "publish", "push", "release":
+		w.hit(c, "publish", med, c.name+" "+first+" publishes a package")
+	case "config", "set":
+		if hasArg(a, "set") || first == "set" {
+			w.hit(c, "package-config", med, c.name+" config changes package manager settings")
+		}
+	case "":
+		if c.name == "yarn" || c.name == "pnpm" || c.name == "bun" {
+			w.hit(c, "package-install", med, c.name+" installs dependencies")
+		}
+		if c.name == "pacman" && (flagSet(a, 'S') || flagSet(a, 'R') || flagSet(a, 'U')) {
+			w.hit(c, "package-install", med, "pacman changes packages")
+		}
+	}
+}
+
+func (w *walker) docker(c *command) {
+	a := c.args
+	if len(a) == 0 {
+		return
+	}
+	sub := a[0]
+	if sub == "container" || sub == "image" || sub == "volume" || sub == "network" || sub == "system" || sub == "compose" || sub == "builder" || sub == "buildx" {
+		if len(a) > 1 {
+			sub = sub + " " + a[1]
+		}
+	}
+	switch {
+	case sub == "run" || sub == "create" || sub == "container run":
+		hostRoot := false
+		for i, x := range a {
+			v := ""
+			if (x == "-v" || x == "--volume" || x == "--mount") && i+1 < len(a) {
+				v = a[i+1]
+			} else if strings.HasPrefix(x, "--volume=") || strings.HasPrefix(x, "--mount=") {
+				v = x[strings.IndexByte(x, '=')+1:]
+			} else if strings.HasPrefix(x, "-v") && len(x) > 2 {
+				v = x[2:]
+			}
+			if v == "" {
+				continue
+			}
+			src := v
+			if strings.HasPrefix(v, "type=") || strings.Contains(v, "source=") || strings.Contains(v, "src=") {
+				for _, p := range strings.Split(v, ",") {
+					if strings.HasPrefix(p, "source=") || strings.HasPrefix(p, "src=") {
+						src = p[strings.IndexByte(p, '=')+1:]
+					}
+				}
+			} else if i := strings.IndexByte(v, ':'); i >= 0 {
+				src = v[:i]
+			}
+			switch {
+			case src == "/" || src == "/etc" || src == "/root" || src == "~" || src == "/home":
+				hostRoot = true
+			case strings.Contains(src, "docker.sock"):
+				w.hit(c, "container-privileged", med, "docker mounts the Docker socket (root on the host)")
+			}
+		}
+		if hostRoot {
+			w.hit(c, "container-host-mount", high, "docker mounts the host's root, /etc or home into a container")
+		}
+		if hasArg(a, "--privileged") || hasArgPrefix(a, "--pid=host", "--cap-add=ALL", "--cap-add=SYS_ADMIN") || (hasArg(a, "--pid") && hasArg(a, "host")) {
+			w.hit(c, "container-privileged", med, "docker runs a privileged container")
+		}
+		if hasArgPrefix(a, "--network=host", "--net=host") || (hasArg(a, "--network", "--net") && hasArg(a, "host")) {
+			w.hit(c, "container-host-network", med, "docker shares the host network")
+		}
+	case sub == "system prune":
+		if hasArg(a, "--volumes") {
+			w.hit(c, "container-data-delete", high, "docker system prune --volumes deletes all unused data, including volumes")
+		} else {
+			w.hit(c, "container-delete", med, "docker system prune deletes unused containers and images")
+		}
+	case strings.HasSuffix(sub, "prune") || sub == "rm" || sub == "rmi" || sub == "kill" || sub == "stop" || sub == "volume rm" || sub == "container rm" || sub == "image rm" || sub == "compose down" || sub == "network rm":
+		w.hit(c, "container-delete", med, "docker "+sub+" removes or stops containers or data")
+	case sub == "push" || sub == "image push" || sub == "buildx build" && hasArg(a, "--push"):
+		w.hit(c, "publish", med, "docker push publishes an image")
+	case sub == "login":
+		w.hit(c, "registry-login", med, "docker login stores registry credentials")
+	}
+}
+
+func (w *walker) kubectl(c *command) {
+	a := c.args
+	ops := operands(a)
+	if len(ops) == 0 {
+		return
+	}
+	verb := ops[0]
+	switch verb {
+	case "delete":
+		kinds := ""
+		if len(ops) > 1 {
+			kinds = strings.ToLower(ops[1])
+		}
+		if hasArg(a, "--all", "-A", "--all-namespaces") || strings.HasPrefix(kinds, "namespace") || kinds == "ns" || strings.HasPrefix(kinds, "node") || kinds == "no" || strings.HasPrefix(kinds, "pv") || strings.HasPrefix(kinds, "persistentvolume") || strings.HasPrefix(kinds, "crd") || strings.HasPrefix(kinds, "customresourcedefinition") || strings.HasPrefix(kinds, "clusterrole") {
+			w.hit(c, "cluster-delete", high, c.name+" delete removes cluster-wide resources")
+		} else {
+			w.hit(c, "cluster-change", med, c.name+" delete removes resources")
+		}
+	case "apply", "create", "replace", "patch", "scale", "rollout", "edit", "set", "label", "annotate", "drain", "cordon", "uncordon", "taint", "autoscale", "expose", "run", "cp":
+		w.hit(c, "cluster-change", med, c.name+" "+verb+" changes the cluster")
+	case "proxy":
+		if v, ok := optValue(a, "", "--address"); ok && v != "127.0.0.1" && v != "localhost" {
+			w.hitA(c, AnalyzerNetwork, "expose-cluster-api", high, "kubectl proxy exposes the cluster API on "+v)
+		} else {
+			w.hitA(c, AnalyzerNetwork, "expose-port", med, "kubectl proxy exposes the cluster API")
+		}
+	case "port-forward":
+		w.hitA(c, AnalyzerNetwork, "expose-port", med, "kubectl port-forward exposes a cluster port")
+	}
+}
+
+func (w *walker) aws(c *command) {
+	a := c.args
+	ops := operands(a)
+	if len(ops) < 2 {
+		if len(ops) == 1 && ops[0] == "configure" {
+			w.hit(c, "cloud-change", med, "aws configure changes credentials")
+		}
+		return
+	}
+	svc, op := ops[0], ops[1]
+	if svc == "s3" {
+		switch op {
+		case "rb":
+			w.hit(c, "cloud-delete", high, "aws s3 rb deletes a bucket")
+		case "rm":
+			if hasArg(a, "--recursive") {
+				w.hit(c, "cloud-delete", high, "aws s3 rm --recursive deletes a bucket's contents")
+			} else {
+				w.hit(c, "cloud-change", med, "aws s3 rm deletes an object")
+			}
+		case "cp", "mv", "sync":
+			w.hit(c, "cloud-change", med, "aws s3 "+op+" copies data to or from S3")
+		}
+		return
+	}
+	switch {
+	case strings.HasPrefix(op, "delete-") || strings.HasPrefix(op, "terminate-") || strings.HasPrefix(op, "deregister-") || strings.HasPrefix(op, "remove-") || strings.HasPrefix(op, "purge-") || strings.HasPrefix(op, "destroy-") || strings.HasPrefix(op, "disable-") || strings.HasPrefix(op, "stop-logging"):
+		w.hit(c, "cloud-delete", high, "aws "+svc+" "+op+" deletes or disables cloud resources")
+	case svc == "iam" && (strings.HasPrefix(op, "create-user") || strings.HasPrefix(op, "create-access-key") || strings.HasPrefix(op, "attach-") || strings.HasPrefix(op, "put-user-policy") || strings.HasPrefix(op, "create-login-profile") || strings.HasPrefix(op, "add-user-to-group")):
+		w.hit(c, "account-change", high, "aws iam "+op+" creates credentials or grants permissions")
+	case strings.HasPrefix(op, "get-secret-value") || strings.HasPrefix(op, "get-parameter") && hasArg(a, "--with-decryption") || op == "get-session-token":
+		w.hitA(c, AnalyzerFiles, "credential-read", high, "aws "+svc+" "+op+" reads secrets")
+	case strings.HasPrefix(op, "describe-") || strings.HasPrefix(op, "list-") || strings.HasPrefix(op, "get-") || op == "ls" || op == "wait":
+	default:
+		w.hit(c, "cloud-change", med, "aws "+svc+" "+op+" changes cloud resources")
+	}
+}
+
+var secretPatternRe = regexp.MustCompile(`(?i)pass(?:w(?:or)?d)?|secret|token|api[_-]?key|credential|private[_ -]?key|aws_secret|aws_access|BEGIN .*PRIVATE|auth|bearer|-p\s`)
+
+// credentialSearch: grepping for secrets across home, system paths or
+// history is credential hunting; in the workspace it is everyday work.
+func (w *walker) credentialSearch(c *command) {
+	a := c.args
+	var pats, files []string
+	ops := operands(a)
+	explicit := false
+	for i, x := range a {
+		if (x == "-e" || x == "--regexp") && i+1 < len(a) {
+			pats = append(pats, a[i+1])
+			explicit = true
+		}
+	}
+	if !explicit && len(ops) > 0 {
+		pats, files = ops[:1], ops[1:]
+	} else {
+		for _, o := range ops {
+			if !hasArg(pats, o) {
+				files = append(files, o)
+			}
+		}
+	}
+	secret := false
+	for _, p := range pats {
+		if secretPatternRe.MatchString(p) {
+			secret = true
+		}
+	}
+	if !secret {
+		return
+	}
+	wide := false
+	for _, f := range files {
+		cls := classify(f, c.cwd, w.env.Workspace)
+		rf := resolvePath(f, c.cwd)
+		if cls == pcRoot || cls == pcHome || cls == pcSystem || historyFile(rf) || credentialKind(rf) != "" {
+			wide = true
+		}
+	}
+	if c.stdin != nil {
+		for _, p := range c.stdin.paths {
+			if historyFile(p) || credentialKind(p) != "" {
+				wide = true
+			}
+		}
+	}
+	if wide {
+		w.hitA(c, AnalyzerFiles, "credential-search", high, c.name+" searches for secrets ("+trimArg(strings.Join(pats, " "))+") outside the workspace")
+	}
+}
+
+// archive: an archive of sensitive places written to stdout or a remote host.
+func (w *walker) archive(c *command) {
+	a := c.args
+	toStdout := false
+	remote := false
+	if v, ok := optValue(a, "-f", "--file"); ok {
+		toStdout = v == "-"
+		remote = strings.Contains(v, "@") && strings.Contains(v, ":")
+	} else if c.name == "tar" {
+		for _, x := range a {
+			if len(x) > 1 && x[0] != '-' && strings.ContainsRune(x, 'f') && strings.ContainsAny(x, "cxt") && strings.Trim(x, "cxtvzjJpfPa") == "" {
+				// old-style "czf": the next operand is the archive
+			}
+		}
+		toStdout = !hasArgPrefix(a, "-cf", "-czf", "-cjf", "-cvf", "-czvf", "-xf", "-xvf", "-xzf", "-tf")
+		for _, x := range a {
+			if strings.Contains(x, "@") && strings.Contains(x, ":") && !strings.HasPrefix(x, "-") {
+				remote = true
+			}
+		}
+	}
+	if remote {
+		w.hitA(c, AnalyzerNetwork, "remote-copy", med, c.name+" reads or writes an archive on a remote host")
+	}
+	if !(toStdout && (c.remote || c.pipeOut)) && !remote {
+		return
+	}
+	for _, p := range operands(a) {
+		rp := resolvePath(p, c.cwd)
+		cls := classify(p, c.cwd, w.env.Workspace)
+		if cls == pcRoot || cls == pcHome || (cls == pcSystem && strings.HasPrefix(rp, "/etc")) || credentialKind(rp) != "" {
+			if c.remote || remote {
+				w.hitA(c, AnalyzerNetwork, "bulk-exfiltration", high, c.name+" sends an archive of "+rp+" off the host")
+			} else {
+				w.hitA(c, AnalyzerFiles, "bulk-archive", med, c.name+" archives "+rp+" to a pipe")
+			}
+			return
+		}
+	}
+}
+
+// sudoSensitiveArgs: under sudo, any program handed a privilege or
+// persistence path may write it (GTFOBins file-write).
+func (w *walker) sudoSensitiveArgs(c *command) {
+	if mentionCmds[c.name] || c.name == "" || passThrough[c.name] && c.name != "tee" {
+		return
+	}
+	switch c.name {
+	case "cat", "less", "more", "head", "tail", "ls", "vim", "vi", "nano", "cp", "mv", "ln", "tee", "sed", "chmod", "chown", "install", "rm", "systemctl", "launchctl", "visudo":
+		return
+	}
+	for _, a := range c.args {
+		for _, tok := range pathTokens(strings.TrimLeft(a, ">")) {
+			rt := resolvePath(strings.TrimLeft(tok, ">"), c.cwd)
+			rule, why := sensitiveTarget(rt)
+			if rule == "" && rcFile(rt) && strings.HasPrefix(rt, "/") {
+				rule, why = "rc-persistence", "runs code in another user's shell"
+			}
+			if rule != "" && rule != "system-config-write" && rule != "name-resolution-write" {
+				w.hitA(c, AnalyzerFiles, rule, high, c.name+" runs as root with "+rt+" as an argument: "+why)
+				return
+			}
+		}
+	}
+}
+
+// shellRules: shells started without code read from a terminal or a pipe.
+func (w *walker) shellRules(c *command) {
+	if !interactiveShell(c) || c.container {
+		return
+	}
+	if c.stdin != nil && (c.stdin.text != "" || c.stdin.flags != 0) {
+		return // judged as code piped into a shell
+	}
+	login := false
+	for _, v := range c.via {
+		if strings.HasPrefix(v, "sudo -") || v == "su" || strings.HasPrefix(v, "su ") || strings.HasPrefix(v, "doas -s") {
+			login = true
+		}
+	}
+	switch {
+	case c.sudo && login:
+		w.hit(c, "root-shell", med, "opens a root login shell")
+	case c.sudo:
+		w.hit(c, "root-shell", high, "starts a root shell through "+strings.Join(c.via, " → "))
+	case c.depth > 0 && len(c.via) > 0 && !strings.HasPrefix(c.via[len(c.via)-1], "alias"):
+		w.hit(c, "shell-escape", high, "starts an interactive shell from inside "+c.via[len(c.via)-1])
+	}
+}

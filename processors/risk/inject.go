@@ -1,0 +1,949 @@
+package risk
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+// ScanResult is the verdict of the context-file injection scanner.
+type ScanResult struct {
+	Verdict  string    `json:"verdict"` // "injection" or "clean"
+	Findings []Finding `json:"findings"`
+}
+
+// Finding is one reason a context file looks like a prompt injection.
+type Finding struct {
+	Rule   string `json:"rule"`
+	Detail string `json:"detail"`
+	// Span is [start, end) in bytes of the scanned text.
+	Span [2]int `json:"span"`
+	// Strong findings make the verdict alone; weak ones need a second signal.
+	Strong bool `json:"strong,omitempty"`
+}
+
+// Verdicts.
+const (
+	VerdictInjection = "injection"
+	VerdictClean     = "clean"
+)
+
+const maxScan = 4 << 20
+
+var (
+	overrideRe   = regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|discard)\b[^.\n]{0,40}?\b(?:all|any|every|the|your|my|these|those|prior|previous|above|earlier|preceding|original|initial|system|user'?s?|developer'?s?)?\s*(?:previous|prior|above|earlier|preceding|original|initial|system|existing|safety|user'?s?)?\s*(?:instructions?|directions?|prompts?|rules|guidelines|guardrails|requests?|directives?|commands given|context|constraints|messages?|policies)\b`)
+	forgetAllRe  = regexp.MustCompile(`(?i)\b(?:forget|ignore|disregard)\s+(?:everything|all|anything)\s+(?:above|before|prior|said|you (?:were|have been) told)`)
+	notFollowRe  = regexp.MustCompile(`(?i)\b(?:do not|don't|must not|never|stop)\s+(?:follow|obey|listen to)\s+(?:the\s+)?(?:user'?s?|your|previous|prior|original)\b`)
+	priorityRe   = regexp.MustCompile(`(?i)\b(?:overrides?|supersedes?|takes? precedence over|higher priority than)\b[^.\n]{0,40}\b(?:user'?s?|system|prompt|instructions|messages)\b`)
+	foreignRe    = regexp.MustCompile(`(?i)(?:ignor\w*|oublie\w*)\s+(?:toutes?\s+)?(?:les\s+)?(?:instructions|consignes)|(?:ignora|olvida)\w*\s+(?:todas\s+)?(?:las\s+)?instrucciones|(?:ignorier\w*|vergiss\w*)\s+(?:alle\s+)?(?:vorherigen\s+|bisherigen\s+)?(?:anweisungen|instruktionen)|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|无视.{0,12}(?:指令|指示)|(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкци\w*|указани\w*)|(?:ignora|dimentica)\w*\s+(?:tutte\s+)?(?:le\s+)?istruzioni|(?:ignore|esqueça)\w*\s+(?:todas\s+)?(?:as\s+)?instruções`)
+	roleRe       = regexp.MustCompile(`(?i)\byou are (?:now|no longer)\b|\bfrom now on,? you\b|\bdeveloper mode\b|\bjailbreak|\bDAN\b|\bno restrictions\b|\bunrestricted mode\b|\bpretend (?:to be|you are|the user)\b|\bact as (?:an? )?(?:unfiltered|unrestricted|evil|root|admin)|\brole-?play as\b|\byour (?:real|true|new) (?:instructions|task|goal|purpose)\b|\bnew (?:instructions|task|policy|rule|directive)s?\s*(?::|from|for)|\bsystem (?:override|notice|prompt override)\b|\b(?:begin|start) (?:admin|system|developer) (?:input|mode|message)\b|\bend of (?:user )?input\b|\bthis is (?:the )?(?:system administrator|your developer|anthropic|openai)\b|\bmessage from (?:anthropic|openai|the (?:system|developers?))\b|\b(?:safety|security) (?:guidelines|rules|checks) (?:are|have been) (?:disabled|lifted|removed|off)\b|\byou have been granted (?:root|admin)\b|\bthe previous context was a test\b`)
+	roleTagRe    = regexp.MustCompile(`(?im)^\s*(?:\[(?:system|admin|developer|assistant)\]|<\|?(?:system|im_start|assistant)\|?>|</?system>|</context>|role:\s*system\b|###\s*(?:system|instruction)s?\s*:?\s*$)`)
+	secrecyRe    = regexp.MustCompile(`(?i)\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|reveal(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b[^.\n]{0,30}\b(?:the user|the human|them|anyone|this)\b|\b(?:silently|secretly|covertly|quietly)\b|\bhidden instruction|\bdo not reveal the instructions|\bdon't mention it\b`)
+	bypassRe     = regexp.MustCompile(`(?i)--dangerously-skip-permissions|\bauto-?approve\b|\b(?:without|never) ask(?:ing)?\b[^.\n]{0,30}\b(?:confirmation|approval|permission)|\bnever ask the user\b|\b(?:disable|turn off|skip|bypass)\b[^.\n]{0,20}\b(?:sandbox(?:ing)?|approvals?|confirmations?|safety checks?|pre-commit|hooks?|secret scanner)\b|\bpre-approved\b|\bconfirmations? (?:are|is) disabled\b|\bno longer requires? approval\b|\bask for confirmation\b[^.\n]{0,30}\bignore\b|core\.hooksPath\s+/dev/null`)
+	agentAddrRe  = regexp.MustCompile(`(?i)\b(?:ai|llm|llms|assistant|agents?|claude|codex|copilot|gpt|chatgpt|gemini|model|automated agents?|coding agents?|bot)\b`)
+	imgExfilRe   = regexp.MustCompile(`(?i)!\[[^\]]*\]\(\s*https?://[^)\s]*(?:\?|&)[^)\s]*(?:\{|\$\(|BASE64|contents|secret|token|key|env)`)
+	remoteInsRe  = regexp.MustCompile(`(?i)\b(?:instructions?|tasks?|rules)\b[^.\n]{0,30}\b(?:are|is|at|in|from)\b[^.\n]{0,10}https?://|\b(?:fetch|download|visit|open|curl|load|retrieve|get)\b[^.\n]{0,60}https?://\S+[^.\n]{0,60}\b(?:follow|obey|execute|run|apply)\b`)
+	responseRe   = regexp.MustCompile(`(?i)\b(?:in|into|to|within)\s+(?:your|the)\s+(?:response|reply|answer|output|elucidation|summary|next response)\b|\byour (?:response|reply|answer)\b`)
+	codeInsRevRe = regexp.MustCompile(`(?i)\byour\s+(?:code|codebase|implementation|solution|algorithm|program|response|reply|answer|logic|elucidation|functionality|code's|algorithm's)\b[^\n]{0,80}\b(?:following|below|subsequent)\s+(?:code|snippet|excerpt|block|section|lines?)\b`)
+	concealActRe = regexp.MustCompile(`(?i)\b(?:run|execute|upload|send|visit|push|read|copy|post|fetch|curl|add|append|set|install|commit|include|email|open|delete)\b`)
+	intentRe     = regexp.MustCompile(`(?i)\b(?:reverse|bind)[- ]shell|\bbackdoor\b|\bkeylogger\b|\bexfiltrat\w*|\bransomware\b|\bcrypto-?miner\b|\bdisable (?:the )?(?:antivirus|edr|firewall|defender)\b`)
+	intentVerbRe = regexp.MustCompile(`(?i)\b(?:open|start|create|install|run|spawn|add|set up|establish|launch|deploy|write|plant|exfiltrate)\b`)
+	urlSubstRe   = regexp.MustCompile(`(?i)https?://\S*\$\(`)
+	quotedCmdRe  = regexp.MustCompile(`"((?:curl|wget|bash|sh|rm|nc|python3?|node|sudo|chmod|cat|scp|ssh|eval|powershell)\s[^"]{3,})"`)
+	pyHintRe     = regexp.MustCompile(`(?m)^\s*(?:import \w|from \S+ import|def \w+\(|class \w|with .+:\s*$|for .+ in .+:\s*$|while .+:\s*$|if .+:\s*$|print\(|\w+\s+=\s+\S)|os\.system\(|subprocess\.|requests\.|eval\(|exec\(`)
+	insertVerbRe = regexp.MustCompile(`(?i)\b(?:add|insert|integrate|incorporate|embed|append|mention|suggest|promote|modify|hint|enhance|include)\b`)
+	codeInsRe    = regexp.MustCompile(`(?i)\b(?:following|below|subsequent|this|these)\s+(?:code|snippet|excerpt|block|section|lines?)\b[^\n]{0,80}\b(?:your|the)\s+(?:code|codebase|implementation|solution|algorithm|program|response|reply|answer|logic|elucidation|functionality)`)
+	deceiveRe    = regexp.MustCompile(`(?i)\b(?:tell|say|report|claim|state|respond|reply|assure)\b[^.\n]{0,60}\b(?:all tests passed|tests passed|no (?:known )?(?:security )?(?:issues|vulnerabilities|problems)|it only contains|success(?:ful)?)\b|\bregardless of (?:the )?(?:actual|real)\b|\bno matter what the\b|\breply only with\b|\bapprove it\b|\b(?:fabricated|false|misleading|fake|baseless|non-existent|too-good-to-be-true|unexpected lottery|scam)\b[^.\n]{0,60}\b(?:statistic|claim|statement|rumou?r|benefit|opportunity|winnings|antivirus|news)|\b(?:bank details|lottery winnings|transferring funds|claim your)\b`)
+	tamperRe     = regexp.MustCompile(`(?i)authorized_keys|\bcrontab\b|\bsudoers\b|HISTFILE|ANTHROPIC_BASE_URL|OPENAI_(?:API_)?BASE(?:_URL)?|--index-url|--extra-index-url|registry=|"?(?:post|pre)install"?\s*:|\bshell profile\b|\.bashrc|\.zshrc|credential\.helper|reverse shell|\bmirror\b[^.\n]{0,40}\bnever tell`)
+	destructRe   = regexp.MustCompile(`(?i)\b(?:delete|remove|wipe|drop|destroy|erase)\b[^.\n]{0,40}\b(?:all|every|the (?:tests?|database|repo(?:sitory)?|branches|production))\b|\bforce[- ]push\b|\bpush(?:ing)?\b[^.\n]{0,30}--force`)
+	persistRe    = regexp.MustCompile(`(?i)\b(?:add|append|insert|put|write)\b[^\n]{0,60}\b(?:authorized_keys|crontab|sudoers|shell profile|\.bashrc|\.zshrc|\.profile)\b`)
+	htmlCommRe   = regexp.MustCompile(`(?s)<!--(.*?)-->`)
+	mdCommRe     = regexp.MustCompile(`(?m)^\s*\[(?://|comment)\]:\s*#\s*[("'](.*)[)"']\s*$`)
+	hiddenCSSRe  = regexp.MustCompile(`(?is)<(\w+)[^>]*style\s*=\s*["'][^"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|opacity\s*:\s*0(?:\.0*)?\b|color\s*:\s*(?:white|#fff(?:fff)?|transparent)|height\s*:\s*0|width\s*:\s*0)[^"']*["'][^>]*>(.*?)</(\w+)>`)
+	fenceRe      = regexp.MustCompile("(?s)```[ \\t]*([A-Za-z0-9_+-]*)[^\\n]*\\n(.*?)```")
+	codeSpanRe   = regexp.MustCompile("`([^`\\n]{3,})`")
+)
+
+type scanner struct {
+	findings []Finding
+	depth    int
+	judged   map[string]codeVerdict // code spans already judged, by text
+	memo     map[string][]Finding   // sentence rules already applied, by text
+}
+
+type codeVerdict struct {
+	level events.Risk
+	top   finding
+}
+
+// findAllSub runs re over text only when text holds the literal every
+// match must contain.
+func findAllSub(re *regexp.Regexp, text, must string, n int) [][]int {
+	if !strings.Contains(text, must) {
+		return nil
+	}
+	return re.FindAllStringSubmatchIndex(text, n)
+}
+
+// b64Blobs finds runs of 24 or more base64 characters that mix letters and
+// digits or symbols (plain words never do).
+func b64Blobs(text string, n int) [][]int {
+	var out [][]int
+	start := -1
+	mixed := false
+	for i := 0; i <= len(text); i++ {
+		in := false
+		if i < len(text) {
+			c := text[i]
+			in = c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '+' || c == '/' || c == '='
+			if in && (c >= '0' && c <= '9' || c == '+' || c == '=') {
+				mixed = true
+			}
+		}
+		if in {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 && i-start >= 24 && mixed && !strings.Contains(text[start:i], "//") {
+			out = append(out, []int{start, i})
+			if len(out) >= n {
+				return out
+			}
+		}
+		start, mixed = -1, false
+	}
+	return out
+}
+
+func (s *scanner) add(rule, detail string, start, end int, strong bool) {
+	if len(s.findings) >= 64 {
+		return
+	}
+	s.findings = append(s.findings, Finding{Rule: rule, Detail: detail, Span: [2]int{start, end}, Strong: strong})
+}
+
+// Scan looks for prompt injection in a context file (AGENTS.md,
+// .cursorrules, README…). path is used only for messages and may be empty.
+// Findings carry byte spans into text. A file is an injection when one strong
+// finding or two weak ones are found.
+func Scan(text, path string) ScanResult {
+	if len(text) > maxScan {
+		text = text[:maxScan]
+	}
+	s := &scanner{}
+	s.scan(text, 0)
+	type key struct {
+		rule string
+		span [2]int
+	}
+	seen := map[key]bool{}
+	uniq := s.findings[:0]
+	for _, f := range s.findings {
+		k := key{f.Rule, f.Span}
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		uniq = append(uniq, f)
+	}
+	s.findings = uniq
+	weak := 0
+	strong := false
+	for _, f := range s.findings {
+		if f.Strong {
+			strong = true
+		} else {
+			weak++
+		}
+	}
+	res := ScanResult{Verdict: VerdictClean, Findings: s.findings}
+	if strong || weak >= 2 {
+		res.Verdict = VerdictInjection
+	}
+	if res.Findings == nil {
+		res.Findings = []Finding{}
+	}
+	return res
+}
+
+func (s *scanner) scan(text string, base int) {
+	if s.depth > 3 {
+		return
+	}
+	s.depth++
+	defer func() { s.depth-- }()
+	s.invisible(text, base)
+	// Hidden channels: their content is scanned as instructions too.
+	for _, m := range findAllSub(htmlCommRe, text, "<!--", 32) {
+		body := text[m[2]:m[3]]
+		n := len(s.findings)
+		s.prose(body, base+m[2])
+		s.code(body, base+m[2])
+		if len(s.findings) > n || (agentAddrRe.MatchString(body) && hasVerb(wordsOf(asciiLower(body)), actVerbs) && len(strings.Fields(body)) > 3) {
+			s.add("hidden-html-comment", "an HTML comment, invisible when rendered, gives instructions", base+m[0], base+m[1], true)
+		}
+	}
+	for _, m := range findAllSub(mdCommRe, text, "]:", 16) {
+		body := text[m[2]:m[3]]
+		n := len(s.findings)
+		s.prose(body, base+m[2])
+		if len(s.findings) > n || agentAddrRe.MatchString(body) {
+			s.add("hidden-markdown-comment", "a markdown comment, invisible when rendered, gives instructions", base+m[0], base+m[1], true)
+		}
+	}
+	for _, m := range findAllSub(hiddenCSSRe, text, "style", 16) {
+		body := text[m[4]:m[5]]
+		n := len(s.findings)
+		s.prose(body, base+m[4])
+		s.code(body, base+m[4])
+		if len(s.findings) > n || agentAddrRe.MatchString(body) {
+			s.add("hidden-css-text", "text hidden with CSS gives instructions", base+m[0], base+m[1], true)
+		}
+	}
+	// Visible text, outside comments.
+	s.prose(text, base)
+	s.code(text, base)
+	s.encoded(text, base)
+}
+
+// prose applies the phrase rules sentence by sentence.
+func (s *scanner) prose(text string, base int) {
+	g := newGate(asciiLower(text), text)
+	start := 0
+	for i := 0; i <= len(text); i++ {
+		if i < len(text) && !(text[i] == '\n' || (text[i] == '.' && i+1 < len(text) && (text[i+1] == ' ' || text[i+1] == '\n'))) {
+			continue
+		}
+		if i > start {
+			s.sentence(text[start:i], base+start, &g)
+		}
+		start = i + 1
+	}
+}
+
+func (s *scanner) sentence(t string, off int, g *gate) {
+	if len(strings.TrimSpace(t)) < 6 {
+		return
+	}
+	// Repeated lines (tables, checklists) are judged once.
+	if s.memo == nil {
+		s.memo = map[string][]Finding{}
+	}
+	if fs, ok := s.memo[t]; ok {
+		for _, f := range fs {
+			s.add(f.Rule, f.Detail, off+f.Span[0], off+f.Span[1], f.Strong)
+		}
+		return
+	}
+	n := len(s.findings)
+	s.sentenceRules(t, off, g)
+	if len(s.memo) < 8192 {
+		fs := make([]Finding, 0, len(s.findings)-n)
+		for _, f := range s.findings[n:] {
+			f.Span = [2]int{f.Span[0] - off, f.Span[1] - off}
+			fs = append(fs, f)
+		}
+		s.memo[t] = fs
+	}
+}
+
+func (s *scanner) sentenceRules(t string, off int, g *gate) {
+	lt := asciiLower(t)
+	span := func(loc []int) (int, int) {
+		if loc == nil {
+			return off, off + len(t)
+		}
+		return off + loc[0], off + loc[1]
+	}
+	if loc := findIf(g.override && all2(lt, trigOverride, trigOverrideNoun), overrideRe, t); loc != nil && !benignIgnore(t) {
+		a, b := span(loc)
+		s.add("override-instructions", "tells the agent to ignore or replace its instructions", a, b, true)
+	} else if loc := findIf(g.forget && anyOf(lt, trigForget), forgetAllRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("override-instructions", "tells the agent to forget what it was told", a, b, true)
+	} else if loc := findIf(g.follow && anyOf(lt, trigFollow), notFollowRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("override-instructions", "tells the agent not to follow the user", a, b, true)
+	} else if loc := findForeign(t, lt, g); loc != nil {
+		a, b := span(loc)
+		s.add("override-instructions", "tells the agent to ignore its instructions (non-English)", a, b, true)
+	} else if loc := findIf(g.priority && anyOf(lt, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) {
+		a, b := span(loc)
+		s.add("override-instructions", "claims priority over the user's instructions", a, b, true)
+	}
+	if loc := findIf(g.role && anyOf(lt, trigRole), roleRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("role-override", "tries to change who the agent is or who is speaking", a, b, true)
+	}
+	if loc := findIf(g.roleTag && anyOf(lt, trigRoleTag), roleTagRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("fake-role-tag", "a fake system or role marker", a, b, true)
+	}
+	words := wordsOf(lt)
+	negated := hasWord(words, negWords)
+	if loc := findIf(g.bypass && anyOf(lt, trigBypass), bypassRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("approval-bypass", "asks the agent to skip approvals, sandboxing or hooks", a, b, true)
+	}
+	if loc := findIf(g.secrecy && (anyOf(lt, trigSecrecyAdv) || anyOf(lt, trigNeg) && anyOf(lt, trigSecrecy)), secrecyRe, t); loc != nil {
+		a, b := span(loc)
+		m := strings.ToLower(t[loc[0]:loc[1]])
+		adverb := !strings.Contains(m, " ")
+		strong := concealActRe.MatchString(t) && !negatedBefore(t, loc[0])
+		if adverb {
+			next := strings.Fields(t[loc[1]:])
+			strong = strong && len(next) > 0 && concealActRe.MatchString(next[0]) && !strings.HasSuffix(next[0], ",")
+		}
+		s.add("conceal-from-user", "asks the agent to hide what it does from the user", a, b, strong)
+	}
+	if loc := findIf(g.intent && anyOf(lt, trigIntent), intentRe, t); loc != nil && intentVerbRe.MatchString(t) && !negatedBefore(t, loc[0]) {
+		a, b := span(loc)
+		s.add("malicious-intent", "asks for a backdoor, reverse shell or exfiltration", a, b, true)
+	}
+	if loc := findIf(g.urlSubst && strings.Contains(lt, "$("), urlSubstRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("url-exfiltration", "a URL that carries command output", a, b, true)
+	}
+	if objs := secretObjectsIf(g.secret, lt); objs != nil {
+		verb := verbIndex(lt, words, actVerbs)
+		if verb != nil && !negatedBefore(t, verb[0]) && !templateMention(lt) {
+			a, b := span(objs[0])
+			strongObj := false
+			exfilVerb := hasVerb(words, exfilVerbs)
+			for _, o := range objs {
+				obj := strings.ToLower(strings.TrimSpace(strings.Trim(t[o[0]:o[1]], " `'\"(")))
+				if genericSecretWords[obj] || genericSecretWords[strings.TrimSuffix(obj, "s")] {
+					strongObj = strongObj || exfilVerb
+					continue
+				}
+				strongObj = true
+			}
+			s.add("secret-request", "asks the agent to read or send secrets ("+strings.TrimSpace(t[objs[0][0]:objs[0][1]])+")", a, b, strongObj)
+		}
+	}
+	if loc := findIf(g.img && strings.Contains(lt, "!["), imgExfilRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("markdown-image-exfiltration", "an image URL built to carry data out", a, b, true)
+	}
+	if loc := findIf(g.http && strings.Contains(lt, "http"), remoteInsRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("remote-instructions", "tells the agent to fetch and follow instructions from a URL", a, b, true)
+	}
+	if loc := findIf(g.deceive && anyOf(lt, trigDeceive), deceiveRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("deceive-user", "asks the agent to mislead the user", a, b, true)
+	}
+	if loc := findIf(g.codeIns && anyOf(lt, trigCodeIns), codeInsRevRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("insert-content", "asks the agent to put given code into its output", a, b, false)
+	} else if loc := findIf(g.codeIns && anyOf(lt, trigCodeIns), codeInsRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("insert-content", "asks the agent to put given code or text into its output", a, b, false)
+	} else if loc := findIf(g.response && anyOf(lt, trigResponse), responseRe, t); loc != nil && hasVerb(words, actVerbs) || loc != nil && insertVerbRe.MatchString(t) {
+		a, b := span(loc)
+		s.add("insert-content", "asks the agent to change what it answers", a, b, false)
+	}
+	if loc := findIf(g.persist && anyOf(lt, trigPersist), persistRe, t); loc != nil && !negated {
+		a, b := span(loc)
+		s.add("persistence-request", "asks the agent to add keys, jobs or start-up code", a, b, true)
+	} else if loc := findIf(g.persist && anyOf(lt, trigPersist), tamperRe, t); loc != nil && !negated {
+		a, b := span(loc)
+		s.add("config-tampering", "touches start-up files, package sources or credentials helpers", a, b, false)
+	}
+	if loc := findIf(g.destroy && (all2(lt, trigDestroy, trigDestroyObj) || strings.Contains(lt, "force")), destructRe, t); loc != nil && !negated {
+		a, b := span(loc)
+		s.add("destructive-request", "asks for destructive changes", a, b, false)
+	}
+	if g.address && addressPhrase(lt) {
+		loc := agentAddrRe.FindStringIndex(t)
+		if loc == nil {
+			loc = []int{0, len(t)}
+		}
+		a, b := span(loc)
+		s.add("addresses-agent", "speaks to the AI agent directly", a, b, false)
+	}
+}
+
+var genericSecretWords = set("api key", "api keys", "api-key", "api_key", "access token", "auth token", "token", "password", "secret",
+	"credential", "credentials", "environment variable", "environment variables", "env var", "env vars", "ssh key", "private key", "github token")
+
+var (
+	trigOverride     = []string{"ignor", "disregard", "forget", "overrid", "overrul", "bypass", "skip", "abandon", "discard", "drop"}
+	trigRole         = []string{"you are now", "you are no longer", "from now on", "developer mode", "jailbreak", "dan ", " dan", "no restrictions", "unrestricted", "pretend", "act as", "role-play", "roleplay", "role play", "your real", "your true", "your new", "new instruction", "new task", "new policy", "new rule", "new directive", "system override", "system notice", "system prompt override", "begin admin", "begin system", "begin developer", "start admin", "start system", "start developer", "end of input", "end of user", "this is the system", "this is your", "this is anthropic", "this is openai", "message from", "safety guidelines", "security guidelines", "safety rules", "security rules", "safety checks", "security checks", "granted root", "granted admin", "previous context"}
+	trigBypass       = []string{"dangerously", "auto-approve", "autoapprove", "auto approve", "without ask", "never ask", "ask for confirmation", "disable", "turn off", "skip", "bypass", "pre-approved", "confirmations are", "confirmation is", "requires approval", "require approval", "hookspath"}
+	trigSecrecy      = []string{"tell", "mention", "inform", "reveal", "notify", "alert", "let", "silently", "secretly", "covertly", "quietly", "hidden instruction"}
+	trigSecret       = []string{".ssh", "id_", ".aws", "netrc", "npmrc", "pypirc", "credential", "docker/config", "kube", "hosts.yml", "history", "shadow", "gcloud", "auth.json", "api key", "api_key", "api-key", "apikey", "private key", "ssh key", "_key", "token", "password", "secret", "environment variable", "env var", "system prompt", "developer message", ".env", ".pem", ".kdbx", "keychain"}
+	trigDeceive      = []string{"passed", "no known", "no security", "no vulnerab", "no issues", "no problems", "only contains", "success", "regardless", "no matter", "reply only", "approve it", "fabricat", "false", "misleading", "fake", "baseless", "non-existent", "too-good", "lottery", "scam", "bank details", "transferring funds", "claim your"}
+	trigPersist      = []string{"authorized_keys", "crontab", "sudoers", "histfile", "base_url", "api_base", "index-url", "registry=", "postinstall", "preinstall", "shell profile", "bashrc", "zshrc", ".profile", "credential.helper", "reverse shell", "mirror"}
+	trigOverrideNoun = []string{"instruction", "direction", "prompt", "rule", "guideline", "guardrail", "request", "directive", "commands given", "context", "constraint", "message", "polic"}
+	trigSecrecyAdv   = []string{"silently", "secretly", "covertly", "quietly", "hidden instruction", "do not reveal", "don't mention"}
+	trigNeg          = []string{"do not", "don't", "never", "without"}
+	trigDestroy      = []string{"delete", "remove", "wipe", "drop", "destroy", "erase"}
+	trigDestroyObj   = []string{"all", "every", "the test", "database", "repo", "branches", "production"}
+	addrPhrases      = []string{"if you are an ai", "note to the ai", "dear ai", "for llms only", "agents only", "ai agents reading this", "hey copilot", "note to agent", "hidden instruction"}
+)
+
+// find runs re on t only when the lower-cased text holds one of the
+// triggers: most sentences of a clean file hold none, which keeps a 64 KB
+// file well under the 5 ms budget.
+func find(re *regexp.Regexp, t, lt string, triggers ...string) []int {
+	for _, tr := range triggers {
+		if strings.Contains(lt, tr) {
+			return re.FindStringIndex(t)
+		}
+	}
+	return nil
+}
+
+func findIf(ok bool, re *regexp.Regexp, t string) []int {
+	if !ok {
+		return nil
+	}
+	return re.FindStringIndex(t)
+}
+
+func anyOf(lt string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(lt, w) {
+			return true
+		}
+	}
+	return false
+}
+
+func all2(lt string, a, b []string) bool { return anyOf(lt, a) && anyOf(lt, b) }
+
+func findAll(re *regexp.Regexp, t, lt string, triggers ...string) [][]int {
+	for _, tr := range triggers {
+		if strings.Contains(lt, tr) {
+			return re.FindAllStringIndex(t, 4)
+		}
+	}
+	return nil
+}
+
+func findForeign(t, lt string, g *gate) []int {
+	if !g.foreign {
+		return nil
+	}
+	for i := 0; i < len(t); i++ {
+		if t[i] >= 0x80 {
+			return foreignRe.FindStringIndex(t)
+		}
+	}
+	return find(foreignRe, t, lt, "ignorez", "ignora ", "ignoriere", "oubli", "olvid", "vergiss", "dimentic", "esque", "instrucciones", "anweisungen", "istruzioni", "instruções")
+}
+
+func addressPhrase(lt string) bool {
+	for _, p := range addrPhrases {
+		if strings.Contains(lt, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// asciiLower lower-cases ASCII letters only, so byte offsets are kept.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 32
+		}
+	}
+	return string(b)
+}
+
+var (
+	secretLiterals = []string{"~/.ssh", "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "~/.aws", ".aws/credentials", ".netrc", ".npmrc", ".pypirc",
+		".git-credentials", ".docker/config.json", ".kube/config", "gh/hosts.yml", ".bash_history", "/etc/shadow", "credentials.json",
+		".config/gcloud", "auth.json", "*.pem", "id_*", ".kdbx", "secrets.yaml", "secrets.yml", "keychain"}
+	secretWords = []string{"api key", "api-key", "api_key", "access token", "auth token", "github token", "token", "password", "secret",
+		"credentials", "private key", "ssh key", "cloud credentials", "environment variables", "env vars", "system prompt", "hidden developer messages"}
+)
+
+// secretObjects finds what a sentence names that holds secrets (lt is
+// lower-cased ASCII). It is a hand-written matcher: a regular expression
+// with this many alternatives costs too much per sentence.
+func secretObjects(lt string) [][]int {
+	var out [][]int
+	addAll := func(w string, words bool) {
+		for i := 0; len(out) < 8; {
+			j := strings.Index(lt[i:], w)
+			if j < 0 {
+				return
+			}
+			a, b := i+j, i+j+len(w)
+			if words {
+				if b < len(lt) && lt[b] == 's' {
+					b++
+				}
+				if (a > 0 && isWordByte(lt[a-1])) || (b < len(lt) && isWordByte(lt[b])) {
+					i = a + 1
+					continue
+				}
+			}
+			out = append(out, []int{a, b})
+			i = b
+		}
+	}
+	for _, w := range secretLiterals {
+		if strings.Contains(lt, w) {
+			addAll(w, false)
+		}
+	}
+	for _, w := range secretWords {
+		if strings.Contains(lt, w) {
+			addAll(w, true)
+		}
+	}
+	// .env files: ".env" or ".env.production" starting a word.
+	for i := 0; i < len(lt) && len(out) < 8; {
+		j := strings.Index(lt[i:], ".env")
+		if j < 0 {
+			break
+		}
+		a, b := i+j, i+j+4
+		okStart := a == 0 || strings.IndexByte(" \t`'\"(", lt[a-1]) >= 0
+		for b < len(lt) && (lt[b] == '.' || lt[b] >= 'a' && lt[b] <= 'z') && (lt[b] == '.' || lt[b-1] == '.' || b > a+4) {
+			b++
+		}
+		if okStart && (b == len(lt) || !isWordByte(lt[b])) && (a+4 == len(lt) || !isWordByte(lt[a+4]) || lt[a+4] == '.') {
+			out = append(out, []int{a, b})
+		}
+		i = a + 4
+	}
+	// Environment variables that name secrets: $GITHUB_TOKEN, OPENAI_API_KEY.
+	for i := 0; i < len(lt); {
+		for i < len(lt) && !isIdentByte(lt[i]) && lt[i] != '$' {
+			i++
+		}
+		a := i
+		for i < len(lt) && (isIdentByte(lt[i]) || lt[i] == '$' || lt[i] == '{') {
+			i++
+		}
+		id := lt[a:i]
+		if len(id) > 3 && (strings.Contains(id, "_") || strings.HasPrefix(id, "$")) && (strings.HasSuffix(id, "token") || strings.HasSuffix(id, "key") || strings.HasSuffix(id, "secret") || strings.HasSuffix(id, "password") || strings.Contains(id, "api_key")) && len(out) < 8 {
+			out = append(out, []int{a, i})
+		}
+		if i == a {
+			i++
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	sort.Slice(out, func(x, y int) bool { return out[x][0] < out[y][0] })
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_'
+}
+
+func isIdentByte(c byte) bool { return isWordByte(c) }
+
+var (
+	negWords     = set("never", "not", "avoid", "without", "don't", "dont", "shouldn't", "mustn't", "doesn't")
+	actVerbs     = set("read", "print", "cat", "show", "reveal", "output", "display", "dump", "send", "upload", "post", "exfiltrate", "email", "e-mail", "mail", "paste", "publish", "leak", "share", "include", "list", "copy", "commit", "store", "save", "hardcode", "obtain", "collect", "harvest", "steal", "echo", "fetch", "search", "grep", "open", "transmit", "forward", "encode", "base64-encode", "append", "rewrite", "log")
+	exfilVerbs   = set("send", "upload", "post", "email", "e-mail", "mail", "exfiltrate", "publish", "leak", "paste", "commit", "hardcode", "share", "store", "save", "include", "reveal", "print", "dump", "output", "echo", "list", "display", "show", "transmit", "forward")
+	foreignVerbs = []string{"发", "读取", "出力", "отправь", "envía", "affichez", "lire"}
+)
+
+type word struct {
+	w     string
+	start int
+}
+
+// wordsOf splits lower-cased text into words (letters, digits, ' and -).
+func wordsOf(lt string) []word {
+	var out []word
+	start := -1
+	for i := 0; i <= len(lt); i++ {
+		in := i < len(lt) && (lt[i] >= 'a' && lt[i] <= 'z' || lt[i] >= '0' && lt[i] <= '9' || lt[i] == '\'' || lt[i] == '-')
+		if in && start < 0 {
+			start = i
+		} else if !in && start >= 0 {
+			out = append(out, word{lt[start:i], start})
+			start = -1
+		}
+	}
+	return out
+}
+
+func hasWord(ws []word, m map[string]bool) bool {
+	for _, w := range ws {
+		if m[w.w] {
+			return true
+		}
+	}
+	return false
+}
+
+// stem strips the common English verb endings.
+func verbMatch(w string, m map[string]bool) bool {
+	if m[w] {
+		return true
+	}
+	for _, suf := range []string{"s", "es", "ed", "ing", "d"} {
+		if len(w) > len(suf)+2 && strings.HasSuffix(w, suf) && m[w[:len(w)-len(suf)]] {
+			return true
+		}
+	}
+	return false
+}
+
+func hasVerb(ws []word, m map[string]bool) bool {
+	for _, w := range ws {
+		if verbMatch(w.w, m) {
+			return true
+		}
+	}
+	return false
+}
+
+func verbIndex(lt string, ws []word, m map[string]bool) []int {
+	for _, w := range ws {
+		if verbMatch(w.w, m) {
+			return []int{w.start, w.start + len(w.w)}
+		}
+	}
+	for _, v := range foreignVerbs {
+		if i := strings.Index(lt, v); i >= 0 {
+			return []int{i, i + len(v)}
+		}
+	}
+	return nil
+}
+
+var (
+	trigForget   = []string{"forget", "ignore", "disregard"}
+	trigFollow   = []string{"follow", "obey", "listen to"}
+	trigPriority = []string{"overrid", "supersede", "precedence", "priority"}
+	trigRoleTag  = []string{"[", "<", "role:", "###"}
+	trigIntent   = []string{"shell", "backdoor", "keylogger", "exfiltrat", "ransomware", "miner", "disable"}
+	trigCodeIns  = []string{"following", "below", "subsequent", "this code", "these", "this snippet"}
+	trigResponse = []string{"your response", "your reply", "your answer", "your output", "the response", "the reply", "the answer", "your elucidation", "your summary", "next response", "the output", "the summary", "the elucidation"}
+	trigForeign  = []string{"ignorez", "ignora ", "ignoriere", "oubli", "olvid", "vergiss", "dimentic", "esque", "instrucciones", "anweisungen", "istruzioni", "instruções"}
+)
+
+// gate says which sentence rules can fire anywhere in a text: a rule whose
+// trigger words appear nowhere is skipped for every sentence. One pass of
+// substring searches per text replaces one per sentence.
+type gate struct {
+	override, forget, follow, foreign, priority, role, roleTag, bypass, secrecy, intent, urlSubst,
+	secret, img, http, deceive, codeIns, response, persist, destroy, address bool
+}
+
+func newGate(lt, text string) gate {
+	ws := prefixSet(lt)
+	anyOf := func(lt string, trig []string) bool { return gateAny(lt, ws, trig) }
+	all2 := func(lt string, a, b []string) bool { return anyOf(lt, a) && anyOf(lt, b) }
+	nonASCII := false
+	for i := 0; i < len(text); i++ {
+		if text[i] >= 0x80 {
+			nonASCII = true
+			break
+		}
+	}
+	return gate{
+		override: all2(lt, trigOverride, trigOverrideNoun), forget: anyOf(lt, trigForget), follow: anyOf(lt, trigFollow),
+		foreign: nonASCII || anyOf(lt, trigForeign), priority: anyOf(lt, trigPriority), role: anyOf(lt, trigRole),
+		roleTag: anyOf(lt, trigRoleTag), bypass: anyOf(lt, trigBypass),
+		secrecy: anyOf(lt, trigSecrecyAdv) || anyOf(lt, trigNeg) && anyOf(lt, trigSecrecy), intent: anyOf(lt, trigIntent),
+		urlSubst: strings.Contains(lt, "$("), secret: anyOf(lt, trigSecret) || strings.ContainsAny(lt, "$"), img: strings.Contains(lt, "!["), http: strings.Contains(lt, "http"),
+		deceive: anyOf(lt, trigDeceive), codeIns: anyOf(lt, trigCodeIns), response: anyOf(lt, trigResponse),
+		persist: anyOf(lt, trigPersist), destroy: anyOf(lt, trigDestroy) || strings.Contains(lt, "force"), address: anyOf(lt, addrPhrases),
+	}
+}
+
+// prefixSet is the set of 5-letter word prefixes of lt: one pass and a
+// map, instead of one substring search per trigger over the whole text.
+func prefixSet(lt string) map[string]struct{} {
+	m := make(map[string]struct{}, 256)
+	start := -1
+	for i := 0; i <= len(lt); i++ {
+		in := i < len(lt) && lt[i] >= 'a' && lt[i] <= 'z'
+		if in && start < 0 {
+			start = i
+		} else if !in && start >= 0 {
+			w := lt[start:i]
+			if len(w) > 5 {
+				w = w[:5]
+			}
+			m[w] = struct{}{}
+			start = -1
+		}
+	}
+	return m
+}
+
+// gateAny reports whether any trigger may occur in lt: a trigger starting
+// with a letter is looked up by the prefix of its first word (a superset
+// test: the sentence rules check exactly), others by substring search.
+func gateAny(lt string, ws map[string]struct{}, trig []string) bool {
+	for _, t := range trig {
+		if t == "" {
+			continue
+		}
+		if t[0] >= 'a' && t[0] <= 'z' {
+			w := t
+			for i := 0; i < len(w); i++ {
+				if w[i] < 'a' || w[i] > 'z' {
+					w = w[:i]
+					break
+				}
+			}
+			if len(w) > 5 {
+				w = w[:5]
+			}
+			if _, ok := ws[w]; ok {
+				return true
+			}
+			continue
+		}
+		if strings.Contains(lt, t) {
+			return true
+		}
+	}
+	return false
+}
+
+func secretObjectsIf(ok bool, lt string) [][]int {
+	if !ok {
+		return nil
+	}
+	return secretObjects(lt)
+}
+
+// negatedBefore reports whether a negation shortly precedes position i.
+func negatedBefore(t string, i int) bool {
+	start := i - 28
+	if start < 0 {
+		start = 0
+	}
+	return hasWord(wordsOf(asciiLower(t[start:i])), negWords) || strings.Contains(asciiLower(t[start:i]), "do not") || strings.Contains(asciiLower(t[start:i]), "must not")
+}
+
+// benignIgnore recognises everyday uses of "ignore" in project rules.
+func benignIgnore(t string) bool {
+	l := strings.ToLower(t)
+	if strings.Contains(l, "ignore them, the project") {
+		return true
+	}
+	for _, w := range []string{"warning", "deprecation", "lint", "vendor", "files under", "directory", "generated", "benchmark", "failing test", "differences", ".gitignore", "whitespace"} {
+		if strings.Contains(l, w) && !strings.Contains(l, "instruction") && !strings.Contains(l, "prompt") {
+			return true
+		}
+	}
+	return false
+}
+
+func templateMention(l string) bool {
+	return strings.Contains(l, ".env.example") || strings.Contains(l, ".env.sample") || strings.Contains(l, ".env.template") ||
+		strings.Contains(l, "never hardcode") || strings.Contains(l, "are loaded from") || strings.Contains(l, "fake keys") ||
+		strings.Contains(l, "dummy") || strings.Contains(l, "parser lives")
+}
+
+// code runs the shell analyzer on code spans and fenced blocks, and the code
+// analyzer on fenced code in other languages.
+func (s *scanner) code(text string, base int) {
+	for _, m := range findAllSub(fenceRe, text, "```", 32) {
+		lang := strings.ToLower(text[m[2]:m[3]])
+		body := text[m[4]:m[5]]
+		s.judgeCode(lang, body, base+m[4])
+	}
+	for _, m := range findAllSub(codeSpanRe, text, "`", 64) {
+		body := text[m[2]:m[3]]
+		if !strings.ContainsAny(strings.TrimSpace(body), " \t|;&><$") && !ruledCmds[canonicalName(strings.TrimSpace(body))] && !shells[canonicalName(strings.TrimSpace(body))] {
+			continue // an identifier or a path, not a command
+		}
+		s.judgeCode("sh", body, base+m[2])
+	}
+	for _, m := range findAllSub(quotedCmdRe, text, "\"", 16) {
+		s.judgeCode("sh", text[m[2]:m[3]], base+m[2])
+	}
+	// Instructions such as "run: curl … | sh" outside backticks.
+	for _, key := range []string{"execute:", "run:", "command:", "exactly as written:"} {
+		idx := strings.Index(strings.ToLower(text), key)
+		if idx >= 0 {
+			rest := text[idx+len(key):]
+			if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
+				rest = rest[:nl]
+			}
+			s.judgeCode("sh", strings.TrimSpace(rest), base+idx+len(key))
+		}
+	}
+}
+
+func (s *scanner) judgeCode(lang, body string, off int) {
+	if len(strings.TrimSpace(body)) < 3 {
+		return
+	}
+	if s.judged == nil {
+		s.judged = map[string]codeVerdict{}
+	}
+	if v, ok := s.judged[lang+"\x00"+body]; ok {
+		s.report(v, body, off)
+		return
+	}
+	var fs []finding
+	switch lang {
+	case "python", "py", "python3":
+		fs = analyzeCodeText("python", body, Env{})
+	case "js", "javascript", "ts", "typescript", "node":
+		fs = analyzeCodeText("js", body, Env{})
+	case "", "sh", "bash", "shell", "console", "zsh", "text":
+		if pyHintRe.MatchString(body) {
+			fs = analyzeCodeText("python", body, Env{})
+			break
+		}
+		fs, _ = shellFindings(body, Env{})
+	default:
+		return
+	}
+	lvl := events.RiskLow
+	var top finding
+	for _, f := range fs {
+		if f.analyzer == AnalyzerParser {
+			continue
+		}
+		if f.level.Rank() > lvl.Rank() {
+			lvl, top = f.level, f
+		}
+	}
+	v := codeVerdict{level: lvl, top: top}
+	if len(s.judged) < 4096 {
+		s.judged[lang+"\x00"+body] = v
+	}
+	s.report(v, body, off)
+}
+
+func (s *scanner) report(v codeVerdict, body string, off int) {
+	lvl, top := v.level, v.top
+	switch {
+	case lvl == events.RiskHigh:
+		s.add("dangerous-command", "code the agent is asked to run or include: "+top.rule+" ("+top.detail+")", off, off+len(body), true)
+	case lvl == events.RiskMedium && top.analyzer == AnalyzerCode:
+		s.add("suspicious-code", "code with side effects: "+top.rule+" ("+top.detail+")", off, off+len(body), false)
+	}
+}
+
+// encoded decodes base64 blobs and scans the text they hide.
+func (s *scanner) encoded(text string, base int) {
+	for _, m := range b64Blobs(text, 16) {
+		dec, ok := decodeBase64(text[m[0]:m[1]])
+		if !ok || !utf8.ValidString(dec) || !printable(dec) {
+			continue
+		}
+		n := len(s.findings)
+		sub := &scanner{depth: s.depth + 1, judged: s.judged}
+		sub.prose(dec, 0)
+		sub.code(dec, 0)
+		if len(sub.findings) > 0 {
+			s.add("encoded-instructions", "base64 text that decodes to instructions ("+sub.findings[0].Rule+")", base+m[0], base+m[1], true)
+		}
+		_ = n
+	}
+}
+
+func printable(s string) bool {
+	if len(s) == 0 {
+		return false
+	}
+	n := 0
+	for _, r := range s {
+		if r < 32 && r != '\n' && r != '\t' && r != '\r' {
+			n++
+		}
+	}
+	return n*10 < len(s)
+}
+
+// invisible finds zero-width, bidirectional and tag characters; it then
+// scans the text as it reads once they are removed or decoded.
+func (s *scanner) invisible(text string, base int) {
+	var tags strings.Builder
+	tagStart, tagEnd := -1, -1
+	zw, bidi := 0, 0
+	zwStart, bidiStart := -1, -1
+	stripped := strings.Builder{}
+	needStrip := false
+	prevASCII := false
+	for i, r := range text {
+		switch {
+		case r >= 0xE0000 && r <= 0xE007F:
+			if tagStart < 0 {
+				tagStart = i
+			}
+			tagEnd = i + utf8.RuneLen(r)
+			if r >= 0xE0020 && r <= 0xE007E {
+				tags.WriteRune(r - 0xE0000)
+			}
+			needStrip = true
+			continue
+		case r == 0x200B || r == 0x200C || r == 0x200D || r == 0x2060 || r == 0x180E || (r == 0xFEFF && i > 0):
+			if r == 0x200D && !prevASCII {
+				// joiners inside emoji and scripts that need them
+				stripped.WriteRune(r)
+				continue
+			}
+			zw++
+			if zwStart < 0 {
+				zwStart = i
+			}
+			needStrip = true
+			continue
+		case (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069):
+			bidi++
+			if bidiStart < 0 {
+				bidiStart = i
+			}
+			needStrip = true
+			continue
+		}
+		prevASCII = r < 128
+		stripped.WriteRune(r)
+	}
+	if tagStart >= 0 {
+		s.add("invisible-tag-characters", "Unicode tag characters hide text: "+trimArg(tags.String()), base+tagStart, base+tagEnd, true)
+		if tags.Len() > 0 {
+			s.prose(tags.String(), base+tagStart)
+			s.code(tags.String(), base+tagStart)
+		}
+	}
+	if bidi > 0 {
+		s.add("bidi-override", "bidirectional control characters reorder what is displayed", base+bidiStart, base+bidiStart+3, true)
+		// Read the reversed runs the way a terminal would execute them.
+		for _, seg := range strings.Split(text, "\u202e")[1:] {
+			end := strings.IndexAny(seg, "\u202c\n")
+			if end < 0 {
+				end = len(seg)
+			}
+			rev := reverse(seg[:end])
+			s.judgeCode("sh", rev, base+bidiStart)
+		}
+	}
+	if zw >= 2 || (zw == 1 && zwStart > 0) {
+		strong := zw >= 3
+		s.add("zero-width-characters", "zero-width characters hide or split words", base+zwStart, base+zwStart+3, strong)
+	}
+	if needStrip && s.depth < 3 {
+		st := stripped.String()
+		if st != text {
+			sub := &scanner{depth: s.depth + 1, judged: s.judged}
+			sub.prose(st, 0)
+			sub.code(st, 0)
+			for _, f := range sub.findings {
+				f.Span = [2]int{base, base + len(text)}
+				f.Detail += " (after removing invisible characters)"
+				s.findings = append(s.findings, f)
+			}
+		}
+	}
+}

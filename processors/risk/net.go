@@ -1,0 +1,326 @@
+package risk
+
+import (
+	"net/netip"
+	"strings"
+)
+
+// http judges curl, wget and other HTTP clients.
+func (w *walker) http(c *command) {
+	a := c.args
+	var urls []string
+	for _, x := range a {
+		if strings.Contains(x, "://") {
+			urls = append(urls, x)
+		}
+	}
+	local := len(urls) > 0
+	for _, u := range urls {
+		if !isLocalURL(u) {
+			local = false
+		}
+	}
+	upload := func(v string, i int, what string) bool {
+		// @file or @- (stdin); for -F also name=@file and name=<file
+		p := ""
+		switch {
+		case strings.HasPrefix(v, "@"):
+			p = v[1:]
+		case strings.Contains(v, "=@"):
+			p = v[strings.Index(v, "=@")+2:]
+			if j := strings.IndexByte(p, ';'); j >= 0 {
+				p = p[:j]
+			}
+		case strings.Contains(v, "=<"):
+			p = v[strings.Index(v, "=<")+2:]
+		case what == "-T" || what == "--upload-file" || what == "--post-file" || what == "--body-file":
+			p = v
+		}
+		if p == "" {
+			if i < len(c.argData) && c.argData[i] != nil && c.argData[i].has(flowFile|flowSecret|flowEnv|flowArchive) {
+				w.hitA(c, AnalyzerNetwork, "data-upload", high, c.name+" sends command output built from files or the environment")
+				return true
+			}
+			return false
+		}
+		if p == "-" {
+			if c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive | flowEncoded | flowCmdOut) {
+				w.hitA(c, AnalyzerNetwork, "data-upload", high, c.name+" uploads data piped into it")
+			} else {
+				w.hitA(c, AnalyzerNetwork, "network-write", med, c.name+" uploads its input")
+			}
+			return true
+		}
+		if k := credentialKind(resolvePath(p, c.cwd)); k != "" {
+			w.hitA(c, AnalyzerNetwork, "credential-exfiltration", high, c.name+" uploads "+p+" ("+k+")")
+			return true
+		}
+		w.hitA(c, AnalyzerNetwork, "file-upload", high, c.name+" uploads the file "+p)
+		return true
+	}
+	uploaded, wrote, download := false, false, false
+	for i, x := range a {
+		opt, val, vi := x, "", i+1
+		if eq := strings.IndexByte(x, '='); eq > 0 && strings.HasPrefix(x, "--") {
+			opt, val, vi = x[:eq], x[eq+1:], i
+		} else if i+1 < len(a) {
+			val = a[i+1]
+		}
+		switch opt {
+		case "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "--data-ascii", "-F", "--form", "--form-string", "--json", "-T", "--upload-file",
+			"--post-data", "--post-file", "--body-data", "--body-file":
+			if upload(val, vi, opt) {
+				uploaded = true
+			} else {
+				wrote = true
+			}
+		case "-X", "--request", "--method":
+			if u := strings.ToUpper(val); u != "GET" && u != "HEAD" && u != "OPTIONS" {
+				wrote = true
+			}
+		case "-o", "--output", "-O", "--output-document", "--remote-name", "-P", "--directory-prefix":
+			download = true
+		}
+		if strings.HasPrefix(x, "-d") && len(x) > 2 && !strings.HasPrefix(x, "--") && c.name == "curl" {
+			if upload(x[2:], i, "-d") {
+				uploaded = true
+			} else {
+				wrote = true
+			}
+		}
+		// data embedded in the URL by command substitution
+		if strings.Contains(x, "://") && i < len(c.argData) && c.argData[i] != nil && c.argDyn[i] {
+			f := c.argData[i].flags
+			if f&(flowSecret|flowFile|flowEnv|flowEncoded) != 0 {
+				w.hitA(c, AnalyzerNetwork, "url-exfiltration", high, c.name+" puts file or environment contents into a URL")
+				uploaded = true
+			} else if f&flowCmdOut != 0 {
+				w.hitA(c, AnalyzerNetwork, "url-exfiltration", med, c.name+" puts command output into a URL")
+			}
+		}
+	}
+	if c.name == "wget" && !flagSet(a, 'O', "--output-document") && !hasArgPrefix(a, "-qO", "-O") && !hasArg(a, "--spider") {
+		download = true
+	}
+	if c.name == "aria2c" || c.name == "lwp-download" {
+		download = true
+	}
+	if download {
+		w.recordDownload(c)
+	}
+	switch {
+	case uploaded:
+	case wrote:
+		w.hitA(c, AnalyzerNetwork, "network-write", med, c.name+" sends data to "+strings.Join(hostsOf(urls), ", "))
+	case local || hasArg(a, "-I", "--head", "--spider") || len(urls) == 0 && c.name == "curl":
+	case download:
+		w.hitA(c, AnalyzerNetwork, "network-download", med, c.name+" downloads "+strings.Join(urls, " "))
+	default:
+		w.hitA(c, AnalyzerNetwork, "network-fetch", med, c.name+" fetches "+strings.Join(urls, " "))
+	}
+	for _, h := range hostsOf(urls) {
+		if isRawIP(h) && !isLocalHost(h) && (uploaded || wrote) {
+			w.hitA(c, AnalyzerNetwork, "raw-ip-upload", high, c.name+" sends data to the bare IP address "+h)
+		}
+	}
+}
+
+// recordDownload remembers the file a download writes, so running it later
+// in the same script is recognised.
+func (w *walker) recordDownload(c *command) {
+	a := c.args
+	if v, ok := optValue(a, "-o", "--output"); ok {
+		w.dl[w.normFile(v)] = true
+		return
+	}
+	if v, ok := optValue(a, "-O", "--output-document"); ok && c.name == "wget" && v != "-" {
+		w.dl[w.normFile(v)] = true
+		return
+	}
+	for _, x := range a {
+		if strings.Contains(x, "://") {
+			u := x
+			if i := strings.IndexAny(u, "?#"); i >= 0 {
+				u = u[:i]
+			}
+			base := u[strings.LastIndexByte(u, '/')+1:]
+			if base != "" {
+				w.dl[w.normFile(base)] = true
+				w.dl[base] = true
+			}
+		}
+	}
+	if c.name == "lwp-download" {
+		ops := operands(a)
+		if len(ops) >= 2 {
+			w.dl[w.normFile(ops[1])] = true
+			w.judgeWrite(c, ops[1], false, nil, c.name)
+		}
+	}
+}
+
+func hostsOf(urls []string) []string {
+	var out []string
+	for _, u := range urls {
+		if m := urlRe.FindStringSubmatch(u); m != nil {
+			out = append(out, strings.ToLower(m[1]))
+		}
+	}
+	return out
+}
+
+func isLocalURL(u string) bool {
+	m := urlRe.FindStringSubmatch(u)
+	if m == nil {
+		return false
+	}
+	return isLocalHost(strings.ToLower(m[1]))
+}
+
+func isLocalHost(h string) bool {
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") || h == "0.0.0.0" || h == "[::1]" {
+		return true
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+		return ip.IsLoopback()
+	}
+	return false
+}
+
+func isRawIP(h string) bool {
+	_, err := netip.ParseAddr(strings.Trim(h, "[]"))
+	return err == nil
+}
+
+func isPrivateHost(h string) bool {
+	ip, err := netip.ParseAddr(strings.Trim(h, "[]"))
+	if err != nil {
+		return strings.HasSuffix(h, ".internal") || strings.HasSuffix(h, ".local") || strings.HasSuffix(h, ".lan")
+	}
+	return ip.IsPrivate() || ip.IsLinkLocalUnicast()
+}
+
+// rawNet judges nc, socat and telnet.
+func (w *walker) rawNet(c *command) {
+	a := c.args
+	switch c.name {
+	case "nc":
+		for i, x := range a {
+			if x == "-e" || x == "-c" || x == "--exec" || x == "--sh-exec" || x == "--lua-exec" || (strings.HasPrefix(x, "-") && !strings.HasPrefix(x, "--") && strings.ContainsAny(x, "ec") && i+1 < len(a)) {
+				w.hitA(c, AnalyzerNetwork, "reverse-shell", high, "nc -e connects a program's input and output to the network")
+				return
+			}
+		}
+		listen := flagSet(a, 'l', "--listen")
+		for _, o := range operands(a) {
+			if !isNumeric(o) {
+				w.hosts = append(w.hosts, o)
+			}
+		}
+		switch {
+		case c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive | flowCmdOut):
+			w.hitA(c, AnalyzerNetwork, "network-exfiltration", high, "nc sends file, command or environment contents over the network")
+		case listen:
+			w.hitA(c, AnalyzerNetwork, "expose-port", med, "nc -l listens for connections")
+		case flagSet(a, 'z'):
+			w.hitA(c, AnalyzerNetwork, "network-scan", med, "nc -z scans ports")
+		default:
+			w.hitA(c, AnalyzerNetwork, "raw-network", med, "nc opens a raw network connection")
+		}
+	case "socat":
+		for _, x := range a {
+			l := strings.ToLower(x)
+			if strings.HasPrefix(l, "exec:") || strings.HasPrefix(l, "system:") || strings.Contains(l, ",exec:") {
+				w.hitA(c, AnalyzerNetwork, "reverse-shell", high, "socat connects a program to the network")
+				return
+			}
+		}
+		if c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive) {
+			w.hitA(c, AnalyzerNetwork, "network-exfiltration", high, "socat sends file or environment contents over the network")
+			return
+		}
+		for _, x := range a {
+			l := strings.ToLower(x)
+			if strings.Contains(l, "listen") {
+				w.hitA(c, AnalyzerNetwork, "expose-port", med, "socat listens for connections")
+				return
+			}
+		}
+		w.hitA(c, AnalyzerNetwork, "raw-network", med, "socat relays data over the network")
+	case "telnet":
+		if c.stdin.has(flowFile | flowSecret | flowEnv) {
+			w.hitA(c, AnalyzerNetwork, "network-exfiltration", high, "telnet sends file contents over the network")
+		} else {
+			w.hitA(c, AnalyzerNetwork, "raw-network", med, "telnet opens a raw connection")
+		}
+	}
+}
+
+func isNumeric(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// copyRemote judges scp, rsync, sftp and friends.
+func (w *walker) copyRemote(c *command) {
+	a := c.args
+	if c.name == "rsync" && flagSet(a, 'n', "--dry-run") {
+		return
+	}
+	var ops []string
+	for i, x := range a {
+		if strings.HasPrefix(x, "-") {
+			continue
+		}
+		if i > 0 && (a[i-1] == "-i" || a[i-1] == "-P" && c.name == "scp" || a[i-1] == "-o" || a[i-1] == "-e" || a[i-1] == "-F" || a[i-1] == "-c" || a[i-1] == "-p" && c.name != "rsync" || a[i-1] == "--rsh" || a[i-1] == "-U") {
+			continue
+		}
+		ops = append(ops, x)
+	}
+	remoteDst := len(ops) >= 2 && remoteSpec(ops[len(ops)-1])
+	anyRemote := false
+	for _, o := range ops {
+		if remoteSpec(o) {
+			anyRemote = true
+			w.hosts = append(w.hosts, hostOfSSH(o))
+		}
+	}
+	switch c.name {
+	case "smbclient", "ftp", "lftp":
+		w.hitA(c, AnalyzerNetwork, "remote-copy", med, c.name+" transfers files with a remote host")
+		return
+	}
+	if remoteDst {
+		for _, s := range ops[:len(ops)-1] {
+			if credentialKind(resolvePath(s, c.cwd)) != "" {
+				w.hitA(c, AnalyzerNetwork, "credential-exfiltration", high, c.name+" copies "+s+" to a remote host")
+				return
+			}
+			if secretFileKind(s) != "" {
+				w.hitA(c, AnalyzerNetwork, "secret-exfiltration", high, c.name+" copies "+s+" to a remote host")
+				return
+			}
+			cls := classify(s, c.cwd, w.env.Workspace)
+			if cls == pcHome || cls == pcRoot || (cls == pcSystem && strings.HasPrefix(resolvePath(s, c.cwd), "/etc")) {
+				w.hitA(c, AnalyzerNetwork, "bulk-exfiltration", high, c.name+" copies "+s+" to a remote host")
+				return
+			}
+		}
+		w.hitA(c, AnalyzerNetwork, "remote-copy", med, c.name+" copies files to a remote host")
+		return
+	}
+	if anyRemote || c.name == "sftp" {
+		w.hitA(c, AnalyzerNetwork, "remote-copy", med, c.name+" copies files from a remote host")
+		return
+	}
+	if c.name == "rsync" && flagSet(a, 0, "--delete", "--delete-after", "--delete-before", "--delete-during") && len(ops) >= 2 {
+		w.deletion(c, true, ops[len(ops)-1:])
+	}
+}

@@ -1,0 +1,132 @@
+package risk
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors"
+)
+
+// Processor is the risk fold. For every action record it emits one
+// risk.assessed on vigil.risk.<conversation>, scored under the config in
+// force at that position of the log (global config, overridden by a
+// conversation-scoped one).
+//
+// For a context.loaded record, when the injection analyzer is on and the
+// scanner finds an injection, it emits two outputs: a risk.assessed for the
+// context.loaded event (action_id is that event's id, level HIGH, one reason
+// per finding with its span), so the finding is kept with the other
+// assessments and exported by audit; and an alert on vigil.alert so an
+// operator sees it. Clean context files produce no output. Consumers that
+// key on pending actions (the gate) ignore assessments of ids they do not
+// know.
+//
+// It does no I/O and reads no clock: outputs are a pure function of the log.
+type Processor struct {
+	tracker *processors.ConfigTracker
+	// scorers caches one compiled Scorer per config event (keyed by the
+	// log sequence of the config event; 0 is the built-in default).
+	scorers map[uint64]*scorerEntry
+}
+
+type scorerEntry struct {
+	s   *Scorer
+	err error
+}
+
+// NewProcessor returns a risk processor starting with the default config.
+func NewProcessor() *Processor { return NewProcessorWith(processors.Options{}) }
+
+// NewProcessorWith returns a risk processor; opts.ConfigOverride replaces
+// every config event (what-if replay).
+func NewProcessorWith(opts processors.Options) *Processor {
+	t := processors.NewConfigTracker()
+	t.Override = opts.ConfigOverride
+	return &Processor{tracker: t, scorers: map[uint64]*scorerEntry{}}
+}
+
+// Name is "risk".
+func (p *Processor) Name() string { return "risk" }
+
+func (p *Processor) scorer(conv string) (*Scorer, events.Config, error) {
+	cfg, seq := p.tracker.For(conv)
+	key := seq
+	if p.tracker.Override != nil {
+		key = ^uint64(0)
+	}
+	e, ok := p.scorers[key]
+	if !ok {
+		s, err := NewScorer(cfg)
+		if err != nil {
+			// Keep scoring with the built-in rules; report the bad policy.
+			c2 := cfg
+			c2.PolicyRules = nil
+			s, _ = NewScorer(c2)
+		}
+		e = &scorerEntry{s: s, err: err}
+		p.scorers[key] = e
+	}
+	return e.s, cfg, e.err
+}
+
+// Step folds one record.
+func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
+	ev := &rec.Event
+	switch ev.Kind {
+	case events.KindConfig, events.KindConversationStarted:
+		// A config that does not decode is ignored by the tracker (the
+		// ingest service refuses invalid configs); nothing to output.
+		_, _ = p.tracker.Observe(&rec)
+		return nil, nil
+	case events.KindAction:
+		s, cfg, perr := p.scorer(ev.Conversation)
+		info := p.tracker.Conversation(ev.Conversation)
+		env := Env{Workspace: info.Workspace, Backend: info.Backend, Conversation: ev.Conversation, Agent: ev.Agent}
+		if env.Workspace == "" {
+			env.Workspace = cfg.Workspace
+		}
+		a := s.ScoreAction(ev, env)
+		if perr != nil {
+			a.Reasons = append(a.Reasons, events.Reason{Analyzer: AnalyzerPolicy, Rule: "compile-error", Detail: perr.Error()})
+		}
+		ra := events.RiskAssessed{ActionID: ev.ID, LogSeq: rec.Seq, ConfigVersion: cfg.Version, Level: a.Level, Reasons: a.Reasons}
+		if ra.Reasons == nil {
+			ra.Reasons = []events.Reason{}
+		}
+		return []processors.Output{processors.NewOutput(p.Name(), &rec, 0, events.RiskSubject(ev.Conversation), events.KindRiskAssessed, ra)}, nil
+	case events.KindContextLoaded:
+		_, cfg, _ := p.scorer(ev.Conversation)
+		if !cfg.Analyzers.Injection {
+			return nil, nil
+		}
+		content := ev.StringField("content")
+		path := ev.StringField("path")
+		r := Scan(content, path)
+		if r.Verdict != VerdictInjection {
+			return nil, nil
+		}
+		reasons := make([]events.Reason, 0, len(r.Findings))
+		var rules []string
+		for _, f := range r.Findings {
+			lvl := events.RiskMedium
+			if f.Strong {
+				lvl = events.RiskHigh
+			}
+			reasons = append(reasons, events.Reason{Analyzer: AnalyzerInjection, Rule: f.Rule, Detail: f.Detail, Level: lvl, Span: []int{f.Span[0], f.Span[1]}})
+			rules = append(rules, f.Rule)
+		}
+		sort.Strings(rules)
+		ra := events.RiskAssessed{ActionID: ev.ID, LogSeq: rec.Seq, ConfigVersion: cfg.Version, Level: events.RiskHigh, Reasons: reasons}
+		alert := events.Alert{Severity: "high", EventID: ev.ID, LogSeq: rec.Seq, Subject: rec.Subject,
+			Reason: fmt.Sprintf("context file %q looks like a prompt injection (%s)", path, strings.Join(uniqSorted(rules), ", "))}
+		return []processors.Output{
+			processors.NewOutput(p.Name(), &rec, 0, events.RiskSubject(ev.Conversation), events.KindRiskAssessed, ra),
+			processors.NewOutput(p.Name(), &rec, 1, events.SubjectAlert, events.KindAlert, alert),
+		}, nil
+	}
+	return nil, nil
+}
+
+var _ processors.Processor = (*Processor)(nil)
