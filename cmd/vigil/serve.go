@@ -11,6 +11,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/redact"
 	"github.com/vigil-dev/vigil/processors/stats"
 )
 
@@ -131,7 +132,12 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	return s.Close(shutdownCtx)
 }
 
-// newRedactor builds the ingest service's redaction step.
+// newRedactor builds the ingest service's redaction step with the default
+// rules (gitleaks' rule set plus Vigil's agent rules; docs/redaction.md).
 func newRedactor() (ingest.Redactor, error) {
-	return nil, nil
+	r, err := redact.New(redact.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("build the redaction rules: %w", err)
+	}
+	return r, nil
 }

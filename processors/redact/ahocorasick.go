@@ -1,0 +1,170 @@
+package redact
+
+import "sort"
+
+// matcher is an ASCII case-insensitive Aho-Corasick automaton compiled to a
+// dense DFA over byte classes: one table lookup per input byte, no
+// allocation, and no lowercased copy of the input. It is the keyword
+// prefilter that decides which rules run at all, and it checks stopwords.
+//
+// A matcher is immutable once built and safe for concurrent use.
+type matcher struct {
+	class  [256]uint8 // byte -> class; 0 is "no pattern uses this byte"
+	nclass int
+	// delta[state*nclass + class] is the next state, premultiplied by
+	// nclass, with outFlag set when that state has outputs.
+	delta []int32
+	// outputs of a state s: outs[outStart[s]:outStart[s+1]] (pattern ids),
+	// including those of its suffix (dictionary) links.
+	outStart []int32
+	outs     []int32
+	plen     []int32 // pattern id -> length in bytes
+}
+
+// hit is one keyword occurrence: pattern id and its byte span in the input.
+type hit struct {
+	pat        int32
+	start, end int
+}
+
+func lowerASCII(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + ('a' - 'A')
+	}
+	return b
+}
+
+// newMatcher builds the automaton for patterns, matched ASCII
+// case-insensitively. Empty patterns are ignored (they never match).
+func newMatcher(patterns []string) *matcher {
+	m := &matcher{plen: make([]int32, len(patterns))}
+	// Byte classes: one per distinct lowercased byte used by a pattern.
+	var used [256]bool
+	for _, p := range patterns {
+		for i := 0; i < len(p); i++ {
+			used[lowerASCII(p[i])] = true
+		}
+	}
+	n := 1
+	for b := 0; b < 256; b++ {
+		if used[b] {
+			m.class[b] = uint8(n)
+			n++
+		}
+	}
+	for b := 'A'; b <= 'Z'; b++ {
+		m.class[b] = m.class[b+('a'-'A')]
+	}
+	m.nclass = n
+
+	// Trie. goto_[s*n+c] = child or -1.
+	goto_ := make([]int32, n)
+	for i := range goto_ {
+		goto_[i] = -1
+	}
+	own := [][]int32{nil}
+	states := 1
+	for id, p := range patterns {
+		m.plen[id] = int32(len(p))
+		if p == "" {
+			continue
+		}
+		s := int32(0)
+		for i := 0; i < len(p); i++ {
+			c := int(m.class[p[i]])
+			nx := goto_[int(s)*n+c]
+			if nx < 0 {
+				nx = int32(states)
+				states++
+				for j := 0; j < n; j++ {
+					goto_ = append(goto_, -1)
+				}
+				own = append(own, nil)
+				goto_[int(s)*n+c] = nx
+			}
+			s = nx
+		}
+		own[s] = append(own[s], int32(id))
+	}
+
+	// BFS: failure links, complete transitions, merged outputs.
+	fail := make([]int32, states)
+	m.delta = make([]int32, states*n)
+	outsOf := make([][]int32, states)
+	queue := make([]int32, 0, states)
+	for c := 0; c < n; c++ {
+		nx := goto_[c]
+		if nx < 0 {
+			m.delta[c] = 0
+			continue
+		}
+		m.delta[c] = nx
+		fail[nx] = 0
+		queue = append(queue, nx)
+	}
+	outsOf[0] = own[0]
+	for qi := 0; qi < len(queue); qi++ {
+		s := queue[qi]
+		outsOf[s] = append(append([]int32(nil), own[s]...), outsOf[fail[s]]...)
+		for c := 0; c < n; c++ {
+			nx := goto_[int(s)*n+c]
+			if nx < 0 {
+				m.delta[int(s)*n+c] = m.delta[int(fail[s])*n+c]
+				continue
+			}
+			m.delta[int(s)*n+c] = nx
+			fail[nx] = m.delta[int(fail[s])*n+c]
+			queue = append(queue, nx)
+		}
+	}
+	// Premultiply targets and flag states with outputs, so the scan loop
+	// is one load and one sign test per byte.
+	for i, t := range m.delta {
+		v := t * int32(n)
+		if len(outsOf[t]) > 0 {
+			v |= outFlag
+		}
+		m.delta[i] = v
+	}
+	m.outStart = make([]int32, states+1)
+	for s := 0; s < states; s++ {
+		o := outsOf[s]
+		sort.Slice(o, func(i, j int) bool { return o[i] < o[j] })
+		m.outs = append(m.outs, o...)
+		m.outStart[s+1] = int32(len(m.outs))
+	}
+	return m
+}
+
+const outFlag = -1 << 31
+
+// appendHits appends every keyword occurrence in s to dst, in order of end
+// position, then pattern id.
+func (m *matcher) appendHits(dst []hit, s string) []hit {
+	var st int32
+	delta, class := m.delta, &m.class
+	for i := 0; i < len(s); i++ {
+		st = delta[st+int32(class[s[i]])]
+		if st < 0 {
+			st &^= outFlag
+			state := st / int32(m.nclass)
+			for _, id := range m.outs[m.outStart[state]:m.outStart[state+1]] {
+				dst = append(dst, hit{pat: id, start: i + 1 - int(m.plen[id]), end: i + 1})
+			}
+		}
+	}
+	return dst
+}
+
+// contains reports whether any pattern occurs in s.
+func (m *matcher) contains(s string) bool {
+	var st int32
+	delta, class := m.delta, &m.class
+	for i := 0; i < len(s); i++ {
+		st = delta[st+int32(class[s[i]])]
+		if st < 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,261 @@
+package redact
+
+import (
+	"strings"
+)
+
+// Command lines that carry a password in a flag. The detector finds the
+// command word (by keyword), reads the shell words of its pipeline stage
+// (quotes respected, backslash-continued lines followed), and removes the
+// value of each listed flag.
+
+type cliFlag struct {
+	name     string
+	attached bool   // -pSECRET
+	spaced   bool   // -p SECRET
+	eq       bool   // --password=SECRET
+	userPass bool   // the value is user:password; the password is the secret
+	prefix   string // the value must start with this (openssl "pass:"), which is kept
+}
+
+type cliSpec struct {
+	cmds   []string
+	prefix bool   // cmds are prefixes of the command word (ldapsearch, ldapadd…)
+	sub    string // a word that must come before the flag (login, set)
+	flags  []cliFlag
+}
+
+var cliSpecs = []cliSpec{
+	{cmds: []string{"curl"}, flags: []cliFlag{
+		{name: "-u", attached: true, spaced: true, userPass: true},
+		{name: "--user", spaced: true, eq: true, userPass: true},
+		{name: "-U", attached: true, spaced: true, userPass: true},
+		{name: "--proxy-user", spaced: true, eq: true, userPass: true},
+	}},
+	{cmds: []string{"mysql", "mysqldump", "mysqladmin", "mysqlimport", "mysqlsh", "mysqlcheck", "mysqlpump", "mariadb", "mariadb-dump", "mariadb-admin"},
+		flags: []cliFlag{{name: "-p", attached: true}}},
+	{cmds: []string{"redis-cli", "valkey-cli"}, flags: []cliFlag{
+		{name: "-a", spaced: true}, {name: "--pass", spaced: true}}},
+	{cmds: []string{"sshpass"}, flags: []cliFlag{{name: "-p", attached: true, spaced: true}}},
+	{cmds: []string{"docker", "podman", "buildah", "skopeo", "helm", "oras", "nerdctl", "crane", "regctl", "az", "oc", "cf", "argocd"},
+		sub: "login", flags: []cliFlag{{name: "-p", spaced: true}, {name: "--password", spaced: true, eq: true}}},
+	{cmds: []string{"sqlcmd", "bcp", "osql"}, flags: []cliFlag{{name: "-P", attached: true, spaced: true}}},
+	{cmds: []string{"ldap"}, prefix: true, flags: []cliFlag{{name: "-w", spaced: true}}},
+	{cmds: []string{"mongo", "mongosh", "mongodump", "mongorestore", "mongoimport", "mongoexport", "mongostat", "mongotop"},
+		flags: []cliFlag{{name: "-p", spaced: true}, {name: "--password", spaced: true, eq: true}}},
+	{cmds: []string{"openssl"}, flags: []cliFlag{
+		{name: "-passin", spaced: true, prefix: "pass:"}, {name: "-passout", spaced: true, prefix: "pass:"},
+		{name: "-pass", spaced: true, prefix: "pass:"}, {name: "-k", spaced: true}}},
+	{cmds: []string{"aws"}, sub: "set", flags: []cliFlag{
+		{name: "aws_secret_access_key", spaced: true}, {name: "aws_session_token", spaced: true}}},
+	{cmds: []string{"htpasswd"}, flags: nil}, // htpasswd -b FILE USER PASSWORD: positional, see below
+}
+
+func cliKeywords() []string {
+	var kws []string
+	for _, sp := range cliSpecs {
+		kws = append(kws, sp.cmds...)
+	}
+	return kws
+}
+
+// cliWord is one shell word of a stage: its raw span.
+type cliWord struct{ a, b int }
+
+func detectCLIPassword(sc *scan, hits []ruleHit) {
+	s := sc.s
+	next := 0
+	var buf [32]cliWord
+	for _, h := range hits {
+		if h.start < next || !cmdStart(s, h.start) {
+			continue
+		}
+		// The command word, and the spec it belongs to.
+		we := h.start
+		for we < len(s) && !isBlank(s[we]) && !isStageEnd(s[we]) && s[we] != '"' && s[we] != '\'' {
+			we++
+		}
+		word := s[h.start:we]
+		spec := findCLISpec(word)
+		if spec == nil {
+			continue
+		}
+		words, end := stageWords(s, we, buf[:0])
+		next = end
+		if word == "htpasswd" {
+			htpasswd(sc, s, words)
+			continue
+		}
+		subSeen := spec.sub == ""
+		for i, w := range words {
+			raw := s[w.a:w.b]
+			if !subSeen {
+				subSeen = raw == spec.sub
+				continue
+			}
+			for _, f := range spec.flags {
+				va, vb := -1, -1
+				switch {
+				case raw == f.name && f.spaced && i+1 < len(words):
+					v := words[i+1]
+					if s[v.a] == '-' && len(f.prefix) == 0 {
+						continue
+					}
+					va, vb = v.a, v.b
+				case f.eq && strings.HasPrefix(raw, f.name+"="):
+					va, vb = w.a+len(f.name)+1, w.b
+				case f.attached && len(raw) > len(f.name) && strings.HasPrefix(raw, f.name) && raw[len(f.name)] != '=':
+					va, vb = w.a+len(f.name), w.b
+				default:
+					continue
+				}
+				va, vb = unquote(s, va, vb)
+				if f.prefix != "" {
+					if !strings.HasPrefix(s[va:vb], f.prefix) {
+						continue
+					}
+					va += len(f.prefix)
+				}
+				if f.userPass {
+					v := s[va:vb]
+					c := strings.IndexByte(v, ':')
+					switch {
+					case c >= 0 && c < len(v)-1:
+						va += c + 1
+					case looksRandomToken(strings.TrimSuffix(v, ":"), 16, sc.r.threshold):
+						vb = va + len(strings.TrimSuffix(v, ":")) // curl -u TOKEN: (Stripe style)
+					default:
+						continue
+					}
+				}
+				if va < vb && !isPlaceholderValue(s[va:vb]) {
+					sc.emit(va, vb, h.start, vb)
+				}
+			}
+		}
+	}
+}
+
+// htpasswd -b[other flags] FILE USER PASSWORD (or -nb USER PASSWORD).
+func htpasswd(sc *scan, s string, words []cliWord) {
+	var pos []cliWord
+	batch, n := false, false
+	for _, w := range words {
+		raw := s[w.a:w.b]
+		if strings.HasPrefix(raw, "-") && len(raw) > 1 {
+			batch = batch || strings.Contains(raw, "b")
+			n = n || strings.Contains(raw, "n")
+			continue
+		}
+		pos = append(pos, w)
+	}
+	want := 3
+	if n {
+		want = 2
+	}
+	if !batch || len(pos) < want {
+		return
+	}
+	w := pos[want-1]
+	va, vb := unquote(s, w.a, w.b)
+	if va < vb && !isPlaceholderValue(s[va:vb]) {
+		sc.emit(va, vb, w.a, w.b)
+	}
+}
+
+func findCLISpec(word string) *cliSpec {
+	if i := strings.LastIndexByte(word, '/'); i >= 0 {
+		word = word[i+1:]
+	}
+	word = strings.TrimSuffix(word, ".exe")
+	for i := range cliSpecs {
+		sp := &cliSpecs[i]
+		for _, c := range sp.cmds {
+			if word == c || sp.prefix && strings.HasPrefix(word, c) && isAlnumWord(word[len(c):]) {
+				return sp
+			}
+		}
+	}
+	return nil
+}
+
+func isAlnumWord(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isAlnum(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// cmdStart reports whether a command word may start at i: at the start of
+// the text or after a blank, a separator, a quote, a path, ( or `.
+func cmdStart(s string, i int) bool {
+	if i == 0 {
+		return true
+	}
+	switch s[i-1] {
+	case ' ', '\t', '\n', '\r', ';', '|', '&', '(', '`', '"', '\'', '/', '{', '=', '$':
+		return true
+	}
+	return false
+}
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
+func isStageEnd(c byte) bool { return c == '\n' || c == '|' || c == ';' || c == '&' || c == '\r' }
+
+// stageWords splits the rest of a pipeline stage, from i, into shell words,
+// following quotes and backslash-newline continuations. It returns the
+// words and where the stage ends.
+func stageWords(s string, i int, out []cliWord) ([]cliWord, int) {
+	lim := min(len(s), i+4096)
+	for i < lim && len(out) < 64 {
+		for i < lim && (isBlank(s[i]) || (s[i] == '\\' && i+1 < lim && (s[i+1] == '\n' || s[i+1] == '\r'))) {
+			if s[i] == '\\' {
+				i++
+			}
+			i++
+			for i < lim && (s[i] == '\n' || s[i] == '\r') {
+				i++
+			}
+		}
+		if i >= lim || isStageEnd(s[i]) {
+			break
+		}
+		a := i
+		for i < lim && !isBlank(s[i]) && !isStageEnd(s[i]) {
+			if q := s[i]; q == '"' || q == '\'' {
+				k := strings.IndexByte(s[i+1:lim], q)
+				if k < 0 {
+					i = lim
+					break
+				}
+				i += k + 2
+				continue
+			}
+			if s[i] == '\\' && i+1 < lim && (s[i+1] == '\n' || s[i+1] == '\r') {
+				break // a line continuation ends the word
+			}
+			if s[i] == '\\' {
+				i = min(i+2, lim) // an escaped character, or a lone trailing backslash
+				continue
+			}
+			i++
+		}
+		if i > a {
+			out = append(out, cliWord{a, min(i, lim)})
+		} else {
+			i++ // never loop without progress
+		}
+	}
+	return out, i
+}
+
+// unquote narrows [a, b) to the inside of its quotes when it is quoted.
+func unquote(s string, a, b int) (int, int) {
+	if b-a >= 2 && (s[a] == '"' || s[a] == '\'') && s[b-1] == s[a] {
+		return a + 1, b - 1
+	}
+	return a, b
+}

@@ -1,0 +1,1089 @@
+package redact
+
+import (
+	"slices"
+	"strings"
+)
+
+// ---- PEM private keys ----
+
+// pemMax bounds the body of a PEM block (an RSA-16384 key is about 13 KB).
+const pemMax = 64 << 10
+
+// detectPEM finds "-----BEGIN … PRIVATE KEY-----" blocks and removes them
+// whole, up to the END line. Newlines may be real or JSON-escaped ("\n"
+// inside a string, as in a GCP service-account file). A block with no END
+// line (truncated output) is removed up to where its base64 stops. A header
+// with no body (documentation) is not a secret.
+func detectPEM(sc *scan, hits []ruleHit) {
+	s := sc.s
+	next := 0
+	// Positions of every "-----END", found in one pass when first needed,
+	// so that many BEGIN lines cost one search, not one each.
+	var ends []int
+	endsDone := false
+	for _, h := range hits {
+		if h.start < next {
+			continue
+		}
+		j := h.end // just past "-----BEGIN"
+		if j >= len(s) || s[j] != ' ' {
+			continue
+		}
+		le := strings.Index(s[j:min(len(s), j+128)], "-----")
+		if le < 0 || !containsFold(s[j:j+le], "private key") {
+			continue
+		}
+		body := j + le + 5
+		if !endsDone {
+			endsDone = true
+			for k := body; k < len(s); {
+				e := indexFold(s[k:], "-----end")
+				if e < 0 {
+					break
+				}
+				ends = append(ends, k+e)
+				k += e + 1
+			}
+		}
+		endAt := -1
+		if x, _ := slices.BinarySearch(ends, body); x < len(ends) {
+			endAt = ends[x]
+		}
+		end, b64 := pemBody(s, body, endAt)
+		if b64 < 32 {
+			continue
+		}
+		sc.emit(h.start, end, h.start, end)
+		next = end
+	}
+}
+
+// pemBody returns the end of a PEM block whose body starts at i and whose
+// END line starts at endAt (-1: none), and how many base64 characters the
+// body holds.
+func pemBody(s string, i, endAt int) (end, b64 int) {
+	lim := min(len(s), i+pemMax)
+	if endAt >= i && endAt < lim {
+		t := endAt + len("-----end")
+		if c := strings.Index(s[t:min(len(s), t+128)], "-----"); c >= 0 {
+			return t + c + 5, countB64(s[i:endAt])
+		}
+		return t, countB64(s[i:endAt])
+	}
+	j := i
+	last := i
+loop:
+	for j < lim {
+		c := s[j]
+		switch {
+		case isB64(c) || c == ':' || c == ',' || c == '-':
+			j++
+			last = j
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			j++
+		case c == '\\' && j+1 < lim && (s[j+1] == 'n' || s[j+1] == 'r' || s[j+1] == 't'):
+			j += 2
+		default:
+			break loop
+		}
+	}
+	return last, countB64(s[i:last])
+}
+
+func isB64(c byte) bool { return isAlnum(c) || c == '+' || c == '/' || c == '=' }
+
+// countB64 counts base64 characters, skipping backslash escapes.
+func countB64(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			i++
+		case isB64(c):
+			n++
+		}
+	}
+	return n
+}
+
+// ---- credentials in URLs ----
+
+// detectURLCredentials removes the password of scheme://user:password@host,
+// or the whole userinfo when it is a bare token (https://TOKEN@host). The
+// authority ends at the first / ? # or space, as RFC 3986 requires of an
+// unencoded password; the userinfo ends at the last @ before that.
+func detectURLCredentials(sc *scan, hits []ruleHit) {
+	s := sc.s
+	for _, h := range hits {
+		if h.start == 0 || !isAlnum(s[h.start-1]) {
+			continue
+		}
+		i := h.end
+		e := i
+		for e < len(s) && e-i < 2048 && !urlAuthorityStop(s[e]) {
+			e++
+		}
+		at := strings.LastIndexByte(s[i:e], '@')
+		if at < 0 && e < len(s) && (s[e] == '#' || s[e] == '?') {
+			// An unencoded # or ? in a password (invalid, but typed): look
+			// on to the end of the URL for the @ of a user:password.
+			e2 := e
+			for e2 < len(s) && e2-i < 2048 && (s[e2] == '#' || s[e2] == '?' || !urlAuthorityStop(s[e2])) {
+				e2++
+			}
+			if a := strings.LastIndexByte(s[i:e2], '@'); a > 0 {
+				if c := strings.IndexByte(s[i:i+a], ':'); c >= 0 && !strings.ContainsAny(s[i:i+c], "#?") {
+					at, e = a, e2
+				}
+			}
+		}
+		if at <= 0 {
+			continue
+		}
+		ui := s[i : i+at]
+		if c := strings.IndexByte(ui, ':'); c >= 0 {
+			pw := ui[c+1:]
+			if pw != "" {
+				if !isPlaceholderValue(pw) && !isPlaceholderValue(ui[:c]+"_"+pw) {
+					sc.emit(i+c+1, i+at, h.start, e)
+				}
+				continue
+			}
+			ui = ui[:c]
+		}
+		if looksRandomToken(ui, 16, sc.r.threshold) && !isPlaceholderValue(ui) {
+			sc.emit(i, i+len(ui), h.start, e)
+		}
+	}
+}
+
+func urlAuthorityStop(c byte) bool {
+	switch c {
+	case '/', '?', '#', ' ', '\t', '\n', '\r', '"', '\'', '`', '<', '>', '\\':
+		return true
+	}
+	return false
+}
+
+// ---- .netrc ----
+
+var netrcKeys = map[string]bool{"machine": true, "login": true, "account": true, "password": true, "port": true, "protocol": true, "default": true}
+
+// detectNetrc reads .netrc entries: from "machine HOST" (or "default" at the
+// start of a line), pairs of netrc keywords and values across blanks and
+// newlines; the value after "password" is the secret.
+func detectNetrc(sc *scan, hits []ruleHit) {
+	s := sc.s
+	next := 0
+	for _, h := range hits {
+		if h.start < next || h.start > 0 && !isSpace(s[h.start-1]) || h.end < len(s) && !isSpace(s[h.end]) {
+			continue
+		}
+		if h.end-h.start == len("default") {
+			if la, _ := sc.line(h.start); strings.TrimSpace(s[la:h.start]) != "" {
+				continue
+			}
+		}
+		i := h.start
+		for range 16 {
+			ks, ke := netrcToken(s, i)
+			if ks < 0 {
+				break
+			}
+			key := strings.ToLower(s[ks:ke])
+			if !netrcKeys[key] || (key == "default" && ks != h.start) || (key == "machine" && ks != h.start) {
+				break
+			}
+			i = ke
+			if key == "default" {
+				continue
+			}
+			vs, ve := netrcToken(s, i)
+			if vs < 0 {
+				break
+			}
+			i = ve
+			if key == "password" {
+				vs, ve = unquote(s, vs, ve)
+				if vs < ve && !isPlaceholderValue(s[vs:ve]) {
+					sc.emit(vs, ve, h.start, ve)
+				}
+			}
+		}
+		next = i
+	}
+}
+
+// netrcToken returns the next blank-separated token at or after i, at most
+// 256 bytes on, or -1.
+func netrcToken(s string, i int) (int, int) {
+	lim := min(len(s), i+256)
+	for i < lim && isSpace(s[i]) {
+		i++
+	}
+	if i >= lim {
+		return -1, -1
+	}
+	j := i
+	for j < len(s) && j-i < 256 && !isSpace(s[j]) {
+		j++
+	}
+	return i, j
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// ---- Authorization headers and bearer tokens ----
+
+var authSchemes = map[string]bool{
+	"basic": true, "bearer": true, "token": true, "bot": true, "apikey": true,
+	"api-key": true, "key": true, "sso-key": true, "ssws": true, "jwt": true,
+	"oauth": true, "otp": true, "dpop": true, "pat": true, "splunk": true,
+	"klaviyo-api-key": true, "genie-key": true, "gateway-token": true,
+}
+
+// detectAuthorization removes the credential of an Authorization header
+// (any scheme that carries one), and any "Bearer <token>" that looks random.
+func detectAuthorization(sc *scan, hits []ruleHit) {
+	s := sc.s
+	for _, h := range hits {
+		if h.end-h.start == len("bearer") {
+			if h.start > 0 && isAlnum(s[h.start-1]) {
+				continue
+			}
+			cs, ce := credentialAfter(s, h.end)
+			if cs < 0 {
+				continue
+			}
+			if c := s[cs:ce]; looksRandomToken(c, 16, sc.r.threshold) && !isPlaceholderValue(c) {
+				sc.emit(cs, ce, h.start, ce)
+			}
+			continue
+		}
+		// "authorization", possibly inside Proxy-Authorization or HTTP_AUTHORIZATION.
+		if h.end < len(s) && isAlnum(s[h.end]) {
+			continue
+		}
+		i := skipNameEnd(s, h.start, h.end)
+		j, ok := assignOp(s, i, false)
+		if !ok {
+			continue
+		}
+		j = skipBlanks(s, j)
+		if j < len(s) && isQuote(s[j]) {
+			j++
+		} else if j+1 < len(s) && s[j] == '\\' && isQuote(s[j+1]) {
+			j += 2
+		}
+		we := j
+		for we < len(s) && (isAlnum(s[we]) || s[we] == '-' || s[we] == '_') {
+			we++
+		}
+		if we == j {
+			continue
+		}
+		if authSchemes[strings.ToLower(s[j:we])] {
+			cs, ce := credentialAfter(s, we)
+			if cs < 0 {
+				continue
+			}
+			if c := s[cs:ce]; len(c) >= 8 && !isPlaceholderValue(c) {
+				sc.emit(cs, ce, h.start, ce)
+			}
+			continue
+		}
+		ce := j
+		for ce < len(s) && isCredChar(s[ce]) {
+			ce++
+		}
+		if c := s[j:ce]; looksRandomToken(c, 16, sc.r.threshold) && !isPlaceholderValue(c) {
+			sc.emit(j, ce, h.start, ce)
+		}
+	}
+}
+
+// credentialAfter skips one or more blanks after a scheme word and returns
+// the credential that follows, or -1 when there is none.
+func credentialAfter(s string, i int) (int, int) {
+	j := skipBlanks(s, i)
+	if j == i || j >= len(s) {
+		return -1, -1
+	}
+	k := j
+	for k < len(s) && isCredChar(s[k]) {
+		k++
+	}
+	if k == j {
+		return -1, -1
+	}
+	return j, k
+}
+
+func isCredChar(c byte) bool {
+	if isAlnum(c) {
+		return true
+	}
+	switch c {
+	case '.', '_', '~', '+', '/', '=', '-', ':', '%':
+		return true
+	}
+	return false
+}
+
+// ---- assignments to secret-looking names ----
+
+func detectPasswordAssignment(sc *scan, hits []ruleHit) { detectAssignment(sc, hits, true) }
+func detectSecretAssignment(sc *scan, hits []ruleHit)   { detectAssignment(sc, hits, false) }
+
+// detectAssignment finds NAME <op> VALUE where NAME is password-like
+// (password rule) or secret-like (secret rule), in the syntaxes of shell,
+// env files, YAML, JSON, TOML, INI, XML, CLI flags and most languages, and
+// removes VALUE when it is not a placeholder, reference or code.
+func detectAssignment(sc *scan, hits []ruleHit, password bool) {
+	s := sc.s
+	last := -1
+	for _, h := range hits {
+		if h.start < last {
+			continue
+		}
+		ns, ne := identBounds(s, h.start, h.end)
+		last = ne
+		cls := classifyName(s[ns:ne])
+		if cls == nameNone || password != (cls == namePassword) {
+			continue
+		}
+		flag := s[ns] == '-'
+		vs, ve, quoted, ok := assignedValue(s, ns, ne, flag)
+		if !ok {
+			// name: DB_PASSWORD / value: … pairs (Kubernetes env, ECS, Helm).
+			if cls == nameWeak {
+				continue
+			}
+			if vs, ve, quoted, ok = pairedValue(s, ns, ne); !ok {
+				continue
+			}
+		}
+		v := s[vs:ve]
+		if !quoted && copiesField(s[ns:ne], v) || sameName(v, s[ns:ne]) {
+			continue // u.Token = o.Token; password := "password"; X_PASSWORD: "xPassword"
+		}
+		if ns > 0 && s[ns-1] == ':' {
+			continue // a colon-separated record: name:password:uid:gid
+		}
+		if s[ns:ne] == "PASS" && s[ne] == ':' {
+			continue // test runner output: "--- PASS: TestX/case (0.01s)"
+		}
+		if !assignedSecret(v, cls, quoted, sc.r.threshold) {
+			continue
+		}
+		sc.emit(vs, ve, ns, ve)
+	}
+}
+
+func isIdentChar(c byte) bool {
+	return isAlnum(c) || c == '_' || c == '-' || c == '.'
+}
+
+// identBounds widens a keyword hit to the identifier holding it.
+func identBounds(s string, a, b int) (int, int) {
+	for a > 0 && isIdentChar(s[a-1]) {
+		a--
+	}
+	for b < len(s) && isIdentChar(s[b]) {
+		b++
+	}
+	for b > a+1 && (s[b-1] == '.' || s[b-1] == '-') {
+		b--
+	}
+	return a, b
+}
+
+type nameClass uint8
+
+const (
+	nameNone     nameClass = iota
+	namePassword           // any non-placeholder value
+	nameSecret             // secret, token, api key…: a random-looking value
+	nameWeak               // key, auth, credentials alone: a longer random value
+)
+
+// Name tokens that make a name not secret-bearing wherever they appear.
+var nameDeny = map[string]bool{
+	"public": true, "publishable": true, "pub": true, "csrf": true, "xsrf": true,
+	"example": true, "sample": true, "dummy": true, "fake": true, "placeholder": true,
+}
+
+// Tokens that, before a final "key", make it an ordinary key.
+var keyDeny = map[string]bool{
+	"primary": true, "foreign": true, "cache": true, "sort": true, "partition": true,
+	"idempotency": true, "routing": true, "shard": true, "hash": true, "lookup": true,
+	"map": true, "dict": true, "object": true, "row": true, "unique": true, "composite": true,
+	"natural": true, "surrogate": true, "hot": true, "short": true, "cut": true, "group": true,
+	"index": true, "id": true, "gpg": true, "pgp": true, "kms": true, "dedup": true, "dedupe": true,
+	"cursor": true, "page": true, "next": true, "prev": true, "last": true, "first": true,
+	"bucket": true, "s3": true, "lock": true, "message": true, "event": true, "react": true,
+	"list": true, "item": true, "table": true, "column": true, "field": true, "registry": true,
+	"translation": true, "i18n": true, "locale": true, "lang": true, "label": true, "json": true,
+	"yaml": true, "sign": false, "ssh": true, "host": true, "known": true, "fingerprint": true,
+	"public_key": true, "query": true, "search": true, "state": true, "storage_class": true,
+	"redis": true, "memcache": true, "session": false, "trace": true, "span": true, "idem": true,
+	"component": true, "widget": true, "prop": true, "props": true, "dom": true, "node": true,
+	"music": true, "piano": true, "keyboard": true, "turkey": true, "monkey": true, "the": true,
+}
+
+// Final tokens that pass the decision to the token before them.
+var nameNeutral = map[string]bool{
+	"value": true, "val": true, "str": true, "string": true, "b64": true, "base64": true,
+	"raw": true, "plain": true, "plaintext": true, "hex": true, "data": true, "content": true,
+}
+
+// classifyName decides whether an identifier names a secret.
+func classifyName(name string) nameClass {
+	name = strings.Trim(name, "-._")
+	if name == "" || len(name) > 128 {
+		return nameNone
+	}
+	var buf [16]string
+	toks := splitName(name, buf[:0])
+	for _, t := range toks {
+		if nameDeny[t] {
+			return nameNone
+		}
+	}
+	for len(toks) > 1 && nameNeutral[toks[len(toks)-1]] {
+		toks = toks[:len(toks)-1]
+	}
+	if len(toks) == 0 {
+		return nameNone
+	}
+	last := toks[len(toks)-1]
+	prev := ""
+	if len(toks) > 1 {
+		prev = toks[len(toks)-2]
+	}
+	switch last {
+	case "password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw":
+		if last == "pw" && prev == "" {
+			return nameNone
+		}
+		return namePassword
+	case "secret", "token", "apikey", "accesskey", "secretkey", "privatekey", "signingkey",
+		"masterkey", "authkey", "encryptionkey", "clientsecret", "accesstoken", "authtoken",
+		"refreshtoken", "bearertoken", "sessiontoken", "apitoken", "idtoken", "webhooksecret",
+		"licensekey", "subscriptionkey", "connectionstring":
+		if last == "token" && (prev == "csrf" || prev == "xsrf" || prev == "max" || prev == "next" || prev == "page" || prev == "continuation") {
+			return nameNone
+		}
+		return nameSecret
+	case "key":
+		if keyDeny[prev] {
+			return nameNone
+		}
+		switch prev {
+		case "api", "access", "secret", "private", "signing", "master", "auth", "encryption",
+			"client", "app", "service", "subscription", "admin", "account", "storage", "license",
+			"shared", "hmac", "jwt", "session", "webhook", "crypto", "cipher", "aes", "secure", "x":
+			return nameSecret
+		}
+		return nameWeak
+	case "auth", "credential", "credentials", "creds", "cred":
+		return nameWeak
+	}
+	switch {
+	case strings.HasSuffix(last, "password") || strings.HasSuffix(last, "passwd") || strings.HasSuffix(last, "passphrase"):
+		return namePassword
+	case strings.HasSuffix(last, "token") && !strings.HasPrefix(last, "csrf") && !strings.HasPrefix(last, "xsrf"),
+		strings.HasSuffix(last, "secret"), strings.HasSuffix(last, "apikey"), strings.HasSuffix(last, "accesskey"),
+		strings.HasSuffix(last, "secretkey"), strings.HasSuffix(last, "privatekey"):
+		return nameSecret
+	}
+	return nameNone
+}
+
+// splitName lowercases name and splits it on _ - . and camelCase.
+func splitName(name string, out []string) []string {
+	start := 0
+	emit := func(i int) {
+		if i > start {
+			out = append(out, strings.ToLower(name[start:i]))
+		}
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c == '_' || c == '-' || c == '.' {
+			emit(i)
+			start = i + 1
+			continue
+		}
+		if i > start && isUpper(c) {
+			p := name[i-1]
+			// fooBar | FOOBar (acronym then word)
+			if isLower(p) || isDigit(p) || (isUpper(p) && i+1 < len(name) && isLower(name[i+1])) {
+				emit(i)
+				start = i
+			}
+		}
+	}
+	emit(len(name))
+	return out
+}
+
+func isQuote(c byte) bool { return c == '"' || c == '\'' || c == '`' }
+
+func skipBlanks(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// skipNameEnd steps over the closing quote of a quoted name ("name", \"name\")
+// and a closing bracket (headers["X-Api-Key"] = …).
+func skipNameEnd(s string, ns, ne int) int {
+	i := ne
+	switch {
+	case i < len(s) && ns > 0 && isQuote(s[i]) && s[ns-1] == s[i]:
+		i++
+	case i+1 < len(s) && ns > 1 && s[i] == '\\' && isQuote(s[i+1]) && s[ns-1] == s[i+1] && s[ns-2] == '\\':
+		i += 2
+	}
+	if i < len(s) && s[i] == ']' {
+		i++
+	}
+	return i
+}
+
+// assignOp recognises an assignment operator at s[i:] (after blanks): =
+// (not == or =~), :=, : (not :: or ://), =>, ?=; and for a CLI flag, blanks
+// alone. It returns the index just past it.
+func assignOp(s string, i int, flag bool) (int, bool) {
+	j := skipBlanks(s, i)
+	if j >= len(s) {
+		return 0, false
+	}
+	next := byte(0)
+	if j+1 < len(s) {
+		next = s[j+1]
+	}
+	switch s[j] {
+	case '=':
+		switch next {
+		case '=', '~':
+			return 0, false
+		case '>':
+			return j + 2, true
+		}
+		return j + 1, true
+	case ':':
+		switch next {
+		case '=':
+			return j + 2, true
+		case ':':
+			return 0, false
+		case '/':
+			if j+2 < len(s) && s[j+2] == '/' {
+				return 0, false
+			}
+		}
+		return j + 1, true
+	case '?':
+		if next == '=' {
+			return j + 2, true
+		}
+		return 0, false
+	}
+	if flag && j > i && s[j] != '-' {
+		return j, true
+	}
+	return 0, false
+}
+
+// pairedValue handles a secret name given as the value of a "name" (or
+// "key") field whose secret sits in a sibling "value" field, as in
+// Kubernetes env lists (- name: DB_PASSWORD / value: "…") and ECS task
+// definitions ({"name": "DB_PASSWORD", "value": "…"}).
+func pairedValue(s string, ns, ne int) (vs, ve int, quoted, ok bool) {
+	// Backwards: optional quote, blanks, ':' or '=', blanks, optional quote, name|key.
+	i := ns
+	if i > 0 && isQuote(s[i-1]) {
+		i--
+	}
+	for i > 0 && isBlank(s[i-1]) {
+		i--
+	}
+	if i == 0 || (s[i-1] != ':' && s[i-1] != '=') {
+		return 0, 0, false, false
+	}
+	i--
+	for i > 0 && isBlank(s[i-1]) {
+		i--
+	}
+	if i > 0 && isQuote(s[i-1]) {
+		i--
+	}
+	ks := i
+	for ks > 0 && isWordByte(s[ks-1]) {
+		ks--
+	}
+	if k := strings.ToLower(s[ks:i]); k != "name" && k != "key" {
+		return 0, 0, false, false
+	}
+	// Forwards: the very next field is "value" (after blanks, newlines
+	// and a comma).
+	j := skipNameEnd(s, ns, ne)
+	for j < len(s) && j-ne < 64 && (isSpace(s[j]) || s[j] == ',') {
+		j++
+	}
+	if j < len(s) && isQuote(s[j]) {
+		j++
+	}
+	if j+5 > len(s) || !strings.EqualFold(s[j:j+5], "value") || j+5 < len(s) && isIdentChar(s[j+5]) {
+		return 0, 0, false, false
+	}
+	return assignedValue(s, j, j+5, false)
+}
+
+// assignedValue returns the value assigned to the name at s[ns:ne].
+func assignedValue(s string, ns, ne int, flag bool) (vs, ve int, quoted, ok bool) {
+	i := skipNameEnd(s, ns, ne)
+	if ns > 0 && s[ns-1] == '<' && i < len(s) && s[i] == '>' { // <password>v</password>
+		e := strings.IndexByte(s[i+1:min(len(s), i+1+1024)], '<')
+		if e <= 0 {
+			return 0, 0, false, false
+		}
+		return i + 1, i + 1 + e, true, true
+	}
+	j, ok := assignOp(s, i, flag)
+	if !ok {
+		return 0, 0, false, false
+	}
+	colon := s[j-1] == ':'
+	vs, ve, quoted, ok = parseValue(s, skipBlanks(s, j), colon)
+	if ok && !quoted && typeWords[strings.ToLower(s[vs:ve])] {
+		// password: str = "…" (a typed declaration): the value follows "=".
+		k := skipBlanks(s, ve)
+		if k < len(s) && s[k] == '=' && (k+1 >= len(s) || s[k+1] != '=') {
+			return parseValue(s, skipBlanks(s, k+1), false)
+		}
+	}
+	return vs, ve, quoted, ok
+}
+
+// parseValue reads a quoted, escaped-quoted (\"…\") or bare value at s[j:].
+func parseValue(s string, j int, colon bool) (vs, ve int, quoted, ok bool) {
+	if j >= len(s) {
+		return 0, 0, false, false
+	}
+	lim := min(len(s), j+1025)
+	c := s[j]
+	switch {
+	case isQuote(c):
+		k := j + 1
+		for k < lim && s[k] != c && s[k] != '\n' {
+			if s[k] == '\\' && c != '\'' {
+				if k+1 < lim && s[k+1] == c {
+					break // \" ends a value inside an escaped JSON string
+				}
+				k++
+			}
+			k++
+		}
+		if k >= lim || (s[k] != c && s[k] != '\\') {
+			return 0, 0, false, false
+		}
+		return j + 1, k, true, true
+	case c == '\\' && j+1 < len(s) && isQuote(s[j+1]):
+		q := s[j+1]
+		for k := j + 2; k+1 < lim; k++ {
+			if s[k] == '\\' && s[k+1] == q {
+				return j + 2, k, true, true
+			}
+			if s[k] == '\n' {
+				break
+			}
+		}
+		return 0, 0, false, false
+	case c == '{' || c == '[' || c == '(' || c == '|' || c == '>':
+		return 0, 0, false, false // object, list, expression, YAML block
+	case colon && c == '#':
+		return 0, 0, false, false // YAML comment
+	case c == ':':
+		return 0, 0, false, false // ":type password: :py:data:", "a ::= b"
+	}
+	k := j
+	for k < lim && !bareStop(s, k) {
+		k++
+	}
+	if k == j || (k == lim && lim < len(s)) {
+		return 0, 0, false, false
+	}
+	return j, k, false, true
+}
+
+func bareStop(s string, k int) bool {
+	switch s[k] {
+	case ' ', '\t', '\n', '\r', '"', '\'', '`', ',', ';', ')', ']', '}', '<', '>', '&', '|':
+		return true
+	case '\\':
+		if k+1 < len(s) {
+			switch s[k+1] {
+			case 'n', 'r', 't', '"', '\'', '\\':
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var typeWords = map[string]bool{
+	"str": true, "string": true, "int": true, "bool": true, "boolean": true, "number": true,
+	"any": true, "object": true, "bytes": true, "secretstr": true, "text": true, "varchar": true,
+	"char": true, "optional": true, "none": true, "null": true, "nil": true, "undefined": true,
+	"true": true, "false": true, "secretbytes": true, "unknown": true, "never": true, "void": true,
+}
+
+// assignedSecret decides whether a value assigned to a name of class cls is
+// a secret.
+func assignedSecret(v string, cls nameClass, quoted bool, threshold float64) bool {
+	if len(v) < 4 || isPlaceholderValue(v) || looksLikePath(v) {
+		return false
+	}
+	if !quoted && typeWords[strings.ToLower(v)] {
+		return false
+	}
+	if !quoted && cls != namePassword && looksLikeCode(v) {
+		return false
+	}
+	if strings.ContainsAny(v, " \t") {
+		return false
+	}
+	if !quoted && isNumberLiteral(v) {
+		return false // PASS_BIT = 0x115, TIMEOUT = 3600
+	}
+	switch cls {
+	case namePassword:
+		if len(v) < 6 && !hasDigit(v) {
+			return false
+		}
+		if quoted {
+			return true
+		}
+		// A bare value is code when it calls or indexes something, is a
+		// member path on a receiver (self.pw), or is an identifier made of
+		// words without digits (db_password); else a typed literal.
+		if strings.ContainsAny(v, "()[]{}") {
+			return false
+		}
+		if onlyIdentChars(v) {
+			if i := strings.IndexByte(v, '.'); i > 0 && codeRoots[strings.ToLower(v[:i])] {
+				return false
+			}
+			return !isPlainWords(v)
+		}
+		return true
+	case nameSecret:
+		return !strings.Contains(v, ",") && looksRandomToken(v, 12, threshold)
+	default:
+		return !strings.Contains(v, ",") && looksRandomToken(v, 16, max(threshold, 3.5))
+	}
+}
+
+// looksRandomToken reports whether v could be a generated credential: long
+// enough, above the entropy threshold, mixing character classes, and not a
+// phrase of words.
+func looksRandomToken(v string, minLen int, threshold float64) bool {
+	if len(v) < minLen || charClasses(v) < 2 || isWordyPhrase(v) {
+		return false
+	}
+	return entropy(v) >= threshold
+}
+
+// charClasses counts which of lower, upper, digit and other occur in v.
+func charClasses(v string) int {
+	var lo, up, di, ot int
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case isLower(c):
+			lo = 1
+		case isUpper(c):
+			up = 1
+		case isDigit(c):
+			di = 1
+		default:
+			ot = 1
+		}
+	}
+	return lo + up + di + ot
+}
+
+// isWordyPhrase reports whether every alphanumeric run of v reads like a
+// word or identifier (letters only, with a case pattern people type:
+// lower, UPPER, Capitalised or camelCase), so v is text, not a random key.
+func isWordyPhrase(v string) bool {
+	n := 0
+	for w := range words(v) {
+		n++
+		if !isWordy(w) {
+			return false
+		}
+	}
+	return n > 0
+}
+
+// isWordy reports whether an alphanumeric run reads as a word or an
+// identifier: a number of at most 4 digits, or camelCase / snake parts
+// that are letters followed by at most 6 digits (proto3, Ed25519, Key1024),
+// with few one-letter parts (a random mix of cases is mostly 1-2 letter
+// parts; a random alphanumeric run has digits inside its parts).
+func isWordy(w string) bool {
+	if len(w) > 48 || w == "" {
+		return false
+	}
+	if countDigits(w) == len(w) {
+		return len(w) <= 4
+	}
+	var buf [16]string
+	parts := buf[:0]
+	if hasLower(w) {
+		parts = camelParts(w, parts)
+	} else {
+		parts = append(parts, w) // ABC123DEF is not ABC123 + DEF
+	}
+	single := 0
+	for _, p := range parts {
+		d := len(p)
+		for d > 0 && isDigit(p[d-1]) {
+			d--
+		}
+		letters := p[:d]
+		// Letters then digits; no run of letters longer than a word.
+		if d == 0 || len(p)-d > 6 || countDigits(letters) > 0 || d > 20 || d > 12 && !hasLower(letters) {
+			return false
+		}
+		// A word of two letters or more has a vowel, unless it is a
+		// short acronym (HTTP, KV): random case mixes give "Lzw", "Qz".
+		// Lower-case abbreviations (ws, db, cfg, ctx) are fine.
+		lowerAbbrev := d <= 3 && !hasUpper(letters)
+		if d >= 2 && hasLower(letters) && !lowerAbbrev && !hasVowel(letters) || d > 5 && !hasLower(letters) && !hasVowel(letters) {
+			return false
+		}
+		if d == 1 {
+			single++
+		}
+	}
+	if len(parts) == 1 {
+		return true
+	}
+	if len(parts) >= 6 && len(w) < 4*len(parts) {
+		return false // many short parts: a random mix of cases
+	}
+	return single <= 1 && len(w) >= 3*len(parts)
+}
+
+// camelParts splits an identifier at case changes (fooBar, HTTPServer,
+// Ed25519Key), keeping the case of each part.
+func camelParts(w string, out []string) []string {
+	start := 0
+	for i := 1; i < len(w); i++ {
+		c, p := w[i], w[i-1]
+		if isUpper(c) && (isLower(p) || isDigit(p) || isUpper(p) && i+1 < len(w) && isLower(w[i+1])) {
+			out = append(out, w[start:i])
+			start = i
+		}
+	}
+	return append(out, w[start:])
+}
+
+func hasVowel(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch lowerASCII(s[i]) {
+		case 'a', 'e', 'i', 'o', 'u', 'y':
+			return true
+		}
+	}
+	return false
+}
+
+// isPlainWords is isWordyPhrase without digits: how a bare value that is
+// an identifier (db_password, userPassword) differs from a typed password
+// (hunter2, WYHipJMoMbzE).
+func isPlainWords(v string) bool {
+	return countDigits(v) == 0 && isWordyPhrase(v)
+}
+
+// looksLikeCode reports whether a bare (unquoted) value is an expression
+// rather than a literal: a call, a dotted member path, or a plain
+// identifier without digits.
+func looksLikeCode(v string) bool {
+	if strings.ContainsAny(v, "()[]{}") {
+		return true
+	}
+	segs := 0
+	for seg := range strings.SplitSeq(v, ".") {
+		segs++
+		if !isIdentifier(seg) {
+			return false
+		}
+	}
+	if segs > 1 && (!hasDigit(v) || codeRoots[strings.ToLower(v[:strings.IndexByte(v, '.')])]) {
+		return true // a.b.C member path; self._lib.NID_SHA1
+	}
+	for seg := range strings.SplitSeq(v, ".") {
+		if !isWordySnake(seg) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameName reports whether a value only repeats the name it is assigned
+// to, in any case or separator style (CHALLENGE_PASSWORD: "challengePassword").
+func sameName(v, name string) bool {
+	norm := func(x string) string {
+		var b strings.Builder
+		for i := 0; i < len(x); i++ {
+			if c := x[i]; isAlnum(c) {
+				b.WriteByte(lowerASCII(c))
+			}
+		}
+		return b.String()
+	}
+	nv := norm(v)
+	return nv != "" && nv == norm(name)
+}
+
+// copiesField reports whether v is a member path ending in the same field
+// as name: u.Token = other.v1.Token copies a field, it holds no literal.
+func copiesField(name, v string) bool {
+	i := strings.LastIndexByte(v, '.')
+	if i < 0 || !isIdentifier(v[i+1:]) {
+		return false
+	}
+	field := v[i+1:]
+	name = strings.TrimRight(name, " \t=:\"'`")
+	return len(name) >= len(field) && strings.EqualFold(name[len(name)-len(field):], field) &&
+		(len(name) == len(field) || !isWordByte(name[len(name)-len(field)-1]))
+}
+
+// isNumberLiteral reports whether v is a decimal, hex, octal or binary
+// number as code writes it.
+func isNumberLiteral(v string) bool {
+	t := strings.ToLower(strings.ReplaceAll(v, "_", ""))
+	switch {
+	case strings.HasPrefix(t, "0x"):
+		t = strings.TrimLeft(t[2:], "0123456789abcdef")
+	case strings.HasPrefix(t, "0o"), strings.HasPrefix(t, "0b"):
+		t = strings.TrimLeft(t[2:], "01234567")
+	default:
+		t = strings.TrimLeft(strings.TrimPrefix(t, "-"), "0123456789.")
+	}
+	return t == "" || t == "l" || t == "u" || t == "ul"
+}
+
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isUpper(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func hasLower(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isLower(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+func countDigits(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+func onlyIdentChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isIdentChar(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// codeRoots start member paths in code, never a key.
+var codeRoots = map[string]bool{
+	"self": true, "this": true, "cls": true, "os": true, "ctx": true, "config": true,
+	"cfg": true, "conf": true, "settings": true, "opts": true, "options": true, "params": true,
+	"args": true, "kwargs": true, "request": true, "req": true, "res": true, "resp": true,
+	"response": true, "app": true, "env": true, "process": true, "window": true, "document": true,
+	"props": true, "state": true, "data": true, "secrets": true, "vars": true, "inputs": true,
+	"github": true, "steps": true, "needs": true, "values": true, "spec": true,
+}
+
+func isIdentifier(s string) bool {
+	if s == "" || isDigit(s[0]) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isAlnum(s[i]) && s[i] != '_' && s[i] != '$' {
+			return false
+		}
+	}
+	return true
+}
+
+func isWordySnake(s string) bool {
+	for p := range strings.SplitSeq(s, "_") {
+		if p != "" && !isWordy(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// looksLikePath reports whether v is a file path or URL rather than a key.
+func looksLikePath(v string) bool {
+	if strings.Contains(v, "://") {
+		return true
+	}
+	if len(v) >= 3 && isAlnum(v[0]) && v[1] == ':' && v[2] == '\\' {
+		return true
+	}
+	if strings.HasPrefix(v, "/") || strings.HasPrefix(v, "./") || strings.HasPrefix(v, "../") || strings.HasPrefix(v, "~/") {
+		return !(len(v) >= 20 && charClasses(v) >= 3 && entropy(v) >= 4)
+	}
+	return false
+}
+
+// containsFold reports whether s contains the lowercase ASCII needle,
+// ignoring ASCII case.
+func containsFold(s, needle string) bool { return indexFold(s, needle) >= 0 }
+
+// indexFold is strings.Index ignoring ASCII case; needle must be lowercase.
+func indexFold(s, needle string) int {
+	if len(needle) == 0 {
+		return 0
+	}
+	first := needle[0]
+	for i := 0; i+len(needle) <= len(s); i++ {
+		if lowerASCII(s[i]) != first {
+			continue
+		}
+		j := 1
+		for j < len(needle) && lowerASCII(s[i+j]) == needle[j] {
+			j++
+		}
+		if j == len(needle) {
+			return i
+		}
+	}
+	return -1
+}

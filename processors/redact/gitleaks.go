@@ -1,0 +1,281 @@
+package redact
+
+import (
+	_ "embed"
+	"fmt"
+	"regexp"
+	"regexp/syntax"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// gitleaksTOML is gitleaks' default rule file, config/gitleaks.toml from
+// github.com/zricethezav/gitleaks/v8 v8.30.1, vendored unchanged as data
+// (MIT licence, rules/LICENSE.gitleaks). See docs/redaction.md.
+//
+//go:embed rules/gitleaks.toml
+var gitleaksTOML string
+
+// GitleaksVersion names the vendored rule file.
+const GitleaksVersion = "gitleaks v8.30.1 config/gitleaks.toml"
+
+type tomlAllowlist struct {
+	Description string   `toml:"description"`
+	Condition   string   `toml:"condition"`
+	RegexTarget string   `toml:"regexTarget"`
+	Regexes     []string `toml:"regexes"`
+	Paths       []string `toml:"paths"`
+	Commits     []string `toml:"commits"`
+	StopWords   []string `toml:"stopwords"`
+}
+
+type tomlRule struct {
+	ID          string          `toml:"id"`
+	Description string          `toml:"description"`
+	Regex       string          `toml:"regex"`
+	SecretGroup int             `toml:"secretGroup"`
+	Entropy     float64         `toml:"entropy"`
+	Keywords    []string        `toml:"keywords"`
+	Path        string          `toml:"path"`
+	Tags        []string        `toml:"tags"`
+	SkipReport  bool            `toml:"skipReport"`
+	Allowlists  []tomlAllowlist `toml:"allowlists"`
+}
+
+type tomlConfig struct {
+	Title      string          `toml:"title"`
+	MinVersion string          `toml:"minVersion"`
+	Allowlist  *tomlAllowlist  `toml:"allowlist"`
+	Allowlists []tomlAllowlist `toml:"allowlists"`
+	Rules      []tomlRule      `toml:"rules"`
+}
+
+// regexFixes corrects known slips in the vendored data, applied at load and
+// listed in docs/redaction.md. Gitleaks' global allowlist regex
+// `(?i)^true|false|null$` means "starts with true, or contains false, or
+// ends with null" because alternation binds loosest; a real key containing
+// "false" would be let through. We apply what it was meant to say.
+var regexFixes = map[string]string{
+	`(?i)^true|false|null$`: `(?i)^(?:true|false|null)$`,
+}
+
+// gitleaksEnd is how gitleaks' rules end a secret: a quote, a blank, a
+// semicolon, an escaped newline or the end. Agent text also puts secrets
+// before punctuation (prose, markdown, escaped JSON: "key sk_…, then",
+// `(ghp_…)`, \"ghp_…\"), where those rules would miss them; widerEnd adds
+// the usual punctuation. Not for generic-api-key, whose value class
+// ([\w.=-]) would then take in code such as self.request.headers.get(.
+const (
+	gitleaksEnd = `(?:[\x60'"\s;]|\\[nr]|$)`
+	widerEnd    = `(?:[\x60'"\s;.,:)\]}>|&<!?*@#\\]|$)`
+)
+
+// SkippedRule is a rule of the vendored file that Vigil does not run.
+type SkippedRule struct {
+	ID     string
+	Reason string
+}
+
+// loadGitleaks parses the vendored rule file into rules and the global
+// allowlists. Rules Vigil cannot honour are returned in skipped, with why.
+func loadGitleaks() (rules []*rule, global []allowlist, skipped []SkippedRule, err error) {
+	var cfg tomlConfig
+	md, err := toml.Decode(gitleaksTOML, &cfg)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("redact: parse vendored gitleaks rules: %w", err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return nil, nil, nil, fmt.Errorf("redact: vendored gitleaks rules use keys this loader does not know: %s", strings.Join(keys, ", "))
+	}
+	var globals []tomlAllowlist
+	if cfg.Allowlist != nil {
+		globals = append(globals, *cfg.Allowlist)
+	}
+	globals = append(globals, cfg.Allowlists...)
+	for _, ta := range globals {
+		a, ok, err := compileAllowlist(ta)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("redact: gitleaks global allowlist: %w", err)
+		}
+		if ok {
+			global = append(global, a)
+		}
+	}
+	for _, tr := range cfg.Rules {
+		switch {
+		case tr.Path != "":
+			// Path rules judge a file name; an event string has none. The
+			// content they target is covered by Vigil's own rules.
+			skipped = append(skipped, SkippedRule{tr.ID, "needs a file path (path = " + tr.Path + ")"})
+			continue
+		case tr.Regex == "":
+			skipped = append(skipped, SkippedRule{tr.ID, "has no regex"})
+			continue
+		case tr.SkipReport:
+			skipped = append(skipped, SkippedRule{tr.ID, "is a helper rule (skipReport)"})
+			continue
+		}
+		src := tr.Regex
+		if tr.ID != "generic-api-key" {
+			src = strings.ReplaceAll(src, gitleaksEnd, widerEnd)
+		}
+		re, err := regexp.Compile(unboundLongRepeats(src))
+		if err != nil {
+			skipped = append(skipped, SkippedRule{tr.ID, "regex does not compile with Go regexp: " + err.Error()})
+			continue
+		}
+		if tr.SecretGroup > re.NumSubexp() {
+			skipped = append(skipped, SkippedRule{tr.ID, fmt.Sprintf("secretGroup %d but the regex has %d groups", tr.SecretGroup, re.NumSubexp())})
+			continue
+		}
+		ru := &rule{
+			id:          tr.ID,
+			description: tr.Description,
+			source:      sourceGitleaks,
+			re:          re,
+			src:         src,
+			secretGroup: tr.SecretGroup,
+			entropy:     tr.Entropy,
+			keywords:    lowerAll(tr.Keywords),
+			prio:        prioSpecific,
+		}
+		if tr.ID == "generic-api-key" {
+			ru.prio = prioGeneric
+		}
+		for _, ta := range tr.Allowlists {
+			a, ok, err := compileAllowlist(ta)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("redact: gitleaks rule %s allowlist: %w", tr.ID, err)
+			}
+			if ok {
+				ru.allow = append(ru.allow, a)
+			}
+		}
+		rules = append(rules, ru)
+	}
+	sort.Slice(skipped, func(i, j int) bool { return skipped[i].ID < skipped[j].ID })
+	return rules, global, skipped, nil
+}
+
+// allowlist is a compiled gitleaks allowlist. Path and commit checks can
+// never match an event string, so an allowlist made only of them is
+// dropped, and an AND allowlist that has one is dropped too.
+type allowlist struct {
+	target    target
+	and       bool
+	res       []allowRegex // empty when the allowlist has no regexes
+	stopwords *matcher     // nil when it has no stopwords
+}
+
+// allowRegex is one regex of an allowlist. Each is kept apart (gitleaks
+// joins them with |) so that Go sees the anchors of the anchored ones.
+type allowRegex struct {
+	re *regexp.Regexp
+	// needs, when set, holds literals one of which every match of re
+	// contains: re only runs on text that has one.
+	needs *matcher
+}
+
+func (a *allowRegex) match(t string) bool {
+	return (a.needs == nil || a.needs.contains(t)) && a.re.MatchString(t)
+}
+
+type target uint8
+
+const (
+	targetSecret target = iota
+	targetMatch
+	targetLine
+)
+
+func compileAllowlist(ta tomlAllowlist) (allowlist, bool, error) {
+	var a allowlist
+	switch ta.RegexTarget {
+	case "", "secret":
+		a.target = targetSecret
+	case "match":
+		a.target = targetMatch
+	case "line":
+		a.target = targetLine
+	default:
+		return a, false, fmt.Errorf("unknown regexTarget %q", ta.RegexTarget)
+	}
+	switch strings.ToUpper(ta.Condition) {
+	case "", "OR":
+	case "AND":
+		a.and = true
+		if len(ta.Paths) > 0 || len(ta.Commits) > 0 {
+			return a, false, nil
+		}
+	default:
+		return a, false, fmt.Errorf("unknown condition %q", ta.Condition)
+	}
+	for _, s := range ta.Regexes {
+		if f, ok := regexFixes[s]; ok {
+			s = f
+		}
+		re, err := regexp.Compile(s)
+		if err != nil {
+			return a, false, fmt.Errorf("regex %q: %w", s, err)
+		}
+		ar := allowRegex{re: re}
+		if p, err := syntax.Parse(s, syntax.Perl); err == nil {
+			if lits, ok := requiredLiterals(p); ok {
+				ar.needs = newMatcher(lits)
+			}
+		}
+		a.res = append(a.res, ar)
+	}
+	if len(ta.StopWords) > 0 {
+		a.stopwords = newMatcher(lowerAll(ta.StopWords))
+	}
+	if len(a.res) == 0 && a.stopwords == nil {
+		return a, false, nil
+	}
+	return a, true, nil
+}
+
+// allows reports whether the allowlist lets a finding through unredacted.
+func (a *allowlist) allows(secret, match, line string) bool {
+	t := secret
+	switch a.target {
+	case targetMatch:
+		t = match
+	case targetLine:
+		t = line
+	}
+	swOK := a.stopwords != nil && secret != "" && a.stopwords.contains(secret)
+	if !a.and && swOK {
+		return true
+	}
+	reOK := false
+	if t != "" {
+		for i := range a.res {
+			if a.res[i].match(t) {
+				reOK = true
+				break
+			}
+		}
+	}
+	if a.and {
+		return (len(a.res) == 0 || reOK) && (a.stopwords == nil || swOK)
+	}
+	return reOK
+}
+
+func lowerAll(in []string) []string {
+	out := make([]string, 0, len(in))
+	for _, s := range in {
+		s = strings.ToLower(strings.TrimSpace(s))
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,537 @@
+package redact
+
+import (
+	"cmp"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Window sizes. A regex rule runs on the text around its keyword hits,
+// not the whole string (see spanKind): within the hit's line, at most
+// maxLine bytes either side (and at most the rule's width when that is
+// bounded); a block rule from the hit's line to blockAhead bytes on.
+const (
+	maxLine    = 64 << 10
+	blockAhead = 16 << 10
+	// assignBefore is how far before its keyword a gitleaks assignment rule
+	// can start matching: [\w.-]{0,50}? plus slack.
+	assignBefore = 64
+	// assignAfter is how far after its keyword hit the operator can be:
+	// the rest of the keyword, [ \t\w.-]{0,20} and [\s'"]{0,3}.
+	assignAfter = 48
+)
+
+// ruleHit is a keyword hit routed to one rule.
+type ruleHit struct {
+	rule       int32
+	start, end int
+}
+
+// cand is a secret found by a rule: the span to remove, and the rule's
+// whole match (for allowlists that target the match or the line).
+type cand struct {
+	rule         int32
+	start, end   int
+	mstart, mend int
+}
+
+// scan is the per-call state of one RedactString; never shared.
+type scan struct {
+	r     *Redactor
+	s     string
+	cur   int32 // rule being run
+	hits  []hit
+	rhits []ruleHit
+	cands []cand
+	// cache of the last line looked up
+	lineA, lineB int
+}
+
+func (sc *scan) reset(s string) {
+	sc.s = s
+	sc.hits = sc.hits[:0]
+	sc.rhits = sc.rhits[:0]
+	sc.cands = sc.cands[:0]
+	sc.lineA, sc.lineB = -1, -1
+}
+
+// line returns the bounds of the line holding byte i, without its '\n',
+// looking at most maxLine bytes either way.
+func (sc *scan) line(i int) (int, int) {
+	if i >= sc.lineA && i <= sc.lineB {
+		return sc.lineA, sc.lineB
+	}
+	s := sc.s
+	i = min(i, len(s))
+	lo := max(0, i-maxLine)
+	a := strings.LastIndexByte(s[lo:i], '\n')
+	if a < 0 {
+		a = lo
+	} else {
+		a += lo + 1
+	}
+	hi := min(len(s), i+maxLine)
+	b := hi
+	if k := strings.IndexByte(s[i:hi], '\n'); k >= 0 {
+		b = i + k
+	}
+	sc.lineA, sc.lineB = a, b
+	return a, b
+}
+
+// find runs every rule whose keywords occur in s and collects candidates.
+func (sc *scan) find() {
+	r := sc.r
+	sc.hits = r.kw.appendHits(sc.hits, sc.s)
+	for _, h := range sc.hits {
+		for _, ri := range r.kwRules[h.pat] {
+			sc.rhits = append(sc.rhits, ruleHit{rule: ri, start: h.start, end: h.end})
+		}
+	}
+	sortRuleHits(sc.rhits)
+	for i := 0; i < len(sc.rhits); {
+		j := i + 1
+		for j < len(sc.rhits) && sc.rhits[j].rule == sc.rhits[i].rule {
+			j++
+		}
+		sc.run(sc.rhits[i].rule, sc.rhits[i:j])
+		i = j
+	}
+	for _, ri := range r.always {
+		sc.run(ri, nil)
+	}
+}
+
+func (sc *scan) run(ri int32, hits []ruleHit) {
+	ru := sc.r.rules[ri]
+	sc.cur = ri
+	if ru.detect != nil {
+		ru.detect(sc, hits)
+		return
+	}
+	if hits == nil { // a rule without keywords: the whole string
+		sc.matchWindow(ru, 0, len(sc.s), false, false)
+		return
+	}
+	if ru.kwRe != nil {
+		sc.runTemplate(ru, hits)
+		return
+	}
+	if ru.anchored != nil {
+		sc.runAnchored(ru, hits)
+		return
+	}
+	wa, wb, ca, cb := -1, -1, false, false
+	for _, h := range hits {
+		if ru.assign && !assignFollows(sc.s, h.end) {
+			continue
+		}
+		a, b, cutA, cutB := sc.window(ru, h.start, h.end)
+		if wa >= 0 && a <= wb {
+			if b > wb {
+				wb, cb = b, cutB
+			}
+			continue
+		}
+		if wa >= 0 {
+			sc.matchWindow(ru, wa, wb, ca, cb)
+		}
+		wa, wb, ca, cb = a, b, cutA, cutB
+	}
+	if wa >= 0 {
+		sc.matchWindow(ru, wa, wb, ca, cb)
+	}
+}
+
+// window returns the text a regex rule runs on for one keyword hit, and
+// whether each edge cuts a line (a match touching such an edge is dropped).
+func (sc *scan) window(ru *rule, hs, he int) (a, b int, cutA, cutB bool) {
+	s := sc.s
+	la, _ := sc.line(hs)
+	_, lb := sc.line(max(hs, he-1))
+	a, b = la, lb
+	switch ru.span {
+	case spanLine:
+		switch {
+		case ru.assign:
+			a = max(a, hs-assignBefore)
+		case ru.width >= 0:
+			a, b = max(a, hs-ru.width), min(b, he+ru.width)
+		}
+	case spanContinued:
+		for k := 0; k < 5 && b < len(s) && strings.HasSuffix(strings.TrimSuffix(s[a:b], "\r"), "\\"); k++ {
+			_, b = sc.line(b + 1)
+		}
+	case spanBlock:
+		b = min(len(s), he+blockAhead)
+	}
+	for a > 0 && a < len(s) && !utf8.RuneStart(s[a]) {
+		a--
+	}
+	for b < len(s) && !utf8.RuneStart(s[b]) {
+		b++
+	}
+	cutA = a > 0 && s[a-1] != '\n'
+	cutB = b < len(s) && s[b] != '\n'
+	return a, b, cutA, cutB
+}
+
+// assignFollows is a fast, exact-enough filter for gitleaks' generated
+// assignment rules at a keyword ending at i: within the line come the rest
+// of a name, blanks or quotes (at most assignAfter), operator characters
+// (= > : | ? ,), at most 5 of ` ' " blank =, then a value of at least
+// assignMinValue characters of the union of the rules' value classes,
+// then one of the rules' terminators (gitleaksEnd or widerEnd, or the end
+// of the line). Every match of those rules passes it; most keyword hits in code
+// and logs ("auth: token for user 42", "key, value :=") do not.
+func assignFollows(s string, i int) bool {
+	for k := 0; k <= assignAfter && i < len(s); k, i = k+1, i+1 {
+		c := s[i]
+		if !(isAlnum(c) || c == '_' || c == '.' || c == '-' || c == ' ' || c == '\t' || c == '\'' || c == '"') {
+			break
+		}
+	}
+	n := 0
+	for i < len(s) && n < 4 && isAssignOpChar(s[i]) {
+		i++
+		n++
+	}
+	if n == 0 {
+		return false
+	}
+	for k := 0; k < 5 && i < len(s); k, i = k+1, i+1 {
+		if c := s[i]; c != '`' && c != '\'' && c != '"' && c != ' ' && c != '\t' && c != '=' {
+			break
+		}
+	}
+	j := i
+	for j < len(s) && isTemplateValueChar(s[j]) {
+		j++
+	}
+	if j-i < assignMinValue {
+		return false
+	}
+	if j == len(s) {
+		return true
+	}
+	switch s[j] {
+	case '`', '\'', '"', ' ', '\t', '\n', '\r', '\f', '\v', ';', '\\', // gitleaks' end
+		',', ')', ']', '}', '>', '|', '&', '<', '!', '?', '*', '@', '#': // widerEnd
+		return true
+	}
+	return false
+}
+
+// assignMinValue is the shortest value any generated assignment rule
+// accepts ([\w.=-]{10,150} in generic-api-key).
+const assignMinValue = 10
+
+func isAssignOpChar(c byte) bool {
+	switch c {
+	case '=', '>', ':', '|', '?', ',':
+		return true
+	}
+	return false
+}
+
+// isTemplateValueChar is the union of the value classes of gitleaks'
+// generated assignment rules (letters, digits, _ . = + / - % :).
+func isTemplateValueChar(c byte) bool {
+	if isAlnum(c) {
+		return true
+	}
+	switch c {
+	case '_', '.', '=', '+', '/', '-', '%', ':':
+		return true
+	}
+	return false
+}
+
+// runTemplate runs a gitleaks assignment rule at each keyword hit: the
+// name regex anchored at the hit, then the operator-and-value regex
+// anchored where the name ends, both within the hit's line. The match (for
+// allowlists that target it) starts where [\w.-]{0,50}? would: at most 50
+// name characters before the hit.
+func (sc *scan) runTemplate(ru *rule, hits []ruleHit) {
+	s := sc.s
+	var groups [32]int
+	for _, h := range hits {
+		if !assignFollows(s, h.end) {
+			continue
+		}
+		_, lb := sc.line(h.start)
+		k := ru.kwRe.FindStringSubmatchIndex(s[h.start:lb])
+		if k == nil {
+			continue
+		}
+		ke := h.start + k[1]
+		t := ru.tailRe.FindStringSubmatchIndex(s[ke:lb])
+		if t == nil {
+			continue
+		}
+		// One group index space, as the whole regex would number it: the
+		// name's groups, then the tail's, in text offsets.
+		m := append(groups[:0], k[2:]...)
+		for i := 0; i+1 < len(m); i += 2 {
+			if m[i] >= 0 {
+				m[i], m[i+1] = m[i]+h.start, m[i+1]+h.start
+			}
+		}
+		for i := 2; i+1 < len(t); i += 2 {
+			if t[i] >= 0 {
+				m = append(m, t[i]+ke, t[i+1]+ke)
+			} else {
+				m = append(m, -1, -1)
+			}
+		}
+		ms := h.start
+		for ms > 0 && h.start-ms < 50 && (isIdentChar(s[ms-1])) {
+			ms--
+		}
+		me := ke + t[1]
+		ss, se := -1, -1
+		if g := ru.secretGroup; g > 0 {
+			if 2*g-1 < len(m) {
+				ss, se = m[2*g-2], m[2*g-1]
+			}
+		} else {
+			for i := 0; i+1 < len(m); i += 2 {
+				if m[i] >= 0 && m[i+1] > m[i] {
+					ss, se = m[i], m[i+1]
+					break
+				}
+			}
+		}
+		if ss < 0 {
+			ss, se = ms, me
+		}
+		sc.emit(ss, se, ms, me)
+	}
+}
+
+// runAnchored tries an anchored rule at each of its keyword hits, within
+// the hit's line. \b at the start of the regex is checked against the byte
+// before the hit, which the anchored regex cannot see.
+func (sc *scan) runAnchored(ru *rule, hits []ruleHit) {
+	s := sc.s
+	next := 0
+	for _, h := range hits {
+		if h.start < next || ru.wordStart && h.start > 0 && isWordByte(s[h.start-1]) {
+			continue
+		}
+		_, lb := sc.line(h.start)
+		m := ru.anchored.FindStringSubmatchIndex(s[h.start:lb])
+		if m == nil || m[1] == 0 {
+			continue
+		}
+		next = h.start + m[1]
+		sc.emitMatch(ru, m, h.start)
+	}
+}
+
+// emitMatch emits the secret of one regex match m found in s[off:].
+func (sc *scan) emitMatch(ru *rule, m []int, off int) {
+	ss, se := m[0], m[1]
+	if ngroups := len(m)/2 - 1; ngroups > 0 {
+		if g := ru.secretGroup; g > 0 {
+			ss, se = m[2*g], m[2*g+1]
+		} else {
+			for g := 1; g <= ngroups; g++ {
+				if m[2*g] >= 0 && m[2*g+1] > m[2*g] {
+					ss, se = m[2*g], m[2*g+1]
+					break
+				}
+			}
+		}
+	}
+	if ss < 0 || se <= ss {
+		return
+	}
+	sc.emit(ss+off, se+off, m[0]+off, m[1]+off)
+}
+
+// matchWindow runs a regex rule on s[a:b]. A match that touches a cut edge
+// is dropped: it contains none of the rule's keyword hits (those sit at
+// least the rule's width inside the window) and its context is unknown.
+func (sc *scan) matchWindow(ru *rule, a, b int, cutA, cutB bool) {
+	sub := sc.s[a:b]
+	for _, m := range ru.re.FindAllStringSubmatchIndex(sub, -1) {
+		if (cutA && m[0] == 0) || (cutB && m[1] == len(sub)) || m[1] <= m[0] {
+			continue
+		}
+		sc.emitMatch(ru, m, a)
+	}
+}
+
+// emit records a secret at s[start:end] found by the current rule, unless
+// an allowlist, the entropy floor or the placeholder check lets it go.
+func (sc *scan) emit(start, end, mstart, mend int) {
+	r := sc.r
+	ru := r.rules[sc.cur]
+	s := sc.s
+	if start < 0 || end > len(s) || start >= end {
+		return
+	}
+	secret := s[start:end]
+	if insideMarker(s, start, end) {
+		return // already redacted: [REDACTED:rule] is never a secret
+	}
+	if ru.entropy > 0 && entropy(secret) <= ru.entropy {
+		return
+	}
+	if _, ok := r.allowed[secret]; ok {
+		return
+	}
+	if ru.source != sourceConfig && isMasked(secret) {
+		return
+	}
+	if ru.ctxValue && isPlaceholderValue(secret) {
+		return
+	}
+	if ru.check != nil && !ru.check(secret) {
+		return
+	}
+	if ru.prio != prioSpecific && isPublicByDesign(secret) {
+		return
+	}
+	if ru.detect == nil && ru.source != sourceConfig && isWordyPhrase(secret) {
+		return // a format rule matched words or an identifier (s.ReadUint16LengthPrefixed)
+	}
+	if ru.prio == prioGeneric && (looksLikeCode(secret) || copiesField(s[mstart:start], secret) || namesPublic(s[max(0, mstart-24):start])) {
+		return // generic-api-key on "x = a.b.C", "a.Key = b.v1.Key" or "Public key pin: …": not a secret
+	}
+	if len(r.global) > 0 || len(ru.allow) > 0 {
+		match := s[mstart:mend]
+		line := ""
+		la, _ := sc.line(mstart)
+		_, lb := sc.line(max(mstart, mend-1))
+		line = s[la:max(lb, mend)]
+		for i := range r.global {
+			if r.global[i].allows(secret, match, line) {
+				return
+			}
+		}
+		for i := range ru.allow {
+			if ru.allow[i].allows(secret, match, line) {
+				return
+			}
+		}
+	}
+	sc.cands = append(sc.cands, cand{rule: sc.cur, start: start, end: end, mstart: mstart, mend: mend})
+}
+
+// insideMarker reports whether s[start:end] lies within the rule name of a
+// well-formed [REDACTED:rule] marker. Only rule-name characters count, so
+// text dressed up as a marker ("[REDACTED: ghp_…]") does not hide a secret.
+func insideMarker(s string, start, end int) bool {
+	lo := max(0, start-len(Marker)-maxRuleName)
+	k := strings.LastIndex(s[lo:start], Marker)
+	if k < 0 {
+		return false
+	}
+	i := lo + k + len(Marker)
+	for i < len(s) && i-start < maxRuleName && isRuleNameChar(s[i]) {
+		i++
+	}
+	return i < len(s) && s[i] == ']' && end <= i+1
+}
+
+func isRuleNameChar(c byte) bool {
+	return isAlnum(c) || c == '.' || c == '_' || c == '-'
+}
+
+// merge turns candidates into non-overlapping findings, sorted by offset.
+// Overlapping or touching spans become one, named by the most specific rule
+// among them (lowest priority value, then rule id).
+func (sc *scan) merge() []Finding {
+	if len(sc.cands) == 0 {
+		return nil
+	}
+	rules := sc.r.rules
+	slices.SortFunc(sc.cands, func(x, y cand) int {
+		if c := cmp.Compare(x.start, y.start); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.end, x.end); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(rules[x.rule].prio, rules[y.rule].prio); c != 0 {
+			return c
+		}
+		return cmp.Compare(rules[x.rule].id, rules[y.rule].id)
+	})
+	var out []Finding
+	best := sc.cands[0].rule
+	cs, ce := sc.cands[0].start, sc.cands[0].end
+	better := func(x, y int32) bool {
+		if rules[x].prio != rules[y].prio {
+			return rules[x].prio < rules[y].prio
+		}
+		return rules[x].id < rules[y].id
+	}
+	for _, c := range sc.cands[1:] {
+		if c.start <= ce {
+			ce = max(ce, c.end)
+			if better(c.rule, best) {
+				best = c.rule
+			}
+			continue
+		}
+		out = append(out, Finding{Rule: rules[best].id, Start: cs, End: ce})
+		best, cs, ce = c.rule, c.start, c.end
+	}
+	return append(out, Finding{Rule: rules[best].id, Start: cs, End: ce})
+}
+
+// entropy is the Shannon entropy of s in bits per character.
+func entropy(s string) float64 {
+	if s == "" {
+		return 0
+	}
+	var counts [256]int
+	n := 0
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+		counts[s[i]]++
+	}
+	if !ascii {
+		m := map[rune]int{}
+		for _, r := range s {
+			m[r]++
+			n++
+		}
+		h := 0.0
+		for _, c := range m {
+			p := float64(c) / float64(n)
+			h -= p * math.Log2(p)
+		}
+		return h
+	}
+	n = len(s)
+	h := 0.0
+	for _, c := range counts {
+		if c > 0 {
+			p := float64(c) / float64(n)
+			h -= p * math.Log2(p)
+		}
+	}
+	return h
+}
+
+func sortRuleHits(rh []ruleHit) {
+	slices.SortFunc(rh, func(x, y ruleHit) int {
+		if c := cmp.Compare(x.rule, y.rule); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(x.start, y.start); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.end, y.end)
+	})
+}

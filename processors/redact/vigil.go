@@ -1,0 +1,180 @@
+package redact
+
+import (
+	"encoding/base64"
+	"regexp"
+	"strings"
+)
+
+// Vigil's own rules: what gitleaks' file lacks for agent traffic. Each is
+// listed, with what it covers, in docs/redaction.md. Regex rules here share
+// the engine of the gitleaks rules (keyword prefilter, windows, entropy);
+// detectors are Go functions for what a regex says badly (assignments with
+// code-aware value parsing, URLs, headers, PEM blocks with escaped newlines).
+
+type vigilRegex struct {
+	id, desc string
+	prio     int
+	keywords []string
+	re       string
+	entropy  float64
+	// ctxValue: the secret is picked by context, so apply the full
+	// placeholder policy (isPlaceholderValue), not just isMasked.
+	ctxValue bool
+	check    func(secret string) bool
+}
+
+var vigilRegexes = []vigilRegex{
+	// LLM and AI providers.
+	{id: "anthropic-token", desc: "Anthropic API key, admin key or Claude OAuth access/refresh token (sk-ant-api03-, sk-ant-admin01-, sk-ant-oat01-, sk-ant-ort01-).",
+		keywords: []string{"sk-ant-"}, re: `\b(sk-ant-[a-z]{2,6}\d{2}-[A-Za-z0-9_-]{20,300})`, entropy: 3},
+	{id: "openai-api-key-v2", desc: "OpenAI project, service-account and admin keys, with or without the T3BlbkFJ marker gitleaks requires.",
+		keywords: []string{"sk-proj-", "sk-svcacct-", "sk-admin-", "sk-none-"}, re: `\b(sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_-]{40,300})`, entropy: 3.5},
+	{id: "sk-api-key", desc: "Keys of the common sk-<random> shape (OpenAI legacy, DeepSeek, Moonshot, DashScope, Langfuse and others).",
+		prio: prioContext, keywords: []string{"sk-"}, re: `\b(sk-[A-Za-z0-9][A-Za-z0-9_-]{30,300})`, entropy: 3.5,
+		check: func(s string) bool { return hasDigit(s) }},
+	{id: "openrouter-api-key", desc: "OpenRouter API key (sk-or-v1-).",
+		keywords: []string{"sk-or-v1-"}, re: `\b(sk-or-v1-[a-f0-9]{64})\b`},
+	{id: "groq-api-key", desc: "Groq API key (gsk_).",
+		keywords: []string{"gsk_"}, re: `\b(gsk_[A-Za-z0-9]{48,56})\b`, entropy: 3.5},
+	{id: "xai-api-key", desc: "xAI (Grok) API key (xai-).",
+		keywords: []string{"xai-"}, re: `\b(xai-[A-Za-z0-9]{60,100})\b`, entropy: 3.5},
+	{id: "replicate-api-token", desc: "Replicate API token (r8_).",
+		keywords: []string{"r8_"}, re: `\b(r8_[A-Za-z0-9]{37})\b`, entropy: 3.5},
+	{id: "huggingface-token", desc: "Hugging Face token (hf_) with digits, which gitleaks' letters-only rule misses.",
+		keywords: []string{"hf_"}, re: `\b(hf_[A-Za-z0-9]{30,40})\b`, entropy: 3},
+	{id: "langsmith-api-key", desc: "LangSmith API key (lsv2_pt_, lsv2_sk_).",
+		keywords: []string{"lsv2_"}, re: `\b(lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})\b`},
+	{id: "tavily-api-key", desc: "Tavily search API key (tvly-).",
+		keywords: []string{"tvly-"}, re: `\b(tvly-(?:dev-|prod-)?[A-Za-z0-9]{32})\b`, entropy: 3.5},
+	{id: "fireworks-api-key", desc: "Fireworks AI API key (fw_).",
+		keywords: []string{"fw_"}, re: `\b(fw_[A-Za-z0-9]{24,})\b`, entropy: 3.5},
+	{id: "nvidia-api-key", desc: "NVIDIA NIM / build.nvidia.com API key (nvapi-).",
+		keywords: []string{"nvapi-"}, re: `\b(nvapi-[A-Za-z0-9_-]{64})`, entropy: 3.5},
+	{id: "cerebras-api-key", desc: "Cerebras API key (csk-).",
+		keywords: []string{"csk-"}, re: `\b(csk-[a-z0-9]{48})\b`, entropy: 3.5},
+
+	// Vendor formats gitleaks' file gets too narrow.
+	{id: "stripe-secret-key", desc: "Stripe secret and restricted keys (sk_live_, rk_live_, sk_test_ …) of any documented length (up to 255), wherever they end.",
+		keywords: []string{"sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_"}, re: `\b((?:sk|rk)_(?:test|live|prod)_[A-Za-z0-9]{16,247})\b`, entropy: 3},
+	{id: "newrelic-api-key", desc: "New Relic user and admin API keys (NRAK-, NRAA-) without the product name gitleaks requires next to them.",
+		keywords: []string{"nrak-", "nraa-"}, re: `\b(NRA[AK]-[A-Z0-9]{27})\b`, entropy: 3},
+	{id: "azure-client-secret", desc: "Azure AD / Entra ID client secret (…Q~…) between any punctuation (gitleaks' rule accepts only some).",
+		keywords: []string{"q~"}, re: `(?:^|[^A-Za-z0-9_~.-])([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:[^A-Za-z0-9_~.-]|$)`, entropy: 3},
+	{id: "telegram-bot-token", desc: "Telegram bot token (<bot id>:AA…), also inside api.telegram.org/bot<token>/ URLs.",
+		keywords: []string{":aa"}, re: `(?:\bbot|\b)(\d{6,12}:AA[0-9A-Za-z_-]{33})(?:[^0-9A-Za-z_-]|$)`, entropy: 3},
+
+	// Cloud credentials, metadata services, registries.
+	{id: "aws-secret-access-key", desc: "AWS secret access key assigned to its usual names (env, credentials file, JSON from STS or the instance metadata service).",
+		keywords: []string{"secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret_key", "awssecretkey"},
+		re:       `(?i)(?:secret_?access_?key|secret-access-key|aws_?secret_?key)["']?\s{0,4}(?::|=|=>|:=)\s{0,4}["']?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)`, entropy: 3},
+	{id: "aws-session-token", desc: "AWS temporary session token (aws_session_token, SessionToken, X-Amz-Security-Token).",
+		keywords: []string{"session_token", "sessiontoken", "security-token", "securitytoken"},
+		re:       `(?i)(?:session_?token|security-?token)["']?\s{0,4}(?::|=|=>|:=)\s{0,4}["']?([A-Za-z0-9/+=%]{100,1000})`, entropy: 3},
+	{id: "google-oauth-access-token", desc: "Google OAuth access token (ya29.), as returned by the GCE metadata server and gcloud.",
+		keywords: []string{"ya29."}, re: `\b(ya29\.[0-9A-Za-z_-]{30,})`, entropy: 3},
+	{id: "google-oauth-refresh-token", desc: "Google OAuth refresh token (1//0).",
+		keywords: []string{"1//0"}, re: `(1//0[0-9A-Za-z_-]{40,512})`, entropy: 3},
+	{id: "google-oauth-client-secret", desc: "Google OAuth client secret (GOCSPX-).",
+		keywords: []string{"gocspx-"}, re: `\b(GOCSPX-[A-Za-z0-9_-]{28})`, entropy: 3},
+	{id: "azure-storage-account-key", desc: "Azure storage account key in a connection string (AccountKey=).",
+		keywords: []string{"accountkey"}, re: `(?i)AccountKey\s{0,2}=\s{0,2}([A-Za-z0-9+/]{86}==)`},
+	{id: "azure-sas-signature", desc: "Signature of an Azure shared access signature (SAS) URL or token (sig=).",
+		keywords: []string{"sig="}, re: `[?&;]sig=([A-Za-z0-9%+/]{40,}(?:=|%3[dD]){0,2})`, entropy: 3},
+	{id: "dockerhub-pat", desc: "Docker Hub personal or organisation access token (dckr_pat_, dckr_oat_).",
+		keywords: []string{"dckr_pat_", "dckr_oat_"}, re: `\b(dckr_(?:pat|oat)_[A-Za-z0-9_-]{27,})`, entropy: 3},
+	{id: "discord-webhook-url", desc: "Discord webhook URL (id and token).",
+		keywords: []string{"discord"}, re: `(?i)https://(?:(?:ptb|canary)\.)?discord(?:app)?\.com/api/webhooks/(\d{5,30}/[A-Za-z0-9_-]{50,100})`},
+	{id: "signed-note-private-key", desc: "Private key of Go's signed-note format (golang.org/x/mod/sumdb/note), as used for Vigil's audit checkpoints: PRIVATE+KEY+<name>+<hash>+<key>.",
+		keywords: []string{"private+key+"}, re: `(PRIVATE\+KEY\+[^+\s]{1,128}\+[0-9a-f]{8}\+[A-Za-z0-9+/]{40,}={0,2})`},
+	{id: "base64-private-key", desc: "A base64-encoded PEM private key (kubeconfig client-key-data, CI variables).",
+		keywords: []string{"ls0tls1crudjti"}, re: `(LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2})`,
+		check: func(s string) bool { return strings.Contains(decodeB64Prefix(s, 120), "PRIVATE KEY") }},
+	{id: "json-web-token", desc: "JSON Web Token (header.payload.signature, base64url, both parts starting eyJ).",
+		keywords: []string{"eyj"}, re: `\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)`, entropy: 3},
+	{id: "basic-auth-credentials", desc: "Base64 user:password after the word Basic, outside an Authorization header too; kept only if it decodes to user:password.",
+		prio: prioContext, keywords: []string{"basic"}, re: `(?i)\bbasic\s{1,4}([A-Za-z0-9+/]{8,512}={0,2})(?:[^A-Za-z0-9+/=]|$)`,
+		check: isBasicCredential},
+}
+
+// isBasicCredential reports whether b64 decodes to printable "user:password".
+func isBasicCredential(b64 string) bool {
+	d := decodeB64Prefix(b64, len(b64))
+	i := strings.IndexByte(d, ':')
+	if i < 0 || i == len(d)-1 || len(d) < 3 {
+		return false
+	}
+	for j := 0; j < len(d); j++ {
+		if d[j] < 0x20 || d[j] == 0x7f {
+			return false
+		}
+	}
+	return !isPlaceholderValue(d[i+1:])
+}
+
+// decodeB64Prefix decodes up to n characters of standard base64, ignoring
+// what does not decode, and returns the bytes as a string.
+func decodeB64Prefix(s string, n int) string {
+	s = s[:min(len(s), n)]
+	s = strings.TrimRight(s, "=")
+	s = s[:len(s)/4*4]
+	d, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return ""
+	}
+	return string(d)
+}
+
+func hasDigit(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if isDigit(s[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// vigilDetectors are the rules written as Go functions.
+var vigilDetectors = []struct {
+	id, desc string
+	prio     int
+	keywords []string
+	detect   func(sc *scan, hits []ruleHit)
+}{
+	{"private-key-block", "PEM private keys (RSA, EC, DSA, OpenSSH, PKCS#8, encrypted, PGP) spanning lines, with real or JSON-escaped (\\n) newlines, and truncated ones without an END line.",
+		prioSpecific, []string{"-----begin"}, detectPEM},
+	{"cli-password", "Passwords given on a command line: curl -u user:pass, mysql/mariadb -pSECRET, redis-cli -a, sshpass -p, docker/podman/helm/az/oc … login -p, sqlcmd -P, ldap* -w, mongo* -p, openssl -pass pass:…, aws configure set aws_secret_access_key ….",
+		prioContext, cliKeywords(), detectCLIPassword},
+	{"netrc-password", ".netrc / _netrc credentials (machine … login … password …), on one line or several.",
+		prioContext, []string{"machine", "default"}, detectNetrc},
+	{"url-credentials", "The password (or bare token) of user:password@ in any scheme://… URL: http(s), git, postgres, mysql, mongodb(+srv), redis, amqp, ftp, jdbc:… .",
+		prioContext, []string{"://"}, detectURLCredentials},
+	{"authorization-header", "Credentials of Authorization / Proxy-Authorization headers (Basic, Bearer, Token, Bot, Api-Key … schemes) in curl flags, HTTP dumps, code and JSON; and 'Bearer <token>' wherever it appears.",
+		prioContext, []string{"authorization", "bearer"}, detectAuthorization},
+	{"password-assignment", "A value assigned to a password-like name (password, passwd, pwd, pass, passphrase, PGPASSWORD, --password …) in shell, env files, YAML, JSON, TOML, INI, XML, code and connection strings.",
+		prioContext, []string{"pass", "pwd"}, detectPasswordAssignment},
+	{"secret-assignment", "A high-entropy value assigned to a secret-like name (secret, token, api key, access key, private key, auth, credentials …), in the same syntaxes.",
+		prioContext, []string{"secret", "token", "key", "auth", "cred"}, detectSecretAssignment},
+}
+
+func compileVigilRules() ([]*rule, error) {
+	var out []*rule
+	for _, v := range vigilRegexes {
+		re, err := regexp.Compile(v.re)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, &rule{
+			id: v.id, description: v.desc, source: sourceVigil, prio: v.prio,
+			keywords: lowerAll(v.keywords), re: re, entropy: v.entropy,
+			ctxValue: v.ctxValue, check: v.check,
+		})
+	}
+	for _, d := range vigilDetectors {
+		out = append(out, &rule{
+			id: d.id, description: d.desc, source: sourceVigil, prio: d.prio,
+			keywords: lowerAll(d.keywords), detect: d.detect,
+		})
+	}
+	return out, nil
+}
