@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -86,7 +87,7 @@ type Options struct {
 	// only when CloseConn is set.
 	Conn      *nats.Conn
 	CloseConn bool
-	Name string
+	Name      string
 	// Timeout bounds one request; default 30s.
 	Timeout time.Duration
 }
@@ -97,6 +98,9 @@ type Client struct {
 	js      jetstream.JetStream
 	own     bool
 	timeout time.Duration
+	// gmux shares gate subscriptions among GateAndWait calls (gate.go).
+	gateOnce sync.Once
+	gmux     *gateMux
 }
 
 // Connect reaches a server as o says.

@@ -1,0 +1,336 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/oklog/ulid/v2"
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+)
+
+type decideFlags struct {
+	scope       string
+	reason      string
+	approver    string
+	asJSON      bool
+	interactive bool
+	wait        time.Duration
+}
+
+func newApproveCmd(c *cli) *cobra.Command {
+	var f decideFlags
+	cmd := &cobra.Command{
+		Use:   "approve [ID]",
+		Short: "Approve a waiting action (once, for the session, or always)",
+		Long: `Approves the action ID, which must be waiting for a decision (vigil pending):
+  --scope once     this action only (the default)
+  --scope session  this action, and every later one of the same shape in the
+                   same conversation (shape: the command name plus the rule
+                   that fired, never the raw string; see docs/gate.md)
+  --scope always   this action, and every later one of the same shape in any
+                   conversation, through a global allowlist entry that
+                   vigil allowlist list shows and vigil allowlist revoke ends
+Deny rules still win over session and always approvals.
+
+With no ID, on a terminal, walks the queue: for each waiting action it asks
+[o]nce [s]ession [a]lways [d]eny (Enter denies) or [q]uit (leave it waiting).
+
+Needs approver (or admin) credentials: an approval sent with agent
+credentials is refused and raises an alert.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cl, err := c.connect(cmd.Context(), natsutil.RoleApprover)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			if len(args) == 0 {
+				if !f.interactive && !isTerminalReader(c.stdin) {
+					return errors.New("approve: give an action ID (vigil pending lists them), or run on a terminal to walk the queue")
+				}
+				return c.walkPending(cmd.Context(), cl, f)
+			}
+			verdict, err := scopeVerdict(f.scope)
+			if err != nil {
+				return err
+			}
+			return c.decideOne(cmd.Context(), cl, args[0], verdict, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.scope, "scope", "once", "once, session or always")
+	addDecideFlags(cmd, &f)
+	fl.BoolVar(&f.interactive, "interactive", false, "walk the queue even when standard input is not a terminal")
+	fl.MarkHidden("interactive")
+	return cmd
+}
+
+func newDenyCmd(c *cli) *cobra.Command {
+	var f decideFlags
+	cmd := &cobra.Command{
+		Use:   "deny ID",
+		Short: "Deny a waiting action",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cl, err := c.connect(cmd.Context(), natsutil.RoleApprover)
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
+			return c.decideOne(cmd.Context(), cl, args[0], events.VerdictDeny, f)
+		},
+	}
+	addDecideFlags(cmd, &f)
+	return cmd
+}
+
+func addDecideFlags(cmd *cobra.Command, f *decideFlags) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.reason, "reason", "", "why (recorded with the decision)")
+	fl.StringVar(&f.approver, "approver", "", "who decides (default $VIGIL_APPROVER or $USER)")
+	fl.BoolVar(&f.asJSON, "json", false, "print the decision as JSON")
+	fl.DurationVar(&f.wait, "wait", 10*time.Second, "how long to wait for the gate to confirm the decision")
+}
+
+func scopeVerdict(scope string) (events.Verdict, error) {
+	switch v := events.Verdict(scope); v {
+	case events.VerdictOnce, events.VerdictSession, events.VerdictAlways:
+		return v, nil
+	}
+	return "", fmt.Errorf("--scope %q: use once, session or always (vigil deny ID denies)", scope)
+}
+
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// decision is what the gate made of an approval.
+type decision struct {
+	ID        string         `json:"id"`
+	Verdict   events.Verdict `json:"verdict"`
+	Outcome   events.Outcome `json:"outcome,omitempty"`
+	By        string         `json:"by,omitempty"`
+	EntryID   string         `json:"entry_id,omitempty"`
+	Note      string         `json:"note,omitempty"`
+	Seq       uint64         `json:"seq"`
+	Confirmed bool           `json:"confirmed"`
+	// Released lists other waiting actions the approval let through.
+	Released []string `json:"released,omitempty"`
+}
+
+func (c *cli) decideOne(ctx context.Context, cl *client.Client, id string, verdict events.Verdict, f decideFlags) error {
+	p, err := findPending(ctx, cl, id)
+	if err != nil {
+		return err
+	}
+	d, err := decide(ctx, cl, p, verdict, f)
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return gateJSON(c.stdout, d)
+	}
+	printDecision(c.stdout, d)
+	return nil
+}
+
+func printDecision(w io.Writer, d decision) {
+	if !d.Confirmed {
+		fmt.Fprintf(w, "%s: %s recorded at log seq %d; the gate has not confirmed it yet (is vigil serve running?)\n", d.ID, d.Verdict, d.Seq)
+		return
+	}
+	fmt.Fprintf(w, "%s: %s → %s (by %s)", d.ID, d.Verdict, d.Outcome, d.By)
+	if d.EntryID != "" {
+		fmt.Fprintf(w, ", allowlist entry %s", d.EntryID)
+	}
+	if d.Note != "" {
+		fmt.Fprintf(w, "; %s", d.Note)
+	}
+	fmt.Fprintln(w)
+	if len(d.Released) > 0 {
+		fmt.Fprintf(w, "  also let through: %s\n", strings.Join(d.Released, ", "))
+	}
+}
+
+// decide appends the verdict on p (after the allowlist entry, for always)
+// and waits for the gate to act on it.
+func decide(ctx context.Context, cl *client.Client, p pendingAction, verdict events.Verdict, f decideFlags) (decision, error) {
+	approver := f.approver
+	if approver == "" {
+		approver = operatorName()
+	}
+	now := time.Now().UTC()
+	dec := events.Event{V: events.CurrentVersion, ID: ulid.Make().String(), Kind: events.KindApprovalDecision,
+		Conversation: p.Conversation, Agent: approver, Time: now,
+		Data: map[string]any{"action_id": p.ID, "verdict": string(verdict), "approver": approver}}
+	if f.reason != "" {
+		dec.Data["reason"] = f.reason
+	}
+	batch := []events.Event{dec}
+	entryID := ""
+	if verdict == events.VerdictAlways {
+		if p.Shape == "" {
+			return decision{}, fmt.Errorf("%s has no command shape, so it cannot be allowlisted; approve it --scope once", p.ID)
+		}
+		entryID = "al-" + ulid.Make().String()
+		add := events.Event{V: events.CurrentVersion, ID: entryID, Kind: events.KindAllowlistChanged,
+			Agent: approver, Time: now,
+			Data: map[string]any{"op": events.AllowlistAdd, "entry_id": entryID, "shape": p.Shape, "action_id": p.ID, "by": approver}}
+		if f.reason != "" {
+			add.Data["reason"] = f.reason
+		}
+		batch = []events.Event{add, dec}
+	}
+	// Listen before appending: the gate's answer may come at once.
+	nc := cl.Conn()
+	msgs := make(chan *nats.Msg, 256)
+	subG, err := nc.ChanSubscribe(events.GateSubject(p.Conversation), msgs)
+	if err != nil {
+		return decision{}, err
+	}
+	defer subG.Unsubscribe()
+	subA, err := nc.ChanSubscribe(events.SubjectAlert, msgs)
+	if err != nil {
+		return decision{}, err
+	}
+	defer subA.Unsubscribe()
+	rs, err := cl.AppendBatch(ctx, batch)
+	if err != nil {
+		return decision{}, fmt.Errorf("record the %s verdict on %s: %w", verdict, p.ID, err)
+	}
+	d := decision{ID: p.ID, Verdict: verdict, Seq: rs[len(rs)-1].Seq}
+	wait := f.wait
+	if wait <= 0 {
+		wait = 10 * time.Second
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case m := <-msgs:
+			dv, err := events.DecodeDerived(m.Data)
+			if err != nil {
+				continue
+			}
+			switch dv.Kind {
+			case events.KindAlert:
+				a, err := events.DerivedDataAs[events.Alert](&dv)
+				if err == nil && a.EventID == dec.ID {
+					return d, fmt.Errorf("the gate refused the verdict on %s: %s", p.ID, a.Reason)
+				}
+			case events.KindGateDecided:
+				gd, err := events.DerivedDataAs[events.GateDecided](&dv)
+				if err != nil || gd.DecisionSeq != d.Seq {
+					continue
+				}
+				if gd.ActionID != p.ID {
+					d.Released = append(d.Released, gd.ActionID)
+					continue
+				}
+				d.Confirmed, d.Outcome, d.By, d.EntryID, d.Note = true, gd.Outcome, string(gd.By), gd.EntryID, gd.Reason
+				if f.reason != "" {
+					d.Note = strings.TrimPrefix(strings.TrimPrefix(d.Note, f.reason), "; ")
+				}
+				// Releases of other actions by the same verdict follow in
+				// the same log record; give them a moment.
+				drain := time.After(50 * time.Millisecond)
+				for {
+					select {
+					case m := <-msgs:
+						if dv, err := events.DecodeDerived(m.Data); err == nil && dv.Kind == events.KindGateDecided {
+							if gd, err := events.DerivedDataAs[events.GateDecided](&dv); err == nil && gd.DecisionSeq == d.Seq && gd.ActionID != p.ID {
+								d.Released = append(d.Released, gd.ActionID)
+							}
+						}
+					case <-drain:
+						return d, nil
+					}
+				}
+			}
+		case <-timer.C:
+			return d, nil
+		case <-ctx.Done():
+			return d, ctx.Err()
+		}
+	}
+}
+
+// walkPending asks about each waiting action in turn.
+func (c *cli) walkPending(ctx context.Context, cl *client.Client, f decideFlags) error {
+	in := bufio.NewReader(c.stdin)
+	skipped := map[string]bool{}
+	for {
+		ps, err := readPending(ctx, cl, "")
+		if err != nil {
+			return err
+		}
+		var p *pendingAction
+		for i := range ps {
+			if !skipped[ps[i].ID] {
+				p = &ps[i]
+				break
+			}
+		}
+		if p == nil {
+			fmt.Fprintln(c.stdout, "no more actions waiting for a decision")
+			return nil
+		}
+		fmt.Fprintf(c.stdout, "\n%s  conversation %s  agent %s  level %s\n  %s\n", p.ID, p.Conversation, p.Agent, p.Level, p.Command)
+		for i, r := range p.Reasons {
+			if i == 5 {
+				fmt.Fprintf(c.stdout, "  … %d more reasons\n", len(p.Reasons)-5)
+				break
+			}
+			fmt.Fprintf(c.stdout, "  - %s/%s %s %s\n", r.Analyzer, r.Rule, r.Level, r.Detail)
+		}
+		var verdict events.Verdict
+		for verdict == "" {
+			fmt.Fprintf(c.stdout, "[o]nce [s]ession [a]lways [d]eny [q]uit (Enter: deny)? ")
+			line, err := in.ReadString('\n')
+			if err != nil && line == "" {
+				fmt.Fprintln(c.stdout)
+				return nil // end of input: leave the rest waiting
+			}
+			switch strings.ToLower(strings.TrimSpace(line)) {
+			case "o", "once":
+				verdict = events.VerdictOnce
+			case "s", "session":
+				verdict = events.VerdictSession
+			case "a", "always":
+				verdict = events.VerdictAlways
+			case "", "d", "deny":
+				verdict = events.VerdictDeny
+			case "q", "quit":
+				return nil
+			default:
+				fmt.Fprintln(c.stdout, "answer o, s, a, d or q")
+			}
+		}
+		d, err := decide(ctx, cl, *p, verdict, f)
+		if err != nil {
+			fmt.Fprintf(c.stderr, "vigil: %v\n", err)
+			skipped[p.ID] = true
+			continue
+		}
+		printDecision(c.stdout, d)
+		if !d.Confirmed {
+			skipped[p.ID] = true
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/internal/hook"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+)
+
+func newHookCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "hook CLIENT",
+		Short: "Gate an agent client's tool calls (Claude Code, Gemini CLI, Cursor, OpenHands)",
+		Long: `A command hook for agent clients: reads the client's hook JSON on standard
+input, records the tool call in Vigil (an action before it runs, an
+observation with its redacted output after), gates actions, and answers in
+the client's own format. Settings snippets for each client: docs/hooks.md.
+
+  vigil hook claude-code   PreToolUse / PostToolUse / SessionStart
+  vigil hook gemini        BeforeTool / AfterTool / SessionStart
+  vigil hook cursor        beforeShellExecution / beforeMCPExecution /
+                           beforeReadFile / preToolUse / after…
+  vigil hook openhands     the OpenHands SDK's PreToolUse / PostToolUse
+
+Flags (after CLIENT):
+  --budget D             wait at most D for a decision; keep it under the
+                         client's hook timeout (default 50s)
+  --on-pending ask|deny  when the budget runs out first: ask the person in
+                         the client (Claude Code, Cursor), or deny and
+                         withdraw the action (default: ask where the client
+                         can, deny elsewhere)
+  --on-unreachable deny|ask|allow
+                         when Vigil cannot be reached (default deny)
+  --on-allow allow|client
+                         when Vigil allows: answer allow (skip the client's
+                         own prompt), or leave it to the client's rules
+  --data, --nats, --creds as for every command (agent credentials)
+
+It fails closed: a payload it cannot read, an internal error or Vigil
+unreachable is a deny, and if it cannot even answer it exits 2, which every
+client treats as a block.`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code := c.runHook(cmd.Context(), args)
+			if code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+	return cmd
+}
+
+// runHook parses its own flags so that a mistake in a client's settings
+// still produces a fail-closed answer instead of a usage error (which the
+// clients would treat as a non-blocking failure: the tool would run).
+func (c *cli) runHook(ctx context.Context, args []string) int {
+	fs := pflag.NewFlagSet("hook", pflag.ContinueOnError)
+	fs.SetOutput(c.stderr)
+	var (
+		o                             hook.Options
+		budget                        time.Duration
+		onPending, onUnreach, onAllow string
+		help                          bool
+	)
+	fs.DurationVar(&budget, "budget", 50*time.Second, "")
+	fs.StringVar(&onPending, "on-pending", "", "")
+	fs.StringVar(&onUnreach, "on-unreachable", hook.Deny, "")
+	fs.StringVar(&onAllow, "on-allow", hook.Allow, "")
+	fs.StringVar(&c.dataDir, "data", c.dataDir, "")
+	fs.StringVar(&c.natsURL, "nats", c.natsURL, "")
+	fs.StringVar(&c.creds, "creds", c.creds, "")
+	fs.StringVar(&c.logLevel, "log-level", c.logLevel, "")
+	fs.BoolVarP(&help, "help", "h", false, "")
+	perr := fs.Parse(args)
+	if help {
+		fmt.Fprintln(c.stdout, "usage: vigil hook claude-code|gemini|cursor|openhands [--budget D] [--on-pending ask|deny] [--on-unreachable deny|ask|allow] [--on-allow allow|client]; see vigil help hook and docs/hooks.md")
+		return 0
+	}
+	clientName := ""
+	if fs.NArg() > 0 {
+		clientName = fs.Arg(0)
+	}
+	if !slices.Contains(hook.Clients, clientName) {
+		fmt.Fprintf(c.stderr, "vigil hook: client %q: use one of %s (blocking with exit 2)\n", clientName, strings.Join(hook.Clients, ", "))
+		return 2
+	}
+	switch {
+	case perr != nil:
+		perr = fmt.Errorf("flags: %v", perr)
+	case fs.NArg() > 1:
+		perr = fmt.Errorf("unexpected arguments %q", fs.Args()[1:])
+	case onPending != "" && onPending != hook.Ask && onPending != hook.Deny:
+		perr = fmt.Errorf("--on-pending %q: use ask or deny", onPending)
+	case onUnreach != hook.Deny && onUnreach != hook.Ask && onUnreach != hook.Allow:
+		perr = fmt.Errorf("--on-unreachable %q: use deny, ask or allow", onUnreach)
+	case onAllow != hook.Allow && onAllow != "client":
+		perr = fmt.Errorf("--on-allow %q: use allow or client", onAllow)
+	}
+	o.Budget, o.OnPending, o.OnUnreachable, o.OnAllow = budget, onPending, onUnreach, onAllow
+	if onAllow == "client" {
+		o.OnAllow = hook.Defer
+	}
+	o.Stderr = c.stderr
+	o.NewID = func() string { return ulid.Make().String() }
+	if dir, err := os.UserCacheDir(); err == nil {
+		o.StateDir = filepath.Join(dir, "vigil", "hooks")
+	}
+	if perr != nil {
+		// The settings are wrong: say so, and fail closed.
+		fmt.Fprintf(c.stderr, "vigil hook %s: %v\n", clientName, perr)
+		o.Connect = func(context.Context) (hook.Gater, func(), error) {
+			return nil, nil, fmt.Errorf("vigil hook misconfigured: %v", perr)
+		}
+		o.OnUnreachable = hook.Deny
+		return hook.Run(ctx, clientName, c.stdin, c.stdout, o)
+	}
+	o.Connect = func(ctx context.Context) (hook.Gater, func(), error) {
+		opts := client.Options{URL: c.natsURL, CredsFile: c.creds, Role: natsutil.RoleAgent, Name: "vigil-hook-" + clientName, Timeout: 5 * time.Second}
+		if c.natsURL == "" {
+			opts.DataDir = c.data()
+		}
+		cl, err := client.Connect(ctx, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		return cl, cl.Close, nil
+	}
+	return hook.Run(ctx, clientName, c.stdin, c.stdout, o)
+}

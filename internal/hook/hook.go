@@ -1,0 +1,321 @@
+// Package hook adapts agent clients' command hooks (Claude Code, Gemini
+// CLI, Cursor, the OpenHands SDK) to Vigil: it reads a hook payload, maps
+// the tool call to a Vigil event, gates actions through the client package
+// and answers in the client's own format. Tool outputs (after-hooks) are
+// recorded as observations, so they are redacted and kept too.
+//
+// It fails closed. Each client runs tools when a hook crashes or exits with
+// an unexpected status (only exit 2 blocks everywhere), so Run recovers
+// from panics, answers deny when it cannot do better, and exits 2 if it
+// cannot even write its answer. Vigil unreachable is a deny unless the
+// operator chose otherwise (OnUnreachable). A decision still pending when
+// the hook's own time budget runs out becomes "ask" (the person decides in
+// the client; the gate records the outcome when the tool runs) or "deny"
+// (the action is withdrawn: denied, by timeout), as OnPending says; clients
+// with no "ask" get deny.
+package hook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+)
+
+// Permissions a hook answers.
+const (
+	Allow = "allow"
+	Deny  = "deny"
+	Ask   = "ask"
+	// Defer leaves the decision to the client's own permission rules (no
+	// decision in the answer); used for OnAllow "client".
+	Defer = "defer"
+)
+
+// Verdict is what a hook answers, before the client's formatting.
+type Verdict struct {
+	Permission string
+	// Reason is for the model (deny) or the person (ask).
+	Reason string
+	// UserMessage is for the person, where the client shows one.
+	UserMessage string
+}
+
+// Gater is what a hook needs from a Vigil client; *client.Client has it.
+type Gater interface {
+	GateAndWait(ctx context.Context, ev events.Event, o *client.GateOptions) (client.GateResult, error)
+	Append(ctx context.Context, ev events.Event) (client.Result, error)
+}
+
+// Options configure Run.
+type Options struct {
+	// Budget is how long the hook may wait for a decision; keep it under
+	// the client's hook timeout. Default 50s.
+	Budget time.Duration
+	// OnPending is Ask or Deny: the answer when the budget runs out first.
+	// Default Ask where the client can ask, Deny elsewhere.
+	OnPending string
+	// OnUnreachable is Deny (default), Ask or Allow: the answer when Vigil
+	// cannot be reached or refuses the event.
+	OnUnreachable string
+	// OnAllow is Allow (default: Vigil's allow skips the client's own
+	// prompt) or Defer (leave allowed calls to the client's own rules).
+	OnAllow string
+	// Connect reaches Vigil with agent credentials; close releases it.
+	Connect func(ctx context.Context) (g Gater, close func(), err error)
+	// Now and NewID are injected for tests.
+	Now   func() time.Time
+	NewID func() string
+	// StateDir holds the small per-session files that link after-hooks to
+	// before-hooks for clients whose tool calls carry no id; "" disables.
+	StateDir string
+	// Stderr receives diagnostics (never the payload).
+	Stderr io.Writer
+}
+
+// supportsAsk reports whether a client honours an "ask" answer for call.
+func supportsAsk(c Call) bool {
+	switch c.Client {
+	case ClaudeCode:
+		return true
+	case Cursor:
+		return c.EventName != "beforeReadFile"
+	}
+	return false
+}
+
+// Run handles one hook invocation: it reads the payload from stdin, writes
+// the answer to stdout and returns the exit status.
+func Run(ctx context.Context, clientName string, stdin io.Reader, stdout io.Writer, o Options) (code int) {
+	o = o.withDefaults()
+	var call Call
+	answered := false
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(o.Stderr, "vigil hook: internal error: %v (denied, fail closed)\n", r)
+			if !answered {
+				code = writeAnswer(stdout, o.Stderr, call, Verdict{Permission: Deny, Reason: "Vigil hook failed (internal error); denied, fail closed"})
+			}
+		}
+	}()
+	payload, err := io.ReadAll(io.LimitReader(stdin, 64<<20))
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "vigil hook: read stdin: %v\n", err)
+		return writeAnswer(stdout, o.Stderr, Call{Client: clientName, Phase: PhaseBefore}, Verdict{Permission: Deny, Reason: "Vigil hook could not read its input; denied, fail closed"})
+	}
+	call, err = Parse(clientName, payload, Env{Now: o.Now(), NewID: o.NewID})
+	if err != nil {
+		fmt.Fprintf(o.Stderr, "vigil hook: %v\n", err)
+		call = Call{Client: clientName, Phase: PhaseBefore, EventName: guessEvent(clientName)}
+		answered = true
+		return writeAnswer(stdout, o.Stderr, call, Verdict{Permission: Deny, Reason: fmt.Sprintf("Vigil hook could not read the %s payload (%v); denied, fail closed", clientName, err)})
+	}
+	v := handle(ctx, call, o)
+	answered = true
+	return writeAnswer(stdout, o.Stderr, call, v)
+}
+
+func guessEvent(clientName string) string {
+	switch clientName {
+	case ClaudeCode, OpenHands:
+		return "PreToolUse"
+	case Gemini:
+		return "BeforeTool"
+	case Cursor:
+		return "beforeShellExecution"
+	}
+	return ""
+}
+
+func (o Options) withDefaults() Options {
+	if o.Budget <= 0 {
+		o.Budget = 50 * time.Second
+	}
+	if o.OnUnreachable == "" {
+		o.OnUnreachable = Deny
+	}
+	if o.OnAllow == "" {
+		o.OnAllow = Allow
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	return o
+}
+
+// handle does the Vigil side of a call and returns the verdict.
+func handle(ctx context.Context, call Call, o Options) Verdict {
+	ctx, cancel := context.WithTimeout(ctx, o.Budget)
+	defer cancel()
+	if call.Phase == PhaseOther {
+		return Verdict{Permission: Defer}
+	}
+	if o.Connect == nil {
+		return unreachable(call, o, errors.New("no connection configured"))
+	}
+	g, closeFn, err := o.Connect(ctx)
+	if err != nil {
+		return unreachable(call, o, err)
+	}
+	defer closeFn()
+	switch call.Phase {
+	case PhaseStart:
+		if _, err := g.Append(ctx, call.Event); err != nil {
+			fmt.Fprintf(o.Stderr, "vigil hook: record session start: %v\n", err)
+		}
+		return Verdict{Permission: Defer}
+	case PhaseAfter:
+		if !call.Linked && o.StateDir != "" {
+			if id, ok := lookupCall(o.StateDir, call); ok {
+				call.Event.Data["action_id"] = id
+			}
+		}
+		if _, err := g.Append(ctx, call.Event); err != nil {
+			fmt.Fprintf(o.Stderr, "vigil hook: record tool output: %v\n", err)
+		}
+		return Verdict{Permission: Defer}
+	}
+	// PhaseBefore: gate it.
+	if !call.Linked && o.StateDir != "" {
+		if err := rememberCall(o.StateDir, call); err != nil {
+			fmt.Fprintf(o.Stderr, "vigil hook: %v (outputs will be recorded unlinked)\n", err)
+		}
+	}
+	onPending := o.OnPending
+	if onPending == "" || !supportsAsk(call) {
+		if onPending == Ask && !supportsAsk(call) {
+			fmt.Fprintf(o.Stderr, "vigil hook: %s cannot ask here; a pending decision is denied\n", call.Client)
+		}
+		if onPending == "" && supportsAsk(call) && call.Client == ClaudeCode {
+			onPending = Ask
+		} else {
+			onPending = Deny
+		}
+	}
+	gopts := &client.GateOptions{Withdraw: onPending == Deny,
+		WithdrawReason: fmt.Sprintf("the %s hook stopped waiting after %s (fail closed)", call.Client, o.Budget)}
+	res, err := g.GateAndWait(ctx, call.Event, gopts)
+	switch {
+	case err == nil:
+		return decided(call, res, o)
+	case errors.Is(err, client.ErrNoDecision):
+		waited := o.Budget
+		if onPending == Ask {
+			handOff(g, call)
+			return Verdict{Permission: Ask,
+				Reason: fmt.Sprintf("Vigil: no decision within %s on this %s action (%s); approve or deny it here, or with `vigil approve %s`", waited, levelOr(res.Level), reasonsText(res.Reasons, 3), call.Event.ID),
+			}
+		}
+		return Verdict{Permission: Deny,
+			Reason:      fmt.Sprintf("Vigil: no decision within %s, so this action is denied (fail closed). Ask the user to approve actions like it in Vigil before retrying.", waited),
+			UserMessage: fmt.Sprintf("Vigil denied %s: nobody decided within %s (`vigil pending` lists what waits)", call.Event.ID, waited),
+		}
+	default:
+		return unreachable(call, o, err)
+	}
+}
+
+// handOff records that the client now asks its own person (see the gate's
+// StatusHandedOff), so the tool running later is recorded as that person's
+// approval.
+func handOff(g Gater, call Call) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	obs := events.Event{
+		V: events.CurrentVersion, ID: handOffID(call.Event.ID), Kind: events.KindObservation,
+		Conversation: call.Conversation, Agent: call.Event.Agent, Time: call.Event.Time,
+		Data: map[string]any{"action_id": call.Event.ID, "status": "handed-off", "client": call.Client,
+			"content": "Vigil's wait ran out; " + call.Client + " asks its user"},
+	}
+	g.Append(ctx, obs)
+}
+
+func handOffID(id string) string {
+	const suffix = ":handed-off"
+	if len(id)+len(suffix) > events.MaxIDLen {
+		id = id[:events.MaxIDLen-len(suffix)]
+	}
+	return id + suffix
+}
+
+func decided(call Call, res client.GateResult, o Options) Verdict {
+	if res.Outcome == events.OutcomeAllow {
+		v := Verdict{Permission: Allow, Reason: fmt.Sprintf("Vigil allowed this action (by %s; risk %s)", res.By, levelOr(res.Level))}
+		if o.OnAllow == Defer {
+			v.Permission = Defer
+		}
+		return v
+	}
+	why := res.Reason
+	if why == "" {
+		why = "by " + string(res.By)
+	} else {
+		why = "by " + string(res.By) + ": " + why
+	}
+	return Verdict{Permission: Deny,
+		Reason:      fmt.Sprintf("Vigil denied this action (%s; risk %s: %s). Do not retry it as is.", why, levelOr(res.Level), reasonsText(res.Reasons, 3)),
+		UserMessage: fmt.Sprintf("Vigil denied %s (%s)", call.Event.ID, why),
+	}
+}
+
+func unreachable(call Call, o Options, err error) Verdict {
+	var re *client.RefusedError
+	if errors.As(err, &re) {
+		// Vigil answered and refused the event: never a reason to allow.
+		return Verdict{Permission: Deny, Reason: "Vigil refused to record this action (" + re.Reason + "); denied, fail closed"}
+	}
+	if call.Phase != PhaseBefore {
+		fmt.Fprintf(o.Stderr, "vigil hook: Vigil unreachable: %v (nothing recorded)\n", err)
+		return Verdict{Permission: Defer}
+	}
+	fmt.Fprintf(o.Stderr, "vigil hook: Vigil unreachable: %v\n", err)
+	switch o.OnUnreachable {
+	case Allow:
+		return Verdict{Permission: Allow, Reason: "Vigil is unreachable; allowed without a record (--on-unreachable allow)"}
+	case Ask:
+		if supportsAsk(call) {
+			return Verdict{Permission: Ask, Reason: "Vigil is unreachable, so nothing checked or recorded this action; decide yourself (--on-unreachable ask)"}
+		}
+	}
+	return Verdict{Permission: Deny,
+		Reason:      "Vigil is unreachable, so this action is denied (fail closed). Tell the user to start `vigil serve`.",
+		UserMessage: "Vigil is unreachable (" + oneLine(err.Error()) + "): denied. Start `vigil serve`, or pass --on-unreachable to the hook.",
+	}
+}
+
+func levelOr(l events.Risk) string {
+	if l == "" {
+		return string(events.RiskUnknown)
+	}
+	return string(l)
+}
+
+// reasonsText summarises the first n reasons.
+func reasonsText(rs []events.Reason, n int) string {
+	if len(rs) == 0 {
+		return "no rule fired"
+	}
+	var parts []string
+	for i, r := range rs {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("+%d more", len(rs)-n))
+			break
+		}
+		s := r.Analyzer + "/" + r.Rule
+		if r.Detail != "" {
+			s += " (" + r.Detail + ")"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
