@@ -87,9 +87,6 @@ func runAuditCLI(t testing.TB, dir string, stdin []byte, args ...string) (int, s
 	var out, errb bytes.Buffer
 	c := &cli{stdin: bytes.NewReader(stdin), stdout: &out, stderr: &errb}
 	root := newRootCmd(c)
-	if cmd, _, err := root.Find([]string{"audit"}); err != nil || cmd == root {
-		root.AddCommand(newAuditCmd(c)) // until the lead wires it into newRootCmd
-	}
 	root.SetArgs(append([]string{"--data", dir}, args...))
 	root.SetOut(&out)
 	root.SetErr(&errb)

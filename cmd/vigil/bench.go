@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +17,7 @@ func newBenchCmd(c *cli) *cobra.Command {
 		Short: "Measure Vigil on this machine",
 		Long:  "Benchmarks that start their own embedded servers in temporary directories.\nThe figures and the machine belong in BENCHMARKS.md.",
 	}
-	for _, sub := range []func(*cli) *cobra.Command{newBenchPipelineCmd} {
+	for _, sub := range []func(*cli) *cobra.Command{newBenchPipelineCmd, newBenchGateCmd} {
 		cmd.AddCommand(sub(c))
 	}
 	return cmd
@@ -45,7 +46,12 @@ and prints events/s for each and their ratio (target ≥ 0.5).`,
 				return fmt.Errorf("--durability: %w", err)
 			}
 			cfg.Durability = d
-			cfg.Processors = serveProcessors
+			keyDir, err := os.MkdirTemp("", "vigil-bench-key-*")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(keyDir)
+			cfg.Processors = serveProcessors(keyDir)
 			red, err := newRedactor()
 			if err != nil {
 				return err

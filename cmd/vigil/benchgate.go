@@ -93,7 +93,12 @@ rule); none waits for a person. Prints p50/p90/p99/max and the rate reached.`,
 				return errors.New("--rate, --duration and --conversations must be positive")
 			}
 			cfg.Durability = d
-			cfg.Processors = serveProcessors
+			keyDir, err := os.MkdirTemp("", "vigil-bench-key-*")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(keyDir)
+			cfg.Processors = serveProcessors(keyDir)
 			if isTerminal(c.stderr) {
 				fmt.Fprintf(c.stderr, "gating %.0f actions/s for %s (durability %s)…\n", cfg.Rate, cfg.Duration, d)
 			}

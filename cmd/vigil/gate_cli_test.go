@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/expiry"
@@ -23,38 +21,12 @@ import (
 	"github.com/vigil-dev/vigil/processors/gate"
 )
 
-// gateCommands are this commands; addGateCommands adds those the
-// root does not have yet (main.go wires them in; these tests do not rely
-// on it).
-func addGateCommands(root *cobra.Command, c *cli) {
-	have := map[string]*cobra.Command{}
-	for _, sub := range root.Commands() {
-		have[sub.Name()] = sub
-	}
-	for _, nc := range []func(*cli) *cobra.Command{newConfigCmd, newGateCmd, newPendingCmd, newApproveCmd, newDenyCmd, newAllowlistCmd, newHookCmd} {
-		cmd := nc(c)
-		if have[cmd.Name()] == nil {
-			root.AddCommand(cmd)
-		}
-	}
-	if b := have["bench"]; b != nil {
-		found := false
-		for _, sub := range b.Commands() {
-			found = found || sub.Name() == "gate"
-		}
-		if !found {
-			b.AddCommand(newBenchGateCmd(c))
-		}
-	}
-}
-
 // runGate runs the CLI as run does, with this commands.
 func runGate(t *testing.T, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	c := &cli{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb}
 	root := newRootCmd(c)
-	addGateCommands(root, c)
 	root.SetArgs(args)
 	root.SetIn(c.stdin)
 	root.SetOut(&out)

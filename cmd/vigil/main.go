@@ -101,6 +101,14 @@ func newRootCmd(c *cli) *cobra.Command {
 		newBenchCmd,
 		newScoreCmd,
 		newScanCmd,
+		newConfigCmd,
+		newGateCmd,
+		newPendingCmd,
+		newApproveCmd,
+		newDenyCmd,
+		newAllowlistCmd,
+		newHookCmd,
+		newAuditCmd,
 		newRedactCmd,
 	}
 	for _, nc := range commands {

@@ -7,11 +7,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/audit"
+	"github.com/vigil-dev/vigil/processors/gate"
 	"github.com/vigil-dev/vigil/processors/redact"
+	"github.com/vigil-dev/vigil/processors/risk"
 	"github.com/vigil-dev/vigil/processors/stats"
 )
 
@@ -27,6 +33,7 @@ type serveFlags struct {
 	routes       []string
 	replicas     int
 	credsDir     string
+	config       string
 }
 
 func newServeCmd(c *cli) *cobra.Command {
@@ -70,13 +77,35 @@ deduplicated by id, so any node may die without losing or doubling anything.`,
 	fl.StringVar(&f.clusterAddr, "cluster-listen", "127.0.0.1:6222", "host:port for cluster routes, with --cluster")
 	fl.StringSliceVar(&f.routes, "routes", nil, "routes to the other nodes (nats-route://host:port), with --cluster")
 	fl.IntVar(&f.replicas, "replicas", 1, "stream replicas (3 in a fleet)")
+	fl.StringVar(&f.config, "config", "", "config file (YAML or JSON) to append at start if it differs from the one in force")
 	fl.StringVar(&f.credsDir, "creds-dir", "", "directory of the role credentials (default DIR/creds; share it across a fleet)")
 	return cmd
 }
 
-// serveProcessors builds the processors every node runs, in fold order.
-func serveProcessors() ([]processors.Processor, error) {
-	return []processors.Processor{stats.New()}, nil
+// serveProcessors returns the constructor of the processors every node
+// runs, in fold order: risk, gate, audit (signing with the key in
+// keyDir/audit), stats. Replay builds the same set.
+func serveProcessors(keyDir string) func() ([]processors.Processor, error) {
+	return func() ([]processors.Processor, error) {
+		return buildProcessors(keyDir, processors.Options{})
+	}
+}
+
+// buildProcessors builds the serve set; opts carries a what-if config.
+func buildProcessors(keyDir string, opts processors.Options) ([]processors.Processor, error) {
+	signer, _, err := auditkey.LoadOrCreate(keyDir)
+	if err != nil {
+		return nil, err
+	}
+	aud, err := audit.New(audit.Config{Signer: signer})
+	if err != nil {
+		return nil, err
+	}
+	g, err := gate.New(gate.Options{Options: opts})
+	if err != nil {
+		return nil, err
+	}
+	return []processors.Processor{risk.NewProcessorWith(opts), g, aud, stats.New()}, nil
 }
 
 func (c *cli) serve(ctx context.Context, f serveFlags) error {
@@ -112,23 +141,48 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		SyncInterval: f.syncInterval,
 		DedupWindow:  f.dedupWindow,
 		NodeName:     f.node,
-		Processors:   serveProcessors,
+		Processors:   serveProcessors(c.data()),
 		Redactor:     red,
 		Logger:       log,
 	})
 	if err != nil {
 		return err
 	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if f.config != "" {
+		cl, err := client.Connect(ctx, client.Options{Conn: s.Conn()})
+		if err == nil {
+			err = applyConfigFile(ctx, cl, f.config, c.stderr)
+			cl.Close()
+		}
+		if err != nil {
+			s.Close(shutdownCtx)
+			return fmt.Errorf("--config %s: %w", f.config, err)
+		}
+	}
+	// The expiry timer appends approval.expired for actions nobody decided
+	// in time, so the gate denies them (fail closed).
+	timer, err := expiry.New(expiry.Config{Conn: s.Conn(), Logger: log.With("component", "expiry")})
+	if err != nil {
+		s.Close(shutdownCtx)
+		return err
+	}
+	timerCtx, stopTimer := context.WithCancel(context.WithoutCancel(ctx))
+	timerDone := make(chan error, 1)
+	go func() { timerDone <- timer.Run(timerCtx) }()
+
 	info := s.Info()
 	fmt.Fprintf(c.stderr, "vigil serving on %s (data %s, durability %s); Ctrl-C to stop\n", info.NATSURL, info.DataDir, dur)
 	select {
 	case <-ctx.Done():
 	case err := <-s.Err():
 		log.Error("processor driver failed; shutting down", "err", err)
+	case err := <-timerDone:
+		log.Error("expiry timer stopped; shutting down (approvals would never expire)", "err", err)
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	log.Info("shutting down")
+	stopTimer()
 	return s.Close(shutdownCtx)
 }
 
