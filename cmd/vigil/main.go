@@ -109,6 +109,8 @@ func newRootCmd(c *cli) *cobra.Command {
 		newAllowlistCmd,
 		newHookCmd,
 		newAuditCmd,
+		newReplayCmd,
+		newProjectionsCmd,
 		newRedactCmd,
 	}
 	for _, nc := range commands {

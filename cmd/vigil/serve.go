@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+
 	"fmt"
+	"golang.org/x/mod/sumdb/note"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -83,29 +85,30 @@ deduplicated by id, so any node may die without losing or doubling anything.`,
 }
 
 // serveProcessors returns the constructor of the processors every node
-// runs, in fold order: risk, gate, audit (signing with the key in
-// keyDir/audit), stats. Replay builds the same set.
+// runs, signing audit checkpoints with the key in keyDir/audit.
 func serveProcessors(keyDir string) func() ([]processors.Processor, error) {
 	return func() ([]processors.Processor, error) {
-		return buildProcessors(keyDir, processors.Options{})
+		signer, _, err := auditkey.LoadOrCreate(keyDir)
+		if err != nil {
+			return nil, err
+		}
+		return nodeProcessors(processors.Options{}, signer)
 	}
 }
 
-// buildProcessors builds the serve set; opts carries a what-if config.
-func buildProcessors(keyDir string, opts processors.Options) ([]processors.Processor, error) {
-	signer, _, err := auditkey.LoadOrCreate(keyDir)
-	if err != nil {
-		return nil, err
-	}
-	aud, err := audit.New(audit.Config{Signer: signer})
-	if err != nil {
-		return nil, err
-	}
+// nodeProcessors is the one list of processors a node runs, in fold order;
+// `vigil serve` and `vigil replay` both build it, which is what lets replay
+// reproduce a node's outputs. opts carries a what-if config.
+func nodeProcessors(opts processors.Options, signer note.Signer) ([]processors.Processor, error) {
 	g, err := gate.New(gate.Options{Options: opts})
 	if err != nil {
 		return nil, err
 	}
-	return []processors.Processor{risk.NewProcessorWith(opts), g, aud, stats.New()}, nil
+	a, err := audit.New(audit.Config{Signer: signer})
+	if err != nil {
+		return nil, err
+	}
+	return []processors.Processor{risk.NewProcessorWith(opts), g, a, stats.New()}, nil
 }
 
 func (c *cli) serve(ctx context.Context, f serveFlags) error {
@@ -129,21 +132,22 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	}
 	listen := f.natsListen
 	s, err := server.Start(ctx, server.Config{
-		NATSURL:      c.natsURL,
-		ServiceCreds: c.creds,
-		CredsDir:     f.credsDir,
-		Replicas:     f.replicas,
-		Cluster:      natsutil.ClusterConfig{Name: f.cluster, Listen: f.clusterAddr, Routes: f.routes},
-		DataDir:      c.data(),
-		NATSListen:   listen,
-		HTTPListen:   f.httpListen,
-		Durability:   dur,
-		SyncInterval: f.syncInterval,
-		DedupWindow:  f.dedupWindow,
-		NodeName:     f.node,
-		Processors:   serveProcessors(c.data()),
-		Redactor:     red,
-		Logger:       log,
+		NATSURL:        c.natsURL,
+		ServiceCreds:   c.creds,
+		CredsDir:       f.credsDir,
+		Replicas:       f.replicas,
+		Cluster:        natsutil.ClusterConfig{Name: f.cluster, Listen: f.clusterAddr, Routes: f.routes},
+		DataDir:        c.data(),
+		NATSListen:     listen,
+		HTTPListen:     f.httpListen,
+		Durability:     dur,
+		SyncInterval:   f.syncInterval,
+		DedupWindow:    f.dedupWindow,
+		NodeName:       f.node,
+		Processors:     serveProcessors(c.data()),
+		ProjectionsDir: projectionsDir(c.data()),
+		Redactor:       red,
+		Logger:         log,
 	})
 	if err != nil {
 		return err

@@ -25,10 +25,12 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/projections"
 )
 
 // Version is the version `vigil version` prints; set by the linker.
@@ -49,9 +51,11 @@ type Config struct {
 	// Processors builds the processors the live driver runs, fresh for
 	// each start. Nil runs none (ingest only).
 	Processors func() ([]processors.Processor, error)
-	// Sink receives applied batches (the Pebble read models); optional.
-	Sink     driver.Sink
-	Redactor ingest.Redactor
+	// Sink receives applied batches; optional. ProjectionsDir, when set,
+	// opens the Pebble read models there and uses them as the sink.
+	Sink           driver.Sink
+	ProjectionsDir string
+	Redactor       ingest.Redactor
 	// NodeName names this node's durable consumers and its NATS server;
 	// default "local". It must be unique in a fleet.
 	NodeName string
@@ -79,6 +83,7 @@ type Server struct {
 	js     jetstream.JetStream
 	ing    *ingest.Service
 	drv    *driver.Driver
+	store  *projections.Store
 	lock   *os.File
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -180,8 +185,26 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if err != nil {
 			return nil, err
 		}
+		sink := cfg.Sink
+		if cfg.ProjectionsDir != "" {
+			// Opened after the streams exist, so the store can check it was
+			// built from this log (and is rebuilt, never served, if not).
+			st, err := s.js.Stream(ctx, events.StreamLog)
+			if err != nil {
+				return nil, err
+			}
+			info, err := st.Info(ctx)
+			if err != nil {
+				return nil, err
+			}
+			ls := projections.NewLogState(info.Created, info.State.LastSeq)
+			if s.store, err = projections.Open(cfg.ProjectionsDir, projections.Options{Logger: cfg.Logger.With("component", "projections"), Log: &ls}); err != nil {
+				return nil, err
+			}
+			sink = s.store
+		}
 		s.drv, err = driver.New(driver.Config{
-			JS: s.js, Processor: pipe, Durable: "vigil-" + cfg.NodeName, Sink: cfg.Sink,
+			JS: s.js, Processor: pipe, Durable: "vigil-" + cfg.NodeName, Sink: sink,
 			Logger: cfg.Logger.With("component", "driver"),
 		})
 		if err != nil {
@@ -274,6 +297,9 @@ func (s *Server) Conn() *nats.Conn { return s.nc }
 // JetStream is the node's JetStream context.
 func (s *Server) JetStream() jetstream.JetStream { return s.js }
 
+// Projections is the read-model store, or nil without ProjectionsDir.
+func (s *Server) Projections() *projections.Store { return s.store }
+
 // Driver is the live driver, or nil when no processors run.
 func (s *Server) Driver() *driver.Driver { return s.drv }
 
@@ -316,6 +342,11 @@ func (s *Server) Close(ctx context.Context) error {
 		s.cancel()
 	}
 	s.wg.Wait()
+	if s.store != nil {
+		if err := s.store.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if s.nc != nil {
 		s.nc.Drain()
 		for s.nc.IsDraining() {

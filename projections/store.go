@@ -1,0 +1,595 @@
+package projections
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
+
+	"github.com/vigil-dev/vigil/internal/driver"
+)
+
+// Applied is one log record with the outputs the processors folded from
+// it: what the live driver hands its Sink, and what a rebuild feeds.
+type Applied = driver.Applied
+
+// Errors.
+var (
+	// ErrNotFound means the read model has no such entry (yet).
+	ErrNotFound = errors.New("projections: not found")
+	// ErrCorrupt means a corruption error was met after the store opened.
+	// The store refuses every read and write from then on; the next start
+	// rebuilds it from the log.
+	ErrCorrupt = errors.New("projections: read models are corrupted; restart vigil serve to rebuild them from the log")
+	// ErrLocked means another process has the store open.
+	ErrLocked = errors.New("projections: read models in use by another process")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("projections: store closed")
+)
+
+// rebuildMarker, a file in the store's directory, makes the next Open
+// wipe the store and start again from position 0.
+const rebuildMarker = "REBUILD"
+
+// LogState describes the log the store folds, as it is when the store opens.
+type LogState struct {
+	// Identity distinguishes one VIGIL_LOG from another (its creation time,
+	// see LogIdentity). A store built from another log is rebuilt.
+	Identity string
+	// LastSeq is the log's last sequence. A store ahead of it (the log lost
+	// acknowledged writes in an OS crash, or was restored from an older
+	// backup) is rebuilt: its newer entries are no longer in the log, and
+	// new events would reuse their sequences.
+	LastSeq uint64
+}
+
+// NewLogState describes VIGIL_LOG from its stream info: created is the
+// stream's creation time (StreamInfo.Created), which identifies it, and
+// lastSeq its last sequence (StreamInfo.State.LastSeq).
+func NewLogState(created time.Time, lastSeq uint64) LogState {
+	return LogState{Identity: created.UTC().Format(time.RFC3339Nano), LastSeq: lastSeq}
+}
+
+// Options configure a Store.
+type Options struct {
+	Logger *slog.Logger
+	// Log, when set, is checked against what the store was built from.
+	Log *LogState
+	// SkipVerify skips reading every table at open. Open then finds a
+	// damaged table only when a read meets it (ErrCorrupt until restart).
+	SkipVerify bool
+	// NoSync commits batches without waiting for an fsync. It stays
+	// correct — data and position are in one atomic batch, and after an OS
+	// crash the driver re-sends whatever the store lost — but a crash costs
+	// a longer catch-up. The default (false) fsyncs every batch.
+	NoSync bool
+}
+
+// Store is the Pebble database of the read models. It is safe for
+// concurrent use: one writer (the driver) and any number of readers.
+type Store struct {
+	dir  string
+	opts Options
+	log  *slog.Logger
+	lock *os.File
+	db   *pebble.DB
+	wo   *pebble.WriteOptions
+
+	mu      sync.Mutex   // serialises Apply, Rebuild and Close
+	rw      sync.RWMutex // reads hold it shared; Close exclusively
+	closed  atomic.Bool
+	corrupt atomic.Bool
+	pos     atomic.Uint64
+
+	reset  string // why Open wiped the store; "" if it did not
+	target uint64 // the log's last sequence at open
+}
+
+// Open opens (or creates) the store in dir, checks it, and wipes it if any
+// check fails (see the package doc). It fails only on problems a rebuild
+// cannot fix: the store is in use, or the directory is not writable.
+func Open(dir string, o Options) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("projections: a directory is required")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Store{dir: dir, opts: o, log: o.Logger.With("component", "projections"), wo: pebble.Sync}
+	if o.NoSync {
+		s.wo = pebble.NoSync
+	}
+	if o.Log != nil {
+		s.target = o.Log.LastSeq
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(dir)), 0o700); err != nil {
+		return nil, fmt.Errorf("projections: %w", err)
+	}
+	lock, err := lockFile(filepath.Clean(dir) + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	s.lock = lock
+	if err := s.open(); err != nil {
+		s.lock.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func lockFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("projections: lock %s: %w", path, err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%w: %s is locked (is vigil serve running on this data directory?)", ErrLocked, path)
+	}
+	return f, nil
+}
+
+// RequestRebuild makes the next Open of the store in dir wipe it and
+// rebuild from the log. It works while another process has the store open.
+func RequestRebuild(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("projections: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, rebuildMarker), []byte("rebuild requested\n"), 0o600)
+}
+
+func (s *Store) open() error {
+	reason := ""
+	if _, err := os.Stat(filepath.Join(s.dir, rebuildMarker)); err == nil {
+		reason = "a rebuild was requested"
+	}
+	fresh := false
+	if reason == "" {
+		db, err := s.openPebble()
+		switch {
+		case err != nil && errors.Is(err, fs.ErrPermission):
+			return fmt.Errorf("projections: open %s: %w", s.dir, err)
+		case err != nil:
+			reason = "the database does not open: " + firstLine(err)
+		default:
+			s.db = db
+			fresh, reason = s.check()
+		}
+	}
+	if reason == "" && !fresh {
+		return nil
+	}
+	if s.db != nil {
+		closeQuietly(s.db)
+		s.db = nil
+	}
+	if reason != "" {
+		s.log.Warn("read models dropped; they are rebuilt from the log", "dir", s.dir, "reason", reason)
+		if err := wipe(s.dir); err != nil {
+			return err
+		}
+		s.reset = reason
+	}
+	db, err := s.openPebble()
+	if err != nil {
+		return fmt.Errorf("projections: create %s: %w", s.dir, err)
+	}
+	s.db = db
+	b := db.NewBatch()
+	defer b.Close()
+	b.Set(keyFormat, []byte(formatVersion), nil)
+	b.Set(keyPosition, encodePosition(0), nil)
+	if s.opts.Log != nil {
+		b.Set(keyLog, []byte(s.opts.Log.Identity), nil)
+	}
+	if err := b.Commit(pebble.Sync); err != nil {
+		closeQuietly(db)
+		s.db = nil
+		return fmt.Errorf("projections: initialise %s: %w", s.dir, err)
+	}
+	s.pos.Store(0)
+	s.corrupt.Store(false)
+	return nil
+}
+
+// storeFile matches what a store's directory may hold: Pebble's files and
+// the rebuild marker.
+var storeFile = regexp.MustCompile(`^([0-9]+\.(log|sst|blob|dbtmp)|LOCK|CURRENT|MANIFEST-[0-9]+|OPTIONS-[0-9]+|marker\..+|temporary\..+|archive|` + rebuildMarker + `)$`)
+
+// wipe deletes a store's files. It refuses a directory holding anything
+// else: a store pointed at the wrong directory (the data directory
+// itself) must never delete what is not its own.
+func wipe(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("projections: wipe %s: %w", dir, err)
+	}
+	var foreign []string
+	for _, e := range entries {
+		if !storeFile.MatchString(e.Name()) {
+			foreign = append(foreign, e.Name())
+		}
+	}
+	if len(foreign) > 0 {
+		return fmt.Errorf("projections: %s must be rebuilt, but it holds files that are not read models (%s): "+
+			"give the read models a directory of their own", dir, strings.Join(foreign, ", "))
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("projections: wipe %s: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// check reports whether the database is new (empty), or else why it must
+// not be served ("" if it may).
+func (s *Store) check() (fresh bool, reason string) {
+	defer func() {
+		if r := recover(); r != nil {
+			fresh, reason = false, fmt.Sprintf("the database panicked while being checked: %v", r)
+		}
+	}()
+	format, ok, err := s.rawGet(keyFormat)
+	if err != nil {
+		return false, "format key unreadable: " + firstLine(err)
+	}
+	if !ok {
+		empty, err := s.isEmpty()
+		if err != nil {
+			return false, "database unreadable: " + firstLine(err)
+		}
+		if empty {
+			return true, ""
+		}
+		return false, "the format key is missing from a non-empty database"
+	}
+	if string(format) != formatVersion {
+		return false, fmt.Sprintf("format %q, this version of vigil reads %q", format, formatVersion)
+	}
+	pv, ok, err := s.rawGet(keyPosition)
+	if err != nil {
+		return false, "position record unreadable: " + firstLine(err)
+	}
+	if !ok {
+		return false, "the position record is missing"
+	}
+	pos, intact := decodePosition(pv)
+	if !intact {
+		return false, "the position record fails its checksum"
+	}
+	if _, ok, err := s.rawGet(keyRebuilding); err != nil || ok {
+		return false, "a rebuild of some projections was interrupted"
+	}
+	if l := s.opts.Log; l != nil {
+		id, _, err := s.rawGet(keyLog)
+		if err != nil {
+			return false, "log identity unreadable: " + firstLine(err)
+		}
+		if len(id) > 0 && l.Identity != "" && string(id) != l.Identity {
+			return false, fmt.Sprintf("built from another log (%s; the log now is %s)", id, l.Identity)
+		}
+		if pos > l.LastSeq {
+			return false, fmt.Sprintf("at log sequence %d, but the log ends at %d (it lost its tail, or was restored from an older copy)", pos, l.LastSeq)
+		}
+		if len(id) == 0 && l.Identity != "" {
+			if err := s.db.Set(keyLog, []byte(l.Identity), pebble.Sync); err != nil {
+				return false, fmt.Sprintf("cannot record the log identity: %v", err)
+			}
+		}
+	}
+	if !s.opts.SkipVerify {
+		if err := s.verify(); err != nil {
+			return false, "a table fails verification: " + firstLine(err)
+		}
+	}
+	s.pos.Store(pos)
+	return false, ""
+}
+
+// firstLine keeps an error message to one line (Pebble's corruption errors
+// carry a detail block after a newline).
+func firstLine(err error) string {
+	msg := err.Error()
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	return msg
+}
+
+// verify reads every key and value, so Pebble checks every block's checksum.
+func (s *Store) verify() error {
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	for valid := it.First(); valid; valid = it.Next() {
+		if _, err := it.ValueAndErr(); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		it.Close()
+		return err
+	}
+	return it.Close()
+}
+
+// Verify reads the whole store back, checking every block checksum. It
+// returns ErrCorrupt (and marks the store for rebuild) if one fails.
+func (s *Store) Verify() error {
+	s.rw.RLock()
+	defer s.rw.RUnlock()
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if err := s.verify(); err != nil {
+		return s.fail(err)
+	}
+	return nil
+}
+
+func (s *Store) isEmpty() (bool, error) {
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return false, err
+	}
+	empty := !it.First()
+	if err := it.Error(); err != nil {
+		it.Close()
+		return false, err
+	}
+	return empty, it.Close()
+}
+
+func (s *Store) openPebble() (db *pebble.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("pebble panicked: %v", r)
+		}
+	}()
+	cache := pebble.NewCache(64 << 20)
+	defer cache.Unref()
+	o := &pebble.Options{
+		Cache:        cache,
+		Logger:       pebbleLogger{s.log},
+		MemTableSize: 32 << 20,
+		// Pebble's default reaction to a bad block is Fatalf (exit). Here
+		// the store stops serving instead, and the next start rebuilds it.
+		EventListener: &pebble.EventListener{DataCorruption: s.onCorruption},
+	}
+	for i := range o.Levels {
+		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	}
+	return pebble.Open(s.dir, o)
+}
+
+func closeQuietly(db *pebble.DB) {
+	defer func() { _ = recover() }()
+	_ = db.Close()
+}
+
+// pebbleLogger routes Pebble's messages to slog. Pebble's default Fatalf
+// exits the process; this one panics instead, which Open recovers from
+// (the store is then rebuilt) and which elsewhere stops the process with a
+// stack trace.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any) {
+	p.l.Debug(fmt.Sprintf(format, args...), "source", "pebble")
+}
+
+func (p pebbleLogger) Errorf(format string, args ...any) {
+	p.l.Error(fmt.Sprintf(format, args...), "source", "pebble")
+}
+
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg, "source", "pebble", "fatal", true)
+	panic("pebble: " + msg)
+}
+
+// onCorruption is called by Pebble, synchronously in read paths, when it
+// finds a damaged block. Reads and writes fail from then on.
+func (s *Store) onCorruption(info pebble.DataCorruptionInfo) {
+	if !s.corrupt.Swap(true) {
+		s.log.Error("read models corrupted; refusing to serve them until they are rebuilt (restart vigil serve)", "err", info.String())
+		if err := RequestRebuild(s.dir); err != nil {
+			s.log.Error("cannot leave the rebuild marker", "err", err)
+		}
+	}
+}
+
+// Close closes the store. Further calls return ErrClosed; Close is idempotent.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rw.Lock()
+	defer s.rw.Unlock()
+	if s.closed.Swap(true) {
+		return nil
+	}
+	var err error
+	if s.db != nil {
+		err = s.db.Close()
+	}
+	if s.lock != nil {
+		s.lock.Close()
+	}
+	return err
+}
+
+// Position is the last log sequence the store has durably applied.
+func (s *Store) Position() uint64 { return s.pos.Load() }
+
+// Status describes the store.
+type Status struct {
+	Dir      string `json:"dir"`
+	Position uint64 `json:"position"`
+	// Reset says why Open wiped the store ("" if it did not).
+	Reset string `json:"reset,omitempty"`
+	// Target is the log's last sequence when the store opened (0 if unknown).
+	Target uint64 `json:"target,omitempty"`
+	// CatchingUp is true while Position is below Target: the read models
+	// are being (re)built and answer for a prefix of the log only.
+	CatchingUp bool `json:"catching_up"`
+	Corrupt    bool `json:"corrupt"`
+}
+
+// Status returns the store's state.
+func (s *Store) Status() Status {
+	p := s.pos.Load()
+	return Status{Dir: s.dir, Position: p, Reset: s.reset, Target: s.target,
+		CatchingUp: p < s.target, Corrupt: s.corrupt.Load()}
+}
+
+func (s *Store) usable() error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	if s.corrupt.Load() {
+		return ErrCorrupt
+	}
+	return nil
+}
+
+// fail turns a storage error into the store's error. A corruption error
+// marks the store corrupt for good and asks the next Open to rebuild.
+func (s *Store) fail(err error) error {
+	if err == nil {
+		return nil
+	}
+	if pebble.IsCorruptionError(err) {
+		if !s.corrupt.Swap(true) {
+			s.log.Error("read models corrupted; refusing to serve them until they are rebuilt (restart vigil serve)", "err", err)
+			if werr := RequestRebuild(s.dir); werr != nil {
+				s.log.Error("cannot leave the rebuild marker", "err", werr)
+			}
+		}
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return fmt.Errorf("projections: %w", err)
+}
+
+// rawGet reads a key with no state checks; the value is a copy.
+func (s *Store) rawGet(k []byte) ([]byte, bool, error) {
+	v, closer, err := s.db.Get(k)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := bytes.Clone(v)
+	if out == nil {
+		out = []byte{}
+	}
+	closer.Close()
+	return out, true, nil
+}
+
+// get reads a key for a read API or a fold.
+func (s *Store) get(k []byte) ([]byte, bool, error) {
+	s.rw.RLock()
+	defer s.rw.RUnlock()
+	if err := s.usable(); err != nil {
+		return nil, false, err
+	}
+	v, ok, err := s.rawGet(k)
+	if err != nil {
+		return nil, false, s.fail(err)
+	}
+	return v, ok, nil
+}
+
+// Apply folds a batch into the read models and commits it, with the
+// position of its last record, as one atomic Pebble batch. Records at or
+// below Position are skipped, so re-sending an overlapping batch after a
+// crash changes nothing. It implements driver.Sink.
+//
+// Once the store is corrupt, Apply drops batches and returns nil: the
+// driver, and so gating, goes on; reads refuse (ErrCorrupt) until the next
+// start rebuilds the store. Other failures (a full disk) are returned.
+func (s *Store) Apply(batch []Applied) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.corrupt.Load() && !s.closed.Load() {
+		return nil
+	}
+	_, err := s.applyLocked(batch, allProjections, true, 0)
+	if errors.Is(err, ErrCorrupt) {
+		return nil
+	}
+	return err
+}
+
+// applyLocked folds the records of batch above the position (or, when
+// movePosition is false, those at or below limit) into projs.
+func (s *Store) applyLocked(batch []Applied, projs []projection, movePosition bool, limit uint64) (applied int, err error) {
+	if err := s.usable(); err != nil {
+		return 0, err
+	}
+	pos := s.pos.Load()
+	size := 0
+	for i := range batch {
+		size += 2*len(batch[i].Record.Raw) + 384
+	}
+	t := s.newTxn(size)
+	defer t.close()
+	last := pos
+	for i := range batch {
+		a := &batch[i]
+		seq := a.Record.Seq
+		if movePosition && seq <= last {
+			continue
+		}
+		if !movePosition && seq > limit {
+			break
+		}
+		for _, p := range projs {
+			if err := p.apply(t, a); err != nil {
+				return 0, err
+			}
+		}
+		if seq > last {
+			last = seq
+		}
+		applied++
+	}
+	if applied == 0 {
+		return 0, nil
+	}
+	if err := t.flush(); err != nil {
+		return 0, err
+	}
+	if movePosition {
+		if err := t.b.Set(keyPosition, encodePosition(last), nil); err != nil {
+			return 0, s.fail(err)
+		}
+	}
+	if err := t.b.Commit(s.wo); err != nil {
+		return 0, s.fail(err)
+	}
+	if movePosition {
+		s.pos.Store(last)
+	}
+	return applied, nil
+}
+
+var _ driver.Sink = (*Store)(nil)
