@@ -118,27 +118,40 @@ func (p *Pipeline) Step(rec events.Record) ([]Output, error) {
 	return out, firstErr
 }
 
-// Feed decodes one raw log record and steps p with it. It never fails: a
-// record that does not decode, or that p cannot fold, also yields an alert
-// output (deterministically, so replay produces the same alert). Both the
-// live and the replay driver call Feed, which is what makes them agree.
-//
-// A record that does not decode is still stepped, with a zero Event (Kind
-// ""): processors that work on the stored bytes (audit) see every record,
-// and the others ignore a kind they do not know.
+// Feed decodes one raw log record and steps p with it: Decode, then
+// FeedRecord. It never fails: a record that does not decode, or that p
+// cannot fold, also yields an alert output (deterministically, so replay
+// produces the same alert). Both the live and the replay driver go through
+// these two functions, which is what makes them agree; replay calls them
+// separately so it can decode ahead on another core.
 func Feed(p Processor, seq uint64, subject string, raw []byte) (events.Record, []Output) {
-	ev, decodeErr := events.DecodeMsgpack(raw)
-	if decodeErr != nil {
+	rec, err := Decode(seq, subject, raw)
+	return rec, FeedRecord(p, rec, err)
+}
+
+// Decode turns one raw log record into a Record. On error the Record still
+// carries Seq, Subject and Raw, with a zero Event.
+func Decode(seq uint64, subject string, raw []byte) (events.Record, error) {
+	ev, err := events.DecodeMsgpack(raw)
+	if err != nil {
 		ev = events.Event{}
 	}
-	rec := events.Record{Seq: seq, Subject: subject, Raw: raw, Event: ev}
+	return events.Record{Seq: seq, Subject: subject, Raw: raw, Event: ev}, err
+}
+
+// FeedRecord steps p with a record from Decode and its decode error.
+//
+// A record that did not decode is still stepped, with a zero Event (Kind
+// ""): processors that work on the stored bytes (audit) see every record,
+// and the others ignore a kind they do not know.
+func FeedRecord(p Processor, rec events.Record, decodeErr error) []Output {
 	out, err := p.Step(rec)
 	if decodeErr != nil {
-		out = append(out, alertOutput(p.Name(), &rec, 0, fmt.Sprintf("log record %d does not decode: %v", seq, decodeErr)))
+		out = append(out, alertOutput(p.Name(), &rec, 0, fmt.Sprintf("log record %d does not decode: %v", rec.Seq, decodeErr)))
 	} else if err != nil {
 		out = append(out, alertOutput(p.Name(), &rec, 0, err.Error()))
 	}
-	return rec, out
+	return out
 }
 
 func alertOutput(proc string, rec *events.Record, n int, reason string) Output {

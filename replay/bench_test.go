@@ -290,48 +290,6 @@ func BenchmarkFoldParts(b *testing.B) {
 	})
 }
 
-// BenchmarkReplayDecodeAhead is NOT how replay runs today: it measures
-// what the proposed split of processors.Feed into a decode step and a
-// fold step (docs/replay.md, "What limits it") would give, by decoding
-// records on a second goroutine and stepping the same pipeline on this one.
-func BenchmarkReplayDecodeAhead(b *testing.B) {
-	l := newSynthLog(b)
-	procs, _ := builderEvery(b, audit.DefaultInterval)(processors.Options{})
-	pipe, _ := processors.NewPipeline(procs...)
-	ch := make(chan []events.Record, 64)
-	go func() {
-		defer close(ch)
-		batch := make([]events.Record, 0, 128)
-		for seq := uint64(1); seq <= uint64(b.N); seq++ {
-			r := l.record(seq, make([]byte, 0, 512))
-			ev, err := events.DecodeMsgpack(r.Data)
-			if err != nil {
-				panic(err)
-			}
-			batch = append(batch, events.Record{Seq: seq, Subject: r.Subject, Raw: r.Data, Event: ev})
-			if len(batch) == cap(batch) {
-				ch <- batch
-				batch = make([]events.Record, 0, 128)
-			}
-		}
-		ch <- batch
-	}()
-	cpu := cpuTime()
-	start := time.Now()
-	n := 0
-	for batch := range ch {
-		for _, rec := range batch {
-			if _, err := pipe.Step(rec); err != nil {
-				b.Fatal(err)
-			}
-			n++
-		}
-	}
-	el := time.Since(start)
-	b.ReportMetric(float64(n)/el.Seconds(), "events/s")
-	b.ReportMetric(float64((cpuTime()-cpu).Nanoseconds())/float64(n), "cpu-ns/event")
-}
-
 // BenchmarkReplayStream is `vigil replay` on a real node: b.N synthetic
 // events appended through the ingest service to an embedded node running
 // every processor, then replayed from VIGIL_LOG and verified against

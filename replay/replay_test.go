@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
 	"github.com/vigil-dev/vigil/processors/gate"
+	"github.com/vigil-dev/vigil/processors/risk"
 	"github.com/vigil-dev/vigil/processors/stats"
 )
 
@@ -53,7 +54,8 @@ func builderEvery(t testing.TB, interval uint64) func(processors.Options) ([]pro
 		if err != nil {
 			return nil, err
 		}
-		return []processors.Processor{stats.New(), g, a}, nil
+		// The order and set of a node (cmd/vigil nodeProcessors).
+		return []processors.Processor{risk.NewProcessorWith(o), g, a, stats.New()}, nil
 	}
 }
 
@@ -136,7 +138,7 @@ func TestReplayReproducesRecord(t *testing.T) {
 	if !rep.Identical() || rep.Matched != uint64(len(rec)) || rep.Outputs != uint64(len(rec)) || rep.Records != uint64(len(recs)) {
 		t.Fatalf("report %+v", rep)
 	}
-	if !reflect.DeepEqual(rep.Processors, []string{"stats", "gate", "audit"}) {
+	if !reflect.DeepEqual(rep.Processors, []string{"risk", "gate", "audit", "stats"}) {
 		t.Fatalf("processors %v", rep.Processors)
 	}
 }
