@@ -87,15 +87,11 @@ func (e Event) MarshalMsgpack() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.SetSortMapKeys(true)
-	enc.UseCompactInts(true)
-	enc.UseCompactFloats(true)
-	if err := enc.Encode(m); err != nil {
+	b, err := encodeCanonical(m)
+	if err != nil {
 		return nil, fmt.Errorf("events: encode %s: %w", e.ID, err)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // canonicalMap is toMap with every value normalised, on a copy: the

@@ -1,7 +1,6 @@
 package events
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
@@ -71,15 +70,11 @@ func (d *Derived) Marshal() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("events: encode derived %s: %w", d.ID, err)
 	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.SetSortMapKeys(true)
-	enc.UseCompactInts(true)
-	enc.UseCompactFloats(true)
-	if err := enc.Encode(n); err != nil {
+	b, err := encodeCanonical(n)
+	if err != nil {
 		return nil, fmt.Errorf("events: encode derived %s: %w", d.ID, err)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // MarshalMsgpack is Marshal, so msgpack.Marshal(d) is canonical too.
