@@ -2,7 +2,9 @@ package events
 
 import (
 	"bytes"
+	"math"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -64,5 +66,41 @@ func writeCanonical(enc *msgpack.Encoder, v any) error {
 		return nil
 	default:
 		return enc.Encode(x)
+	}
+}
+
+// isNormal reports whether normalize would return v unchanged: then an
+// encoder can skip the defensive copy and the normalising pass. Every event
+// a decoder returns is normal, so the hot paths (ingest re-encoding, the
+// drivers) take this shortcut; anything unusual takes the full path.
+func isNormal(v any, depth int) bool {
+	if depth > MaxDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool, int64:
+		return true
+	case string:
+		return utf8.ValidString(x)
+	case uint64:
+		return x > math.MaxInt64
+	case float64:
+		return !math.IsNaN(x) && !math.IsInf(x, 0) && x != math.Trunc(x)
+	case map[string]any:
+		for k, vv := range x {
+			if !utf8.ValidString(k) || !isNormal(vv, depth+1) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		for _, vv := range x {
+			if !isNormal(vv, depth+1) {
+				return false
+			}
+		}
+		return true
+	default:
+		return false
 	}
 }

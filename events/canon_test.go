@@ -44,3 +44,33 @@ func TestEncodeCanonicalMatchesLibrary(t *testing.T) {
 		}
 	}
 }
+
+// TestIsNormalMeansNormalizeIsIdentity: the encoders skip normalize when
+// isNormal says so, which is only right if normalize would change nothing.
+func TestIsNormalMeansNormalizeIsIdentity(t *testing.T) {
+	values := []any{
+		nil, "x", "bad \xff utf8", true, int64(3), uint64(3), uint64(math.MaxUint64), 1.5, 2.0, math.NaN(), int(4), float32(1.5),
+		[]any{"a", int64(1)}, []any{"a", 1}, map[string]any{"k": "v", "n": map[string]any{"x": []any{1.25}}},
+		map[string]any{"\xff": "key not UTF-8"}, map[string]any{"k": uint64(7)},
+	}
+	for i, v := range values {
+		if !isNormal(v, 0) {
+			continue
+		}
+		n, err := normalize(cloneValue(v), 0)
+		if err != nil {
+			t.Fatalf("value %d: %v", i, err)
+		}
+		a, _ := encodeCanonical(v)
+		b, _ := encodeCanonical(n)
+		if !bytes.Equal(a, b) {
+			t.Errorf("value %d (%v) is called normal but normalize changes it", i, v)
+		}
+	}
+	for i, want := range []bool{true, true, false, true, true, false, true, true, false, false, false, false,
+		true, false, true, false, false} {
+		if got := isNormal(values[i], 0); got != want {
+			t.Errorf("isNormal(value %d = %#v) = %v, want %v", i, values[i], got, want)
+		}
+	}
+}

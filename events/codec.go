@@ -97,7 +97,11 @@ func (e Event) MarshalMsgpack() ([]byte, error) {
 // canonicalMap is toMap with every value normalised, on a copy: the
 // caller's Data and Extra are never changed.
 func (e *Event) canonicalMap() (map[string]any, error) {
-	n, err := normalize(cloneMap(e.toMap()), 0)
+	m := e.toMap()
+	if isNormal(m, 0) {
+		return m, nil // nothing to change: no copy needed
+	}
+	n, err := normalize(cloneMap(m), 0)
 	if err != nil {
 		return nil, fmt.Errorf("events: encode %s: %w", e.ID, err)
 	}

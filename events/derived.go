@@ -3,6 +3,7 @@ package events
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -37,12 +38,21 @@ func (d *Derived) toMap() (map[string]any, error) {
 	}
 	m := map[string]any{
 		"v": int64(d.V), "id": d.ID, "kind": string(d.Kind),
-		"seq": d.Seq, "time": d.Time, "data": data,
+		"seq": seqValue(d.Seq), "time": d.Time, "data": data,
 	}
 	if d.Conversation != "" {
 		m["conversation"] = d.Conversation
 	}
 	return m, nil
+}
+
+// seqValue is a sequence in normal form (int64 when it fits, as normalize
+// would make it).
+func seqValue(seq uint64) any {
+	if seq <= math.MaxInt64 {
+		return int64(seq)
+	}
+	return seq
 }
 
 // toGeneric renders a typed value as the generic, normalised value a
@@ -66,9 +76,11 @@ func (d *Derived) Marshal() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	n, err := normalize(m, 0)
-	if err != nil {
-		return nil, fmt.Errorf("events: encode derived %s: %w", d.ID, err)
+	var n any = m
+	if !isNormal(m, 0) {
+		if n, err = normalize(m, 0); err != nil {
+			return nil, fmt.Errorf("events: encode derived %s: %w", d.ID, err)
+		}
 	}
 	b, err := encodeCanonical(n)
 	if err != nil {

@@ -177,12 +177,16 @@ func runBare(ctx context.Context, cfg PipelineConfig, bodies [][]byte) (time.Dur
 			return
 		}
 		defer it.Stop()
-		for n := 0; n < len(bodies); n++ {
+		for n := 0; n < len(bodies); {
 			m, err := it.Next()
+			if errors.Is(err, jetstream.ErrNoHeartbeat) {
+				continue // a stall on a busy machine; the iterator recovers
+			}
 			if err != nil {
 				done <- err
 				return
 			}
+			n++
 			if err := m.Ack(); err != nil {
 				done <- err
 				return
