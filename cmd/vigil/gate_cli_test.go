@@ -222,7 +222,7 @@ func TestGateCLI(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for !slices.ContainsFunc(ps, func(p pendingAction) bool { return p.ID == "w1" }) && time.Now().Before(deadline) {
 		out, _, _ = runGate(t, "", "pending", "--data", dir, "--json")
-		json.Unmarshal([]byte(out), &ps)
+		ps = parsePendingLines(t, out)
 		time.Sleep(20 * time.Millisecond)
 	}
 	if len(ps) != 1 || ps[0].ID != "w1" || ps[0].Conversation != "c1" || ps[0].Command != "rm -rf /" || ps[0].Level != events.RiskHigh || len(ps[0].Reasons) == 0 {
@@ -262,7 +262,7 @@ func TestGateCLI(t *testing.T) {
 	}()
 	for ps = nil; len(ps) == 0; time.Sleep(20 * time.Millisecond) {
 		out, _, _ = runGate(t, "", "pending", "--data", dir, "--json")
-		json.Unmarshal([]byte(out), &ps)
+		ps = parsePendingLines(t, out)
 	}
 	out, stderr, code = runGate(t, "x\n\n", "approve", "--interactive", "--data", dir)
 	if code != 0 || !strings.Contains(out, "answer o, s, a, d or q") || !strings.Contains(out, "w2: deny → deny (by human)") || !strings.Contains(out, "no more actions") {
@@ -376,4 +376,21 @@ func TestBenchGateSmoke(t *testing.T) {
 		t.Fatalf("bench gate = %+v", res)
 	}
 	t.Logf("%s", out)
+}
+
+// parsePendingLines reads `vigil pending --json`: one JSON object per line.
+func parsePendingLines(t *testing.T, out string) []pendingAction {
+	t.Helper()
+	var ps []pendingAction
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if line == "" {
+			continue
+		}
+		var p pendingAction
+		if err := json.Unmarshal([]byte(line), &p); err != nil {
+			t.Fatalf("pending --json line %q: %v", line, err)
+		}
+		ps = append(ps, p)
+	}
+	return ps
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -114,7 +115,8 @@ func newPendingCmd(c *cli) *cobra.Command {
 		Short: "List the actions waiting for a person's decision",
 		Long: `Lists the actions the gate holds for a person, oldest first: id,
 conversation, command, level and reasons. Decide with vigil approve / vigil
-deny. JSON (an array) with --json or when the output is not a terminal.`,
+deny. JSON lines (one waiting action per line) with --json or when the output
+is not a terminal.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cl, err := c.connect(cmd.Context(), natsutil.RoleApprover)
@@ -127,13 +129,19 @@ deny. JSON (an array) with --json or when the output is not a terminal.`,
 				return err
 			}
 			if asJSON || !isTerminal(c.stdout) {
-				return gateJSON(c.stdout, ps)
+				enc := json.NewEncoder(c.stdout)
+				for _, p := range ps {
+					if err := enc.Encode(p); err != nil {
+						return err
+					}
+				}
+				return nil
 			}
 			printPending(c.stdout, ps, time.Now())
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines")
 	cmd.Flags().StringVar(&conversation, "conversation", "", "only this conversation")
 	return cmd
 }
