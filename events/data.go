@@ -91,6 +91,13 @@ type ApprovalExpired struct {
 	Reason   string `msgpack:"reason,omitempty" json:"reason,omitempty"`
 }
 
+// AuditSeal is the data of an audit.seal event.
+type AuditSeal struct {
+	// By names who asked for the checkpoint (an operator, "serve").
+	By     string `msgpack:"by,omitempty" json:"by,omitempty"`
+	Reason string `msgpack:"reason,omitempty" json:"reason,omitempty"`
+}
+
 // Pairing is the data of the pairing.* kinds.
 type Pairing struct {
 	User     string `msgpack:"user" json:"user"`

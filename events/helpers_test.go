@@ -186,6 +186,7 @@ var eventViews = map[Kind]func(*Event) (any, error){
 	KindPairingRequested:    eventView[Pairing],
 	KindPairingApproved:     eventView[Pairing],
 	KindPairingRevoked:      eventView[Pairing],
+	KindAuditSeal:           eventView[AuditSeal],
 }
 
 var derivedViews = map[Kind]func(*Derived) (any, error){

@@ -22,6 +22,11 @@ const (
 	KindPairingRequested Kind = "pairing.requested"
 	KindPairingApproved  Kind = "pairing.approved"
 	KindPairingRevoked   Kind = "pairing.revoked"
+	// KindAuditSeal asks the audit processor for a signed checkpoint now,
+	// covering every record so far (appended by serve's sealer when the log
+	// has moved, and by `vigil audit export`). Checkpoints otherwise come
+	// every K records, which a quiet log may take long to reach.
+	KindAuditSeal Kind = "audit.seal"
 )
 
 // Derived kinds: published by processors to VIGIL_DERIVED, never ingested.
@@ -43,7 +48,7 @@ var agentKinds = map[Kind]bool{
 var controlKinds = map[Kind]bool{
 	KindConfig: true, KindApprovalDecision: true, KindAllowlistChanged: true,
 	KindApprovalExpired: true, KindPairingRequested: true,
-	KindPairingApproved: true, KindPairingRevoked: true,
+	KindPairingApproved: true, KindPairingRevoked: true, KindAuditSeal: true,
 }
 
 var derivedKinds = map[Kind]bool{
@@ -71,7 +76,7 @@ func AllKinds() []Kind {
 	return []Kind{
 		KindConversationStarted, KindAction, KindObservation, KindMessage, KindContextLoaded,
 		KindConfig, KindApprovalDecision, KindAllowlistChanged, KindApprovalExpired,
-		KindPairingRequested, KindPairingApproved, KindPairingRevoked,
+		KindPairingRequested, KindPairingApproved, KindPairingRevoked, KindAuditSeal,
 		KindRiskAssessed, KindGateRequested, KindGateDecided, KindAuditCheckpoint,
 		KindAlert, KindStats, KindDeadLetter,
 	}

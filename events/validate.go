@@ -390,6 +390,10 @@ var dataShapes = map[Kind]*shape{
 	KindPairingRequested: &pairingShape,
 	KindPairingApproved:  &pairingShape,
 	KindPairingRevoked:   &pairingShape,
+	KindAuditSeal: {typ: objectType, fields: []field{
+		{"by", false, stringShape},
+		{"reason", false, stringShape},
+	}},
 
 	KindRiskAssessed: {typ: objectType, fields: []field{
 		{"action_id", true, nonEmptyShape},

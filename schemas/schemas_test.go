@@ -288,6 +288,7 @@ var eventViews = map[events.Kind]func(*events.Event) error{
 	events.KindPairingRequested:    eventView[events.Pairing],
 	events.KindPairingApproved:     eventView[events.Pairing],
 	events.KindPairingRevoked:      eventView[events.Pairing],
+	events.KindAuditSeal:           eventView[events.AuditSeal],
 }
 
 var derivedViews = map[events.Kind]func(*events.Derived) error{
@@ -314,6 +315,7 @@ var dataTypes = map[events.Kind]reflect.Type{
 	events.KindPairingRequested:    reflect.TypeFor[events.Pairing](),
 	events.KindPairingApproved:     reflect.TypeFor[events.Pairing](),
 	events.KindPairingRevoked:      reflect.TypeFor[events.Pairing](),
+	events.KindAuditSeal:           reflect.TypeFor[events.AuditSeal](),
 	events.KindRiskAssessed:        reflect.TypeFor[events.RiskAssessed](),
 	events.KindGateRequested:       reflect.TypeFor[events.GateRequested](),
 	events.KindGateDecided:         reflect.TypeFor[events.GateDecided](),

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/oklog/ulid/v2"
 	"io"
 	"os"
 	"path/filepath"
@@ -608,6 +609,7 @@ type auditExportFlags struct {
 	from         uint64
 	out          string
 	pubkeys      []string
+	noSeal       bool
 }
 
 func newAuditExportCmd(c *cli) *cobra.Command {
@@ -622,7 +624,10 @@ leaf hash and inclusion proof, and the risk assessment, gate decision and
 approver found for it in VIGIL_DERIVED; and last the signed checkpoint
 every proof leads to, with the verifier key.
 
-Records after the last checkpoint are exported without a proof. The log is
+Before reading, export appends an audit.seal event and waits for the
+signed checkpoint that covers it, so every record exported has a proof
+(--no-seal skips this: records after the last checkpoint are then
+exported without a proof, e.g. when reading a stopped node). The log is
 verified while it is read: if tampering is found the export is still
 written, the findings are printed, and the exit status is 1.`,
 		Args: auditArgs(cobra.NoArgs),
@@ -633,15 +638,61 @@ written, the findings are printed, and the exit status is 1.`,
 			if f.conversation != "" && !events.ValidToken(f.conversation) {
 				return auditUsageErr(fmt.Errorf("--conversation %q is not a conversation id", f.conversation))
 			}
+			if !f.noSeal {
+				if err := c.auditSeal(cmd.Context()); err != nil {
+					fmt.Fprintf(c.stderr, "warning: %v; exporting without it\n", err)
+				}
+			}
 			return c.auditExport(cmd.Context(), f)
 		},
 	}
 	fl := cmd.Flags()
+	fl.BoolVar(&f.noSeal, "no-seal", false, "do not ask for a checkpoint covering the whole log first")
 	fl.StringVar(&f.conversation, "conversation", "", "only this conversation's records")
 	fl.Uint64Var(&f.from, "from", 1, "first log sequence to export")
 	fl.StringVar(&f.out, "out", "", "file to write (- for standard output)")
 	fl.StringArrayVar(&f.pubkeys, "pubkey", nil, "verifier key to check the checkpoints with (default: the data directory's)")
 	return cmd
+}
+
+// auditSeal appends an audit.seal event and waits until the audit
+// processor has published the checkpoint that covers it.
+func (c *cli) auditSeal(ctx context.Context) error {
+	cl, err := c.connect(ctx, natsutil.RoleAdmin)
+	if err != nil {
+		return fmt.Errorf("no seal (cannot reach a server: %v)", err)
+	}
+	defer cl.Close()
+	id := "seal-export-" + ulid.Make().String()
+	r, err := cl.Append(ctx, events.Event{V: events.CurrentVersion, ID: id, Kind: events.KindAuditSeal, Time: time.Now().UTC(),
+		Data: map[string]any{"by": operatorName(), "reason": "vigil audit export"}})
+	if err != nil {
+		return fmt.Errorf("no seal: %w", err)
+	}
+	st, err := cl.JetStream().Stream(ctx, events.StreamDerived)
+	if err != nil {
+		return fmt.Errorf("no seal: %w", err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if m, err := st.GetLastMsgForSubject(ctx, events.SubjectCheckpoint); err == nil {
+			if d, err := events.DecodeDerived(m.Data); err == nil {
+				if cp, ok := d.Data.(map[string]any); ok {
+					if size, _ := cp["tree_size"].(int64); uint64(size) >= r.Seq {
+						return nil
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no checkpoint covering the seal (log seq %d) within 15s: is the audit processor running?", r.Seq)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 func (c *cli) auditExport(ctx context.Context, f auditExportFlags) (err error) {

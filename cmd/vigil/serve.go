@@ -36,6 +36,7 @@ type serveFlags struct {
 	replicas     int
 	credsDir     string
 	config       string
+	sealEvery    time.Duration
 }
 
 func newServeCmd(c *cli) *cobra.Command {
@@ -79,6 +80,7 @@ deduplicated by id, so any node may die without losing or doubling anything.`,
 	fl.StringVar(&f.clusterAddr, "cluster-listen", "127.0.0.1:6222", "host:port for cluster routes, with --cluster")
 	fl.StringSliceVar(&f.routes, "routes", nil, "routes to the other nodes (nats-route://host:port), with --cluster")
 	fl.IntVar(&f.replicas, "replicas", 1, "stream replicas (3 in a fleet)")
+	fl.DurationVar(&f.sealEvery, "seal-interval", time.Minute, "append an audit.seal (a signed checkpoint) this often when the log has moved; 0 disables")
 	fl.StringVar(&f.config, "config", "", "config file (YAML or JSON) to append at start if it differs from the one in force")
 	fl.StringVar(&f.credsDir, "creds-dir", "", "directory of the role credentials (default DIR/creds; share it across a fleet)")
 	return cmd
@@ -146,6 +148,7 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		NodeName:       f.node,
 		Processors:     serveProcessors(c.data()),
 		ProjectionsDir: projectionsDir(c.data()),
+		SealInterval:   f.sealEvery,
 		Redactor:       red,
 		Logger:         log,
 	})

@@ -73,6 +73,10 @@ type Config struct {
 	ServiceCreds string
 	// Replicas of every stream: 1 on a single host, 3 in a fleet.
 	Replicas int
+	// SealInterval is how often the node appends an audit.seal event when
+	// the log has moved since its last seal, so the audit processor signs a
+	// checkpoint covering it; zero means no sealer.
+	SealInterval time.Duration
 }
 
 // Server is a running node.
@@ -230,6 +234,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if s.ns != nil && cfg.NATSListen != "" {
 		natsURL = s.ns.ClientURL()
 	}
+	if cfg.SealInterval > 0 {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.seal(runCtx, cfg.SealInterval)
+		}()
+	}
 	s.info = client.ServeInfo{
 		NATSURL: natsURL,
 		PID:     os.Getpid(),
@@ -270,6 +281,46 @@ func (s *Server) lockDir() error {
 
 // Info is what serve.json says.
 func (s *Server) Info() client.ServeInfo { return s.info }
+
+// seal appends an audit.seal event every interval when the log has grown
+// since the last one, so no record stays unsigned for long on a quiet log.
+// Time enters the log only as these events: the fold reads no clock.
+func (s *Server) seal(ctx context.Context, interval time.Duration) {
+	cl, err := client.Connect(ctx, client.Options{Conn: s.nc})
+	if err != nil {
+		s.cfg.Logger.Error("sealer: no client", "err", err)
+		return
+	}
+	var last uint64
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st, err := s.js.Stream(ctx, events.StreamLog)
+		if err != nil {
+			continue
+		}
+		info, err := st.Info(ctx)
+		if err != nil || info.State.LastSeq <= last {
+			continue
+		}
+		ev := events.Event{V: events.CurrentVersion, ID: fmt.Sprintf("seal-%s-%d", s.cfg.NodeName, info.State.LastSeq),
+			Kind: events.KindAuditSeal, Time: time.Now().UTC(),
+			Data: map[string]any{"by": "serve:" + s.cfg.NodeName, "reason": "the log moved since the last seal"}}
+		r, err := cl.Append(ctx, ev)
+		if err != nil {
+			if ctx.Err() == nil {
+				s.cfg.Logger.Warn("sealer: append failed", "err", err)
+			}
+			continue
+		}
+		last = r.Seq
+	}
+}
 
 // ensureStreams creates the streams, retrying while a new cluster elects
 // its JetStream meta leader.

@@ -100,8 +100,8 @@ func (p *Processor) Size() uint64 { return p.tree.End() }
 func (p *Processor) Root() Hash { return rootOf(p.tree) }
 
 // Step appends rec to the tree. When the tree size reaches a multiple of
-// Interval it returns one audit.checkpoint output on
-// vigil.audit.checkpoint, with id "audit:<seq>".
+// Interval, or rec is an audit.seal event, it returns one audit.checkpoint
+// output on vigil.audit.checkpoint, with id "audit:<seq>".
 //
 // Leaf index = seq-1. A record whose seq skips ahead (earlier records were
 // deleted, or did not decode and never reached the fold) first gets
@@ -128,7 +128,9 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 	}
 	// Appending to a compact range cannot fail for a 32-byte hash; signing
 	// can, so a checkpoint is built on a copy and committed only once signed.
-	cpDue := (rec.Seq / p.cfg.Interval) > (p.lastCP / p.cfg.Interval)
+	// An audit.seal record asks for a checkpoint now, covering itself and
+	// everything before it (a quiet log may take long to reach K records).
+	cpDue := (rec.Seq/p.cfg.Interval) > (p.lastCP/p.cfg.Interval) || rec.Event.Kind == events.KindAuditSeal
 	tree, window := p.tree, p.window
 	if cpDue {
 		hashes := make([][]byte, len(p.tree.Hashes()))

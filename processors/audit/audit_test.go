@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/sumdb/note"
 
@@ -206,5 +207,31 @@ func TestInclusionProofs(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestProcessorSeal: an audit.seal record makes a checkpoint at once,
+// covering itself and everything before it; the count-based checkpoints go
+// on at multiples of the interval, and the log still verifies.
+func TestProcessorSeal(t *testing.T) {
+	s, _, _ := testKey(t, "vigil-audit-test", 1)
+	recs := testLog(t, 10)
+	seal := events.Event{V: 1, ID: "seal-1", Kind: events.KindAuditSeal, Time: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC),
+		Data: map[string]any{"by": "test"}}
+	raw, err := seal.MarshalMsgpack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs[2].raw = raw // seq 3 is a seal
+	cps, _ := fold(t, recs, 4, s)
+	var sizes []uint64
+	for _, cp := range cps {
+		sizes = append(sizes, cp.TreeSize)
+	}
+	if len(sizes) != 3 || sizes[0] != 3 || sizes[1] != 4 || sizes[2] != 8 {
+		t.Fatalf("checkpoints at tree sizes %v, want [3 4 8]", sizes)
+	}
+	if cps[1].FirstSeq != 4 {
+		t.Fatalf("the checkpoint after the seal starts at %d, want 4", cps[1].FirstSeq)
 	}
 }
