@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/ingest"
@@ -191,6 +192,15 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	log.Info("shutting down")
 	stopTimer()
 	return s.Close(shutdownCtx)
+}
+
+// redactorFor builds the redaction step for the settings of a config event.
+func redactorFor(rs events.RedactionSettings) (ingest.Redactor, error) {
+	r, err := redact.New(redact.Config{Settings: rs})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // newRedactor builds the ingest service's redaction step with the default

@@ -63,6 +63,8 @@ type Config struct {
 type Driver struct {
 	cfg Config
 	pub *natsutil.Publisher
+	// folded is the last log sequence fed to the fold (owned by Run).
+	folded uint64
 	// Published counts records checkpointed since start (for tests and bench).
 	ready chan struct{}
 	last  chan uint64
@@ -160,10 +162,48 @@ func (d *Driver) Run(ctx context.Context) error {
 		d.setLast(floor)
 		log.Info("driver warmed up", "checkpoint", floor)
 	}
+	d.folded = floor
+	close(d.ready)
+	next := floor + 1
+	for {
+		err := d.consume(ctx, st, next)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var fatal *fatalError
+		if errors.As(err, &fatal) {
+			return fatal.err
+		}
+		// The consumer was lost (its stream leader moved, the server
+		// restarted under us): re-create it right after the last record
+		// folded. The fold state covers exactly the records before it, so
+		// nothing is skipped and nothing is folded twice.
+		next = d.folded + 1
+		log.Warn("driver: consumer lost; re-creating it", "from", next, "err", err)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+}
+
+// fatalError is an error the driver must stop on (an output the stream
+// refuses for good), as opposed to a lost consumer, which it re-creates.
+type fatalError struct{ err error }
+
+func (e *fatalError) Error() string { return e.err.Error() }
+
+// consume (re)creates the durable consumer starting at from and folds what
+// it delivers until ctx is done or the consumer fails.
+func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) error {
+	if err := st.DeleteConsumer(ctx, d.cfg.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("driver: reset consumer %s: %w", d.cfg.Durable, err)
+	}
 	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
 		Durable:       d.cfg.Durable,
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:   floor + 1,
+		OptStartSeq:   from,
 		AckPolicy:     jetstream.AckAllPolicy,
 		AckWait:       time.Minute,
 		MaxAckPending: 100000,
@@ -182,6 +222,9 @@ func (d *Driver) Run(ctx context.Context) error {
 		defer close(msgs)
 		for {
 			m, err := it.Next()
+			if errors.Is(err, jetstream.ErrNoHeartbeat) {
+				continue // a missed heartbeat: the iterator recovers by itself
+			}
 			if err != nil {
 				if !errors.Is(err, jetstream.ErrMsgIteratorClosed) {
 					readErr <- err
@@ -196,8 +239,7 @@ func (d *Driver) Run(ctx context.Context) error {
 		for range msgs { // let the reader goroutine exit
 		}
 	}()
-	close(d.ready)
-	log.Info("driver live", "from", floor+1)
+	d.cfg.Logger.Info("driver live", "processor", d.cfg.Processor.Name(), "from", from)
 	batch := make([]jetstream.Msg, 0, d.cfg.MaxBatch)
 	for {
 		batch = batch[:0]
@@ -208,7 +250,7 @@ func (d *Driver) Run(ctx context.Context) error {
 			return fmt.Errorf("driver: consume: %w", err)
 		case m, ok := <-msgs:
 			if !ok {
-				return nil
+				return errors.New("driver: consumer closed")
 			}
 			batch = append(batch, m)
 		}
@@ -228,7 +270,7 @@ func (d *Driver) Run(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			return &fatalError{err}
 		}
 	}
 }
@@ -241,7 +283,11 @@ func (d *Driver) process(ctx context.Context, batch []jetstream.Msg) error {
 		if err != nil {
 			return fmt.Errorf("driver: metadata: %w", err)
 		}
+		if meta.Sequence.Stream <= d.folded {
+			continue // redelivered after a consumer was re-created: already folded
+		}
 		rec, outs := processors.Feed(d.cfg.Processor, meta.Sequence.Stream, m.Subject(), m.Data())
+		d.folded = meta.Sequence.Stream
 		for _, o := range outs {
 			body, err := o.Event.Marshal()
 			if err != nil {

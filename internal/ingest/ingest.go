@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -58,7 +59,14 @@ type Config struct {
 	JS   jetstream.JetStream
 	// Redactor is the redaction step; nil stores events as they are (tests).
 	Redactor Redactor
-	Logger   *slog.Logger
+	// NewRedactor, when set, rebuilds the redaction step from the redaction
+	// settings of each global config event stored in the log (by any ingest
+	// instance: they watch the log subjects), so extra rules, allowed values
+	// and the entropy threshold follow the config in force. A config whose
+	// settings do not build keeps the previous step (the config check
+	// refuses such configs before they are stored).
+	NewRedactor func(events.RedactionSettings) (Redactor, error)
+	Logger      *slog.Logger
 	// MaxBatch bounds the events of one request; zero means 10,000.
 	MaxBatch int
 	// AckTimeout bounds the wait for VIGIL_LOG's acknowledgement.
@@ -72,14 +80,15 @@ type Config struct {
 
 // Service is a running ingest service.
 type Service struct {
-	cfg  Config
-	pub  *natsutil.Publisher
-	subs []*nats.Subscription
-	sem  chan struct{}
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	ctx  context.Context
-	stop context.CancelFunc
+	cfg      Config
+	pub      *natsutil.Publisher
+	redactor atomic.Pointer[redactorBox]
+	subs     []*nats.Subscription
+	sem      chan struct{}
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	ctx      context.Context
+	stop     context.CancelFunc
 }
 
 // Reply is the JSON answer to an ingest request.
@@ -131,11 +140,62 @@ func New(cfg Config) (*Service, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pub := &natsutil.Publisher{JS: cfg.JS, Logger: cfg.Logger}
-	return &Service{cfg: cfg, pub: pub, sem: make(chan struct{}, cfg.Workers), ctx: ctx, stop: cancel}, nil
+	svc := &Service{cfg: cfg, pub: pub, sem: make(chan struct{}, cfg.Workers), ctx: ctx, stop: cancel}
+	if cfg.Redactor != nil {
+		svc.redactor.Store(&redactorBox{cfg.Redactor})
+	}
+	return svc, nil
+}
+
+// redactorBox lets an interface value live in an atomic.Pointer.
+type redactorBox struct{ r Redactor }
+
+// HeaderKind names the kind of a log record in its NATS header, so
+// watchers (the ingest services following config changes) need not decode.
+const HeaderKind = "Vigil-Kind"
+
+// SetRedactionSettings rebuilds the redaction step (see Config.NewRedactor).
+func (s *Service) SetRedactionSettings(rs events.RedactionSettings) error {
+	if s.cfg.NewRedactor == nil {
+		return nil
+	}
+	r, err := s.cfg.NewRedactor(rs)
+	if err != nil {
+		return err
+	}
+	s.redactor.Store(&redactorBox{r})
+	return nil
+}
+
+// onLogMsg follows config events stored in the log.
+func (s *Service) onLogMsg(m *nats.Msg) {
+	if m.Header.Get(HeaderKind) != string(events.KindConfig) {
+		return
+	}
+	ev, err := events.DecodeMsgpack(m.Data)
+	if err != nil {
+		return
+	}
+	cfg, err := events.DataAs[events.Config](&ev)
+	if err != nil || (cfg.Scope != "" && cfg.Scope != events.ScopeGlobal) {
+		return
+	}
+	if err := s.SetRedactionSettings(cfg.Redaction); err != nil {
+		s.cfg.Logger.Warn("ingest: redaction settings of config not applied; keeping the previous ones", "config", ev.ID, "err", err)
+		return
+	}
+	s.cfg.Logger.Info("ingest: redaction settings follow config", "config", ev.ID, "version", cfg.Version)
 }
 
 // Start subscribes to the ingest subjects.
 func (s *Service) Start() error {
+	if s.cfg.NewRedactor != nil {
+		sub, err := s.cfg.Conn.Subscribe(events.LogPrefix+"*", s.onLogMsg)
+		if err != nil {
+			return fmt.Errorf("ingest: follow config events: %w", err)
+		}
+		s.subs = append(s.subs, sub)
+	}
 	for _, subj := range []string{events.IngestAgentPrefix + "*", events.IngestControlPrefix + "*"} {
 		sub, err := s.cfg.Conn.QueueSubscribe(subj, QueueGroup, s.onMsg)
 		if err != nil {
@@ -322,8 +382,8 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 	msgs := make([]*nats.Msg, len(evs))
 	for i := range evs {
 		ev := evs[i]
-		if s.cfg.Redactor != nil {
-			ev, _ = s.cfg.Redactor.RedactEvent(&evs[i])
+		if box := s.redactor.Load(); box != nil && box.r != nil {
+			ev, _ = box.r.RedactEvent(&evs[i])
 		}
 		body, err := ev.MarshalMsgpack()
 		if err != nil {
@@ -331,6 +391,7 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 		}
 		msg := &nats.Msg{Subject: events.LogSubject(ev.Conversation), Data: body, Header: nats.Header{}}
 		msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
+		msg.Header.Set(HeaderKind, string(ev.Kind))
 		msgs[i] = msg
 	}
 	var acks []*jetstream.PubAck

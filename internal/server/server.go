@@ -56,6 +56,9 @@ type Config struct {
 	Sink           driver.Sink
 	ProjectionsDir string
 	Redactor       ingest.Redactor
+	// NewRedactor, when set, rebuilds the redaction step from the global
+	// config in force (see ingest.Config.NewRedactor).
+	NewRedactor func(events.RedactionSettings) (ingest.Redactor, error)
 	// NodeName names this node's durable consumers and its NATS server;
 	// default "local". It must be unique in a fleet.
 	NodeName string
@@ -171,9 +174,19 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err := ensureStreams(ctx, s.js, natsutil.StreamOptions{DedupWindow: cfg.DedupWindow, Replicas: cfg.Replicas}); err != nil {
 		return nil, err
 	}
-	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, Logger: cfg.Logger.With("component", "ingest")})
+	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor,
+		Logger: cfg.Logger.With("component", "ingest")})
 	if err != nil {
 		return nil, err
+	}
+	if cfg.NewRedactor != nil {
+		if rs, ok, err := lastGlobalRedaction(ctx, s.js); err != nil {
+			return nil, err
+		} else if ok {
+			if err := s.ing.SetRedactionSettings(rs); err != nil {
+				cfg.Logger.Warn("redaction settings of the config in force do not build; using the defaults", "err", err)
+			}
+		}
 	}
 	if err := s.ing.Start(); err != nil {
 		return nil, err
@@ -281,6 +294,30 @@ func (s *Server) lockDir() error {
 
 // Info is what serve.json says.
 func (s *Server) Info() client.ServeInfo { return s.info }
+
+// lastGlobalRedaction finds the redaction settings of the latest global
+// config event. Global events all live on vigil.log._, so only those are read.
+func lastGlobalRedaction(ctx context.Context, js jetstream.JetStream) (events.RedactionSettings, bool, error) {
+	var rs events.RedactionSettings
+	found := false
+	err := natsutil.ReadStream(ctx, js, natsutil.ReadOptions{Stream: events.StreamLog, Subjects: []string{events.LogSubject("")}},
+		func(r natsutil.RawRecord) error {
+			ev, err := events.DecodeMsgpack(r.Data)
+			if err != nil || ev.Kind != events.KindConfig {
+				return nil
+			}
+			cfg, err := events.DataAs[events.Config](&ev)
+			if err != nil || (cfg.Scope != "" && cfg.Scope != events.ScopeGlobal) {
+				return nil
+			}
+			rs, found = cfg.Redaction, true
+			return nil
+		})
+	if err != nil {
+		return rs, false, fmt.Errorf("server: find the config in force: %w", err)
+	}
+	return rs, found, nil
+}
 
 // seal appends an audit.seal event every interval when the log has grown
 // since the last one, so no record stays unsigned for long on a quiet log.
