@@ -44,9 +44,18 @@ func builder(t testing.TB) func(processors.Options) ([]processors.Processor, err
 
 // builderEvery is builder with an audit checkpoint every interval records.
 func builderEvery(t testing.TB, interval uint64) func(processors.Options) ([]processors.Processor, error) {
+	return builderMemo(t, interval, true)
+}
+
+// builderMemo is builderEvery with the risk→gate memo on or off.
+func builderMemo(t testing.TB, interval uint64, useMemo bool) func(processors.Options) ([]processors.Processor, error) {
 	signer := testSigner(t)
 	return func(o processors.Options) ([]processors.Processor, error) {
-		g, err := gate.New(gate.Options{Options: o})
+		var memo *risk.Memo
+		if useMemo {
+			memo = &risk.Memo{}
+		}
+		g, err := gate.New(gate.Options{Options: o, Memo: memo})
 		if err != nil {
 			return nil, err
 		}
@@ -55,7 +64,7 @@ func builderEvery(t testing.TB, interval uint64) func(processors.Options) ([]pro
 			return nil, err
 		}
 		// The order and set of a node (cmd/vigil nodeProcessors).
-		return []processors.Processor{risk.NewProcessorWith(o), g, a, stats.New()}, nil
+		return []processors.Processor{risk.NewProcessorWith(o).WithMemo(memo), g, a, stats.New()}, nil
 	}
 }
 
@@ -474,5 +483,22 @@ func TestUnsignedCheckpoints(t *testing.T) {
 	rep, err = Run(t.Context(), Config{Source: recs, Build: other, Recorded: rec, UnsignedCheckpoints: true})
 	if err != nil || !rep.Identical() {
 		t.Fatalf("unsigned: %+v %v%s", rep, err, diffs(rep))
+	}
+}
+
+// TestMemoChangesNothing: sharing the risk assessment with the gate is an
+// optimisation only; the outputs are byte for byte those of a gate that
+// scores every action itself.
+func TestMemoChangesNothing(t *testing.T) {
+	recs := loadFixture(t, "testdata/conversation.jsonl")
+	with := live(t, recs, builderMemo(t, 4, true))
+	without := live(t, recs, builderMemo(t, 4, false))
+	if len(with) != len(without) || len(with) == 0 {
+		t.Fatalf("%d outputs with the memo, %d without", len(with), len(without))
+	}
+	for i := range with {
+		if with[i].ID != without[i].ID || !bytes.Equal(with[i].Data, without[i].Data) {
+			t.Fatalf("output %d differs: %s vs %s", i, with[i].ID, without[i].ID)
+		}
 	}
 }

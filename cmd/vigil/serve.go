@@ -103,7 +103,10 @@ func serveProcessors(keyDir string) func() ([]processors.Processor, error) {
 // `vigil serve` and `vigil replay` both build it, which is what lets replay
 // reproduce a node's outputs. opts carries a what-if config.
 func nodeProcessors(opts processors.Options, signer note.Signer) ([]processors.Processor, error) {
-	g, err := gate.New(gate.Options{Options: opts})
+	// The risk processor hands each action's assessment to the gate, so an
+	// action is scored once.
+	memo := &risk.Memo{}
+	g, err := gate.New(gate.Options{Options: opts, Memo: memo})
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +114,7 @@ func nodeProcessors(opts processors.Options, signer note.Signer) ([]processors.P
 	if err != nil {
 		return nil, err
 	}
-	return []processors.Processor{risk.NewProcessorWith(opts), g, a, stats.New()}, nil
+	return []processors.Processor{risk.NewProcessorWith(opts).WithMemo(memo), g, a, stats.New()}, nil
 }
 
 func (c *cli) serve(ctx context.Context, f serveFlags) error {

@@ -62,6 +62,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/risk"
 )
 
 // Name is the processor's name; it prefixes every output id.
@@ -128,6 +129,11 @@ type Options struct {
 	NewScorer func(events.Config) (Scorer, error)
 	// MaxDecided bounds the decided ids remembered; 0 means DefaultMaxDecided.
 	MaxDecided int
+	// Memo, when set, is shared with the risk processor running before the
+	// gate in the same pipeline: the gate reuses the assessment it recorded
+	// for the same record, config and environment instead of scoring the
+	// action again (a miss scores as usual). See risk.Memo.
+	Memo *risk.Memo
 }
 
 // Processor is the gate fold.
@@ -326,7 +332,18 @@ func (p *Processor) stepAction(o *outputs) {
 	if workspace == "" {
 		workspace = cfg.Workspace
 	}
-	a := sc.Assess(ev, Env{Workspace: workspace, Backend: backend, Conversation: conv, Agent: ev.Agent})
+	env := Env{Workspace: workspace, Backend: backend, Conversation: conv, Agent: ev.Agent}
+	var a Assessment
+	fromMemo := false
+	if rs, ok := sc.(*riskScorer); ok && p.opts.Memo != nil {
+		key := risk.MemoKey{Seq: rec.Seq, ConfigSeq: cfgSeq, Env: risk.Env(env)}
+		if ra, hit := p.opts.Memo.Get(key); hit {
+			a, fromMemo = rs.from(ra), true
+		}
+	}
+	if !fromMemo {
+		a = sc.Assess(ev, env)
+	}
 	d.Level, d.Reasons, d.Shape = a.Level, a.Reasons, a.Shape
 	if d.Level == "" {
 		d.Level = events.RiskUnknown

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors/risk"
@@ -41,8 +42,14 @@ func NewRiskScorer(cfg events.Config) (Scorer, error) {
 }
 
 func (r *riskScorer) Assess(ev *events.Event, env Env) Assessment {
-	a := r.s.ScoreAction(ev, risk.Env{Workspace: env.Workspace, Backend: env.Backend, Conversation: env.Conversation, Agent: env.Agent})
-	out := Assessment{Level: a.Level, Reasons: a.Reasons, Shape: r.s.Shape(a)}
+	return r.from(r.s.ScoreAction(ev, risk.Env{Workspace: env.Workspace, Backend: env.Backend, Conversation: env.Conversation, Agent: env.Agent}))
+}
+
+// from builds the gate's assessment from a risk assessment: the shape, and
+// the deny rules evaluated on its view. The reasons are copied: the risk
+// processor's output holds the same slice.
+func (r *riskScorer) from(a risk.Assessment) Assessment {
+	out := Assessment{Level: a.Level, Reasons: slices.Clone(a.Reasons), Shape: r.s.Shape(a)}
 	if r.deny.Len() > 0 {
 		matched, errs := r.deny.Match(risk.Activation(a.View, a.Level))
 		for _, m := range matched {

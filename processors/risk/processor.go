@@ -29,6 +29,15 @@ type Processor struct {
 	// scorers caches one compiled Scorer per config event (keyed by the
 	// log sequence of the config event; 0 is the built-in default).
 	scorers map[uint64]*scorerEntry
+	// memo, when set, receives every action's assessment (see Memo).
+	memo *Memo
+}
+
+// WithMemo makes p record each action's assessment in m, for the gate of
+// the same pipeline; it returns p.
+func (p *Processor) WithMemo(m *Memo) *Processor {
+	p.memo = m
+	return p
 }
 
 type scorerEntry struct {
@@ -87,7 +96,14 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 		if env.Workspace == "" {
 			env.Workspace = cfg.Workspace
 		}
+		if env.Backend == "" {
+			env.Backend = "local" // as the gate sees a conversation that never said
+		}
 		a := s.ScoreAction(ev, env)
+		if perr == nil && p.memo != nil {
+			_, cfgSeq := p.tracker.For(ev.Conversation)
+			p.memo.Put(MemoKey{Seq: rec.Seq, ConfigSeq: cfgSeq, Env: env}, a)
+		}
 		if perr != nil {
 			a.Reasons = append(a.Reasons, events.Reason{Analyzer: AnalyzerPolicy, Rule: "compile-error", Detail: perr.Error()})
 		}
