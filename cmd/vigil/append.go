@@ -28,10 +28,7 @@ appended, and the exit status is 1. An event without an id gets a ULID and
 one without a time gets the current time. Prints {"id":…,"seq":…} per event.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name := "-"
-			if len(args) == 1 {
-				name = args[0]
-			}
+			name := inputName(args)
 			input, err := readInput(c, name)
 			if err != nil {
 				return err

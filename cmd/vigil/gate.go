@@ -46,10 +46,7 @@ the config's approval timeout, after which the action is denied. Uses the
 agent credentials of the data directory, or --nats/--creds.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			name := "-"
-			if len(args) == 1 {
-				name = args[0]
-			}
+			name := inputName(args)
 			input, err := readInput(c, name)
 			if err != nil {
 				return err

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -57,37 +56,16 @@ func newScanCmd(c *cli) *cobra.Command {
 }
 
 func scanJSONL(in io.Reader, out io.Writer) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	w := bufio.NewWriter(out)
-	defer w.Flush()
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
+	return mapJSONLines(in, out, "scan", func(n int, line []byte) any {
 		var req struct {
 			Text string `json:"text"`
 			Path string `json:"path"`
 		}
-		var res any
-		if err := json.Unmarshal([]byte(line), &req); err != nil {
-			res = map[string]any{"verdict": "clean", "findings": []risk.Finding{}, "error": fmt.Sprintf("line %d: not JSON: %v", n, err)}
-		} else {
-			res = risk.Scan(req.Text, req.Path)
+		if err := json.Unmarshal(line, &req); err != nil {
+			return map[string]any{"verdict": "clean", "findings": []risk.Finding{}, "error": fmt.Sprintf("line %d: not JSON: %v", n, err)}
 		}
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("scan --jsonl: reading stdin: %w", err)
-	}
-	return nil
+		return risk.Scan(req.Text, req.Path)
+	})
 }
 
 func printScan(w io.Writer, path, text string, r risk.ScanResult) {

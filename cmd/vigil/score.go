@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -88,59 +87,46 @@ type scoreLine struct {
 // scoreJSONL scores one input line per output line, in order. A line that
 // does not decode gets {"level":"UNKNOWN","error":…} so outputs stay aligned.
 func scoreJSONL(in io.Reader, out io.Writer, s *risk.Scorer, env risk.Env) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 1<<20), 16<<20)
-	w := bufio.NewWriter(out)
-	defer w.Flush()
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	n := 0
-	for sc.Scan() {
-		n++
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		var res scoreLine
-		var probe struct {
-			Command *string `json:"command"`
-			Kind    string  `json:"kind"`
-		}
-		if err := json.Unmarshal([]byte(line), &probe); err != nil {
-			res = scoreLine{Level: events.RiskUnknown, Error: fmt.Sprintf("line %d: not JSON: %v", n, err)}
-		} else if probe.Command != nil && probe.Kind == "" {
-			a := s.ScoreCommand(*probe.Command, env)
-			res = scoreLine{Level: a.Level, Reasons: a.Reasons, Shape: s.Shape(a)}
-		} else {
-			ev, err := events.DecodeJSON([]byte(line))
-			switch {
-			case err != nil:
-				res = scoreLine{Level: events.RiskUnknown, Error: fmt.Sprintf("line %d: %v", n, err)}
-			case ev.Kind == events.KindContextLoaded:
-				r := risk.Scan(ev.StringField("content"), ev.StringField("path"))
-				res = scoreLine{Level: events.RiskLow}
-				if r.Verdict == risk.VerdictInjection {
-					res.Level = events.RiskHigh
-				}
-				for _, f := range r.Findings {
-					res.Reasons = append(res.Reasons, events.Reason{Analyzer: risk.AnalyzerInjection, Rule: f.Rule, Detail: f.Detail, Span: []int{f.Span[0], f.Span[1]}})
-				}
-			default:
-				a := s.ScoreAction(&ev, env)
-				res = scoreLine{Level: a.Level, Reasons: a.Reasons, Shape: s.Shape(a)}
-			}
-		}
+	return mapJSONLines(in, out, "score", func(n int, line []byte) any {
+		res := scoreOne(s, env, n, line)
 		if res.Reasons == nil {
 			res.Reasons = []events.Reason{}
 		}
-		if err := enc.Encode(res); err != nil {
-			return err
+		return res
+	})
+}
+
+// scoreOne scores one input line: {"command": …} or a whole event.
+func scoreOne(s *risk.Scorer, env risk.Env, n int, line []byte) scoreLine {
+	var probe struct {
+		Command *string `json:"command"`
+		Kind    string  `json:"kind"`
+	}
+	if err := json.Unmarshal(line, &probe); err != nil {
+		return scoreLine{Level: events.RiskUnknown, Error: fmt.Sprintf("line %d: not JSON: %v", n, err)}
+	}
+	if probe.Command != nil && probe.Kind == "" {
+		a := s.ScoreCommand(*probe.Command, env)
+		return scoreLine{Level: a.Level, Reasons: a.Reasons, Shape: s.Shape(a)}
+	}
+	ev, err := events.DecodeJSON(line)
+	switch {
+	case err != nil:
+		return scoreLine{Level: events.RiskUnknown, Error: fmt.Sprintf("line %d: %v", n, err)}
+	case ev.Kind == events.KindContextLoaded:
+		r := risk.Scan(ev.StringField("content"), ev.StringField("path"))
+		res := scoreLine{Level: events.RiskLow}
+		if r.Verdict == risk.VerdictInjection {
+			res.Level = events.RiskHigh
 		}
+		for _, f := range r.Findings {
+			res.Reasons = append(res.Reasons, events.Reason{Analyzer: risk.AnalyzerInjection, Rule: f.Rule, Detail: f.Detail, Span: []int{f.Span[0], f.Span[1]}})
+		}
+		return res
+	default:
+		a := s.ScoreAction(&ev, env)
+		return scoreLine{Level: a.Level, Reasons: a.Reasons, Shape: s.Shape(a)}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("score --jsonl: reading stdin: %w", err)
-	}
-	return nil
 }
 
 // printAssessment is the human summary: level, the commands found and the
