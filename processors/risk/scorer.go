@@ -62,8 +62,9 @@ type CommandView struct {
 // Scorer scores actions under one configuration. Build one per config in
 // force (policy rules are compiled once); it is safe for concurrent use.
 type Scorer struct {
-	cfg    events.Config
-	policy *RuleSet
+	cfg     events.Config
+	policy  *RuleSet
+	parsers *parserPool
 }
 
 // NewScorer compiles cfg's policy rules. The error names the rule and the
@@ -73,7 +74,7 @@ func NewScorer(cfg events.Config) (*Scorer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config v%d: %w", cfg.Version, err)
 	}
-	return &Scorer{cfg: cfg, policy: rs}, nil
+	return &Scorer{cfg: cfg, policy: rs, parsers: newParserPool()}, nil
 }
 
 // Config returns the configuration the scorer was built for.
@@ -81,13 +82,19 @@ func (s *Scorer) Config() events.Config { return s.cfg }
 
 // ScoreCommand scores a shell command line.
 func (s *Scorer) ScoreCommand(cmd string, env Env) Assessment {
-	f, v := shellFindings(cmd, env)
+	f, v := shellFindingsWith(s.parsers, cmd, env)
 	v.Tool = "bash"
 	return s.finish(f, v, env, nil)
 }
 
 func shellFindings(cmd string, env Env) ([]finding, View) {
+	return shellFindingsWith(nil, cmd, env)
+}
+
+// shellFindingsWith is shellFindings parsing with pp's parsers.
+func shellFindingsWith(pp *parserPool, cmd string, env Env) ([]finding, View) {
 	w := newWalker(env)
+	w.parsers = pp
 	w.run(cmd)
 	w.judgeAll()
 	v := View{Command: cmd, ParseError: w.parseErr}
@@ -179,7 +186,7 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 			finds = []finding{{analyzer: AnalyzerTool, rule: "no-command", level: events.RiskUnknown, detail: tool + " action without a command"}}
 			break
 		}
-		finds, v = shellFindings(cmd, env)
+		finds, v = shellFindingsWith(s.parsers, cmd, env)
 	case pythonTools[lt]:
 		code := firstString(args, "code", "source", "cell", "command", "script", "input")
 		finds = analyzeCodeText("python", code, env)

@@ -3,6 +3,7 @@ package risk
 import (
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/vigil-dev/vigil/events"
 	"mvdan.cc/sh/v3/syntax"
@@ -24,6 +25,7 @@ const (
 // walker walks a shell AST, resolving what can be resolved statically, and
 // records every simple command it finds with its data flows.
 type walker struct {
+	parsers *parserPool // nil: a fresh parser per parse
 	env     Env
 	sc      *scope
 	cmds    []*command
@@ -76,13 +78,40 @@ func newParser(lang syntax.LangVariant) *syntax.Parser {
 	return syntax.NewParser(syntax.Variant(lang), syntax.KeepComments(false))
 }
 
+// parserPool reuses shell parsers (a parser may be reused, not shared
+// concurrently); building one per command was a measurable share of
+// scoring. Each Scorer owns one, so a Scorer stays safe for concurrent use.
+type parserPool struct{ bash, posix sync.Pool }
+
+func newParserPool() *parserPool {
+	pp := &parserPool{}
+	pp.bash.New = func() any { return newParser(syntax.LangBash) }
+	pp.posix.New = func() any { return newParser(syntax.LangPOSIX) }
+	return pp
+}
+
+// parseWith parses src with a pooled parser of the variant, or a fresh one
+// when there is no pool.
+func (pp *parserPool) parseWith(lang syntax.LangVariant, src string) (*syntax.File, error) {
+	if pp == nil {
+		return newParser(lang).Parse(strings.NewReader(src), "")
+	}
+	pool := &pp.bash
+	if lang == syntax.LangPOSIX {
+		pool = &pp.posix
+	}
+	p := pool.Get().(*syntax.Parser)
+	defer pool.Put(p)
+	return p.Parse(strings.NewReader(src), "")
+}
+
 // parse parses src as bash, then POSIX sh. It returns nil when both fail.
 func (w *walker) parse(src string) (*syntax.File, string) {
-	f, err := newParser(syntax.LangBash).Parse(strings.NewReader(src), "")
+	f, err := w.parsers.parseWith(syntax.LangBash, src)
 	if err == nil {
 		return f, ""
 	}
-	f2, err2 := newParser(syntax.LangPOSIX).Parse(strings.NewReader(src), "")
+	f2, err2 := w.parsers.parseWith(syntax.LangPOSIX, src)
 	if err2 == nil {
 		return f2, "bash: " + err.Error()
 	}
