@@ -366,9 +366,14 @@ type AuditCheckpoint struct {
 	Prefix string `msgpack:"prefix,omitempty" json:"prefix,omitempty"`
 }
 
-// Stats is a processor's periodic summary at a log position: counts by
-// name (events by kind, actions by level, gate outcomes …).
+// Stats are the running totals of one conversation, as the stats
+// processor publishes them on vigil.stats.<conversation>.
 type Stats struct {
-	LogSeq uint64            `msgpack:"log_seq" json:"log_seq"`
-	Counts map[string]uint64 `msgpack:"counts" json:"counts"`
+	Conversation string            `msgpack:"conversation" json:"conversation"`
+	Events       uint64            `msgpack:"events" json:"events"`
+	ByKind       map[string]uint64 `msgpack:"by_kind" json:"by_kind"`
+	Actions      uint64            `msgpack:"actions" json:"actions"`
+	Redacted     uint64            `msgpack:"redacted" json:"redacted"`
+	FirstSeq     uint64            `msgpack:"first_seq" json:"first_seq"`
+	LastSeq      uint64            `msgpack:"last_seq" json:"last_seq"`
 }

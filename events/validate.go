@@ -449,8 +449,13 @@ var dataShapes = map[Kind]*shape{
 		{"subject", false, stringShape},
 	}},
 	KindStats: {typ: objectType, fields: []field{
-		{"log_seq", true, uintShape},
-		{"counts", true, shape{typ: objectType, nullable: true, values: &uintShape}},
+		{"conversation", true, nonEmptyShape},
+		{"events", true, uintShape},
+		{"by_kind", true, shape{typ: objectType, nullable: true, values: &uintShape}},
+		{"actions", false, uintShape},
+		{"redacted", false, uintShape},
+		{"first_seq", false, uintShape},
+		{"last_seq", true, uintShape},
 	}},
 	KindDeadLetter: {typ: objectType, fields: []field{
 		{"reason", true, nonEmptyShape},

@@ -17,24 +17,14 @@ const Name = "stats"
 // outputs.
 const EmitEvery = 100
 
-// Counts are the running totals of one conversation.
-type Counts struct {
-	Events       uint64            `msgpack:"events" json:"events"`
-	ByKind       map[string]uint64 `msgpack:"by_kind" json:"by_kind"`
-	Actions      uint64            `msgpack:"actions" json:"actions"`
-	Redacted     uint64            `msgpack:"redacted" json:"redacted"`
-	FirstSeq     uint64            `msgpack:"first_seq" json:"first_seq"`
-	LastSeq      uint64            `msgpack:"last_seq" json:"last_seq"`
-	Conversation string            `msgpack:"conversation" json:"conversation"`
-}
 
 // Processor folds records into per-conversation counts.
 type Processor struct {
-	convs map[string]*Counts
+	convs map[string]*events.Stats
 }
 
 // New returns an empty stats processor.
-func New() *Processor { return &Processor{convs: map[string]*Counts{}} }
+func New() *Processor { return &Processor{convs: map[string]*events.Stats{}} }
 
 // Name returns "stats".
 func (p *Processor) Name() string { return Name }
@@ -44,7 +34,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 	conv := rec.Event.SubjectToken()
 	c, ok := p.convs[conv]
 	if !ok {
-		c = &Counts{ByKind: map[string]uint64{}, FirstSeq: rec.Seq, Conversation: conv}
+		c = &events.Stats{ByKind: map[string]uint64{}, FirstSeq: rec.Seq, Conversation: conv}
 		p.convs[conv] = c
 	}
 	c.Events++
@@ -70,10 +60,10 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 }
 
 // Get returns the totals of a conversation (for tests and read models).
-func (p *Processor) Get(conversation string) (Counts, bool) {
+func (p *Processor) Get(conversation string) (events.Stats, bool) {
 	c, ok := p.convs[conversation]
 	if !ok {
-		return Counts{}, false
+		return events.Stats{}, false
 	}
 	return *c, true
 }

@@ -38,3 +38,29 @@ func TestCounts(t *testing.T) {
 		t.Fatal("counts for a conversation never seen")
 	}
 }
+
+// TestOutputMatchesTheContract: what the processor publishes validates as
+// the stats kind (events' data check, the contract schemas/ describes).
+func TestOutputMatchesTheContract(t *testing.T) {
+	p := New()
+	ev := events.Event{V: 1, ID: "e1", Kind: events.KindMessage, Conversation: "c", Time: time.Unix(1_800_000_000, 0)}
+	outs, err := p.Step(events.Record{Seq: 1, Event: ev})
+	if err != nil || len(outs) != 1 {
+		t.Fatalf("outputs %v, %v", outs, err)
+	}
+	b, err := outs[0].Event.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := events.DecodeDerived(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Validate(); err != nil {
+		t.Fatalf("a stats output does not validate: %v", err)
+	}
+	got, err := events.DerivedDataAs[events.Stats](&d)
+	if err != nil || got.Events != 1 || got.ByKind["message"] != 1 || got.Conversation != "c" {
+		t.Fatalf("typed view %+v, %v", got, err)
+	}
+}
