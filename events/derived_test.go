@@ -119,7 +119,9 @@ func TestDerivedValidate(t *testing.T) {
 		{"dead letter with a short digest", func(d *Derived) {
 			d.Kind, d.Data = KindDeadLetter, DeadLetter{Reason: "r", Digest: "sha256:00", Time: "2026-11-22T10:00:00Z"}
 		}, "data.digest"},
-		{"stats", func(d *Derived) { d.Kind, d.Data = KindStats, Stats{Conversation: "c", Events: 3, ByKind: map[string]uint64{"message": 3}, LastSeq: 3} }, ""},
+		{"stats", func(d *Derived) {
+			d.Kind, d.Data = KindStats, Stats{Conversation: "c", Events: 3, ByKind: map[string]uint64{"message": 3}, LastSeq: 3}
+		}, ""},
 		{"alert", func(d *Derived) { d.Kind, d.Data = KindAlert, Alert{Severity: "critical", Reason: "r"} }, ""},
 		{"checkpoint", func(d *Derived) {
 			d.Kind, d.Data = KindAuditCheckpoint, AuditCheckpoint{TreeSize: 1, RootHash: "aGFzaA==", Note: "n"}

@@ -17,7 +17,6 @@ const Name = "stats"
 // outputs.
 const EmitEvery = 100
 
-
 // Processor folds records into per-conversation counts.
 type Processor struct {
 	convs map[string]*events.Stats
