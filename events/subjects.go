@@ -14,8 +14,13 @@ const (
 	StatsPrefix         = "vigil.stats."
 
 	SubjectCheckpoint = "vigil.audit.checkpoint"
-	SubjectAlert      = "vigil.alert"
-	SubjectDLQ        = "vigil.dlq"
+	// SubjectConfigStored is a core NATS subject (no stream) on which an
+	// ingest instance announces each config event it stored (the stored
+	// bytes), so every instance's redaction follows the config in force.
+	// Only the service and admin roles may publish on it.
+	SubjectConfigStored = "vigil.config.stored"
+	SubjectAlert        = "vigil.alert"
+	SubjectDLQ          = "vigil.dlq"
 )
 
 // LogSubject is the VIGIL_LOG subject of a conversation ("" means global).

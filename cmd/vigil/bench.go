@@ -57,6 +57,7 @@ and prints events/s for each and their ratio (target ≥ 0.5).`,
 				return err
 			}
 			cfg.Redactor = red
+			cfg.NewRedactor = redactorFor
 			if isTerminal(c.stderr) {
 				cfg.Progress = func(phase string) { fmt.Fprintf(c.stderr, "measuring %s (%d events)…\n", phase, cfg.Events) }
 			}

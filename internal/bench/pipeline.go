@@ -34,7 +34,9 @@ type PipelineConfig struct {
 	// Processors are what the Vigil side runs (the serve set).
 	Processors func() ([]processors.Processor, error)
 	Redactor   ingest.Redactor
-	Logger     *slog.Logger
+	// NewRedactor follows config changes, as in serve.
+	NewRedactor func(events.RedactionSettings) (ingest.Redactor, error)
+	Logger      *slog.Logger
 	// Progress, when set, is told the phase being measured.
 	Progress func(phase string)
 }
@@ -255,7 +257,7 @@ func runVigil(ctx context.Context, cfg PipelineConfig, evs []events.Event) (time
 	defer os.RemoveAll(dir)
 	s, err := server.Start(ctx, server.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: cfg.Durability,
-		Processors: cfg.Processors, Redactor: cfg.Redactor, Logger: cfg.Logger,
+		Processors: cfg.Processors, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor, Logger: cfg.Logger,
 	})
 	if err != nil {
 		return 0, 0, err

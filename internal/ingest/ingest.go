@@ -61,8 +61,9 @@ type Config struct {
 	Redactor Redactor
 	// NewRedactor, when set, rebuilds the redaction step from the redaction
 	// settings of each global config event stored in the log (by any ingest
-	// instance: they watch the log subjects), so extra rules, allowed values
-	// and the entropy threshold follow the config in force. A config whose
+	// instance: each announces the configs it stores on
+	// events.SubjectConfigStored), so extra rules, allowed values and the
+	// entropy threshold follow the config in force. A config whose
 	// settings do not build keeps the previous step (the config check
 	// refuses such configs before they are stored).
 	NewRedactor func(events.RedactionSettings) (Redactor, error)
@@ -150,10 +151,6 @@ func New(cfg Config) (*Service, error) {
 // redactorBox lets an interface value live in an atomic.Pointer.
 type redactorBox struct{ r Redactor }
 
-// HeaderKind names the kind of a log record in its NATS header, so
-// watchers (the ingest services following config changes) need not decode.
-const HeaderKind = "Vigil-Kind"
-
 // SetRedactionSettings rebuilds the redaction step (see Config.NewRedactor).
 func (s *Service) SetRedactionSettings(rs events.RedactionSettings) error {
 	if s.cfg.NewRedactor == nil {
@@ -167,11 +164,9 @@ func (s *Service) SetRedactionSettings(rs events.RedactionSettings) error {
 	return nil
 }
 
-// onLogMsg follows config events stored in the log.
-func (s *Service) onLogMsg(m *nats.Msg) {
-	if m.Header.Get(HeaderKind) != string(events.KindConfig) {
-		return
-	}
+// onConfigStored follows config events stored by any ingest instance
+// (announced on events.SubjectConfigStored).
+func (s *Service) onConfigStored(m *nats.Msg) {
 	ev, err := events.DecodeMsgpack(m.Data)
 	if err != nil {
 		return
@@ -190,7 +185,7 @@ func (s *Service) onLogMsg(m *nats.Msg) {
 // Start subscribes to the ingest subjects.
 func (s *Service) Start() error {
 	if s.cfg.NewRedactor != nil {
-		sub, err := s.cfg.Conn.Subscribe(events.LogPrefix+"*", s.onLogMsg)
+		sub, err := s.cfg.Conn.Subscribe(events.SubjectConfigStored, s.onConfigStored)
 		if err != nil {
 			return fmt.Errorf("ingest: follow config events: %w", err)
 		}
@@ -391,7 +386,6 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 		}
 		msg := &nats.Msg{Subject: events.LogSubject(ev.Conversation), Data: body, Header: nats.Header{}}
 		msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
-		msg.Header.Set(HeaderKind, string(ev.Kind))
 		msgs[i] = msg
 	}
 	var acks []*jetstream.PubAck
@@ -410,6 +404,13 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 	results := make([]Result, len(evs))
 	for i, ack := range acks {
 		results[i] = Result{ID: evs[i].ID, Seq: ack.Sequence, Duplicate: ack.Duplicate}
+		if evs[i].Kind == events.KindConfig {
+			// Tell every ingest instance (best-effort, like the watch it
+			// feeds): their redaction follows the config in force.
+			if err := s.cfg.Conn.Publish(events.SubjectConfigStored, msgs[i].Data); err != nil {
+				s.cfg.Logger.Warn("ingest: config change not announced", "config", evs[i].ID, "err", err)
+			}
+		}
 	}
 	return results, nil
 }

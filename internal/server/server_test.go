@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,6 +104,20 @@ func TestAgentCannotSendControl(t *testing.T) {
 	// The permission violation surfaces asynchronously; a request must fail.
 	if _, err := c.Conn().Request(events.IngestControlSubject("c-1"), []byte("x"), time.Second); err == nil {
 		t.Fatal("agent request on a control subject succeeded")
+	}
+	// Nor may it announce a config change to the ingest services: the
+	// server refuses the publish (nobody replies there, so a request would
+	// fail either way; the violation is what shows the permission).
+	if err := c.Conn().Publish(events.SubjectConfigStored, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	c.Conn().Flush()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(fmt.Sprint(c.Conn().LastError()), events.SubjectConfigStored) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no permissions violation for the config-stored subject; last error %v", c.Conn().LastError())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	body, _ := ev.MarshalMsgpack()
 	resp, err := c.Conn().Request(events.IngestAgentSubject("c-1"), body, 5*time.Second)
