@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -65,9 +66,10 @@ type Driver struct {
 	pub *natsutil.Publisher
 	// folded is the last log sequence fed to the fold (owned by Run).
 	folded uint64
-	// Published counts records checkpointed since start (for tests and bench).
+	// ready is closed once the driver is live.
 	ready chan struct{}
-	last  chan uint64
+	// checkpointed is the last log sequence acknowledged (the checkpoint).
+	checkpointed atomic.Uint64
 }
 
 // New validates cfg.
@@ -85,30 +87,14 @@ func New(cfg Config) (*Driver, error) {
 		cfg.MaxBatch = 512
 	}
 	pub := &natsutil.Publisher{JS: cfg.JS, AttemptTimeout: cfg.PublishTimeout, AckWait: cfg.PublishTimeout, Logger: cfg.Logger}
-	return &Driver{cfg: cfg, pub: pub, ready: make(chan struct{}), last: make(chan uint64, 1)}, nil
+	return &Driver{cfg: cfg, pub: pub, ready: make(chan struct{})}, nil
 }
 
 // Ready is closed once the driver has caught up with its checkpoint and is live.
 func (d *Driver) Ready() <-chan struct{} { return d.ready }
 
 // Checkpointed returns the last checkpointed log sequence seen so far.
-func (d *Driver) Checkpointed() uint64 {
-	select {
-	case s := <-d.last:
-		d.last <- s
-		return s
-	default:
-		return 0
-	}
-}
-
-func (d *Driver) setLast(seq uint64) {
-	select {
-	case <-d.last:
-	default:
-	}
-	d.last <- seq
-}
+func (d *Driver) Checkpointed() uint64 { return d.checkpointed.Load() }
 
 // Run drives the processor until ctx is done. It returns nil on a clean stop.
 func (d *Driver) Run(ctx context.Context) error {
@@ -159,7 +145,7 @@ func (d *Driver) Run(ctx context.Context) error {
 				return fmt.Errorf("driver: warm-up sink: %w", err)
 			}
 		}
-		d.setLast(floor)
+		d.checkpointed.Store(floor)
 		log.Info("driver warmed up", "checkpoint", floor)
 	}
 	d.folded = floor
@@ -314,6 +300,6 @@ func (d *Driver) process(ctx context.Context, batch []jetstream.Msg) error {
 		d.cfg.Logger.Warn("driver: checkpoint not confirmed", "err", err)
 	}
 	meta, _ := last.Metadata()
-	d.setLast(meta.Sequence.Stream)
+	d.checkpointed.Store(meta.Sequence.Stream)
 	return nil
 }
