@@ -143,9 +143,20 @@ func TestFleetNodeKilledMidLoad(t *testing.T) {
 	}
 	defer c.Close()
 	probe := events.Event{V: 1, ID: "probe-after-kill", Kind: events.KindMessage, Conversation: "fleet-probe", Time: time.Unix(1_800_000_001, 0), Data: map[string]any{"role": "user", "content": "x"}}
-	r, err := c.Append(t.Context(), probe)
-	if err != nil {
-		t.Fatal(err)
+	// A producer with no reply retries with the same id (stored once): the
+	// probe follows that contract like the producers above.
+	var r client.Result
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		r, err = c.Append(actx, probe)
+		cancel()
+		if err == nil {
+			break
+		}
+		if time.Since(probeStart) > 90*time.Second {
+			t.Fatalf("probe not stored after %d attempts: %v", attempt, err)
+		}
+		t.Logf("probe attempt %d: %v; retrying with the same id", attempt, err)
 	}
 	for survivor.Driver().Checkpointed() < r.Seq {
 		select {
