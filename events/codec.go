@@ -39,7 +39,7 @@ const MaxDepth = 64
 // envelope keys, in the canonical (sorted) order the encoders write them.
 var knownKeys = map[string]bool{
 	"agent": true, "conversation": true, "data": true, "id": true,
-	"kind": true, "redactions": true, "time": true, "v": true,
+	"kind": true, "origin": true, "redactions": true, "time": true, "v": true,
 }
 
 // toMap renders the event as a generic map with canonical values.
@@ -58,6 +58,9 @@ func (e *Event) toMap() map[string]any {
 	}
 	if e.Agent != "" {
 		m["agent"] = e.Agent
+	}
+	if e.Origin != "" {
+		m["origin"] = string(e.Origin)
 	}
 	if !e.Time.IsZero() {
 		m["time"] = e.Time.UTC().Format(time.RFC3339Nano)
@@ -510,6 +513,11 @@ func fromMap(m map[string]any, format string) (Event, error) {
 	if ev.Agent, ok = optString(m, "agent"); !ok {
 		return bad("agent", "a string")
 	}
+	origin, ok := optString(m, "origin")
+	if !ok {
+		return bad("origin", "a string")
+	}
+	ev.Origin = Origin(origin)
 	ts, ok := optString(m, "time")
 	if !ok {
 		return bad("time", "an RFC 3339 string")

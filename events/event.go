@@ -29,7 +29,14 @@ type Event struct {
 	Kind         Kind
 	Conversation string
 	Agent        string
-	Time         time.Time
+	// Origin is the class of credential the event arrived with, stamped
+	// by the ingest service from the subject it came in on (OriginAgent,
+	// OriginApprover, OriginAdmin), overwriting whatever the producer
+	// put there. Processors trust a claim (a person's name, a sandbox)
+	// only from an origin the agent cannot send as. Empty (events stored
+	// before origins existed, or tests) counts as OriginAgent.
+	Origin Origin
+	Time   time.Time
 	Data         map[string]any
 	// Redactions lists what the ingest service's redaction step removed:
 	// the rule and the JSON path, never the secret.
@@ -115,6 +122,20 @@ func ValidID(s string) bool {
 	return true
 }
 
+// Origin is who sent an event, as proven by the subject (and so the
+// credential) it arrived on.
+type Origin string
+
+// Origins, from least to most trusted.
+const (
+	OriginAgent    Origin = "agent"
+	OriginApprover Origin = "approver"
+	OriginAdmin    Origin = "admin"
+)
+
+// Trusted reports whether o is a credential an agent does not hold.
+func (o Origin) Trusted() bool { return o == OriginApprover || o == OriginAdmin }
+
 // MaxAgentLen bounds the agent name, in characters.
 const MaxAgentLen = 256
 
@@ -149,6 +170,11 @@ func (e *Event) Validate() error {
 	}
 	if utf8.RuneCountInString(e.Agent) > MaxAgentLen {
 		return &ValidationError{"agent", fmt.Sprintf("is longer than %d characters", MaxAgentLen)}
+	}
+	switch e.Origin {
+	case "", OriginAgent, OriginApprover, OriginAdmin:
+	default:
+		return &ValidationError{"origin", "is set by the ingest service; leave it out"}
 	}
 	if e.Time.IsZero() {
 		return &ValidationError{"time", "is missing; give an RFC 3339 time"}
