@@ -2,26 +2,23 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"fmt"
-	"golang.org/x/mod/sumdb/note"
 	"time"
+
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
-	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
-	"github.com/vigil-dev/vigil/processors/audit"
-	"github.com/vigil-dev/vigil/processors/gate"
-	"github.com/vigil-dev/vigil/processors/redact"
-	"github.com/vigil-dev/vigil/processors/risk"
-	"github.com/vigil-dev/vigil/processors/stats"
 )
 
 type serveFlags struct {
@@ -95,26 +92,13 @@ func serveProcessors(keyDir string) func() ([]processors.Processor, error) {
 		if err != nil {
 			return nil, err
 		}
-		return nodeProcessors(processors.Options{}, signer)
+		return node.Processors(processors.Options{}, signer)
 	}
 }
 
-// nodeProcessors is the one list of processors a node runs, in fold order;
-// `vigil serve` and `vigil replay` both build it, which is what lets replay
-// reproduce a node's outputs. opts carries a what-if config.
+// nodeProcessors is the node's processor set (node.Processors).
 func nodeProcessors(opts processors.Options, signer note.Signer) ([]processors.Processor, error) {
-	// The risk processor hands each action's assessment to the gate, so an
-	// action is scored once.
-	memo := &risk.Memo{}
-	g, err := gate.New(gate.Options{Options: opts, Memo: memo})
-	if err != nil {
-		return nil, err
-	}
-	a, err := audit.New(audit.Config{Signer: signer})
-	if err != nil {
-		return nil, err
-	}
-	return []processors.Processor{risk.NewProcessorWith(opts).WithMemo(memo), g, a, stats.New()}, nil
+	return node.Processors(opts, signer)
 }
 
 func (c *cli) serve(ctx context.Context, f serveFlags) error {
@@ -126,10 +110,6 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("--durability: %w", err)
 	}
-	red, err := newRedactor()
-	if err != nil {
-		return err
-	}
 	if f.replicas < 1 || f.replicas > 5 {
 		return fmt.Errorf("--replicas %d: use 1 on a single host, 3 (or 5) in a fleet", f.replicas)
 	}
@@ -137,7 +117,7 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		return fmt.Errorf("--cluster starts an embedded cluster node and --nats attaches to an existing one: use one of them")
 	}
 	listen := f.natsListen
-	s, err := server.Start(ctx, server.Config{
+	s, err := node.Start(ctx, node.Config{Config: server.Config{
 		NATSURL:        c.natsURL,
 		ServiceCreds:   c.creds,
 		CredsDir:       f.credsDir,
@@ -153,14 +133,17 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		Processors:     serveProcessors(c.data()),
 		ProjectionsDir: projectionsDir(c.data()),
 		SealInterval:   f.sealEvery,
-		Redactor:       red,
 		Logger:         log,
-	})
+	}})
 	if err != nil {
 		return err
 	}
-	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
+	// The shutdown budget starts when shutdown does, however long the node ran.
+	shutdown := func() error {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		return s.Close(sctx)
+	}
 	if f.config != "" {
 		cl, err := client.Connect(ctx, client.Options{Conn: s.Conn()})
 		if err == nil {
@@ -168,50 +151,25 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 			cl.Close()
 		}
 		if err != nil {
-			s.Close(shutdownCtx)
+			shutdown()
 			return fmt.Errorf("--config %s: %w", f.config, err)
 		}
 	}
-	// The expiry timer appends approval.expired for actions nobody decided
-	// in time, so the gate denies them (fail closed).
-	timer, err := expiry.New(expiry.Config{Conn: s.Conn(), Logger: log.With("component", "expiry")})
-	if err != nil {
-		s.Close(shutdownCtx)
-		return err
-	}
-	timerCtx, stopTimer := context.WithCancel(context.WithoutCancel(ctx))
-	timerDone := make(chan error, 1)
-	go func() { timerDone <- timer.Run(timerCtx) }()
-
 	info := s.Info()
 	fmt.Fprintf(c.stderr, "vigil serving on %s (data %s, durability %s); Ctrl-C to stop\n", info.NATSURL, info.DataDir, dur)
 	select {
 	case <-ctx.Done():
 	case err := <-s.Err():
-		log.Error("processor driver failed; shutting down", "err", err)
-	case err := <-timerDone:
-		log.Error("expiry timer stopped; shutting down (approvals would never expire)", "err", err)
+		// A failed node exits non-zero, so a supervisor sees it.
+		log.Error("node failed; shutting down", "err", err)
+		return errors.Join(fmt.Errorf("serve: %w", err), shutdown())
 	}
 	log.Info("shutting down")
-	stopTimer()
-	return s.Close(shutdownCtx)
+	return shutdown()
 }
 
 // redactorFor builds the redaction step for the settings of a config event.
-func redactorFor(rs events.RedactionSettings) (ingest.Redactor, error) {
-	r, err := redact.New(redact.Config{Settings: rs})
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
-}
+func redactorFor(rs events.RedactionSettings) (ingest.Redactor, error) { return node.RedactorFor(rs) }
 
-// newRedactor builds the ingest service's redaction step with the default
-// rules (gitleaks' rule set plus Vigil's agent rules; docs/redaction.md).
-func newRedactor() (ingest.Redactor, error) {
-	r, err := redact.New(redact.Config{})
-	if err != nil {
-		return nil, fmt.Errorf("build the redaction rules: %w", err)
-	}
-	return r, nil
-}
+// newRedactor builds the ingest service's default redaction step.
+func newRedactor() (ingest.Redactor, error) { return node.DefaultRedactor() }

@@ -67,6 +67,11 @@ type Config struct {
 	// settings do not build keeps the previous step (the config check
 	// refuses such configs before they are stored).
 	NewRedactor func(events.RedactionSettings) (Redactor, error)
+	// CheckConfig, when set, checks every config event as a whole (the
+	// analyzers compile under it, its redaction settings build) before it
+	// is stored, whatever path it came by; a config it refuses is never
+	// stored. events.Event.Validate runs first either way.
+	CheckConfig func(events.Config) error
 	Logger      *slog.Logger
 	// MaxBatch bounds the events of one request; zero means 10,000.
 	MaxBatch int
@@ -313,6 +318,10 @@ func (s *Service) decode(m *nats.Msg, token string, control bool) ([]events.Even
 		return nil, &refusal{reason: fmt.Sprintf("batch of %d events is over the limit of %d; split it", len(evs), s.cfg.MaxBatch), index: -1}
 	}
 	now := s.cfg.Now().UTC()
+	origin := events.OriginAgent
+	if control {
+		origin = events.OriginAdmin
+	}
 	for i := range evs {
 		ev := &evs[i]
 		if ev.Kind.IsControl() && !control {
@@ -336,8 +345,18 @@ func (s *Service) decode(m *nats.Msg, token string, control bool) ([]events.Even
 		if ev.Time.IsZero() {
 			ev.Time = now
 		}
+		ev.Origin = origin
 		if err := ev.Validate(); err != nil {
 			return nil, &refusal{reason: fmt.Sprintf("event %d (%s): %v", i, ev.ID, err), index: i, eventID: ev.ID}
+		}
+		if ev.Kind == events.KindConfig && s.cfg.CheckConfig != nil {
+			cfg, err := events.DataAs[events.Config](ev)
+			if err == nil {
+				err = s.cfg.CheckConfig(cfg)
+			}
+			if err != nil {
+				return nil, &refusal{reason: fmt.Sprintf("event %d (%s): config refused, nothing stored: %v", i, ev.ID, err), index: i, eventID: ev.ID}
+			}
 		}
 	}
 	return evs, nil

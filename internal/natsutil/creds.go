@@ -171,3 +171,12 @@ func CredsOption(path string) (nats.Option, error) {
 	}
 	return opt, nil
 }
+
+// RoleOptions are the connection options a role's own tools use (its
+// inbox prefix; see InboxPrefix).
+func RoleOptions(r Role) []nats.Option {
+	return []nats.Option{nats.CustomInboxPrefix(InboxPrefix(r))}
+}
+
+// InboxPrefix is the reply-inbox prefix of a role's connections.
+func InboxPrefix(r Role) string { return "_INBOX" }

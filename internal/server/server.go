@@ -59,6 +59,9 @@ type Config struct {
 	// NewRedactor, when set, rebuilds the redaction step from the global
 	// config in force (see ingest.Config.NewRedactor).
 	NewRedactor func(events.RedactionSettings) (ingest.Redactor, error)
+	// CheckConfig, when set, is run by the ingest service on every config
+	// event before it is stored (see ingest.Config.CheckConfig).
+	CheckConfig func(events.Config) error
 	// NodeName names this node's durable consumers and its NATS server;
 	// default "local". It must be unique in a fleet.
 	NodeName string
@@ -175,7 +178,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor,
-		Logger: cfg.Logger.With("component", "ingest")})
+		CheckConfig: cfg.CheckConfig, Logger: cfg.Logger.With("component", "ingest")})
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,185 @@
+// Package node builds a whole Vigil node the way `vigil serve` runs it:
+// the server (embedded NATS or an attached cluster, streams, ingest), the
+// redaction step following the config in force, every processor (risk,
+// gate, audit, stats) with its read models, and the approval expiry
+// timer. `vigil serve`, `vigil bench` and the integration and attack
+// tests all start nodes through Start, so what is tested is what runs.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"golang.org/x/mod/sumdb/note"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/expiry"
+	"github.com/vigil-dev/vigil/internal/ingest"
+	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/audit"
+	"github.com/vigil-dev/vigil/processors/gate"
+	"github.com/vigil-dev/vigil/processors/redact"
+	"github.com/vigil-dev/vigil/processors/risk"
+	"github.com/vigil-dev/vigil/processors/stats"
+)
+
+// Config is a server.Config; Start fills what the caller left empty with
+// what `vigil serve` uses.
+type Config struct {
+	server.Config
+	// KeyDir holds the audit signing key; default DataDir.
+	KeyDir string
+	// NoProcessors runs ingest only (Processors stays nil).
+	NoProcessors bool
+	// NoExpiry does not start the approval expiry timer.
+	NoExpiry bool
+}
+
+// Node is a running node.
+type Node struct {
+	*server.Server
+	stopTimer context.CancelFunc
+	timerDone chan error
+	errs      chan error
+}
+
+// ProjectionsDir is where a data directory keeps its Pebble read models.
+func ProjectionsDir(dataDir string) string { return filepath.Join(dataDir, "projections") }
+
+// Start starts a node. Defaults: the default redaction rules, rebuilt
+// from each global config's redaction settings; the node's processors
+// (Processors) signing with the key in KeyDir; read models in
+// ProjectionsDir(DataDir); the expiry timer.
+func Start(ctx context.Context, cfg Config) (*Node, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("node: DataDir is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.KeyDir == "" {
+		cfg.KeyDir = cfg.DataDir
+	}
+	if cfg.Redactor == nil {
+		r, err := DefaultRedactor()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Redactor = r
+	}
+	if cfg.NewRedactor == nil {
+		cfg.NewRedactor = RedactorFor
+	}
+	if cfg.CheckConfig == nil {
+		cfg.CheckConfig = CheckConfig
+	}
+	if cfg.Processors == nil && !cfg.NoProcessors {
+		keyDir := cfg.KeyDir
+		cfg.Processors = func() ([]processors.Processor, error) {
+			signer, _, err := auditkey.LoadOrCreate(keyDir)
+			if err != nil {
+				return nil, err
+			}
+			return Processors(processors.Options{}, signer)
+		}
+		if cfg.ProjectionsDir == "" && cfg.Sink == nil {
+			cfg.ProjectionsDir = ProjectionsDir(cfg.DataDir)
+		}
+	}
+	s, err := server.Start(ctx, cfg.Config)
+	if err != nil {
+		return nil, err
+	}
+	n := &Node{Server: s, errs: make(chan error, 2)}
+	go func() {
+		if err, ok := <-s.Err(); ok && err != nil {
+			n.errs <- fmt.Errorf("processor driver: %w", err)
+		}
+	}()
+	if !cfg.NoExpiry && !cfg.NoProcessors {
+		timer, err := expiry.New(expiry.Config{Conn: s.Conn(), Logger: cfg.Logger.With("component", "expiry")})
+		if err != nil {
+			s.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+		timerCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+		n.stopTimer, n.timerDone = stop, make(chan error, 1)
+		go func() {
+			err := timer.Run(timerCtx)
+			n.timerDone <- err
+			if err != nil && timerCtx.Err() == nil {
+				n.errs <- fmt.Errorf("expiry timer stopped (approvals would never expire): %w", err)
+			}
+		}()
+	}
+	return n, nil
+}
+
+// Err receives a failure that stops the node from doing its work (the
+// driver or the expiry timer stopped); the caller should shut down and
+// exit non-zero.
+func (n *Node) Err() <-chan error { return n.errs }
+
+// Close stops the timer, then the server (see server.Server.Close).
+func (n *Node) Close(ctx context.Context) error {
+	if n.stopTimer != nil {
+		n.stopTimer()
+		<-n.timerDone
+		n.stopTimer = nil
+	}
+	return n.Server.Close(ctx)
+}
+
+// Processors is the processor set of a node, in order (replay runs the
+// same list): risk, gate (sharing risk's assessments), audit, stats.
+func Processors(opts processors.Options, signer note.Signer) ([]processors.Processor, error) {
+	memo := &risk.Memo{}
+	g, err := gate.New(gate.Options{Options: opts, Memo: memo})
+	if err != nil {
+		return nil, err
+	}
+	a, err := audit.New(audit.Config{Signer: signer})
+	if err != nil {
+		return nil, err
+	}
+	return []processors.Processor{risk.NewProcessorWith(opts).WithMemo(memo), g, a, stats.New()}, nil
+}
+
+// DefaultRedactor builds the ingest service's redaction step with the
+// default rules (gitleaks' rule set plus Vigil's agent rules).
+func DefaultRedactor() (ingest.Redactor, error) {
+	r, err := redact.New(redact.Config{})
+	if err != nil {
+		return nil, fmt.Errorf("build the redaction rules: %w", err)
+	}
+	return r, nil
+}
+
+// RedactorFor builds the redaction step for the settings of a config event.
+func RedactorFor(rs events.RedactionSettings) (ingest.Redactor, error) {
+	r, err := redact.New(redact.Config{Settings: rs})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// CheckConfig is the whole-config check the ingest service runs on every
+// config event before it is stored, whoever sends it and however: the
+// event's own validation, then everything that must compile under it (the
+// policy rules' CEL, deny rules, redaction rules). A config that passes
+// here cannot make the gate fail closed on every action.
+func CheckConfig(cfg events.Config) error {
+	if _, err := gate.NewRiskScorer(cfg.WithDefaults()); err != nil {
+		return fmt.Errorf("the analyzers do not compile under it: %w", err)
+	}
+	if _, err := RedactorFor(cfg.Redaction); err != nil {
+		return fmt.Errorf("its redaction settings do not build: %w", err)
+	}
+	return nil
+}
