@@ -128,13 +128,17 @@ type Origin string
 
 // Origins, from least to most trusted.
 const (
-	OriginAgent    Origin = "agent"
+	OriginAgent Origin = "agent"
+	// OriginRuntime is the agent's runtime (the sandbox host, the
+	// orchestrator that starts agents): it alone, or an admin, may say
+	// where a conversation runs.
+	OriginRuntime  Origin = "runtime"
 	OriginApprover Origin = "approver"
 	OriginAdmin    Origin = "admin"
 )
 
 // Trusted reports whether o is a credential an agent does not hold.
-func (o Origin) Trusted() bool { return o == OriginApprover || o == OriginAdmin }
+func (o Origin) Trusted() bool { return o != "" && o != OriginAgent }
 
 // MaxAgentLen bounds the agent name, in characters.
 const MaxAgentLen = 256
@@ -172,7 +176,7 @@ func (e *Event) Validate() error {
 		return &ValidationError{"agent", fmt.Sprintf("is longer than %d characters", MaxAgentLen)}
 	}
 	switch e.Origin {
-	case "", OriginAgent, OriginApprover, OriginAdmin:
+	case "", OriginAgent, OriginRuntime, OriginApprover, OriginAdmin:
 	default:
 		return &ValidationError{"origin", "is set by the ingest service; leave it out"}
 	}
