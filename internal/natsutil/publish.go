@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -17,14 +18,21 @@ import (
 // dies with a publish in flight (the ack never comes), a leader election
 // (no responders, timeouts), and another node storing the same id at the
 // same moment ("duplicate message id is in process").
+//
+// A Publisher must not be copied after first use.
 type Publisher struct {
 	JS jetstream.JetStream
-	// AttemptTimeout bounds one synchronous attempt; zero means 2s.
+	// AttemptTimeout bounds one attempt: one synchronous publish, or one
+	// atomic batch up to its commit's ack; zero means 2s.
 	AttemptTimeout time.Duration
-	// AckWait bounds the wait for asynchronous acks before the
-	// unacknowledged messages are republished; zero means 2s.
+	// AckWait is kept for callers that set it; the publisher no longer
+	// publishes asynchronously (see PublishAll), so it is unused.
 	AckWait time.Duration
 	Logger  *slog.Logger
+
+	// batchMu keeps the messages of one atomic batch contiguous on the
+	// connection.
+	batchMu sync.Mutex
 }
 
 // errCodeMsgIDInProcess is nats-server's JSStreamDuplicateMessageConflict
@@ -54,7 +62,7 @@ func retryable(err error) bool {
 	if errors.Is(err, errAckWait) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrConnectionReconnecting) ||
-		errors.Is(err, jetstream.ErrAsyncPublishTimeout) {
+		errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, nats.ErrReconnectBufExceeded) {
 		return true
 	}
 	var apiErr *jetstream.APIError
@@ -100,59 +108,53 @@ func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, first error) (*jet
 	}
 }
 
-// PublishAll stores msgs in order with asynchronous publishes and returns
-// their acks in the same order. Messages not acknowledged within AckWait,
-// or that failed with a retryable error, are republished one by one.
+// PublishAll stores msgs in order and returns their acks in the same order.
+// Unlike PublishBatch it takes any number of messages, and a stream without
+// atomic publish; in exchange it is all or nothing only per chunk of
+// MaxBatchMessages messages.
+//
+// The stream stores msgs in their order whatever fails: each chunk is one
+// atomic batch (see PublishBatch), sent only once the previous chunk is
+// acknowledged; where a chunk cannot be atomic (the stream does not allow
+// it, a message of it is already stored, it spans streams) its messages are
+// stored one at a time, each acknowledged before the next is sent. A failure
+// after a prefix was stored returns a *PartialError naming that prefix;
+// resending all msgs with the same ids resumes in order, the stored prefix
+// answered as duplicates. Messages are checked with CheckBatch first: one
+// over the max payload refuses the whole call before anything is stored.
+//
+// It no longer pipelines asynchronous publishes: when one of them is lost
+// (a reconnect drops it in flight, a leader election refuses it) the later
+// ones may still be stored, and no retry can put the lost one back in front
+// of them: [a b c] would be stored as [b c a].
 func (p *Publisher) PublishAll(ctx context.Context, msgs []*nats.Msg) ([]*jetstream.PubAck, error) {
-	_, ackWait, _ := p.defaults()
-	futures := make([]jetstream.PubAckFuture, len(msgs))
-	acks := make([]*jetstream.PubAck, len(msgs))
-	for i, m := range msgs {
-		f, err := p.JS.PublishMsgAsync(m, jetstream.WithStallWait(ackWait))
-		if err != nil {
-			// Could not even queue it: fall back to synchronous, in order.
-			for j := i; j < len(msgs); j++ {
-				ack, err := p.retry(ctx, msgs[j], nil)
-				if err != nil {
-					return nil, err
-				}
-				acks[j] = ack
+	for i := 0; i < len(msgs); i += MaxBatchMessages {
+		chunk := msgs[i:min(i+MaxBatchMessages, len(msgs))]
+		if err := CheckBatch(chunk, p.JS.Conn().MaxPayload()); err != nil {
+			var tooLarge *MessageTooLargeError
+			if errors.As(err, &tooLarge) {
+				tooLarge.Index += i
+				tooLarge.Count = len(msgs)
 			}
-			futures = futures[:i]
-			break
-		}
-		futures[i] = f
-	}
-	timer := time.NewTimer(ackWait)
-	defer timer.Stop()
-	expired := false
-	for i, f := range futures {
-		var err error
-		if expired {
-			select {
-			case ack := <-f.Ok():
-				acks[i] = ack
-				continue
-			default:
-				err = errAckWait
-			}
-		} else {
-			select {
-			case ack := <-f.Ok():
-				acks[i] = ack
-				continue
-			case err = <-f.Err():
-			case <-timer.C:
-				expired, err = true, errAckWait
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
-		ack, err := p.retry(ctx, msgs[i], err)
-		if err != nil {
 			return nil, err
 		}
-		acks[i] = ack
+	}
+	acks := make([]*jetstream.PubAck, 0, len(msgs))
+	for i := 0; i < len(msgs); i += MaxBatchMessages {
+		chunk := msgs[i:min(i+MaxBatchMessages, len(msgs))]
+		a, err := p.publishOrdered(ctx, chunk, true)
+		if err != nil {
+			var pe *PartialError
+			if errors.As(err, &pe) {
+				acks = append(acks, pe.Acks...)
+				err = pe.Err
+			}
+			if len(acks) == 0 {
+				return nil, err
+			}
+			return nil, &PartialError{Acks: acks, Total: len(msgs), Err: err}
+		}
+		acks = append(acks, a...)
 	}
 	return acks, nil
 }

@@ -46,6 +46,9 @@ func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardNew,
 			DenyDelete:  true,
 			DenyPurge:   true,
+			// A request's events are stored all or nothing, in order
+			// (Publisher.PublishBatch).
+			AllowAtomicPublish: true,
 		},
 		{
 			Name:        events.StreamDerived,
@@ -56,6 +59,8 @@ func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
 			Storage:    jetstream.FileStorage,
 			Replicas:   o.Replicas,
 			Duplicates: 10 * time.Minute,
+			// A fold's outputs are stored in order (Publisher.PublishAll).
+			AllowAtomicPublish: true,
 		},
 		{
 			Name:        events.StreamDLQ,
@@ -69,7 +74,9 @@ func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
 	}
 }
 
-// EnsureStreams creates or updates every stream; it is idempotent.
+// EnsureStreams creates or updates every stream; it is idempotent. An
+// existing stream is updated to the current definition, so a store made by
+// an older Vigil gains what it lacks (e.g. AllowAtomicPublish).
 func EnsureStreams(ctx context.Context, js jetstream.JetStream, o StreamOptions) error {
 	for _, sc := range StreamConfigs(o) {
 		if _, err := js.CreateOrUpdateStream(ctx, sc); err != nil {
