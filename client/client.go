@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -90,6 +89,11 @@ type Options struct {
 	Name      string
 	// Timeout bounds one request; default 30s.
 	Timeout time.Duration
+	// Runtime sends agent kinds on the runtime subjects
+	// (events.IngestRuntimeSubject): for an agent's runtime, with the
+	// runtime credential, so what it says (a conversation's sandbox
+	// backend) is believed.
+	Runtime bool
 }
 
 // Client talks to a Vigil server.
@@ -98,9 +102,8 @@ type Client struct {
 	js      jetstream.JetStream
 	own     bool
 	timeout time.Duration
-	// gmux shares gate subscriptions among GateAndWait calls (gate.go).
-	gateOnce sync.Once
-	gmux     *gateMux
+	// runtime sends agent kinds on the runtime subjects (Options.Runtime).
+	runtime bool
 }
 
 // Connect reaches a server as o says.
@@ -111,7 +114,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if o.Name == "" {
 		o.Name = "vigil-client"
 	}
-	c := &Client{timeout: o.Timeout}
+	c := &Client{timeout: o.Timeout, runtime: o.Runtime}
 	if o.Conn != nil {
 		c.nc, c.own = o.Conn, o.CloseConn
 	} else {
@@ -141,6 +144,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 				return nil, err
 			}
 			opts = append(opts, co)
+			opts = append(opts, natsutil.InboxOptions()...)
 		}
 		nc, err := nats.Connect(url, opts...)
 		if err != nil {
@@ -211,7 +215,7 @@ func (c *Client) AppendBatch(ctx context.Context, evs []events.Event) ([]Result,
 	out := make([]Result, 0, len(evs))
 	var (
 		group     []msgpack.RawMessage
-		groupCtl  bool
+		groupKind events.Kind // a kind that picks the group's subject family
 		groupConv string
 		mixed     bool
 		groupSize int
@@ -225,10 +229,7 @@ func (c *Client) AppendBatch(ctx context.Context, evs []events.Event) ([]Result,
 		if mixed {
 			conv = ""
 		}
-		subj := events.IngestAgentSubject(conv)
-		if groupCtl {
-			subj = events.IngestControlSubject(conv)
-		}
+		subj := c.ingestSubject(groupKind, conv)
 		rs, err := c.request(ctx, subj, group)
 		if err != nil {
 			var re *RefusedError
@@ -242,18 +243,18 @@ func (c *Client) AppendBatch(ctx context.Context, evs []events.Event) ([]Result,
 		return nil
 	}
 	for i := range evs {
-		ctl := evs[i].Kind.IsControl()
+		k := evs[i].Kind
 		b, err := evs[i].MarshalMsgpack()
 		if err != nil {
 			return out, err
 		}
-		if len(group) > 0 && (ctl != groupCtl || groupSize+len(b) > maxRequestBytes || len(group) >= 1000) {
+		if len(group) > 0 && (!sameFamily(k, groupKind) || groupSize+len(b) > maxRequestBytes || len(group) >= 1000) {
 			if err := flush(); err != nil {
 				return out, err
 			}
 		}
 		if len(group) == 0 {
-			groupCtl, groupConv, mixed, groupBase = ctl, evs[i].Conversation, false, i
+			groupKind, groupConv, mixed, groupBase = k, evs[i].Conversation, false, i
 		} else if evs[i].Conversation != groupConv {
 			mixed = true
 		}
@@ -261,6 +262,12 @@ func (c *Client) AppendBatch(ctx context.Context, evs []events.Event) ([]Result,
 		groupSize += len(b)
 	}
 	return out, flush()
+}
+
+// sameFamily reports whether events of kinds a and b go to the same
+// family of ingest subjects (events.IngestSubjectFor).
+func sameFamily(a, b events.Kind) bool {
+	return events.IngestSubjectFor(a, "") == events.IngestSubjectFor(b, "")
 }
 
 func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMessage) ([]Result, error) {

@@ -2,15 +2,15 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/ingest"
 )
 
 // GateResult is the gate's decision on one action, as `vigil gate` prints it.
@@ -56,16 +56,18 @@ type GateOptions struct {
 
 // GateAndWait appends an action and waits for the gate's decision on it.
 //
-// It subscribes to the conversation's gate subject first (agents may
-// subscribe to vigil.gate.>), then appends through the ingest service, then
-// waits for the gate.decided of this action at this log position. If the
-// append says the id was stored before (a retry), the decision may already
-// have been published, so it also looks it up in VIGIL_DERIVED (that needs
-// read access to the stream: approver, admin or service credentials; with
-// agent credentials only decisions made from now on are seen).
+// It sends the action to the ingest service with a request for its
+// decision (ingest.HeaderWaitDecision): the service stores it, answers
+// with its log position, then sends the gate's request (if a person must
+// decide) and decision about the action stored at that position, all to
+// this connection's own inbox. No role needs to read the gate subjects,
+// and a retry with the same id gets the same decision at once.
 //
 // When ctx ends first it returns a result with outcome deny, by timeout,
-// and an error wrapping ErrNoDecision: the action must not run.
+// and an error wrapping ErrNoDecision: the action must not run. A
+// decision made in the agent's client (by client: a hand-off) is never an
+// allow for a waiter: it is reported as deny with an error, because only
+// the client's own prompt, not this waiter, may act on it.
 func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOptions) (GateResult, error) {
 	if o == nil {
 		o = &GateOptions{}
@@ -77,57 +79,111 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 		return GateResult{}, fmt.Errorf("gate: event %s is a %s; only actions are gated", ev.ID, ev.Kind)
 	}
 	if ev.ID == "" || ev.Conversation == "" {
-		return GateResult{}, errors.New("gate: the action needs an id and a conversation (the gate subject is per conversation)")
+		return GateResult{}, errors.New("gate: the action needs an id and a conversation")
 	}
-	w, err := c.gates().wait(ev.Conversation, ev.ID)
+	denied := GateResult{ID: ev.ID, Outcome: events.OutcomeDeny, By: events.ByTimeout}
+	body, err := ev.MarshalMsgpack()
 	if err != nil {
-		return GateResult{}, err
+		return denied, err
 	}
-	defer c.gates().done(ev.Conversation, ev.ID, w)
-	res, err := c.Append(ctx, ev)
+	wait := ingest.MaxDecisionWait
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(max(time.Until(dl), time.Millisecond), wait)
+	}
+	inbox := c.nc.NewInbox()
+	ch := make(chan *nats.Msg, 8)
+	sub, err := c.nc.ChanSubscribe(inbox, ch)
 	if err != nil {
-		return GateResult{ID: ev.ID, Outcome: events.OutcomeDeny, By: events.ByTimeout}, fmt.Errorf("gate: append %s: %w", ev.ID, err)
+		return denied, fmt.Errorf("gate: subscribe to the reply inbox: %w", err)
+	}
+	defer sub.Unsubscribe()
+	msg := &nats.Msg{Subject: c.ingestSubject(ev.Kind, ev.Conversation), Reply: inbox, Data: body, Header: nats.Header{}}
+	msg.Header.Set(ingest.HeaderContentType, ingest.ContentTypeMsgpack)
+	msg.Header.Set(ingest.HeaderWaitDecision, wait.String())
+	if err := c.nc.PublishMsg(msg); err != nil {
+		return denied, fmt.Errorf("gate: append %s: %w", ev.ID, err)
+	}
+	timedOut := func(res GateResult) (GateResult, error) {
+		if o.Withdraw && res.Seq != 0 {
+			c.withdraw(ev, o.WithdrawReason)
+		}
+		return res, fmt.Errorf("gate: action %s: %w: %w", ev.ID, ErrNoDecision, context.Cause(ctx))
+	}
+	// The stored reply comes first; an append that is never answered is
+	// not stored as far as the caller knows.
+	appendCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	var res Result
+	select {
+	case m := <-ch:
+		rs, err := ParseReply(m.Data, 1)
+		if err != nil {
+			return denied, fmt.Errorf("gate: append %s: %w", ev.ID, err)
+		}
+		res = rs[0]
+	case <-appendCtx.Done():
+		if ctx.Err() != nil {
+			return timedOut(denied)
+		}
+		return denied, fmt.Errorf("gate: append %s: no answer from the ingest service within %s (is vigil serve running?)", ev.ID, c.timeout)
 	}
 	if o.OnAppended != nil {
 		o.OnAppended(res)
 	}
-	if res.Duplicate {
-		go c.lookupDecision(ctx, ev.Conversation, ev.ID, res.Seq, w)
-	}
-	requested := false
+	out := GateResult{ID: ev.ID, Seq: res.Seq, Outcome: events.OutcomeDeny, By: events.ByTimeout}
 	for {
 		select {
-		case d := <-w.ch:
-			switch d.Kind {
-			case events.KindGateRequested:
-				r, err := events.DerivedDataAs[events.GateRequested](&d)
-				if err != nil || r.LogSeq != res.Seq || requested {
+		case m := <-ch:
+			var wr ingest.WaitReply
+			if err := json.Unmarshal(m.Data, &wr); err != nil {
+				continue
+			}
+			switch {
+			case wr.Requested != nil:
+				if wr.Requested.LogSeq != res.Seq || out.Waited {
 					continue
 				}
-				requested = true
+				out.Waited = true
 				if o.OnRequested != nil {
-					o.OnRequested(r)
+					o.OnRequested(*wr.Requested)
 				}
-			case events.KindGateDecided:
-				gd, err := events.DerivedDataAs[events.GateDecided](&d)
-				if err != nil || gd.LogSeq != res.Seq {
+			case wr.Decided != nil:
+				gd := wr.Decided
+				if gd.LogSeq != res.Seq {
 					continue
 				}
-				return GateResult{
+				r := GateResult{
 					ID: ev.ID, Seq: res.Seq, Outcome: gd.Outcome, By: gd.By, Level: gd.Level,
 					Reasons: gd.Reasons, Approver: gd.Approver, Reason: gd.Reason, Verdict: gd.Verdict,
-					Waited: requested || gd.DecisionSeq != gd.LogSeq, AskSecurityRisk: gd.AskSecurityRisk,
+					Waited: out.Waited || gd.DecisionSeq != gd.LogSeq, AskSecurityRisk: gd.AskSecurityRisk,
 					DecisionSeq: gd.DecisionSeq,
-				}, nil
+				}
+				if r.By == byClient && r.Outcome == events.OutcomeAllow {
+					r.Outcome = events.OutcomeDeny
+					return r, fmt.Errorf("gate: action %s was decided in the agent's own client (%s), not by Vigil: this waiter does not act on it", ev.ID, gd.Approver)
+				}
+				return r, nil
+			case wr.WaitError != "":
+				if ctx.Err() == nil {
+					// The service gave up first (its limit, a shutdown).
+					return out, fmt.Errorf("gate: action %s: %w: %s", ev.ID, ErrNoDecision, wr.WaitError)
+				}
 			}
 		case <-ctx.Done():
-			out := GateResult{ID: ev.ID, Seq: res.Seq, Outcome: events.OutcomeDeny, By: events.ByTimeout, Waited: requested}
-			if o.Withdraw {
-				c.withdraw(ev, o.WithdrawReason)
-			}
-			return out, fmt.Errorf("gate: action %s: %w: %w", ev.ID, ErrNoDecision, ctx.Err())
+			return timedOut(out)
 		}
 	}
+}
+
+// byClient is the gate's "decided in the agent's own client" (a hand-off).
+const byClient events.DecidedBy = "client"
+
+// ingestSubject is the subject c sends events of kind k on.
+func (c *Client) ingestSubject(k events.Kind, conv string) string {
+	if c.runtime && !k.IsControl() {
+		return events.IngestRuntimeSubject(conv)
+	}
+	return events.IngestSubjectFor(k, conv)
 }
 
 // Withdraw appends an observation withdrawing action ev: a pending action
@@ -159,133 +215,4 @@ func withdrawID(id string) string {
 		id = id[:events.MaxIDLen-len(suffix)]
 	}
 	return id + suffix
-}
-
-// lookupDecision reads the conversation's gate outputs from VIGIL_DERIVED
-// for a decision (or request) already published about action id at seq,
-// and hands them to w. Errors (agent credentials cannot read streams) are
-// ignored: the live subscription keeps waiting.
-func (c *Client) lookupDecision(ctx context.Context, conv, id string, seq uint64, w *gateWaiter) {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	errFound := errors.New("found")
-	natsutil.ReadStream(ctx, c.js, natsutil.ReadOptions{
-		Stream: events.StreamDerived, Subjects: []string{events.GateSubject(conv)},
-	}, func(r natsutil.RawRecord) error {
-		d, err := events.DecodeDerived(r.Data)
-		if err != nil || !matches(&d, id) {
-			return nil
-		}
-		w.deliver(d)
-		if d.Kind == events.KindGateDecided {
-			return errFound
-		}
-		return nil
-	})
-}
-
-// matches reports whether derived event d is about action id.
-func matches(d *events.Derived, id string) bool {
-	m, ok := d.Data.(map[string]any)
-	return ok && m["action_id"] == id
-}
-
-// gateMux shares one subscription per conversation gate subject among all
-// the waits of a client, and routes each output to the waits of its action.
-type gateMux struct {
-	c     *Client
-	mu    sync.Mutex
-	convs map[string]*convSub
-}
-
-type convSub struct {
-	sub     *nats.Subscription
-	waiters map[string][]*gateWaiter
-}
-
-type gateWaiter struct {
-	ch chan events.Derived
-}
-
-// deliver hands d to the waiter without ever blocking the subscription.
-func (w *gateWaiter) deliver(d events.Derived) {
-	select {
-	case w.ch <- d:
-	default:
-		// A waiter holds at most a request and a decision of its own
-		// action, plus stale outputs of an earlier use of the same id;
-		// the buffer is far larger than that.
-	}
-}
-
-func (c *Client) gates() *gateMux {
-	c.gateOnce.Do(func() { c.gmux = &gateMux{c: c, convs: map[string]*convSub{}} })
-	return c.gmux
-}
-
-func (m *gateMux) wait(conv, id string) (*gateWaiter, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	cs, ok := m.convs[conv]
-	if !ok {
-		cs = &convSub{waiters: map[string][]*gateWaiter{}}
-		subj := events.GateSubject(conv)
-		sub, err := m.c.nc.Subscribe(subj, func(msg *nats.Msg) { m.route(conv, msg) })
-		if err != nil {
-			return nil, fmt.Errorf("gate: subscribe %s: %w", subj, err)
-		}
-		sub.SetPendingLimits(-1, -1)
-		cs.sub = sub
-		m.convs[conv] = cs
-	}
-	w := &gateWaiter{ch: make(chan events.Derived, 64)}
-	cs.waiters[id] = append(cs.waiters[id], w)
-	return w, nil
-}
-
-func (m *gateMux) done(conv, id string, w *gateWaiter) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	cs, ok := m.convs[conv]
-	if !ok {
-		return
-	}
-	ws := cs.waiters[id]
-	for i := range ws {
-		if ws[i] == w {
-			ws = append(ws[:i], ws[i+1:]...)
-			break
-		}
-	}
-	if len(ws) == 0 {
-		delete(cs.waiters, id)
-	} else {
-		cs.waiters[id] = ws
-	}
-	if len(cs.waiters) == 0 {
-		cs.sub.Unsubscribe()
-		delete(m.convs, conv)
-	}
-}
-
-func (m *gateMux) route(conv string, msg *nats.Msg) {
-	d, err := events.DecodeDerived(msg.Data)
-	if err != nil {
-		return
-	}
-	data, ok := d.Data.(map[string]any)
-	if !ok {
-		return
-	}
-	id, _ := data["action_id"].(string)
-	m.mu.Lock()
-	cs := m.convs[conv]
-	var ws []*gateWaiter
-	if cs != nil {
-		ws = append(ws, cs.waiters[id]...)
-	}
-	m.mu.Unlock()
-	for _, w := range ws {
-		w.deliver(d)
-	}
 }

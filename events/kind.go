@@ -62,6 +62,10 @@ func (k Kind) IsAgent() bool { return agentKinds[k] }
 // IsControl reports whether k may be sent only by people and operators.
 func (k Kind) IsControl() bool { return controlKinds[k] }
 
+// IsVerdict reports whether k is a person's verdict (sent on the approval
+// subjects by approvers): an approval decision or an allowlist change.
+func (k Kind) IsVerdict() bool { return k == KindApprovalDecision || k == KindAllowlistChanged }
+
 // IsDerived reports whether k is produced by a processor.
 func (k Kind) IsDerived() bool { return derivedKinds[k] }
 

@@ -6,7 +6,16 @@ const (
 	StreamDerived = "VIGIL_DERIVED"
 	StreamDLQ     = "VIGIL_DLQ"
 
-	IngestAgentPrefix   = "vigil.ingest.agent."
+	IngestAgentPrefix = "vigil.ingest.agent."
+	// IngestRuntimePrefix is where an agent's runtime (the sandbox host, the
+	// orchestrator) sends agent kinds with its own credential: the only
+	// place a conversation's sandbox backend is believed from.
+	IngestRuntimePrefix = "vigil.ingest.runtime."
+	// IngestApprovalPrefix is where people send verdicts (approval.decision,
+	// allowlist.changed): approver or admin credentials.
+	IngestApprovalPrefix = "vigil.ingest.approval."
+	// IngestControlPrefix is for operators and the node itself: configs,
+	// expiries, seals, pairing (admin or service credentials).
 	IngestControlPrefix = "vigil.ingest.control."
 	LogPrefix           = "vigil.log."
 	RiskPrefix          = "vigil.risk."
@@ -31,9 +40,33 @@ func IngestAgentSubject(conversation string) string {
 	return IngestAgentPrefix + token(conversation)
 }
 
-// IngestControlSubject is where people and operators send control events.
+// IngestControlSubject is where operators send control events.
 func IngestControlSubject(conversation string) string {
 	return IngestControlPrefix + token(conversation)
+}
+
+// IngestApprovalSubject is where people send their verdicts.
+func IngestApprovalSubject(conversation string) string {
+	return IngestApprovalPrefix + token(conversation)
+}
+
+// IngestRuntimeSubject is where an agent's runtime sends events.
+func IngestRuntimeSubject(conversation string) string {
+	return IngestRuntimePrefix + token(conversation)
+}
+
+// IngestSubjectFor is the ingest subject an event of kind k is sent on by
+// the least privileged role that may send it: agent kinds on the agent
+// subject, verdicts on the approval subject, the rest on the control
+// subject.
+func IngestSubjectFor(k Kind, conversation string) string {
+	switch {
+	case !k.IsControl():
+		return IngestAgentSubject(conversation)
+	case k.IsVerdict():
+		return IngestApprovalSubject(conversation)
+	}
+	return IngestControlSubject(conversation)
 }
 
 // RiskSubject is where risk assessments of a conversation are published.

@@ -338,7 +338,7 @@ func barePublish(ctx context.Context, url, creds string, rate float64, d time.Du
 	if err != nil {
 		return out, err
 	}
-	nc, err := nats.Connect(url, opt)
+	nc, err := nats.Connect(url, append([]nats.Option{opt}, natsutil.InboxOptions()...)...)
 	if err != nil {
 		return out, err
 	}

@@ -16,6 +16,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -95,6 +96,11 @@ type Service struct {
 	mu       sync.Mutex
 	ctx      context.Context
 	stop     context.CancelFunc
+	// decisions feeds waits for decisions (HeaderWaitDecision); waitCtx
+	// ends them all when the service stops.
+	decisions *decisionWatcher
+	waitCtx   context.Context
+	stopWaits context.CancelFunc
 }
 
 // Reply is the JSON answer to an ingest request.
@@ -147,6 +153,7 @@ func New(cfg Config) (*Service, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	pub := &natsutil.Publisher{JS: cfg.JS, Logger: cfg.Logger}
 	svc := &Service{cfg: cfg, pub: pub, sem: make(chan struct{}, cfg.Workers), ctx: ctx, stop: cancel}
+	svc.waitCtx, svc.stopWaits = context.WithCancel(ctx)
 	if cfg.Redactor != nil {
 		svc.redactor.Store(&redactorBox{cfg.Redactor})
 	}
@@ -189,6 +196,11 @@ func (s *Service) onConfigStored(m *nats.Msg) {
 
 // Start subscribes to the ingest subjects.
 func (s *Service) Start() error {
+	w, err := newDecisionWatcher(s.cfg.Conn, readDecisions(s.cfg.JS))
+	if err != nil {
+		return fmt.Errorf("ingest: follow the gate's decisions: %w", err)
+	}
+	s.decisions = w
 	if s.cfg.NewRedactor != nil {
 		sub, err := s.cfg.Conn.Subscribe(events.SubjectConfigStored, s.onConfigStored)
 		if err != nil {
@@ -196,7 +208,8 @@ func (s *Service) Start() error {
 		}
 		s.subs = append(s.subs, sub)
 	}
-	for _, subj := range []string{events.IngestAgentPrefix + "*", events.IngestControlPrefix + "*"} {
+	for _, c := range subjectClasses {
+		subj := c.prefix + "*"
 		sub, err := s.cfg.Conn.QueueSubscribe(subj, QueueGroup, s.onMsg)
 		if err != nil {
 			s.Stop(context.Background())
@@ -213,6 +226,10 @@ func (s *Service) Start() error {
 // Stop drains the subscriptions and waits for requests in flight, so every
 // event that was acknowledged to a producer is stored.
 func (s *Service) Stop(ctx context.Context) error {
+	s.stopWaits() // every wait for a decision answers "no decision" now
+	if s.decisions != nil {
+		s.decisions.stop()
+	}
 	var first error
 	for _, sub := range s.subs {
 		if err := sub.Drain(); err != nil && first == nil && !errors.Is(err, nats.ErrConnectionClosed) {
@@ -263,35 +280,115 @@ type refusal struct {
 	reason  string
 	index   int
 	eventID string
+	// tainted are values the producer chose that the reason may quote:
+	// what Vigil stores and logs shows their digests instead.
+	tainted []string
 	alert   bool // a control kind on an agent subject: operators must see it
+	// noReply: the reply subject itself is the attack; do not answer.
+	noReply bool
+}
+
+// subjectClass is one family of ingest subjects: who may send on it (NATS
+// permissions enforce that), the origin stamped on what arrives there,
+// and which kinds it takes.
+type subjectClass struct {
+	prefix string
+	origin events.Origin
+	// allows reports whether kind k may arrive on this class.
+	allows func(k events.Kind) bool
+	// ownInbox: replies must go to an inbox of the Vigil form
+	// (natsutil.ValidInboxToken), as every agent or runtime connection has.
+	ownInbox bool
+}
+
+var subjectClasses = []subjectClass{
+	{events.IngestAgentPrefix, events.OriginAgent, events.Kind.IsAgent, true},
+	{events.IngestRuntimePrefix, events.OriginRuntime, events.Kind.IsAgent, true},
+	{events.IngestApprovalPrefix, events.OriginApprover, events.Kind.IsVerdict, false},
+	{events.IngestControlPrefix, events.OriginAdmin, func(events.Kind) bool { return true }, false},
+}
+
+func classOf(subject string) *subjectClass {
+	for i := range subjectClasses {
+		if strings.HasPrefix(subject, subjectClasses[i].prefix) {
+			return &subjectClasses[i]
+		}
+	}
+	return nil
 }
 
 func (s *Service) handle(m *nats.Msg) {
-	control := strings.HasPrefix(m.Subject, events.IngestControlPrefix)
+	class := classOf(m.Subject)
+	if class == nil {
+		return
+	}
+	if m.Reply != "" && !validReply(m.Reply, class) {
+		// Never answer on a subject the requester does not own: the reply
+		// would be published with the service's rights (into the log, the
+		// derived stream, another client's inbox). Nothing is stored.
+		s.refuse(m, &refusal{reason: "the reply subject is not a reply inbox of the requester's own (" + natsutil.InboxRoot + ".<token>.…); nothing was stored", index: -1, alert: true, noReply: true})
+		return
+	}
 	token := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
-	evs, ref := s.decode(m, token, control)
+	evs, stamped, ref := s.decode(m, token, class)
 	if ref != nil {
 		s.refuse(m, ref)
 		return
 	}
-	results, err := s.store(evs)
+	wait, waitAsked, err := parseWait(m)
+	switch {
+	case err != nil:
+		s.refuse(m, &refusal{reason: err.Error(), index: -1})
+		return
+	case waitAsked && (len(evs) != 1 || evs[0].Kind != events.KindAction || m.Reply == ""):
+		s.refuse(m, &refusal{reason: "header " + HeaderWaitDecision + " needs a request with exactly one action and a reply inbox", index: -1})
+		return
+	}
+	results, err := s.store(evs, stamped)
 	if err != nil {
+		var conflict *idConflictError
+		if errors.As(err, &conflict) {
+			s.refuse(m, &refusal{reason: conflict.Error(), index: conflict.index, eventID: evs[conflict.index].ID, alert: true})
+			return
+		}
 		s.cfg.Logger.Warn("ingest: store failed", "subject", m.Subject, "events", len(evs), "err", err)
 		s.reply(m, Reply{Error: "not stored: " + err.Error() + "; retry with the same ids", Index: -1})
 		return
 	}
 	s.reply(m, Reply{Results: results})
+	if waitAsked {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.awaitDecision(m, &evs[0], results[0].Seq, results[0].Duplicate, wait)
+		}()
+	}
 }
 
-func (s *Service) decode(m *nats.Msg, token string, control bool) ([]events.Event, *refusal) {
+// validReply reports whether a request's reply subject may be answered:
+// an inbox (natsutil.IsInbox), of the Vigil form on agent and runtime
+// subjects, whose connections all have one.
+func validReply(reply string, class *subjectClass) bool {
+	if !natsutil.IsInbox(reply) {
+		return false
+	}
+	if class.ownInbox {
+		tok, _, _ := strings.Cut(strings.TrimPrefix(reply, natsutil.InboxRoot+"."), ".")
+		return natsutil.ValidInboxToken(tok)
+	}
+	return true
+}
+
+// decode decodes and checks a request's events; stamped[i] says the
+// service gave event i its time (the producer sent none).
+func (s *Service) decode(m *nats.Msg, token string, class *subjectClass) (evs []events.Event, stamped []bool, _ *refusal) {
 	if len(m.Data) == 0 {
-		return nil, &refusal{reason: "empty body: send one event, a msgpack array or JSON lines", index: -1}
+		return nil, nil, &refusal{reason: "empty body: send one event, a msgpack array or JSON lines", index: -1}
 	}
 	ct := ""
 	if m.Header != nil {
 		ct = strings.ToLower(strings.TrimSpace(m.Header.Get(HeaderContentType)))
 	}
-	var evs []events.Event
 	var err error
 	switch {
 	case strings.HasPrefix(ct, ContentTypeJSON), strings.HasPrefix(ct, ContentTypeJSONL),
@@ -306,37 +403,36 @@ func (s *Service) decode(m *nats.Msg, token string, control bool) ([]events.Even
 			evs = []events.Event{ev}
 		}
 	default:
-		return nil, &refusal{reason: fmt.Sprintf("content type %q: use %s, %s or %s", ct, ContentTypeMsgpack, ContentTypeJSON, ContentTypeJSONL), index: -1}
+		return nil, nil, &refusal{reason: fmt.Sprintf("content type %q: use %s, %s or %s", ct, ContentTypeMsgpack, ContentTypeJSON, ContentTypeJSONL), index: -1}
 	}
 	if err != nil {
-		return nil, &refusal{reason: err.Error(), index: -1}
+		return nil, nil, &refusal{reason: err.Error(), index: -1}
 	}
 	if len(evs) == 0 {
-		return nil, &refusal{reason: "empty batch", index: -1}
+		return nil, nil, &refusal{reason: "empty batch", index: -1}
 	}
 	if len(evs) > s.cfg.MaxBatch {
-		return nil, &refusal{reason: fmt.Sprintf("batch of %d events is over the limit of %d; split it", len(evs), s.cfg.MaxBatch), index: -1}
+		return nil, nil, &refusal{reason: fmt.Sprintf("batch of %d events is over the limit of %d; split it", len(evs), s.cfg.MaxBatch), index: -1}
 	}
 	now := s.cfg.Now().UTC()
-	origin := events.OriginAgent
-	if control {
-		origin = events.OriginAdmin
-	}
+	stamped = make([]bool, len(evs))
+	origin := class.origin
 	for i := range evs {
 		ev := &evs[i]
-		if ev.Kind.IsControl() && !control {
-			return nil, &refusal{
-				reason:  fmt.Sprintf("event %d: kind %q is a control kind and agents may not send it; send it on %s<conversation> with approver or admin credentials", i, ev.Kind, events.IngestControlPrefix),
+		if !class.allows(ev.Kind) && ev.Kind.IsKnown() {
+			return nil, nil, &refusal{
+				reason:  fmt.Sprintf("event %d: kind %q may not be sent on %s<conversation>; send it on %s<conversation> with credentials that may", i, ev.Kind, class.prefix, ingestPrefixFor(ev.Kind)),
 				index:   i,
 				eventID: ev.ID,
-				alert:   true,
+				tainted: taint(ev),
+				alert:   ev.Kind.IsControl() || class.origin == events.OriginApprover,
 			}
 		}
 		if token != events.GlobalScope {
 			if ev.Conversation == "" {
 				ev.Conversation = token
 			} else if ev.Conversation != token {
-				return nil, &refusal{reason: fmt.Sprintf("event %d: conversation %q does not match the subject's %q", i, ev.Conversation, token), index: i, eventID: ev.ID}
+				return nil, nil, &refusal{reason: fmt.Sprintf("event %d: conversation %q does not match the subject's %q", i, ev.Conversation, token), index: i, eventID: ev.ID, tainted: taint(ev)}
 			}
 		}
 		if ev.ID == "" {
@@ -344,10 +440,11 @@ func (s *Service) decode(m *nats.Msg, token string, control bool) ([]events.Even
 		}
 		if ev.Time.IsZero() {
 			ev.Time = now
+			stamped[i] = true
 		}
 		ev.Origin = origin
 		if err := ev.Validate(); err != nil {
-			return nil, &refusal{reason: fmt.Sprintf("event %d (%s): %v", i, ev.ID, err), index: i, eventID: ev.ID}
+			return nil, nil, &refusal{reason: fmt.Sprintf("event %d (%s): %v", i, ev.ID, err), index: i, eventID: ev.ID, tainted: taint(ev)}
 		}
 		if ev.Kind == events.KindConfig && s.cfg.CheckConfig != nil {
 			cfg, err := events.DataAs[events.Config](ev)
@@ -355,11 +452,11 @@ func (s *Service) decode(m *nats.Msg, token string, control bool) ([]events.Even
 				err = s.cfg.CheckConfig(cfg)
 			}
 			if err != nil {
-				return nil, &refusal{reason: fmt.Sprintf("event %d (%s): config refused, nothing stored: %v", i, ev.ID, err), index: i, eventID: ev.ID}
+				return nil, nil, &refusal{reason: fmt.Sprintf("event %d (%s): config refused, nothing stored: %v", i, ev.ID, err), index: i, eventID: ev.ID, tainted: taint(ev)}
 			}
 		}
 	}
-	return evs, nil
+	return evs, stamped, nil
 }
 
 func isMsgpackArray(b byte) bool { return b&0xf0 == 0x90 || b == 0xdc || b == 0xdd }
@@ -390,21 +487,17 @@ func decodeJSONLines(b []byte) ([]events.Event, error) {
 
 // store redacts and publishes evs in order and waits for every ack,
 // retrying through cluster hiccups (the ids make retries idempotent).
-func (s *Service) store(evs []events.Event) ([]Result, error) {
+func (s *Service) store(evs []events.Event, stamped []bool) ([]Result, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.AckTimeout)
 	defer cancel()
 	msgs := make([]*nats.Msg, len(evs))
 	for i := range evs {
-		ev := evs[i]
-		if box := s.redactor.Load(); box != nil && box.r != nil {
-			ev, _ = box.r.RedactEvent(&evs[i])
-		}
-		body, err := ev.MarshalMsgpack()
+		body, err := s.encode(&evs[i])
 		if err != nil {
 			return nil, err
 		}
-		msg := &nats.Msg{Subject: events.LogSubject(ev.Conversation), Data: body, Header: nats.Header{}}
-		msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
+		msg := &nats.Msg{Subject: events.LogSubject(evs[i].Conversation), Data: body, Header: nats.Header{}}
+		msg.Header.Set(jetstream.MsgIDHeader, evs[i].ID)
 		msgs[i] = msg
 	}
 	var acks []*jetstream.PubAck
@@ -422,8 +515,17 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 	}
 	results := make([]Result, len(evs))
 	for i, ack := range acks {
+		if ack.Duplicate {
+			if err := s.checkSame(ctx, &evs[i], stamped[i], msgs[i].Data, ack.Sequence); err != nil {
+				var conflict *idConflictError
+				if errors.As(err, &conflict) {
+					conflict.index = i
+				}
+				return nil, err
+			}
+		}
 		results[i] = Result{ID: evs[i].ID, Seq: ack.Sequence, Duplicate: ack.Duplicate}
-		if evs[i].Kind == events.KindConfig {
+		if evs[i].Kind == events.KindConfig && !ack.Duplicate {
 			// Tell every ingest instance (best-effort, like the watch it
 			// feeds): their redaction follows the config in force.
 			if err := s.cfg.Conn.Publish(events.SubjectConfigStored, msgs[i].Data); err != nil {
@@ -434,17 +536,129 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 	return results, nil
 }
 
+// encode redacts ev and encodes it as it is stored.
+func (s *Service) encode(ev *events.Event) ([]byte, error) {
+	red := *ev
+	if box := s.redactor.Load(); box != nil && box.r != nil {
+		red, _ = box.r.RedactEvent(ev)
+	}
+	return red.MarshalMsgpack()
+}
+
+// idConflictError: an event's id is already stored with other content.
+type idConflictError struct {
+	id    string
+	seq   uint64
+	index int
+}
+
+func (e *idConflictError) Error() string {
+	return fmt.Sprintf("event %d: its id is already stored with different content (an id names one event; retries must resend the same event): give this event a new id; nothing of it was stored", e.index)
+}
+
+// checkSame checks that a duplicate (an id JetStream already holds) is the
+// same event as the one stored at seq: an id is the producer's claim, and
+// a retry is the only honest reason to send one twice. An event whose
+// time the service stamped is compared with the stored event's time.
+func (s *Service) checkSame(ctx context.Context, ev *events.Event, stamped bool, body []byte, seq uint64) error {
+	stored, err := s.storedAt(ctx, seq)
+	if err != nil {
+		return fmt.Errorf("event %s: check the stored copy at log seq %d: %w", ev.ID, seq, err)
+	}
+	if stamped {
+		prev, err := events.DecodeMsgpack(stored)
+		if err != nil {
+			return &idConflictError{id: ev.ID, seq: seq}
+		}
+		again := *ev
+		again.Time = prev.Time
+		if body, err = s.encode(&again); err != nil {
+			return err
+		}
+	}
+	if !bytes.Equal(body, stored) {
+		return &idConflictError{id: ev.ID, seq: seq}
+	}
+	return nil
+}
+
+// storedAt returns the stored bytes of the VIGIL_LOG record at seq.
+func (s *Service) storedAt(ctx context.Context, seq uint64) ([]byte, error) {
+	st, err := s.cfg.JS.Stream(ctx, events.StreamLog)
+	if err != nil {
+		return nil, err
+	}
+	m, err := st.GetMsg(ctx, seq)
+	if err != nil {
+		return nil, err
+	}
+	return m.Data, nil
+}
+
+// ingestPrefixFor names the subject family an event of kind k belongs on.
+func ingestPrefixFor(k events.Kind) string {
+	return strings.TrimSuffix(events.IngestSubjectFor(k, "x"), "x")
+}
+
+// taint lists the values of ev a producer chose that a reason may quote.
+func taint(ev *events.Event) []string {
+	return []string{ev.ID, string(ev.Kind), ev.Conversation, ev.Agent}
+}
+
+// maxRecordedReason bounds a refusal reason as stored and logged.
+const maxRecordedReason = 1024
+
+// scrub makes a refusal reason fit to store and log: every value the
+// producer chose (tainted) is replaced by its digest, the rest goes
+// through the redaction step, and the result is bounded.
+func (s *Service) scrub(text string, tainted ...string) string {
+	for _, t := range tainted {
+		if len(t) >= 3 && !events.Kind(t).IsKnown() {
+			text = strings.ReplaceAll(text, t, digestOf(t))
+		}
+	}
+	if box := s.redactor.Load(); box != nil && box.r != nil {
+		ev := events.Event{Data: map[string]any{"reason": text}}
+		if red, _ := box.r.RedactEvent(&ev); red.Data != nil {
+			if r, ok := red.Data["reason"].(string); ok {
+				text = r
+			}
+		}
+	}
+	if len(text) > maxRecordedReason {
+		text = fmt.Sprintf("%s…[truncated: %d bytes in all]", strings.ToValidUTF8(text[:maxRecordedReason], ""), len(text))
+	}
+	return text
+}
+
+// digestOf stands for a producer-chosen value in what Vigil records.
+func digestOf(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return "<sha256:" + hex.EncodeToString(sum[:6]) + ">"
+}
+
 func (s *Service) refuse(m *nats.Msg, r *refusal) {
 	sum := sha256.Sum256(m.Data)
+	token := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	ct := ""
+	if m.Header != nil {
+		ct = m.Header.Get(HeaderContentType)
+	}
+	recorded := s.scrub(r.reason, append([]string{r.eventID, token, ct}, r.tainted...)...)
+	subject := strings.TrimSuffix(m.Subject, token) + digestOf(token)
+	eventID := ""
+	if r.eventID != "" {
+		eventID = digestOf(r.eventID)
+	}
 	dl := events.DeadLetter{
-		Reason:  r.reason,
-		Subject: m.Subject,
+		Reason:  recorded,
+		Subject: subject,
 		Digest:  "sha256:" + hex.EncodeToString(sum[:]),
 		Size:    len(m.Data),
-		EventID: r.eventID,
+		EventID: eventID,
 		Time:    s.cfg.Now().UTC().Format(time.RFC3339Nano),
 	}
-	s.cfg.Logger.Warn("ingest: refused", "subject", m.Subject, "reason", r.reason, "digest", dl.Digest, "size", dl.Size)
+	s.cfg.Logger.Warn("ingest: refused", "subject", subject, "reason", recorded, "digest", dl.Digest, "size", dl.Size)
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.AckTimeout)
 	defer cancel()
 	id := "dlq:" + dl.Digest
@@ -456,7 +670,7 @@ func (s *Service) refuse(m *nats.Msg, r *refusal) {
 		}
 	}
 	if r.alert {
-		a := events.Alert{Severity: "high", Reason: r.reason, EventID: r.eventID, Subject: m.Subject}
+		a := events.Alert{Severity: "high", Reason: recorded, EventID: eventID, Subject: subject}
 		d := events.Derived{V: events.CurrentVersion, ID: "ingest:" + dl.Digest, Kind: events.KindAlert, Time: dl.Time, Data: a}
 		if body, err := d.Marshal(); err == nil {
 			msg := &nats.Msg{Subject: events.SubjectAlert, Data: body, Header: nats.Header{}}
@@ -466,7 +680,9 @@ func (s *Service) refuse(m *nats.Msg, r *refusal) {
 			}
 		}
 	}
-	s.reply(m, Reply{Error: r.reason, Index: r.index})
+	if !r.noReply {
+		s.reply(m, Reply{Error: r.reason, Index: r.index})
+	}
 }
 
 func (s *Service) reply(m *nats.Msg, r Reply) {

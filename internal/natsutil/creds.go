@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 )
@@ -17,17 +16,19 @@ import (
 // Role is a NATS identity with a fixed set of permissions.
 type Role string
 
-// Roles. Agents may only send agent events; approvers send control events
-// and read the streams; admins and the service itself may do anything.
+// Roles. Agents may only send agent events; the runtime also says where a
+// conversation runs; approvers send verdicts and read the streams; admins
+// and the service itself may do anything. docs/security.md has the matrix.
 const (
 	RoleAgent    Role = "agent"
+	RoleRuntime  Role = "runtime"
 	RoleApprover Role = "approver"
 	RoleAdmin    Role = "admin"
 	RoleService  Role = "service"
 )
 
 // Roles lists every role, in the order credentials are generated.
-var Roles = []Role{RoleAgent, RoleApprover, RoleAdmin, RoleService}
+var Roles = []Role{RoleAgent, RoleRuntime, RoleApprover, RoleAdmin, RoleService}
 
 // CredsDir is where role seeds live, inside the data directory.
 func CredsDir(dataDir string) string { return filepath.Join(dataDir, "creds") }
@@ -114,46 +115,6 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 	return writeFileAtomic(path, data, mode)
 }
 
-// Permissions returns the NATS permissions of a role.
-func Permissions(r Role) *server.Permissions {
-	switch r {
-	case RoleAgent:
-		return &server.Permissions{
-			Publish: &server.SubjectPermission{Allow: []string{
-				"vigil.ingest.agent.>", "vigil.api.agent.>",
-			}},
-			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "vigil.gate.>"}},
-		}
-	case RoleApprover:
-		return &server.Permissions{
-			Publish: &server.SubjectPermission{Allow: []string{
-				"vigil.ingest.control.>", "vigil.api.>",
-				"$JS.API.INFO", "$JS.API.STREAM.INFO.*", "$JS.API.STREAM.NAMES",
-				"$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.>",
-				"$JS.API.CONSUMER.CREATE.>", "$JS.API.CONSUMER.INFO.>",
-				"$JS.API.CONSUMER.DELETE.>", "$JS.API.CONSUMER.MSG.NEXT.>",
-				"$JS.ACK.>", "$JS.FC.>",
-			}},
-			Subscribe: &server.SubjectPermission{Allow: []string{"_INBOX.>", "vigil.>"}},
-		}
-	default: // admin, service
-		return nil
-	}
-}
-
-// ServerUsers returns the nkey users of the server for the given role keys.
-func ServerUsers(pubs map[Role]string) []*server.NkeyUser {
-	users := make([]*server.NkeyUser, 0, len(pubs))
-	for _, r := range Roles {
-		pub, ok := pubs[r]
-		if !ok {
-			continue
-		}
-		users = append(users, &server.NkeyUser{Nkey: pub, Permissions: Permissions(r)})
-	}
-	return users
-}
-
 // CredsOption returns the nats.Option that authenticates with a credentials
 // file: a NATS .creds file (JWT and seed), or a bare nkey seed file as
 // `vigil serve` writes them.
@@ -172,11 +133,3 @@ func CredsOption(path string) (nats.Option, error) {
 	return opt, nil
 }
 
-// RoleOptions are the connection options a role's own tools use (its
-// inbox prefix; see InboxPrefix).
-func RoleOptions(r Role) []nats.Option {
-	return []nats.Option{nats.CustomInboxPrefix(InboxPrefix(r))}
-}
-
-// InboxPrefix is the reply-inbox prefix of a role's connections.
-func InboxPrefix(r Role) string { return "_INBOX" }

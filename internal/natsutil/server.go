@@ -48,8 +48,9 @@ type ServerConfig struct {
 	Durability Durability
 	// SyncInterval applies to DurabilityInterval; zero means 2 minutes.
 	SyncInterval time.Duration
-	// Users are the nkey users; nil means no authentication (tests only).
-	Users []*server.NkeyUser
+	// Auth authenticates clients (NewAuthenticator); nil means no
+	// authentication (tests only).
+	Auth server.Authentication
 	// MaxPayload bounds one message; zero means DefaultMaxPayload.
 	MaxPayload int32
 	// ServerName names the server; it must be unique in a cluster.
@@ -100,7 +101,10 @@ func StartServer(cfg ServerConfig) (*server.Server, error) {
 		NoSigs:             true,
 		MaxPayload:         cfg.MaxPayload,
 		JetStreamMaxMemory: 256 << 20,
-		Nkeys:              cfg.Users,
+	}
+	if cfg.Auth != nil {
+		opts.CustomClientAuthentication = cfg.Auth
+		opts.AlwaysEnableNonce = true // clients sign it with their nkey
 	}
 	if opts.MaxPayload == 0 {
 		opts.MaxPayload = DefaultMaxPayload
@@ -185,6 +189,7 @@ func ConnectInProcess(s *server.Server, seedFile, name string, extra ...nats.Opt
 			return nil, err
 		}
 		opts = append(opts, o)
+		opts = append(opts, InboxOptions()...)
 	}
 	opts = append(opts, extra...)
 	nc, err := nats.Connect("", opts...)

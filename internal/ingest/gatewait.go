@@ -1,0 +1,273 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+)
+
+// HeaderWaitDecision, on a request holding one action, asks the service
+// to answer with the gate's decision too: after the stored reply, it
+// sends on the same reply inbox a WaitReply with the gate's request (if
+// the action waits for a person) and then one with the decision, or one
+// with WaitError when the wait (the header's value, a Go duration, at
+// most MaxDecisionWait) runs out. This is how agents learn decisions: they
+// may not subscribe to the gate subjects, which carry every
+// conversation's decisions.
+const HeaderWaitDecision = "Vigil-Wait-Decision"
+
+// MaxDecisionWait bounds one wait for a decision.
+const MaxDecisionWait = 10 * time.Minute
+
+// maxWaits bounds the waits for decisions held at once.
+const maxWaits = 10000
+
+// recentDecisions is how many gate outputs the watcher remembers, so a
+// decision published before its waiter registered is still found.
+const recentDecisions = 1 << 15
+
+// WaitReply is a message after the stored reply of a request that asked
+// for its decision.
+type WaitReply struct {
+	Requested *events.GateRequested `json:"requested,omitempty"`
+	Decided   *events.GateDecided   `json:"decided,omitempty"`
+	// WaitError says why no decision came (the wait ran out, too many
+	// waits): the caller must treat the action as denied.
+	WaitError string `json:"wait_error,omitempty"`
+}
+
+// decisionWatcher follows the gate subjects and hands each action's gate
+// outputs to whoever waits for them, by the action's log sequence (never
+// by the producer-chosen id: the log position is what was decided).
+type decisionWatcher struct {
+	js    jsReader
+	mu    sync.Mutex
+	waits map[uint64][]chan events.Derived
+	// recent gate outputs by action log seq, oldest evicted first.
+	recent map[uint64][]events.Derived
+	ring   []uint64
+	next   int
+	active int
+	sub    *nats.Subscription
+}
+
+// jsReader reads the derived stream for decisions older than the watcher.
+type jsReader func(ctx context.Context, conv string, seq uint64, fn func(events.Derived) bool) error
+
+func newDecisionWatcher(nc *nats.Conn, read jsReader) (*decisionWatcher, error) {
+	w := &decisionWatcher{js: read, waits: map[uint64][]chan events.Derived{},
+		recent: map[uint64][]events.Derived{}, ring: make([]uint64, recentDecisions)}
+	sub, err := nc.Subscribe(events.GatePrefix+"*", w.onMsg)
+	if err != nil {
+		return nil, err
+	}
+	if err := sub.SetPendingLimits(-1, 256<<20); err != nil {
+		sub.Unsubscribe()
+		return nil, err
+	}
+	w.sub = sub
+	return w, nil
+}
+
+func (w *decisionWatcher) onMsg(m *nats.Msg) {
+	d, err := events.DecodeDerived(m.Data)
+	if err != nil || (d.Kind != events.KindGateDecided && d.Kind != events.KindGateRequested) {
+		return
+	}
+	seq := actionSeq(&d)
+	if seq == 0 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.recent[seq]; !ok {
+		if old := w.ring[w.next]; old != 0 {
+			delete(w.recent, old)
+		}
+		w.ring[w.next] = seq
+		w.next = (w.next + 1) % len(w.ring)
+	}
+	w.recent[seq] = append(w.recent[seq], d)
+	for _, ch := range w.waits[seq] {
+		select {
+		case ch <- d:
+		default:
+		}
+	}
+}
+
+// actionSeq is the log seq of the action a gate output is about.
+func actionSeq(d *events.Derived) uint64 {
+	m, ok := d.Data.(map[string]any)
+	if !ok {
+		return 0
+	}
+	switch v := m["log_seq"].(type) {
+	case uint64:
+		return v
+	case int64:
+		if v > 0 {
+			return uint64(v)
+		}
+	}
+	return 0
+}
+
+// errTooManyWaits: the service holds maxWaits waits already.
+var errTooManyWaits = errors.New("too many actions are waiting for decisions on this node; wait and ask again")
+
+// wait registers a wait for the action at seq and returns its channel,
+// primed with what is already known.
+func (w *decisionWatcher) wait(seq uint64) (chan events.Derived, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.active >= maxWaits {
+		return nil, errTooManyWaits
+	}
+	w.active++
+	ch := make(chan events.Derived, 8)
+	for _, d := range w.recent[seq] {
+		ch <- d
+	}
+	w.waits[seq] = append(w.waits[seq], ch)
+	return ch, nil
+}
+
+func (w *decisionWatcher) done(seq uint64, ch chan events.Derived) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.active--
+	ws := w.waits[seq]
+	for i := range ws {
+		if ws[i] == ch {
+			ws = append(ws[:i], ws[i+1:]...)
+			break
+		}
+	}
+	if len(ws) == 0 {
+		delete(w.waits, seq)
+	} else {
+		w.waits[seq] = ws
+	}
+}
+
+func (w *decisionWatcher) stop() {
+	if w.sub != nil {
+		w.sub.Unsubscribe()
+	}
+}
+
+// parseWait reads HeaderWaitDecision; ok is false when absent.
+func parseWait(m *nats.Msg) (time.Duration, bool, error) {
+	if m.Header == nil {
+		return 0, false, nil
+	}
+	v := m.Header.Get(HeaderWaitDecision)
+	if v == "" {
+		return 0, false, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		if ms, err2 := strconv.Atoi(v); err2 == nil {
+			d, err = time.Duration(ms)*time.Millisecond, nil
+		}
+	}
+	if err != nil || d <= 0 {
+		return 0, true, errors.New("header " + HeaderWaitDecision + ": give a positive duration such as 50s")
+	}
+	return min(d, MaxDecisionWait), true, nil
+}
+
+// awaitDecision sends the gate's request and decision on the action
+// stored at seq to the request's reply inbox, waiting at most d. It runs
+// outside the worker pool: a long wait holds no worker.
+func (s *Service) awaitDecision(m *nats.Msg, ev *events.Event, seq uint64, duplicate bool, d time.Duration) {
+	send := func(r WaitReply) {
+		b, err := json.Marshal(r)
+		if err == nil {
+			err = m.Respond(b)
+		}
+		if err != nil {
+			s.cfg.Logger.Warn("ingest: decision not sent", "err", err)
+		}
+	}
+	ch, err := s.decisions.wait(seq)
+	if err != nil {
+		send(WaitReply{WaitError: err.Error()})
+		return
+	}
+	defer s.decisions.done(seq, ch)
+	ctx, cancel := context.WithTimeout(s.waitCtx, d)
+	defer cancel()
+	if duplicate {
+		// A retry: the decision may be older than the watcher's memory.
+		go s.decisions.js(ctx, ev.Conversation, seq, func(d events.Derived) bool {
+			select {
+			case ch <- d:
+			default:
+			}
+			return d.Kind == events.KindGateDecided
+		})
+	}
+	requested := false
+	for {
+		select {
+		case out := <-ch:
+			switch out.Kind {
+			case events.KindGateRequested:
+				if requested {
+					continue
+				}
+				r, err := events.DerivedDataAs[events.GateRequested](&out)
+				if err != nil || r.LogSeq != seq {
+					continue
+				}
+				requested = true
+				send(WaitReply{Requested: &r})
+			case events.KindGateDecided:
+				gd, err := events.DerivedDataAs[events.GateDecided](&out)
+				if err != nil || gd.LogSeq != seq {
+					continue
+				}
+				send(WaitReply{Decided: &gd})
+				return
+			}
+		case <-ctx.Done():
+			send(WaitReply{WaitError: "no decision within " + d.String() + " (denied: fail closed)"})
+			return
+		}
+	}
+}
+
+// readDecisions is the jsReader of a service: it reads the conversation's
+// gate subject in VIGIL_DERIVED for outputs about the action at seq.
+func readDecisions(js jetstream.JetStream) jsReader {
+	return func(ctx context.Context, conv string, seq uint64, fn func(events.Derived) bool) error {
+		errFound := errors.New("found")
+		err := natsutil.ReadStream(ctx, js, natsutil.ReadOptions{
+			Stream: events.StreamDerived, Subjects: []string{events.GateSubject(conv)},
+		}, func(r natsutil.RawRecord) error {
+			d, err := events.DecodeDerived(r.Data)
+			if err != nil || actionSeq(&d) != seq {
+				return nil
+			}
+			if fn(d) {
+				return errFound
+			}
+			return nil
+		})
+		if errors.Is(err, errFound) {
+			return nil
+		}
+		return err
+	}
+}

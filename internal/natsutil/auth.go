@@ -1,0 +1,214 @@
+package natsutil
+
+import (
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/base64"
+	"log/slog"
+	"strings"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nkeys"
+)
+
+// Every connection of a role with permissions may subscribe to one inbox
+// subtree only: _INBOX.<token>.>, where token is a random value the
+// connection declares when it connects (as its CONNECT user name, beside
+// its nkey). Replies and JetStream deliveries to one connection therefore
+// never reach another connection of the same credential: an agent that
+// subscribes to _INBOX.> or to another token's inbox is refused by the
+// server, and it cannot learn another connection's token (it sees no
+// other connection's traffic). This is what "per-connection inbox
+// prefixes" means with credentials that many agents share; NATS's static
+// nkey permissions cannot express it, so the embedded server
+// authenticates clients through Authenticator.
+
+// InboxRoot is the first token of every reply inbox.
+const InboxRoot = "_INBOX"
+
+// inboxTokenLen is the length of a connection's inbox token (base32 of
+// 20 random bytes: 160 bits, never guessed).
+const inboxTokenLen = 32
+
+// NewInboxToken returns a fresh random inbox token.
+func NewInboxToken() string {
+	var b [20]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("natsutil: no randomness: " + err.Error())
+	}
+	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])
+}
+
+// ValidInboxToken reports whether tok can be a connection's inbox token.
+func ValidInboxToken(tok string) bool {
+	if len(tok) != inboxTokenLen {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if !(c >= 'A' && c <= 'Z' || c >= '2' && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
+
+// RoleOptions are the connection options every tool of a role uses (see
+// InboxOptions); today they are the same for every role.
+func RoleOptions(Role) []nats.Option { return InboxOptions() }
+
+// InboxOptions give a connection a fresh inbox token, declared to the
+// server and used as its inbox prefix. Every Vigil connection that
+// authenticates uses them; roles with no restrictions (admin, service)
+// harmlessly so.
+func InboxOptions() []nats.Option {
+	tok := NewInboxToken()
+	return []nats.Option{
+		nats.CustomInboxPrefix(InboxRoot + "." + tok),
+		func(o *nats.Options) error { o.User = tok; return nil },
+	}
+}
+
+// Permissions returns the NATS permissions of a role for a connection
+// whose inbox token is tok ("" grants no inbox at all). Admin and service
+// have no restrictions (nil).
+//
+// What each role needs, and nothing more (docs/security.md):
+//   - agent: request on its agent ingest subjects; replies on its inbox.
+//   - runtime: the agent subjects and the runtime subjects.
+//   - approver: verdicts on the approval subjects; read the streams
+//     (stream info, message get, ordered consumers that deliver to its
+//     inbox); follow gate requests, decisions, risk and alerts live. Not:
+//     configs, raw ingest requests, the ingest queue group, consumer
+//     deletion or durable consumers, stream changes.
+func Permissions(r Role, tok string) *server.Permissions {
+	var inbox []string
+	if tok != "" {
+		inbox = []string{InboxRoot + "." + tok + ".>"}
+	}
+	switch r {
+	case RoleAgent:
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{"vigil.ingest.agent.*"}},
+			Subscribe: &server.SubjectPermission{Allow: nonEmpty(inbox)},
+		}
+	case RoleRuntime:
+		return &server.Permissions{
+			Publish:   &server.SubjectPermission{Allow: []string{"vigil.ingest.agent.*", "vigil.ingest.runtime.*"}},
+			Subscribe: &server.SubjectPermission{Allow: nonEmpty(inbox)},
+		}
+	case RoleApprover:
+		return &server.Permissions{
+			Publish: &server.SubjectPermission{
+				Allow: []string{
+					"vigil.ingest.approval.*",
+					"$JS.API.INFO", "$JS.API.STREAM.INFO.*", "$JS.API.STREAM.NAMES",
+					"$JS.API.STREAM.MSG.GET.*", "$JS.API.DIRECT.GET.>",
+					"$JS.API.CONSUMER.CREATE.*.*", "$JS.API.CONSUMER.CREATE.*.*.>",
+					"$JS.API.CONSUMER.INFO.*.*", "$JS.API.CONSUMER.MSG.NEXT.*.*",
+					"$JS.ACK.>", "$JS.FC.>",
+				},
+			},
+			Subscribe: &server.SubjectPermission{Allow: append(nonEmpty(inbox),
+				"vigil.gate.*", "vigil.risk.*", "vigil.alert", "vigil.audit.checkpoint")},
+		}
+	default: // admin, service
+		return nil
+	}
+}
+
+// nonEmpty keeps a permission list from being empty, which NATS reads as
+// "everything": a connection with no inbox may subscribe to nothing.
+func nonEmpty(l []string) []string {
+	if len(l) == 0 {
+		return []string{InboxRoot + ".none.none"}
+	}
+	return l
+}
+
+// Authenticator authenticates the embedded server's clients: an nkey
+// signature over the server's nonce proves the role, and the connection
+// gets that role's permissions for the inbox token it declared (see
+// RoleOptions). It replaces nats-server's static nkey users, which cannot
+// give two connections of one credential different inboxes.
+type Authenticator struct {
+	roles  map[string]Role // public key → role
+	logger *slog.Logger
+}
+
+// NewAuthenticator returns an authenticator for the role public keys.
+func NewAuthenticator(pubs map[Role]string, logger *slog.Logger) *Authenticator {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	a := &Authenticator{roles: make(map[string]Role, len(pubs)), logger: logger}
+	for r, pub := range pubs {
+		a.roles[pub] = r
+	}
+	return a
+}
+
+// Check implements server.Authentication.
+func (a *Authenticator) Check(c server.ClientAuthentication) bool {
+	if c.Kind() != server.CLIENT {
+		return false
+	}
+	o := c.GetOpts()
+	role, ok := a.roles[o.Nkey]
+	if !ok || o.Sig == "" {
+		a.logger.Warn("nats: connection refused: unknown credential", "remote", remote(c))
+		return false
+	}
+	sig, err := base64.RawURLEncoding.DecodeString(o.Sig)
+	if err != nil {
+		if sig, err = base64.StdEncoding.DecodeString(o.Sig); err != nil {
+			return false
+		}
+	}
+	kp, err := nkeys.FromPublicKey(o.Nkey)
+	if err != nil || kp.Verify(c.GetNonce(), sig) != nil {
+		a.logger.Warn("nats: connection refused: bad signature", "role", role, "remote", remote(c))
+		return false
+	}
+	tok := ""
+	if ValidInboxToken(o.Username) {
+		tok = o.Username
+	}
+	c.RegisterUser(&server.User{Username: string(role), Permissions: Permissions(role, tok)})
+	return true
+}
+
+func remote(c server.ClientAuthentication) string {
+	if a := c.RemoteAddress(); a != nil {
+		return a.String()
+	}
+	return "in-process"
+}
+
+// IsInbox reports whether subj is a reply inbox a Vigil client could own:
+// _INBOX.<token>.<rest> with a valid token, and no wildcard anywhere.
+func IsInbox(subj string) bool {
+	rest, ok := strings.CutPrefix(subj, InboxRoot+".")
+	if !ok || strings.ContainsAny(subj, "*> \t\r\n") {
+		return false
+	}
+	tok, tail, ok := strings.Cut(rest, ".")
+	return ok && tail != "" && (ValidInboxToken(tok) || isNUID(tok))
+}
+
+// isNUID reports whether tok is a NATS NUID (22 base62 characters): the
+// default inbox token of a client that set no prefix (admin tools, other
+// NATS clients with admin or service credentials).
+func isNUID(tok string) bool {
+	if len(tok) != 22 {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
