@@ -37,7 +37,7 @@ type Event struct {
 	// before origins existed, or tests) counts as OriginAgent.
 	Origin Origin
 	Time   time.Time
-	Data         map[string]any
+	Data   map[string]any
 	// Redactions lists what the ingest service's redaction step removed:
 	// the rule and the JSON path, never the secret.
 	Redactions []Redaction

@@ -132,4 +132,3 @@ func CredsOption(path string) (nats.Option, error) {
 	}
 	return opt, nil
 }
-
