@@ -330,7 +330,7 @@ func (s *Service) handle(m *nats.Msg) {
 		return
 	}
 	token := m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
-	evs, stamped, ref := s.decode(m, token, class)
+	evs, ref := s.decode(m, token, class)
 	if ref != nil {
 		s.refuse(m, ref)
 		return
@@ -344,7 +344,7 @@ func (s *Service) handle(m *nats.Msg) {
 		s.refuse(m, &refusal{reason: "header " + HeaderWaitDecision + " needs a request with exactly one action and a reply inbox", index: -1})
 		return
 	}
-	results, err := s.store(evs, stamped)
+	results, err := s.store(evs)
 	if err != nil {
 		var conflict *idConflictError
 		if errors.As(err, &conflict) {
@@ -379,11 +379,10 @@ func validReply(reply string, class *subjectClass) bool {
 	return true
 }
 
-// decode decodes and checks a request's events; stamped[i] says the
-// service gave event i its time (the producer sent none).
-func (s *Service) decode(m *nats.Msg, token string, class *subjectClass) (evs []events.Event, stamped []bool, _ *refusal) {
+// decode decodes and checks a request's events.
+func (s *Service) decode(m *nats.Msg, token string, class *subjectClass) (evs []events.Event, _ *refusal) {
 	if len(m.Data) == 0 {
-		return nil, nil, &refusal{reason: "empty body: send one event, a msgpack array or JSON lines", index: -1}
+		return nil, &refusal{reason: "empty body: send one event, a msgpack array or JSON lines", index: -1}
 	}
 	ct := ""
 	if m.Header != nil {
@@ -403,24 +402,23 @@ func (s *Service) decode(m *nats.Msg, token string, class *subjectClass) (evs []
 			evs = []events.Event{ev}
 		}
 	default:
-		return nil, nil, &refusal{reason: fmt.Sprintf("content type %q: use %s, %s or %s", ct, ContentTypeMsgpack, ContentTypeJSON, ContentTypeJSONL), index: -1}
+		return nil, &refusal{reason: fmt.Sprintf("content type %q: use %s, %s or %s", ct, ContentTypeMsgpack, ContentTypeJSON, ContentTypeJSONL), index: -1}
 	}
 	if err != nil {
-		return nil, nil, &refusal{reason: err.Error(), index: -1}
+		return nil, &refusal{reason: err.Error(), index: -1}
 	}
 	if len(evs) == 0 {
-		return nil, nil, &refusal{reason: "empty batch", index: -1}
+		return nil, &refusal{reason: "empty batch", index: -1}
 	}
 	if len(evs) > s.cfg.MaxBatch {
-		return nil, nil, &refusal{reason: fmt.Sprintf("batch of %d events is over the limit of %d; split it", len(evs), s.cfg.MaxBatch), index: -1}
+		return nil, &refusal{reason: fmt.Sprintf("batch of %d events is over the limit of %d; split it", len(evs), s.cfg.MaxBatch), index: -1}
 	}
 	now := s.cfg.Now().UTC()
-	stamped = make([]bool, len(evs))
 	origin := class.origin
 	for i := range evs {
 		ev := &evs[i]
 		if !class.allows(ev.Kind) && ev.Kind.IsKnown() {
-			return nil, nil, &refusal{
+			return nil, &refusal{
 				reason:  fmt.Sprintf("event %d: kind %q may not be sent on %s<conversation>; send it on %s<conversation> with credentials that may", i, ev.Kind, class.prefix, ingestPrefixFor(ev.Kind)),
 				index:   i,
 				eventID: ev.ID,
@@ -432,7 +430,7 @@ func (s *Service) decode(m *nats.Msg, token string, class *subjectClass) (evs []
 			if ev.Conversation == "" {
 				ev.Conversation = token
 			} else if ev.Conversation != token {
-				return nil, nil, &refusal{reason: fmt.Sprintf("event %d: conversation %q does not match the subject's %q", i, ev.Conversation, token), index: i, eventID: ev.ID, tainted: taint(ev)}
+				return nil, &refusal{reason: fmt.Sprintf("event %d: conversation %q does not match the subject's %q", i, ev.Conversation, token), index: i, eventID: ev.ID, tainted: taint(ev)}
 			}
 		}
 		if ev.ID == "" {
@@ -440,11 +438,10 @@ func (s *Service) decode(m *nats.Msg, token string, class *subjectClass) (evs []
 		}
 		if ev.Time.IsZero() {
 			ev.Time = now
-			stamped[i] = true
 		}
 		ev.Origin = origin
 		if err := ev.Validate(); err != nil {
-			return nil, nil, &refusal{reason: fmt.Sprintf("event %d (%s): %v", i, ev.ID, err), index: i, eventID: ev.ID, tainted: taint(ev)}
+			return nil, &refusal{reason: fmt.Sprintf("event %d (%s): %v", i, ev.ID, err), index: i, eventID: ev.ID, tainted: taint(ev)}
 		}
 		if ev.Kind == events.KindConfig && s.cfg.CheckConfig != nil {
 			cfg, err := events.DataAs[events.Config](ev)
@@ -452,11 +449,11 @@ func (s *Service) decode(m *nats.Msg, token string, class *subjectClass) (evs []
 				err = s.cfg.CheckConfig(cfg)
 			}
 			if err != nil {
-				return nil, nil, &refusal{reason: fmt.Sprintf("event %d (%s): config refused, nothing stored: %v", i, ev.ID, err), index: i, eventID: ev.ID, tainted: taint(ev)}
+				return nil, &refusal{reason: fmt.Sprintf("event %d (%s): config refused, nothing stored: %v", i, ev.ID, err), index: i, eventID: ev.ID, tainted: taint(ev)}
 			}
 		}
 	}
-	return evs, stamped, nil
+	return evs, nil
 }
 
 func isMsgpackArray(b byte) bool { return b&0xf0 == 0x90 || b == 0xdc || b == 0xdd }
@@ -487,7 +484,7 @@ func decodeJSONLines(b []byte) ([]events.Event, error) {
 
 // store redacts and publishes evs in order and waits for every ack,
 // retrying through cluster hiccups (the ids make retries idempotent).
-func (s *Service) store(evs []events.Event, stamped []bool) ([]Result, error) {
+func (s *Service) store(evs []events.Event) ([]Result, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.AckTimeout)
 	defer cancel()
 	msgs := make([]*nats.Msg, len(evs))
@@ -516,7 +513,7 @@ func (s *Service) store(evs []events.Event, stamped []bool) ([]Result, error) {
 	results := make([]Result, len(evs))
 	for i, ack := range acks {
 		if ack.Duplicate {
-			if err := s.checkSame(ctx, &evs[i], stamped[i], msgs[i].Data, ack.Sequence); err != nil {
+			if err := s.checkSame(ctx, &evs[i], msgs[i].Data, ack.Sequence); err != nil {
 				var conflict *idConflictError
 				if errors.As(err, &conflict) {
 					conflict.index = i
@@ -558,23 +555,25 @@ func (e *idConflictError) Error() string {
 
 // checkSame checks that a duplicate (an id JetStream already holds) is the
 // same event as the one stored at seq: an id is the producer's claim, and
-// a retry is the only honest reason to send one twice. An event whose
-// time the service stamped is compared with the stored event's time.
-func (s *Service) checkSame(ctx context.Context, ev *events.Event, stamped bool, body []byte, seq uint64) error {
+// a retry is the only honest reason to send one twice. The time is not
+// compared (a retry may be rebuilt with a new one, or the service stamped
+// it): the stored event's time stands.
+func (s *Service) checkSame(ctx context.Context, ev *events.Event, body []byte, seq uint64) error {
 	stored, err := s.storedAt(ctx, seq)
 	if err != nil {
 		return fmt.Errorf("event %s: check the stored copy at log seq %d: %w", ev.ID, seq, err)
 	}
-	if stamped {
-		prev, err := events.DecodeMsgpack(stored)
-		if err != nil {
-			return &idConflictError{id: ev.ID, seq: seq}
-		}
-		again := *ev
-		again.Time = prev.Time
-		if body, err = s.encode(&again); err != nil {
-			return err
-		}
+	if bytes.Equal(body, stored) {
+		return nil
+	}
+	prev, err := events.DecodeMsgpack(stored)
+	if err != nil {
+		return &idConflictError{id: ev.ID, seq: seq}
+	}
+	again := *ev
+	again.Time = prev.Time
+	if body, err = s.encode(&again); err != nil {
+		return err
 	}
 	if !bytes.Equal(body, stored) {
 		return &idConflictError{id: ev.ID, seq: seq}

@@ -82,7 +82,10 @@ func InboxOptions() []nats.Option {
 //     inbox); follow gate requests, decisions, risk and alerts live. Not:
 //     configs, raw ingest requests, the ingest queue group, consumer
 //     deletion or durable consumers, stream changes.
-func Permissions(r Role, tok string) *server.Permissions {
+//
+// protected names durable consumers of VIGIL_LOG (the node's driver) that
+// no approver may create, change or delete.
+func Permissions(r Role, tok string, protected ...string) *server.Permissions {
 	var inbox []string
 	if tok != "" {
 		inbox = []string{InboxRoot + "." + tok + ".>"}
@@ -99,7 +102,7 @@ func Permissions(r Role, tok string) *server.Permissions {
 			Subscribe: &server.SubjectPermission{Allow: nonEmpty(inbox)},
 		}
 	case RoleApprover:
-		return &server.Permissions{
+		p := &server.Permissions{
 			Publish: &server.SubjectPermission{
 				Allow: []string{
 					"vigil.ingest.approval.*",
@@ -113,6 +116,12 @@ func Permissions(r Role, tok string) *server.Permissions {
 			Subscribe: &server.SubjectPermission{Allow: append(nonEmpty(inbox),
 				"vigil.gate.*", "vigil.risk.*", "vigil.alert", "vigil.audit.checkpoint")},
 		}
+		for _, name := range protected {
+			p.Publish.Deny = append(p.Publish.Deny,
+				"$JS.API.CONSUMER.CREATE.*."+name, "$JS.API.CONSUMER.CREATE.*."+name+".>",
+				"$JS.API.CONSUMER.INFO.*."+name)
+		}
+		return p
 	default: // admin, service
 		return nil
 	}
@@ -133,16 +142,18 @@ func nonEmpty(l []string) []string {
 // RoleOptions). It replaces nats-server's static nkey users, which cannot
 // give two connections of one credential different inboxes.
 type Authenticator struct {
-	roles  map[string]Role // public key → role
-	logger *slog.Logger
+	roles     map[string]Role // public key → role
+	protected []string
+	logger    *slog.Logger
 }
 
-// NewAuthenticator returns an authenticator for the role public keys.
-func NewAuthenticator(pubs map[Role]string, logger *slog.Logger) *Authenticator {
+// NewAuthenticator returns an authenticator for the role public keys;
+// protected names the node's own durable consumers (see Permissions).
+func NewAuthenticator(pubs map[Role]string, logger *slog.Logger, protected ...string) *Authenticator {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	a := &Authenticator{roles: make(map[string]Role, len(pubs)), logger: logger}
+	a := &Authenticator{roles: make(map[string]Role, len(pubs)), logger: logger, protected: protected}
 	for r, pub := range pubs {
 		a.roles[pub] = r
 	}
@@ -175,7 +186,7 @@ func (a *Authenticator) Check(c server.ClientAuthentication) bool {
 	if ValidInboxToken(o.Username) {
 		tok = o.Username
 	}
-	c.RegisterUser(&server.User{Username: string(role), Permissions: Permissions(role, tok)})
+	c.RegisterUser(&server.User{Username: string(role), Permissions: Permissions(role, tok, a.protected...)})
 	return true
 }
 
