@@ -186,7 +186,7 @@ func TestEnsureStreamsEnablesAtomicPublishOnExistingStreams(t *testing.T) {
 		}
 	}
 	old := logMsgs("old", 3, 0)
-	p := &Publisher{JS: n.js}
+	p := &Publisher{JS: n.js, MinAtomicBatch: 2}
 	if _, err := p.PublishBatch(ctx, old); !errors.Is(err, ErrAtomicDisabled) {
 		t.Fatalf("batch into a stream without atomic publish: %v, want ErrAtomicDisabled", err)
 	}
@@ -403,23 +403,39 @@ func TestPublishBatchRetriedIsStoredOnce(t *testing.T) {
 }
 
 // Every attempt's ack is lost (an attempt timeout shorter than any
-// answer): the publisher resends the batch until ctx ends; the stream holds
-// it once, in order, and a later resend is answered as duplicates.
-func TestPublishBatchLostAcksStoreOnce(t *testing.T) {
+// answer): the publisher resends until ctx ends; the stream holds each
+// message once, in order, and a resend completes the batch in order.
+func TestPublishLostAcksStoreOnceInOrder(t *testing.T) {
 	n := startTestNode(t, nodeOpts{})
-	for _, f := range []string{"PublishBatch", "PublishAll"} {
+	for _, f := range []string{"PublishBatch", "PublishAll/atomic", "PublishAll/onebyone"} {
 		t.Run(f, func(t *testing.T) {
-			lossy := &Publisher{JS: n.js, AttemptTimeout: time.Nanosecond}
+			lossy := &Publisher{JS: n.js, AttemptTimeout: time.Nanosecond, MinAtomicBatch: 2}
+			publish := lossy.PublishBatch
+			switch f {
+			case "PublishAll/atomic":
+				publish = lossy.PublishAll
+			case "PublishAll/onebyone":
+				// An attempt that expires before it is sent sends nothing:
+				// give each publish just the time to go out.
+				lossy.AttemptTimeout = 30 * time.Microsecond
+				lossy.MinAtomicBatch = MaxBatchMessages + 1
+				publish = lossy.PublishAll
+			}
 			msgs := logMsgs("lost"+f, 20, 50)
 			before := stored(t, n.js, events.StreamLog)
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
-			publish := lossy.PublishBatch
-			if f == "PublishAll" {
-				publish = lossy.PublishAll
-			}
-			if _, err := publish(ctx, msgs); !errors.Is(err, context.DeadlineExceeded) {
+			if _, err := publish(ctx, msgs); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("err = %v, want the deadline", err)
+			}
+			got := stored(t, n.js, events.StreamLog)[len(before):]
+			t.Logf("stored while every ack was lost: %d of %d", len(got), len(msgs))
+			if f == "PublishAll/onebyone" {
+				// A prefix, in order.
+				sameIDs(t, "log after lost acks", got, ids(msgs)[:len(got)])
+			} else {
+				// The whole batch, once.
+				sameIDs(t, "log after lost acks", got, ids(msgs))
 			}
 			p := &Publisher{JS: n.js}
 			acks, err := p.PublishBatch(ctxT(t), msgs)
@@ -427,8 +443,8 @@ func TestPublishBatchLostAcksStoreOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i, a := range acks {
-				if !a.Duplicate {
-					t.Fatalf("ack %d is not a duplicate: the lost attempts stored nothing?", i)
+				if a.Duplicate != (i < len(got)) {
+					t.Fatalf("ack %d: duplicate=%v with %d stored before", i, a.Duplicate, len(got))
 				}
 			}
 			checkAcks(t, n.js, events.StreamLog, msgs, acks)
@@ -498,6 +514,7 @@ func TestPublishOrderSurvivesServerRestart(t *testing.T) {
 	n := startTestNode(t, nodeOpts{listen: addr})
 	logs := &countingHandler{}
 	p := &Publisher{JS: n.js, AttemptTimeout: 500 * time.Millisecond, Logger: slog.New(logs)}
+	oneByOne := &Publisher{JS: n.js, AttemptTimeout: 500 * time.Millisecond, Logger: slog.New(logs), MinAtomicBatch: MaxBatchMessages + 1}
 	ctx := ctxT(t)
 
 	const rounds, size = 40, 50
@@ -508,8 +525,11 @@ func TestPublishOrderSurvivesServerRestart(t *testing.T) {
 		for r := range rounds {
 			msgs := logMsgs("round"+strconv.Itoa(r), size, 100)
 			publish := p.PublishBatch
-			if r%2 == 1 {
-				publish = p.PublishAll
+			switch r % 3 {
+			case 1:
+				publish = p.PublishAll // atomic chunks
+			case 2:
+				publish = oneByOne.PublishAll
 			}
 			acks, err := publish(ctx, msgs)
 			if err != nil {
@@ -551,7 +571,7 @@ func TestPublishOrderSurvivesServerRestart(t *testing.T) {
 func TestPublishAllAcrossStreams(t *testing.T) {
 	n := startTestNode(t, nodeOpts{})
 	ctx := ctxT(t)
-	p := &Publisher{JS: n.js}
+	p := &Publisher{JS: n.js, MinAtomicBatch: 2}
 	msgs := logMsgs("x", 4, 20)
 	msgs[1].Subject = events.SubjectAlert
 	if _, err := p.PublishBatch(ctx, msgs); !errors.Is(err, ErrBatchIncomplete) {

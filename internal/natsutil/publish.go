@@ -1,6 +1,7 @@
 package natsutil
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,12 +29,25 @@ type Publisher struct {
 	// AckWait is kept for callers that set it; the publisher no longer
 	// publishes asynchronously (see PublishAll), so it is unused.
 	AckWait time.Duration
-	Logger  *slog.Logger
+	// MinAtomicBatch is the fewest messages PublishAll sends as one atomic
+	// batch; fewer are stored one at a time. Zero means
+	// DefaultMinAtomicBatch.
+	MinAtomicBatch int
+	Logger         *slog.Logger
 
 	// batchMu keeps the messages of one atomic batch contiguous on the
 	// connection.
 	batchMu sync.Mutex
 }
+
+// DefaultMinAtomicBatch is where PublishAll switches from one message at a
+// time to atomic batches. On a single-replica file stream an atomic batch
+// costs a fixed 6–15 ms on this project's machines (nats-server stages it in
+// a file store of its own, created, fsynced and deleted per batch), one
+// message at a time ~0.04 ms (interval) or ~0.5–1 ms (fsync) per message:
+// with fsync on every write, the default, batches win from about 25
+// messages (BenchmarkPublishSizes in batch_bench_test.go).
+const DefaultMinAtomicBatch = 32
 
 // errCodeMsgIDInProcess is nats-server's JSStreamDuplicateMessageConflict
 // ("duplicate message id is in process"); nats.go has no name for it.
@@ -109,19 +123,21 @@ func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, first error) (*jet
 }
 
 // PublishAll stores msgs in order and returns their acks in the same order.
-// Unlike PublishBatch it takes any number of messages, and a stream without
-// atomic publish; in exchange it is all or nothing only per chunk of
-// MaxBatchMessages messages.
+// It guarantees the order, not atomicity: use PublishBatch for all or
+// nothing. It takes any number of messages, and streams without atomic
+// publish.
 //
-// The stream stores msgs in their order whatever fails: each chunk is one
-// atomic batch (see PublishBatch), sent only once the previous chunk is
-// acknowledged; where a chunk cannot be atomic (the stream does not allow
-// it, a message of it is already stored, it spans streams) its messages are
-// stored one at a time, each acknowledged before the next is sent. A failure
-// after a prefix was stored returns a *PartialError naming that prefix;
-// resending all msgs with the same ids resumes in order, the stored prefix
-// answered as duplicates. Messages are checked with CheckBatch first: one
-// over the max payload refuses the whole call before anything is stored.
+// The stream stores msgs in their order whatever fails. Fewer than
+// MinAtomicBatch messages are stored one at a time, each acknowledged before
+// the next is sent; more are sent in chunks of at most MaxBatchMessages, each
+// one atomic batch (see PublishBatch) sent once the previous one is
+// acknowledged, or one at a time where a chunk cannot be atomic (the stream
+// does not allow it, some of its ids are stored, it spans streams). The
+// messages are first checked with CheckBatch: one over the max payload
+// refuses the whole call before anything is stored. A failure after a prefix
+// was stored returns a *PartialError naming that prefix; resending all msgs
+// with the same ids resumes in order, the stored prefix answered as
+// duplicates.
 //
 // It no longer pipelines asynchronous publishes: when one of them is lost
 // (a reconnect drops it in flight, a leader election refuses it) the later
@@ -142,7 +158,13 @@ func (p *Publisher) PublishAll(ctx context.Context, msgs []*nats.Msg) ([]*jetstr
 	acks := make([]*jetstream.PubAck, 0, len(msgs))
 	for i := 0; i < len(msgs); i += MaxBatchMessages {
 		chunk := msgs[i:min(i+MaxBatchMessages, len(msgs))]
-		a, err := p.publishOrdered(ctx, chunk, true)
+		var a []*jetstream.PubAck
+		var err error
+		if minAtomic := cmp.Or(p.MinAtomicBatch, DefaultMinAtomicBatch); len(chunk) < minAtomic {
+			a, err = p.inOrder(ctx, chunk)
+		} else {
+			a, err = p.publishOrdered(ctx, chunk, true)
+		}
 		if err != nil {
 			var pe *PartialError
 			if errors.As(err, &pe) {
