@@ -417,9 +417,13 @@ func (s *Service) decode(m *nats.Msg, token string, class *subjectClass) (evs []
 	origin := class.origin
 	for i := range evs {
 		ev := &evs[i]
-		if !class.allows(ev.Kind) && ev.Kind.IsKnown() {
+		if !class.allows(ev.Kind) && ev.Kind.Loggable() {
+			what := fmt.Sprintf("kind %q may not be sent on %s<conversation>", ev.Kind, class.prefix)
+			if ev.Kind.IsControl() && !class.origin.Trusted() {
+				what = fmt.Sprintf("kind %q is a control kind and agents may not send it", ev.Kind)
+			}
 			return nil, &refusal{
-				reason:  fmt.Sprintf("event %d: kind %q may not be sent on %s<conversation>; send it on %s<conversation> with credentials that may", i, ev.Kind, class.prefix, ingestPrefixFor(ev.Kind)),
+				reason:  fmt.Sprintf("event %d: %s; send it on %s<conversation> with %s credentials", i, what, ingestPrefixFor(ev.Kind), rolesFor(ev.Kind)),
 				index:   i,
 				eventID: ev.ID,
 				tainted: taint(ev),
@@ -604,6 +608,17 @@ func taint(ev *events.Event) []string {
 	return []string{ev.ID, string(ev.Kind), ev.Conversation, ev.Agent}
 }
 
+// rolesFor names the roles that may send kind k.
+func rolesFor(k events.Kind) string {
+	switch {
+	case !k.IsControl():
+		return "agent, runtime or admin"
+	case k.IsVerdict():
+		return "approver or admin"
+	}
+	return "admin"
+}
+
 // maxRecordedReason bounds a refusal reason as stored and logged.
 const maxRecordedReason = 1024
 
@@ -629,6 +644,10 @@ func (s *Service) scrub(text string, tainted ...string) string {
 	}
 	return text
 }
+
+// Digest is how a value a producer chose (an id, a conversation) stands
+// in what the ingest service records about a refusal: "<sha256:12 hex>".
+func Digest(v string) string { return digestOf(v) }
 
 // digestOf stands for a producer-chosen value in what Vigil records.
 func digestOf(v string) string {
