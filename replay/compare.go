@@ -174,8 +174,10 @@ type Difference struct {
 }
 
 // ignoredPrefixes are ids of derived messages that no fold produces: the
-// ingest service's alerts and dead letters.
-var ignoredPrefixes = []string{"ingest:", "dlq:"}
+// ingest service's alerts and dead letters, and the live driver's own
+// alerts (a consumer changed under it, records missing from the log, an
+// output the stream refused; see internal/driver).
+var ignoredPrefixes = []string{"ingest:", "dlq:", "driver:"}
 
 func ignoredID(id string) bool {
 	for _, p := range ignoredPrefixes {

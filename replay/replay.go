@@ -134,7 +134,8 @@ type Report struct {
 	Differences []Difference `json:"differences,omitempty"`
 	// Duplicates counts recorded outputs stored twice with the same bytes
 	// (a republish after the dedup window: harmless). Ignored counts
-	// recorded messages no fold produces (the ingest service's).
+	// recorded messages no fold produces (the ingest service's, and the
+	// live driver's own alerts).
 	Duplicates uint64        `json:"duplicates,omitempty"`
 	Ignored    uint64        `json:"ignored,omitempty"`
 	WhatIf     *WhatIfReport `json:"what_if,omitempty"`

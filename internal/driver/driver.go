@@ -11,6 +11,34 @@
 // right after the checkpoint and goes live. Because outputs are
 // deterministic and deduplicated by id, a crash between publishing and
 // acknowledging only republishes identical outputs.
+//
+// # One record never stops it
+//
+// Every output is bounded by processors.FeedRecord (the same in replay), and
+// a processor that panics yields an alert; an output JetStream still
+// refuses for good (over the stream's size limit, a bad subject) is
+// replaced by an alert "driver:refused:<output id>" and the driver goes
+// on, live as at warm-up. Only ctx, a closed connection or a failing Sink
+// stop Run, and then with an error.
+//
+// # No record is skipped
+//
+// Each delivered log sequence must be exactly one more than the last one
+// folded: acknowledging a later record (AckAll) would otherwise hide a gap
+// (deliveries lost when a consumer's leader dies). On a gap the driver asks
+// the stream for the first record it holds after the last one folded: if
+// that record exists, the consumer is re-created to start from it; if
+// records are absent from VIGIL_LOG (which refuses deletes, so this is
+// tampering or loss), it publishes an alert "driver:<durable>:missing:<from>-<to>"
+// and folds on. Warm-up checks the same.
+//
+// # Its consumer is checked
+//
+// Every Config.CheckInterval the driver reads its durable consumer back: a
+// consumer deleted, paused or changed (filter, deliver or ack policy …)
+// under it by anyone holding an admin credential raises an alert
+// "driver:<durable>:consumer:<n>" on vigil.alert and is re-created from
+// the record after the last one folded.
 package driver
 
 import (
@@ -18,8 +46,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -58,6 +90,12 @@ type Config struct {
 	// retried until stored (see natsutil.Publisher): they carry their id,
 	// so a retry is always safe.
 	PublishTimeout time.Duration
+	// CheckInterval is how often the driver checks its durable consumer
+	// still has the config it created; zero means 2s, negative never.
+	CheckInterval time.Duration
+	// Now is the clock of the driver's own alerts; nil means time.Now.
+	// (The folds read no clock; the driver may.)
+	Now func() time.Time
 }
 
 // Driver runs one processor live.
@@ -70,6 +108,8 @@ type Driver struct {
 	ready chan struct{}
 	// checkpointed is the last log sequence acknowledged (the checkpoint).
 	checkpointed atomic.Uint64
+	// consumerAlerts counts the consumer alerts raised (owned by Run).
+	consumerAlerts int
 }
 
 // New validates cfg.
@@ -86,6 +126,12 @@ func New(cfg Config) (*Driver, error) {
 	if cfg.MaxBatch == 0 {
 		cfg.MaxBatch = 512
 	}
+	if cfg.CheckInterval == 0 {
+		cfg.CheckInterval = 2 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	pub := &natsutil.Publisher{JS: cfg.JS, AttemptTimeout: cfg.PublishTimeout, AckWait: cfg.PublishTimeout, Logger: cfg.Logger}
 	return &Driver{cfg: cfg, pub: pub, ready: make(chan struct{})}, nil
 }
@@ -96,10 +142,11 @@ func (d *Driver) Ready() <-chan struct{} { return d.ready }
 // Checkpointed returns the last checkpointed log sequence seen so far.
 func (d *Driver) Checkpointed() uint64 { return d.checkpointed.Load() }
 
-// Run drives the processor until ctx is done. It returns nil on a clean stop.
+// Run drives the processor until ctx is done. It returns nil on a clean
+// stop, and an error only when it cannot go on at all (see the package doc).
 func (d *Driver) Run(ctx context.Context) error {
 	js := d.cfg.JS
-	log := d.cfg.Logger.With("processor", d.cfg.Processor.Name(), "durable", d.cfg.Durable)
+	log := d.log()
 	st, err := js.Stream(ctx, events.StreamLog)
 	if err != nil {
 		return fmt.Errorf("driver: %w", err)
@@ -111,48 +158,28 @@ func (d *Driver) Run(ctx context.Context) error {
 			return fmt.Errorf("driver: consumer %s: %w", d.cfg.Durable, err)
 		}
 		floor = info.AckFloor.Stream
+		// It was ours when this node stopped; say so if someone changed it since.
+		if diff := consumerDiff(d.consumerConfig(info.Config.OptStartSeq), info.Config, false); diff != "" {
+			d.consumerAlert(ctx, "was changed while the node was down: "+diff, floor+1)
+		}
 		if err := st.DeleteConsumer(ctx, d.cfg.Durable); err != nil {
 			return fmt.Errorf("driver: reset consumer %s: %w", d.cfg.Durable, err)
 		}
 	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return fmt.Errorf("driver: consumer %s: %w", d.cfg.Durable, err)
 	}
-	sinkPos := floor
-	if d.cfg.Sink != nil {
-		sinkPos = d.cfg.Sink.Position()
-	}
-	// Warm up: rebuild the fold state from the prefix, publishing nothing.
 	if floor > 0 {
-		var pending []Applied
-		err := natsutil.ReadStream(ctx, js, natsutil.ReadOptions{Stream: events.StreamLog, To: floor}, func(r natsutil.RawRecord) error {
-			rec, outs := processors.Feed(d.cfg.Processor, r.Seq, r.Subject, r.Data)
-			if d.cfg.Sink != nil && r.Seq > sinkPos {
-				pending = append(pending, Applied{Record: rec, Outputs: outs})
-				if len(pending) >= d.cfg.MaxBatch {
-					if err := d.cfg.Sink.Apply(pending); err != nil {
-						return err
-					}
-					pending = pending[:0]
-				}
+		if err := d.warmUp(ctx, floor); err != nil {
+			if ctx.Err() != nil {
+				return nil
 			}
-			return nil
-		})
-		if err != nil {
-			return fmt.Errorf("driver: warm-up to %d: %w", floor, err)
+			return err
 		}
-		if len(pending) > 0 {
-			if err := d.cfg.Sink.Apply(pending); err != nil {
-				return fmt.Errorf("driver: warm-up sink: %w", err)
-			}
-		}
-		d.checkpointed.Store(floor)
-		log.Info("driver warmed up", "checkpoint", floor)
+		log.Info("driver warmed up", "checkpoint", floor, "folded", d.folded)
 	}
-	d.folded = floor
 	close(d.ready)
-	next := floor + 1
 	for {
-		err := d.consume(ctx, st, next)
+		err := d.consume(ctx, st, d.folded+1)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -161,11 +188,15 @@ func (d *Driver) Run(ctx context.Context) error {
 			return fatal.err
 		}
 		// The consumer was lost (its stream leader moved, the server
-		// restarted under us): re-create it right after the last record
-		// folded. The fold state covers exactly the records before it, so
-		// nothing is skipped and nothing is folded twice.
-		next = d.folded + 1
-		log.Warn("driver: consumer lost; re-creating it", "from", next, "err", err)
+		// restarted under us), changed under us, or skipped records:
+		// re-create it right after the last record folded. The fold state
+		// covers exactly the records before it, so nothing is skipped and
+		// nothing is folded twice.
+		if errors.Is(err, errRecreate) {
+			log.Warn("driver: re-creating the consumer", "from", d.folded+1, "reason", err)
+			continue
+		}
+		log.Warn("driver: consumer lost; re-creating it", "from", d.folded+1, "err", err)
 		select {
 		case <-ctx.Done():
 			return nil
@@ -174,19 +205,104 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 }
 
-// fatalError is an error the driver must stop on (an output the stream
-// refuses for good), as opposed to a lost consumer, which it re-creates.
+func (d *Driver) log() *slog.Logger {
+	return d.cfg.Logger.With("processor", d.cfg.Processor.Name(), "durable", d.cfg.Durable)
+}
+
+// fatalError is an error the driver must stop on (a closed connection, a
+// failing sink), as opposed to a lost consumer, which it re-creates.
 type fatalError struct{ err error }
 
 func (e *fatalError) Error() string { return e.err.Error() }
 
-// consume (re)creates the durable consumer starting at from and folds what
-// it delivers until ctx is done or the consumer fails.
-func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) error {
-	if err := st.DeleteConsumer(ctx, d.cfg.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return fmt.Errorf("driver: reset consumer %s: %w", d.cfg.Durable, err)
+func (e *fatalError) Unwrap() error { return e.err }
+
+// errRecreate asks Run to re-create the consumer at once (a gap, a
+// consumer changed under the driver).
+var errRecreate = errors.New("driver: consumer to re-create")
+
+// warmUpAttempts bounds the reads of the log prefix at start (a read fails
+// on a lost connection or a leader election, and resumes where it was).
+const warmUpAttempts = 5
+
+// warmUp rebuilds the fold state from the log prefix up to floor,
+// publishing nothing but the alerts for records missing from the log.
+func (d *Driver) warmUp(ctx context.Context, floor uint64) error {
+	log := d.log()
+	sinkPos := floor
+	if d.cfg.Sink != nil {
+		sinkPos = d.cfg.Sink.Position()
 	}
-	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+	var pending []Applied
+	var sinkErr error
+	apply := func() error {
+		if len(pending) == 0 {
+			return nil
+		}
+		if err := d.cfg.Sink.Apply(pending); err != nil {
+			sinkErr = fmt.Errorf("driver: warm-up sink: %w", err)
+			return sinkErr
+		}
+		pending = pending[:0]
+		return nil
+	}
+	backoff := 100 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := natsutil.ReadStream(ctx, d.cfg.JS, natsutil.ReadOptions{Stream: events.StreamLog, From: d.folded + 1, To: floor}, func(r natsutil.RawRecord) error {
+			if r.Seq <= d.folded || r.Seq > floor {
+				return nil
+			}
+			if r.Seq > d.folded+1 {
+				// The ordered consumer skips nothing the stream holds:
+				// these records are not in the log.
+				d.missingAlert(ctx, d.folded+1, r.Seq-1)
+			}
+			rec, outs := processors.Feed(d.cfg.Processor, r.Seq, r.Subject, r.Data)
+			d.folded = r.Seq
+			if d.cfg.Sink != nil && r.Seq > sinkPos {
+				pending = append(pending, Applied{Record: rec, Outputs: outs})
+				if len(pending) >= d.cfg.MaxBatch {
+					return apply()
+				}
+			}
+			return nil
+		})
+		if err == nil {
+			err = apply()
+		}
+		if err == nil {
+			break
+		}
+		if sinkErr != nil {
+			return sinkErr
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if attempt == warmUpAttempts {
+			return fmt.Errorf("driver: warm-up to %d (folded %d): %w", floor, d.folded, err)
+		}
+		log.Warn("driver: warm-up read failed; resuming", "folded", d.folded, "checkpoint", floor, "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff *= 2
+	}
+	if d.folded < floor {
+		// The checkpoint is past the end of the log: its last records are gone.
+		d.missingAlert(ctx, d.folded+1, floor)
+		d.folded = floor
+	}
+	d.checkpointed.Store(floor)
+	return nil
+}
+
+// consumerConfig is the durable consumer the driver reads the log with,
+// starting at from.
+func (d *Driver) consumerConfig(from uint64) jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
 		Durable:       d.cfg.Durable,
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:   from,
@@ -194,9 +310,85 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 		AckWait:       time.Minute,
 		MaxAckPending: 100000,
 		MaxDeliver:    -1,
-	})
+	}
+}
+
+// consumerDiff names what differs between the consumer the driver wants
+// (or created: the server's own rendering of it) and the one the stream
+// has; "" when nothing that matters does. With exact false, only the
+// fields the driver sets itself are compared (the server fills others
+// with its defaults), and the start sequence is not.
+func consumerDiff(want, got jetstream.ConsumerConfig, exact bool) string {
+	var diffs []string
+	add := func(what string, g, w any) {
+		diffs = append(diffs, fmt.Sprintf("%s %v (want %v)", what, g, w))
+	}
+	if got.FilterSubject != want.FilterSubject {
+		add("filter subject", strconv.Quote(got.FilterSubject), strconv.Quote(want.FilterSubject))
+	}
+	if !slices.Equal(got.FilterSubjects, want.FilterSubjects) {
+		add("filter subjects", got.FilterSubjects, want.FilterSubjects)
+	}
+	if got.DeliverPolicy != want.DeliverPolicy {
+		add("deliver policy", got.DeliverPolicy, want.DeliverPolicy)
+	}
+	if exact && got.OptStartSeq != want.OptStartSeq {
+		add("start sequence", got.OptStartSeq, want.OptStartSeq)
+	}
+	if got.OptStartTime != nil {
+		add("start time", got.OptStartTime, "none")
+	}
+	if got.AckPolicy != want.AckPolicy {
+		add("ack policy", got.AckPolicy, want.AckPolicy)
+	}
+	if got.AckWait != want.AckWait {
+		add("ack wait", got.AckWait, want.AckWait)
+	}
+	if got.MaxDeliver != want.MaxDeliver {
+		add("max deliver", got.MaxDeliver, want.MaxDeliver)
+	}
+	if got.MaxAckPending != want.MaxAckPending {
+		add("max ack pending", got.MaxAckPending, want.MaxAckPending)
+	}
+	if got.HeadersOnly != want.HeadersOnly {
+		add("headers only", got.HeadersOnly, want.HeadersOnly)
+	}
+	if got.PauseUntil != nil && !got.PauseUntil.IsZero() {
+		add("paused until", got.PauseUntil.UTC().Format(time.RFC3339), "not paused")
+	}
+	if exact {
+		if got.MaxWaiting != want.MaxWaiting {
+			add("max waiting", got.MaxWaiting, want.MaxWaiting)
+		}
+		if got.MaxRequestBatch != want.MaxRequestBatch {
+			add("max request batch", got.MaxRequestBatch, want.MaxRequestBatch)
+		}
+		if got.MaxRequestMaxBytes != want.MaxRequestMaxBytes {
+			add("max request bytes", got.MaxRequestMaxBytes, want.MaxRequestMaxBytes)
+		}
+		if got.MaxRequestExpires != want.MaxRequestExpires {
+			add("max request expiry", got.MaxRequestExpires, want.MaxRequestExpires)
+		}
+		if got.InactiveThreshold != want.InactiveThreshold {
+			add("inactive threshold", got.InactiveThreshold, want.InactiveThreshold)
+		}
+	}
+	return strings.Join(diffs, ", ")
+}
+
+// consume (re)creates the durable consumer starting at from and folds what
+// it delivers until ctx is done or the consumer fails.
+func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) error {
+	if err := st.DeleteConsumer(ctx, d.cfg.Durable); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("driver: reset consumer %s: %w", d.cfg.Durable, err)
+	}
+	cons, err := st.CreateOrUpdateConsumer(ctx, d.consumerConfig(from))
 	if err != nil {
 		return fmt.Errorf("driver: create consumer %s: %w", d.cfg.Durable, err)
+	}
+	created := d.consumerConfig(from)
+	if ci := cons.CachedInfo(); ci != nil {
+		created = ci.Config
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(2 * d.cfg.MaxBatch))
 	if err != nil {
@@ -225,6 +417,12 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 		for range msgs { // let the reader goroutine exit
 		}
 	}()
+	var check <-chan time.Time
+	if d.cfg.CheckInterval > 0 {
+		t := time.NewTicker(d.cfg.CheckInterval)
+		defer t.Stop()
+		check = t.C
+	}
 	d.cfg.Logger.Info("driver live", "processor", d.cfg.Processor.Name(), "from", from)
 	batch := make([]jetstream.Msg, 0, d.cfg.MaxBatch)
 	for {
@@ -232,7 +430,16 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-check:
+			if err := d.checkConsumer(ctx, cons, created); err != nil {
+				return err
+			}
+			continue
 		case err := <-readErr:
+			if errors.Is(err, jetstream.ErrConsumerDeleted) {
+				d.consumerAlert(ctx, "was deleted", d.folded+1)
+				return fmt.Errorf("%w: consumer deleted", errRecreate)
+			}
 			return fmt.Errorf("driver: consume: %w", err)
 		case m, ok := <-msgs:
 			if !ok {
@@ -252,54 +459,335 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 				break drain
 			}
 		}
-		if err := d.process(ctx, batch); err != nil {
+		if err := d.process(ctx, st, batch); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return &fatalError{err}
+			return err
 		}
 	}
 }
 
-func (d *Driver) process(ctx context.Context, batch []jetstream.Msg) error {
+// checkConsumer reads the consumer back and compares it with the one the
+// driver created. A consumer deleted or changed raises an alert and asks
+// for it to be re-created; a failed read (a leader election) is left to
+// the next check.
+func (d *Driver) checkConsumer(ctx context.Context, cons jetstream.Consumer, created jetstream.ConsumerConfig) error {
+	cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	info, err := cons.Info(cctx)
+	switch {
+	case errors.Is(err, jetstream.ErrConsumerNotFound):
+		d.consumerAlert(ctx, "was deleted", d.folded+1)
+		return fmt.Errorf("%w: consumer deleted", errRecreate)
+	case err != nil:
+		d.cfg.Logger.Debug("driver: consumer check failed; next time", "durable", d.cfg.Durable, "err", err)
+		return nil
+	}
+	diff := consumerDiff(created, info.Config, true)
+	if info.Paused {
+		diff = strings.TrimPrefix(diff+", paused", ", ")
+	}
+	if diff == "" {
+		return nil
+	}
+	d.consumerAlert(ctx, "was changed: "+diff, d.folded+1)
+	return fmt.Errorf("%w: consumer changed (%s)", errRecreate, diff)
+}
+
+// process folds a batch of delivered records in log order, stores their
+// outputs, hands them to the sink, and acknowledges the last one folded.
+// It stops at a gap it cannot fold across, after storing what came before
+// it, and returns errRecreate.
+func (d *Driver) process(ctx context.Context, st jetstream.Stream, batch []jetstream.Msg) error {
 	applied := make([]Applied, 0, len(batch))
-	var msgs []*nats.Msg
+	var ack jetstream.Msg // the last message at or below d.folded
+	var ackSeq uint64
+	var stop error
 	for _, m := range batch {
 		meta, err := m.Metadata()
 		if err != nil {
-			return fmt.Errorf("driver: metadata: %w", err)
+			stop = fmt.Errorf("driver: metadata: %w", err)
+			break
 		}
-		if meta.Sequence.Stream <= d.folded {
-			continue // redelivered after a consumer was re-created: already folded
-		}
-		rec, outs := processors.Feed(d.cfg.Processor, meta.Sequence.Stream, m.Subject(), m.Data())
-		d.folded = meta.Sequence.Stream
-		for _, o := range outs {
-			body, err := o.Event.Marshal()
+		seq := meta.Sequence.Stream
+		if seq > d.folded+1 {
+			fold, err := d.resolveGap(ctx, st, seq)
 			if err != nil {
-				return err
+				stop = err
+				break
 			}
-			msg := &nats.Msg{Subject: o.Subject, Data: body, Header: nats.Header{}}
-			msg.Header.Set(jetstream.MsgIDHeader, o.Event.ID)
-			msgs = append(msgs, msg)
+			if !fold {
+				stop = fmt.Errorf("%w: log seq %d delivered after %d", errRecreate, seq, d.folded)
+				break
+			}
 		}
+		if seq <= d.folded {
+			// Redelivered after a consumer was re-created: already folded.
+			ack, ackSeq = m, max(ackSeq, seq)
+			continue
+		}
+		rec, outs := processors.Feed(d.cfg.Processor, seq, m.Subject(), m.Data())
+		d.folded = seq
+		ack, ackSeq = m, seq
 		applied = append(applied, Applied{Record: rec, Outputs: outs})
 	}
-	if _, err := d.pub.PublishAll(ctx, msgs); err != nil {
-		return fmt.Errorf("driver: outputs of log seqs %d-%d not stored: %w", applied[0].Record.Seq, applied[len(applied)-1].Record.Seq, err)
-	}
-	if d.cfg.Sink != nil {
-		if err := d.cfg.Sink.Apply(applied); err != nil {
-			return fmt.Errorf("driver: sink: %w", err)
+	if len(applied) > 0 {
+		if err := d.store(ctx, applied); err != nil {
+			return err
+		}
+		if d.cfg.Sink != nil {
+			if err := d.cfg.Sink.Apply(applied); err != nil {
+				return &fatalError{fmt.Errorf("driver: sink: %w", err)}
+			}
 		}
 	}
-	last := batch[len(batch)-1]
-	if err := last.DoubleAck(ctx); err != nil {
-		// The next batch's ack (AckAll) covers this one; after a restart the
-		// warm-up re-derives anything unacknowledged, identically.
-		d.cfg.Logger.Warn("driver: checkpoint not confirmed", "err", err)
+	if ack != nil {
+		if err := ack.DoubleAck(ctx); err != nil {
+			// The next batch's ack (AckAll) covers this one; after a restart the
+			// warm-up re-derives anything unacknowledged, identically.
+			d.cfg.Logger.Warn("driver: checkpoint not confirmed", "err", err)
+		}
+		if len(applied) > 0 {
+			d.checkpointed.Store(ackSeq)
+		}
 	}
-	meta, _ := last.Metadata()
-	d.checkpointed.Store(meta.Sequence.Stream)
+	return stop
+}
+
+// gapPlan is what to do when log seq delivered arrives after folded, the
+// stream's first record after folded being firstStored: the records
+// missingFrom..missingTo are not in the stream (none when missingTo <
+// missingFrom), and fold says delivered is next once they are passed;
+// otherwise a record between exists but was not delivered, and the
+// consumer must be re-created.
+type gapPlan struct {
+	missingFrom, missingTo uint64
+	fold                   bool
+}
+
+func planGap(folded, delivered, firstStored uint64) gapPlan {
+	p := gapPlan{missingFrom: folded + 1}
+	if firstStored <= folded {
+		// Not an answer to "the first record after folded": ask again.
+		return p
+	}
+	p.missingTo = min(firstStored, delivered) - 1
+	p.fold = firstStored >= delivered
+	return p
+}
+
+// resolveGap handles log seq s delivered after d.folded+1 (see gapPlan):
+// it raises an alert for the records the stream does not hold, counts them
+// as folded, and reports whether s is next.
+func (d *Driver) resolveGap(ctx context.Context, st jetstream.Stream, s uint64) (bool, error) {
+	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	m, err := st.GetMsg(gctx, d.folded+1, jetstream.WithGetMsgSubject(events.LogPrefix+">"))
+	if err != nil {
+		return false, fmt.Errorf("driver: log seq %d delivered after %d; finding the next record: %w", s, d.folded, err)
+	}
+	p := planGap(d.folded, s, m.Sequence)
+	if p.missingTo >= p.missingFrom {
+		d.missingAlert(ctx, p.missingFrom, p.missingTo)
+		d.folded = p.missingTo
+	}
+	if !p.fold {
+		d.log().Warn("driver: records were not delivered; re-reading them", "from", d.folded+1, "delivered", s)
+	}
+	return p.fold, nil
+}
+
+// store publishes the outputs of applied in order. An output the stream
+// refuses for good is replaced by an alert (the sink still gets the fold's
+// outputs, as a replay would derive them); anything else is retried until
+// stored, ctx is done or the connection is closed.
+func (d *Driver) store(ctx context.Context, applied []Applied) error {
+	var msgs []*nats.Msg
+	var outs []*processors.Output
+	for i := range applied {
+		for j := range applied[i].Outputs {
+			o := &applied[i].Outputs[j]
+			msg, err := outputMsg(o)
+			if err != nil {
+				a := d.refusedAlert(o, 0, err)
+				if msg, err = outputMsg(&a); err != nil {
+					d.log().Error("driver: an output and its alert do not encode; dropped", "id", o.Event.ID, "err", err)
+					continue
+				}
+			}
+			msgs = append(msgs, msg)
+			outs = append(outs, o)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	_, err := d.pub.PublishAll(ctx, msgs)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	// Some output was not stored: publish them one by one (those stored
+	// already are acknowledged again as duplicates) to find which.
+	for i, msg := range msgs {
+		err := d.publishOne(ctx, msg)
+		if err == nil {
+			continue
+		}
+		var refused *refusedError
+		if !errors.As(err, &refused) {
+			return err
+		}
+		a := d.refusedAlert(outs[i], len(msg.Data), refused.err)
+		d.log().Error("driver: output refused by the stream; replaced by an alert", "id", outs[i].Event.ID, "seq", outs[i].Event.Seq, "bytes", len(msg.Data), "err", refused.err)
+		am, aerr := outputMsg(&a)
+		if aerr == nil {
+			aerr = d.publishOne(ctx, am)
+		}
+		if aerr != nil {
+			if !errors.As(aerr, &refused) {
+				return aerr
+			}
+			d.log().Error("driver: the alert for a refused output was refused too", "id", a.Event.ID, "err", aerr)
+		}
+	}
 	return nil
+}
+
+// refusedError is a publish the stream refused for good.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string { return e.err.Error() }
+
+// publishOne stores msg, retrying what may pass with time. It returns a
+// *refusedError for a message the stream will never take, a *fatalError
+// when the connection is closed, or ctx's error.
+func (d *Driver) publishOne(ctx context.Context, msg *nats.Msg) error {
+	backoff := 100 * time.Millisecond
+	for {
+		_, err := d.pub.Publish(ctx, msg)
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, nats.ErrConnectionClosed):
+			return &fatalError{fmt.Errorf("driver: publish %s: %w", msg.Header.Get(jetstream.MsgIDHeader), err)}
+		case refusedForGood(err):
+			return &refusedError{err}
+		}
+		d.log().Warn("driver: output not stored; retrying", "id", msg.Header.Get(jetstream.MsgIDHeader), "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}
+
+// refusedForGood reports whether err says the stream (or the client) will
+// never take the message: too large, a bad subject, or a JetStream API
+// error (natsutil.Publisher has already retried those that pass).
+func refusedForGood(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrBadSubject) ||
+		errors.Is(err, nats.ErrInvalidMsg) || errors.As(err, &apiErr)
+}
+
+func outputMsg(o *processors.Output) (*nats.Msg, error) {
+	body, err := o.Event.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	msg := &nats.Msg{Subject: o.Subject, Data: body, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, o.Event.ID)
+	return msg, nil
+}
+
+// maxAlertReason bounds the text of the driver's own alerts.
+const maxAlertReason = 4 << 10
+
+// refusedAlert replaces output o (size bytes encoded, or 0 when it did not
+// encode), refused with err. Its id and time derive from o, so every node
+// of a fleet publishes the same alert and JetStream keeps one.
+func (d *Driver) refusedAlert(o *processors.Output, size int, err error) processors.Output {
+	id := "driver:refused:" + o.Event.ID
+	if !events.ValidID(id) {
+		id = "driver:refused:" + strconv.FormatUint(o.Event.Seq, 10)
+	}
+	what := "does not encode"
+	if size > 0 {
+		what = fmt.Sprintf("(%d bytes) was refused by %s", size, events.StreamDerived)
+	}
+	reason := fmt.Sprintf("output %s (%s on %s) of log seq %d %s: %v; it is replaced by this alert (the log record is intact; replay derives the output again)",
+		o.Event.ID, o.Event.Kind, o.Subject, o.Event.Seq, what, err)
+	return processors.Output{Subject: events.SubjectAlert, Event: events.Derived{
+		V: events.CurrentVersion, ID: id, Kind: events.KindAlert, Conversation: o.Event.Conversation,
+		Seq: o.Event.Seq, Time: o.Event.Time,
+		Data: events.Alert{Severity: "high", Reason: clip(reason, maxAlertReason), LogSeq: o.Event.Seq},
+	}}
+}
+
+// missingAlert reports log records from..to absent from VIGIL_LOG.
+func (d *Driver) missingAlert(ctx context.Context, from, to uint64) {
+	id := fmt.Sprintf("driver:%s:missing:%d-%d", d.cfg.Durable, from, to)
+	reason := fmt.Sprintf("log records %d to %d (%d) are not in %s, which refuses deletes: they were lost or removed (tampering?); driver %s folds on without them; check `vigil audit verify`",
+		from, to, to-from+1, events.StreamLog, d.cfg.Durable)
+	d.log().Error("driver: log records missing", "from", from, "to", to)
+	d.publishAlert(ctx, id, from-1, reason)
+}
+
+// consumerAlert reports the driver's consumer changed under it; it is
+// re-created from log seq from.
+func (d *Driver) consumerAlert(ctx context.Context, what string, from uint64) {
+	d.consumerAlerts++
+	now := d.cfg.Now()
+	// The time keeps ids apart across restarts (an id stored within the
+	// duplicate window would swallow the alert).
+	id := fmt.Sprintf("driver:%s:consumer:%d-%d", d.cfg.Durable, now.UnixMilli(), d.consumerAlerts)
+	reason := fmt.Sprintf("the durable consumer %s that feeds the processors %s; decisions stop while it does not deliver the log. It is re-created from log seq %d. Only an admin credential can do this: check who holds one",
+		d.cfg.Durable, what, from)
+	d.log().Error("driver: consumer changed under the driver; restoring it", "what", what, "from", from)
+	d.publishAlertAt(ctx, id, from-1, now, reason)
+}
+
+func (d *Driver) publishAlert(ctx context.Context, id string, seq uint64, reason string) {
+	d.publishAlertAt(ctx, id, seq, d.cfg.Now(), reason)
+}
+
+// publishAlertAt publishes one of the driver's own alerts, within a bound:
+// an alert that cannot be stored is logged, never a reason to stop.
+func (d *Driver) publishAlertAt(ctx context.Context, id string, seq uint64, at time.Time, reason string) {
+	if !events.ValidID(id) {
+		id = clip(id, events.MaxIDLen)
+	}
+	o := processors.Output{Subject: events.SubjectAlert, Event: events.Derived{
+		V: events.CurrentVersion, ID: id, Kind: events.KindAlert, Seq: seq,
+		Time: at.UTC().Format(time.RFC3339Nano),
+		Data: events.Alert{Severity: "high", Reason: clip(reason, maxAlertReason), LogSeq: seq},
+	}}
+	msg, err := outputMsg(&o)
+	if err == nil {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err = d.publishOne(actx, msg)
+		cancel()
+	}
+	if err != nil {
+		d.log().Error("driver: alert not stored", "id", id, "reason", reason, "err", err)
+	}
+}
+
+// clip shortens s to at most n bytes on a UTF-8 boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
