@@ -35,6 +35,9 @@ type serveFlags struct {
 	credsDir     string
 	config       string
 	sealEvery    time.Duration
+	acceptNewLog bool
+	// shutdownTimeout bounds a shutdown; the budget starts when shutdown does.
+	shutdownTimeout time.Duration
 }
 
 func newServeCmd(c *cli) *cobra.Command {
@@ -81,6 +84,8 @@ deduplicated by id, so any node may die without losing or doubling anything.`,
 	fl.DurationVar(&f.sealEvery, "seal-interval", time.Minute, "append an audit.seal (a signed checkpoint) this often when the log has moved; 0 disables")
 	fl.StringVar(&f.config, "config", "", "config file (YAML or JSON) to append at start if it differs from the one in force")
 	fl.StringVar(&f.credsDir, "creds-dir", "", "directory of the role credentials (default DIR/creds; share it across a fleet)")
+	fl.BoolVar(&f.acceptNewLog, "accept-new-log", false, "serve a VIGIL_LOG that is not the one this node ran on (deleted and recreated, replaced, or cut short); see docs/durability.md")
+	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown may take, counted from the signal")
 	return cmd
 }
 
@@ -133,14 +138,21 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		Processors:     serveProcessors(c.data()),
 		ProjectionsDir: projectionsDir(c.data()),
 		SealInterval:   f.sealEvery,
+		AcceptNewLog:   f.acceptNewLog,
 		Logger:         log,
 	}})
+	if errors.Is(err, server.ErrStreamChanged) {
+		return fmt.Errorf("%w\nTo serve VIGIL_LOG as it is now, start once with --accept-new-log", err)
+	}
 	if err != nil {
 		return err
 	}
+	if f.shutdownTimeout <= 0 {
+		f.shutdownTimeout = 30 * time.Second
+	}
 	// The shutdown budget starts when shutdown does, however long the node ran.
 	shutdown := func() error {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.shutdownTimeout)
 		defer cancel()
 		return s.Close(sctx)
 	}

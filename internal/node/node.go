@@ -91,6 +91,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			cfg.ProjectionsDir = ProjectionsDir(cfg.DataDir)
 		}
 	}
+	if cfg.AuditVerifiers == nil && !cfg.NoProcessors {
+		// The continuity check at start compares the log with the newest
+		// checkpoint this key signed.
+		_, vkey, err := auditkey.LoadOrCreate(cfg.KeyDir)
+		if err != nil {
+			return nil, err
+		}
+		if cfg.AuditVerifiers, err = audit.NewVerifiers(vkey); err != nil {
+			return nil, err
+		}
+	}
 	s, err := server.Start(ctx, cfg.Config)
 	if err != nil {
 		return nil, err
@@ -98,7 +109,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n := &Node{Server: s, errs: make(chan error, 2)}
 	go func() {
 		if err, ok := <-s.Err(); ok && err != nil {
-			n.errs <- fmt.Errorf("processor driver: %w", err)
+			if !errors.Is(err, server.ErrStreamChanged) {
+				err = fmt.Errorf("processor driver: %w", err)
+			}
+			n.errs <- err
 		}
 	}()
 	if !cfg.NoExpiry && !cfg.NoProcessors {
@@ -121,8 +135,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 }
 
 // Err receives a failure that stops the node from doing its work (the
-// driver or the expiry timer stopped); the caller should shut down and
-// exit non-zero.
+// driver or the expiry timer stopped, or a stream was deleted, replaced or
+// cut short under it: server.ErrStreamChanged); the caller should shut
+// down and exit non-zero.
 func (n *Node) Err() <-chan error { return n.errs }
 
 // Close stops the timer, then the server (see server.Server.Close).

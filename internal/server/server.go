@@ -6,6 +6,14 @@
 // Shutdown order (Close): stop taking requests (ingest drains, so every
 // acknowledged event is stored), stop the drivers (each finishes its batch
 // and checkpoints), close the read models, then shut NATS down.
+//
+// A node refuses to run on a log that is not the one it folded: Start
+// refuses a VIGIL_LOG deleted, replaced or cut short while the node was
+// down (unless Config.AcceptNewLog), and a running node that finds a
+// stream deleted, replaced or losing records alerts, stops taking events
+// and deciding, and reports ErrStreamChanged on Err (watch.go). At start,
+// in the background, it checks the log against the newest signed audit
+// checkpoint (continuity.go). docs/durability.md tells operators what to do.
 package server
 
 import (
@@ -23,6 +31,7 @@ import (
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/mod/sumdb/note"
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
@@ -83,6 +92,22 @@ type Config struct {
 	// the log has moved since its last seal, so the audit processor signs a
 	// checkpoint covering it; zero means no sealer.
 	SealInterval time.Duration
+
+	// AcceptNewLog makes Start serve a VIGIL_LOG that is not the one this
+	// node last ran on (deleted and recreated, replaced, or shorter than
+	// what the node folded), after an alert; without it Start refuses
+	// with ErrStreamChanged. See watch.go and docs/durability.md.
+	AcceptNewLog bool
+	// StreamWatchInterval is how often the running node checks that its
+	// streams are still the ones it started with; zero means
+	// DefaultStreamWatchInterval (advisories trigger a check at once).
+	StreamWatchInterval time.Duration
+	// AuditVerifiers verify the audit checkpoints the start-time
+	// continuity check compares the log with; nil checks only that no
+	// record is missing (see continuity.go).
+	AuditVerifiers note.Verifiers
+	// NoContinuityCheck skips the start-time continuity check.
+	NoContinuityCheck bool
 }
 
 // Server is a running node.
@@ -101,6 +126,7 @@ type Server struct {
 	info   client.ServeInfo
 	closed bool
 	mu     sync.Mutex
+	watch  watchState
 }
 
 // ErrLocked means another process serves the same data directory.
@@ -174,7 +200,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ensureStreams(ctx, s.js, natsutil.StreamOptions{DedupWindow: cfg.DedupWindow, Replicas: cfg.Replicas}); err != nil {
+	if err := s.openStreams(ctx); err != nil {
 		return nil, err
 	}
 	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor,
@@ -235,7 +261,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			defer s.wg.Done()
 			if err := s.drv.Run(runCtx); err != nil {
 				cfg.Logger.Error("driver stopped", "err", err)
-				s.drvErr <- err
+				s.fail(err)
 			}
 		}()
 		select {
@@ -256,6 +282,10 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			defer s.wg.Done()
 			s.seal(runCtx, cfg.SealInterval)
 		}()
+	}
+	s.startWatch(runCtx)
+	if !cfg.NoContinuityCheck {
+		s.startContinuity(runCtx)
 	}
 	s.info = client.ServeInfo{
 		NATSURL: natsURL,
@@ -394,7 +424,10 @@ func (s *Server) Projections() *projections.Store { return s.store }
 // Driver is the live driver, or nil when no processors run.
 func (s *Server) Driver() *driver.Driver { return s.drv }
 
-// Err returns a channel that receives the driver's error if it stops on one.
+// Err returns a channel that receives the failure that stops the node
+// from doing its work: the driver's error, or a stream deleted, replaced
+// or cut short under it (wrapping ErrStreamChanged; the node then no
+// longer takes events or decides). Healthy says the same at any time.
 func (s *Server) Err() <-chan error { return s.drvErr }
 
 // Client returns a client on an in-process connection with the given role's
@@ -424,10 +457,11 @@ func (s *Server) Close(ctx context.Context) error {
 	}
 	s.closed = true
 	var errs []error
-	if s.ing != nil {
-		if err := s.ing.Stop(ctx); err != nil {
-			errs = append(errs, err)
-		}
+	s.watch.mu.Lock()
+	s.watch.closed = true
+	s.watch.mu.Unlock()
+	if err := s.stopIngest(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if s.cancel != nil {
 		s.cancel()
