@@ -48,7 +48,7 @@ func startTarget(t testing.TB, mod ...func(*node.Config)) *target {
 			t.Errorf("close node: %v", err)
 		}
 	})
-	return &target{Node: n, dir: dir, url: n.Info().NATSURL}
+	return &target{Node: n, dir: cfg.DataDir, url: n.Info().NATSURL}
 }
 
 // dial connects over TCP with a role's credentials as any NATS client

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -74,7 +75,8 @@ type Config struct {
 	// stored. events.Event.Validate runs first either way.
 	CheckConfig func(events.Config) error
 	Logger      *slog.Logger
-	// MaxBatch bounds the events of one request; zero means 10,000.
+	// MaxBatch bounds the events of one request; zero (and anything over
+	// it) means natsutil.MaxBatchMessages, the most one atomic batch holds.
 	MaxBatch int
 	// AckTimeout bounds the wait for VIGIL_LOG's acknowledgement.
 	AckTimeout time.Duration
@@ -94,8 +96,11 @@ type Service struct {
 	sem      chan struct{}
 	wg       sync.WaitGroup
 	mu       sync.Mutex
-	ctx      context.Context
-	stop     context.CancelFunc
+	// redactionSeq is the log seq of the config whose redaction settings
+	// are in force (guarded by mu; 0: the defaults or the start config).
+	redactionSeq uint64
+	ctx          context.Context
+	stop         context.CancelFunc
 	// decisions feeds waits for decisions (HeaderWaitDecision); waitCtx
 	// ends them all when the service stops.
 	decisions *decisionWatcher
@@ -129,8 +134,8 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.MaxBatch == 0 {
-		cfg.MaxBatch = 10000
+	if cfg.MaxBatch <= 0 || cfg.MaxBatch > natsutil.MaxBatchMessages {
+		cfg.MaxBatch = natsutil.MaxBatchMessages
 	}
 	if cfg.AckTimeout == 0 {
 		cfg.AckTimeout = 30 * time.Second
@@ -163,9 +168,22 @@ func New(cfg Config) (*Service, error) {
 // redactorBox lets an interface value live in an atomic.Pointer.
 type redactorBox struct{ r Redactor }
 
-// SetRedactionSettings rebuilds the redaction step (see Config.NewRedactor).
+// SetRedactionSettings rebuilds the redaction step (see Config.NewRedactor)
+// from the settings of the config in force when the service starts.
 func (s *Service) SetRedactionSettings(rs events.RedactionSettings) error {
+	return s.applyRedaction(rs, 0)
+}
+
+// applyRedaction rebuilds the redaction step from the settings of the
+// config stored at log seq, unless a later config's are in force already
+// (announcements of configs may arrive out of order).
+func (s *Service) applyRedaction(rs events.RedactionSettings, seq uint64) error {
 	if s.cfg.NewRedactor == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if seq != 0 && seq <= s.redactionSeq {
 		return nil
 	}
 	r, err := s.cfg.NewRedactor(rs)
@@ -173,13 +191,14 @@ func (s *Service) SetRedactionSettings(rs events.RedactionSettings) error {
 		return err
 	}
 	s.redactor.Store(&redactorBox{r})
+	s.redactionSeq = seq
 	return nil
 }
 
-// onConfigStored follows config events stored by any ingest instance
-// (announced on events.SubjectConfigStored).
-func (s *Service) onConfigStored(m *nats.Msg) {
-	ev, err := events.DecodeMsgpack(m.Data)
+// followConfig applies the redaction settings of a global config stored
+// at seq (raw: its stored bytes).
+func (s *Service) followConfig(raw []byte, seq uint64) {
+	ev, err := events.DecodeMsgpack(raw)
 	if err != nil {
 		return
 	}
@@ -187,11 +206,24 @@ func (s *Service) onConfigStored(m *nats.Msg) {
 	if err != nil || (cfg.Scope != "" && cfg.Scope != events.ScopeGlobal) {
 		return
 	}
-	if err := s.SetRedactionSettings(cfg.Redaction); err != nil {
-		s.cfg.Logger.Warn("ingest: redaction settings of config not applied; keeping the previous ones", "config", ev.ID, "err", err)
+	if err := s.applyRedaction(cfg.Redaction, seq); err != nil {
+		s.cfg.Logger.Warn("ingest: redaction settings of config not applied; keeping the previous ones", "seq", seq, "err", err)
 		return
 	}
-	s.cfg.Logger.Info("ingest: redaction settings follow config", "config", ev.ID, "version", cfg.Version)
+	s.cfg.Logger.Info("ingest: redaction settings follow config", "seq", seq, "version", cfg.Version)
+}
+
+// headerLogSeq carries the log seq of an announced config.
+const headerLogSeq = "Vigil-Log-Seq"
+
+// onConfigStored follows config events stored by any ingest instance
+// (announced on events.SubjectConfigStored).
+func (s *Service) onConfigStored(m *nats.Msg) {
+	seq, err := strconv.ParseUint(m.Header.Get(headerLogSeq), 10, 64)
+	if err != nil || seq == 0 {
+		return
+	}
+	s.followConfig(m.Data, seq)
 }
 
 // Start subscribes to the ingest subjects.
@@ -351,6 +383,11 @@ func (s *Service) handle(m *nats.Msg) {
 			s.refuse(m, &refusal{reason: conflict.Error(), index: conflict.index, eventID: evs[conflict.index].ID, alert: true})
 			return
 		}
+		var big *tooLargeError
+		if errors.As(err, &big) {
+			s.refuse(m, &refusal{reason: big.Error(), index: big.index, eventID: evs[big.index].ID})
+			return
+		}
 		s.cfg.Logger.Warn("ingest: store failed", "subject", m.Subject, "events", len(evs), "err", err)
 		s.reply(m, Reply{Error: "not stored: " + err.Error() + "; retry with the same ids", Index: -1})
 		return
@@ -501,18 +538,18 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 		msg.Header.Set(jetstream.MsgIDHeader, evs[i].ID)
 		msgs[i] = msg
 	}
-	var acks []*jetstream.PubAck
-	if len(msgs) == 1 {
-		ack, err := s.pub.Publish(ctx, msgs[0])
-		if err != nil {
-			return nil, fmt.Errorf("event %s: %w", evs[0].ID, err)
+	// All or nothing, in order: refused whole if any event is too big
+	// once redacted, stored as one atomic batch otherwise.
+	if err := natsutil.CheckBatch(msgs, s.cfg.Conn.MaxPayload()); err != nil {
+		var big *natsutil.MessageTooLargeError
+		if errors.As(err, &big) {
+			return nil, &tooLargeError{index: big.Index, size: big.Size, limit: big.Limit}
 		}
-		acks = []*jetstream.PubAck{ack}
-	} else {
-		var err error
-		if acks, err = s.pub.PublishAll(ctx, msgs); err != nil {
-			return nil, err
-		}
+		return nil, err
+	}
+	acks, err := s.pub.PublishBatch(ctx, msgs)
+	if err != nil {
+		return nil, err
 	}
 	results := make([]Result, len(evs))
 	for i, ack := range acks {
@@ -527,14 +564,30 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 		}
 		results[i] = Result{ID: evs[i].ID, Seq: ack.Sequence, Duplicate: ack.Duplicate}
 		if evs[i].Kind == events.KindConfig && !ack.Duplicate {
-			// Tell every ingest instance (best-effort, like the watch it
-			// feeds): their redaction follows the config in force.
-			if err := s.cfg.Conn.Publish(events.SubjectConfigStored, msgs[i].Data); err != nil {
+			// This instance follows it before it answers, so the
+			// producer's next event is redacted under it; every other
+			// instance follows the announcement (best-effort).
+			s.followConfig(msgs[i].Data, ack.Sequence)
+			ann := &nats.Msg{Subject: events.SubjectConfigStored, Data: msgs[i].Data, Header: nats.Header{}}
+			ann.Header.Set(headerLogSeq, strconv.FormatUint(ack.Sequence, 10))
+			if err := s.cfg.Conn.PublishMsg(ann); err != nil {
 				s.cfg.Logger.Warn("ingest: config change not announced", "config", evs[i].ID, "err", err)
 			}
 		}
 	}
 	return results, nil
+}
+
+// tooLargeError: an event of a request is over the payload limit once
+// redacted and encoded; nothing of the request was stored.
+type tooLargeError struct {
+	index int
+	size  int
+	limit int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("event %d takes %d bytes as stored, over the limit of %d: nothing of the request was stored; truncate its large fields (an observation's output) and send it again", e.index, e.size, e.limit)
 }
 
 // encode redacts ev and encodes it as it is stored.
