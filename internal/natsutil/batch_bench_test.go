@@ -3,12 +3,21 @@ package natsutil
 import (
 	"context"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// benchBatch numbers benchmark batches: every batch has new ids (a
+// repeated id would be a duplicate, not a write).
+var benchBatch atomic.Int64
+
+func benchMsgs(n int) []*nats.Msg {
+	return logMsgs("bench"+strconv.FormatInt(benchBatch.Add(1), 10), n, 512)
+}
 
 // oldPublishAll is PublishAll as it was before atomic batches (pipelined
 // asynchronous publishes, retried one by one), kept to compare.
@@ -85,11 +94,8 @@ func BenchmarkPublish100(b *testing.B) {
 			}
 			for _, m := range methods {
 				b.Run(m.name, func(b *testing.B) {
-					k := 0
 					for b.Loop() {
-						msgs := logMsgs(m.name+strconv.Itoa(k), 100, 512)
-						k++
-						if _, err := m.f(ctx, msgs); err != nil {
+						if _, err := m.f(ctx, benchMsgs(100)); err != nil {
 							b.Fatal(err)
 						}
 					}
@@ -115,11 +121,8 @@ func BenchmarkPublishSizes(b *testing.B) {
 						if m == "OneByOne" {
 							f = p.inOrder
 						}
-						k := 0
 						for b.Loop() {
-							msgs := logMsgs(m+strconv.Itoa(size)+"-"+strconv.Itoa(k), size, 512)
-							k++
-							if _, err := f(context.Background(), msgs); err != nil {
+							if _, err := f(context.Background(), benchMsgs(size)); err != nil {
 								b.Fatal(err)
 							}
 						}

@@ -41,12 +41,14 @@ type Publisher struct {
 }
 
 // DefaultMinAtomicBatch is where PublishAll switches from one message at a
-// time to atomic batches. On a single-replica file stream an atomic batch
-// costs a fixed 6–15 ms on this project's machines (nats-server stages it in
-// a file store of its own, created, fsynced and deleted per batch), one
-// message at a time ~0.04 ms (interval) or ~0.5–1 ms (fsync) per message:
-// with fsync on every write, the default, batches win from about 25
-// messages (BenchmarkPublishSizes in batch_bench_test.go).
+// time to atomic batches. On a single-replica file stream nats-server stages
+// every atomic batch in a file store of its own, created, fsynced and
+// deleted per batch: a fixed 6–30 ms on this project's machines whatever the
+// durability mode, against ~0.04 ms (interval) or ~1–3 ms (fsync) per
+// message one at a time. With fsync on every write, the default, batches
+// win from about 20–30 messages; with interval only from a few hundred, so
+// a node running with interval durability may raise MinAtomicBatch
+// (BenchmarkPublishSizes in batch_bench_test.go).
 const DefaultMinAtomicBatch = 32
 
 // errCodeMsgIDInProcess is nats-server's JSStreamDuplicateMessageConflict
