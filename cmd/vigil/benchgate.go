@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/gate"
@@ -197,7 +198,8 @@ func runGateBench(ctx context.Context, cfg gateBenchConfig) (gateBenchResult, er
 			res.Processors += p.Name()
 		}
 	}
-	s, err := server.Start(ctx, server.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: cfg.Durability, Processors: procs})
+	s, err := node.Start(ctx, node.Config{Config: server.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: cfg.Durability,
+		Processors: procs, ProjectionsDir: node.ProjectionsDir(dir)}})
 	if err != nil {
 		return res, err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
 )
@@ -255,10 +256,13 @@ func runVigil(ctx context.Context, cfg PipelineConfig, evs []events.Event) (time
 		return 0, 0, err
 	}
 	defer os.RemoveAll(dir)
-	s, err := server.Start(ctx, server.Config{
+	// The node as serve builds it (read models, config check, expiry
+	// timer); the processors and redaction are the caller's if set.
+	s, err := node.Start(ctx, node.Config{Config: server.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: cfg.Durability,
 		Processors: cfg.Processors, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor, Logger: cfg.Logger,
-	})
+		ProjectionsDir: node.ProjectionsDir(dir),
+	}})
 	if err != nil {
 		return 0, 0, err
 	}
