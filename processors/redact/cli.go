@@ -62,25 +62,29 @@ func cliKeywords() []string {
 // cliWord is one shell word of a stage: its raw span.
 type cliWord struct{ a, b int }
 
+// The end of a command word, and its last '/', are found once per word, so
+// many hits inside one word (az=az=…, /curl/curl/…) do not each walk it.
 func detectCLIPassword(sc *scan, hits []ruleHit) {
 	s := sc.s
 	next := 0
 	var buf [32]cliWord
+	base := cmdBase{we: -1}
 	for _, h := range hits {
+		if sc.over {
+			return
+		}
 		if h.start < next || !cmdStart(s, h.start) {
 			continue
 		}
 		// The command word, and the spec it belongs to.
-		we := h.start
-		for we < len(s) && !isBlank(s[we]) && !isStageEnd(s[we]) && s[we] != '"' && s[we] != '\'' {
-			we++
-		}
+		we := sc.runEnd(runCLIWord, h.start)
 		word := s[h.start:we]
-		spec := findCLISpec(word)
+		spec := findCLISpec(base.of(sc, h.start, we))
 		if spec == nil {
 			continue
 		}
 		words, end := stageWords(s, we, buf[:0])
+		sc.charge(end - we)
 		next = end
 		if word == "htpasswd" {
 			htpasswd(sc, s, words)
@@ -163,10 +167,36 @@ func htpasswd(sc *scan, s string, words []cliWord) {
 	}
 }
 
-func findCLISpec(word string) *cliSpec {
-	if i := strings.LastIndexByte(word, '/'); i >= 0 {
-		word = word[i+1:]
+// cmdBase finds the base name of command words that end at one index
+// (the text after their last '/'), walking the word once for all the
+// keyword hits inside it.
+type cmdBase struct {
+	we    int // the words' end; 0: nothing known
+	from  int // s[from:we] has been searched
+	slash int // the last '/' in s[from:we], or -1
+}
+
+// of returns the base name of the word s[a:we].
+func (c *cmdBase) of(sc *scan, a, we int) string {
+	if c.we != we || a < c.from {
+		*c = cmdBase{we: we, from: we, slash: -1}
 	}
+	if c.slash < 0 && a < c.from {
+		if k := strings.LastIndexByte(sc.s[a:c.from], '/'); k >= 0 {
+			c.slash = a + k
+		}
+		sc.charge(c.from - a)
+		c.from = a
+	}
+	if c.slash >= a {
+		return sc.s[c.slash+1 : we]
+	}
+	return sc.s[a:we]
+}
+
+// findCLISpec returns the spec of a command word's base name (the text
+// after its last '/').
+func findCLISpec(word string) *cliSpec {
 	word = strings.TrimSuffix(word, ".exe")
 	for i := range cliSpecs {
 		sp := &cliSpecs[i]

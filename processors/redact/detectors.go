@@ -245,15 +245,32 @@ var authSchemes = map[string]bool{
 
 // detectAuthorization removes the credential of an Authorization header
 // (any scheme that carries one), and any "Bearer <token>" that looks random.
+//
+// Runs of credential characters are measured once (runEnd), and a
+// credential read too often by the hits inside it is removed whole
+// (nestGuard).
 func detectAuthorization(sc *scan, hits []ruleHit) {
 	s := sc.s
+	skip := 0
+	g := newNestGuard()
 	for _, h := range hits {
+		if sc.over {
+			return
+		}
+		if h.start < skip {
+			continue
+		}
 		if h.end-h.start == len("bearer") {
 			if h.start > 0 && isAlnum(s[h.start-1]) {
 				continue
 			}
-			cs, ce := credentialAfter(s, h.end)
+			cs, ce := sc.credentialAfter(h.end)
 			if cs < 0 {
+				continue
+			}
+			if g.reads(cs, ce) {
+				sc.emitLong(g.vs, g.ve, h.start)
+				skip = g.ve
 				continue
 			}
 			if c := s[cs:ce]; looksRandomToken(c, 16, sc.r.threshold) && !isPlaceholderValue(c) {
@@ -271,21 +288,24 @@ func detectAuthorization(sc *scan, hits []ruleHit) {
 			continue
 		}
 		j = skipBlanks(s, j)
+		sc.charge(j - h.start)
 		if j < len(s) && isQuote(s[j]) {
 			j++
 		} else if j+1 < len(s) && s[j] == '\\' && isQuote(s[j+1]) {
 			j += 2
 		}
-		we := j
-		for we < len(s) && (isAlnum(s[we]) || s[we] == '-' || s[we] == '_') {
-			we++
-		}
+		we := sc.runEnd(runAlnumWord, j)
 		if we == j {
 			continue
 		}
-		if authSchemes[strings.ToLower(s[j:we])] {
-			cs, ce := credentialAfter(s, we)
+		if we-j <= maxSchemeLen && authSchemes[strings.ToLower(s[j:we])] {
+			cs, ce := sc.credentialAfter(we)
 			if cs < 0 {
+				continue
+			}
+			if g.reads(cs, ce) {
+				sc.emitLong(g.vs, g.ve, h.start)
+				skip = g.ve
 				continue
 			}
 			if c := s[cs:ce]; len(c) >= 8 && !isPlaceholderValue(c) {
@@ -293,30 +313,36 @@ func detectAuthorization(sc *scan, hits []ruleHit) {
 			}
 			continue
 		}
-		ce := j
-		for ce < len(s) && isCredChar(s[ce]) {
-			ce++
+		ce := sc.runEnd(runCred, j)
+		if g.reads(j, ce) {
+			sc.emitLong(g.vs, g.ve, h.start)
+			skip = g.ve
+			continue
 		}
+		sc.charge(ce - j)
 		if c := s[j:ce]; looksRandomToken(c, 16, sc.r.threshold) && !isPlaceholderValue(c) {
 			sc.emit(j, ce, h.start, ce)
 		}
 	}
 }
 
+// maxSchemeLen is the longest authSchemes entry ("klaviyo-api-key").
+const maxSchemeLen = 16
+
 // credentialAfter skips one or more blanks after a scheme word and returns
 // the credential that follows, or -1 when there is none.
-func credentialAfter(s string, i int) (int, int) {
+func (sc *scan) credentialAfter(i int) (int, int) {
+	s := sc.s
 	j := skipBlanks(s, i)
+	sc.charge(j - i)
 	if j == i || j >= len(s) {
 		return -1, -1
 	}
-	k := j
-	for k < len(s) && isCredChar(s[k]) {
-		k++
-	}
+	k := sc.runEnd(runCred, j)
 	if k == j {
 		return -1, -1
 	}
+	sc.charge(k - j)
 	return j, k
 }
 
@@ -343,27 +369,38 @@ func detectSecretAssignment(sc *scan, hits []ruleHit)   { detectAssignment(sc, h
 func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 	s := sc.s
 	last := -1
+	g := newNestGuard()
 	for _, h := range hits {
+		if sc.over {
+			return
+		}
 		if h.start < last {
 			continue
 		}
 		ns, ne := identBounds(s, h.start, h.end)
+		sc.charge(ne - ns + 1)
 		last = ne
 		cls := classifyName(s[ns:ne])
 		if cls == nameNone || password != (cls == namePassword) {
 			continue
 		}
 		flag := s[ns] == '-'
-		vs, ve, quoted, ok := assignedValue(s, ns, ne, flag)
+		vs, ve, quoted, ok := sc.assignedValue(ns, ne, flag)
 		if !ok {
 			// name: DB_PASSWORD / value: … pairs (Kubernetes env, ECS, Helm).
 			if cls == nameWeak {
 				continue
 			}
-			if vs, ve, quoted, ok = pairedValue(s, ns, ne); !ok {
+			if vs, ve, quoted, ok = sc.pairedValue(ns, ne); !ok {
 				continue
 			}
 		}
+		if g.reads(vs, ve) {
+			sc.emitLong(g.vs, g.ve, h.start)
+			last = g.ve
+			continue
+		}
+		sc.charge(ve - vs)
 		v := s[vs:ve]
 		if !quoted && copiesField(s[ns:ne], v) || sameName(v, s[ns:ne]) {
 			continue // u.Token = o.Token; password := "password"; X_PASSWORD: "xPassword"
@@ -603,7 +640,8 @@ func assignOp(s string, i int, flag bool) (int, bool) {
 // "key") field whose secret sits in a sibling "value" field, as in
 // Kubernetes env lists (- name: DB_PASSWORD / value: "…") and ECS task
 // definitions ({"name": "DB_PASSWORD", "value": "…"}).
-func pairedValue(s string, ns, ne int) (vs, ve int, quoted, ok bool) {
+func (sc *scan) pairedValue(ns, ne int) (vs, ve int, quoted, ok bool) {
+	s := sc.s
 	// Backwards: optional quote, blanks, ':' or '=', blanks, optional quote, name|key.
 	i := ns
 	if i > 0 && isQuote(s[i-1]) {
@@ -641,11 +679,13 @@ func pairedValue(s string, ns, ne int) (vs, ve int, quoted, ok bool) {
 	if j+5 > len(s) || !strings.EqualFold(s[j:j+5], "value") || j+5 < len(s) && isIdentChar(s[j+5]) {
 		return 0, 0, false, false
 	}
-	return assignedValue(s, j, j+5, false)
+	sc.charge(ne - ks + j - ne)
+	return sc.assignedValue(j, j+5, false)
 }
 
 // assignedValue returns the value assigned to the name at s[ns:ne].
-func assignedValue(s string, ns, ne int, flag bool) (vs, ve int, quoted, ok bool) {
+func (sc *scan) assignedValue(ns, ne int, flag bool) (vs, ve int, quoted, ok bool) {
+	s := sc.s
 	i := skipNameEnd(s, ns, ne)
 	if ns > 0 && s[ns-1] == '<' && i < len(s) && s[i] == '>' { // <password>v</password>
 		e := strings.IndexByte(s[i+1:min(len(s), i+1+1024)], '<')
@@ -659,19 +699,22 @@ func assignedValue(s string, ns, ne int, flag bool) (vs, ve int, quoted, ok bool
 		return 0, 0, false, false
 	}
 	colon := s[j-1] == ':'
-	vs, ve, quoted, ok = parseValue(s, skipBlanks(s, j), colon)
+	vs, ve, quoted, ok = sc.parseValue(skipBlanks(s, j), colon)
 	if ok && !quoted && typeWords[strings.ToLower(s[vs:ve])] {
 		// password: str = "…" (a typed declaration): the value follows "=".
 		k := skipBlanks(s, ve)
 		if k < len(s) && s[k] == '=' && (k+1 >= len(s) || s[k+1] != '=') {
-			return parseValue(s, skipBlanks(s, k+1), false)
+			return sc.parseValue(skipBlanks(s, k+1), false)
 		}
 	}
 	return vs, ve, quoted, ok
 }
 
 // parseValue reads a quoted, escaped-quoted (\"…\") or bare value at s[j:].
-func parseValue(s string, j int, colon bool) (vs, ve int, quoted, ok bool) {
+// The end of a bare value is remembered (runEnd), so hits inside one long
+// run (password=password=…) do not each walk it.
+func (sc *scan) parseValue(j int, colon bool) (vs, ve int, quoted, ok bool) {
+	s := sc.s
 	if j >= len(s) {
 		return 0, 0, false, false
 	}
@@ -689,20 +732,21 @@ func parseValue(s string, j int, colon bool) (vs, ve int, quoted, ok bool) {
 			}
 			k++
 		}
+		sc.charge(k - j)
 		if k >= lim || (s[k] != c && s[k] != '\\') {
 			return 0, 0, false, false
 		}
 		return j + 1, k, true, true
 	case c == '\\' && j+1 < len(s) && isQuote(s[j+1]):
 		q := s[j+1]
-		for k := j + 2; k+1 < lim; k++ {
+		k := j + 2
+		for ; k+1 < lim && s[k] != '\n'; k++ {
 			if s[k] == '\\' && s[k+1] == q {
+				sc.charge(k - j)
 				return j + 2, k, true, true
 			}
-			if s[k] == '\n' {
-				break
-			}
 		}
+		sc.charge(k - j)
 		return 0, 0, false, false
 	case c == '{' || c == '[' || c == '(' || c == '|' || c == '>':
 		return 0, 0, false, false // object, list, expression, YAML block
@@ -711,10 +755,7 @@ func parseValue(s string, j int, colon bool) (vs, ve int, quoted, ok bool) {
 	case c == ':':
 		return 0, 0, false, false // ":type password: :py:data:", "a ::= b"
 	}
-	k := j
-	for k < lim && !bareStop(s, k) {
-		k++
-	}
+	k := min(sc.runEnd(runBare, j), lim)
 	if k == j || (k == lim && lim < len(s)) {
 		return 0, 0, false, false
 	}

@@ -35,6 +35,11 @@ const ruleDepthLimit = "redaction-depth-limit"
 // path ("data.args.command", "data.argv[2]"; a finding inside a map key has
 // the suffix "#key") and its byte offsets in the original string. ev itself
 // is never changed.
+//
+// The work is bounded (Config.Budget): a string that would cost more than
+// its own budget, and every string left once the event's budget is spent,
+// is replaced whole by [REDACTED:vigil.budget], recorded with rule
+// RuleBudget. Nothing is passed on unexamined.
 func (r *Redactor) RedactEvent(ev *events.Event) (out events.Event, redacted bool) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -42,7 +47,7 @@ func (r *Redactor) RedactEvent(ev *events.Event) (out events.Event, redacted boo
 		}
 	}()
 	out = ev.Clone()
-	w := walker{r: r}
+	w := walker{r: r, left: r.budget.Event}
 	out.Data = w.walkMap(out.Data, "data", 1)
 	out.Extra = w.walkMap(out.Extra, "", 1)
 	if len(w.reds) == 0 {
@@ -55,6 +60,7 @@ func (r *Redactor) RedactEvent(ev *events.Event) (out events.Event, redacted boo
 type walker struct {
 	r    *Redactor
 	reds []events.Redaction
+	left int64 // work the event may still spend
 }
 
 func (w *walker) record(path string, fs []Finding) {
@@ -63,9 +69,40 @@ func (w *walker) record(path string, fs []Finding) {
 	}
 }
 
-// redact is RedactString that records its findings under path.
+// find is Redactor.find within both the string's budget and what is left
+// of the event's. ok false: s must be replaced whole (overBudget).
+func (w *walker) find(s string) ([]Finding, bool) {
+	if s == "" {
+		return nil, true
+	}
+	if w.left <= 0 {
+		return nil, false
+	}
+	fs, work, ok := w.r.find(s, min(w.r.budget.stringLimit(len(s)), w.left))
+	w.left -= work
+	return fs, ok
+}
+
+// redactString is RedactString within the event's budget.
+func (w *walker) redactString(s string) (out string, fs []Finding) {
+	defer func() {
+		if p := recover(); p != nil {
+			out, fs = failClosed(s)
+		}
+	}()
+	fs, ok := w.find(s)
+	if !ok {
+		return overBudget(s)
+	}
+	if len(fs) == 0 {
+		return s, nil
+	}
+	return apply(s, fs), fs
+}
+
+// redact is redactString that records its findings under path.
 func (w *walker) redact(s, path string) string {
-	out, fs := w.r.RedactString(s)
+	out, fs := w.redactString(s)
 	w.record(path, fs)
 	return out
 }
@@ -99,9 +136,10 @@ func (w *walker) walkMap(m map[string]any, path string, depth int) map[string]an
 	keys := events.SortedKeys(m)
 	renamed := false
 	newKeys := make([]string, len(keys))
+	keyFs := make([][]Finding, len(keys))
 	for i, k := range keys {
-		nk, fs := w.r.RedactString(k)
-		newKeys[i] = nk
+		nk, fs := w.redactString(k)
+		newKeys[i], keyFs[i] = nk, fs
 		if len(fs) > 0 {
 			renamed = true
 		}
@@ -123,8 +161,7 @@ func (w *walker) walkMap(m map[string]any, path string, depth int) map[string]an
 				nk = base + "#" + strconv.Itoa(n)
 			}
 			if nk != k {
-				_, fs := w.r.RedactString(k)
-				w.record(childPath(path, nk)+"#key", fs)
+				w.record(childPath(path, nk)+"#key", keyFs[i])
 			}
 		}
 		v := w.walkValue(m[k], childPath(path, nk), k, depth+1)
@@ -209,7 +246,12 @@ func (w *walker) str(s, path, key string) string {
 	}
 	prefix := `"` + key + `": "`
 	ctx := prefix + s + `"`
-	fs := w.r.find(ctx)
+	fs, ok := w.find(ctx)
+	if !ok {
+		out, fs := overBudget(s)
+		w.record(path, fs)
+		return out
+	}
 	if len(fs) == 0 {
 		return s
 	}
@@ -263,7 +305,15 @@ func (w *walker) strArray(x []any, path string) ([]any, bool) {
 		b.WriteString(e.(string))
 	}
 	offs[len(x)] = b.Len() + 1
-	fs := w.r.find(b.String())
+	fs, ok := w.find(b.String())
+	if !ok {
+		for i, e := range x {
+			out, fs := overBudget(e.(string))
+			w.record(path+"["+strconv.Itoa(i)+"]", fs)
+			x[i] = out
+		}
+		return x, true
+	}
 	for i, e := range x {
 		s := e.(string)
 		local := clip(fs, offs[i], offs[i]+len(s))

@@ -250,18 +250,29 @@ func (a *allowlist) allows(secret, match, line string) bool {
 	case targetLine:
 		t = line
 	}
+	return a.decide(secret, a.matches(t))
+}
+
+// matches reports whether one of the allowlist's regexes matches t, the
+// text its regexTarget names.
+func (a *allowlist) matches(t string) bool {
+	if t == "" {
+		return false
+	}
+	for i := range a.res {
+		if a.res[i].match(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// decide combines the stopword check on the secret with reOK, whether a
+// regex matched the target text, as the allowlist's condition says.
+func (a *allowlist) decide(secret string, reOK bool) bool {
 	swOK := a.stopwords != nil && secret != "" && a.stopwords.contains(secret)
 	if !a.and && swOK {
 		return true
-	}
-	reOK := false
-	if t != "" {
-		for i := range a.res {
-			if a.res[i].match(t) {
-				reOK = true
-				break
-			}
-		}
 	}
 	if a.and {
 		return (len(a.res) == 0 || reOK) && (a.stopwords == nil || swOK)

@@ -34,6 +34,9 @@ type Config struct {
 	// Settings are the redaction settings of the config event in force
 	// (events.Config.Redaction); the zero value gives the defaults.
 	Settings events.RedactionSettings
+	// Budget bounds the work of one string and of one event; the zero
+	// value gives the defaults.
+	Budget Budget
 }
 
 // EnsureDefaults fills in every zero field.
@@ -41,6 +44,7 @@ func (c *Config) EnsureDefaults() {
 	if c.Settings.EntropyThreshold == 0 {
 		c.Settings.EntropyThreshold = DefaultEntropyThreshold
 	}
+	c.Budget.ensureDefaults()
 }
 
 // ErrInvalidConfig is wrapped by every error Validate and New return for a
@@ -73,6 +77,7 @@ func (c *Config) Validate() error {
 	bad := func(field, rule, reason string) {
 		errs = append(errs, &ConfigError{Field: field, Rule: rule, Reason: reason})
 	}
+	c.Budget.validate(bad)
 	st := c.Settings
 	if t := st.EntropyThreshold; math.IsNaN(t) || t < 0 || t > 8 {
 		bad("redaction.entropy_threshold", "", fmt.Sprintf("%v is out of range; give bits per character between 0 and 8 (0 means the default, %v)", t, DefaultEntropyThreshold))
@@ -135,6 +140,7 @@ type Redactor struct {
 	allowed   map[string]struct{}
 	threshold float64
 	skipped   []SkippedRule
+	budget    Budget
 	pool      sync.Pool // *scan
 }
 
@@ -181,6 +187,7 @@ func New(cfg Config) (*Redactor, error) {
 		global:    global,
 		threshold: cfg.Settings.EntropyThreshold,
 		skipped:   skipped,
+		budget:    cfg.Budget,
 	}
 	if len(cfg.Settings.Allow) > 0 {
 		r.allowed = make(map[string]struct{}, len(cfg.Settings.Allow))
@@ -229,7 +236,9 @@ func (r *Redactor) Skipped() []SkippedRule { return slices.Clone(r.skipped) }
 // gives the same result.
 //
 // Redaction fails closed: should it ever panic, the whole string is
-// replaced by [REDACTED:redaction-error] rather than passed on.
+// replaced by [REDACTED:redaction-error] rather than passed on, and should
+// it cost more than the work budget (Config.Budget), the whole string is
+// replaced by [REDACTED:vigil.budget] (finding rule RuleBudget).
 func (r *Redactor) RedactString(s string) (out string, findings []Finding) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -247,27 +256,35 @@ func failClosed(s string) (string, []Finding) {
 }
 
 func (r *Redactor) redactString(s string) (string, []Finding) {
-	fs := r.find(s)
+	fs, _, ok := r.find(s, r.budget.stringLimit(len(s)))
+	if !ok {
+		return overBudget(s)
+	}
 	if len(fs) == 0 {
 		return s, nil
 	}
 	return apply(s, fs), fs
 }
 
-// find returns the merged findings of s.
-func (r *Redactor) find(s string) []Finding {
+// find returns the merged findings of s and the work spent on it. ok is
+// false when the work would pass limit: the scan stopped there, and the
+// findings must not be used (the caller replaces s whole).
+func (r *Redactor) find(s string, limit int64) (fs []Finding, work int64, ok bool) {
 	if s == "" {
-		return nil
+		return nil, 0, true
 	}
 	sc := r.pool.Get().(*scan)
-	sc.reset(s)
+	sc.reset(s, limit)
 	sc.find()
-	fs := sc.merge()
-	sc.reset("")
+	if !sc.over {
+		fs = sc.merge()
+	}
+	work, ok = sc.work, !sc.over
+	sc.reset("", 0)
 	if cap(sc.hits) <= 1<<14 && cap(sc.rhits) <= 1<<14 && cap(sc.cands) <= 1<<12 {
 		r.pool.Put(sc)
 	}
-	return fs
+	return fs, work, ok
 }
 
 // apply replaces each finding's span of s by its marker. fs must be sorted
@@ -319,7 +336,7 @@ func mergeFindings(fs []Finding) []Finding {
 }
 
 func builtinIDs() map[string]bool {
-	ids := map[string]bool{ruleRedactionError: true}
+	ids := map[string]bool{ruleRedactionError: true, RuleBudget: true}
 	for _, v := range vigilRegexes {
 		ids[v.id] = true
 	}

@@ -65,12 +65,19 @@ type rule struct {
 	kwRe     *regexp.Regexp
 	tailRe   *regexp.Regexp
 	kwGroups int
+	// kwWidth and tailWidth are the longest matches of kwRe and tailRe
+	// (-1: unbounded), which bound the text each is handed.
+	kwWidth, tailWidth int
 
 	// anchored is set for rules whose every match starts with one of their
 	// keywords (\b?(KEYWORD…)…): the regex, anchored, is tried at each hit
 	// instead of searched for in a window. wordStart: it begins with \b.
 	anchored  *regexp.Regexp
 	wordStart bool
+	// anchorWidth is the longest match of anchored (-1: unbounded); scanRe
+	// is anchored without the anchor, for scanRest.
+	anchorWidth int
+	scanRe      *regexp.Regexp
 
 	// ctxValue applies the full placeholder policy (isPlaceholderValue) to
 	// the secret: for rules that pick a value by its context, not its shape.
@@ -127,7 +134,26 @@ func (ru *rule) splitTemplate(src string) {
 	if err1 != nil || err2 != nil || kw.NumSubexp()+tail.NumSubexp() != ru.re.NumSubexp() {
 		return
 	}
+	if p, err := syntax.Parse(tail.String(), syntax.Perl); err != nil || p.Op == syntax.OpAlternate {
+		// NAME = VALUE | OTHER (atlassian-api-token's ATATT3… branch):
+		// OTHER is not anchored where the name ends, and would be searched
+		// for from every hit on to the end of the line. Run as one regex,
+		// once per line.
+		return
+	}
 	ru.kwRe, ru.tailRe, ru.kwGroups = kw, tail, kw.NumSubexp()
+	ru.kwWidth, ru.tailWidth = compiledWidth(kw), compiledWidth(tail)
+}
+
+// compiledWidth is regexWidth of a compiled regexp's source: the longest
+// match in bytes, or -1 when unbounded (or unknown).
+func compiledWidth(re *regexp.Regexp) int {
+	p, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return -1
+	}
+	w, _ := regexWidth(p)
+	return w
 }
 
 // assignTemplate is the operator part of gitleaks' generated rules
@@ -198,7 +224,12 @@ func (ru *rule) anchorAtKeyword(p *syntax.Regexp, src string) {
 			if err != nil || re.NumSubexp() != ru.re.NumSubexp() {
 				return
 			}
-			ru.anchored, ru.wordStart = re, wb
+			scanRe, err := regexp.Compile(unboundLongRepeats(src))
+			if err != nil || scanRe.NumSubexp() != re.NumSubexp() {
+				return
+			}
+			ru.anchored, ru.wordStart, ru.scanRe = re, wb, scanRe
+			ru.anchorWidth = compiledWidth(re)
 		}
 		return
 	}

@@ -21,6 +21,19 @@ const (
 	// assignAfter is how far after its keyword hit the operator can be:
 	// the rest of the keyword, [ \t\w.-]{0,20} and [\s'"]{0,3}.
 	assignAfter = 48
+	// tailCap is how many bytes the unbounded value part of an assignment
+	// rule (generic-api-key's [\w.=-]{10,}) may read at one keyword hit,
+	// and anchorCap the same for an unbounded anchored rule (jwt, ya29.…).
+	// A longer value is handled once for all its hits (emitLong,
+	// scanRest), so that hits inside it do not each read it again.
+	tailCap   = 4096
+	anchorCap = 4096
+	// maxRereads is how many times over the keyword hits of a rule inside
+	// a value may read it again before it is removed whole (nestGuard).
+	// In real text a value holds at most a few short ones
+	// (TOKEN=abc.api_key=…); api_key=api_key=… has one every 8 bytes,
+	// each reading the rest of the run.
+	maxRereads = 8
 )
 
 // ruleHit is a keyword hit routed to one rule.
@@ -47,14 +60,37 @@ type scan struct {
 	cands []cand
 	// cache of the last line looked up
 	lineA, lineB int
+
+	// work is what the scan has spent (see charge); limit is its budget,
+	// and over is set once work passes it.
+	work, limit int64
+	over        bool
+	runs        [numRunClasses]runMemo
+	rd          capReader
+	lineAllow   []lineVerdict
 }
 
-func (sc *scan) reset(s string) {
+// lineVerdict remembers whether an allowlist's regexes match one line, so
+// that many candidates on a long line do not each run them on all of it.
+type lineVerdict struct {
+	a      *allowlist
+	la, lb int
+	re     bool
+}
+
+// reset prepares the scan for s, with a budget of limit units of work.
+func (sc *scan) reset(s string, limit int64) {
 	sc.s = s
 	sc.hits = sc.hits[:0]
 	sc.rhits = sc.rhits[:0]
 	sc.cands = sc.cands[:0]
 	sc.lineA, sc.lineB = -1, -1
+	sc.work, sc.limit, sc.over = 0, limit, false
+	for i := range sc.runs {
+		sc.runs[i] = runMemo{-1, -1}
+	}
+	sc.rd = capReader{}
+	sc.lineAllow = sc.lineAllow[:0]
 }
 
 // line returns the bounds of the line holding byte i, without its '\n',
@@ -77,21 +113,27 @@ func (sc *scan) line(i int) (int, int) {
 	if k := strings.IndexByte(s[i:hi], '\n'); k >= 0 {
 		b = i + k
 	}
+	sc.charge(b - a + 1)
 	sc.lineA, sc.lineB = a, b
 	return a, b
 }
 
 // find runs every rule whose keywords occur in s and collects candidates.
+// It stops early once the budget is spent (sc.over).
 func (sc *scan) find() {
 	r := sc.r
+	sc.charge(len(sc.s))
 	sc.hits = r.kw.appendHits(sc.hits, sc.s)
 	for _, h := range sc.hits {
 		for _, ri := range r.kwRules[h.pat] {
 			sc.rhits = append(sc.rhits, ruleHit{rule: ri, start: h.start, end: h.end})
 		}
 	}
+	if !sc.charge(len(sc.rhits)) {
+		return
+	}
 	sortRuleHits(sc.rhits)
-	for i := 0; i < len(sc.rhits); {
+	for i := 0; i < len(sc.rhits) && !sc.over; {
 		j := i + 1
 		for j < len(sc.rhits) && sc.rhits[j].rule == sc.rhits[i].rule {
 			j++
@@ -100,6 +142,9 @@ func (sc *scan) find() {
 		i = j
 	}
 	for _, ri := range r.always {
+		if sc.over {
+			return
+		}
 		sc.run(ri, nil)
 	}
 }
@@ -125,7 +170,10 @@ func (sc *scan) run(ri int32, hits []ruleHit) {
 	}
 	wa, wb, ca, cb := -1, -1, false, false
 	for _, h := range hits {
-		if ru.assign && !assignFollows(sc.s, h.end) {
+		if sc.over {
+			return
+		}
+		if ru.assign && !sc.assignFollows(h.end) {
 			continue
 		}
 		a, b, cutA, cutB := sc.window(ru, h.start, h.end)
@@ -186,7 +234,18 @@ func (sc *scan) window(ru *rule, hs, he int) (a, b int, cutA, cutB bool) {
 // then one of the rules' terminators (gitleaksEnd or widerEnd, or the end
 // of the line). Every match of those rules passes it; most keyword hits in code
 // and logs ("auth: token for user 42", "key, value :=") do not.
-func assignFollows(s string, i int) bool {
+func (sc *scan) assignFollows(i int) bool {
+	_, _, ok := sc.assignValue(i)
+	return ok
+}
+
+// assignValue is assignFollows that also returns where the value starts
+// and where the run of value characters holding it ends. The run's end is
+// remembered (runEnd), so keyword hits inside one long value
+// (api_key=api_key=…) do not each walk it.
+func (sc *scan) assignValue(i int) (vs, ve int, ok bool) {
+	s := sc.s
+	i0 := i
 	for k := 0; k <= assignAfter && i < len(s); k, i = k+1, i+1 {
 		c := s[i]
 		if !(isAlnum(c) || c == '_' || c == '.' || c == '-' || c == ' ' || c == '\t' || c == '\'' || c == '"') {
@@ -198,30 +257,28 @@ func assignFollows(s string, i int) bool {
 		i++
 		n++
 	}
+	sc.charge(i - i0 + 1)
 	if n == 0 {
-		return false
+		return 0, 0, false
 	}
 	for k := 0; k < 5 && i < len(s); k, i = k+1, i+1 {
 		if c := s[i]; c != '`' && c != '\'' && c != '"' && c != ' ' && c != '\t' && c != '=' {
 			break
 		}
 	}
-	j := i
-	for j < len(s) && isTemplateValueChar(s[j]) {
-		j++
-	}
+	j := sc.runEnd(runTemplateValue, i)
 	if j-i < assignMinValue {
-		return false
+		return 0, 0, false
 	}
 	if j == len(s) {
-		return true
+		return i, j, true
 	}
 	switch s[j] {
 	case '`', '\'', '"', ' ', '\t', '\n', '\r', '\f', '\v', ';', '\\', // gitleaks' end
 		',', ')', ']', '}', '>', '|', '&', '<', '!', '?', '*', '@', '#': // widerEnd
-		return true
+		return i, j, true
 	}
-	return false
+	return 0, 0, false
 }
 
 // assignMinValue is the shortest value any generated assignment rule
@@ -254,20 +311,50 @@ func isTemplateValueChar(c byte) bool {
 // anchored where the name ends, both within the hit's line. The match (for
 // allowlists that target it) starts where [\w.-]{0,50}? would: at most 50
 // name characters before the hit.
+//
+// Linear on any text: the name regex is handed only its maximum width, and
+// an unbounded tail (generic-api-key's value) reads at most tailCap bytes.
+// A value longer than that, or read more than maxRereads times over by the
+// hits of the rule inside it (api_key=api_key=…, see nestGuard), is removed
+// whole (emitLong) and the hits inside it are not tried again; see
+// docs/redaction.md.
 func (sc *scan) runTemplate(ru *rule, hits []ruleHit) {
 	s := sc.s
 	var groups [32]int
+	skip := 0
+	g := newNestGuard()
 	for _, h := range hits {
-		if !assignFollows(s, h.end) {
+		if sc.over {
+			return
+		}
+		if h.start < skip {
+			continue
+		}
+		vs, ve, ok := sc.assignValue(h.end)
+		if !ok {
+			continue
+		}
+		if g.reads(vs, ve) {
+			skip = sc.longValueEnd(g.vs, g.ve)
+			sc.emitLong(g.vs, skip, h.start)
 			continue
 		}
 		_, lb := sc.line(h.start)
-		k := ru.kwRe.FindStringSubmatchIndex(s[h.start:lb])
-		if k == nil {
+		k, cut := sc.matchBounded(ru.kwRe, ru.kwWidth, h.start, lb, tailCap)
+		if k == nil && !cut {
 			continue
 		}
-		ke := h.start + k[1]
-		t := ru.tailRe.FindStringSubmatchIndex(s[ke:lb])
+		ke := h.end
+		if k != nil {
+			ke = h.start + k[1]
+		}
+		t, tcut := sc.matchBounded(ru.tailRe, ru.tailWidth, ke, lb, tailCap)
+		if cut || tcut {
+			e := sc.longValueEnd(vs, ve)
+			sc.emitLong(vs, e, h.start)
+			skip = max(e, g.ve)
+			continue
+		}
 		if t == nil {
 			continue
 		}
@@ -314,20 +401,50 @@ func (sc *scan) runTemplate(ru *rule, hits []ruleHit) {
 // runAnchored tries an anchored rule at each of its keyword hits, within
 // the hit's line. \b at the start of the regex is checked against the byte
 // before the hit, which the anchored regex cannot see.
+//
+// A bounded rule is handed only its maximum width. An unbounded one reads
+// at most anchorCap bytes per hit; when an attempt wants more (eyeyey… for
+// the jwt rule: each hit would read to the end of the run), the rest of
+// the line is searched once, unanchored (scanRest), which finds the same
+// matches: every match starts with one of the rule's keywords, and the
+// leftmost-first search skips what a match covers, as next does here.
 func (sc *scan) runAnchored(ru *rule, hits []ruleHit) {
 	s := sc.s
 	next := 0
 	for _, h := range hits {
+		if sc.over {
+			return
+		}
 		if h.start < next || ru.wordStart && h.start > 0 && isWordByte(s[h.start-1]) {
 			continue
 		}
 		_, lb := sc.line(h.start)
-		m := ru.anchored.FindStringSubmatchIndex(s[h.start:lb])
+		m, cut := sc.matchBounded(ru.anchored, ru.anchorWidth, h.start, lb, anchorCap)
+		if cut {
+			sc.scanRest(ru, h.start, lb)
+			next = lb
+			continue
+		}
 		if m == nil || m[1] == 0 {
 			continue
 		}
 		next = h.start + m[1]
 		sc.emitMatch(ru, m, h.start)
+	}
+}
+
+// scanRest runs an anchored rule's regex unanchored on s[a:b], where a is
+// a keyword hit that passed the \b check, and emits every match.
+func (sc *scan) scanRest(ru *rule, a, b int) {
+	ms := ru.scanRe.FindAllStringSubmatchIndex(sc.s[a:b], -1)
+	sc.charge(b - a + callCost*(len(ms)+1))
+	for _, m := range ms {
+		if sc.over {
+			return
+		}
+		if m[1] > m[0] {
+			sc.emitMatch(ru, m, a)
+		}
 	}
 }
 
@@ -357,7 +474,12 @@ func (sc *scan) emitMatch(ru *rule, m []int, off int) {
 // least the rule's width inside the window) and its context is unknown.
 func (sc *scan) matchWindow(ru *rule, a, b int, cutA, cutB bool) {
 	sub := sc.s[a:b]
-	for _, m := range ru.re.FindAllStringSubmatchIndex(sub, -1) {
+	ms := ru.re.FindAllStringSubmatchIndex(sub, -1)
+	sc.charge(len(sub) + callCost*(len(ms)+1))
+	for _, m := range ms {
+		if sc.over {
+			return
+		}
 		if (cutA && m[0] == 0) || (cutB && m[1] == len(sub)) || m[1] <= m[0] {
 			continue
 		}
@@ -375,6 +497,7 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 		return
 	}
 	secret := s[start:end]
+	sc.charge(end - start + mend - mstart)
 	if insideMarker(s, start, end) {
 		return // already redacted: [REDACTED:rule] is never a secret
 	}
@@ -404,22 +527,93 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 	}
 	if len(r.global) > 0 || len(ru.allow) > 0 {
 		match := s[mstart:mend]
-		line := ""
 		la, _ := sc.line(mstart)
 		_, lb := sc.line(max(mstart, mend-1))
-		line = s[la:max(lb, mend)]
+		lb = max(lb, mend)
 		for i := range r.global {
-			if r.global[i].allows(secret, match, line) {
+			if sc.allows(&r.global[i], secret, match, la, lb) {
 				return
 			}
 		}
 		for i := range ru.allow {
-			if ru.allow[i].allows(secret, match, line) {
+			if sc.allows(&ru.allow[i], secret, match, la, lb) {
 				return
 			}
 		}
 	}
 	sc.cands = append(sc.cands, cand{rule: sc.cur, start: start, end: end, mstart: mstart, mend: mend})
+}
+
+// longValueEnd is where a long assignment value starting at vs ends: the
+// end of its run of value characters (ve, from assignValue), continued
+// over any non-ASCII bytes, which some rules' value classes take in
+// ((?i) makes [a-z] match ſ and K).
+func (sc *scan) longValueEnd(vs, ve int) int {
+	return max(ve, sc.runEnd(runLongValue, vs))
+}
+
+// nestGuard bounds, for one rule, how often the keyword hits inside a
+// value read it again. A value-reading rule judges the value after each
+// hit; when hits sit inside an earlier hit's value (api_key=api_key=…,
+// authorization:…authorization:…), each reads the rest of it, a cost
+// quadratic in its length. The guard keeps the union [vs, ve) of
+// overlapping values and the bytes read in it; past maxRereads times its
+// length, the rule removes it whole (emitLong) and skips past it.
+type nestGuard struct{ vs, ve, read int }
+
+func newNestGuard() nestGuard { return nestGuard{vs: -1, ve: -1} }
+
+// reads records that a hit is about to judge the value s[vs:ve], and
+// reports whether the values overlapping it have now been read more than
+// maxRereads times over: the caller then removes [g.vs, g.ve) whole.
+func (g *nestGuard) reads(vs, ve int) bool {
+	if vs >= g.ve || ve <= g.vs {
+		*g = nestGuard{vs: vs, ve: ve}
+	} else {
+		g.vs, g.ve = min(g.vs, vs), max(g.ve, ve)
+	}
+	g.read += ve - vs
+	return g.read > maxRereads*(g.ve-g.vs)
+}
+
+// allows is a.allows for a candidate whose line is s[la:lb]. An allowlist
+// that targets the line runs its regexes once per line, not once per
+// candidate on it.
+func (sc *scan) allows(a *allowlist, secret, match string, la, lb int) bool {
+	if a.target != targetLine {
+		return a.allows(secret, match, "")
+	}
+	for _, v := range sc.lineAllow {
+		if v.a == a && v.la == la && v.lb == lb {
+			return a.decide(secret, v.re)
+		}
+	}
+	sc.charge(lb - la)
+	v := lineVerdict{a: a, la: la, lb: lb, re: a.matches(sc.s[la:lb])}
+	if len(sc.lineAllow) < 8 {
+		sc.lineAllow = append(sc.lineAllow, v)
+	} else {
+		sc.lineAllow[0] = v
+	}
+	return a.decide(secret, v.re)
+}
+
+// emitLong records the value s[a:e] as a secret of the current rule,
+// without the content filters of emit. It is for a value too long to judge
+// exactly on every keyword hit inside it (longer than tailCap, or read
+// more than maxRereads times over by the hits inside it, see nestGuard): each filter reads the whole value,
+// and a hit inside it would judge its suffix, so exact verdicts cost time
+// quadratic in its length. Such a value is removed whole: failing closed
+// costs a false positive on text no person writes, never a leak.
+func (sc *scan) emitLong(a, e, mstart int) {
+	if a < 0 || a >= e || e > len(sc.s) {
+		return
+	}
+	if _, ok := sc.r.allowed[sc.s[a:e]]; ok {
+		return
+	}
+	sc.charge(e - a)
+	sc.cands = append(sc.cands, cand{rule: sc.cur, start: a, end: e, mstart: min(mstart, a), mend: e})
 }
 
 // insideMarker reports whether s[start:end] lies within the rule name of a
