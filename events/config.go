@@ -79,7 +79,20 @@ type Confirmation struct {
 	Threshold Risk `msgpack:"threshold,omitempty" json:"threshold,omitempty" yaml:"threshold,omitempty"`
 	// Unknown is what an UNKNOWN level counts as: LOW, MEDIUM or HIGH.
 	Unknown Risk `msgpack:"unknown,omitempty" json:"unknown,omitempty" yaml:"unknown,omitempty"`
+	// ClientHandoff says what a waiting action handed off to the agent's
+	// client (an observation with status handed-off, then the tool
+	// running) counts as: ClientHandoffRecord (the default) records it as
+	// allowed, by client; ClientHandoffIgnore leaves it waiting for a
+	// person or the expiry, and raises an alert that it ran. Either way it
+	// is never a decision by a person: only the agent reports it.
+	ClientHandoff string `msgpack:"client_handoff,omitempty" json:"client_handoff,omitempty" yaml:"client_handoff,omitempty"`
 }
+
+// Client hand-off policies (Confirmation.ClientHandoff).
+const (
+	ClientHandoffRecord = "record"
+	ClientHandoffIgnore = "ignore"
+)
 
 // PolicyRule is one user rule.
 type PolicyRule struct {
@@ -186,6 +199,11 @@ func ValidateConfig(c Config) error {
 		if l.r != "" && (l.r == RiskUnknown || !l.r.Valid()) {
 			add(l.field, "is %q; it must be LOW, MEDIUM or HIGH", l.r)
 		}
+	}
+	switch c.Confirmation.ClientHandoff {
+	case "", ClientHandoffRecord, ClientHandoffIgnore:
+	default:
+		add("confirmation.client_handoff", "is %q; it must be %q (a client hand-off followed by the tool running is recorded as allowed, by client) or %q (it decides nothing: a person or the expiry does)", c.Confirmation.ClientHandoff, ClientHandoffRecord, ClientHandoffIgnore)
 	}
 	names := map[string]string{}
 	for _, list := range []struct {

@@ -33,10 +33,11 @@ const (
 
 // WithDefaults returns c with every unset field the gate reads filled in:
 // scope global; for the modes that compare levels (risky, analyze-only) a
-// threshold of HIGH and UNKNOWN counted as MEDIUM; approval_timeout 10m;
-// sandbox policy confirm; deny rule action deny. It never changes a field
-// that is set, and it leaves threshold and unknown empty for the modes that
-// do not read them, so the result of a valid config is still valid.
+// threshold of HIGH and UNKNOWN counted as MEDIUM; client_handoff record;
+// approval_timeout 10m; sandbox policy confirm; deny rule action deny. It
+// never changes a field that is set, and it leaves threshold and unknown
+// empty for the modes that do not read them, so the result of a valid
+// config is still valid.
 func (c Config) WithDefaults() Config {
 	if c.Scope == "" {
 		c.Scope = ScopeGlobal
@@ -48,6 +49,9 @@ func (c Config) WithDefaults() Config {
 		if c.Confirmation.Unknown == "" {
 			c.Confirmation.Unknown = RiskMedium
 		}
+	}
+	if c.Confirmation.ClientHandoff == "" {
+		c.Confirmation.ClientHandoff = ClientHandoffRecord
 	}
 	if c.ApprovalTimeout == "" {
 		c.ApprovalTimeout = DefaultApprovalTimeout.String()

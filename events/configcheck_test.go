@@ -327,6 +327,8 @@ func TestCoherentConfigs(t *testing.T) {
 		}},
 		{"conversation scope", func(c *Config) { c.Scope, c.Conversation = ScopeConversation, "c-42" }},
 		{"timeout bounds", func(c *Config) { c.ApprovalTimeout = "1s" }},
+		{"client hand-offs recorded", func(c *Config) { c.Confirmation.ClientHandoff = ClientHandoffRecord }},
+		{"client hand-offs ignored", func(c *Config) { c.Confirmation.ClientHandoff = ClientHandoffIgnore }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -386,6 +388,9 @@ func TestWithDefaults(t *testing.T) {
 		d.ApprovalTimeout != "10m0s" || d.Sandbox.Policy != SandboxConfirm || d.DenyRules[0].Action != DenyActionDeny {
 		t.Fatalf("defaults = %+v", d)
 	}
+	if d.Confirmation.ClientHandoff != ClientHandoffRecord {
+		t.Fatalf("client_handoff default = %q, want %q", d.Confirmation.ClientHandoff, ClientHandoffRecord)
+	}
 	if c.DenyRules[0].Action != "" {
 		t.Fatal("WithDefaults changed its receiver's deny rules")
 	}
@@ -395,5 +400,30 @@ func TestWithDefaults(t *testing.T) {
 	}
 	if got := (Config{ApprovalTimeout: "90s"}).ApprovalTimeoutDuration(); got != 90*time.Second {
 		t.Fatalf("ApprovalTimeoutDuration = %v", got)
+	}
+}
+
+// TestClientHandoffPolicy: confirmation.client_handoff is record or ignore;
+// anything else is refused by both the typed check and the data shape,
+// naming the field and the two values.
+func TestClientHandoffPolicy(t *testing.T) {
+	for _, v := range []string{"allow", "human", "Record", " ignore"} {
+		c := validCfg()
+		c.Confirmation.ClientHandoff = v
+		err := ValidateConfig(c)
+		if fields := validationFields(err); len(fields) != 1 || fields[0] != "data.confirmation.client_handoff" {
+			t.Errorf("client_handoff %q: error names %v, want data.confirmation.client_handoff: %v", v, fields, err)
+		}
+		if err == nil || !strings.Contains(err.Error(), `"record"`) || !strings.Contains(err.Error(), `"ignore"`) {
+			t.Errorf("client_handoff %q: the error must name both values: %v", v, err)
+		}
+		data, derr := ToData(c)
+		if derr != nil {
+			t.Fatal(derr)
+		}
+		ev := Event{V: 1, ID: "cfg-1", Kind: KindConfig, Time: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC), Data: data}
+		if err := ev.Validate(); err == nil {
+			t.Errorf("client_handoff %q: a config event carrying it was accepted", v)
+		}
 	}
 }

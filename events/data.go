@@ -65,6 +65,11 @@ type ApprovalDecision struct {
 	Verdict  Verdict `msgpack:"verdict" json:"verdict"`
 	Approver string  `msgpack:"approver,omitempty" json:"approver,omitempty"`
 	Reason   string  `msgpack:"reason,omitempty" json:"reason,omitempty"`
+	// LogSeq and Digest, when set, bind the verdict to the exact stored
+	// action (gate.requested's log_seq and digest): if the action waiting
+	// under ActionID is not that one, the verdict decides nothing.
+	LogSeq uint64 `msgpack:"log_seq,omitempty" json:"log_seq,omitempty"`
+	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
 }
 
 // Allowlist operations.

@@ -25,6 +25,8 @@ func TestTypedViews(t *testing.T) {
 		{KindContextLoaded, `{"path":"AGENTS.md","content":"be nice"}`, ContextLoaded{Path: "AGENTS.md", Content: "be nice"}},
 		{KindApprovalDecision, `{"action_id":"a","verdict":"always","approver":"alice","reason":"r"}`,
 			ApprovalDecision{ActionID: "a", Verdict: VerdictAlways, Approver: "alice", Reason: "r"}},
+		{KindApprovalDecision, `{"action_id":"a","verdict":"once","log_seq":42,"digest":"sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}`,
+			ApprovalDecision{ActionID: "a", Verdict: VerdictOnce, LogSeq: 42, Digest: "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"}},
 		{KindAllowlistChanged, `{"op":"add","entry_id":"e","shape":"s","action_id":"a","by":"b","reason":"r"}`,
 			AllowlistChanged{Op: AllowlistAdd, EntryID: "e", Shape: "s", ActionID: "a", By: "b", Reason: "r"}},
 		{KindApprovalExpired, `{"action_id":"a","reason":"r"}`, ApprovalExpired{ActionID: "a", Reason: "r"}},

@@ -1,6 +1,8 @@
 package events
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -270,7 +272,20 @@ const (
 	ByTimeout   DecidedBy = "timeout"
 	ByMode      DecidedBy = "mode"
 	BySession   DecidedBy = "session"
+	// ByClient: the agent's own client decided, as the agent reports it (a
+	// hand-off to the client's prompt followed by the tool running, or a
+	// refusal in that prompt). Never a person's decision in Vigil's sense:
+	// nothing an agent credential sends is.
+	ByClient DecidedBy = "client"
 )
+
+// Digest is "sha256:<hex>" of b: how gate.requested and gate.decided name
+// the exact stored bytes of an action (events.Record.Raw), and how a
+// dead letter names a refused body.
+func Digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
 
 // GateRequested says an action waits for a person.
 type GateRequested struct {
@@ -286,8 +301,17 @@ type GateRequested struct {
 	Timeout       string `msgpack:"timeout,omitempty" json:"timeout,omitempty"`
 	ConfigVersion int64  `msgpack:"config_version,omitempty" json:"config_version,omitempty"`
 	Agent         string `msgpack:"agent,omitempty" json:"agent,omitempty"`
-	// Backend is where the conversation's tools run (conversation.started).
+	// Backend is where the conversation's tools run, as far as the gate
+	// trusts it: a conversation.started from the runtime or an admin, else
+	// "local".
 	Backend string `msgpack:"backend,omitempty" json:"backend,omitempty"`
+	// BackendClaimed is the backend the agent's own conversation.started
+	// claimed, when the gate did not take it (an agent cannot put itself
+	// in a sandbox).
+	BackendClaimed string `msgpack:"backend_claimed,omitempty" json:"backend_claimed,omitempty"`
+	// Digest is "sha256:<hex>" of the action as stored (see Digest): an
+	// approval may name it to approve exactly this action.
+	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
 }
 
 // GateDecided is the final decision on an action.
@@ -307,7 +331,8 @@ type GateDecided struct {
 	Shape         string `msgpack:"shape,omitempty" json:"shape,omitempty"`
 	ConfigVersion int64  `msgpack:"config_version,omitempty" json:"config_version,omitempty"`
 	// Verdict is the approver's verdict when By is human (once, session,
-	// always, deny); EntryID the allowlist entry that allowed (By
+	// always, deny), or what the client reported when By is client (once,
+	// deny); EntryID the allowlist entry that allowed (By
 	// allowlist) or that an always verdict created.
 	Verdict Verdict `msgpack:"verdict,omitempty" json:"verdict,omitempty"`
 	EntryID string  `msgpack:"entry_id,omitempty" json:"entry_id,omitempty"`
@@ -318,6 +343,9 @@ type GateDecided struct {
 	// ask their LLM for security_risk (see Config.AsksSecurityRisk), so a
 	// runtime follows a mid-conversation switch at its next action.
 	AskSecurityRisk bool `msgpack:"ask_security_risk,omitempty" json:"ask_security_risk,omitempty"`
+	// Digest is "sha256:<hex>" of the action as stored (the record at
+	// LogSeq): the decision is about exactly those bytes.
+	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
 }
 
 // Alert reports something an operator must see (a control kind on an agent

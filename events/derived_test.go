@@ -129,6 +129,19 @@ func TestDerivedValidate(t *testing.T) {
 		{"gate requested", func(d *Derived) {
 			d.Kind, d.Data = KindGateRequested, GateRequested{ActionID: "a", LogSeq: 1, Level: RiskMedium}
 		}, ""},
+		{"gate requested with a claimed backend and a digest", func(d *Derived) {
+			d.Kind, d.Data = KindGateRequested, GateRequested{ActionID: "a", LogSeq: 1, Level: RiskMedium, Backend: "local", BackendClaimed: "docker", Digest: Digest([]byte("a"))}
+		}, ""},
+		{"gate requested with a short digest", func(d *Derived) {
+			d.Kind, d.Data = KindGateRequested, GateRequested{ActionID: "a", LogSeq: 1, Level: RiskMedium, Digest: "sha256:00"}
+		}, "data.digest"},
+		{"gate decided by client", func(d *Derived) {
+			d.Kind, d.Data = KindGateDecided, GateDecided{ActionID: "a", LogSeq: 4, Outcome: OutcomeAllow, By: ByClient, Level: RiskHigh, DecisionSeq: 9,
+				Verdict: VerdictOnce, Approver: "client:unknown", Digest: Digest([]byte("a"))}
+		}, ""},
+		{"gate decided with a digest that is no digest", func(d *Derived) {
+			d.Kind, d.Data = KindGateDecided, GateDecided{ActionID: "a", LogSeq: 4, Outcome: OutcomeAllow, By: ByMode, Level: RiskLow, DecisionSeq: 4, Digest: "md5:00"}
+		}, "data.digest"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -217,4 +230,16 @@ func TestDerivedMaxSeq(t *testing.T) {
 		t.Fatalf("seq %d, %v", back.Seq, err)
 	}
 	checkDerivedCanonical(t, back)
+}
+
+func TestDigest(t *testing.T) {
+	t.Parallel()
+	// sha256("abc"), FIPS 180-2 appendix B.1.
+	const want = "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+	if got := Digest([]byte("abc")); got != want {
+		t.Fatalf("Digest(abc) = %s, want %s", got, want)
+	}
+	if !digestPattern.MatchString(Digest(nil)) {
+		t.Fatalf("Digest(nil) = %s does not match %s", Digest(nil), digestPattern)
+	}
 }

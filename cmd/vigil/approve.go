@@ -46,6 +46,10 @@ Deny rules still win over session and always approvals.
 With no ID, on a terminal, walks the queue: for each waiting action it asks
 [o]nce [s]ession [a]lways [d]eny (Enter denies) or [q]uit (leave it waiting).
 
+The verdict names the action's log seq and digest as vigil pending shows
+them, so it decides exactly that action: if another action waits under the
+same id, the gate refuses the verdict and raises an alert.
+
 Needs approver (or admin) credentials: an approval sent with agent
 credentials is refused and raises an alert.`,
 		Args: cobra.MaximumNArgs(1),
@@ -181,6 +185,15 @@ func decide(ctx context.Context, cl *client.Client, p pendingAction, verdict eve
 		Data: map[string]any{"action_id": p.ID, "verdict": string(verdict), "approver": approver}}
 	if f.reason != "" {
 		dec.Data["reason"] = f.reason
+	}
+	// Bind the verdict to the action as the person saw it (its log
+	// position and stored bytes), not to its id, which the agent chose: if
+	// another action waits under that id, the gate refuses the verdict.
+	if p.Seq != 0 {
+		dec.Data["log_seq"] = p.Seq
+	}
+	if p.Digest != "" {
+		dec.Data["digest"] = p.Digest
 	}
 	batch := []events.Event{dec}
 	entryID := ""

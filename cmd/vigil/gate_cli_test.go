@@ -327,7 +327,7 @@ func TestHookEndToEnd(t *testing.T) {
 			})
 		time.Sleep(20 * time.Millisecond)
 	}
-	if gd.Outcome != events.OutcomeAllow || gd.By != events.ByHuman || gd.Approver != "client:claude-code" {
+	if gd.Outcome != events.OutcomeAllow || gd.By != events.ByClient || gd.Approver != "client:claude-code" {
 		t.Fatalf("decision recorded for the hook's ask = %+v", gd)
 	}
 	admin.Tail(t.Context(), client.TailOptions{}, func(r events.Record) error {

@@ -32,6 +32,9 @@ type pendingAction struct {
 	// Seq is the log sequence of the action; Time the action's time.
 	Seq  uint64 `json:"seq"`
 	Time string `json:"time"`
+	// Digest is the gate's digest of the action as stored: a verdict names
+	// it, with Seq, so that it decides exactly this action.
+	Digest string `json:"digest,omitempty"`
 }
 
 // readPending folds the gate's outputs in VIGIL_DERIVED: requested minus
@@ -62,6 +65,7 @@ func readPending(ctx context.Context, cl *client.Client, conversation string) ([
 					ID: req.ActionID, Conversation: d.Conversation, Command: req.Command, Tool: req.Tool,
 					Level: req.Level, Reasons: req.Reasons, Shape: req.Shape, Agent: req.Agent,
 					Backend: req.Backend, Timeout: req.Timeout, Seq: req.LogSeq, Time: d.Time,
+					Digest: req.Digest,
 				}
 			case events.KindGateDecided:
 				gd, err := events.DerivedDataAs[events.GateDecided](&d)

@@ -32,11 +32,18 @@ func NewAllowlist() *Allowlist { return &Allowlist{entries: map[string]*Entry{}}
 
 // Apply folds rec if it is an allowlist.changed event. It returns the entry
 // added, if any, and a description of what was wrong with the event, if
-// anything (the event is then ignored).
+// anything (the event is then ignored). Only an event with origin approver
+// or admin changes the list.
 func (a *Allowlist) Apply(rec *events.Record) (added *Entry, problem string) {
 	ev := &rec.Event
 	if ev.Kind != events.KindAllowlistChanged {
 		return nil, ""
+	}
+	if !isPerson(ev.Origin) {
+		// Ingest refuses control kinds from agents; this is an old or a
+		// foreign log, or a bypass. An allowlist entry allows in a
+		// person's name, so only a person's credentials change the list.
+		return nil, fmt.Sprintf("allowlist.changed %s came with %s credentials; only approver or admin credentials change the allowlist; ignored", ev.ID, originName(ev.Origin))
 	}
 	ac, err := events.DataAs[events.AllowlistChanged](ev)
 	if err != nil || ac.EntryID == "" {

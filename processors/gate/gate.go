@@ -15,14 +15,16 @@
 // which go to events.SubjectAlert. For one log record, in order:
 //
 //   - gate.decided {outcome allow|deny, by rule|mode|session|allowlist|
-//     sandbox|human|timeout}: the final decision on an action. An action
+//     sandbox|human|client|timeout}: the final decision on an action (the
+//     log record at log_seq, whose stored bytes digest names). An action
 //     gets exactly one, ever.
 //   - gate.requested: the action waits for a person; it carries the
 //     approval timeout the expiry timer needs.
 //   - alert: an approval for an action that does not exist or was already
-//     decided, an approval sent on the wrong conversation, an action that
-//     ran before or despite its decision, a config the scorer cannot
-//     compile, a conversation whose backend changed.
+//     decided, an approval sent on the wrong conversation, with agent
+//     credentials, or for another log seq or digest than the waiting
+//     action's; an action that ran before or despite its decision; a config
+//     the scorer cannot compile; a conversation whose backend changed.
 //
 // # How an action is decided
 //
@@ -44,6 +46,30 @@
 //  5. Otherwise gate.requested: it waits for a verdict (once, session,
 //     always, deny), an expiry (deny, by timeout), or the agent withdrawing
 //     it (deny, by timeout).
+//
+// # Who may say what
+//
+// Every event carries its Origin, stamped by the ingest service from the
+// credential it arrived with. The gate trusts a claim only from an origin
+// the agent cannot send as:
+//
+//   - By human: only an approval.decision with origin approver or admin;
+//     one with any other origin (an old or foreign log: ingest refuses
+//     control kinds from agents) decides nothing and raises an alert. The
+//     same holds for allowlist.changed.
+//   - By client: what the agent reports its own client did (status
+//     handed-off then the tool running, under confirmation.client_handoff
+//     record; or status denied-in-client). The approver is
+//     "client:<name>", name one of the known clients (ClientName), never
+//     the agent's free text.
+//   - The sandbox: a backend counts for the sandbox policy only from a
+//     conversation.started with origin runtime or admin. An agent's own
+//     announcement is recorded as a claim (gate.requested backend_claimed)
+//     and the conversation counts as local.
+//   - Action ids: an id is the producer's claim. An action whose id is
+//     waiting or was decided (within MaxDecided) is denied, by rule, and
+//     never inherits the earlier decision; every decision names the stored
+//     bytes it is about (digest), and an approval may name them too.
 //
 // # Shapes
 //
@@ -74,16 +100,33 @@ const (
 	// run the action. A pending action is denied, by timeout: an agent may
 	// always make its own action's fate stricter.
 	StatusWithdrawn = "withdrawn"
-	// StatusHandedOff: the agent's client asks its own person instead (a hook
+	// StatusHandedOff: the agent's client asks its own user instead (a hook
 	// whose time budget ran out answered "ask"). The action stays pending;
-	// a later plain observation (the tool ran) is recorded as the person's
-	// approval in that client.
+	// what a later plain observation (the tool ran) means is the config's
+	// confirmation.client_handoff: record (allow, by client) or ignore (an
+	// alert; a person or the expiry still decides).
 	StatusHandedOff = "handed-off"
 	// StatusDeniedInClient: the client's own user refused the action (Claude
-	// Code's PermissionDenied). A pending action is denied, by human, with
+	// Code's PermissionDenied). A pending action is denied, by client, with
 	// approver "client:<client>": refusing is never a privilege.
 	StatusDeniedInClient = "denied-in-client"
 )
+
+// UnknownClient is the client name of a decision by client when the
+// observation named no known client.
+const UnknownClient = "unknown"
+
+// ClientName returns the client an observation's "client" field names, if
+// it is one Vigil's hooks send (claude-code, gemini, cursor, openhands),
+// else UnknownClient. The field is the agent's claim: whatever it says,
+// only these names reach a decision's approver.
+func ClientName(s string) string {
+	switch s {
+	case "claude-code", "gemini", "cursor", "openhands":
+		return s
+	}
+	return UnknownClient
+}
 
 // DefaultMaxDecided is how many decided action ids the gate remembers, to
 // tell "already decided" from "unknown" and to catch actions that run
@@ -143,8 +186,8 @@ type Processor struct {
 	// scorers caches one scorer per config, keyed by the config event's log
 	// sequence (0 = the built-in default or the override).
 	scorers map[uint64]scorerEntry
-	// backends: the first backend each conversation announced.
-	backends map[string]string
+	// backends: where each conversation runs (see stepStarted).
+	backends map[string]backendInfo
 	pending  map[string]*pending
 	decided  map[string]decidedInfo
 	order    []string // decided ids, oldest first, for eviction
@@ -163,13 +206,42 @@ type pending struct {
 	conv      string
 	req       events.GateRequested
 	askRule   bool   // an ask deny rule matched: only a verdict decides
-	handedOff string // the client that asks its own person, if any
+	handedOff string // the client (ClientName) that asks its own user, if any
+	reusedAt  uint64 // the latest log seq of another action with this id, if any
 }
 
 type decidedInfo struct {
-	outcome events.Outcome
-	by      events.DecidedBy
-	seq     uint64
+	outcome   events.Outcome
+	by        events.DecidedBy
+	seq       uint64 // the record that decided
+	actionSeq uint64 // the action's own record
+	reusedAt  uint64 // the latest log seq of another action with this id, if any
+}
+
+// backendInfo is where a conversation's tools run, and who said so.
+type backendInfo struct {
+	backend string
+	// trusted: announced by a conversation.started with origin runtime or
+	// admin. Otherwise backend is only the agent's claim.
+	trusted bool
+}
+
+// sandbox is the backend the sandbox policy and the scorer use: the
+// announced one when trusted, else local.
+func (b backendInfo) sandbox() string {
+	if b.trusted && b.backend != "" {
+		return b.backend
+	}
+	return "local"
+}
+
+// claimed is the agent's claim the gate did not take ("" when none, or
+// when it is local anyway).
+func (b backendInfo) claimed() string {
+	if b.trusted || b.backend == "local" {
+		return ""
+	}
+	return b.backend
 }
 
 type grant struct {
@@ -191,7 +263,7 @@ func New(opts Options) (*Processor, error) {
 		opts:     opts,
 		tracker:  t,
 		scorers:  map[uint64]scorerEntry{},
-		backends: map[string]string{},
+		backends: map[string]backendInfo{},
 		pending:  map[string]*pending{},
 		decided:  map[string]decidedInfo{},
 		sessions: map[string]map[string]grant{},
@@ -270,20 +342,66 @@ func (p *Processor) stepConfig(o *outputs) {
 	}
 }
 
+// stepStarted records where a conversation runs. Only a conversation.started
+// with origin runtime or admin places a conversation (in a sandbox or not);
+// the agent's own is a claim: recorded, shown, never counted. The first
+// trusted announcement wins, even over an earlier claim; after it nothing
+// moves the conversation, and an attempt raises an alert, as does an agent
+// changing its own claim.
 func (p *Processor) stepStarted(o *outputs) {
 	ev := &o.rec.Event
 	p.tracker.Observe(o.rec)
+	conv := ev.Conversation
 	backend := ev.StringField("backend")
 	if backend == "" {
 		backend = "local"
 	}
-	prev, ok := p.backends[ev.Conversation]
+	trusted := ev.Origin == events.OriginRuntime || ev.Origin == events.OriginAdmin
+	prev, ok := p.backends[conv]
 	switch {
 	case !ok:
-		p.backends[ev.Conversation] = backend
-	case prev != backend:
-		o.alert("high", fmt.Sprintf("conversation %s announced backend %q but started on %q; the gate keeps %q (a conversation cannot move into a sandbox to loosen its policy)", ev.Conversation, backend, prev, prev))
+		p.backends[conv] = backendInfo{backend: backend, trusted: trusted}
+	case prev.trusted:
+		if backend != prev.backend {
+			o.alert("high", fmt.Sprintf("conversation %s: a conversation.started (origin %s) announced backend %q, but the runtime placed it on %q; the gate keeps %q (a conversation cannot move to loosen its policy)", conv, originName(ev.Origin), clipField(backend), prev.backend, prev.backend))
+		}
+	case trusted:
+		p.backends[conv] = backendInfo{backend: backend, trusted: true}
+		if prev.backend != backend && prev.backend != "local" {
+			o.alert("medium", fmt.Sprintf("conversation %s: the agent claimed backend %q, the runtime (origin %s) says %q; the gate takes the runtime's", conv, clipField(prev.backend), ev.Origin, backend))
+		}
+	case backend != prev.backend:
+		o.alert("high", fmt.Sprintf("conversation %s announced backend %q but started on %q; the gate keeps %q (a conversation cannot move into a sandbox to loosen its policy)", conv, clipField(backend), clipField(prev.backend), clipField(prev.backend)))
 	}
+}
+
+// originName names an origin in messages; empty (an old event) is agent.
+func originName(o events.Origin) string {
+	if o == "" {
+		return string(events.OriginAgent) + " (none recorded)"
+	}
+	return string(o)
+}
+
+// maxField bounds a producer's string quoted in an alert or reason.
+const maxField = 128
+
+// clipField bounds a producer-chosen string quoted in an alert.
+func clipField(s string) string {
+	if len(s) <= maxField {
+		return s
+	}
+	cut := maxField
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+// isPerson reports whether an event with origin o can speak for a person:
+// only the approver and admin credentials can.
+func isPerson(o events.Origin) bool {
+	return o == events.OriginApprover || o == events.OriginAdmin
 }
 
 // scorer returns the scorer of the config from the config event at seq.
@@ -307,47 +425,36 @@ func (p *Processor) stepAction(o *outputs) {
 	ev := &rec.Event
 	conv := ev.Conversation
 	cfg, cfgSeq := p.configFor(conv)
-	backend := p.backends[conv]
-	if backend == "" {
-		backend = "local"
-	}
+	where := p.backends[conv]
+	backend := where.sandbox()
 	d := events.GateDecided{
 		ActionID: ev.ID, LogSeq: rec.Seq, DecisionSeq: rec.Seq, Level: events.RiskUnknown,
 		ConfigVersion: cfg.Version, AskSecurityRisk: cfg.AsksSecurityRisk(),
-	}
-	if _, dup := p.pending[ev.ID]; dup {
-		d.Outcome, d.By = events.OutcomeDeny, events.ByRule
-		d.Reason = fmt.Sprintf("action id %s is already waiting for a decision; give every action a unique id", ev.ID)
-		o.decided(conv, d)
-		return
+		Digest: events.Digest(rec.Raw),
 	}
 	sc, err := p.scorer(cfgSeq, cfg)
+	if prev, used := p.usedAt(ev.ID); used {
+		// An id is the producer's claim: a second action under it is never
+		// the first one, and inherits nothing from it. It is scored, so the
+		// record shows what was attempted.
+		if err == nil {
+			a := p.assess(sc, rec, cfgSeq, cfg, where)
+			d.Level, d.Reasons, d.Shape = levelOr(a.Level), a.Reasons, a.Shape
+		}
+		d.Outcome, d.By = events.OutcomeDeny, events.ByRule
+		d.Reason = fmt.Sprintf("action id %s was already used at log seq %d; give every action a unique id", ev.ID, prev)
+		p.markReused(ev.ID, rec.Seq)
+		o.decided(conv, d) // not finish: the earlier action keeps its state
+		return
+	}
 	if err != nil {
 		d.Outcome, d.By = events.OutcomeDeny, events.ByRule
 		d.Reason = fmt.Sprintf("config v%d cannot be compiled (fail closed): %v", cfg.Version, err)
 		p.finish(o, conv, d)
 		return
 	}
-	workspace := p.tracker.Conversation(conv).Workspace
-	if workspace == "" {
-		workspace = cfg.Workspace
-	}
-	env := Env{Workspace: workspace, Backend: backend, Conversation: conv, Agent: ev.Agent}
-	var a Assessment
-	fromMemo := false
-	if rs, ok := sc.(*riskScorer); ok && p.opts.Memo != nil {
-		key := risk.MemoKey{Seq: rec.Seq, ConfigSeq: cfgSeq, Env: risk.Env(env)}
-		if ra, hit := p.opts.Memo.Get(key); hit {
-			a, fromMemo = rs.from(ra), true
-		}
-	}
-	if !fromMemo {
-		a = sc.Assess(ev, env)
-	}
-	d.Level, d.Reasons, d.Shape = a.Level, a.Reasons, a.Shape
-	if d.Level == "" {
-		d.Level = events.RiskUnknown
-	}
+	a := p.assess(sc, rec, cfgSeq, cfg, where)
+	d.Level, d.Reasons, d.Shape = levelOr(a.Level), a.Reasons, a.Shape
 	level := d.Level
 	if level == events.RiskUnknown && cfg.Confirmation.Unknown != "" {
 		level = cfg.Confirmation.Unknown
@@ -413,13 +520,71 @@ func (p *Processor) stepAction(o *outputs) {
 		ActionID: ev.ID, LogSeq: rec.Seq, Level: d.Level, Reasons: d.Reasons,
 		Tool: ev.Tool(), Command: Summary(ev), Shape: a.Shape,
 		Timeout: cfg.ApprovalTimeoutDuration().String(), ConfigVersion: cfg.Version,
-		Agent: ev.Agent, Backend: backend,
+		Agent: ev.Agent, Backend: backend, BackendClaimed: where.claimed(), Digest: d.Digest,
 	}
 	if askHit != nil {
 		req.Reasons = append(slices.Clone(req.Reasons), events.Reason{Analyzer: "deny_rules", Rule: askHit.Rule, Detail: "a person must approve every match", Level: d.Level})
+	} else if claim := where.claimed(); claim != "" {
+		if ok, _ := sandboxLets(cfg, claim, level); ok {
+			// The claim would have let it through: say why it did not.
+			req.Reasons = append(slices.Clone(req.Reasons), events.Reason{Analyzer: "sandbox", Rule: "unverified-backend",
+				Detail: fmt.Sprintf("the agent's own conversation.started claims backend %s; only the runtime's or an admin's credential places a conversation in a sandbox, so it counts as local and a person decides", clipField(claim))})
+		}
 	}
 	p.pending[ev.ID] = &pending{seq: rec.Seq, conv: conv, req: req, askRule: askHit != nil}
 	o.requested(conv, req)
+}
+
+// assess scores the action of rec under sc, reusing the risk processor's
+// assessment when the memo holds it for the same record, config and
+// environment.
+func (p *Processor) assess(sc Scorer, rec *events.Record, cfgSeq uint64, cfg events.Config, where backendInfo) Assessment {
+	ev := &rec.Event
+	conv := ev.Conversation
+	workspace := p.tracker.Conversation(conv).Workspace
+	if workspace == "" {
+		workspace = cfg.Workspace
+	}
+	env := Env{Workspace: workspace, Backend: where.sandbox(), Conversation: conv, Agent: ev.Agent}
+	if rs, ok := sc.(*riskScorer); ok && p.opts.Memo != nil {
+		key := risk.MemoKey{Seq: rec.Seq, ConfigSeq: cfgSeq, Env: risk.Env(env)}
+		if ra, hit := p.opts.Memo.Get(key); hit {
+			return rs.from(ra)
+		}
+	}
+	return sc.Assess(ev, env)
+}
+
+func levelOr(l events.Risk) events.Risk {
+	if l == "" {
+		return events.RiskUnknown
+	}
+	return l
+}
+
+// usedAt reports whether an action with id is waiting or was decided (and
+// is still remembered), and the log seq of that action.
+func (p *Processor) usedAt(id string) (uint64, bool) {
+	if pa, ok := p.pending[id]; ok {
+		return pa.seq, true
+	}
+	if di, ok := p.decided[id]; ok {
+		return di.actionSeq, true
+	}
+	return 0, false
+}
+
+// markReused notes that another action at seq reused id, so events about
+// id (observations, hand-offs) are known to be ambiguous.
+func (p *Processor) markReused(id string, seq uint64) {
+	if pa, ok := p.pending[id]; ok {
+		pa.reusedAt = seq
+		return
+	}
+	if di, ok := p.decided[id]; ok {
+		di.reusedAt = seq
+		p.decided[id] = di
+	}
 }
 
 func denyReason(h *DenyHit) string {
@@ -430,7 +595,8 @@ func denyReason(h *DenyHit) string {
 }
 
 // standing reports what, short of a new verdict, lets an action that needs
-// a person through: a session approval, an allowlist entry, or the sandbox.
+// a person through: a session approval, an allowlist entry, or the sandbox
+// (backend is the one the gate trusts: backendInfo.sandbox).
 func (p *Processor) standing(cfg events.Config, conv, shape, backend string, level events.Risk) (events.DecidedBy, string, string) {
 	if shape != "" {
 		if g, ok := p.sessions[conv][shape]; ok && !cfg.Allowlist.DisableSession {
@@ -442,27 +608,41 @@ func (p *Processor) standing(cfg events.Config, conv, shape, backend string, lev
 			}
 		}
 	}
-	if slices.Contains(cfg.Sandbox.Backends, backend) {
-		switch cfg.Sandbox.Policy {
-		case events.SandboxAllow:
-			return events.BySandbox, fmt.Sprintf("backend %s is sandboxed (policy allow)", backend), ""
-		case events.SandboxAllowBelowHigh:
-			if level != events.RiskHigh {
-				return events.BySandbox, fmt.Sprintf("backend %s is sandboxed (policy allow-below-high)", backend), ""
-			}
-		}
+	if ok, note := sandboxLets(cfg, backend, level); ok {
+		return events.BySandbox, note, ""
 	}
 	return "", "", ""
 }
 
+// sandboxLets reports whether cfg's sandbox policy lets an action of level
+// on backend through without a person, and says why.
+func sandboxLets(cfg events.Config, backend string, level events.Risk) (bool, string) {
+	if !slices.Contains(cfg.Sandbox.Backends, backend) {
+		return false, ""
+	}
+	switch cfg.Sandbox.Policy {
+	case events.SandboxAllow:
+		return true, fmt.Sprintf("backend %s is sandboxed (policy allow)", backend)
+	case events.SandboxAllowBelowHigh:
+		if level != events.RiskHigh {
+			return true, fmt.Sprintf("backend %s is sandboxed (policy allow-below-high)", backend)
+		}
+	}
+	return false, ""
+}
+
 // finish records a decision and emits it.
 func (p *Processor) finish(o *outputs, conv string, d events.GateDecided) {
+	var reusedAt uint64
+	if pa, ok := p.pending[d.ActionID]; ok {
+		reusedAt = pa.reusedAt
+	}
 	delete(p.pending, d.ActionID)
-	p.remember(d)
+	p.remember(d, reusedAt)
 	o.decided(conv, d)
 }
 
-func (p *Processor) remember(d events.GateDecided) {
+func (p *Processor) remember(d events.GateDecided, reusedAt uint64) {
 	if _, ok := p.decided[d.ActionID]; !ok {
 		if len(p.order)-p.head >= p.opts.MaxDecided {
 			delete(p.decided, p.order[p.head])
@@ -475,7 +655,7 @@ func (p *Processor) remember(d events.GateDecided) {
 		}
 		p.order = append(p.order, d.ActionID)
 	}
-	p.decided[d.ActionID] = decidedInfo{outcome: d.Outcome, by: d.By, seq: d.DecisionSeq}
+	p.decided[d.ActionID] = decidedInfo{outcome: d.Outcome, by: d.By, seq: d.DecisionSeq, actionSeq: d.LogSeq, reusedAt: reusedAt}
 }
 
 // notPending explains why an event about an action that is not waiting
@@ -493,11 +673,18 @@ func decidedFrom(pa *pending, rec *events.Record, cfg events.Config) events.Gate
 		ActionID: pa.req.ActionID, LogSeq: pa.seq, DecisionSeq: rec.Seq,
 		Level: pa.req.Level, Reasons: pa.req.Reasons, Shape: pa.req.Shape,
 		ConfigVersion: cfg.Version, AskSecurityRisk: cfg.AsksSecurityRisk(),
+		Digest: pa.req.Digest,
 	}
 }
 
 func (p *Processor) stepApproval(o *outputs) {
 	ev := &o.rec.Event
+	if !isPerson(ev.Origin) {
+		// Ingest refuses control kinds from agents; this is an old or a
+		// foreign log, or a bypass. Nothing an agent sends speaks for a person.
+		o.alert("high", fmt.Sprintf("approval refused: approval.decision %s came with %s credentials; only approver or admin credentials decide (an agent never approves its own action)", ev.ID, originName(ev.Origin)))
+		return
+	}
 	ad, err := events.DataAs[events.ApprovalDecision](ev)
 	if err != nil || ad.ActionID == "" {
 		o.alert("medium", fmt.Sprintf("approval.decision %s is unreadable and was ignored", ev.ID))
@@ -510,6 +697,15 @@ func (p *Processor) stepApproval(o *outputs) {
 	}
 	if ev.Conversation != "" && ev.Conversation != pa.conv {
 		o.alert("high", fmt.Sprintf("approval refused: action %s belongs to conversation %s, not %s", ad.ActionID, pa.conv, ev.Conversation))
+		return
+	}
+	// A person approves exactly what they saw: the stored action, not an id.
+	if ad.LogSeq != 0 && ad.LogSeq != pa.seq {
+		o.alert("high", fmt.Sprintf("approval refused: it is for action %s at log seq %d, but the action waiting under that id is at log seq %d; decide again on what vigil pending shows", ad.ActionID, ad.LogSeq, pa.seq))
+		return
+	}
+	if ad.Digest != "" && ad.Digest != pa.req.Digest {
+		o.alert("high", fmt.Sprintf("approval refused: it names digest %s, but action %s (log seq %d) as stored is %s; decide again on what vigil pending shows", clipField(ad.Digest), ad.ActionID, pa.seq, pa.req.Digest))
 		return
 	}
 	cfg, _ := p.configFor(pa.conv)
@@ -630,7 +826,11 @@ func (p *Processor) stepExpired(o *outputs) {
 func (p *Processor) stepAllowlist(o *outputs) {
 	added, problem := p.allow.Apply(o.rec)
 	if problem != "" {
-		o.alert("medium", problem)
+		severity := "medium"
+		if !isPerson(o.rec.Event.Origin) {
+			severity = "high"
+		}
+		o.alert(severity, problem)
 	}
 	if added != nil {
 		p.release(o, "", added.Shape, added.ActionID)
@@ -665,37 +865,44 @@ func (p *Processor) stepObservation(o *outputs) {
 		if !waiting {
 			return
 		}
-		client := ev.StringField("client")
-		if client == "" {
-			client = "the agent's client"
-		}
+		client := ClientName(ev.StringField("client"))
 		cfg, _ := p.configFor(pa.conv)
 		d := decidedFrom(pa, o.rec, cfg)
-		d.Outcome, d.By, d.Verdict = events.OutcomeDeny, events.ByHuman, events.VerdictDeny
+		d.Outcome, d.By, d.Verdict = events.OutcomeDeny, events.ByClient, events.VerdictDeny
 		d.Approver = "client:" + client
-		d.Reason = fmt.Sprintf("refused in %s's own prompt (reported by the agent)", client)
+		d.Reason = fmt.Sprintf("refused in the %s client's own prompt (reported by the agent)", client)
 		p.finish(o, pa.conv, d)
 	case status == StatusHandedOff:
 		if waiting {
-			pa.handedOff = ev.StringField("client")
-			if pa.handedOff == "" {
-				pa.handedOff = "the agent's client"
-			}
+			pa.handedOff = ClientName(ev.StringField("client"))
 		}
 	case waiting && pa.handedOff != "":
-		// The client asked its own person and the tool ran: that person
-		// approved it. Recorded as such, never as a Vigil approver's verdict.
+		// The client asked its own user and the tool ran. The agent says
+		// so, and only the agent: at most a decision by client, and only
+		// if the config counts hand-offs at all.
 		cfg, _ := p.configFor(pa.conv)
-		d := decidedFrom(pa, o.rec, cfg)
-		d.Outcome, d.By, d.Verdict = events.OutcomeAllow, events.ByHuman, events.VerdictOnce
-		d.Approver = "client:" + pa.handedOff
-		d.Reason = fmt.Sprintf("approved in %s's own prompt after Vigil's wait ran out (reported by the agent)", pa.handedOff)
-		p.finish(o, pa.conv, d)
+		switch {
+		case pa.reusedAt != 0:
+			o.alert("high", fmt.Sprintf("action %s ran after a hand-off to the %s client, but its id was reused at log seq %d, so nobody can tell which action the client's user saw; it waits for a person or the expiry (observation %s)", id, pa.handedOff, pa.reusedAt, ev.ID))
+		case cfg.Confirmation.ClientHandoff == events.ClientHandoffIgnore:
+			o.alert("high", fmt.Sprintf("action %s ran after a hand-off to the %s client (observation %s); under confirmation.client_handoff %s that approves nothing: it waits for a person or the expiry", id, pa.handedOff, ev.ID, events.ClientHandoffIgnore))
+		default:
+			d := decidedFrom(pa, o.rec, cfg)
+			d.Outcome, d.By, d.Verdict = events.OutcomeAllow, events.ByClient, events.VerdictOnce
+			d.Approver = "client:" + pa.handedOff
+			d.Reason = fmt.Sprintf("allowed in the %s client's own prompt after Vigil's wait ran out (reported by the agent; confirmation.client_handoff %s)", pa.handedOff, events.ClientHandoffRecord)
+			p.finish(o, pa.conv, d)
+		}
 	case waiting:
 		o.alert("high", fmt.Sprintf("action %s ran before Vigil decided on it (observation %s)", id, ev.ID))
 	default:
-		if di, ok := p.decided[id]; ok && di.outcome == events.OutcomeDeny && status == "" {
+		di, ok := p.decided[id]
+		switch {
+		case !ok || status != "":
+		case di.outcome == events.OutcomeDeny:
 			o.alert("high", fmt.Sprintf("action %s ran although Vigil denied it (by %s, log seq %d; observation %s)", id, di.by, di.seq, ev.ID))
+		case di.reusedAt != 0:
+			o.alert("high", fmt.Sprintf("action %s ran, but its id was also used by the action at log seq %d, which Vigil denied; nobody can tell which of them ran (observation %s)", id, di.reusedAt, ev.ID))
 		}
 	}
 }

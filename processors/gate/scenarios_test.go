@@ -2,6 +2,7 @@ package gate
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -216,7 +217,10 @@ func openHandsAction(id, conv, cmd, risk string) events.Event {
 // old ActionEvents with their security_risk included, comes back. In the
 // SDK validation failed and the agent looped; here every re-sent action is
 // folded once, decided once under the config in force now, and the fold
-// and its replay agree byte for byte.
+// and its replay agree byte for byte. A re-sent action reuses the id of one
+// already decided, so it is denied, by rule, and never inherits the old
+// decision (an id is the producer's claim; see ids.txt): it is history, not
+// a new request to run anything.
 func TestScenario3ReloadWithOldRisk(t *testing.T) {
 	l := newLog(t)
 	l.add(cfgEvent("cfg-1", withHint))
@@ -237,10 +241,11 @@ func TestScenario3ReloadWithOldRisk(t *testing.T) {
 	// re-sent (after the dedup window, so it is stored again).
 	l.add(events.Event{ID: "start-2", Kind: events.KindConversationStarted, Conversation: "c3", Data: map[string]any{"backend": "local"}})
 	before := len(l.outs)
-	for _, ev := range history {
+	for i, ev := range history {
 		d := decidedOf(t, expectOne(t, l.add(ev), ev.ID))
-		if d.Outcome != events.OutcomeAllow || d.AskSecurityRisk || d.ConfigVersion != 2 {
-			t.Fatalf("reloaded %s under v2 = %+v", ev.ID, d)
+		want := fmt.Sprintf("action id %s was already used at log seq %d", ev.ID, i+3)
+		if d.Outcome != events.OutcomeDeny || d.By != events.ByRule || !strings.Contains(d.Reason, want) || d.AskSecurityRisk || d.ConfigVersion != 2 {
+			t.Fatalf("reloaded %s under v2 = %+v, want deny by rule: %s", ev.ID, d, want)
 		}
 		if !hasReason(d.Reasons, "llm_hint", "ignored") {
 			t.Errorf("reloaded %s: the old security_risk must be recorded as ignored: %v", ev.ID, d.Reasons)

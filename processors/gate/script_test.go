@@ -84,12 +84,22 @@ func (s *scriptScorer) Assess(ev *events.Event, env Env) Assessment {
 //	allowlist add ENTRY SHAPE [ACTION] | allowlist revoke ENTRY
 //	observe CONV ID [STATUS]      an observation of action ID
 //	pending | entries | hint CONV print the read models
+//
+// Each event carries the origin its credential would give it: admin for
+// config and expire, approver for approve and allowlist, agent for the
+// rest. Words of the form key=value, anywhere after the command, set:
+//
+//	origin=ORIGIN                 the event's origin (agent, runtime, approver, admin)
+//	client=NAME                   an observation's client (default claude-code)
+//	seq=N                         an approval's log_seq
+//	digest=ok|other               an approval's digest: the waiting action's, or another
 type script struct {
 	t    *testing.T
 	p    *Processor
 	seq  uint64
 	out  strings.Builder
 	all  []processors.Output
+	raws [][]byte // the log: record seq n is raws[n-1]
 	base time.Time
 }
 
@@ -121,14 +131,34 @@ func (s *script) feed(ev events.Event) []processors.Output {
 		s.t.Fatal(err)
 	}
 	s.seq++
+	s.raws = append(s.raws, raw)
 	_, outs := processors.Feed(s.p, s.seq, events.LogSubject(ev.Conversation), raw)
 	s.all = append(s.all, outs...)
 	return outs
 }
 
+// defaultOrigin is the origin the credential that sends kind would give.
+func defaultOrigin(kind events.Kind) events.Origin {
+	switch kind {
+	case events.KindConfig, events.KindApprovalExpired:
+		return events.OriginAdmin
+	case events.KindApprovalDecision, events.KindAllowlistChanged:
+		return events.OriginApprover
+	}
+	return events.OriginAgent
+}
+
 func (s *script) run(line string) {
 	s.t.Helper()
-	f := strings.Fields(line)
+	var f []string
+	opts := map[string]string{}
+	for i, w := range strings.Fields(line) {
+		if k, v, ok := strings.Cut(w, "="); ok && i > 0 && !strings.HasPrefix(line, "config") && !strings.ContainsAny(k, "{\"") {
+			opts[k] = v
+			continue
+		}
+		f = append(f, w)
+	}
 	var ev events.Event
 	id := fmt.Sprintf("e%d", s.seq+1)
 	switch cmd := f[0]; {
@@ -157,6 +187,21 @@ func (s *script) run(line string) {
 		if len(f) > 4 {
 			data["reason"] = strings.Join(f[4:], " ")
 		}
+		if n, ok := opts["seq"]; ok {
+			var seq uint64
+			fmt.Sscan(n, &seq)
+			data["log_seq"] = seq
+		}
+		switch opts["digest"] {
+		case "ok":
+			for _, r := range s.p.Pending() {
+				if r.ActionID == f[1] {
+					data["digest"] = r.Digest
+				}
+			}
+		case "other":
+			data["digest"] = events.Digest([]byte("what the person saw"))
+		}
 		ev = s.event(events.KindApprovalDecision, id, conv, data)
 	case cmd == "expire":
 		ev = s.event(events.KindApprovalExpired, id, "", map[string]any{"action_id": f[1]})
@@ -175,6 +220,9 @@ func (s *script) run(line string) {
 			data["client"] = "claude-code"
 			data["content"] = "stopped waiting"
 		}
+		if c, ok := opts["client"]; ok {
+			data["client"] = c
+		}
 		ev = s.event(events.KindObservation, id, f[1], data)
 	case cmd == "pending":
 		for _, r := range s.p.Pending() {
@@ -192,6 +240,10 @@ func (s *script) run(line string) {
 		return
 	default:
 		s.t.Fatalf("unknown script command %q", line)
+	}
+	ev.Origin = defaultOrigin(ev.Kind)
+	if o, ok := opts["origin"]; ok {
+		ev.Origin = events.Origin(o)
 	}
 	for _, o := range s.feed(ev) {
 		fmt.Fprintf(&s.out, "  %s\n", render(o))
@@ -234,8 +286,15 @@ func render(o processors.Output) string {
 		}
 	case events.KindGateRequested:
 		parts = append(parts, "requested", get("action_id"))
-		for _, k := range []string{"level", "shape", "timeout", "backend", "command"} {
+		for _, k := range []string{"level", "shape", "timeout", "backend", "backend_claimed", "command"} {
 			add(k)
+		}
+		// The gate's own reasons for asking (not the scorer's).
+		rs, _ := m["reasons"].([]any)
+		for _, r := range rs {
+			if r, _ := r.(map[string]any); r["analyzer"] == "sandbox" {
+				parts = append(parts, fmt.Sprintf("why=%s/%s", r["analyzer"], r["rule"]))
+			}
 		}
 	case events.KindAlert:
 		parts = append(parts, "ALERT", get("reason"))
@@ -289,7 +348,7 @@ func TestScripts(t *testing.T) {
 	for _, path := range paths {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
 			s := runScript(t, path, Options{})
-			checkInvariants(t, s.all)
+			checkInvariants(t, s.all, s.raws)
 			// Replaying the same log from scratch gives the same bytes.
 			again := runScriptQuiet(t, path)
 			if len(again) != len(s.all) {
@@ -322,8 +381,9 @@ func runScriptQuiet(t *testing.T, path string) []processors.Output {
 }
 
 // checkInvariants: every action is decided at most once; every output
-// validates as its kind; ids are unique.
-func checkInvariants(t *testing.T, outs []processors.Output) {
+// validates as its kind; ids are unique; every request and decision names
+// the digest of the action record it is about (raws[n-1] is record n).
+func checkInvariants(t *testing.T, outs []processors.Output, raws [][]byte) {
 	t.Helper()
 	ids := map[string]bool{}
 	decided := map[string]bool{}
@@ -343,8 +403,17 @@ func checkInvariants(t *testing.T, outs []processors.Output) {
 		if err := d.Validate(); err != nil {
 			t.Errorf("output %s does not validate: %v", d.ID, err)
 		}
+		if d.Kind == events.KindGateRequested {
+			gr, _ := events.DerivedDataAs[events.GateRequested](&d)
+			if want := events.Digest(raws[gr.LogSeq-1]); gr.Digest != want {
+				t.Errorf("%s: request for %s names digest %s, the record at log seq %d is %s", d.ID, gr.ActionID, gr.Digest, gr.LogSeq, want)
+			}
+		}
 		if d.Kind == events.KindGateDecided {
 			gd, _ := events.DerivedDataAs[events.GateDecided](&d)
+			if want := events.Digest(raws[gd.LogSeq-1]); gd.Digest != want {
+				t.Errorf("%s: decision on %s names digest %s, the record at log seq %d is %s", d.ID, gd.ActionID, gd.Digest, gd.LogSeq, want)
+			}
 			key := fmt.Sprintf("%s@%d", gd.ActionID, gd.LogSeq)
 			if decided[key] {
 				t.Errorf("action %s decided twice", key)
