@@ -583,7 +583,7 @@ func planGap(folded, delivered, firstStored uint64) gapPlan {
 func (d *Driver) resolveGap(ctx context.Context, st jetstream.Stream, s uint64) (bool, error) {
 	gctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	m, err := st.GetMsg(gctx, d.folded+1, jetstream.WithGetMsgSubject(events.LogPrefix+">"))
+	m, err := st.GetMsg(gctx, d.folded+1, jetstream.WithGetMsgSubject(">"))
 	if err != nil {
 		return false, fmt.Errorf("driver: log seq %d delivered after %d; finding the next record: %w", s, d.folded, err)
 	}

@@ -346,6 +346,10 @@ func TestDriverPoisonRecord(t *testing.T) {
 	}
 	last = e.append(t, "ok-5")
 	r2.waitFolded(t, last)
+	// A restart re-creates the consumer it left: that is no tampering.
+	if ids := withPrefix(e.derived(t), "driver:"); len(ids) > 0 {
+		t.Fatalf("driver alerts %v after a plain restart", ids)
+	}
 }
 
 // lossyJS loses the first delivery of some log seqs, as deliveries in
