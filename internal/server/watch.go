@@ -589,14 +589,23 @@ func recordsLost(prev, cur jetstream.StreamState) string {
 	if cur.LastSeq < prev.LastSeq {
 		out = append(out, fmt.Sprintf("its last sequence went back from %d to %d", prev.LastSeq, cur.LastSeq))
 	}
-	if prev.Msgs > 0 && cur.FirstSeq > prev.FirstSeq {
-		out = append(out, fmt.Sprintf("seqs %d..%d are gone from its start (purged, or removed by a changed limit)", prev.FirstSeq, cur.FirstSeq-1))
+	// Records are only ever appended: the first sequence stays where it
+	// was, or (for a stream that was empty) at most the next one written.
+	first := prev.FirstSeq
+	if prev.Msgs == 0 {
+		first = prev.LastSeq + 1
+	}
+	if cur.Msgs > 0 && cur.FirstSeq > first {
+		out = append(out, fmt.Sprintf("seqs %d..%d are gone from its start (purged, or removed by a changed limit)", first, cur.FirstSeq-1))
 	}
 	if cur.NumDeleted > prev.NumDeleted {
 		out = append(out, fmt.Sprintf("%d records were deleted from its middle", cur.NumDeleted-prev.NumDeleted))
 	}
 	if cur.Lost != nil && len(cur.Lost.Msgs) > 0 && (prev.Lost == nil || len(cur.Lost.Msgs) > len(prev.Lost.Msgs)) {
 		out = append(out, fmt.Sprintf("the server reports %d records lost (first seq %d)", len(cur.Lost.Msgs), slices.Min(cur.Lost.Msgs)))
+	}
+	if len(out) == 0 && cur.LastSeq >= prev.LastSeq && cur.Msgs < prev.Msgs+(cur.LastSeq-prev.LastSeq) {
+		out = append(out, fmt.Sprintf("%d records are missing", prev.Msgs+(cur.LastSeq-prev.LastSeq)-cur.Msgs))
 	}
 	return strings.Join(out, "; ")
 }
