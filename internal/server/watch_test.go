@@ -185,7 +185,7 @@ func TestRecordsLost(t *testing.T) {
 func TestIntegrityDrift(t *testing.T) {
 	want := logConfig()
 	got := want
-	got.MaxMsgs, got.MaxBytes, got.MaxMsgsPerSubject = -1, -1, -1 // how the server reports "no limit"
+	got.MaxMsgs, got.MaxBytes, got.MaxMsgsPerSubject = -1, -1, -1            // how the server reports "no limit"
 	got.Duplicates, got.Replicas, got.Description = time.Minute, 3, "edited" // left to operators
 	if d := integrityDrift(want, got); len(d) > 0 {
 		t.Fatalf("drift %q, want none", d)
