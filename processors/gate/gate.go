@@ -129,8 +129,8 @@ func ClientName(s string) string {
 }
 
 // DefaultMaxDecided is how many decided action ids the gate remembers, to
-// tell "already decided" from "unknown" and to catch actions that run
-// despite a deny.
+// tell "already decided" from "unknown", to catch actions that run
+// despite a deny, and to deny an action that reuses a decided id.
 const DefaultMaxDecided = 100_000
 
 // Env is what the scorer knows about where an action runs.
