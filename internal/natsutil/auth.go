@@ -182,9 +182,15 @@ func (a *Authenticator) Check(c server.ClientAuthentication) bool {
 		a.logger.Warn("nats: connection refused: bad signature", "role", role, "remote", remote(c))
 		return false
 	}
+	// The inbox token comes as the CONNECT user name, or as its token
+	// (some clients, the nats CLI among them, send a user name with no
+	// password as a token).
 	tok := ""
-	if ValidInboxToken(o.Username) {
+	switch {
+	case ValidInboxToken(o.Username):
 		tok = o.Username
+	case ValidInboxToken(o.Token):
+		tok = o.Token
 	}
 	c.RegisterUser(&server.User{Username: string(role), Permissions: Permissions(role, tok, a.protected...)})
 	return true
