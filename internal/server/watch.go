@@ -123,6 +123,7 @@ type watchState struct {
 	contRep   ContinuityReport
 	contErr   error
 	alertedDr map[string]bool // VIGIL_DERIVED losses already alerted
+	infoErrs  int             // consecutive stream info failures
 }
 
 // Healthy returns nil while the node serves, or why it does not: the
@@ -176,6 +177,23 @@ func streamInfo(ctx context.Context, js jetstream.JetStream, name string) (*jets
 		return nil, err
 	}
 	return st.CachedInfo(), nil
+}
+
+// startInfo reads a stream's info at start, retrying while a cluster
+// elects the stream's leader; "not found" is returned at once.
+func startInfo(ctx context.Context, js jetstream.JetStream, name string) (*jetstream.StreamInfo, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		info, err := streamInfo(ctx, js, name)
+		if err == nil || errors.Is(err, jetstream.ErrStreamNotFound) || time.Now().After(deadline) || ctx.Err() != nil {
+			return info, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
 }
 
 // waitJetStream waits until JetStream answers for the account (a new
@@ -257,7 +275,7 @@ func (s *Server) openStreams(ctx context.Context) error {
 			return err
 		}
 		for name := range prior.Streams {
-			info, err := streamInfo(ctx, s.js, name)
+			info, err := startInfo(ctx, s.js, name)
 			switch {
 			case errors.Is(err, jetstream.ErrStreamNotFound):
 				preMissing[name] = true
@@ -291,7 +309,7 @@ func (s *Server) openStreams(ctx context.Context) error {
 	if err := ensureStreams(ctx, s.js, opts); err != nil {
 		return err
 	}
-	logInfo, err := streamInfo(ctx, s.js, events.StreamLog)
+	logInfo, err := startInfo(ctx, s.js, events.StreamLog)
 	if err != nil {
 		return fmt.Errorf("server: stream %s: %w", events.StreamLog, err)
 	}
@@ -360,7 +378,7 @@ func (s *Server) openStreams(ctx context.Context) error {
 	s.watch.base = map[string]streamSnap{}
 	s.watch.last = map[string]streamSnap{}
 	for _, name := range watchedStreams {
-		info, err := streamInfo(ctx, s.js, name)
+		info, err := startInfo(ctx, s.js, name)
 		if err != nil {
 			return fmt.Errorf("server: stream %s: %w", name, err)
 		}
@@ -539,7 +557,15 @@ func (s *Server) checkStreams(ctx context.Context) error {
 		}
 		if err != nil {
 			if ctx.Err() == nil {
-				s.cfg.Logger.Debug("stream watch: stream info", "stream", name, "err", err)
+				s.watch.mu.Lock()
+				s.watch.infoErrs++
+				n := s.watch.infoErrs
+				s.watch.mu.Unlock()
+				if n == 10 {
+					s.cfg.Logger.Warn("stream watch: the streams' info cannot be read; a deleted or replaced stream is noticed when it can again", "stream", name, "err", err)
+				} else {
+					s.cfg.Logger.Debug("stream watch: stream info", "stream", name, "err", err)
+				}
 			}
 			continue
 		}
@@ -562,6 +588,7 @@ func (s *Server) checkStreams(ctx context.Context) error {
 			}
 		}
 		s.watch.mu.Lock()
+		s.watch.infoErrs = 0
 		if name == events.StreamLog && info.State.LastSeq != s.watch.recorded {
 			moved = true
 		}
