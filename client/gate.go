@@ -158,7 +158,7 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 					Waited: out.Waited || gd.DecisionSeq != gd.LogSeq, AskSecurityRisk: gd.AskSecurityRisk,
 					DecisionSeq: gd.DecisionSeq,
 				}
-				if r.By == byClient && r.Outcome == events.OutcomeAllow {
+				if r.By == events.ByClient && r.Outcome == events.OutcomeAllow {
 					r.Outcome = events.OutcomeDeny
 					return r, fmt.Errorf("gate: action %s was decided in the agent's own client (%s), not by Vigil: this waiter does not act on it", ev.ID, gd.Approver)
 				}
@@ -174,9 +174,6 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 		}
 	}
 }
-
-// byClient is the gate's "decided in the agent's own client" (a hand-off).
-const byClient events.DecidedBy = "client"
 
 // ingestSubject is the subject c sends events of kind k on.
 func (c *Client) ingestSubject(k events.Kind, conv string) string {

@@ -59,6 +59,19 @@ func cleanKeepGlob(p string) string {
 	return c
 }
 
+// usableWorkspace reports whether a conversation's workspace may make
+// paths under it count as the project's own: only a project-like
+// directory may. The workspace is the agent's own claim, so "/", a system
+// directory, a home or a device never turns what lies below it into
+// workspace (`rm -rf /` with workspace "/" stays a root delete).
+func usableWorkspace(ws string) bool {
+	switch classify(path.Clean(ws), "", "") {
+	case pcOther, pcHomeData, pcTemp:
+		return true
+	}
+	return false
+}
+
 // classify returns the class of path p for a command run in cwd.
 func classify(p, cwd, workspace string) pathClass {
 	if p == "" {
@@ -68,7 +81,7 @@ func classify(p, cwd, workspace string) pathClass {
 		return pcDynamic
 	}
 	r := resolvePath(p, cwd)
-	if workspace != "" && strings.HasPrefix(r, "/") {
+	if workspace != "" && strings.HasPrefix(r, "/") && usableWorkspace(workspace) {
 		ws := path.Clean(workspace)
 		if r == ws || strings.HasPrefix(r, ws+"/") {
 			return pcWorkspace
