@@ -116,10 +116,16 @@ type env struct {
 	js jetstream.JetStream
 }
 
-// startEnv starts a server; mod may change the stream definitions.
-func startEnv(t *testing.T, mod func([]jetstream.StreamConfig)) *env {
+// envOptions change the test server: its stream definitions, its max payload.
+type envOptions struct {
+	streams    func([]jetstream.StreamConfig)
+	maxPayload int32
+}
+
+// startEnv starts a server.
+func startEnv(t *testing.T, o envOptions) *env {
 	t.Helper()
-	s, err := natsutil.StartServer(natsutil.ServerConfig{StoreDir: t.TempDir(), Durability: natsutil.DurabilityInterval})
+	s, err := natsutil.StartServer(natsutil.ServerConfig{StoreDir: t.TempDir(), Durability: natsutil.DurabilityInterval, MaxPayload: o.maxPayload})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,8 +143,8 @@ func startEnv(t *testing.T, mod func([]jetstream.StreamConfig)) *env {
 		t.Fatal(err)
 	}
 	cfgs := natsutil.StreamConfigs(natsutil.StreamOptions{})
-	if mod != nil {
-		mod(cfgs)
+	if o.streams != nil {
+		o.streams(cfgs)
 	}
 	for _, c := range cfgs {
 		if _, err := js.CreateOrUpdateStream(t.Context(), c); err != nil {
@@ -280,43 +286,54 @@ func (e *env) waitDerived(t *testing.T, r *running, prefix string) []string {
 	}
 }
 
-// TestDriverRefusedOutput: an output the stream refuses for good (here
-// over VIGIL_DERIVED's message size limit) is replaced by an alert; the
-// driver goes on, and does again after a restart.
+// TestDriverRefusedOutput: an output the stream refuses for good (over
+// VIGIL_DERIVED's message size limit, or over the server's max payload)
+// is replaced by an alert; the driver goes on, and does again after a
+// restart.
 func TestDriverRefusedOutput(t *testing.T) {
-	e := startEnv(t, func(cfgs []jetstream.StreamConfig) {
-		for i := range cfgs {
-			if cfgs[i].Name == events.StreamDerived {
-				cfgs[i].MaxMsgSize = 4096
+	for _, tc := range []struct {
+		name string
+		o    envOptions
+		says string
+	}{
+		{"stream max msg size", envOptions{streams: func(cfgs []jetstream.StreamConfig) {
+			for i := range cfgs {
+				if cfgs[i].Name == events.StreamDerived {
+					cfgs[i].MaxMsgSize = 4096
+				}
 			}
-		}
-	})
-	proc := &recorder{size: 8000}
-	r := e.run(t, Config{Processor: proc})
-	e.append(t, "small-1")
-	e.append(t, "big-2")
-	last := e.append(t, "small-3")
-	r.waitFolded(t, last)
-	got := e.derived(t)
-	for _, id := range []string{"rec:1", "driver:refused:rec:2", "rec:3"} {
-		if _, ok := got[id]; !ok {
-			t.Fatalf("no %s in VIGIL_DERIVED: %v", id, withPrefix(got, ""))
-		}
-	}
-	if _, ok := got["rec:2"]; ok {
-		t.Fatal("the refused output was stored")
-	}
-	a, err := events.DerivedDataAs[events.Alert](ptr(got["driver:refused:rec:2"]))
-	if err != nil || a.LogSeq != 2 || !strings.Contains(a.Reason, "output rec:2") || !strings.Contains(a.Reason, "refused by VIGIL_DERIVED") {
-		t.Fatalf("alert %+v (%v)", a, err)
-	}
-	r.halt(t)
-	// A restart warms up over the record and goes live.
-	r2 := e.run(t, Config{Processor: &recorder{size: 8000}})
-	last = e.append(t, "big-4")
-	r2.waitFolded(t, last)
-	if _, ok := e.derived(t)["driver:refused:rec:4"]; !ok {
-		t.Fatal("no alert for the second refused output")
+		}}, "refused by VIGIL_DERIVED"},
+		{"server max payload", envOptions{maxPayload: 6000}, "maximum payload exceeded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEnv(t, tc.o)
+			r := e.run(t, Config{Processor: &recorder{size: 8000}})
+			e.append(t, "small-1")
+			e.append(t, "big-2")
+			last := e.append(t, "small-3")
+			r.waitFolded(t, last)
+			got := e.derived(t)
+			for _, id := range []string{"rec:1", "driver:refused:rec:2", "rec:3"} {
+				if _, ok := got[id]; !ok {
+					t.Fatalf("no %s in VIGIL_DERIVED: %v", id, withPrefix(got, ""))
+				}
+			}
+			if _, ok := got["rec:2"]; ok {
+				t.Fatal("the refused output was stored")
+			}
+			a, err := events.DerivedDataAs[events.Alert](ptr(got["driver:refused:rec:2"]))
+			if err != nil || a.LogSeq != 2 || !strings.Contains(a.Reason, "output rec:2") || !strings.Contains(a.Reason, tc.says) {
+				t.Fatalf("alert %+v (%v)", a, err)
+			}
+			r.halt(t)
+			// A restart warms up over the record and goes live.
+			r2 := e.run(t, Config{Processor: &recorder{size: 8000}})
+			last = e.append(t, "big-4")
+			r2.waitFolded(t, last)
+			if _, ok := e.derived(t)["driver:refused:rec:4"]; !ok {
+				t.Fatal("no alert for the second refused output")
+			}
+		})
 	}
 }
 
@@ -325,7 +342,7 @@ func ptr[T any](v T) *T { return &v }
 // TestDriverPoisonRecord: a record that makes the processor panic, and one
 // that makes it emit a 5 MB output, stop nothing, live or at warm-up.
 func TestDriverPoisonRecord(t *testing.T) {
-	e := startEnv(t, nil)
+	e := startEnv(t, envOptions{})
 	r := e.run(t, Config{Processor: &recorder{size: 5 << 20}})
 	e.append(t, "ok-1")
 	e.append(t, "boom-2")
@@ -427,7 +444,7 @@ func (it *lossyIter) Next(opts ...jetstream.NextOpt) (jetstream.Msg, error) {
 // next seq is not folded+1) and read again; every record is folded once,
 // in order, and no alert is raised (nothing is missing from the log).
 func TestDriverGapRedelivered(t *testing.T) {
-	e := startEnv(t, nil)
+	e := startEnv(t, envOptions{})
 	var last uint64
 	for i := 1; i <= 12; i++ {
 		last = e.append(t, fmt.Sprintf("m-%d", i))
@@ -452,9 +469,9 @@ func TestDriverGapRedelivered(t *testing.T) {
 // stream that allowed it) raise an alert and are passed over, live and at
 // warm-up.
 func TestDriverMissingRecords(t *testing.T) {
-	e := startEnv(t, func(cfgs []jetstream.StreamConfig) {
+	e := startEnv(t, envOptions{streams: func(cfgs []jetstream.StreamConfig) {
 		cfgs[0].DenyDelete = false // what a tampered stream allows
-	})
+	}})
 	for i := 1; i <= 6; i++ {
 		e.append(t, fmt.Sprintf("m-%d", i))
 	}
@@ -506,7 +523,7 @@ func TestDriverMissingRecords(t *testing.T) {
 // filter), paused or deleted under it raises an alert and is restored;
 // the driver folds what comes next.
 func TestDriverConsumerChanged(t *testing.T) {
-	e := startEnv(t, nil)
+	e := startEnv(t, envOptions{})
 	proc := &recorder{}
 	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	r := e.run(t, Config{Processor: proc, CheckInterval: 20 * time.Millisecond, Now: func() time.Time { return now }})
