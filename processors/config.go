@@ -31,9 +31,17 @@ type scopedConfig struct {
 }
 
 // ConversationInfo is what conversation.started said about a conversation.
+//
+// Backend is believed only from a trusted origin (the runtime or an
+// admin: events.Origin.Trusted): an agent's own claim of a sandbox is
+// never its backend. Workspace is taken from the agent too (hooks send
+// their working directory), until a trusted conversation.started sets
+// it; risk scoring never lets a workspace cover system paths.
 type ConversationInfo struct {
 	Backend   string
 	Workspace string
+	// trusted: Workspace came from a trusted origin.
+	trusted bool
 }
 
 // Options are what every config-aware processor's constructor accepts.
@@ -57,7 +65,19 @@ func (t *ConfigTracker) Observe(rec *events.Record) (changed bool, err error) {
 	ev := &rec.Event
 	switch ev.Kind {
 	case events.KindConversationStarted:
-		info := ConversationInfo{Backend: ev.StringField("backend"), Workspace: ev.StringField("workspace")}
+		info := t.convs[ev.Conversation]
+		trusted := ev.Origin.Trusted() && ev.Origin != events.OriginApprover
+		switch {
+		case trusted:
+			if info.Backend == "" {
+				info.Backend = ev.StringField("backend")
+			}
+			if !info.trusted {
+				info.Workspace, info.trusted = ev.StringField("workspace"), true
+			}
+		case !info.trusted && info.Workspace == "":
+			info.Workspace = ev.StringField("workspace")
+		}
 		t.convs[ev.Conversation] = info
 		return false, nil
 	case events.KindConfig:

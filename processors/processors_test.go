@@ -129,8 +129,17 @@ func TestConfigTracker(t *testing.T) {
 	}
 	tr.Observe(cfgRec(5, global))
 	tr.Observe(cfgRec(9, conv))
+	// The agent's own claim of a sandbox is not its backend; the
+	// runtime's is, and a later claim by the agent changes nothing.
 	tr.Observe(&events.Record{Seq: 10, Event: events.Event{Kind: events.KindConversationStarted, Conversation: "c-1",
 		Data: map[string]any{"backend": "docker", "workspace": "/w"}}})
+	if info := tr.Conversation("c-1"); info.Backend != "" || info.Workspace != "/w" {
+		t.Fatalf("after the agent's claim: conversation info %+v", info)
+	}
+	tr.Observe(&events.Record{Seq: 11, Event: events.Event{Kind: events.KindConversationStarted, Conversation: "c-1", Origin: events.OriginRuntime,
+		Data: map[string]any{"backend": "docker", "workspace": "/w"}}})
+	tr.Observe(&events.Record{Seq: 12, Event: events.Event{Kind: events.KindConversationStarted, Conversation: "c-1",
+		Data: map[string]any{"backend": "modal", "workspace": "/"}}})
 	if c, seq := tr.For("c-2"); c.Version != 2 || seq != 5 {
 		t.Fatalf("c-2: v%d from %d, want the global v2 from 5", c.Version, seq)
 	}

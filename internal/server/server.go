@@ -169,7 +169,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if err != nil {
 			return nil, err
 		}
-		s.nc, err = nats.Connect(cfg.NATSURL, append(opts, co)...)
+		s.nc, err = nats.Connect(cfg.NATSURL, append(append(opts, co), natsutil.InboxOptions()...)...)
 		if err != nil {
 			return nil, fmt.Errorf("attach to NATS at %s: %w", cfg.NATSURL, err)
 		}
@@ -183,7 +183,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Listen:       cfg.NATSListen,
 			Durability:   cfg.Durability,
 			SyncInterval: cfg.SyncInterval,
-			Users:        natsutil.ServerUsers(pubs),
+			Auth:         natsutil.NewAuthenticator(pubs, cfg.Logger.With("component", "auth"), "vigil-"+cfg.NodeName),
 			ServerName:   cfg.NodeName,
 			Cluster:      cfg.Cluster,
 			Logger:       cfg.Logger,
