@@ -129,7 +129,7 @@ func (p *Pipeline) Step(rec events.Record) ([]Output, error) {
 	var out []Output
 	var firstErr error
 	for _, proc := range p.procs {
-		o, err, pv := safeStep(proc, rec)
+		o, pv, err := safeStep(proc, rec)
 		if pv != nil {
 			out = append(out, panicAlert(proc.Name(), &rec, pv))
 			continue
@@ -173,11 +173,12 @@ func Decode(seq uint64, subject string, raw []byte) (events.Record, error) {
 // and the others ignore a kind they do not know.
 //
 // Every output it returns is bounded to DefaultLimits (see Bounder; a
-// Pipeline keeps its own Bounder, other processors get a fresh one on each
-// call): whatever a record holds, no output can outgrow what VIGIL_DERIVED accepts, so no
-// single record can stop a driver. A panic in p becomes an alert.
+// Pipeline keeps its own Bounder, another processor gets a fresh one on
+// each call): whatever a record holds, no output outgrows what
+// VIGIL_DERIVED accepts, so no single record can stop a driver. A panic in
+// p becomes an alert (see Processor).
 func FeedRecord(p Processor, rec events.Record, decodeErr error) []Output {
-	out, err, pv := safeStep(p, rec)
+	out, pv, err := safeStep(p, rec)
 	if pv != nil {
 		out = []Output{panicAlert(p.Name(), &rec, pv)}
 	}
@@ -197,14 +198,14 @@ func FeedRecord(p Processor, rec events.Record, decodeErr error) []Output {
 }
 
 // safeStep runs p.Step, turning a panic into its value.
-func safeStep(p Processor, rec events.Record) (out []Output, err error, panicked any) {
+func safeStep(p Processor, rec events.Record) (out []Output, panicked any, err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			out, err, panicked = nil, nil, v
+			out, panicked, err = nil, v, nil
 		}
 	}()
 	out, err = p.Step(rec)
-	return out, err, nil
+	return out, nil, err
 }
 
 // panicAlert is the alert that replaces the outputs of a processor that

@@ -178,8 +178,11 @@ func (d *Driver) Run(ctx context.Context) error {
 		log.Info("driver warmed up", "checkpoint", floor, "folded", d.folded)
 	}
 	close(d.ready)
+	var lastFrom uint64
+	backoff := 50 * time.Millisecond
 	for {
-		err := d.consume(ctx, st, d.folded+1)
+		from := d.folded + 1
+		err := d.consume(ctx, st, from)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -194,6 +197,17 @@ func (d *Driver) Run(ctx context.Context) error {
 		// nothing is folded twice.
 		if errors.Is(err, errRecreate) {
 			log.Warn("driver: re-creating the consumer", "from", d.folded+1, "reason", err)
+			if d.folded+1 != from || from != lastFrom {
+				lastFrom, backoff = from, 50*time.Millisecond
+				continue
+			}
+			// No progress since the last time: do not spin on the server.
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 2*time.Second)
 			continue
 		}
 		log.Warn("driver: consumer lost; re-creating it", "from", d.folded+1, "err", err)
