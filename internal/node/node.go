@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"sync"
 
 	"golang.org/x/mod/sumdb/note"
 
@@ -46,6 +47,10 @@ type Node struct {
 	stopTimer context.CancelFunc
 	timerDone chan error
 	errs      chan error
+	// closing ends the goroutine that forwards the server's failure;
+	// watched is closed when it has.
+	closing, watched chan struct{}
+	closeOnce        sync.Once
 }
 
 // ProjectionsDir is where a data directory keeps its Pebble read models.
@@ -106,13 +111,18 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Server: s, errs: make(chan error, 2)}
+	n := &Node{Server: s, errs: make(chan error, 2), closing: make(chan struct{}), watched: make(chan struct{})}
 	go func() {
-		if err, ok := <-s.Err(); ok && err != nil {
-			if !errors.Is(err, server.ErrStreamChanged) {
-				err = fmt.Errorf("processor driver: %w", err)
+		defer close(n.watched)
+		select {
+		case err, ok := <-s.Err():
+			if ok && err != nil {
+				if !errors.Is(err, server.ErrStreamChanged) {
+					err = fmt.Errorf("processor driver: %w", err)
+				}
+				n.errs <- err
 			}
-			n.errs <- err
+		case <-n.closing:
 		}
 	}()
 	if !cfg.NoExpiry && !cfg.NoProcessors {
@@ -142,6 +152,8 @@ func (n *Node) Err() <-chan error { return n.errs }
 
 // Close stops the timer, then the server (see server.Server.Close).
 func (n *Node) Close(ctx context.Context) error {
+	n.closeOnce.Do(func() { close(n.closing) })
+	<-n.watched
 	if n.stopTimer != nil {
 		n.stopTimer()
 		<-n.timerDone
