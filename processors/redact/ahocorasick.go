@@ -21,12 +21,6 @@ type matcher struct {
 	plen     []int32 // pattern id -> length in bytes
 }
 
-// hit is one keyword occurrence: pattern id and its byte span in the input.
-type hit struct {
-	pat        int32
-	start, end int
-}
-
 func lowerASCII(b byte) byte {
 	if 'A' <= b && b <= 'Z' {
 		return b + ('a' - 'A')
@@ -138,9 +132,11 @@ func newMatcher(patterns []string) *matcher {
 
 const outFlag = -1 << 31
 
-// appendHits appends every keyword occurrence in s to dst, in order of end
-// position, then pattern id.
-func (m *matcher) appendHits(dst []hit, s string) []hit {
+// appendRuleHits appends, for every keyword occurrence in s, one ruleHit
+// per rule that uses the keyword (rules[pattern id]), in order of end
+// position, then pattern id. There is no intermediate list of keyword
+// hits: on keyword-dense text it would be as long again.
+func (m *matcher) appendRuleHits(dst []ruleHit, s string, rules [][]int32) []ruleHit {
 	var st int32
 	delta, class := m.delta, &m.class
 	for i := 0; i < len(s); i++ {
@@ -149,7 +145,9 @@ func (m *matcher) appendHits(dst []hit, s string) []hit {
 			st &^= outFlag
 			state := st / int32(m.nclass)
 			for _, id := range m.outs[m.outStart[state]:m.outStart[state+1]] {
-				dst = append(dst, hit{pat: id, start: i + 1 - int(m.plen[id]), end: i + 1})
+				for _, ri := range rules[id] {
+					dst = append(dst, ruleHit{rule: ri, start: i + 1 - int(m.plen[id]), end: i + 1})
+				}
 			}
 		}
 	}

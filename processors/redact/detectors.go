@@ -269,8 +269,7 @@ func detectAuthorization(sc *scan, hits []ruleHit) {
 				continue
 			}
 			if g.reads(cs, ce) {
-				sc.emitLong(g.vs, g.ve, h.start)
-				skip = g.ve
+				skip = sc.emitLongRun(runCred, g.vs, g.ve, h.start)
 				continue
 			}
 			if c := s[cs:ce]; looksRandomToken(c, 16, sc.r.threshold) && !isPlaceholderValue(c) {
@@ -304,8 +303,7 @@ func detectAuthorization(sc *scan, hits []ruleHit) {
 				continue
 			}
 			if g.reads(cs, ce) {
-				sc.emitLong(g.vs, g.ve, h.start)
-				skip = g.ve
+				skip = sc.emitLongRun(runCred, g.vs, g.ve, h.start)
 				continue
 			}
 			if c := s[cs:ce]; len(c) >= 8 && !isPlaceholderValue(c) {
@@ -315,8 +313,7 @@ func detectAuthorization(sc *scan, hits []ruleHit) {
 		}
 		ce := sc.runEnd(runCred, j)
 		if g.reads(j, ce) {
-			sc.emitLong(g.vs, g.ve, h.start)
-			skip = g.ve
+			skip = sc.emitLongRun(runCred, g.vs, g.ve, h.start)
 			continue
 		}
 		sc.charge(ce - j)
@@ -396,8 +393,7 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 			}
 		}
 		if g.reads(vs, ve) {
-			sc.emitLong(g.vs, g.ve, h.start)
-			last = g.ve
+			last = sc.emitLongRun(runBare, g.vs, g.ve, h.start)
 			continue
 		}
 		sc.charge(ve - vs)

@@ -281,7 +281,7 @@ func (r *Redactor) find(s string, limit int64) (fs []Finding, work int64, ok boo
 	}
 	work, ok = sc.work, !sc.over
 	sc.reset("", 0)
-	if cap(sc.hits) <= 1<<14 && cap(sc.rhits) <= 1<<14 && cap(sc.cands) <= 1<<12 {
+	if cap(sc.rhits) <= 1<<14 && cap(sc.cands) <= 1<<12 && cap(sc.nls) <= 1<<14 {
 		r.pool.Put(sc)
 	}
 	return fs, work, ok

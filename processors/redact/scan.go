@@ -55,11 +55,16 @@ type scan struct {
 	r     *Redactor
 	s     string
 	cur   int32 // rule being run
-	hits  []hit
 	rhits []ruleHit
 	cands []cand
 	// cache of the last line looked up
 	lineA, lineB int
+	// nls holds the offsets of every '\n' in s, found on the first line
+	// lookup (nlsDone), so that a lookup costs a binary search, not a walk
+	// of the line: on text with many rules' keywords on every line, each
+	// rule would walk each line again.
+	nls     []int
+	nlsDone bool
 
 	// work is what the scan has spent (see charge); limit is its budget,
 	// and over is set once work passes it.
@@ -81,10 +86,10 @@ type lineVerdict struct {
 // reset prepares the scan for s, with a budget of limit units of work.
 func (sc *scan) reset(s string, limit int64) {
 	sc.s = s
-	sc.hits = sc.hits[:0]
 	sc.rhits = sc.rhits[:0]
 	sc.cands = sc.cands[:0]
 	sc.lineA, sc.lineB = -1, -1
+	sc.nls, sc.nlsDone = sc.nls[:0], false
 	sc.work, sc.limit, sc.over = 0, limit, false
 	for i := range sc.runs {
 		sc.runs[i] = runMemo{-1, -1}
@@ -100,20 +105,29 @@ func (sc *scan) line(i int) (int, int) {
 		return sc.lineA, sc.lineB
 	}
 	s := sc.s
+	if !sc.nlsDone {
+		for off := 0; ; {
+			k := strings.IndexByte(s[off:], '\n')
+			if k < 0 {
+				break
+			}
+			sc.nls = append(sc.nls, off+k)
+			off += k + 1
+		}
+		sc.nlsDone = true
+		sc.charge(len(s))
+	}
 	i = min(i, len(s))
-	lo := max(0, i-maxLine)
-	a := strings.LastIndexByte(s[lo:i], '\n')
-	if a < 0 {
-		a = lo
-	} else {
-		a += lo + 1
+	k, _ := slices.BinarySearch(sc.nls, i) // the first '\n' at or after i
+	a, b := 0, len(s)
+	if k > 0 {
+		a = sc.nls[k-1] + 1
 	}
-	hi := min(len(s), i+maxLine)
-	b := hi
-	if k := strings.IndexByte(s[i:hi], '\n'); k >= 0 {
-		b = i + k
+	if k < len(sc.nls) {
+		b = sc.nls[k]
 	}
-	sc.charge(b - a + 1)
+	a, b = max(a, i-maxLine), min(b, i+maxLine)
+	sc.charge(1)
 	sc.lineA, sc.lineB = a, b
 	return a, b
 }
@@ -123,12 +137,7 @@ func (sc *scan) line(i int) (int, int) {
 func (sc *scan) find() {
 	r := sc.r
 	sc.charge(len(sc.s))
-	sc.hits = r.kw.appendHits(sc.hits, sc.s)
-	for _, h := range sc.hits {
-		for _, ri := range r.kwRules[h.pat] {
-			sc.rhits = append(sc.rhits, ruleHit{rule: ri, start: h.start, end: h.end})
-		}
-	}
+	sc.rhits = r.kw.appendRuleHits(sc.rhits, sc.s, r.kwRules)
 	if !sc.charge(len(sc.rhits)) {
 		return
 	}
@@ -348,7 +357,7 @@ func (sc *scan) runTemplate(ru *rule, hits []ruleHit) {
 		if k != nil {
 			ke = h.start + k[1]
 		}
-		t, tcut := sc.matchBounded(ru.tailRe, ru.tailWidth, ke, lb, tailCap)
+		t, tcut := sc.matchTail(ru, ke, lb, vs, ve)
 		if cut || tcut {
 			e := sc.longValueEnd(vs, ve)
 			sc.emitLong(vs, e, h.start)
@@ -542,6 +551,46 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 		}
 	}
 	sc.cands = append(sc.cands, cand{rule: sc.cur, start: start, end: end, mstart: mstart, mend: mend})
+}
+
+// matchTail runs a template rule's tail (operator, value, terminator) at
+// ke, where the name ends, on the line ending at lb; vs, ve are the value
+// and its run from assignValue. The value classes of the tails lie within
+// runLongValue's, so no match reaches past the run's end plus a two-byte
+// terminator: the tail is handed only that much. A run longer than tailCap
+// goes through matchBounded, and cut reports a value too long to judge.
+func (sc *scan) matchTail(ru *rule, ke, lb, vs, ve int) (t []int, cut bool) {
+	e := runeEnd(sc.s, sc.longValueEnd(vs, ve)+2+widthSlack, lb)
+	if ru.tailWidth >= 0 {
+		e = min(e, windowEnd(sc.s, ke, ru.tailWidth, lb))
+	}
+	if e-ke > tailCap {
+		return sc.matchBounded(ru.tailRe, ru.tailWidth, ke, lb, tailCap)
+	}
+	t = sc.matchAt(ru.tailRe, ke, e)
+	if t != nil && e < lb && t[1] >= e-ke {
+		// Unreachable while the value classes lie within runLongValue's;
+		// should a rule break that, decide without the bound.
+		return sc.matchBounded(ru.tailRe, ru.tailWidth, ke, lb, tailCap)
+	}
+	return t, false
+}
+
+// emitLongRun is emitLong for the whole run of class c that holds s[a:e]
+// (at least s[a:e]), and returns where it ends. A detector's value ends at
+// the first byte outside its class; removing only part of a run would let
+// a hit before it find, in the redacted text, a shorter value ending at the
+// marker, and redacting again would not give the same text.
+func (sc *scan) emitLongRun(c runClass, a, e, mstart int) int {
+	s := sc.s
+	a0 := a
+	for a > 0 && inRunClass(c, s, a-1) {
+		a--
+	}
+	sc.charge(a0 - a)
+	e = max(e, sc.runEnd(c, a0))
+	sc.emitLong(a, e, mstart)
+	return e
 }
 
 // longValueEnd is where a long assignment value starting at vs ends: the

@@ -178,10 +178,17 @@ const widthSlack = utf8.UTFMax + 1
 // windowEnd returns the end of a window starting at a that holds any match
 // of width w (-1: unbounded) starting at a, within b.
 func windowEnd(s string, a, w, b int) int {
-	if w < 0 || a+w+widthSlack >= b {
+	if w < 0 {
 		return b
 	}
-	e := a + w + widthSlack
+	return runeEnd(s, a+w+widthSlack, b)
+}
+
+// runeEnd returns e moved on to the start of a rune, and at most b.
+func runeEnd(s string, e, b int) int {
+	if e >= b {
+		return b
+	}
 	for e < b && !utf8.RuneStart(s[e]) {
 		e++
 	}
@@ -203,7 +210,7 @@ func (sc *scan) matchAt(re *regexp.Regexp, a, b int) []int {
 func (sc *scan) matchBounded(re *regexp.Regexp, w, a, b, capBytes int) (m []int, cut bool) {
 	if w >= 0 {
 		e := windowEnd(sc.s, a, w, b)
-		m = sc.matchAt(re, a, e)
+		m = sc.matchRead(re, a, e, e-a)
 		if m != nil && e < b && m[1] >= e-a {
 			// Unreachable if w is right; should it ever be wrong, decide
 			// on the whole line rather than on a window that cut the match.
@@ -212,14 +219,32 @@ func (sc *scan) matchBounded(re *regexp.Regexp, w, a, b, capBytes int) (m []int,
 		return m, false
 	}
 	if b-a <= capBytes {
-		return sc.matchAt(re, a, b), false
+		return sc.matchRead(re, a, b, b-a), false
+	}
+	m = sc.matchRead(re, a, b, capBytes)
+	return m, sc.rd.cut
+}
+
+// matchRead runs the anchored re on s[a:b], letting it read at most lim
+// bytes (sc.rd.cut then tells whether it wanted more), and charges for what
+// it read. A short window goes to re as a string (Go's backtracker is
+// fastest there); a longer one through a capReader: the backtracker clears
+// a bitmap as large as the window times the program on every call, while
+// an attempt at a keyword hit mostly dies within a few bytes.
+func (sc *scan) matchRead(re *regexp.Regexp, a, b, lim int) []int {
+	if b-a <= readerMin && lim >= b-a {
+		sc.rd.cut = false
+		return sc.matchAt(re, a, b)
 	}
 	rd := &sc.rd
-	*rd = capReader{s: sc.s[a:b], lim: capBytes}
-	m = re.FindReaderSubmatchIndex(rd)
+	*rd = capReader{s: sc.s[a:b], lim: lim}
+	m := re.FindReaderSubmatchIndex(rd)
 	sc.charge(rd.i + callCost)
-	return m, rd.cut
+	return m
 }
+
+// readerMin is the window length up to which matchRead hands re a string.
+const readerMin = 64
 
 // capReader hands a string to a regexp rune by rune, up to lim bytes, and
 // records whether the regexp asked for more: an anchored match attempt
