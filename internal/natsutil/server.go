@@ -102,6 +102,10 @@ func StartServer(cfg ServerConfig) (*server.Server, error) {
 		MaxPayload:         cfg.MaxPayload,
 		JetStreamMaxMemory: 256 << 20,
 	}
+	// Every ingest worker may hold an atomic batch open at once (the
+	// default, 50 per stream, is under the ingest service's 64 workers).
+	opts.JetStreamLimits.MaxBatchInflightPerStream = 256
+	opts.JetStreamLimits.MaxBatchInflightTotal = 1024
 	if cfg.Auth != nil {
 		opts.CustomClientAuthentication = cfg.Auth
 		opts.AlwaysEnableNonce = true // clients sign it with their nkey
