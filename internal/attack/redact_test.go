@@ -1,0 +1,155 @@
+package attack
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/ingest"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+)
+
+// fakeGitHubToken is a GitHub personal access token in shape (ghp_ and 36
+// letters and digits), made at run time so that no key sits in the tree.
+func fakeGitHubToken(seed uint64) string {
+	const alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+	rng := rand.New(rand.NewPCG(seed, seed))
+	b := []byte("ghp_aZ9")
+	for len(b) < 40 {
+		b = append(b, alnum[rng.IntN(len(alnum))])
+	}
+	return string(b)
+}
+
+// repeatTo repeats unit to n bytes.
+func repeatTo(unit string, n int) string {
+	return strings.Repeat(unit, n/len(unit)+1)[:n]
+}
+
+// plant puts secret, between blanks, in the middle of text.
+func plant(text, secret string) string {
+	mid := len(text) / 2
+	return text[:mid] + " " + secret + " " + text[mid:]
+}
+
+// nested builds args depth levels deep; each level holds a keyword-named
+// string of adversarial text, and the deepest one the secret too.
+func nested(depth int, leaf, secret string) map[string]any {
+	m := map[string]any{"api_key": plant(leaf, secret)}
+	for range depth - 1 {
+		m = map[string]any{"password": leaf, "next": m}
+	}
+	return m
+}
+
+// TestRedactionCannotBurnTheCPU: text shaped to make the redaction step
+// slow (issue 10: api_key= repeated over 22.5 KB took 6.7 s of CPU,
+// password= over 180 KB took 47 s, with 64 ingest workers and no bound),
+// sent with the agent credential through a real node, is answered within
+// the request timeout, at sizes where the old redaction would have run for
+// hours. The secrets planted in it never reach the log, and the node
+// still stores the next ordinary event.
+func TestRedactionCannotBurnTheCPU(t *testing.T) {
+	tg := startTarget(t)
+	nc := tg.dial(t, natsutil.RoleAgent)
+	const conv = "redact-burn"
+	const mb = 1 << 20
+	cases := []struct {
+		name   string
+		secret string
+		ev     func(id, secret string) events.Event
+	}{
+		{"api_key= repeated, in a bash command", fakeGitHubToken(1), func(id, secret string) events.Event {
+			return action(id, conv, plant(repeatTo("api_key=", mb), secret))
+		}},
+		{"password= repeated, in a message", fakeGitHubToken(2), func(id, secret string) events.Event {
+			return message(id, conv, plant(repeatTo("password=", mb), secret))
+		}},
+		{"names that pass the assignment filter, in a message", fakeGitHubToken(3), func(id, secret string) events.Event {
+			return message(id, conv, plant(repeatTo("secret_access_key = '", mb), secret))
+		}},
+		{"credential chains and unfinished tokens, as a list of strings", fakeGitHubToken(4), func(id, secret string) events.Event {
+			ev := message(id, conv, "")
+			ev.Data["content"] = []any{
+				repeatTo("authorization=aB3", mb/4),
+				plant(repeatTo("ey", mb/4), secret),
+				repeatTo("Bearer bearer:", mb/4),
+				repeatTo("az=/curl/", mb/4),
+			}
+			return ev
+		}},
+		{"deeply nested strings", fakeGitHubToken(5), func(id, secret string) events.Event {
+			ev := action(id, conv, "true")
+			ev.Data["args"] = nested(50, repeatTo("token=aB3", 8<<10), secret)
+			return ev
+		}},
+	}
+	for i, c := range cases {
+		id := "burn-" + string(rune('a'+i))
+		body, err := json.Marshal(c.ev(id, c.secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := &nats.Msg{Subject: events.IngestAgentSubject(conv), Data: body, Header: nats.Header{}}
+		m.Header.Set(ingest.HeaderContentType, ingest.ContentTypeJSON)
+		start := time.Now()
+		resp, err := nc.RequestMsg(m, 10*time.Second)
+		if err != nil {
+			t.Fatalf("%s (%d KB): no reply within 10 s: %v", c.name, len(body)>>10, err)
+		}
+		r := ingestReply(t, resp.Data)
+		t.Logf("%s: %d KB answered in %v (error %q)", c.name, len(body)>>10, time.Since(start).Round(time.Millisecond), r.Error)
+	}
+
+	normal := action("burn-after", conv, "ls -la")
+	body, err := json.Marshal(normal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &nats.Msg{Subject: events.IngestAgentSubject(conv), Data: body, Header: nats.Header{}}
+	m.Header.Set(ingest.HeaderContentType, ingest.ContentTypeJSON)
+	resp, err := nc.RequestMsg(m, 10*time.Second)
+	if err != nil {
+		t.Fatalf("an ordinary event after the attack: %v", err)
+	}
+	if r := ingestReply(t, resp.Data); r.Error != "" || len(r.Results) != 1 {
+		t.Fatalf("an ordinary event after the attack was not stored: %+v", r)
+	}
+
+	stored := map[string]events.Event{}
+	for _, rec := range tg.streamRecords(t, events.StreamLog) {
+		for _, c := range cases {
+			if bytes.Contains(rec.Data, []byte(c.secret)) {
+				t.Errorf("VIGIL_LOG seq %d holds the secret planted in %q", rec.Seq, c.name)
+			}
+		}
+		if ev, err := events.DecodeMsgpack(rec.Data); err == nil {
+			stored[ev.ID] = ev
+		}
+	}
+	if got, ok := stored["burn-after"]; !ok || got.Data["args"].(map[string]any)["command"] != "ls -la" {
+		t.Errorf("the ordinary event is not in the log as sent: %+v", got)
+	}
+	for i, c := range cases {
+		ev, ok := stored["burn-"+string(rune('a'+i))]
+		if !ok {
+			continue // refused: nothing stored, nothing leaked
+		}
+		if len(ev.Redactions) == 0 {
+			t.Errorf("%s: stored without a redaction", c.name)
+		}
+	}
+}
+
+// message is a user message in conversation conv.
+func message(id, conv, content string) events.Event {
+	return events.Event{V: events.CurrentVersion, ID: id, Kind: events.KindMessage, Conversation: conv,
+		Agent: "attacker", Time: time.Now().UTC(),
+		Data: map[string]any{"role": "user", "content": content}}
+}
