@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/oklog/ulid/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
@@ -125,18 +123,7 @@ func isTerminalReader(r io.Reader) bool {
 }
 
 // decision is what the gate made of an approval.
-type decision struct {
-	ID        string         `json:"id"`
-	Verdict   events.Verdict `json:"verdict"`
-	Outcome   events.Outcome `json:"outcome,omitempty"`
-	By        string         `json:"by,omitempty"`
-	EntryID   string         `json:"entry_id,omitempty"`
-	Note      string         `json:"note,omitempty"`
-	Seq       uint64         `json:"seq"`
-	Confirmed bool           `json:"confirmed"`
-	// Released lists other waiting actions the approval let through.
-	Released []string `json:"released,omitempty"`
-}
+type decision = client.Decision
 
 func (c *cli) decideOne(ctx context.Context, cl *client.Client, id string, verdict events.Verdict, f decideFlags) error {
 	p, err := findPending(ctx, cl, id)
@@ -172,116 +159,14 @@ func printDecision(w io.Writer, d decision) {
 	}
 }
 
-// decide appends the verdict on p (after the allowlist entry, for always)
-// and waits for the gate to act on it.
+// decide records the verdict on p and waits for the gate to act on it
+// (client.Client.Decide).
 func decide(ctx context.Context, cl *client.Client, p pendingAction, verdict events.Verdict, f decideFlags) (decision, error) {
 	approver := f.approver
 	if approver == "" {
 		approver = operatorName()
 	}
-	now := time.Now().UTC()
-	dec := events.Event{V: events.CurrentVersion, ID: ulid.Make().String(), Kind: events.KindApprovalDecision,
-		Conversation: p.Conversation, Agent: approver, Time: now,
-		Data: map[string]any{"action_id": p.ID, "verdict": string(verdict), "approver": approver}}
-	if f.reason != "" {
-		dec.Data["reason"] = f.reason
-	}
-	// Bind the verdict to the action as the person saw it (its log
-	// position and stored bytes), not to its id, which the agent chose: if
-	// another action waits under that id, the gate refuses the verdict.
-	if p.Seq != 0 {
-		dec.Data["log_seq"] = p.Seq
-	}
-	if p.Digest != "" {
-		dec.Data["digest"] = p.Digest
-	}
-	batch := []events.Event{dec}
-	entryID := ""
-	if verdict == events.VerdictAlways {
-		if p.Shape == "" {
-			return decision{}, fmt.Errorf("%s has no command shape, so it cannot be allowlisted; approve it --scope once", p.ID)
-		}
-		entryID = "al-" + ulid.Make().String()
-		add := events.Event{V: events.CurrentVersion, ID: entryID, Kind: events.KindAllowlistChanged,
-			Agent: approver, Time: now,
-			Data: map[string]any{"op": events.AllowlistAdd, "entry_id": entryID, "shape": p.Shape, "action_id": p.ID, "by": approver}}
-		if f.reason != "" {
-			add.Data["reason"] = f.reason
-		}
-		batch = []events.Event{add, dec}
-	}
-	// Listen before appending: the gate's answer may come at once.
-	nc := cl.Conn()
-	msgs := make(chan *nats.Msg, 256)
-	subG, err := nc.ChanSubscribe(events.GateSubject(p.Conversation), msgs)
-	if err != nil {
-		return decision{}, err
-	}
-	defer subG.Unsubscribe()
-	subA, err := nc.ChanSubscribe(events.SubjectAlert, msgs)
-	if err != nil {
-		return decision{}, err
-	}
-	defer subA.Unsubscribe()
-	rs, err := cl.AppendBatch(ctx, batch)
-	if err != nil {
-		return decision{}, fmt.Errorf("record the %s verdict on %s: %w", verdict, p.ID, err)
-	}
-	d := decision{ID: p.ID, Verdict: verdict, Seq: rs[len(rs)-1].Seq}
-	wait := f.wait
-	if wait <= 0 {
-		wait = 10 * time.Second
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	for {
-		select {
-		case m := <-msgs:
-			dv, err := events.DecodeDerived(m.Data)
-			if err != nil {
-				continue
-			}
-			switch dv.Kind {
-			case events.KindAlert:
-				a, err := events.DerivedDataAs[events.Alert](&dv)
-				if err == nil && a.EventID == dec.ID {
-					return d, fmt.Errorf("the gate refused the verdict on %s: %s", p.ID, a.Reason)
-				}
-			case events.KindGateDecided:
-				gd, err := events.DerivedDataAs[events.GateDecided](&dv)
-				if err != nil || gd.DecisionSeq != d.Seq {
-					continue
-				}
-				if gd.ActionID != p.ID {
-					d.Released = append(d.Released, gd.ActionID)
-					continue
-				}
-				d.Confirmed, d.Outcome, d.By, d.EntryID, d.Note = true, gd.Outcome, string(gd.By), gd.EntryID, gd.Reason
-				if f.reason != "" {
-					d.Note = strings.TrimPrefix(strings.TrimPrefix(d.Note, f.reason), "; ")
-				}
-				// Releases of other actions by the same verdict follow in
-				// the same log record; give them a moment.
-				drain := time.After(50 * time.Millisecond)
-				for {
-					select {
-					case m := <-msgs:
-						if dv, err := events.DecodeDerived(m.Data); err == nil && dv.Kind == events.KindGateDecided {
-							if gd, err := events.DerivedDataAs[events.GateDecided](&dv); err == nil && gd.DecisionSeq == d.Seq && gd.ActionID != p.ID {
-								d.Released = append(d.Released, gd.ActionID)
-							}
-						}
-					case <-drain:
-						return d, nil
-					}
-				}
-			}
-		case <-timer.C:
-			return d, nil
-		case <-ctx.Done():
-			return d, ctx.Err()
-		}
-	}
+	return cl.Decide(ctx, p, verdict, client.DecideOptions{Approver: approver, Reason: f.reason, Wait: f.wait})
 }
 
 // walkPending asks about each waiting action in turn.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -18,95 +17,16 @@ import (
 )
 
 // pendingAction is one action waiting for a person, as vigil pending lists it.
-type pendingAction struct {
-	ID           string          `json:"id"`
-	Conversation string          `json:"conversation"`
-	Command      string          `json:"command"`
-	Tool         string          `json:"tool,omitempty"`
-	Level        events.Risk     `json:"level"`
-	Reasons      []events.Reason `json:"reasons"`
-	Shape        string          `json:"shape,omitempty"`
-	Agent        string          `json:"agent,omitempty"`
-	Backend      string          `json:"backend,omitempty"`
-	Timeout      string          `json:"timeout,omitempty"`
-	// Seq is the log sequence of the action; Time the action's time.
-	Seq  uint64 `json:"seq"`
-	Time string `json:"time"`
-	// Digest is the gate's digest of the action as stored: a verdict names
-	// it, with Seq, so that it decides exactly this action.
-	Digest string `json:"digest,omitempty"`
-}
+type pendingAction = client.PendingAction
 
-// readPending folds the gate's outputs in VIGIL_DERIVED: requested minus
-// decided, per action and log position. It needs no read model.
+// readPending lists the actions waiting for a person (client.Client.Pending).
 func readPending(ctx context.Context, cl *client.Client, conversation string) ([]pendingAction, error) {
-	subject := events.GatePrefix + ">"
-	if conversation != "" {
-		subject = events.GateSubject(conversation)
-	}
-	type key struct {
-		id  string
-		seq uint64
-	}
-	waiting := map[key]pendingAction{}
-	err := natsutil.ReadStream(ctx, cl.JetStream(), natsutil.ReadOptions{Stream: events.StreamDerived, Subjects: []string{subject}},
-		func(r natsutil.RawRecord) error {
-			d, err := events.DecodeDerived(r.Data)
-			if err != nil {
-				return nil
-			}
-			switch d.Kind {
-			case events.KindGateRequested:
-				req, err := events.DerivedDataAs[events.GateRequested](&d)
-				if err != nil {
-					return nil
-				}
-				waiting[key{req.ActionID, req.LogSeq}] = pendingAction{
-					ID: req.ActionID, Conversation: d.Conversation, Command: req.Command, Tool: req.Tool,
-					Level: req.Level, Reasons: req.Reasons, Shape: req.Shape, Agent: req.Agent,
-					Backend: req.Backend, Timeout: req.Timeout, Seq: req.LogSeq, Time: d.Time,
-					Digest: req.Digest,
-				}
-			case events.KindGateDecided:
-				gd, err := events.DerivedDataAs[events.GateDecided](&d)
-				if err != nil {
-					return nil
-				}
-				delete(waiting, key{gd.ActionID, gd.LogSeq})
-			}
-			return nil
-		})
-	if err != nil {
-		return nil, fmt.Errorf("read gate outputs: %w", err)
-	}
-	out := make([]pendingAction, 0, len(waiting))
-	for _, p := range waiting {
-		out = append(out, p)
-	}
-	slices.SortFunc(out, func(a, b pendingAction) int {
-		switch {
-		case a.Seq < b.Seq:
-			return -1
-		case a.Seq > b.Seq:
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	return out, nil
+	return cl.Pending(ctx, conversation)
 }
 
 // findPending returns the pending action id, or an error that says what to do.
 func findPending(ctx context.Context, cl *client.Client, id string) (pendingAction, error) {
-	ps, err := readPending(ctx, cl, "")
-	if err != nil {
-		return pendingAction{}, err
-	}
-	for _, p := range ps {
-		if p.ID == id {
-			return p, nil
-		}
-	}
-	return pendingAction{}, fmt.Errorf("no action %s is waiting for a decision (it was decided, expired, or never existed); `vigil pending` lists the ones that are", id)
+	return cl.FindPending(ctx, id)
 }
 
 func newPendingCmd(c *cli) *cobra.Command {
