@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/hook"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
@@ -72,12 +73,14 @@ func (c *cli) runHook(ctx context.Context, args []string) int {
 		o                             hook.Options
 		budget                        time.Duration
 		onPending, onUnreach, onAllow string
+		allowBelow                    string
 		help                          bool
 	)
 	fs.DurationVar(&budget, "budget", 50*time.Second, "")
 	fs.StringVar(&onPending, "on-pending", "", "")
 	fs.StringVar(&onUnreach, "on-unreachable", hook.Deny, "")
 	fs.StringVar(&onAllow, "on-allow", hook.Allow, "")
+	fs.StringVar(&allowBelow, "allow-below", string(events.RiskMedium), "")
 	fs.StringVar(&c.dataDir, "data", c.dataDir, "")
 	fs.StringVar(&c.natsURL, "nats", c.natsURL, "")
 	fs.StringVar(&c.creds, "creds", c.creds, "")
@@ -107,7 +110,10 @@ func (c *cli) runHook(ctx context.Context, args []string) int {
 		perr = fmt.Errorf("--on-unreachable %q: use deny, ask or allow", onUnreach)
 	case onAllow != hook.Allow && onAllow != "client":
 		perr = fmt.Errorf("--on-allow %q: use allow or client", onAllow)
+	case !slices.Contains([]events.Risk{events.RiskLow, events.RiskMedium, events.RiskHigh}, events.Risk(strings.ToUpper(allowBelow))):
+		perr = fmt.Errorf("--allow-below %q: use LOW, MEDIUM or HIGH", allowBelow)
 	}
+	o.AllowBelow = events.Risk(strings.ToUpper(allowBelow))
 	o.Budget, o.OnPending, o.OnUnreachable, o.OnAllow = budget, onPending, onUnreach, onAllow
 	if onAllow == "client" {
 		o.OnAllow = hook.Defer

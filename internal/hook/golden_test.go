@@ -35,6 +35,9 @@ func testIDs() func() string {
 type outcomeGater struct {
 	outcome  string // allow, deny, pending
 	appended []events.Event
+	// level and by, when set, replace an allow's LOW and "mode".
+	level events.Risk
+	by    events.DecidedBy
 }
 
 func (g *outcomeGater) GateAndWait(ctx context.Context, ev events.Event, o *client.GateOptions) (client.GateResult, error) {
@@ -42,17 +45,30 @@ func (g *outcomeGater) GateAndWait(ctx context.Context, ev events.Event, o *clie
 	reasons := []events.Reason{{Analyzer: "shell", Rule: "recursive-delete", Detail: "rm -rf on /", Level: events.RiskHigh}}
 	switch g.outcome {
 	case "allow":
-		return client.GateResult{ID: ev.ID, Seq: 7, Outcome: events.OutcomeAllow, By: events.ByMode, Level: events.RiskLow}, nil
+		res := client.GateResult{ID: ev.ID, Seq: 7, Outcome: events.OutcomeAllow, By: events.ByMode, Level: events.RiskLow}
+		if g.level != "" {
+			res.Level = g.level
+		}
+		if g.by != "" {
+			res.By = g.by
+		}
+		return res, nil
 	case "deny":
 		return client.GateResult{ID: ev.ID, Seq: 7, Outcome: events.OutcomeDeny, By: events.ByRule, Level: events.RiskHigh,
 			Reasons: reasons, Reason: "deny rule no-root: never delete the root"}, nil
+	}
+	// Pending: the gate asks a person (as client.GateAndWait reports it),
+	// and the wait runs out; the timed-out result carries no level, as
+	// the real client's does not.
+	if o.OnRequested != nil {
+		o.OnRequested(events.GateRequested{ActionID: ev.ID, LogSeq: 7, Level: events.RiskHigh, Reasons: reasons})
 	}
 	<-ctx.Done()
 	if o.Withdraw {
 		g.appended = append(g.appended, events.Event{ID: ev.ID + ":withdrawn", Kind: events.KindObservation,
 			Data: map[string]any{"action_id": ev.ID, "status": "withdrawn"}})
 	}
-	return client.GateResult{ID: ev.ID, Seq: 7, Outcome: events.OutcomeDeny, By: events.ByTimeout, Level: events.RiskHigh, Reasons: reasons},
+	return client.GateResult{ID: ev.ID, Seq: 7, Outcome: events.OutcomeDeny, By: events.ByTimeout, Waited: true},
 		fmt.Errorf("wrapped: %w: %w", client.ErrNoDecision, ctx.Err())
 }
 
@@ -208,6 +224,45 @@ func TestOnPendingAndOnAllow(t *testing.T) {
 	out, _, _ = runWith(t, ClaudeCode, payload, "allow", Options{OnAllow: Defer})
 	if strings.TrimSpace(out) != "{}" {
 		t.Fatalf("--on-allow client: %s", out)
+	}
+}
+
+// TestAllowBelow: Vigil's allow skips the client's own prompt only below
+// AllowBelow (default MEDIUM) or when a person decided in Vigil; the rest
+// is left to the client's rules, so the hook never supervises less than
+// the client alone.
+func TestAllowBelow(t *testing.T) {
+	payload, _ := os.ReadFile(filepath.Join("testdata", ClaudeCode, "pre_bash.json"))
+	for _, tc := range []struct {
+		level      events.Risk
+		by         events.DecidedBy
+		allowBelow events.Risk
+		want       string // allow, or "" for the client's own rules
+	}{
+		{events.RiskLow, events.ByRule, "", "allow"},
+		{events.RiskMedium, events.ByRule, "", ""},
+		{events.RiskHigh, events.ByMode, "", ""},
+		{events.RiskUnknown, events.ByRule, "", ""},
+		{events.RiskMedium, events.ByRule, events.RiskHigh, "allow"},
+		{events.RiskLow, events.ByRule, events.RiskLow, ""},
+		{events.RiskHigh, events.ByHuman, "", "allow"},
+		{events.RiskMedium, events.ByAllowlist, "", "allow"},
+		{events.RiskHigh, events.BySession, events.RiskLow, "allow"},
+	} {
+		g := &outcomeGater{outcome: "allow", level: tc.level, by: tc.by}
+		o := Options{Now: func() time.Time { return testNow }, NewID: testIDs(), Budget: time.Minute, AllowBelow: tc.allowBelow,
+			Connect: func(ctx context.Context) (Gater, func(), error) { return g, func() {}, nil }}
+		var out bytes.Buffer
+		Run(context.Background(), ClaudeCode, bytes.NewReader(payload), &out, o)
+		got := ""
+		if strings.Contains(out.String(), `"permissionDecision":"allow"`) {
+			got = "allow"
+		} else if strings.TrimSpace(out.String()) != "{}" {
+			t.Errorf("%s by %s: answer %s is neither allow nor the client's own rules", tc.level, tc.by, out.String())
+		}
+		if got != tc.want {
+			t.Errorf("%s by %s, allow below %q: answer %s, want %q", tc.level, tc.by, tc.allowBelow, out.String(), tc.want)
+		}
 	}
 }
 

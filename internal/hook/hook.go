@@ -63,9 +63,19 @@ type Options struct {
 	// OnUnreachable is Deny (default), Ask or Allow: the answer when Vigil
 	// cannot be reached or refuses the event.
 	OnUnreachable string
-	// OnAllow is Allow (default: Vigil's allow skips the client's own
-	// prompt) or Defer (leave allowed calls to the client's own rules).
+	// OnAllow is Allow (default: Vigil's allow may skip the client's own
+	// prompt, as AllowBelow says) or Defer (leave every allowed call to the
+	// client's own rules).
 	OnAllow string
+	// AllowBelow bounds what Vigil's allow answers "allow" for: an action
+	// Vigil allowed by its rules (not a person) is answered allow only when
+	// its level ranks below AllowBelow, and otherwise left to the client's
+	// own permission rules (Defer), so installing the hook never makes an
+	// agent less supervised than its client alone would. A person's
+	// decision in Vigil (by human, session or allowlist) is always answered
+	// allow. Default MEDIUM: LOW actions skip the client's prompt, MEDIUM,
+	// HIGH and UNKNOWN ones Vigil let through still meet it.
+	AllowBelow events.Risk
 	// Connect reaches Vigil with agent credentials; close releases it.
 	Connect func(ctx context.Context) (g Gater, close func(), err error)
 	// Now and NewID are injected for tests.
@@ -142,6 +152,9 @@ func (o Options) withDefaults() Options {
 	if o.OnAllow == "" {
 		o.OnAllow = Allow
 	}
+	if o.AllowBelow == "" {
+		o.AllowBelow = events.RiskMedium
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -200,23 +213,28 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 			onPending = Deny
 		}
 	}
+	// The gate's request (level, rules) is what a person must be told
+	// when the wait runs out: the timed-out result carries no level.
+	var requested *events.GateRequested
 	gopts := &client.GateOptions{Withdraw: onPending == Deny,
-		WithdrawReason: fmt.Sprintf("the %s hook stopped waiting after %s (fail closed)", call.Client, o.Budget)}
+		WithdrawReason: fmt.Sprintf("the %s hook stopped waiting after %s (fail closed)", call.Client, o.Budget),
+		OnRequested:    func(r events.GateRequested) { requested = &r }}
 	res, err := g.GateAndWait(ctx, call.Event, gopts)
 	switch {
 	case err == nil:
 		return decided(call, res, o)
 	case errors.Is(err, client.ErrNoDecision):
 		waited := o.Budget
+		what := pendingText(requested, res)
 		if onPending == Ask {
 			handOff(g, call)
 			return Verdict{Permission: Ask,
-				Reason: fmt.Sprintf("Vigil: no decision within %s on this %s action (%s); approve or deny it here, or with `vigil approve %s`", waited, levelOr(res.Level), reasonsText(res.Reasons, 3), call.Event.ID),
+				Reason: fmt.Sprintf("Vigil: no decision within %s on this %s; approve or deny it here, or with `vigil approve %s`", waited, what, call.Event.ID),
 			}
 		}
 		return Verdict{Permission: Deny,
-			Reason:      fmt.Sprintf("Vigil: no decision within %s, so this action is denied (fail closed). Ask the user to approve actions like it in Vigil before retrying.", waited),
-			UserMessage: fmt.Sprintf("Vigil denied %s: nobody decided within %s (`vigil pending` lists what waits)", call.Event.ID, waited),
+			Reason:      fmt.Sprintf("Vigil: no decision within %s on this %s, so it is denied (fail closed). Ask the user to approve actions like it in Vigil before retrying.", waited, what),
+			UserMessage: fmt.Sprintf("Vigil denied %s: nobody decided within %s (%s; `vigil pending` lists what waits)", call.Event.ID, waited, what),
 		}
 	default:
 		return unreachable(call, o, err)
@@ -246,10 +264,34 @@ func handOffID(id string) string {
 	return id + suffix
 }
 
+// pendingText says what waits when the budget ran out: the level and
+// rules of the gate's request, never "UNKNOWN" for an action Vigil scored.
+func pendingText(req *events.GateRequested, res client.GateResult) string {
+	switch {
+	case req != nil:
+		return fmt.Sprintf("%s-risk action (%s)", levelOr(req.Level), reasonsText(req.Reasons, 3))
+	case res.Level != "":
+		return fmt.Sprintf("%s-risk action (%s)", res.Level, reasonsText(res.Reasons, 3))
+	}
+	return "action (Vigil had not scored it yet)"
+}
+
+// byPerson reports whether a person decided in Vigil (an approval, or an
+// allowlist entry a person made).
+func byPerson(by events.DecidedBy) bool {
+	return by == events.ByHuman || by == events.BySession || by == events.ByAllowlist
+}
+
 func decided(call Call, res client.GateResult, o Options) Verdict {
 	if res.Outcome == events.OutcomeAllow {
 		v := Verdict{Permission: Allow, Reason: fmt.Sprintf("Vigil allowed this action (by %s; risk %s)", res.By, levelOr(res.Level))}
-		if o.OnAllow == Defer {
+		switch {
+		case o.OnAllow == Defer:
+			v.Permission = Defer
+		case byPerson(res.By):
+		case res.Level == events.RiskUnknown || res.Level == "" || res.Level.Rank() >= o.AllowBelow.Rank():
+			// Vigil's rules let it through, but the client's own
+			// rules still apply (see AllowBelow).
 			v.Permission = Defer
 		}
 		return v

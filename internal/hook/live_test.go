@@ -1,0 +1,131 @@
+package hook
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node"
+	"github.com/vigil-dev/vigil/internal/server"
+)
+
+// startLiveNode starts a node as `vigil serve` does, on loopback, in a
+// temporary data directory, shut down when the test ends.
+func startLiveNode(t *testing.T) (*node.Node, string) {
+	t.Helper()
+	dir := t.TempDir()
+	n, err := node.Start(context.Background(), node.Config{Config: server.Config{
+		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval}})
+	if err != nil {
+		t.Fatalf("start node: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := n.Close(ctx); err != nil {
+			t.Errorf("close node: %v", err)
+		}
+	})
+	return n, dir
+}
+
+// recordingGater is the real client, remembering what each gate returned
+// and whether the hook's budget had run out by then.
+type recordingGater struct {
+	*client.Client
+	results []client.GateResult
+	errs    []error
+	expired []bool
+}
+
+func (g *recordingGater) GateAndWait(ctx context.Context, ev events.Event, o *client.GateOptions) (client.GateResult, error) {
+	res, err := g.Client.GateAndWait(ctx, ev, o)
+	g.results = append(g.results, res)
+	g.errs = append(g.errs, err)
+	g.expired = append(g.expired, ctx.Err() != nil)
+	return res, err
+}
+
+// liveOptions connect the hook as `vigil hook` does: over TCP with the
+// data directory's agent credentials.
+func liveOptions(dir string, g *recordingGater, budget time.Duration, now time.Time) Options {
+	return Options{Budget: budget, Now: func() time.Time { return now }, NewID: testIDs(),
+		Connect: func(ctx context.Context) (Gater, func(), error) {
+			cl, err := client.Connect(ctx, client.Options{DataDir: dir, Role: natsutil.RoleAgent, Name: "hook-test"})
+			if err != nil {
+				return nil, nil, err
+			}
+			g.Client = cl
+			return g, cl.Close, nil
+		}}
+}
+
+func claudePayload(t *testing.T, useID, command string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", ClaudeCode, "pre_bash.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.Replace(string(b), "rm -rf / --no-preserve-root", command, 1)
+	return []byte(strings.Replace(s, "toolu_01ABCDEF23456789abcdefGH", useID, 1))
+}
+
+// TestRepeatedToolUseIDAnswersAtOnce: the same tool call sent twice (two
+// matching hook entries, or a client retry, a second later) gets the same
+// answer, at once: the ingest service stores the action once and answers
+// the retry with the same log position and decision. The budget is
+// generous; had the retry waited for it, the answer would be "ask" and
+// the gate's context would have expired.
+func TestRepeatedToolUseIDAnswersAtOnce(t *testing.T) {
+	_, dir := startLiveNode(t)
+	payload := claudePayload(t, "toolu_01REPEATED0000000000000", "git status")
+	var answers []string
+	g := &recordingGater{}
+	for i := range 2 {
+		now := time.Now().Add(time.Duration(i) * time.Second) // the retry's event time differs
+		var out bytes.Buffer
+		code := Run(context.Background(), ClaudeCode, bytes.NewReader(payload), &out, liveOptions(dir, g, 2*time.Minute, now))
+		if code != 0 {
+			t.Fatalf("call %d: exit %d, %s", i+1, code, out.String())
+		}
+		answers = append(answers, out.String())
+	}
+	if len(g.results) != 2 {
+		t.Fatalf("gated %d times, want 2", len(g.results))
+	}
+	for i := range 2 {
+		if g.errs[i] != nil || g.expired[i] {
+			t.Fatalf("call %d: err %v, budget expired %v", i+1, g.errs[i], g.expired[i])
+		}
+	}
+	if !strings.Contains(answers[0], `"permissionDecision":"allow"`) || answers[1] != answers[0] {
+		t.Fatalf("answers differ or are not allow:\n%s%s", answers[0], answers[1])
+	}
+	a, b := g.results[0], g.results[1]
+	if a.Seq == 0 || a.Seq != b.Seq || a.Outcome != b.Outcome || a.By != b.By || a.Level != b.Level || a.DecisionSeq != b.DecisionSeq {
+		t.Fatalf("the retry got another decision:\n%+v\n%+v", a, b)
+	}
+}
+
+// TestPendingAskNamesLevelAndRules: when the budget runs out, the reason
+// the person reads carries the level and rules of the gate's request.
+func TestPendingAskNamesLevelAndRules(t *testing.T) {
+	_, dir := startLiveNode(t)
+	payload := claudePayload(t, "toolu_01PENDINGASK000000000000", "rm -rf / --no-preserve-root")
+	g := &recordingGater{}
+	var out bytes.Buffer
+	Run(context.Background(), ClaudeCode, bytes.NewReader(payload), &out, liveOptions(dir, g, time.Second, time.Now()))
+	ans := out.String()
+	if !strings.Contains(ans, `"permissionDecision":"ask"`) || !regexp.MustCompile(`HIGH-risk action \([a-z-]+/[a-z-]+`).MatchString(ans) ||
+		strings.Contains(ans, "UNKNOWN") || strings.Contains(ans, "no rule fired") {
+		t.Fatalf("ask answer: %s", ans)
+	}
+}
