@@ -110,6 +110,8 @@ type Driver struct {
 	checkpointed atomic.Uint64
 	// consumerAlerts counts the consumer alerts raised (owned by Run).
 	consumerAlerts int
+	// derived is what VIGIL_DERIVED already holds (dedup.go; owned by Run).
+	derived derivedState
 }
 
 // New validates cfg.
@@ -438,6 +440,7 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 		check = t.C
 	}
 	d.cfg.Logger.Info("driver live", "processor", d.cfg.Processor.Name(), "from", from)
+	d.derivedStale() // outputs others stored meanwhile are not published again
 	batch := make([]jetstream.Msg, 0, d.cfg.MaxBatch)
 	for {
 		batch = batch[:0]
@@ -617,11 +620,17 @@ func (d *Driver) resolveGap(ctx context.Context, st jetstream.Stream, s uint64) 
 // outputs, as a replay would derive them); anything else is retried until
 // stored, ctx is done or the connection is closed.
 func (d *Driver) store(ctx context.Context, applied []Applied) error {
+	if err := d.checkDerived(ctx, applied); err != nil {
+		return err
+	}
 	var msgs []*nats.Msg
 	var outs []*processors.Output
 	for i := range applied {
 		for j := range applied[i].Outputs {
 			o := &applied[i].Outputs[j]
+			if d.storedAlready(o) {
+				continue
+			}
 			msg, err := outputMsg(o)
 			if err != nil {
 				a := d.refusedAlert(o, 0, err)

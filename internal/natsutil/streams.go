@@ -16,8 +16,15 @@ type StreamOptions struct {
 	Replicas int
 	// DedupWindow is how long VIGIL_LOG remembers event ids, so a producer
 	// retrying with the same id is stored once. Zero means DefaultDedupWindow.
+	// VIGIL_DERIVED's window is DerivedDedupWindow, or DedupWindow when that
+	// is shorter (tests use short windows on both).
 	DedupWindow time.Duration
 }
+
+// DerivedDedupWindow is VIGIL_DERIVED's duplicate window. Nodes of a fleet
+// publish the same outputs within moments of each other; one that has been
+// away longer does not rely on it (internal/driver/dedup.go).
+const DerivedDedupWindow = 10 * time.Minute
 
 // DefaultDedupWindow is VIGIL_LOG's duplicate window: one hour. Producers
 // retry within seconds; an hour covers a server restart and a long client
@@ -58,7 +65,7 @@ func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
 			Retention:  jetstream.LimitsPolicy,
 			Storage:    jetstream.FileStorage,
 			Replicas:   o.Replicas,
-			Duplicates: 10 * time.Minute,
+			Duplicates: min(DerivedDedupWindow, o.DedupWindow),
 			// A fold's outputs are stored in order (Publisher.PublishAll).
 			AllowAtomicPublish: true,
 		},

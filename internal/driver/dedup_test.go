@@ -1,0 +1,132 @@
+package driver
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/processors"
+)
+
+// derivedWindow is VIGIL_DERIVED's duplicate window in these tests: far
+// shorter than any outage they simulate.
+const derivedWindow = 200 * time.Millisecond
+
+func shortDerivedWindow(cfgs []jetstream.StreamConfig) {
+	for i := range cfgs {
+		if cfgs[i].Name == events.StreamDerived {
+			cfgs[i].Duplicates = derivedWindow
+		}
+	}
+}
+
+// idCounts counts VIGIL_DERIVED's messages per id.
+func (e *env) idCounts(t *testing.T) map[string]int {
+	t.Helper()
+	n := map[string]int{}
+	err := natsutil.ReadStream(t.Context(), e.js, natsutil.ReadOptions{Stream: events.StreamDerived}, func(r natsutil.RawRecord) error {
+		d, err := events.DecodeDerived(r.Data)
+		if err != nil {
+			return err
+		}
+		n[d.ID]++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// checkOnce fails unless every output of rec for log seqs 1..last is
+// stored exactly once, and nothing else of rec is.
+func checkOnce(t *testing.T, counts map[string]int, last uint64) {
+	t.Helper()
+	for s := uint64(1); s <= last; s++ {
+		id := processors.OutputID("rec", s, 0)
+		if counts[id] != 1 {
+			t.Errorf("%s stored %d times, want once", id, counts[id])
+		}
+	}
+	for id, c := range counts {
+		if c != 1 {
+			t.Errorf("%s stored %d times", id, c)
+		}
+	}
+}
+
+// TestDriverOutageLongerThanDerivedWindow: of two drivers (two nodes), one
+// stops while the other folds on, and comes back after VIGIL_DERIVED has
+// forgotten the ids stored meanwhile; it folds them without publishing
+// them again, and then publishes alongside the other as before.
+func TestDriverOutageLongerThanDerivedWindow(t *testing.T) {
+	e := startEnv(t, envOptions{streams: shortDerivedWindow})
+	a := e.run(t, Config{Processor: &recorder{}, Durable: "vigil-a", MaxBatch: 7})
+	b := e.run(t, Config{Processor: &recorder{}, Durable: "vigil-b", MaxBatch: 7})
+	var last uint64
+	for i := range 20 {
+		last = e.append(t, fmt.Sprintf("before-%d", i))
+	}
+	a.waitFolded(t, last)
+	b.waitFolded(t, last)
+	b.halt(t)
+	for i := range 40 {
+		last = e.append(t, fmt.Sprintf("during-%d", i))
+	}
+	a.waitFolded(t, last)
+	time.Sleep(3 * derivedWindow) // the outage outlasts the duplicate window
+	rb := &recorder{}
+	b = e.run(t, Config{Processor: rb, Durable: "vigil-b", MaxBatch: 7})
+	b.waitFolded(t, last)
+	for i := range 10 {
+		last = e.append(t, fmt.Sprintf("after-%d", i))
+	}
+	a.waitFolded(t, last)
+	b.waitFolded(t, last)
+	checkOnce(t, e.idCounts(t), last)
+	if got := rb.folded(); len(got) == 0 || got[len(got)-1] != last {
+		t.Fatalf("returning driver folded %v, want up to %d", got, last)
+	}
+}
+
+// TestDriverDerivedFrontierByID: VIGIL_DERIVED holds outputs up to log
+// seq 8 but not those of 6 and 7 (a node died mid-batch, or published out
+// of order): a driver starting from scratch publishes exactly the missing
+// ones, long after the others' duplicate window.
+func TestDriverDerivedFrontierByID(t *testing.T) {
+	e := startEnv(t, envOptions{streams: shortDerivedWindow})
+	var last uint64
+	for i := range 12 {
+		last = e.append(t, fmt.Sprintf("r-%d", i))
+	}
+	rec := &recorder{}
+	logSt, err := e.js.Stream(t.Context(), events.StreamLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for s := uint64(1); s <= 8; s++ {
+		if s == 6 || s == 7 {
+			continue
+		}
+		m, err := logSt.GetMsg(t.Context(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, outs := processors.Feed(rec, s, m.Subject, m.Data)
+		msg, err := outputMsg(&outs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.js.PublishMsg(t.Context(), msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(3 * derivedWindow)
+	r := e.run(t, Config{Processor: &recorder{}, Durable: "vigil-x", MaxBatch: 5})
+	r.waitFolded(t, last)
+	checkOnce(t, e.idCounts(t), last)
+}
