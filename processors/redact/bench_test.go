@@ -149,34 +149,34 @@ func BenchmarkNew(b *testing.B) {
 	}
 }
 
-// adversarialInputs are shapes that could make a scanner slow: one huge
-// line, many keyword hits, many BEGIN lines without END, long identifier
-// runs, long base64 blobs. Each is 1 MB.
-func adversarialInputs() map[string]string {
-	const n = 1 << 20
-	rep := func(s string) string { return strings.Repeat(s, n/len(s)+1)[:n] }
-	return map[string]string{
-		"one-line-keywords":  rep("key=token;password:secret,auth "),
-		"begin-no-end":       rep("-----BEGIN RSA PRIVATE KEY-----\nshort\n"),
-		"identifier-run":     rep("apikeysecrettokenpassword_"),
-		"base64-blob":        rep("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0NTY3ODkrLw=="),
-		"urls":               rep("https://a:b@c/ ://@@ "),
-		"curl-lines":         rep("curl -u a:b -H 'Authorization: Bearer x' \\\n"),
-		"quotes-and-escapes": rep(`{\"password\": \"` + "\\\\\"" + `, "token": "`),
-	}
-}
-
+// BenchmarkRedactAdversarial redacts 1 MB of each shape of
+// adversarialShapes, and the two inputs of issue 10 at their sizes
+// (api_key= repeated over 22.5 KB, password= over 180 KB). Besides MB/s it
+// reports MB per CPU second (the machine may be shared) and the engine's
+// work per byte (the unit of the budget, DefaultWorkPerByte).
 func BenchmarkRedactAdversarial(b *testing.B) {
 	r, err := New(Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	for name, in := range adversarialInputs() {
-		b.Run(name, func(b *testing.B) {
-			b.SetBytes(int64(len(in)))
+	cases := []struct{ name, in string }{
+		{"issue-api-key-22KB", repeatTo("api_key=", 22500)},
+		{"issue-password-180KB", repeatTo("password=", 180000)},
+	}
+	for _, sh := range adversarialShapes() {
+		cases = append(cases, struct{ name, in string }{sh.name, sh.gen(1 << 20)})
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(c.in)))
+			cpu0 := cpuTime()
 			for b.Loop() {
-				r.RedactString(in)
+				r.RedactString(c.in)
 			}
+			if d := cpuTime() - cpu0; d > 0 {
+				b.ReportMetric(float64(len(c.in))*float64(b.N)/1e6/d.Seconds(), "MB/cpu-s")
+			}
+			b.ReportMetric(float64(workOf(r, c.in))/float64(len(c.in)), "work/B")
 		})
 	}
 }

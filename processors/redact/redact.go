@@ -199,6 +199,7 @@ func New(cfg Config) (*Redactor, error) {
 	var kws []string
 	for i, ru := range rules {
 		ru.analyze()
+		ru.spanOnly = ru.prio != prioGeneric && !readsMatch(global) && !readsMatch(ru.allow)
 		if len(ru.keywords) == 0 {
 			r.always = append(r.always, int32(i))
 			continue
@@ -217,6 +218,17 @@ func New(cfg Config) (*Redactor, error) {
 	r.kw = newMatcher(kws)
 	r.pool.New = func() any { return &scan{r: r} }
 	return r, nil
+}
+
+// readsMatch reports whether an allowlist among as reads a rule's whole
+// match or its line, not only the secret.
+func readsMatch(as []allowlist) bool {
+	for _, a := range as {
+		if a.target != targetSecret {
+			return true
+		}
+	}
+	return false
 }
 
 // Rules lists the rules the Redactor runs, sorted by id.

@@ -65,6 +65,11 @@ type rule struct {
 	kwRe     *regexp.Regexp
 	tailRe   *regexp.Regexp
 	kwGroups int
+	// spanOnly: whether a candidate is kept depends only on its span, not
+	// on where the rule's match starts (no generic filters, no allowlist
+	// that reads the match or the line), so hits that lead to the same
+	// span need not each be tried.
+	spanOnly bool
 	// kwWidth and tailWidth are the longest matches of kwRe and tailRe
 	// (-1: unbounded), which bound the text each is handed.
 	kwWidth, tailWidth int

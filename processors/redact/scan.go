@@ -328,83 +328,126 @@ func isTemplateValueChar(c byte) bool {
 // whole (emitLong) and the hits inside it are not tried again; see
 // docs/redaction.md.
 func (sc *scan) runTemplate(ru *rule, hits []ruleHit) {
-	s := sc.s
-	var groups [32]int
 	skip := 0
 	g := newNestGuard()
-	for _, h := range hits {
+	for i := 0; i < len(hits); {
 		if sc.over {
 			return
 		}
-		if h.start < skip {
+		h := hits[i]
+		vs, ve, ok := sc.assignValue(h.end)
+		if h.start < skip || !ok {
+			i++
 			continue
 		}
-		vs, ve, ok := sc.assignValue(h.end)
-		if !ok {
-			continue
+		// hits[i:j] are the rule's hits in the name before this value's
+		// operator: they share the value.
+		j := i + 1
+		for j < len(hits) && hits[j].start < vs {
+			if v, _, ok := sc.assignValue(hits[j].end); !ok || v != vs {
+				break
+			}
+			j++
 		}
 		if g.reads(vs, ve) {
 			skip = sc.longValueEnd(g.vs, g.ve)
 			sc.emitLong(g.vs, skip, h.start)
+			i = j
 			continue
 		}
-		_, lb := sc.line(h.start)
-		k, cut := sc.matchBounded(ru.kwRe, ru.kwWidth, h.start, lb, tailCap)
-		if k == nil && !cut {
-			continue
-		}
-		ke := h.end
-		if k != nil {
-			ke = h.start + k[1]
-		}
-		t, tcut := sc.matchTail(ru, ke, lb, vs, ve)
-		if cut || tcut {
-			e := sc.longValueEnd(vs, ve)
-			sc.emitLong(vs, e, h.start)
-			skip = max(e, g.ve)
-			continue
-		}
-		if t == nil {
-			continue
-		}
-		// One group index space, as the whole regex would number it: the
-		// name's groups, then the tail's, in text offsets.
-		m := append(groups[:0], k[2:]...)
-		for i := 0; i+1 < len(m); i += 2 {
-			if m[i] >= 0 {
-				m[i], m[i+1] = m[i]+h.start, m[i+1]+h.start
+		// Closest to the operator first. The tail from where a name ends
+		// reaches the operator at the same place whatever name came
+		// before, and reads the same value: once it fails from ke, it
+		// fails from any earlier ke (a longer name), and once it matches,
+		// a rule whose verdict depends only on the secret (spanOnly) has
+		// nothing more to find in this name.
+		failKE := -1
+		for k := j - 1; k >= i; k-- {
+			r := sc.templateAt(ru, hits[k], vs, ve, failKE)
+			if r.long {
+				skip = max(sc.longValueEnd(vs, ve), g.ve)
+				sc.emitLong(vs, skip, hits[k].start)
+				break
 			}
-		}
-		for i := 2; i+1 < len(t); i += 2 {
-			if t[i] >= 0 {
-				m = append(m, t[i]+ke, t[i+1]+ke)
-			} else {
-				m = append(m, -1, -1)
+			if r.fromValue && ru.spanOnly {
+				break
 			}
+			failKE = max(failKE, r.failKE)
 		}
-		ms := h.start
-		for ms > 0 && h.start-ms < 50 && (isIdentChar(s[ms-1])) {
-			ms--
-		}
-		me := ke + t[1]
-		ss, se := -1, -1
-		if g := ru.secretGroup; g > 0 {
-			if 2*g-1 < len(m) {
-				ss, se = m[2*g-2], m[2*g-1]
-			}
-		} else {
-			for i := 0; i+1 < len(m); i += 2 {
-				if m[i] >= 0 && m[i+1] > m[i] {
-					ss, se = m[i], m[i+1]
-					break
-				}
-			}
-		}
-		if ss < 0 {
-			ss, se = ms, me
-		}
-		sc.emit(ss, se, ms, me)
+		i = j
 	}
+}
+
+// tmplResult is what templateAt found at one hit.
+type tmplResult struct {
+	fromValue bool // a match, whose secret lies in the value
+	long      bool // a value too long to judge: the caller removes it whole
+	failKE    int  // the name ended at failKE and the tail failed there; else -1
+}
+
+// templateAt tries a template rule at one keyword hit whose value
+// (assignValue) is s[vs:ve], and emits what it finds. The tail is not run
+// when the name ends at or before failKE, where it already failed.
+func (sc *scan) templateAt(ru *rule, h ruleHit, vs, ve, failKE int) tmplResult {
+	s := sc.s
+	_, lb := sc.line(h.start)
+	k, cut := sc.matchBounded(ru.kwRe, ru.kwWidth, h.start, lb, tailCap)
+	if cut {
+		return tmplResult{long: true, failKE: -1}
+	}
+	if k == nil {
+		return tmplResult{failKE: -1}
+	}
+	ke := h.start + k[1]
+	if ke <= failKE {
+		return tmplResult{failKE: ke}
+	}
+	t, cut := sc.matchTail(ru, ke, lb, vs, ve)
+	if cut {
+		return tmplResult{long: true, failKE: -1}
+	}
+	if t == nil {
+		return tmplResult{failKE: ke}
+	}
+	// One group index space, as the whole regex would number it: the
+	// name's groups, then the tail's, in text offsets.
+	var groups [32]int
+	m := append(groups[:0], k[2:]...)
+	for i := 0; i+1 < len(m); i += 2 {
+		if m[i] >= 0 {
+			m[i], m[i+1] = m[i]+h.start, m[i+1]+h.start
+		}
+	}
+	for i := 2; i+1 < len(t); i += 2 {
+		if t[i] >= 0 {
+			m = append(m, t[i]+ke, t[i+1]+ke)
+		} else {
+			m = append(m, -1, -1)
+		}
+	}
+	ms := h.start
+	for ms > 0 && h.start-ms < 50 && (isIdentChar(s[ms-1])) {
+		ms--
+	}
+	me := ke + t[1]
+	ss, se := -1, -1
+	if g := ru.secretGroup; g > 0 {
+		if 2*g-1 < len(m) {
+			ss, se = m[2*g-2], m[2*g-1]
+		}
+	} else {
+		for i := 0; i+1 < len(m); i += 2 {
+			if m[i] >= 0 && m[i+1] > m[i] {
+				ss, se = m[i], m[i+1]
+				break
+			}
+		}
+	}
+	if ss < 0 {
+		ss, se = ms, me
+	}
+	sc.emit(ss, se, ms, me)
+	return tmplResult{fromValue: ss >= ke, failKE: -1}
 }
 
 // runAnchored tries an anchored rule at each of its keyword hits, within
