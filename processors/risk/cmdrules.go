@@ -214,6 +214,10 @@ func (w *walker) commandRules(c *command) {
 				return
 			}
 		}
+		if spec := operands(a); len(spec) > 1 && toRoot(c.name, spec[0]) {
+			w.hitA(c, AnalyzerFiles, "ownership-root", high, c.name+" "+spec[0]+" gives files to root: only root may do this, and a root-owned file (with a setuid bit, a root program) is out of the user's hands")
+			return
+		}
 		w.hitA(c, AnalyzerFiles, "ownership-change", med, c.name+" changes file ownership")
 	case "chattr", "chflags":
 		for _, t := range operands(a) {
@@ -622,7 +626,7 @@ func (w *walker) commandRules(c *command) {
 			}
 		}
 	case "su":
-		w.hit(c, "switch-user", med, "su starts a shell as another user")
+		w.hit(c, "switch-user", high, "su starts a shell as another user (root unless one is named)")
 	case "find":
 		roots, _ := findRoots(a)
 		if hasArg(a, "-delete") {
@@ -644,6 +648,18 @@ func (w *walker) commandRules(c *command) {
 	if shells[c.name] {
 		w.shellRules(c)
 	}
+}
+
+// toRoot reports whether a chown/chgrp owner spec names root: user root or
+// 0, or group root, wheel or 0.
+func toRoot(cmd, spec string) bool {
+	user, group := spec, ""
+	if cmd == "chgrp" {
+		user, group = "", spec
+	} else if i := strings.IndexAny(spec, ":."); i >= 0 {
+		user, group = spec[:i], spec[i+1:]
+	}
+	return user == "root" || user == "0" || group == "root" || group == "wheel" || group == "0"
 }
 
 func hasArgPrefix(args []string, p ...string) bool {
@@ -1355,7 +1371,7 @@ func (w *walker) shellRules(c *command) {
 	}
 	switch {
 	case c.sudo && login:
-		w.hit(c, "root-shell", med, "opens a root login shell")
+		w.hit(c, "root-shell", high, "opens a root login shell")
 	case c.sudo:
 		w.hit(c, "root-shell", high, "starts a root shell through "+strings.Join(c.via, " → "))
 	case c.depth > 0 && len(c.via) > 0 && !strings.HasPrefix(c.via[len(c.via)-1], "alias"):

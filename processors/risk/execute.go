@@ -49,6 +49,10 @@ func (w *walker) execute(c *command) {
 		w.dynamicCommand(c)
 		return
 	}
+	if c.win {
+		w.windowsExec(c)
+		return
+	}
 	if shells[name] && name != "pwsh" && name != "powershell" {
 		w.shell(c)
 		return
@@ -798,16 +802,6 @@ func (w *walker) gitCode(c *command) {
 			return
 		}
 		if !strings.HasPrefix(a, "-") {
-			return
-		}
-	}
-}
-
-// dynamicCommand handles a command whose name is not known statically.
-func (w *walker) dynamicCommand(c *command) {
-	for i, a := range c.args {
-		if (a == "-c" || a == "-e") && i+1 < len(c.args) {
-			w.analyzeCode("unknown", c.args[i+1], c, "$? "+a)
 			return
 		}
 	}

@@ -48,15 +48,31 @@ func resolvePath(p, cwd string) string {
 }
 
 func cleanKeepGlob(p string) string {
-	trail := strings.HasSuffix(p, "/") && p != "/"
 	c := path.Clean(p)
-	if strings.HasPrefix(p, "//") && c == "/" {
-		return "/"
-	}
-	if trail && c != "/" {
-		return c
+	if strings.HasPrefix(c, "/") {
+		c = unalias(c)
 	}
 	return c
+}
+
+// unalias maps macOS's aliases of system directories to the names the rules
+// know: /etc, /var and /tmp are symlinks into /private, and the data volume
+// is mounted again under /System/Volumes/Data, so /private/etc/sudoers is
+// /etc/sudoers and /System/Volumes/Data/Users/u is /Users/u.
+func unalias(p string) string {
+	const data = "/System/Volumes/Data"
+	if p == data {
+		return "/"
+	}
+	if strings.HasPrefix(p, data+"/") {
+		p = p[len(data):]
+	}
+	for _, d := range []string{"/private/etc", "/private/var", "/private/tmp"} {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return p[len("/private"):]
+		}
+	}
+	return p
 }
 
 // usableWorkspace reports whether a conversation's workspace may make
@@ -328,7 +344,7 @@ func sensitiveTarget(p string) (rule, why string) {
 	switch {
 	case strings.HasPrefix(l, "/etc/sudoers") || strings.HasPrefix(l, "/private/etc/sudoers"):
 		return "sudoers-write", "grants privileges through sudoers"
-	case l == "/etc/passwd" || l == "/etc/shadow" || l == "/etc/group" || l == "/etc/gshadow" || l == "/etc/master.passwd":
+	case l == "/etc/passwd" || l == "/etc/shadow" || l == "/etc/group" || l == "/etc/gshadow" || l == "/etc/master.passwd" || strings.HasPrefix(l, "/var/db/dslocal/"):
 		return "account-file-write", "changes system accounts"
 	case strings.HasSuffix(l, "authorized_keys") || strings.HasSuffix(l, "authorized_keys2"):
 		return "authorized-keys-write", "lets a key log in over ssh"

@@ -111,10 +111,22 @@ func (w *walker) judge(c *command) {
 	if c.helpOnly {
 		return
 	}
-	if c.sudo && c.name != "" {
-		w.hit(c, "sudo", med, "runs with root privileges")
+	if c.sudo && c.name != "" && c.name != "sudo" {
+		// An agent that runs a program as root (or as another user) has
+		// left the account every other rule assumes it is confined to:
+		// whatever the program does, it can now change the system. Root
+		// inside a container is the container's, not the host's.
+		if c.container && !c.remote {
+			w.hit(c, "sudo", med, "runs with root privileges inside a container")
+		} else {
+			w.hit(c, "sudo", high, "runs with root privileges (privilege escalation through "+viaOf(c)+")")
+		}
 	}
 	w.offensive(c)
+	if c.win {
+		w.windowsRules(c)
+		return
+	}
 	w.shellEscape(c)
 	w.credentialArgs(c)
 	w.commandRules(c)
@@ -311,6 +323,19 @@ func (w *walker) shellEscape(c *command) {
 	if c.sudo && (c.name == "screen" || c.name == "tmux" || c.name == "byobu") && len(operands(c.args)) == 0 {
 		w.hit(c, "root-shell", high, "opens a root shell through "+c.name)
 	}
+}
+
+// viaOf names the wrappers that raised c's privileges, "sudo" when none is
+// recorded.
+func viaOf(c *command) string {
+	for _, v := range c.via {
+		for _, p := range []string{"sudo", "doas", "pkexec", "run0", "su", "runuser", "osascript"} {
+			if strings.HasPrefix(v, p) {
+				return v
+			}
+		}
+	}
+	return "sudo"
 }
 
 func trimArg(s string) string {

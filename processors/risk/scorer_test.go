@@ -178,7 +178,7 @@ func TestShape(t *testing.T) {
 	s := mustScorer(t, events.DefaultConfig())
 	for cmd, want := range map[string]string{
 		"rm -rf /":                     "rm|destructive-delete-root",
-		"sudo rm -rf ./build":          "rm|delete-workspace",
+		"sudo rm -rf ./build":          "rm|sudo",
 		"ls -la":                       "ls|-",
 		"bash -c 'git push -f o x'":    "git|git-force-push",
 		"X=rm; $X -rf ~":               "rm|destructive-delete-home",

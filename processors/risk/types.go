@@ -1,6 +1,8 @@
 package risk
 
 import (
+	"strings"
+
 	"github.com/vigil-dev/vigil/events"
 )
 
@@ -89,6 +91,8 @@ type command struct {
 	dynName    bool // the command name could not be resolved
 	synthetic  bool // built by Vigil (find -exec, xargs) rather than written
 	helpOnly   bool // --help / --version: prints usage, does nothing
+	win        bool // a Windows program or cmdlet: judged by the Windows rules
+	ps         bool // a PowerShell statement (aliases such as rm mean cmdlets)
 	pipeID     int  // pipeline the command is a stage of (0: none)
 }
 
@@ -148,7 +152,7 @@ func flagSet(args []string, c byte, long ...string) bool {
 			}
 		}
 		for _, l := range long {
-			if a == l || (len(a) > len(l) && a[:len(l)] == l && a[len(l)] == '=') {
+			if longOpt(a, l) {
 				return true
 			}
 		}
@@ -156,11 +160,33 @@ func flagSet(args []string, c byte, long ...string) bool {
 	return false
 }
 
-// hasArg reports whether any argument equals one of vals.
+// longOpt reports whether argument a is the long option l, alone or with
+// "=value", or an abbreviation of it: GNU getopt_long, git and most
+// option parsers accept any unambiguous prefix ("--forc" is --force,
+// "--recur" is --recursive). Where the prefix would be ambiguous the
+// program refuses to run, so reading it as l costs nothing.
+func longOpt(a, l string) bool {
+	if a == l {
+		return true
+	}
+	if len(a) < 3 || len(l) < 4 || a[0] != '-' || a[1] != '-' || l[0] != '-' || l[1] != '-' {
+		return false
+	}
+	if eq := strings.IndexByte(a, '='); eq >= 0 {
+		a = a[:eq]
+		if a == l {
+			return true
+		}
+	}
+	return len(a) >= 3 && len(a) < len(l) && l[:len(a)] == a
+}
+
+// hasArg reports whether any argument equals one of vals; a long option
+// ("--hard") also matches its abbreviations ("--har").
 func hasArg(args []string, vals ...string) bool {
 	for _, a := range args {
 		for _, v := range vals {
-			if a == v {
+			if a == v || len(a) > 2 && a[1] == '-' && a[0] == '-' && !strings.Contains(a, "=") && longOpt(a, v) {
 				return true
 			}
 		}
@@ -200,11 +226,14 @@ func optValue(args []string, short string, long ...string) (string, bool) {
 			}
 		}
 		for _, l := range long {
-			if a == l && i+1 < len(args) {
-				return args[i+1], true
+			if eq := strings.IndexByte(a, '='); eq > 0 {
+				if longOpt(a[:eq], l) {
+					return a[eq+1:], true
+				}
+				continue
 			}
-			if len(a) > len(l) && a[:len(l)] == l && a[len(l)] == '=' {
-				return a[len(l)+1:], true
+			if longOpt(a, l) && i+1 < len(args) {
+				return args[i+1], true
 			}
 		}
 	}

@@ -726,16 +726,13 @@ func (w *walker) runFields(fs []field, assigns map[string]string, redirs []redir
 		return cmd.out
 	}
 	cmd.path = fs[0].s
-	cmd.dynName = fs[0].dyn
-	cmd.name = canonicalName(fs[0].s)
-	if cmd.dynName {
-		cmd.name = ""
-	}
+	cmd.name, cmd.dynName = commandName(fs[0])
 	for _, f := range fs[1:] {
 		cmd.args = append(cmd.args, f.s)
 		cmd.argDyn = append(cmd.argDyn, f.dyn)
 		cmd.argData = append(cmd.argData, f.d)
 	}
+	cmd.win = isWindowsCommand(cmd.name, cmd.args)
 	if fs[0].d != nil {
 		if fs[0].d.has(flowNetwork) {
 			w.add(finding{analyzer: AnalyzerShell, rule: "remote-code-exec", level: events.RiskHigh,
@@ -854,6 +851,7 @@ func canonicalName(p string) string {
 			break
 		}
 	}
+	n = strings.TrimSuffix(n, ".exe")
 	if strings.HasPrefix(n, "mkfs.") || strings.HasPrefix(n, "mkfs_") {
 		return "mkfs"
 	}

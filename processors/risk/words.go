@@ -8,6 +8,36 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 )
 
+// wellKnownVars are variables a script reads without setting, with the
+// value they hold on nearly every system (or the conventional default when
+// unset). Resolving them lets "$HOME/.ssh", "rm${IFS}-rf${IFS}/",
+// "$SHELL -c …" and "$CODEX_HOME/config.toml" be judged for what they
+// are. HOME stays "~" so that paths are classed as the user's.
+var wellKnownVars = map[string]string{
+	"HOME":                        "~",
+	"TMPDIR":                      "/tmp",
+	"IFS":                         " \t\n",
+	"SHELL":                       "/bin/sh",
+	"BASH":                        "/bin/bash",
+	"EDITOR":                      "vi",
+	"VISUAL":                      "vi",
+	"PAGER":                       "less",
+	"XDG_CONFIG_HOME":             "~/.config",
+	"XDG_DATA_HOME":               "~/.local/share",
+	"XDG_CACHE_HOME":              "~/.cache",
+	"XDG_STATE_HOME":              "~/.local/state",
+	"ZDOTDIR":                     "~",
+	"GNUPGHOME":                   "~/.gnupg",
+	"CODEX_HOME":                  "~/.codex",
+	"CLAUDE_CONFIG_DIR":           "~/.claude",
+	"HERMES_HOME":                 "~/.hermes",
+	"GEMINI_CLI_HOME":             "~",
+	"AWS_CONFIG_FILE":             "~/.aws/config",
+	"AWS_SHARED_CREDENTIALS_FILE": "~/.aws/credentials",
+	"KUBECONFIG":                  "~/.kube/config",
+	"DOCKER_CONFIG":               "~/.docker",
+}
+
 // value is what a shell variable holds, as far as the walker knows.
 type value struct {
 	s     string
@@ -83,6 +113,10 @@ func (b *fieldBuilder) expansion(s string, dyn, quoted bool, d *data) {
 	}
 	parts := strings.Fields(s)
 	if len(parts) == 0 {
+		// Only blanks (an unquoted ${IFS}): they separate fields.
+		if s != "" && b.started {
+			b.flush()
+		}
 		return
 	}
 	if s != "" && isBlank(s[0]) && b.started {
@@ -286,16 +320,13 @@ func (w *walker) paramExp(pe *syntax.ParamExp, quoted bool) (string, bool, *data
 				}
 			}
 		} else {
-			switch name {
-			case "HOME":
-				v, set = value{s: "~"}, true
-			case "TMPDIR":
-				v, set = value{s: "/tmp"}, true
-			case "PWD":
+			if d, ok := wellKnownVars[name]; ok {
+				v, set = value{s: d}, true
+			}
+			if name == "PWD" {
+				v, set = value{s: "."}, true
 				if w.sc.cwd != "" {
-					v, set = value{s: w.sc.cwd}, true
-				} else {
-					v, set = value{s: "."}, true
+					v = value{s: w.sc.cwd}
 				}
 			}
 		}

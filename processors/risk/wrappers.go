@@ -451,16 +451,13 @@ func (w *walker) runSynthetic(base *command, fs []field, ctx stmtCtx) {
 			_ = b
 		}
 		cmd.path = fs[0].s
-		cmd.dynName = fs[0].dyn
-		cmd.name = canonicalName(fs[0].s)
-		if cmd.dynName {
-			cmd.name = ""
-		}
+		cmd.name, cmd.dynName = commandName(fs[0])
 		for _, f := range fs[1:] {
 			cmd.args = append(cmd.args, f.s)
 			cmd.argDyn = append(cmd.argDyn, f.dyn)
 			cmd.argData = append(cmd.argData, f.d)
 		}
+		cmd.win = isWindowsCommand(cmd.name, cmd.args)
 	}
 	w.finish(cmd, stmtCtx{stdin: ctx.stdin}, nil)
 	w.top = saved
