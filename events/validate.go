@@ -3,6 +3,7 @@ package events
 import (
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -40,7 +41,7 @@ type shape struct {
 	// strings
 	minLen   int            // in characters
 	enum     []string       // allowed values
-	pattern  *regexp.Regexp // must match
+	pattern  *lazyPattern // must match
 	dateTime bool           // an RFC 3339 time
 	// numbers
 	min, max *float64
@@ -221,11 +222,30 @@ func upperASCII(s string) string {
 func bound(f float64) *float64 { return &f }
 
 // Patterns shared with schemas/ (JSON Schema "pattern", RE2 syntax).
+// They are compiled on first use: package initialisation runs for every
+// command of the binary (`vigil hook` on every tool call of an agent), and
+// the token pattern alone costs a few milliseconds to compile.
 var (
-	tokenPattern    = regexp.MustCompile(`^[A-Za-z0-9_:@-]{1,128}$`)
-	digestPattern   = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
-	durationPattern = regexp.MustCompile(`^([0-9]*\.?[0-9]+(ns|us|µs|ms|s|m|h))+$`)
+	tokenPattern    = &lazyPattern{expr: `^[A-Za-z0-9_:@-]{1,128}$`}
+	digestPattern   = &lazyPattern{expr: `^sha256:[0-9a-f]{64}$`}
+	durationPattern = &lazyPattern{expr: `^([0-9]*\.?[0-9]+(ns|us|µs|ms|s|m|h))+$`}
 )
+
+// lazyPattern is a regular expression compiled once, on first use.
+type lazyPattern struct {
+	expr string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+// MatchString reports whether s matches the pattern.
+func (p *lazyPattern) MatchString(s string) bool {
+	p.once.Do(func() { p.re = regexp.MustCompile(p.expr) })
+	return p.re.MatchString(s)
+}
+
+// String is the expression.
+func (p *lazyPattern) String() string { return p.expr }
 
 // Shapes reused across kinds.
 var (

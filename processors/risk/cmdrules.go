@@ -1,7 +1,6 @@
 package risk
 
 import (
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -1236,7 +1235,7 @@ func (w *walker) aws(c *command) {
 	}
 }
 
-var secretPatternRe = regexp.MustCompile(`(?i)pass(?:w(?:or)?d)?|secret|token|api[_-]?key|credential|private[_ -]?key|aws_secret|aws_access|BEGIN .*PRIVATE|auth|bearer|-p\s`)
+var secretPatternRe = lazyRE(`(?i)pass(?:w(?:or)?d)?|secret|token|api[_-]?key|credential|private[_ -]?key|aws_secret|aws_access|BEGIN .*PRIVATE|auth|bearer|-p\s`)
 
 // credentialSearch: grepping for secrets across home, system paths or
 // history is credential hunting; in the workspace it is everyday work.

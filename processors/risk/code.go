@@ -1,7 +1,6 @@
 package risk
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
@@ -24,32 +23,32 @@ import (
 
 var (
 	// call(…"literal"…) forms that run a shell command.
-	shellCallRe   = regexp.MustCompile(`(?s)(?:os\.system|os\.popen|subprocess\.(?:run|call|Popen|check_output|check_call|getoutput|getstatusoutput)|commands\.getoutput|pty\.spawn|os\.exec[lv]p?e?|execSync|spawnSync|execFileSync|exec|spawn|execFile|system|shell_exec|passthru|popen|proc_open|os\.execute|io\.popen|IO\.popen|Open3\.\w+|callCommand|runCommand|Runtime\.getRuntime\(\)\.exec|run)\s*\(?\s*(\[[^\]]*\]|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`" + `)`)
-	backtickRe    = regexp.MustCompile("`([^`]{2,})`")
-	qxRe          = regexp.MustCompile(`%x\{([^}]*)\}|qx\{([^}]*)\}|qx\(([^)]*)\)`)
-	strLitRe      = regexp.MustCompile(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
-	rmtreeRe      = regexp.MustCompile(`(?:shutil\.rmtree|rmtree|remove_tree|rm_rf|rm_r|FileUtils\.rm_rf|FileUtils\.remove_dir|rmSync|rmdirSync|fs\.rm|fs\.promises\.rm|deleteRecursively|os\.RemoveAll|unlink|os\.remove|os\.removedirs)\s*\(\s*([^,)]+)`)
-	forkLoopRe    = regexp.MustCompile(`(?s)(?:while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*\{?[^\n]{0,60}fork\s*\(|fork\s+while\s+fork|fork\s*\(\)\s*while|loop\s*\{\s*fork|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork|while\s+true;\s*do[^\n]*&)`)
-	socketRe      = regexp.MustCompile(`socket\.socket|\.connect\(|TCPSocket|fsockopen|IO::Socket|socket\(\s*\w+\s*,\s*PF_INET|net\.Socket|net\.connect|require\(['"]net['"]\)|Sockets|connect\(\s*"|/dev/tcp/|socket\.create_connection|new Socket\(`)
-	execRe        = regexp.MustCompile(`dup2|subprocess|pty\.spawn|\bexec\s*\(|\bsystem\s*\(|popen|\bspawn\s*\(|/bin/(?:ba)?sh|cmd\.exe|run\(pipeline|run\(` + "`" + `|IO\.popen|exec\s*\{|Process\.Start|execute\(`)
-	netFetchRe    = regexp.MustCompile(`urlopen|urllib|requests\.(?:get|post|put|request)|http\.client|httplib|Net::HTTP|open-uri|LWP::|file_get_contents\(\s*['"]https?|fetch\(|http\.get|https\.get|axios|HTTParty|curl_exec|wget|curl\s|Invoke-WebRequest|WebClient`)
-	evalRe        = regexp.MustCompile(`\b(?:exec|eval|compile|Function|instance_eval|class_eval|load|loadstring|dostring)\s*\(`)
-	decodeRe      = regexp.MustCompile(`b64decode|base64\.decode|decodebytes|a2b_base64|atob\(|Buffer\.from\([^)]*base64|unpack\(\s*['"]m|base64_decode|decode\(\s*['"]base64|Base64\.decode|fromhex|codecs\.decode|zlib\.decompress|marshal\.loads`)
-	pickleRe      = regexp.MustCompile(`pickle\.loads?|cPickle\.loads?|marshal\.loads|yaml\.load\(|dill\.loads?|jsonpickle\.decode|shelve\.open`)
-	uploadRe      = regexp.MustCompile(`requests\.(?:post|put|patch)|urlopen\([^)]*data=|\.send\(|sendall\(|smtplib|ftplib|storbinary|method:\s*['"](?:POST|PUT)|\.post\(|http\.request\(|scp|paramiko|sock\.send|s\.send|\.write\(\s*sock`)
-	localDataRe   = regexp.MustCompile(`open\([^)]*\)\.read|\.read\(\)|os\.environ|getenv|getpass|getuser|platform\.|pyperclip|clipboard|pbpaste|xsel|xclip|screenshot|screencapture|ImageGrab|pyautogui|geocoder|pkg_resources|check_output|readFileSync|File\.read|file_get_contents|process\.env|socket\.gethostname|Image\.open|nvidia-smi|netstat`)
-	writeModeRe   = regexp.MustCompile(`open\([^)]*,\s*['"][wa]b?\+?['"]|file_put_contents|io\.open\([^)]*['"][wa]b?['"]|writeFileSync|appendFileSync|File\.write|File\.open\([^)]*['"][wa]|write_text|write_bytes|>>\s*['"]?/|print\s*>|fopen\([^)]*['"][wa]|\.write\(|open\(\s*my\s*\$\w+\s*,\s*['"]>`)
-	surveilRe     = regexp.MustCompile(`pynput|keyboard\.on_press|keylogger|GetAsyncKeyState|screenshot|screencapture|ImageGrab|pyautogui|snippingtool|gnome-screenshot|ffmpeg[^\n]*x11grab|-f\s*avfoundation|pyperclip|clipboard|pbpaste|xsel|GetClipboardData`)
-	floodRe       = regexp.MustCompile(`(?s)while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?.{0,200}(?:requests\.|send\(|connect\(|ping|curl|Popen|os\.system|multiprocessing|Process\(|Tk\(|append\()`)
-	killAllRe     = regexp.MustCompile(`psutil\.[\s\S]{0,80}(?:terminate|kill)\(|os\.kill\(\s*-1|killall|\.Disable\(\)|ipconfig\s*/release|ifconfig\s+\w+\s+down`)
-	cryptoRe      = regexp.MustCompile(`Fernet|AES\.new|Cipher\(|algorithms\.AES|encrypt\(`)
-	codeURLRe     = regexp.MustCompile(`['"](?:https?|ftp)://[^'"\s]+['"]`)
-	endlessLoopRe = regexp.MustCompile(`while\s+(?:True|1)\s*:\s*\n\s+\w+\(`)
-	awkPipeRe     = regexp.MustCompile(`"([^"]+)"\s*\|\s*getline|print[^|]*\|\s*"([^"]+)"`)
-	procRe        = regexp.MustCompile(`subprocess|os\.system|popen|system\(`)
-	b64LitRe      = regexp.MustCompile(`b64decode\(\s*['"]([A-Za-z0-9+/=]{16,})['"]`)
-	shellTrueRe   = regexp.MustCompile(`shell\s*=\s*True`)
-	tunnelRe      = regexp.MustCompile(`ssh\s+-[LRD]\s|\.bind\(\(|start_server|listen\(|TCP4ServerEndpoint|createServer`)
+	shellCallRe   = lazyRE(`(?s)(?:os\.system|os\.popen|subprocess\.(?:run|call|Popen|check_output|check_call|getoutput|getstatusoutput)|commands\.getoutput|pty\.spawn|os\.exec[lv]p?e?|execSync|spawnSync|execFileSync|exec|spawn|execFile|system|shell_exec|passthru|popen|proc_open|os\.execute|io\.popen|IO\.popen|Open3\.\w+|callCommand|runCommand|Runtime\.getRuntime\(\)\.exec|run)\s*\(?\s*(\[[^\]]*\]|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`" + `)`)
+	backtickRe    = lazyRE("`([^`]{2,})`")
+	qxRe          = lazyRE(`%x\{([^}]*)\}|qx\{([^}]*)\}|qx\(([^)]*)\)`)
+	strLitRe      = lazyRE(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
+	rmtreeRe      = lazyRE(`(?:shutil\.rmtree|rmtree|remove_tree|rm_rf|rm_r|FileUtils\.rm_rf|FileUtils\.remove_dir|rmSync|rmdirSync|fs\.rm|fs\.promises\.rm|deleteRecursively|os\.RemoveAll|unlink|os\.remove|os\.removedirs)\s*\(\s*([^,)]+)`)
+	forkLoopRe    = lazyRE(`(?s)(?:while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*\{?[^\n]{0,60}fork\s*\(|fork\s+while\s+fork|fork\s*\(\)\s*while|loop\s*\{\s*fork|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork|while\s+true;\s*do[^\n]*&)`)
+	socketRe      = lazyRE(`socket\.socket|\.connect\(|TCPSocket|fsockopen|IO::Socket|socket\(\s*\w+\s*,\s*PF_INET|net\.Socket|net\.connect|require\(['"]net['"]\)|Sockets|connect\(\s*"|/dev/tcp/|socket\.create_connection|new Socket\(`)
+	execRe        = lazyRE(`dup2|subprocess|pty\.spawn|\bexec\s*\(|\bsystem\s*\(|popen|\bspawn\s*\(|/bin/(?:ba)?sh|cmd\.exe|run\(pipeline|run\(` + "`" + `|IO\.popen|exec\s*\{|Process\.Start|execute\(`)
+	netFetchRe    = lazyRE(`urlopen|urllib|requests\.(?:get|post|put|request)|http\.client|httplib|Net::HTTP|open-uri|LWP::|file_get_contents\(\s*['"]https?|fetch\(|http\.get|https\.get|axios|HTTParty|curl_exec|wget|curl\s|Invoke-WebRequest|WebClient`)
+	evalRe        = lazyRE(`\b(?:exec|eval|compile|Function|instance_eval|class_eval|load|loadstring|dostring)\s*\(`)
+	decodeRe      = lazyRE(`b64decode|base64\.decode|decodebytes|a2b_base64|atob\(|Buffer\.from\([^)]*base64|unpack\(\s*['"]m|base64_decode|decode\(\s*['"]base64|Base64\.decode|fromhex|codecs\.decode|zlib\.decompress|marshal\.loads`)
+	pickleRe      = lazyRE(`pickle\.loads?|cPickle\.loads?|marshal\.loads|yaml\.load\(|dill\.loads?|jsonpickle\.decode|shelve\.open`)
+	uploadRe      = lazyRE(`requests\.(?:post|put|patch)|urlopen\([^)]*data=|\.send\(|sendall\(|smtplib|ftplib|storbinary|method:\s*['"](?:POST|PUT)|\.post\(|http\.request\(|scp|paramiko|sock\.send|s\.send|\.write\(\s*sock`)
+	localDataRe   = lazyRE(`open\([^)]*\)\.read|\.read\(\)|os\.environ|getenv|getpass|getuser|platform\.|pyperclip|clipboard|pbpaste|xsel|xclip|screenshot|screencapture|ImageGrab|pyautogui|geocoder|pkg_resources|check_output|readFileSync|File\.read|file_get_contents|process\.env|socket\.gethostname|Image\.open|nvidia-smi|netstat`)
+	writeModeRe   = lazyRE(`open\([^)]*,\s*['"][wa]b?\+?['"]|file_put_contents|io\.open\([^)]*['"][wa]b?['"]|writeFileSync|appendFileSync|File\.write|File\.open\([^)]*['"][wa]|write_text|write_bytes|>>\s*['"]?/|print\s*>|fopen\([^)]*['"][wa]|\.write\(|open\(\s*my\s*\$\w+\s*,\s*['"]>`)
+	surveilRe     = lazyRE(`pynput|keyboard\.on_press|keylogger|GetAsyncKeyState|screenshot|screencapture|ImageGrab|pyautogui|snippingtool|gnome-screenshot|ffmpeg[^\n]*x11grab|-f\s*avfoundation|pyperclip|clipboard|pbpaste|xsel|GetClipboardData`)
+	floodRe       = lazyRE(`(?s)while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?.{0,200}(?:requests\.|send\(|connect\(|ping|curl|Popen|os\.system|multiprocessing|Process\(|Tk\(|append\()`)
+	killAllRe     = lazyRE(`psutil\.[\s\S]{0,80}(?:terminate|kill)\(|os\.kill\(\s*-1|killall|\.Disable\(\)|ipconfig\s*/release|ifconfig\s+\w+\s+down`)
+	cryptoRe      = lazyRE(`Fernet|AES\.new|Cipher\(|algorithms\.AES|encrypt\(`)
+	codeURLRe     = lazyRE(`['"](?:https?|ftp)://[^'"\s]+['"]`)
+	endlessLoopRe = lazyRE(`while\s+(?:True|1)\s*:\s*\n\s+\w+\(`)
+	awkPipeRe     = lazyRE(`"([^"]+)"\s*\|\s*getline|print[^|]*\|\s*"([^"]+)"`)
+	procRe        = lazyRE(`subprocess|os\.system|popen|system\(`)
+	b64LitRe      = lazyRE(`b64decode\(\s*['"]([A-Za-z0-9+/=]{16,})['"]`)
+	shellTrueRe   = lazyRE(`shell\s*=\s*True`)
+	tunnelRe      = lazyRE(`ssh\s+-[LRD]\s|\.bind\(\(|start_server|listen\(|TCP4ServerEndpoint|createServer`)
 )
 
 // analyzeCode judges a code snippet. c is the command that runs it (nil when

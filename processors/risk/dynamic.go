@@ -1,7 +1,6 @@
 package risk
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -45,8 +44,8 @@ func commandName(f field) (string, bool) {
 }
 
 var (
-	modeArgRe  = regexp.MustCompile(`^(?:[0-7]{3,4}|[ugoa]*[-+=][rwxXst]+(?:,[ugoa]*[-+=][rwxXst]+)*)$`)
-	ownerArgRe = regexp.MustCompile(`^[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?:?$|^:[A-Za-z_][\w.-]*$`)
+	modeArgRe  = lazyRE(`^(?:[0-7]{3,4}|[ugoa]*[-+=][rwxXst]+(?:,[ugoa]*[-+=][rwxXst]+)*)$`)
+	ownerArgRe = lazyRE(`^[A-Za-z_][\w.-]*(?::[A-Za-z_][\w.-]*)?:?$|^:[A-Za-z_][\w.-]*$`)
 )
 
 // dynamicCommand handles a command whose name is not known statically.

@@ -2,7 +2,6 @@ package risk
 
 import (
 	"path"
-	"regexp"
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
@@ -448,7 +447,7 @@ func (w *walker) awk(c *command) {
 	}
 }
 
-var doShellScript = regexp.MustCompile(`do shell script\s+"((?:[^"\\]|\\.)*)"`)
+var doShellScript = lazyRE(`do shell script\s+"((?:[^"\\]|\\.)*)"`)
 
 func (w *walker) appleScript(code string) {
 	for _, m := range doShellScript.FindAllStringSubmatch(code, 8) {
@@ -473,7 +472,7 @@ func (w *walker) vimEx(ex string) {
 	}
 }
 
-var makeShell = regexp.MustCompile(`\$\((?:shell|file)\s+([^)]*)\)`)
+var makeShell = lazyRE(`\$\((?:shell|file)\s+([^)]*)\)`)
 
 func (w *walker) makeCode(c *command) {
 	for i, a := range c.args {

@@ -1,11 +1,10 @@
 package risk
 
 import (
-	"regexp"
 	"strings"
 )
 
-var fdDupRe = regexp.MustCompile(`^\d*[<>]&\d*-?$`)
+var fdDupRe = lazyRE(`^\d*[<>]&\d*-?$`)
 
 // fallback analyses input that neither bash nor POSIX sh accepts: a rough
 // tokenisation into commands (split on ; && || | & and newlines, quotes

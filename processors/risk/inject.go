@@ -1,7 +1,6 @@
 package risk
 
 import (
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -34,37 +33,37 @@ const (
 const maxScan = 4 << 20
 
 var (
-	overrideRe   = regexp.MustCompile(`(?i)\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|discard)\b[^.\n]{0,40}?\b(?:all|any|every|the|your|my|these|those|prior|previous|above|earlier|preceding|original|initial|system|user'?s?|developer'?s?)?\s*(?:previous|prior|above|earlier|preceding|original|initial|system|existing|safety|user'?s?)?\s*(?:instructions?|directions?|prompts?|rules|guidelines|guardrails|requests?|directives?|commands given|context|constraints|messages?|policies)\b`)
-	forgetAllRe  = regexp.MustCompile(`(?i)\b(?:forget|ignore|disregard)\s+(?:everything|all|anything)\s+(?:above|before|prior|said|you (?:were|have been) told)`)
-	notFollowRe  = regexp.MustCompile(`(?i)\b(?:do not|don't|must not|never|stop)\s+(?:follow|obey|listen to)\s+(?:the\s+)?(?:user'?s?|your|previous|prior|original)\b`)
-	priorityRe   = regexp.MustCompile(`(?i)\b(?:overrides?|supersedes?|takes? precedence over|higher priority than)\b[^.\n]{0,40}\b(?:user'?s?|system|prompt|instructions|messages)\b`)
-	foreignRe    = regexp.MustCompile(`(?i)(?:ignor\w*|oublie\w*)\s+(?:toutes?\s+)?(?:les\s+)?(?:instructions|consignes)|(?:ignora|olvida)\w*\s+(?:todas\s+)?(?:las\s+)?instrucciones|(?:ignorier\w*|vergiss\w*)\s+(?:alle\s+)?(?:vorherigen\s+|bisherigen\s+)?(?:anweisungen|instruktionen)|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|无视.{0,12}(?:指令|指示)|(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкци\w*|указани\w*)|(?:ignora|dimentica)\w*\s+(?:tutte\s+)?(?:le\s+)?istruzioni|(?:ignore|esqueça)\w*\s+(?:todas\s+)?(?:as\s+)?instruções`)
-	roleRe       = regexp.MustCompile(`(?i)\byou are (?:now|no longer)\b|\bfrom now on,? you\b|\bdeveloper mode\b|\bjailbreak|\bDAN\b|\bno restrictions\b|\bunrestricted mode\b|\bpretend (?:to be|you are|the user)\b|\bact as (?:an? )?(?:unfiltered|unrestricted|evil|root|admin)|\brole-?play as\b|\byour (?:real|true|new) (?:instructions|task|goal|purpose)\b|\bnew (?:instructions|task|policy|rule|directive)s?\s*(?::|from|for)|\bsystem (?:override|notice|prompt override)\b|\b(?:begin|start) (?:admin|system|developer) (?:input|mode|message)\b|\bend of (?:user )?input\b|\bthis is (?:the )?(?:system administrator|your developer|anthropic|openai)\b|\bmessage from (?:anthropic|openai|the (?:system|developers?))\b|\b(?:safety|security) (?:guidelines|rules|checks) (?:are|have been) (?:disabled|lifted|removed|off)\b|\byou have been granted (?:root|admin)\b|\bthe previous context was a test\b`)
-	roleTagRe    = regexp.MustCompile(`(?im)^\s*(?:\[(?:system|admin|developer|assistant)\]|<\|?(?:system|im_start|assistant)\|?>|</?system>|</context>|role:\s*system\b|###\s*(?:system|instruction)s?\s*:?\s*$)`)
-	secrecyRe    = regexp.MustCompile(`(?i)\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|reveal(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b[^.\n]{0,30}\b(?:the user|the human|them|anyone|this)\b|\b(?:silently|secretly|covertly|quietly)\b|\bhidden instruction|\bdo not reveal the instructions|\bdon't mention it\b`)
-	bypassRe     = regexp.MustCompile(`(?i)--dangerously-skip-permissions|\bauto-?approve\b|\b(?:without|never) ask(?:ing)?\b[^.\n]{0,30}\b(?:confirmation|approval|permission)|\bnever ask the user\b|\b(?:disable|turn off|skip|bypass)\b[^.\n]{0,20}\b(?:sandbox(?:ing)?|approvals?|confirmations?|safety checks?|pre-commit|hooks?|secret scanner)\b|\bpre-approved\b|\bconfirmations? (?:are|is) disabled\b|\bno longer requires? approval\b|\bask for confirmation\b[^.\n]{0,30}\bignore\b|core\.hooksPath\s+/dev/null`)
-	agentAddrRe  = regexp.MustCompile(`(?i)\b(?:ai|llm|llms|assistant|agents?|claude|codex|copilot|gpt|chatgpt|gemini|model|automated agents?|coding agents?|bot)\b`)
-	imgExfilRe   = regexp.MustCompile(`(?i)!\[[^\]]*\]\(\s*https?://[^)\s]*(?:\?|&)[^)\s]*(?:\{|\$\(|BASE64|contents|secret|token|key|env)`)
-	remoteInsRe  = regexp.MustCompile(`(?i)\b(?:instructions?|tasks?|rules)\b[^.\n]{0,30}\b(?:are|is|at|in|from)\b[^.\n]{0,10}https?://|\b(?:fetch|download|visit|open|curl|load|retrieve|get)\b[^.\n]{0,60}https?://\S+[^.\n]{0,60}\b(?:follow|obey|execute|run|apply)\b`)
-	responseRe   = regexp.MustCompile(`(?i)\b(?:in|into|to|within)\s+(?:your|the)\s+(?:response|reply|answer|output|elucidation|summary|next response)\b|\byour (?:response|reply|answer)\b`)
-	codeInsRevRe = regexp.MustCompile(`(?i)\byour\s+(?:code|codebase|implementation|solution|algorithm|program|response|reply|answer|logic|elucidation|functionality|code's|algorithm's)\b[^\n]{0,80}\b(?:following|below|subsequent)\s+(?:code|snippet|excerpt|block|section|lines?)\b`)
-	concealActRe = regexp.MustCompile(`(?i)\b(?:run|execute|upload|send|visit|push|read|copy|post|fetch|curl|add|append|set|install|commit|include|email|open|delete)\b`)
-	intentRe     = regexp.MustCompile(`(?i)\b(?:reverse|bind)[- ]shell|\bbackdoor\b|\bkeylogger\b|\bexfiltrat\w*|\bransomware\b|\bcrypto-?miner\b|\bdisable (?:the )?(?:antivirus|edr|firewall|defender)\b`)
-	intentVerbRe = regexp.MustCompile(`(?i)\b(?:open|start|create|install|run|spawn|add|set up|establish|launch|deploy|write|plant|exfiltrate)\b`)
-	urlSubstRe   = regexp.MustCompile(`(?i)https?://\S*\$\(`)
-	quotedCmdRe  = regexp.MustCompile(`"((?:curl|wget|bash|sh|rm|nc|python3?|node|sudo|chmod|cat|scp|ssh|eval|powershell)\s[^"]{3,})"`)
-	pyHintRe     = regexp.MustCompile(`(?m)^\s*(?:import \w|from \S+ import|def \w+\(|class \w|with .+:\s*$|for .+ in .+:\s*$|while .+:\s*$|if .+:\s*$|print\(|\w+\s+=\s+\S)|os\.system\(|subprocess\.|requests\.|eval\(|exec\(`)
-	insertVerbRe = regexp.MustCompile(`(?i)\b(?:add|insert|integrate|incorporate|embed|append|mention|suggest|promote|modify|hint|enhance|include)\b`)
-	codeInsRe    = regexp.MustCompile(`(?i)\b(?:following|below|subsequent|this|these)\s+(?:code|snippet|excerpt|block|section|lines?)\b[^\n]{0,80}\b(?:your|the)\s+(?:code|codebase|implementation|solution|algorithm|program|response|reply|answer|logic|elucidation|functionality)`)
-	deceiveRe    = regexp.MustCompile(`(?i)\b(?:tell|say|report|claim|state|respond|reply|assure)\b[^.\n]{0,60}\b(?:all tests passed|tests passed|no (?:known )?(?:security )?(?:issues|vulnerabilities|problems)|it only contains|success(?:ful)?)\b|\bregardless of (?:the )?(?:actual|real)\b|\bno matter what the\b|\breply only with\b|\bapprove it\b|\b(?:fabricated|false|misleading|fake|baseless|non-existent|too-good-to-be-true|unexpected lottery|scam)\b[^.\n]{0,60}\b(?:statistic|claim|statement|rumou?r|benefit|opportunity|winnings|antivirus|news)|\b(?:bank details|lottery winnings|transferring funds|claim your)\b`)
-	tamperRe     = regexp.MustCompile(`(?i)authorized_keys|\bcrontab\b|\bsudoers\b|HISTFILE|ANTHROPIC_BASE_URL|OPENAI_(?:API_)?BASE(?:_URL)?|--index-url|--extra-index-url|registry=|"?(?:post|pre)install"?\s*:|\bshell profile\b|\.bashrc|\.zshrc|credential\.helper|reverse shell|\bmirror\b[^.\n]{0,40}\bnever tell`)
-	destructRe   = regexp.MustCompile(`(?i)\b(?:delete|remove|wipe|drop|destroy|erase)\b[^.\n]{0,40}\b(?:all|every|the (?:tests?|database|repo(?:sitory)?|branches|production))\b|\bforce[- ]push\b|\bpush(?:ing)?\b[^.\n]{0,30}--force`)
-	persistRe    = regexp.MustCompile(`(?i)\b(?:add|append|insert|put|write)\b[^\n]{0,60}\b(?:authorized_keys|crontab|sudoers|shell profile|\.bashrc|\.zshrc|\.profile)\b`)
-	htmlCommRe   = regexp.MustCompile(`(?s)<!--(.*?)-->`)
-	mdCommRe     = regexp.MustCompile(`(?m)^\s*\[(?://|comment)\]:\s*#\s*[("'](.*)[)"']\s*$`)
-	hiddenCSSRe  = regexp.MustCompile(`(?is)<(\w+)[^>]*style\s*=\s*["'][^"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|opacity\s*:\s*0(?:\.0*)?\b|color\s*:\s*(?:white|#fff(?:fff)?|transparent)|height\s*:\s*0|width\s*:\s*0)[^"']*["'][^>]*>(.*?)</(\w+)>`)
-	fenceRe      = regexp.MustCompile("(?s)```[ \\t]*([A-Za-z0-9_+-]*)[^\\n]*\\n(.*?)```")
-	codeSpanRe   = regexp.MustCompile("`([^`\\n]{3,})`")
+	overrideRe   = lazyRE(`(?i)\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|discard)\b[^.\n]{0,40}?\b(?:all|any|every|the|your|my|these|those|prior|previous|above|earlier|preceding|original|initial|system|user'?s?|developer'?s?)?\s*(?:previous|prior|above|earlier|preceding|original|initial|system|existing|safety|user'?s?)?\s*(?:instructions?|directions?|prompts?|rules|guidelines|guardrails|requests?|directives?|commands given|context|constraints|messages?|policies)\b`)
+	forgetAllRe  = lazyRE(`(?i)\b(?:forget|ignore|disregard)\s+(?:everything|all|anything)\s+(?:above|before|prior|said|you (?:were|have been) told)`)
+	notFollowRe  = lazyRE(`(?i)\b(?:do not|don't|must not|never|stop)\s+(?:follow|obey|listen to)\s+(?:the\s+)?(?:user'?s?|your|previous|prior|original)\b`)
+	priorityRe   = lazyRE(`(?i)\b(?:overrides?|supersedes?|takes? precedence over|higher priority than)\b[^.\n]{0,40}\b(?:user'?s?|system|prompt|instructions|messages)\b`)
+	foreignRe    = lazyRE(`(?i)(?:ignor\w*|oublie\w*)\s+(?:toutes?\s+)?(?:les\s+)?(?:instructions|consignes)|(?:ignora|olvida)\w*\s+(?:todas\s+)?(?:las\s+)?instrucciones|(?:ignorier\w*|vergiss\w*)\s+(?:alle\s+)?(?:vorherigen\s+|bisherigen\s+)?(?:anweisungen|instruktionen)|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|无视.{0,12}(?:指令|指示)|(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкци\w*|указани\w*)|(?:ignora|dimentica)\w*\s+(?:tutte\s+)?(?:le\s+)?istruzioni|(?:ignore|esqueça)\w*\s+(?:todas\s+)?(?:as\s+)?instruções`)
+	roleRe       = lazyRE(`(?i)\byou are (?:now|no longer)\b|\bfrom now on,? you\b|\bdeveloper mode\b|\bjailbreak|\bDAN\b|\bno restrictions\b|\bunrestricted mode\b|\bpretend (?:to be|you are|the user)\b|\bact as (?:an? )?(?:unfiltered|unrestricted|evil|root|admin)|\brole-?play as\b|\byour (?:real|true|new) (?:instructions|task|goal|purpose)\b|\bnew (?:instructions|task|policy|rule|directive)s?\s*(?::|from|for)|\bsystem (?:override|notice|prompt override)\b|\b(?:begin|start) (?:admin|system|developer) (?:input|mode|message)\b|\bend of (?:user )?input\b|\bthis is (?:the )?(?:system administrator|your developer|anthropic|openai)\b|\bmessage from (?:anthropic|openai|the (?:system|developers?))\b|\b(?:safety|security) (?:guidelines|rules|checks) (?:are|have been) (?:disabled|lifted|removed|off)\b|\byou have been granted (?:root|admin)\b|\bthe previous context was a test\b`)
+	roleTagRe    = lazyRE(`(?im)^\s*(?:\[(?:system|admin|developer|assistant)\]|<\|?(?:system|im_start|assistant)\|?>|</?system>|</context>|role:\s*system\b|###\s*(?:system|instruction)s?\s*:?\s*$)`)
+	secrecyRe    = lazyRE(`(?i)\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|reveal(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b[^.\n]{0,30}\b(?:the user|the human|them|anyone|this)\b|\b(?:silently|secretly|covertly|quietly)\b|\bhidden instruction|\bdo not reveal the instructions|\bdon't mention it\b`)
+	bypassRe     = lazyRE(`(?i)--dangerously-skip-permissions|\bauto-?approve\b|\b(?:without|never) ask(?:ing)?\b[^.\n]{0,30}\b(?:confirmation|approval|permission)|\bnever ask the user\b|\b(?:disable|turn off|skip|bypass)\b[^.\n]{0,20}\b(?:sandbox(?:ing)?|approvals?|confirmations?|safety checks?|pre-commit|hooks?|secret scanner)\b|\bpre-approved\b|\bconfirmations? (?:are|is) disabled\b|\bno longer requires? approval\b|\bask for confirmation\b[^.\n]{0,30}\bignore\b|core\.hooksPath\s+/dev/null`)
+	agentAddrRe  = lazyRE(`(?i)\b(?:ai|llm|llms|assistant|agents?|claude|codex|copilot|gpt|chatgpt|gemini|model|automated agents?|coding agents?|bot)\b`)
+	imgExfilRe   = lazyRE(`(?i)!\[[^\]]*\]\(\s*https?://[^)\s]*(?:\?|&)[^)\s]*(?:\{|\$\(|BASE64|contents|secret|token|key|env)`)
+	remoteInsRe  = lazyRE(`(?i)\b(?:instructions?|tasks?|rules)\b[^.\n]{0,30}\b(?:are|is|at|in|from)\b[^.\n]{0,10}https?://|\b(?:fetch|download|visit|open|curl|load|retrieve|get)\b[^.\n]{0,60}https?://\S+[^.\n]{0,60}\b(?:follow|obey|execute|run|apply)\b`)
+	responseRe   = lazyRE(`(?i)\b(?:in|into|to|within)\s+(?:your|the)\s+(?:response|reply|answer|output|elucidation|summary|next response)\b|\byour (?:response|reply|answer)\b`)
+	codeInsRevRe = lazyRE(`(?i)\byour\s+(?:code|codebase|implementation|solution|algorithm|program|response|reply|answer|logic|elucidation|functionality|code's|algorithm's)\b[^\n]{0,80}\b(?:following|below|subsequent)\s+(?:code|snippet|excerpt|block|section|lines?)\b`)
+	concealActRe = lazyRE(`(?i)\b(?:run|execute|upload|send|visit|push|read|copy|post|fetch|curl|add|append|set|install|commit|include|email|open|delete)\b`)
+	intentRe     = lazyRE(`(?i)\b(?:reverse|bind)[- ]shell|\bbackdoor\b|\bkeylogger\b|\bexfiltrat\w*|\bransomware\b|\bcrypto-?miner\b|\bdisable (?:the )?(?:antivirus|edr|firewall|defender)\b`)
+	intentVerbRe = lazyRE(`(?i)\b(?:open|start|create|install|run|spawn|add|set up|establish|launch|deploy|write|plant|exfiltrate)\b`)
+	urlSubstRe   = lazyRE(`(?i)https?://\S*\$\(`)
+	quotedCmdRe  = lazyRE(`"((?:curl|wget|bash|sh|rm|nc|python3?|node|sudo|chmod|cat|scp|ssh|eval|powershell)\s[^"]{3,})"`)
+	pyHintRe     = lazyRE(`(?m)^\s*(?:import \w|from \S+ import|def \w+\(|class \w|with .+:\s*$|for .+ in .+:\s*$|while .+:\s*$|if .+:\s*$|print\(|\w+\s+=\s+\S)|os\.system\(|subprocess\.|requests\.|eval\(|exec\(`)
+	insertVerbRe = lazyRE(`(?i)\b(?:add|insert|integrate|incorporate|embed|append|mention|suggest|promote|modify|hint|enhance|include)\b`)
+	codeInsRe    = lazyRE(`(?i)\b(?:following|below|subsequent|this|these)\s+(?:code|snippet|excerpt|block|section|lines?)\b[^\n]{0,80}\b(?:your|the)\s+(?:code|codebase|implementation|solution|algorithm|program|response|reply|answer|logic|elucidation|functionality)`)
+	deceiveRe    = lazyRE(`(?i)\b(?:tell|say|report|claim|state|respond|reply|assure)\b[^.\n]{0,60}\b(?:all tests passed|tests passed|no (?:known )?(?:security )?(?:issues|vulnerabilities|problems)|it only contains|success(?:ful)?)\b|\bregardless of (?:the )?(?:actual|real)\b|\bno matter what the\b|\breply only with\b|\bapprove it\b|\b(?:fabricated|false|misleading|fake|baseless|non-existent|too-good-to-be-true|unexpected lottery|scam)\b[^.\n]{0,60}\b(?:statistic|claim|statement|rumou?r|benefit|opportunity|winnings|antivirus|news)|\b(?:bank details|lottery winnings|transferring funds|claim your)\b`)
+	tamperRe     = lazyRE(`(?i)authorized_keys|\bcrontab\b|\bsudoers\b|HISTFILE|ANTHROPIC_BASE_URL|OPENAI_(?:API_)?BASE(?:_URL)?|--index-url|--extra-index-url|registry=|"?(?:post|pre)install"?\s*:|\bshell profile\b|\.bashrc|\.zshrc|credential\.helper|reverse shell|\bmirror\b[^.\n]{0,40}\bnever tell`)
+	destructRe   = lazyRE(`(?i)\b(?:delete|remove|wipe|drop|destroy|erase)\b[^.\n]{0,40}\b(?:all|every|the (?:tests?|database|repo(?:sitory)?|branches|production))\b|\bforce[- ]push\b|\bpush(?:ing)?\b[^.\n]{0,30}--force`)
+	persistRe    = lazyRE(`(?i)\b(?:add|append|insert|put|write)\b[^\n]{0,60}\b(?:authorized_keys|crontab|sudoers|shell profile|\.bashrc|\.zshrc|\.profile)\b`)
+	htmlCommRe   = lazyRE(`(?s)<!--(.*?)-->`)
+	mdCommRe     = lazyRE(`(?m)^\s*\[(?://|comment)\]:\s*#\s*[("'](.*)[)"']\s*$`)
+	hiddenCSSRe  = lazyRE(`(?is)<(\w+)[^>]*style\s*=\s*["'][^"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|opacity\s*:\s*0(?:\.0*)?\b|color\s*:\s*(?:white|#fff(?:fff)?|transparent)|height\s*:\s*0|width\s*:\s*0)[^"']*["'][^>]*>(.*?)</(\w+)>`)
+	fenceRe      = lazyRE("(?s)```[ \\t]*([A-Za-z0-9_+-]*)[^\\n]*\\n(.*?)```")
+	codeSpanRe   = lazyRE("`([^`\\n]{3,})`")
 )
 
 type scanner struct {
@@ -81,7 +80,7 @@ type codeVerdict struct {
 
 // findAllSub runs re over text only when text holds the literal every
 // match must contain.
-func findAllSub(re *regexp.Regexp, text, must string, n int) [][]int {
+func findAllSub(re reMatcher, text, must string, n int) [][]int {
 	if !strings.Contains(text, must) {
 		return nil
 	}
@@ -391,7 +390,7 @@ var (
 // find runs re on t only when the lower-cased text holds one of the
 // triggers: most sentences of a clean file hold none, which keeps a 64 KB
 // file well under the 5 ms budget.
-func find(re *regexp.Regexp, t, lt string, triggers ...string) []int {
+func find(re reMatcher, t, lt string, triggers ...string) []int {
 	for _, tr := range triggers {
 		if strings.Contains(lt, tr) {
 			return re.FindStringIndex(t)
@@ -400,7 +399,7 @@ func find(re *regexp.Regexp, t, lt string, triggers ...string) []int {
 	return nil
 }
 
-func findIf(ok bool, re *regexp.Regexp, t string) []int {
+func findIf(ok bool, re reMatcher, t string) []int {
 	if !ok {
 		return nil
 	}
@@ -418,7 +417,7 @@ func anyOf(lt string, words []string) bool {
 
 func all2(lt string, a, b []string) bool { return anyOf(lt, a) && anyOf(lt, b) }
 
-func findAll(re *regexp.Regexp, t, lt string, triggers ...string) [][]int {
+func findAll(re reMatcher, t, lt string, triggers ...string) [][]int {
 	for _, tr := range triggers {
 		if strings.Contains(lt, tr) {
 			return re.FindAllStringIndex(t, 4)

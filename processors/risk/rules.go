@@ -1,7 +1,6 @@
 package risk
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
@@ -48,11 +47,11 @@ func set(names ...string) map[string]bool {
 // passThrough programs only move or reshape their input.
 var passThrough = set("cat", "tee", "sort", "uniq", "head", "tail", "sed", "awk", "tr", "base64", "xxd", "grep", "egrep", "fgrep", "wc", "less", "more", "xargs", "cut", "rev", "tac", "gzip", "jq", "column", "fold", "nl", "od", "hexdump", "strings", "iconv", "dos2unix")
 
-var shellPathRe = regexp.MustCompile(`(?:^|[^\w./-])(?:/usr)?(?:/local)?/bin/(?:ba|da|z|k|c|tc|mk|a|fi|y)?sh\b|/usr/bin/env\s+(?:ba|z)?sh\b`)
+var shellPathRe = lazyRE(`(?:^|[^\w./-])(?:/usr)?(?:/local)?/bin/(?:ba|da|z|k|c|tc|mk|a|fi|y)?sh\b|/usr/bin/env\s+(?:ba|z)?sh\b`)
 
 var metadataHosts = []string{"169.254.169.254", "metadata.google.internal", "100.100.100.200", "fd00:ec2::254", "169.254.170.2", "metadata.azure.com"}
 
-var urlRe = regexp.MustCompile(`(?i)\b(?:https?|ftp|ftps|gopher|tftp|ws|wss|sftp|scp|dict|telnet|ldap|smb)://([^/\s:'"?#]+)`)
+var urlRe = lazyRE(`(?i)\b(?:https?|ftp|ftps|gopher|tftp|ws|wss|sftp|scp|dict|telnet|ldap|smb)://([^/\s:'"?#]+)`)
 
 // offensive tools: running them is the point of an attack.
 var offensiveTools = []string{"mimikatz", "mimipenguin", "lazagne", "linpeas", "winpeas", "linenum", "linux-exploit-suggester",

@@ -2,7 +2,6 @@ package risk
 
 import (
 	"encoding/base64"
-	"regexp"
 	"strings"
 	"unicode/utf16"
 )
@@ -60,7 +59,7 @@ func isWindowsCommand(name string, args []string) bool {
 }
 
 // winSwitchRe matches a cmd.exe switch: /s, /q, /grant:r, /w:C:.
-var winSwitchRe = regexp.MustCompile(`^/[A-Za-z?]+(?::\S*)?$`)
+var winSwitchRe = lazyRE(`^/[A-Za-z?]+(?::\S*)?$`)
 
 func psVerb(name string) bool {
 	v := name[:strings.IndexByte(name, '-')]
@@ -215,10 +214,10 @@ func winName(s string) string {
 }
 
 var (
-	psDownloadRe = regexp.MustCompile(`(?i)downloadstring|downloadfile|downloaddata|invoke-webrequest|\biwr\b|invoke-restmethod|\birm\b|net\.webclient|start-bitstransfer|\bcurl\b|\bwget\b`)
-	psExecRe     = regexp.MustCompile(`(?i)\biex\b|invoke-expression|invoke-command|\.invoke\(|scriptblock\]::create|&\s*\(`)
-	psDecodeRe   = regexp.MustCompile(`(?i)frombase64string|\[convert\]::from|-encodedcommand|\bgzipstream\b|deflatestream`)
-	psEncFlagRe  = regexp.MustCompile(`(?i)^-(?:e|ec|en|enc|enco|encod|encode|encoded|encodedc\w*)$`)
+	psDownloadRe = lazyRE(`(?i)downloadstring|downloadfile|downloaddata|invoke-webrequest|\biwr\b|invoke-restmethod|\birm\b|net\.webclient|start-bitstransfer|\bcurl\b|\bwget\b`)
+	psExecRe     = lazyRE(`(?i)\biex\b|invoke-expression|invoke-command|\.invoke\(|scriptblock\]::create|&\s*\(`)
+	psDecodeRe   = lazyRE(`(?i)frombase64string|\[convert\]::from|-encodedcommand|\bgzipstream\b|deflatestream`)
+	psEncFlagRe  = lazyRE(`(?i)^-(?:e|ec|en|enc|enco|encod|encode|encoded|encodedc\w*)$`)
 )
 
 // windowsExec handles what a Windows command runs: cmd /c code, PowerShell
