@@ -26,10 +26,22 @@
 // "NAME = value" rules run as two anchored pieces after a cheap check that
 // an assignment follows the keyword.
 //
+// How it stays linear on text shaped to be slow (api_key=api_key=…, long
+// runs without a delimiter, huge tokens; see work.go and docs/redaction.md,
+// "Adversarial text and the work budget"): no step re-reads text once per
+// keyword hit. Runs of a character class are measured once and remembered,
+// a bounded rule is handed only its longest match, an unbounded one reads
+// a capped number of bytes per hit and otherwise searches the rest of its
+// line once, and a value too long to judge from every hit inside it is
+// removed whole. Every step charges a work counter; a string (or an event)
+// that would pass its work budget (Config.Budget) is replaced whole by
+// [REDACTED:vigil.budget].
+//
 // What callers must do: build the Redactor from the config in force (and
 // rebuild it when a new config event applies), call RedactEvent on every
 // event before it is stored, and store only its result. Nothing this
 // package returns holds a secret, and its errors never quote input.
 // Should redaction ever panic, RedactString and RedactEvent fail closed:
-// the affected strings become [REDACTED:redaction-error].
+// the affected strings become [REDACTED:redaction-error]; should it cost
+// more than its budget, they become [REDACTED:vigil.budget].
 package redact

@@ -692,11 +692,12 @@ func (sc *scan) allows(a *allowlist, secret, match string, la, lb int) bool {
 
 // emitLong records the value s[a:e] as a secret of the current rule,
 // without the content filters of emit. It is for a value too long to judge
-// exactly on every keyword hit inside it (longer than tailCap, or read
-// more than maxRereads times over by the hits inside it, see nestGuard): each filter reads the whole value,
-// and a hit inside it would judge its suffix, so exact verdicts cost time
-// quadratic in its length. Such a value is removed whole: failing closed
-// costs a false positive on text no person writes, never a leak.
+// exactly on every keyword hit inside it (longer than tailCap, or read more
+// than maxRereads times over by the hits inside it, see nestGuard): each
+// filter reads the whole value, and a hit inside it would judge its
+// suffix, so exact verdicts cost time quadratic in its length. Such a
+// value is removed whole: failing closed costs a false positive on text no
+// person writes, never a leak.
 func (sc *scan) emitLong(a, e, mstart int) {
 	if a < 0 || a >= e || e > len(sc.s) {
 		return

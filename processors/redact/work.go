@@ -31,7 +31,7 @@ const RuleBudget = "vigil.budget"
 const (
 	DefaultWorkPerByte = 256
 	DefaultWorkBase    = 64 << 10
-	DefaultEventWork   = 1 << 30
+	DefaultEventWork   = 1 << 28
 )
 
 // Budget bounds the work redaction may spend, in units of about one byte
@@ -44,8 +44,9 @@ type Budget struct {
 	// Base (the base covers the fixed costs of a short string).
 	PerByte int64
 	Base    int64
-	// Event caps the work of one event, all its strings and keys together;
-	// once it is spent, the strings not yet redacted are replaced whole.
+	// Event caps the work of one event, all its strings and keys together
+	// (the default, 2^28, is a few seconds of CPU); once it is spent, the
+	// strings not yet redacted are replaced whole.
 	Event int64
 }
 
