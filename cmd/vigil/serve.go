@@ -72,7 +72,7 @@ deduplicated by id, so any node may die without losing or doubling anything.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.natsListen, "nats-listen", "127.0.0.1:4222", "host:port for NATS clients (port 0 picks a free port)")
-	fl.StringVar(&f.httpListen, "http-listen", "127.0.0.1:7411", "host:port for the HTTP API")
+	fl.StringVar(&f.httpListen, "http-listen", "127.0.0.1:7411", "host:port for the HTTP API (docs/http.md; tokens in DIR/creds/<role>.token); empty: none")
 	fl.StringVar(&f.durability, "durability", string(natsutil.DurabilityFsync), "fsync policy: fsync (every write) or interval")
 	fl.DurationVar(&f.syncInterval, "sync-interval", 2*time.Minute, "fsync interval with --durability interval")
 	fl.DurationVar(&f.dedupWindow, "dedup-window", natsutil.DefaultDedupWindow, "how long retried event ids are recognised")
@@ -169,6 +169,13 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	}
 	info := s.Info()
 	fmt.Fprintf(c.stderr, "vigil serving on %s (data %s, durability %s); Ctrl-C to stop\n", info.NATSURL, info.DataDir, dur)
+	if info.HTTPURL != "" {
+		tokens := f.credsDir
+		if tokens == "" {
+			tokens = natsutil.CredsDir(info.DataDir)
+		}
+		fmt.Fprintf(c.stderr, "HTTP API on %s (tokens in %s)\n", info.HTTPURL, tokens)
+	}
 	select {
 	case <-ctx.Done():
 	case err := <-s.Err():

@@ -8,6 +8,7 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,10 +17,13 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/expiry"
+	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/ingest"
+	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
@@ -44,6 +48,9 @@ type Config struct {
 // Node is a running node.
 type Node struct {
 	*server.Server
+	// http is the HTTP API, when Config.HTTPListen is set.
+	http      *httpapi.Server
+	info      client.ServeInfo
 	stopTimer context.CancelFunc
 	timerDone chan error
 	errs      chan error
@@ -111,7 +118,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Server: s, errs: make(chan error, 2), closing: make(chan struct{}), watched: make(chan struct{})}
+	n := &Node{Server: s, info: s.Info(), errs: make(chan error, 2), closing: make(chan struct{}), watched: make(chan struct{})}
 	go func() {
 		defer close(n.watched)
 		select {
@@ -141,8 +148,41 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			}
 		}()
 	}
+	if cfg.HTTPListen != "" {
+		if err := n.startHTTP(ctx, cfg); err != nil {
+			n.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 	return n, nil
 }
+
+// startHTTP serves the HTTP API on cfg.HTTPListen and adds its URL to
+// serve.json.
+func (n *Node) startHTTP(ctx context.Context, cfg Config) error {
+	credsDir := cfg.CredsDir
+	if credsDir == "" {
+		credsDir = natsutil.CredsDir(cfg.DataDir)
+	}
+	h, err := httpapi.StartForServer(ctx, n.Server, httpapi.NodeOptions{Listen: cfg.HTTPListen, CredsDir: credsDir,
+		NATSURL: cfg.NATSURL, CheckConfig: cfg.CheckConfig, Logger: cfg.Logger.With("component", "http")})
+	if err != nil {
+		return fmt.Errorf("HTTP API on %s: %w", cfg.HTTPListen, err)
+	}
+	n.http = h
+	n.info.HTTPURL = h.URL()
+	if n.info.NATSURL != "" {
+		b, _ := json.MarshalIndent(n.info, "", "  ")
+		if err := natsutil.WriteFileAtomic(filepath.Join(cfg.DataDir, client.ServeInfoFile), append(b, '\n'), 0o600); err != nil {
+			return err
+		}
+	}
+	cfg.Logger.Info("vigil HTTP API serving", "url", h.URL())
+	return nil
+}
+
+// Info is what serve.json says, with the HTTP API's URL.
+func (n *Node) Info() client.ServeInfo { return n.info }
 
 // Err receives a failure that stops the node from doing its work (the
 // driver or the expiry timer stopped, or a stream was deleted, replaced or
@@ -150,16 +190,22 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 // down and exit non-zero.
 func (n *Node) Err() <-chan error { return n.errs }
 
-// Close stops the timer, then the server (see server.Server.Close).
+// Close stops the HTTP API (its waits and streams end, its requests
+// drain within ctx), then the timer, then the server (see
+// server.Server.Close).
 func (n *Node) Close(ctx context.Context) error {
 	n.closeOnce.Do(func() { close(n.closing) })
 	<-n.watched
+	var httpErr error
+	if n.http != nil {
+		httpErr = n.http.Close(ctx)
+	}
 	if n.stopTimer != nil {
 		n.stopTimer()
 		<-n.timerDone
 		n.stopTimer = nil
 	}
-	return n.Server.Close(ctx)
+	return errors.Join(httpErr, n.Server.Close(ctx))
 }
 
 // Processors is the processor set of a node, in order (replay runs the

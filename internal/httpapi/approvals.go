@@ -1,0 +1,238 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/projections"
+)
+
+// maxReasonLen bounds a reason given with a verdict or a revocation.
+const maxReasonLen = 2000
+
+// pendingList lists the actions waiting for a person: from the read
+// models when there are any, else from VIGIL_DERIVED.
+func (s *Server) pendingList(r *http.Request, who principal, conversation string) ([]client.PendingAction, *apiError) {
+	if s.cfg.Reads == nil {
+		cl, e := s.clientFor(who.role)
+		if e != nil {
+			return nil, e
+		}
+		ps, err := cl.Pending(r.Context(), conversation)
+		if err != nil {
+			return nil, unavailable("%v", err)
+		}
+		return ps, nil
+	}
+	pas, err := s.cfg.Reads.Pending()
+	if err != nil {
+		return nil, readError(err)
+	}
+	out := make([]client.PendingAction, 0, len(pas))
+	for _, pa := range pas {
+		if conversation != "" && pa.Conversation != conversation {
+			continue
+		}
+		out = append(out, client.PendingFromRequest(pa.Conversation, pa.Time, pa.Request))
+	}
+	client.SortPending(out)
+	return out, nil
+}
+
+// readError maps a read model's error to a response.
+func readError(err error) *apiError {
+	if errors.Is(err, projections.ErrNotFound) {
+		return &apiError{Status: http.StatusNotFound, Message: err.Error(), reason: "not_found"}
+	}
+	return unavailable("read models: %v", err)
+}
+
+type pendingResponse struct {
+	Pending []client.PendingAction `json:"pending"`
+}
+
+func (s *Server) pending(w http.ResponseWriter, r *http.Request, who principal) *apiError {
+	conv := r.URL.Query().Get("conversation")
+	if conv != "" && !validConversation(conv) {
+		return badRequest("conversation", "%q is not a conversation id (1-128 letters, digits, - _ : @)", conv)
+	}
+	ps, e := s.pendingList(r, who, conv)
+	if e != nil {
+		return e
+	}
+	writeJSON(w, http.StatusOK, pendingResponse{Pending: ps})
+	return nil
+}
+
+func validConversation(c string) bool { return c == events.GlobalScope || events.ValidToken(c) }
+
+// approvalRequest is the body of POST /v1/approvals.
+type approvalRequest struct {
+	ActionID string `json:"action_id"`
+	Verdict  string `json:"verdict"`
+	Reason   string `json:"reason"`
+	// Approver names the person deciding (else the Vigil-Approver header).
+	Approver string `json:"approver"`
+}
+
+// approvalResponse is the answer to POST /v1/approvals.
+type approvalResponse struct {
+	client.Decision
+	Approver string `json:"approver"`
+}
+
+// approve records a person's verdict on a pending action, bound to the
+// action's log seq and digest as the queue shows it (client.Client.Decide),
+// and waits (?wait=, default 10s) for the gate to act on it: 200 once the
+// gate confirmed, 202 if the verdict is recorded but the gate has not
+// answered yet, 409 if the gate refused it.
+func (s *Server) approve(w http.ResponseWriter, r *http.Request, who principal) *apiError {
+	wait, e := queryDuration(r, "wait", 10*time.Second, time.Minute)
+	if e != nil {
+		return e
+	}
+	b, e := readBody(w, r, s.cfg.Limits.MaxSmallBody)
+	if e != nil {
+		return e
+	}
+	var req approvalRequest
+	if e := decodeStrict(b, &req); e != nil {
+		return e
+	}
+	if req.ActionID == "" {
+		return badRequest("action_id", "required: the id of a pending action (GET /v1/pending)")
+	}
+	if !events.ValidID(req.ActionID) {
+		return badRequest("action_id", "%q is not an event id", req.ActionID)
+	}
+	verdict := events.Verdict(req.Verdict)
+	switch verdict {
+	case events.VerdictOnce, events.VerdictSession, events.VerdictAlways, events.VerdictDeny:
+	case "":
+		return badRequest("verdict", "required: once, session, always or deny")
+	default:
+		return badRequest("verdict", "%q: use once, session, always or deny", req.Verdict)
+	}
+	if len(req.Reason) > maxReasonLen {
+		return badRequest("reason", "over %d bytes", maxReasonLen)
+	}
+	approver, e := approverName(r, req.Approver, who)
+	if e != nil {
+		return e
+	}
+	ps, e := s.pendingList(r, who, "")
+	if e != nil {
+		return e
+	}
+	p, err := client.LookupPending(ps, req.ActionID)
+	if err != nil {
+		return &apiError{Status: http.StatusNotFound, Field: "action_id", Message: err.Error(), reason: "not_found"}
+	}
+	cl, e := s.clientFor(who.role)
+	if e != nil {
+		return e
+	}
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + s.cfg.Limits.WriteTimeout))
+	d, err := cl.Decide(r.Context(), p, verdict, client.DecideOptions{
+		Approver: approver, Reason: req.Reason, Wait: wait,
+		// Where the verdict came from: the name is the token holder's
+		// claim, the credential is what the token proved.
+		Data: map[string]any{"via": "http", "credential": string(who.role)},
+	})
+	switch {
+	case errors.Is(err, client.ErrVerdictRefused):
+		return &apiError{Status: http.StatusConflict, Message: err.Error(), reason: "verdict_refused"}
+	case errors.Is(err, client.ErrNoShape):
+		return &apiError{Status: http.StatusUnprocessableEntity, Field: "verdict", Message: err.Error(), reason: "bad_request"}
+	case err != nil && d.Seq == 0:
+		return ingestError(err)
+	}
+	status := http.StatusOK
+	if !d.Confirmed {
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, approvalResponse{Decision: d, Approver: approver})
+	return nil
+}
+
+type allowlistResponse struct {
+	Entries []projections.AllowEntry `json:"entries"`
+}
+
+func (s *Server) allowlist(w http.ResponseWriter, r *http.Request, who principal) *apiError {
+	if s.cfg.Reads == nil {
+		return unavailable("this node keeps no read models; use vigil allowlist list")
+	}
+	es, err := s.cfg.Reads.Allowlist()
+	if err != nil {
+		return readError(err)
+	}
+	if es == nil {
+		es = []projections.AllowEntry{}
+	}
+	writeJSON(w, http.StatusOK, allowlistResponse{Entries: es})
+	return nil
+}
+
+type revokeResponse struct {
+	EntryID string `json:"entry_id"`
+	Shape   string `json:"shape"`
+	Seq     uint64 `json:"seq"`
+	By      string `json:"by"`
+}
+
+// revokeAllowlist ends an allowlist entry in force (?reason= is recorded).
+func (s *Server) revokeAllowlist(w http.ResponseWriter, r *http.Request, who principal) *apiError {
+	id := r.PathValue("entry_id")
+	if !events.ValidID(id) {
+		return badRequest("entry_id", "%q is not an allowlist entry id", id)
+	}
+	reason := r.URL.Query().Get("reason")
+	if len(reason) > maxReasonLen {
+		return badRequest("reason", "over %d bytes", maxReasonLen)
+	}
+	if s.cfg.Reads == nil {
+		return unavailable("this node keeps no read models; use vigil allowlist revoke")
+	}
+	es, err := s.cfg.Reads.Allowlist()
+	if err != nil {
+		return readError(err)
+	}
+	var found *projections.AllowEntry
+	for i := range es {
+		if es[i].ID == id {
+			found = &es[i]
+		}
+	}
+	if found == nil {
+		return &apiError{Status: http.StatusNotFound, Field: "entry_id", reason: "not_found",
+			Message: fmt.Sprintf("no allowlist entry %s is in force; GET /v1/allowlist lists them", id)}
+	}
+	by, e := approverName(r, "", who)
+	if e != nil {
+		return e
+	}
+	cl, e := s.clientFor(who.role)
+	if e != nil {
+		return e
+	}
+	ev := events.Event{V: events.CurrentVersion, ID: ulid.Make().String(), Kind: events.KindAllowlistChanged,
+		Agent: by, Time: time.Now().UTC(),
+		Data: map[string]any{"op": events.AllowlistRevoke, "entry_id": found.ID, "by": by,
+			"via": "http", "credential": string(who.role)}}
+	if reason != "" {
+		ev.Data["reason"] = reason
+	}
+	res, err := cl.Append(r.Context(), ev)
+	if err != nil {
+		return ingestError(err)
+	}
+	writeJSON(w, http.StatusOK, revokeResponse{EntryID: found.ID, Shape: found.Shape, Seq: res.Seq, By: by})
+	return nil
+}

@@ -1,0 +1,174 @@
+package httpapi
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/gate"
+)
+
+// configShown is the answer to GET /v1/config (as `vigil config show --json`).
+type configShown struct {
+	Conversation string `json:"conversation,omitempty"`
+	// Source is "default" (no config event was ever appended),
+	// "global" or "conversation" (the scope of the config event in force).
+	Source       string        `json:"source"`
+	EventID      string        `json:"event_id,omitempty"`
+	Seq          uint64        `json:"seq,omitempty"`
+	Config       events.Config `json:"config"`
+	SecurityRisk gate.Hint     `json:"security_risk"`
+}
+
+// showConfig answers with the config in force now, globally or for
+// ?conversation= (a conversation's own config overrides the global one),
+// with unset fields as the gate reads them.
+func (s *Server) showConfig(w http.ResponseWriter, r *http.Request, who principal) *apiError {
+	conv := r.URL.Query().Get("conversation")
+	if conv != "" && !validConversation(conv) {
+		return badRequest("conversation", "%q is not a conversation id (1-128 letters, digits, - _ : @)", conv)
+	}
+	if s.cfg.Reads == nil {
+		return unavailable("this node keeps no read models; use vigil config show")
+	}
+	cs, source, err := s.cfg.Reads.ConfigFor(conv)
+	if err != nil {
+		return readError(err)
+	}
+	shown := configShown{Conversation: conv, Source: source, Seq: cs.Seq,
+		Config: cs.Config.WithDefaults(), SecurityRisk: gate.HintFor(cs.Config, cs.Seq)}
+	if cs.Seq > 0 {
+		if rec, err := s.cfg.Reads.EventAt(cs.Seq); err == nil {
+			shown.EventID = rec.Event.ID
+		}
+	}
+	writeJSON(w, http.StatusOK, shown)
+	return nil
+}
+
+// configSetResult is the answer to PUT /v1/config (as `vigil config set --json`).
+type configSetResult struct {
+	Appended bool   `json:"appended"`
+	ID       string `json:"id"`
+	Seq      uint64 `json:"seq"`
+	Version  int64  `json:"version"`
+	Scope    string `json:"scope"`
+}
+
+// setConfig validates a whole configuration (JSON; unknown fields are
+// errors) and appends it as a config event, as `vigil config set` does:
+// version may be left out (one more than the version in force for the same
+// scope); one that does not increase is refused; every problem is listed,
+// each with its field, and nothing is appended then.
+func (s *Server) setConfig(w http.ResponseWriter, r *http.Request, who principal) *apiError {
+	b, e := readBody(w, r, s.cfg.Limits.MaxConfigBody)
+	if e != nil {
+		return e
+	}
+	var cfg events.Config
+	if e := decodeStrict(b, &cfg); e != nil {
+		return e
+	}
+	if s.cfg.Reads == nil {
+		return unavailable("this node keeps no read models; use vigil config set")
+	}
+	scope := cfg.Scope
+	if scope == "" {
+		scope = events.ScopeGlobal
+	}
+	key, want := "", "global"
+	if scope == events.ScopeConversation {
+		if cfg.Conversation == "" || !events.ValidToken(cfg.Conversation) {
+			return refusedConfig(cfg.Version, []problem{{Field: "conversation", Reason: "a conversation-scoped config names its conversation (1-128 letters, digits, - _ : @)"}})
+		}
+		key, want = cfg.Conversation, "conversation"
+	}
+	cur, source, err := s.cfg.Reads.ConfigFor(key)
+	if err != nil {
+		return readError(err)
+	}
+	var curVersion int64
+	if source == want {
+		curVersion = cur.Config.Version
+	}
+	if cfg.Version == 0 {
+		cfg.Version = curVersion + 1
+	} else if cfg.Version <= curVersion {
+		return refusedConfig(cfg.Version, []problem{{Field: "version", Reason: fmt.Sprintf("%d does not increase on the version in force for this scope (%d); use %d or more, or leave version out", cfg.Version, curVersion, curVersion+1)}})
+	}
+	if err := events.ValidateConfig(cfg); err != nil {
+		return refusedConfig(cfg.Version, problems(err))
+	}
+	if s.cfg.CheckConfig != nil {
+		if err := s.cfg.CheckConfig(cfg); err != nil {
+			return refusedConfig(cfg.Version, problems(err))
+		}
+	}
+	data, err := events.ToData(cfg)
+	if err != nil {
+		return badRequest("", "the config does not encode: %v", err)
+	}
+	ev := events.Event{V: events.CurrentVersion, ID: ulid.Make().String(), Kind: events.KindConfig,
+		Agent: "http:" + string(who.role), Time: time.Now().UTC(), Data: data}
+	if scope == events.ScopeConversation {
+		ev.Conversation = cfg.Conversation
+	}
+	if err := ev.Validate(); err != nil {
+		return refusedConfig(cfg.Version, problems(err))
+	}
+	cl, e := s.clientFor(who.role)
+	if e != nil {
+		return e
+	}
+	res, err := cl.Append(r.Context(), ev)
+	if err != nil {
+		return ingestError(err)
+	}
+	out := configSetResult{Appended: true, ID: ev.ID, Seq: res.Seq, Version: cfg.Version, Scope: scope}
+	if scope == events.ScopeConversation {
+		out.Scope = "conversation " + cfg.Conversation
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+func refusedConfig(version int64, ps []problem) *apiError {
+	msgs := make([]string, len(ps))
+	for i, p := range ps {
+		msgs[i] = p.Field + ": " + p.Reason
+	}
+	e := &apiError{Status: http.StatusUnprocessableEntity, Problems: ps, reason: "config_refused",
+		Message: fmt.Sprintf("config v%d refused, nothing appended: %s", version, strings.Join(msgs, "; "))}
+	if len(ps) == 1 {
+		e.Field = ps[0].Field
+	}
+	return e
+}
+
+// problems lists every problem of a (joined) validation error, each with
+// its field.
+func problems(err error) []problem {
+	var out []problem
+	var walk func(error)
+	walk = func(e error) {
+		if j, ok := e.(interface{ Unwrap() []error }); ok {
+			for _, x := range j.Unwrap() {
+				walk(x)
+			}
+			return
+		}
+		var ve *events.ValidationError
+		if errors.As(e, &ve) {
+			out = append(out, problem{Field: strings.TrimPrefix(ve.Field, "data."), Reason: ve.Reason})
+			return
+		}
+		out = append(out, problem{Field: "(config)", Reason: e.Error()})
+	}
+	walk(err)
+	return out
+}

@@ -1,0 +1,96 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/server"
+)
+
+// NodeOptions say how to serve the API of a running node.
+type NodeOptions struct {
+	// Listen is host:port (port 0 picks one).
+	Listen string
+	// CredsDir holds the role seeds; the tokens are created beside them
+	// if missing (natsutil.EnsureTokens).
+	CredsDir string
+	// NATSURL is the cluster the node is attached to, when it runs no
+	// embedded server: role clients connect there.
+	NATSURL     string
+	CheckConfig func(events.Config) error
+	Logger      *slog.Logger
+}
+
+// StartForServer serves the API of the node s: each role's client on an
+// in-process connection with the role's credentials (or over NATSURL when
+// s runs no embedded server), the node's JetStream for the live stream
+// and the metrics, its read models, its health and readiness.
+func StartForServer(ctx context.Context, s *server.Server, o NodeOptions) (*Server, error) {
+	tokens, err := natsutil.EnsureTokens(o.CredsDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg := Config{
+		Tokens:      tokens,
+		Connect:     roleClients(s, o),
+		JetStream:   s.JetStream(),
+		Healthy:     s.Healthy,
+		Ready:       func() error { return nodeReady(s) },
+		CheckConfig: o.CheckConfig,
+		Logger:      o.Logger,
+	}
+	if st := s.Projections(); st != nil {
+		cfg.Reads = st
+	}
+	if d := s.Driver(); d != nil {
+		cfg.Checkpointed = d.Checkpointed
+	}
+	return Start(ctx, cfg, o.Listen)
+}
+
+func roleClients(s *server.Server, o NodeOptions) func(context.Context, natsutil.Role) (*client.Client, error) {
+	return func(ctx context.Context, role natsutil.Role) (*client.Client, error) {
+		seed := natsutil.CredsFileIn(o.CredsDir, role)
+		name := "vigil-http-" + string(role)
+		co := client.Options{Name: name, Runtime: role == natsutil.RoleRuntime}
+		if ns := s.NATS(); ns != nil {
+			nc, err := natsutil.ConnectInProcess(ns, seed, name)
+			if err != nil {
+				return nil, err
+			}
+			co.Conn, co.CloseConn = nc, true
+		} else {
+			co.URL, co.CredsFile = o.NATSURL, seed
+		}
+		return client.Connect(ctx, co)
+	}
+}
+
+// nodeReady is nil once s serves decisions from a caught-up fold: healthy,
+// its driver live, its read models neither rebuilding nor corrupted.
+func nodeReady(s *server.Server) error {
+	if err := s.Healthy(); err != nil {
+		return err
+	}
+	if d := s.Driver(); d != nil {
+		select {
+		case <-d.Ready():
+		default:
+			return errors.New("the processors are warming up")
+		}
+	}
+	if st := s.Projections(); st != nil {
+		switch status := st.Status(); {
+		case status.Corrupt:
+			return errors.New("the read models are corrupted; restart vigil serve to rebuild them")
+		case status.CatchingUp:
+			return fmt.Errorf("the read models are catching up (log seq %d of %d)", status.Position, status.Target)
+		}
+	}
+	return nil
+}
