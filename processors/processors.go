@@ -814,3 +814,21 @@ func truncate(s string, max int) string {
 	}
 	return s[:cut] + marker(len(s)-cut)
 }
+
+// Snapshotter is a Processor whose fold state can be saved and restored,
+// so a driver can start from a snapshot and fold only the records after
+// it (DESIGN.md, "snapshots").
+//
+// Snapshot encodes the state deterministically: the same state gives the
+// same bytes. Restore replaces the state with a snapshot's; it is all or
+// nothing, and refuses (an error wrapping ErrSnapshot) a snapshot that is
+// damaged, of another format version, or taken under other options that
+// change outputs. After Restore(s), folding the records after the
+// snapshot gives byte-for-byte the outputs folding from the start gives.
+//
+// Both are called by a driver between two Steps, never during one; Step
+// stays pure. A snapshot is never the system of record: VIGIL_LOG is.
+type Snapshotter interface {
+	Snapshot() ([]byte, error)
+	Restore(snapshot []byte) error
+}

@@ -96,6 +96,9 @@ type Config struct {
 	// Now is the clock of the driver's own alerts; nil means time.Now.
 	// (The folds read no clock; the driver may.)
 	Now func() time.Time
+	// Snapshots configures the fold snapshots the driver starts from
+	// (snapshot.go); the zero value takes them with the defaults.
+	Snapshots SnapshotConfig
 }
 
 // Driver runs one processor live.
@@ -112,6 +115,8 @@ type Driver struct {
 	consumerAlerts int
 	// derived is what VIGIL_DERIVED already holds (dedup.go; owned by Run).
 	derived derivedState
+	// snap holds the fold snapshots (snapshot.go).
+	snap *snapshots
 }
 
 // New validates cfg.
@@ -135,7 +140,7 @@ func New(cfg Config) (*Driver, error) {
 		cfg.Now = time.Now
 	}
 	pub := &natsutil.Publisher{JS: cfg.JS, AttemptTimeout: cfg.PublishTimeout, AckWait: cfg.PublishTimeout, Logger: cfg.Logger}
-	return &Driver{cfg: cfg, pub: pub, ready: make(chan struct{})}, nil
+	return &Driver{cfg: cfg, pub: pub, ready: make(chan struct{}), snap: newSnapshots(cfg)}, nil
 }
 
 // Ready is closed once the driver has caught up with its checkpoint and is live.
@@ -170,14 +175,24 @@ func (d *Driver) Run(ctx context.Context) error {
 	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return fmt.Errorf("driver: consumer %s: %w", d.cfg.Durable, err)
 	}
+	defer d.finalSnapshot(ctx)
+	d.snap.at, d.snap.info.Checkpoint = d.cfg.Now(), floor
 	if floor > 0 {
+		// Start from the newest usable snapshot (never past what the sink
+		// has applied: the warm-up re-sends it what it lacks).
+		limit := floor
+		if d.cfg.Sink != nil {
+			limit = min(limit, d.cfg.Sink.Position())
+		}
+		d.restoreSnapshot(ctx, limit)
 		if err := d.warmUp(ctx, floor); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			return err
 		}
-		log.Info("driver warmed up", "checkpoint", floor, "folded", d.folded)
+		log.Info("driver warmed up", "checkpoint", floor, "folded", d.folded, "snapshot", d.snap.info.Restored, "refolded", d.snap.info.Folded)
+		d.maybeSnapshot(ctx)
 	}
 	close(d.ready)
 	var lastFrom uint64
@@ -275,6 +290,7 @@ func (d *Driver) warmUp(ctx context.Context, floor uint64) error {
 			}
 			rec, outs := processors.Feed(d.cfg.Processor, r.Seq, r.Subject, r.Data)
 			d.folded = r.Seq
+			d.snap.info.Folded++
 			if d.cfg.Sink != nil && r.Seq > sinkPos {
 				pending = append(pending, Applied{Record: rec, Outputs: outs})
 				if len(pending) >= d.cfg.MaxBatch {
@@ -482,6 +498,7 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 			}
 			return err
 		}
+		d.maybeSnapshot(ctx)
 	}
 }
 

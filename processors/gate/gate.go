@@ -192,6 +192,9 @@ type Processor struct {
 	decided  map[string]decidedInfo
 	order    []string // decided ids, oldest first, for eviction
 	head     int
+	// gone remembers, compactly and forever, the ids evicted from decided
+	// (see goneIDs): an action reusing one is still denied.
+	gone     goneIDs
 	sessions map[string]map[string]grant // conversation → shape → grant
 	allow    *Allowlist
 }
@@ -571,7 +574,7 @@ func (p *Processor) usedAt(id string) (uint64, bool) {
 	if di, ok := p.decided[id]; ok {
 		return di.actionSeq, true
 	}
-	return 0, false
+	return p.gone.get(id)
 }
 
 // markReused notes that another action at seq reused id, so events about
@@ -645,7 +648,9 @@ func (p *Processor) finish(o *outputs, conv string, d events.GateDecided) {
 func (p *Processor) remember(d events.GateDecided, reusedAt uint64) {
 	if _, ok := p.decided[d.ActionID]; !ok {
 		if len(p.order)-p.head >= p.opts.MaxDecided {
-			delete(p.decided, p.order[p.head])
+			old := p.order[p.head]
+			p.gone.add(old, p.decided[old].actionSeq)
+			delete(p.decided, old)
 			p.order[p.head] = ""
 			p.head++
 			if p.head > len(p.order)/2 {

@@ -1,0 +1,224 @@
+package gate
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors"
+)
+
+// snapshotVersion is the version of the gate's snapshot.
+const snapshotVersion = 1
+
+type snapshotState struct {
+	V           int                     `msgpack:"v"`
+	Fingerprint string                  `msgpack:"fingerprint"`
+	Tracker     processors.TrackerState `msgpack:"tracker"`
+	Backends    []snapBackend           `msgpack:"backends"`
+	Pending     []snapPending           `msgpack:"pending"`
+	// Decided is in the order the decisions were remembered, oldest first.
+	Decided  []snapDecided `msgpack:"decided"`
+	Sessions []snapGrant   `msgpack:"sessions"`
+	Allow    []Entry       `msgpack:"allow"`
+	// Gone is the compact set of forgotten decided ids (see goneIDs):
+	// pairs of id hash and action seq, sorted by hash.
+	Gone []uint64 `msgpack:"gone"`
+}
+
+type snapBackend struct {
+	Conversation string `msgpack:"conversation"`
+	Backend      string `msgpack:"backend"`
+	Trusted      bool   `msgpack:"trusted"`
+}
+
+type snapPending struct {
+	ID        string               `msgpack:"id"`
+	Seq       uint64               `msgpack:"seq"`
+	Conv      string               `msgpack:"conv"`
+	Req       events.GateRequested `msgpack:"req"`
+	AskRule   bool                 `msgpack:"ask_rule"`
+	HandedOff string               `msgpack:"handed_off"`
+	ReusedAt  uint64               `msgpack:"reused_at"`
+}
+
+type snapDecided struct {
+	ID        string           `msgpack:"id"`
+	Outcome   events.Outcome   `msgpack:"outcome"`
+	By        events.DecidedBy `msgpack:"by"`
+	Seq       uint64           `msgpack:"seq"`
+	ActionSeq uint64           `msgpack:"action_seq"`
+	ReusedAt  uint64           `msgpack:"reused_at"`
+}
+
+type snapGrant struct {
+	Conversation string `msgpack:"conversation"`
+	Shape        string `msgpack:"shape"`
+	Approver     string `msgpack:"approver"`
+	Seq          uint64 `msgpack:"seq"`
+}
+
+// fingerprint names the options besides the log that change the gate's
+// outputs: the config override and MaxDecided. (A custom NewScorer cannot
+// be named; a pipeline that swaps scorers must not share snapshots.)
+func (p *Processor) fingerprint() string {
+	return processors.Fingerprint(p.opts.ConfigOverride, p.opts.MaxDecided)
+}
+
+// Snapshot encodes the gate's state, every map in key order (see
+// processors.Snapshotter). The compiled scorers are a cache, rebuilt on
+// first use after Restore.
+func (p *Processor) Snapshot() ([]byte, error) {
+	st := snapshotState{V: snapshotVersion, Fingerprint: p.fingerprint(), Tracker: p.tracker.State()}
+	for _, c := range sortedKeys(p.backends) {
+		b := p.backends[c]
+		st.Backends = append(st.Backends, snapBackend{Conversation: c, Backend: b.backend, Trusted: b.trusted})
+	}
+	for _, id := range sortedKeys(p.pending) {
+		pa := p.pending[id]
+		st.Pending = append(st.Pending, snapPending{ID: id, Seq: pa.seq, Conv: pa.conv, Req: pa.req,
+			AskRule: pa.askRule, HandedOff: pa.handedOff, ReusedAt: pa.reusedAt})
+	}
+	for _, id := range p.order[p.head:] {
+		di := p.decided[id]
+		st.Decided = append(st.Decided, snapDecided{ID: id, Outcome: di.outcome, By: di.by, Seq: di.seq, ActionSeq: di.actionSeq, ReusedAt: di.reusedAt})
+	}
+	for _, c := range sortedKeys(p.sessions) {
+		for _, shape := range sortedKeys(p.sessions[c]) {
+			g := p.sessions[c][shape]
+			st.Sessions = append(st.Sessions, snapGrant{Conversation: c, Shape: shape, Approver: g.approver, Seq: g.seq})
+		}
+	}
+	st.Allow = p.allow.Entries()
+	st.Gone = p.gone.flat()
+	return processors.EncodeState(&st)
+}
+
+// Restore replaces the gate's state with a snapshot's (see
+// processors.Snapshotter). A snapshot taken under another config override
+// or MaxDecided is refused.
+func (p *Processor) Restore(b []byte) error {
+	var st snapshotState
+	if err := processors.DecodeState(b, &st); err != nil {
+		return err
+	}
+	if st.V != snapshotVersion {
+		return fmt.Errorf("%w: gate snapshot version %d, want %d", processors.ErrSnapshot, st.V, snapshotVersion)
+	}
+	if st.Fingerprint != p.fingerprint() {
+		return fmt.Errorf("%w: gate snapshot taken under another config override or max decided", processors.ErrSnapshot)
+	}
+	if len(st.Decided) > p.opts.MaxDecided {
+		return fmt.Errorf("%w: gate snapshot remembers %d decisions, more than %d", processors.ErrSnapshot, len(st.Decided), p.opts.MaxDecided)
+	}
+	gone, err := goneFrom(st.Gone)
+	if err != nil {
+		return err
+	}
+	// The tracker is the last part that can refuse; nothing is changed before.
+	if err := p.tracker.SetState(st.Tracker); err != nil {
+		return err
+	}
+	backends := make(map[string]backendInfo, len(st.Backends))
+	for _, b := range st.Backends {
+		backends[b.Conversation] = backendInfo{backend: b.Backend, trusted: b.Trusted}
+	}
+	pend := make(map[string]*pending, len(st.Pending))
+	for _, s := range st.Pending {
+		pend[s.ID] = &pending{seq: s.Seq, conv: s.Conv, req: s.Req, askRule: s.AskRule, handedOff: s.HandedOff, reusedAt: s.ReusedAt}
+	}
+	decided := make(map[string]decidedInfo, len(st.Decided))
+	order := make([]string, 0, len(st.Decided))
+	for _, d := range st.Decided {
+		decided[d.ID] = decidedInfo{outcome: d.Outcome, by: d.By, seq: d.Seq, actionSeq: d.ActionSeq, reusedAt: d.ReusedAt}
+		order = append(order, d.ID)
+	}
+	sessions := map[string]map[string]grant{}
+	for _, g := range st.Sessions {
+		if sessions[g.Conversation] == nil {
+			sessions[g.Conversation] = map[string]grant{}
+		}
+		sessions[g.Conversation][g.Shape] = grant{approver: g.Approver, seq: g.Seq}
+	}
+	allow := NewAllowlist()
+	for i := range st.Allow {
+		e := st.Allow[i]
+		allow.entries[e.ID] = &e
+	}
+	p.backends, p.pending, p.decided, p.order, p.head = backends, pend, decided, order, 0
+	p.sessions, p.allow, p.gone = sessions, allow, gone
+	clear(p.scorers)
+	return nil
+}
+
+// goneIDs remembers, forever and compactly, the action ids the gate no
+// longer keeps in full (beyond MaxDecided): a 64-bit hash of the id
+// (SHA-256, truncated) and the log seq of the action, 16 bytes and a map
+// slot each. It is what lets the gate deny an action that reuses an id
+// decided long ago. A collision (odds 2^-64 per pair) could only deny an
+// action, never allow one.
+type goneIDs struct {
+	m map[uint64]uint64
+}
+
+func idHash(id string) uint64 {
+	sum := sha256.Sum256([]byte(id))
+	return binary.BigEndian.Uint64(sum[:8])
+}
+
+func (g *goneIDs) add(id string, actionSeq uint64) {
+	if g.m == nil {
+		g.m = map[uint64]uint64{}
+	}
+	g.m[idHash(id)] = actionSeq
+}
+
+func (g *goneIDs) get(id string) (uint64, bool) {
+	if len(g.m) == 0 {
+		return 0, false
+	}
+	seq, ok := g.m[idHash(id)]
+	return seq, ok
+}
+
+// flat is the set as hash, seq pairs sorted by hash.
+func (g *goneIDs) flat() []uint64 {
+	hs := make([]uint64, 0, len(g.m))
+	for h := range g.m {
+		hs = append(hs, h)
+	}
+	slices.Sort(hs)
+	out := make([]uint64, 0, 2*len(hs))
+	for _, h := range hs {
+		out = append(out, h, g.m[h])
+	}
+	return out
+}
+
+func goneFrom(flat []uint64) (goneIDs, error) {
+	if len(flat)%2 != 0 {
+		return goneIDs{}, fmt.Errorf("%w: gate forgotten ids: odd length %d", processors.ErrSnapshot, len(flat))
+	}
+	g := goneIDs{}
+	if len(flat) > 0 {
+		g.m = make(map[uint64]uint64, len(flat)/2)
+	}
+	for i := 0; i < len(flat); i += 2 {
+		g.m[flat[i]] = flat[i+1]
+	}
+	return g, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, strings.Compare)
+	return keys
+}
+
+var _ processors.Snapshotter = (*Processor)(nil)

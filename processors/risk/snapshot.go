@@ -1,0 +1,39 @@
+package risk
+
+import (
+	"fmt"
+
+	"github.com/vigil-dev/vigil/processors"
+)
+
+// snapshotVersion is the version of the risk processor's snapshot.
+const snapshotVersion = 1
+
+type snapshotState struct {
+	V       int                     `msgpack:"v"`
+	Tracker processors.TrackerState `msgpack:"tracker"`
+}
+
+// Snapshot encodes the processor's state: the config tracker. The
+// compiled scorers are a cache, rebuilt on first use after Restore.
+func (p *Processor) Snapshot() ([]byte, error) {
+	return processors.EncodeState(&snapshotState{V: snapshotVersion, Tracker: p.tracker.State()})
+}
+
+// Restore replaces the state with a snapshot's (see processors.Snapshotter).
+func (p *Processor) Restore(b []byte) error {
+	var st snapshotState
+	if err := processors.DecodeState(b, &st); err != nil {
+		return err
+	}
+	if st.V != snapshotVersion {
+		return fmt.Errorf("%w: risk snapshot version %d, want %d", processors.ErrSnapshot, st.V, snapshotVersion)
+	}
+	if err := p.tracker.SetState(st.Tracker); err != nil {
+		return err
+	}
+	clear(p.scorers)
+	return nil
+}
+
+var _ processors.Snapshotter = (*Processor)(nil)
