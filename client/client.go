@@ -89,6 +89,12 @@ type Options struct {
 	Name      string
 	// Timeout bounds one request; default 30s.
 	Timeout time.Duration
+	// AttemptTimeout bounds one attempt of an append: an attempt with no
+	// reply by then (sent to a node that died, or waiting on a stream
+	// leader election) is sent again with the same events, whose ids make
+	// the retry stored once, until Timeout. Zero means
+	// DefaultAttemptTimeout; it is never longer than Timeout.
+	AttemptTimeout time.Duration
 	// Runtime sends agent kinds on the runtime subjects
 	// (events.IngestRuntimeSubject): for an agent's runtime, with the
 	// runtime credential, so what it says (a conversation's sandbox
@@ -102,6 +108,7 @@ type Client struct {
 	js      jetstream.JetStream
 	own     bool
 	timeout time.Duration
+	attempt time.Duration
 	// runtime sends agent kinds on the runtime subjects (Options.Runtime).
 	runtime bool
 }
@@ -114,7 +121,10 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if o.Name == "" {
 		o.Name = "vigil-client"
 	}
-	c := &Client{timeout: o.Timeout, runtime: o.Runtime}
+	if o.AttemptTimeout <= 0 {
+		o.AttemptTimeout = DefaultAttemptTimeout
+	}
+	c := &Client{timeout: o.Timeout, attempt: min(o.AttemptTimeout, o.Timeout), runtime: o.Runtime}
 	if o.Conn != nil {
 		c.nc, c.own = o.Conn, o.CloseConn
 	} else {
@@ -283,16 +293,41 @@ func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMe
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	msg := &nats.Msg{Subject: subj, Data: body, Header: nats.Header{}}
-	msg.Header.Set(ingest.HeaderContentType, ingest.ContentTypeMsgpack)
-	resp, err := c.nc.RequestMsgWithContext(ctx, msg)
-	if err != nil {
-		if errors.Is(err, nats.ErrNoResponders) {
-			return nil, fmt.Errorf("%w: nothing answers on %s (is vigil serve running?)", ErrNoServer, subj)
+	for attempt := 1; ; attempt++ {
+		msg := &nats.Msg{Subject: subj, Data: body, Header: nats.Header{}}
+		msg.Header.Set(ingest.HeaderContentType, ingest.ContentTypeMsgpack)
+		actx, acancel := context.WithTimeout(ctx, c.attempt)
+		resp, err := c.nc.RequestMsgWithContext(actx, msg)
+		acancel()
+		if err == nil {
+			return ParseReply(resp.Data, len(group))
 		}
-		return nil, fmt.Errorf("append to %s: %w", subj, err)
+		if ctx.Err() != nil || !retryRequest(err) {
+			if errors.Is(err, nats.ErrNoResponders) {
+				return nil, fmt.Errorf("%w: nothing answers on %s (is vigil serve running?)", ErrNoServer, subj)
+			}
+			return nil, fmt.Errorf("append to %s (%d attempts): %w", subj, attempt, err)
+		}
+		if errors.Is(err, nats.ErrNoResponders) {
+			// A node restarting: do not spin on it.
+			select {
+			case <-ctx.Done():
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 	}
-	return ParseReply(resp.Data, len(group))
+}
+
+// DefaultAttemptTimeout is Options.AttemptTimeout's default: longer than
+// an append takes on a loaded node, shorter than a stream leader election
+// lasts in a fleet (BENCHMARKS.md, "Fleet: node loss").
+const DefaultAttemptTimeout = 2 * time.Second
+
+// retryRequest reports whether an append attempt that failed with err may
+// be sent again (no answer, or nobody to answer yet): never after a reply.
+func retryRequest(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrConnectionReconnecting)
 }
 
 // ParseReply decodes an ingest reply expecting n results.

@@ -12,12 +12,14 @@ import (
 	"github.com/oklog/ulid/v2"
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
 func newAppendCmd(c *cli) *cobra.Command {
 	var conversation string
+	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "append [FILE|-]",
 		Short: "Append events (one JSON event or JSON lines) to the log",
@@ -40,7 +42,14 @@ one without a time gets the current time. Prints {"id":…,"seq":…} per event.
 			if len(evs) == 0 {
 				return fmt.Errorf("%s: no events in the input", name)
 			}
-			cl, err := c.connect(cmd.Context(), natsutil.RoleAdmin)
+			if timeout <= 0 {
+				return fmt.Errorf("--timeout %v: give a positive duration, e.g. 30s", timeout)
+			}
+			o := client.Options{URL: c.natsURL, CredsFile: c.creds, Role: natsutil.RoleAdmin, Name: "vigil-cli", Timeout: timeout}
+			if c.natsURL == "" {
+				o.DataDir = c.data()
+			}
+			cl, err := client.Connect(cmd.Context(), o)
 			if err != nil {
 				return err
 			}
@@ -57,6 +66,8 @@ one without a time gets the current time. Prints {"id":…,"seq":…} per event.
 		},
 	}
 	cmd.Flags().StringVar(&conversation, "conversation", "", "conversation for events that name none")
+	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "give up on a request after this long; an attempt unanswered for "+
+		client.DefaultAttemptTimeout.String()+" (a node or stream leader lost) is sent again with the same ids, stored once")
 	return cmd
 }
 

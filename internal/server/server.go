@@ -27,6 +27,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	_ "unsafe" // go:linkname, for fastElections
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
@@ -177,6 +178,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		pubs, err := natsutil.EnsureCreds(cfg.CredsDir)
 		if err != nil {
 			return nil, err
+		}
+		if cfg.Cluster.Name != "" {
+			fastElections()
 		}
 		s.ns, err = natsutil.StartServer(natsutil.ServerConfig{
 			StoreDir:     filepath.Join(cfg.DataDir, "jetstream"),
@@ -490,4 +494,33 @@ func (s *Server) Close(ctx context.Context) error {
 		s.lock.Close()
 	}
 	return errors.Join(errs...)
+}
+
+// nats-server's raft timing (server/raft.go). It has no option for them:
+// a stream's followers wait 4–9 s without a heartbeat (sent every 1 s)
+// before electing a new leader, so appends or outputs stopped for 5–9 s
+// fleet-wide when the node leading VIGIL_LOG or VIGIL_DERIVED died.
+//
+//go:linkname raftMinElection github.com/nats-io/nats-server/v2/server.minElectionTimeout
+var raftMinElection time.Duration
+
+//go:linkname raftMaxElection github.com/nats-io/nats-server/v2/server.maxElectionTimeout
+var raftMaxElection time.Duration
+
+//go:linkname raftHeartbeat github.com/nats-io/nats-server/v2/server.hbInterval
+var raftHeartbeat time.Duration
+
+var fastElectionsOnce sync.Once
+
+// fastElections makes a dead stream leader replaced within 1.5–3 s
+// (heartbeats every 0.5 s: three missed in a row at least), so gating
+// resumes within 5 s whichever node dies (BENCHMARKS.md, "Fleet: node
+// loss"). They are the process's nats-server settings, set once before
+// the first clustered server starts; every node of a fleet runs the same.
+func fastElections() {
+	fastElectionsOnce.Do(func() {
+		raftHeartbeat = 500 * time.Millisecond
+		raftMinElection = 1500 * time.Millisecond
+		raftMaxElection = 3 * time.Second
+	})
 }

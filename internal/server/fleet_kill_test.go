@@ -1,0 +1,490 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+)
+
+// envFleetKill runs TestFleetKillEachLeader, which builds the vigil binary
+// and takes a few minutes: VIGIL_FLEET_KILL=1 go test ./internal/server -run TestFleetKillEachLeader -v
+const envFleetKill = "VIGIL_FLEET_KILL"
+
+// fleetWindow is every duplicate window of the fleet under test
+// (--dedup-window: VIGIL_LOG's, and VIGIL_DERIVED's, never longer); each
+// killed node stays down longer than it.
+const fleetWindow = 8 * time.Second
+
+// vigilNode is one `vigil serve` child process.
+type vigilNode struct {
+	name, dir, port string
+	args            []string
+	mu              sync.Mutex
+	cmd             *exec.Cmd
+	exited          chan struct{}
+	log             *bytes.Buffer
+}
+
+func (n *vigilNode) start(t *testing.T, bin string) {
+	t.Helper()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	os.Remove(filepath.Join(n.dir, client.ServeInfoFile)) // left by a kill -9
+	cmd := exec.Command(bin, n.args...)
+	if n.log == nil {
+		n.log = &bytes.Buffer{}
+	}
+	cmd.Stdout, cmd.Stderr = &lockedWriter{w: n.log}, &lockedWriter{w: n.log}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	n.cmd, n.exited = cmd, make(chan struct{})
+	exited := n.exited
+	go func() { cmd.Wait(); close(exited) }()
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (n *vigilNode) kill() {
+	n.mu.Lock()
+	cmd, exited := n.cmd, n.exited
+	n.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	<-exited
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// buildVigil builds cmd/vigil from this module into a temp dir.
+func buildVigil(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "vigil")
+	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/vigil")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build vigil: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestFleetKillEachLeader is issue 15's "done when": three `vigil serve`
+// processes clustered on loopback (every processor, one audit key, one
+// creds dir), agents gating actions through all three; kill -9 in turn the
+// node leading VIGIL_LOG, the node leading VIGIL_DERIVED and a node
+// leading neither, each restarted after a pause longer than every
+// duplicate window. Then: every acknowledged event in the log exactly
+// once, no derived output twice, exactly one gate.decided per action, and
+// `vigil audit verify` (with the one key) and `vigil replay` clean. The
+// time from each kill to the next decision is logged (BENCHMARKS.md).
+func TestFleetKillEachLeader(t *testing.T) {
+	if os.Getenv(envFleetKill) == "" {
+		t.Skip("long (a few minutes): set " + envFleetKill + "=1")
+	}
+	bin := buildVigil(t)
+	root := t.TempDir()
+	creds := filepath.Join(root, "creds")
+	if _, err := natsutil.EnsureCreds(creds); err != nil {
+		t.Fatal(err)
+	}
+	// One audit key for the fleet, copied into every data directory
+	// before the first start.
+	keySrc := filepath.Join(root, "key")
+	if _, _, err := auditkey.LoadOrCreate(keySrc); err != nil {
+		t.Fatal(err)
+	}
+	verifier := auditkey.VerifierPath(keySrc)
+	const n = 3
+	nodes := make([]*vigilNode, n)
+	routes := make([]string, n)
+	clusterPorts := make([]string, n)
+	for i := range n {
+		clusterPorts[i] = freePort(t)
+		routes[i] = "nats-route://127.0.0.1:" + clusterPorts[i]
+	}
+	var urls []string
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("n%d", i))
+		copyDir(t, auditkey.Dir(keySrc), auditkey.Dir(dir))
+		port := freePort(t)
+		urls = append(urls, "nats://127.0.0.1:"+port)
+		nodes[i] = &vigilNode{name: fmt.Sprintf("n%d", i), dir: dir, port: port, args: []string{
+			"serve", "--data", dir, "--node", fmt.Sprintf("n%d", i),
+			"--cluster", "vigil-kill", "--cluster-listen", "127.0.0.1:" + clusterPorts[i],
+			"--routes", strings.Join(routes, ","), "--replicas", "3", "--creds-dir", creds,
+			"--nats-listen", "127.0.0.1:" + port, "--http-listen", "127.0.0.1:" + freePort(t),
+			"--durability", "interval", "--dedup-window", fleetWindow.String(), "--seal-interval", "2s",
+		}}
+	}
+	t.Cleanup(func() {
+		for _, nd := range nodes {
+			nd.kill()
+		}
+		if dir := os.Getenv("VIGIL_FLEET_LOGS"); dir != "" {
+			for _, nd := range nodes {
+				os.WriteFile(filepath.Join(dir, nd.name+".log"), nd.log.Bytes(), 0o644)
+			}
+		}
+		if t.Failed() {
+			for _, nd := range nodes {
+				t.Logf("--- %s log (tail) ---\n%s", nd.name, tail(nd.log.String(), 4000))
+			}
+		}
+	})
+	for _, nd := range nodes {
+		nd.start(t, bin)
+	}
+	for _, nd := range nodes {
+		waitFile(t, filepath.Join(nd.dir, client.ServeInfoFile), 90*time.Second)
+	}
+	all := strings.Join(urls, ",")
+	admin, err := client.Connect(t.Context(), client.Options{URL: all, CredsFile: natsutil.CredsFileIn(creds, natsutil.RoleAdmin), Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	nc, err := nats.Connect(all, mustCreds(t, natsutil.CredsFileIn(creds, natsutil.RoleAdmin)), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Agents: one per node, each gating actions through its node first,
+	// retrying with the same id until decided.
+	ctx, stopLoad := context.WithCancel(t.Context())
+	defer stopLoad()
+	var (
+		mu        sync.Mutex
+		decided   = map[string]client.GateResult{}
+		lastDone  atomic.Int64 // unix nanos of the latest decision
+		gaveUp    atomic.Int64
+		wg        sync.WaitGroup
+		agentErrs = make(chan error, n)
+	)
+	for a := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			order := append([]string{urls[a]}, urls...)
+			c, err := client.Connect(ctx, client.Options{URL: strings.Join(order, ","), CredsFile: natsutil.CredsFileIn(creds, natsutil.RoleAgent), Timeout: 2 * time.Second})
+			if err != nil {
+				agentErrs <- err
+				return
+			}
+			defer c.Close()
+			for i := 0; ctx.Err() == nil; i++ {
+				ev := events.Event{V: 1, ID: fmt.Sprintf("act-%d-%05d", a, i), Kind: events.KindAction, Conversation: fmt.Sprintf("kill-%d", a),
+					Agent: "agent", Time: time.Now().UTC(), Data: map[string]any{"tool": "bash", "args": map[string]any{"command": fmt.Sprintf("ls -la /tmp/%d", i)}}}
+				start := time.Now()
+				for ctx.Err() == nil {
+					gctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+					r, err := c.GateAndWait(gctx, ev, nil)
+					cancel()
+					if err == nil {
+						mu.Lock()
+						decided[ev.ID] = r
+						mu.Unlock()
+						lastDone.Store(time.Now().UnixNano())
+						break
+					}
+					if time.Since(start) > fleetWindow/2 {
+						// Past half the log's window a retry could be stored
+						// twice: give this one up (unacknowledged) and go on.
+						gaveUp.Add(1)
+						t.Logf("agent %d: %s undecided for %v, given up: %v", a, ev.ID, time.Since(start).Round(time.Millisecond), err)
+						break
+					}
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+		}()
+	}
+
+	leaderOf := func(stream string) string {
+		for {
+			st, err := js.Stream(t.Context(), stream)
+			if err == nil {
+				info, err := st.Info(t.Context())
+				if err == nil && info.Cluster != nil && info.Cluster.Leader != "" {
+					return info.Cluster.Leader
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	nodeNamed := func(name string) *vigilNode {
+		for _, nd := range nodes {
+			if nd.name == name {
+				return nd
+			}
+		}
+		t.Fatalf("no node %q", name)
+		return nil
+	}
+	type kill struct {
+		what   string
+		target func() *vigilNode
+	}
+	kills := []kill{
+		{"log leader", func() *vigilNode { return nodeNamed(leaderOf(events.StreamLog)) }},
+		{"derived leader", func() *vigilNode { return nodeNamed(leaderOf(events.StreamDerived)) }},
+		{"neither", func() *vigilNode {
+			l, d := leaderOf(events.StreamLog), leaderOf(events.StreamDerived)
+			for _, nd := range nodes {
+				if nd.name != l && nd.name != d {
+					return nd
+				}
+			}
+			return nodes[0]
+		}},
+	}
+	time.Sleep(3 * time.Second) // load running
+	for _, k := range kills {
+		nd := k.target()
+		l, d := leaderOf(events.StreamLog), leaderOf(events.StreamDerived)
+		before := lastDone.Load()
+		killed := time.Now()
+		nd.kill()
+		// A new action gated from the moment of the kill (the killed node last).
+		probe := probeGate(t, urls, creds, nd, k.what)
+		for lastDone.Load() == before || lastDone.Load() < killed.UnixNano() {
+			if time.Since(killed) > 60*time.Second {
+				t.Fatalf("kill %s (%s): no agent decision within 60s", k.what, nd.name)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		next := time.Unix(0, lastDone.Load()).Sub(killed)
+		t.Logf("FLEET kill %-14s node %s (log leader %s, derived leader %s): an agent's next decision %v after the kill; a new action gated at the kill decided after %v",
+			k.what, nd.name, l, d, next.Round(time.Millisecond), probe.Round(time.Millisecond))
+		time.Sleep(fleetWindow + 2*time.Second) // down longer than every duplicate window
+		nd.start(t, bin)
+		waitFile(t, filepath.Join(nd.dir, client.ServeInfoFile), 120*time.Second)
+		time.Sleep(2 * time.Second)
+	}
+	stopLoad()
+	wg.Wait()
+	close(agentErrs)
+	for err := range agentErrs {
+		if !errors.Is(err, context.Canceled) {
+			t.Error(err)
+		}
+	}
+
+	// Every node folds the whole log.
+	logSt, err := js.Stream(t.Context(), events.StreamLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	li, err := logSt.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := li.State.LastSeq
+	for _, nd := range nodes {
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			c, err := logSt.Consumer(t.Context(), "vigil-"+nd.name)
+			if err == nil {
+				if ci, err := c.Info(t.Context()); err == nil && ci.AckFloor.Stream >= last {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("node %s has not folded up to %d", nd.name, last)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+
+	// The log: every decided action exactly once.
+	seen := map[string]int{}
+	if err := admin.Tail(t.Context(), client.TailOptions{}, func(r events.Record) error {
+		seen[r.Event.ID]++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	actions := len(decided)
+	for id := range decided {
+		if seen[id] != 1 {
+			t.Errorf("acknowledged action %s in the log %d times", id, seen[id])
+		}
+	}
+	mu.Unlock()
+	for id, c := range seen {
+		if c != 1 {
+			t.Errorf("log holds %s %d times", id, c)
+		}
+	}
+	// VIGIL_DERIVED: no id twice, one gate.decided per action.
+	ids := map[string]int{}
+	decisions := map[string]int{}
+	err = natsutil.ReadStream(t.Context(), js, natsutil.ReadOptions{Stream: events.StreamDerived}, func(r natsutil.RawRecord) error {
+		d, err := events.DecodeDerived(r.Data)
+		if err != nil {
+			return err
+		}
+		ids[d.ID]++
+		if d.Kind == events.KindGateDecided {
+			g, err := events.DerivedDataAs[events.GateDecided](&d)
+			if err != nil {
+				return err
+			}
+			decisions[g.ActionID]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doubled := 0
+	for id, c := range ids {
+		if c != 1 {
+			doubled++
+			if doubled <= 20 {
+				t.Errorf("derived %s stored %d times", id, c)
+			}
+		}
+	}
+	for id := range seen {
+		if strings.HasPrefix(id, "act-") && decisions[id] != 1 {
+			t.Errorf("action %s has %d gate.decided", id, decisions[id])
+		}
+	}
+	t.Logf("FLEET %d actions decided (%d given up unacknowledged), %d log records, %d derived messages, %d doubled", actions, gaveUp.Load(), last, len(ids), doubled)
+
+	// The audit trail and replay, as an operator runs them.
+	adminCreds := natsutil.CredsFileIn(creds, natsutil.RoleAdmin)
+	for _, args := range [][]string{
+		{"audit", "verify", "--nats", all, "--creds", adminCreds, "--pubkey", verifier},
+		{"replay", "--nats", all, "--creds", adminCreds},
+	} {
+		cctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+		out, err := exec.CommandContext(cctx, bin, args...).CombinedOutput()
+		cancel()
+		t.Logf("vigil %s:\n%s", strings.Join(args[:2], " "), tail(string(out), 2000))
+		if err != nil {
+			t.Errorf("vigil %s: %v", strings.Join(args[:2], " "), err)
+		}
+	}
+	t.Logf("FLEET on %d CPUs", runtime.NumCPU())
+}
+
+// probeGate gates a fresh action through the fleet (the killed node last)
+// until it is decided, and returns how long that took.
+func probeGate(t *testing.T, urls []string, creds string, killed *vigilNode, what string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	var order []string
+	for _, u := range urls {
+		if !strings.HasSuffix(u, ":"+killed.port) {
+			order = append(order, u)
+		}
+	}
+	c, err := client.Connect(t.Context(), client.Options{URL: strings.Join(order, ","), CredsFile: natsutil.CredsFileIn(creds, natsutil.RoleAgent), Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ev := events.Event{V: 1, ID: "probe-" + strings.ReplaceAll(what, " ", "-"), Kind: events.KindAction, Conversation: "kill-probe",
+		Agent: "agent", Time: time.Now().UTC(), Data: map[string]any{"tool": "bash", "args": map[string]any{"command": "true"}}}
+	for {
+		gctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		_, err := c.GateAndWait(gctx, ev, nil)
+		cancel()
+		if err == nil {
+			return time.Since(start)
+		}
+		if time.Since(start) > 60*time.Second {
+			t.Fatalf("probe %s: %v", ev.ID, err)
+		}
+	}
+}
+
+func mustCreds(t *testing.T, path string) nats.Option {
+	t.Helper()
+	o, err := natsutil.CredsOption(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func waitFile(t *testing.T, path string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not written within %v", path, within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func copyDir(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.MkdirAll(to, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, info.Mode().Perm()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[len(s)-n:]
+}
