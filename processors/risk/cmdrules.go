@@ -23,7 +23,9 @@ var ruledCmds = set("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "mkfs
 	"nslookup", "host", "nmap", "masscan", "zmap", "nikto", "tcpdump", "tshark", "ping", "ngrok", "cloudflared", "code", "python",
 	"php", "httpd", "mail", "sendmail", "finger", "whois", "aria2c", "lwp-download", "nscurl", "sudo", "su", "eval", "export",
 	"vim", "vi", "nano", "emacs", "ed", "sudoedit", "cancel", "lp", "ab", "restic", "getent", "openssl", "shopt", "xattr", "chflags",
-	"sshpass", "rclone", "gsutil", "s3cmd", "perl", "ruby", "node", "lua", "awk", "osascript", "update-ca-certificates", "ssh-keygen")
+	"sshpass", "rclone", "gsutil", "s3cmd", "perl", "ruby", "node", "lua", "awk", "osascript", "update-ca-certificates", "ssh-keygen",
+	"ip", "ifconfig", "ifdown", "route", "nmcli", "tailscale", "zerotier-cli", "wg-quick", "wg", "netplan", "ruby", "rg", "unzip", "7z", "7za",
+	"7zr", "cpio", "bsdtar", "tar", "alias", "unalias")
 
 // commandRules judges c by what its program does with its arguments.
 func (w *walker) commandRules(c *command) {
@@ -32,7 +34,7 @@ func (w *walker) commandRules(c *command) {
 	case "rm", "unlink", "srm", "rmdir":
 		w.deletion(c, flagSet(a, 'r', "--recursive") || flagSet(a, 'R') || c.name == "srm" && flagSet(a, 'r'), deletionTargets(c))
 	case "shred", "wipe":
-		for _, t := range operands(a) {
+		for i, t := range operands(a) {
 			cls := classify(t, c.cwd, w.env.Workspace)
 			switch {
 			case cls == pcDevice:
@@ -42,7 +44,9 @@ func (w *walker) commandRules(c *command) {
 			case cls == pcSystem || cls == pcRoot || cls == pcHome || cls == pcParent:
 				w.hitA(c, AnalyzerFiles, "destructive-delete-system", high, c.name+" destroys "+t)
 			default:
-				w.hitA(c, AnalyzerFiles, "delete-workspace", med, c.name+" destroys "+t)
+				// shred leaves nothing to recover: judged as a deletion
+				lvl, rule, why := w.deleteTarget(c, t, flagSet(a, 'r'), i)
+				w.hitA(c, AnalyzerFiles, rule, lvl, why)
 			}
 		}
 	case "dd":
@@ -90,9 +94,12 @@ func (w *walker) commandRules(c *command) {
 				continue
 			}
 			cls := classify(t, c.cwd, w.env.Workspace)
+			rt := resolvePath(t, c.cwd)
 			switch {
 			case historyFile(t):
 				w.hit(c, "history-tampering", high, "truncate empties "+t)
+			case credentialKind(rt) != "" || remoteAccessFile(rt):
+				w.hitA(c, AnalyzerFiles, "destructive-delete-credentials", high, "truncate empties the credentials "+rt)
 			case cls == pcLog || (strings.HasSuffix(t, ".log") && cls != pcWorkspace && cls != pcTemp):
 				w.hitA(c, AnalyzerFiles, "log-tampering", high, "truncate empties the log "+t)
 			case cls == pcSystem || cls == pcDevice || cls == pcRoot:
@@ -116,13 +123,17 @@ func (w *walker) commandRules(c *command) {
 					w.hitA(c, AnalyzerFiles, "destructive-move", high, "mv moves "+s+" away")
 				case cls == pcLog || historyFile(s):
 					w.hitA(c, AnalyzerFiles, "log-tampering", high, "mv moves the log "+s+" away")
+				case remoteAccessFile(resolvePath(s, c.cwd)) || credentialKind(resolvePath(s, c.cwd)) != "" && cls != pcWorkspace:
+					w.hitA(c, AnalyzerFiles, "destructive-delete-credentials", high, "mv moves the credentials "+s+" away")
 				}
 				w.judgeRead(c, s, "mv moves")
 			}
 			if classify(dst, c.cwd, "") == pcNull {
 				w.hitA(c, AnalyzerFiles, "destructive-move", high, "mv moves files to "+dst)
 			}
-			w.judgeWrite(c, dst, false, nil, "mv")
+			for _, t := range copyTargets(ops[:len(ops)-1], dst, c.cwd) {
+				w.judgeWrite(c, t, false, nil, "mv")
+			}
 		}
 		w.hitA(c, AnalyzerFiles, "move", med, "mv renames or moves files")
 	case "cp", "install":
@@ -140,17 +151,16 @@ func (w *walker) commandRules(c *command) {
 			}
 		}
 		if len(ops) >= 2 {
-			dst := resolvePath(ops[len(ops)-1], c.cwd)
-			for _, s := range ops[:len(ops)-1] {
-				_ = s
-			}
-			rule, why := sensitiveTarget(dst)
-			if rule == "service-persistence" && strings.HasPrefix(dst, "/etc/systemd/system") && !strings.HasPrefix(ops[0], "/") && !strings.HasPrefix(ops[0], "$") {
-				w.hitA(c, AnalyzerFiles, "service-install", med, c.name+" installs a project service unit into "+dst)
-			} else if rule != "" {
-				w.hitA(c, AnalyzerFiles, rule, high, c.name+" writes "+dst+": "+why)
-			} else {
-				w.judgeWrite(c, ops[len(ops)-1], false, nil, c.name)
+			for _, t := range copyTargets(ops[:len(ops)-1], ops[len(ops)-1], c.cwd) {
+				dst := resolvePath(t, c.cwd)
+				rule, why := sensitiveTarget(dst)
+				if rule == "service-persistence" && strings.HasPrefix(dst, "/etc/systemd/system") && !strings.HasPrefix(ops[0], "/") && !strings.HasPrefix(ops[0], "$") {
+					w.hitA(c, AnalyzerFiles, "service-install", med, c.name+" installs a project service unit into "+dst)
+				} else if rule != "" {
+					w.hitA(c, AnalyzerFiles, rule, high, c.name+" writes "+dst+": "+why)
+				} else {
+					w.judgeWrite(c, t, false, nil, c.name)
+				}
 			}
 		}
 	case "ln":
@@ -174,28 +184,16 @@ func (w *walker) commandRules(c *command) {
 		for _, t := range operands(a) {
 			w.judgeWrite(c, t, appendMode, c.stdin, "tee")
 		}
-	case "sed", "perl":
-		if c.name == "perl" && !flagSet(a, 'i') {
+	case "sed", "perl", "ruby":
+		if !flagSet(a, 'i', "--in-place") {
 			return
 		}
-		if !(flagSet(a, 'i', "--in-place")) {
-			return
-		}
-		ops := operands(a)
-		if c.name == "sed" && len(ops) > 0 && !hasArgPrefix(a, "-e", "--expression", "-f") {
-			ops = ops[1:]
-		}
-		for _, t := range ops {
-			rt := resolvePath(t, c.cwd)
-			if rule, why := sensitiveTarget(rt); rule != "" {
-				w.hitA(c, AnalyzerFiles, rule, high, c.name+" -i edits "+rt+": "+why)
-				continue
+		for _, t := range inPlaceTargets(c.name, a) {
+			n := len(w.finds)
+			w.judgeWrite(c, t, false, nil, c.name+" -i")
+			if len(w.finds) == n {
+				w.hitA(c, AnalyzerFiles, "in-place-edit", med, c.name+" -i edits "+t+" in place")
 			}
-			if rcFile(rt) {
-				w.hitA(c, AnalyzerFiles, "shell-rc-write", med, c.name+" -i edits "+rt)
-				continue
-			}
-			w.hitA(c, AnalyzerFiles, "in-place-edit", med, c.name+" -i edits "+t+" in place")
 		}
 	case "chmod":
 		w.chmod(c)
@@ -240,9 +238,16 @@ func (w *walker) commandRules(c *command) {
 	case "killall5":
 		w.hit(c, "kill-all", high, "killall5 kills every process")
 	case "killall", "pkill":
+		if c.name == "killall" && hasArg(a, "-l", "--list", "-V", "--version") {
+			return
+		}
 		for _, t := range operands(a) {
 			if isSecurityService(t) {
 				w.hit(c, "defense-evasion", high, c.name+" stops the security process "+t)
+				return
+			}
+			if reachService(t) {
+				w.hit(c, "remote-access-loss", high, c.name+" stops "+t+", which keeps the machine reachable")
 				return
 			}
 		}
@@ -411,6 +416,8 @@ func (w *walker) commandRules(c *command) {
 		}
 	case "ufw":
 		switch {
+		case hasArg(a, "deny", "reject") && hasArg(a, "22", "22/tcp", "ssh", "OpenSSH"):
+			w.hit(c, "firewall-lockout", high, "ufw blocks ssh: the machine becomes unreachable")
 		case hasArg(a, "disable", "reset") || (hasArg(a, "logging") && hasArg(a, "off")):
 			w.hit(c, "firewall-disable", high, "ufw turns the firewall or its logging off")
 		case hasArg(a, "status", "show", "app"):
@@ -419,6 +426,8 @@ func (w *walker) commandRules(c *command) {
 		}
 	case "iptables", "ip6tables":
 		switch {
+		case firewallLockout(a):
+			w.hit(c, "firewall-lockout", high, c.name+" drops incoming connections (ssh included): the machine becomes unreachable")
 		case flagSet(a, 'F', "--flush") || flagSet(a, 'X', "--delete-chain") || flagSet(a, 'D', "--delete") || (flagSet(a, 'P', "--policy") && hasArg(a, "ACCEPT")):
 			w.hit(c, "firewall-disable", high, c.name+" flushes, deletes or opens firewall rules")
 		case flagSet(a, 'L', "--list") || flagSet(a, 'S', "--list-rules"):
@@ -576,6 +585,8 @@ func (w *walker) commandRules(c *command) {
 				return
 			}
 		}
+	case "ip", "ifconfig", "ifdown", "route", "nmcli", "tailscale", "zerotier-cli", "wg-quick", "wg", "netplan":
+		w.reachRules(c)
 	case "nmap", "masscan", "zmap", "nikto", "tcpdump", "tshark":
 		w.hitA(c, AnalyzerNetwork, "network-scan", med, c.name+" scans or captures network traffic")
 	case "ping":
@@ -647,6 +658,34 @@ func (w *walker) commandRules(c *command) {
 	if shells[c.name] {
 		w.shellRules(c)
 	}
+}
+
+// inPlaceTargets returns the files sed -i, perl -i or ruby -i edit: the
+// operands, less the script (sed's first operand unless -e/-f gives it;
+// the value of perl's and ruby's -e, alone or ending a cluster as in -pe).
+func inPlaceTargets(name string, a []string) []string {
+	if name == "sed" {
+		ops := operands(a)
+		if len(ops) > 0 && !hasArgPrefix(a, "-e", "--expression", "-f", "--file") {
+			ops = ops[1:]
+		}
+		return ops
+	}
+	var out []string
+	for i := 0; i < len(a); i++ {
+		x := a[i]
+		if x == "--" {
+			return append(out, a[i+1:]...)
+		}
+		if strings.HasPrefix(x, "-") && len(x) > 1 {
+			if !strings.HasPrefix(x, "-i") && strings.HasSuffix(x, "e") || x == "-e" || x == "-E" {
+				i++ // the code
+			}
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // toRoot reports whether a chown/chgrp owner spec names root: user root or
@@ -742,7 +781,7 @@ func (w *walker) deleteTarget(c *command, t string, recursive bool, i int) (lvl 
 		if historyFile(rt) {
 			return high, "history-tampering", verb + " deletes " + rt
 		}
-		if credentialKind(rt) != "" {
+		if credentialKind(rt) != "" || remoteAccessFile(rt) {
 			return high, "destructive-delete-credentials", verb + " deletes credentials " + rt
 		}
 		if recursive || strings.ContainsAny(rt, "*?") {
@@ -882,16 +921,23 @@ func (w *walker) services(c *command) {
 		w.hit(c, "shutdown", high, c.name+" "+verb+" stops or restarts the machine")
 		return
 	}
-	sec := false
+	sec, reach := false, false
 	for _, u := range strings.Fields(unit) {
 		if isSecurityService(u) {
 			sec = true
+		}
+		if reachService(u) {
+			reach = true
 		}
 	}
 	switch verb {
 	case "stop", "disable", "mask", "kill":
 		if sec {
 			w.hit(c, "defense-evasion", high, c.name+" "+verb+" "+unit+" turns a security or logging service off")
+			return
+		}
+		if reach && !hasArg(a, "--user") {
+			w.hit(c, "remote-access-loss", high, c.name+" "+verb+" "+unit+" stops what keeps the machine reachable (ssh, network, VPN)")
 			return
 		}
 		w.hit(c, "service-stop", med, c.name+" "+verb+" "+unit)

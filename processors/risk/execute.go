@@ -52,6 +52,8 @@ func (w *walker) execute(c *command) {
 		w.windowsExec(c)
 		return
 	}
+	w.tempExec(c, c.path)
+	w.execFlags(c)
 	if shells[name] && name != "pwsh" && name != "powershell" {
 		w.shell(c)
 		return
@@ -72,6 +74,7 @@ func (w *walker) execute(c *command) {
 	case "alias":
 		for _, a := range c.args {
 			if eq := strings.IndexByte(a, '='); eq > 0 {
+				w.shadowing("alias", a[:eq], aliasWraps(a[:eq], a[eq+1:]), c.span)
 				w.aliases[a[:eq]] = a[eq+1:]
 				w.reparse(a[eq+1:], "alias "+a[:eq], nil, nil, false)
 			}
@@ -197,7 +200,7 @@ func (w *walker) execute(c *command) {
 			w.reparse(v, "tcpdump -z", nil, nil, false)
 		}
 	case "curl", "wget", "aria2c", "lwp-download", "nscurl", "fetch":
-		if c.name != "curl" || hasArgPrefix(c.args, "-o", "--output", "-O", "--remote-name") || flagSet(c.args, 'O') {
+		if c.name != "curl" || hasArgPrefix(c.args, "-o", "--output", "-O", "--remote-name") || flagSet(c.args, 'O') || flagSet(c.args, 'o') {
 			if c.name != "wget" || !hasArg(c.args, "--spider") {
 				w.recordDownload(c)
 			}
@@ -356,6 +359,9 @@ func (w *walker) runFile(c *command, p, how string) {
 		return
 	}
 	key := w.normFile(p)
+	if p != c.path {
+		w.tempExec(c, p)
+	}
 	if w.dl[key] || w.dl[path.Base(key)] {
 		w.add(finding{analyzer: AnalyzerShell, rule: "download-exec", level: events.RiskHigh,
 			detail: p + " was downloaded earlier in this command and is now run", span: c.span, command: c.name})
@@ -804,4 +810,23 @@ func (w *walker) gitCode(c *command) {
 			return
 		}
 	}
+}
+
+// tempExec flags running a program or script from a world-writable
+// temporary directory (/tmp, /var/tmp, /dev/shm) whose content this command
+// did not write: anyone on the machine may have put it there, and nothing
+// says what it does. What the command wrote itself is judged by its content
+// (runFile), what it downloaded is download-exec.
+func (w *walker) tempExec(c *command, p string) {
+	if !strings.Contains(p, "/") || dyn(c, p) && p != c.path {
+		return
+	}
+	key := w.normFile(p)
+	if classify(key, "", "") != pcTemp {
+		return
+	}
+	if d, ok := w.files[key]; ok && d.text != "" || w.dl[key] || w.dl[path.Base(key)] {
+		return
+	}
+	w.hit(c, "run-from-temp", med, "runs "+key+" from a world-writable temporary directory; what it holds is unknown")
 }

@@ -9,9 +9,12 @@ import (
 func (w *walker) http(c *command) {
 	a := c.args
 	var urls []string
-	for _, x := range a {
+	for i, x := range a {
 		if strings.Contains(x, "://") {
 			urls = append(urls, x)
+		} else if (i == 0 || noValueOpt(a[i-1])) && bareURL(x) {
+			// curl and wget take "example.com/x" as http://example.com/x
+			urls = append(urls, "http://"+x)
 		}
 	}
 	local := len(urls) > 0
@@ -80,6 +83,10 @@ func (w *walker) http(c *command) {
 			}
 		case "-o", "--output", "-O", "--output-document", "--remote-name", "-P", "--directory-prefix":
 			download = true
+		default:
+			if len(x) > 2 && x[0] == '-' && x[1] != '-' && isLetters(x[1:]) && (x[len(x)-1] == 'o' || x[len(x)-1] == 'O') {
+				download = true // -fsSLo FILE
+			}
 		}
 		if strings.HasPrefix(x, "-d") && len(x) > 2 && !strings.HasPrefix(x, "--") && c.name == "curl" {
 			if upload(x[2:], i, "-d") {
@@ -316,6 +323,12 @@ func (w *walker) copyRemote(c *command) {
 		w.hitA(c, AnalyzerNetwork, "remote-copy", med, c.name+" copies files to a remote host")
 		return
 	}
+	if len(ops) >= 2 && (c.name == "rsync" || c.name == "scp") {
+		// the local destination is written like cp's
+		for _, t := range copyTargets(ops[:len(ops)-1], ops[len(ops)-1], c.cwd) {
+			w.judgeWrite(c, t, false, nil, c.name)
+		}
+	}
 	if anyRemote || c.name == "sftp" {
 		w.hitA(c, AnalyzerNetwork, "remote-copy", med, c.name+" copies files from a remote host")
 		return
@@ -323,4 +336,57 @@ func (w *walker) copyRemote(c *command) {
 	if c.name == "rsync" && flagSet(a, 0, "--delete", "--delete-after", "--delete-before", "--delete-during") && len(ops) >= 2 {
 		w.deletion(c, true, ops[len(ops)-1:])
 	}
+}
+
+// bareURL reports whether an argument of curl or wget names a host without
+// a scheme (example.com, evil.example/x.sh, 10.0.0.1:8080/a), which they
+// fetch over http. File names (notes.txt, run.sh) are not taken for hosts.
+func bareURL(x string) bool {
+	if x == "" || x[0] == '-' || x[0] == '/' || x[0] == '.' || x[0] == '~' || x[0] == '@' || x[0] == '$' || strings.ContainsAny(x, " =@'\"") {
+		return false
+	}
+	host := x
+	if i := strings.IndexByte(host, '/'); i >= 0 {
+		host = host[:i]
+	}
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	if isRawIP(host) {
+		return true
+	}
+	dot := strings.LastIndexByte(host, '.')
+	if dot <= 0 || dot == len(host)-1 {
+		return false
+	}
+	tld := strings.ToLower(host[dot+1:])
+	for _, r := range tld {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return len(tld) >= 2 && len(tld) <= 12 && !fileExts[tld]
+}
+
+// fileExts are extensions that make "name.ext" a file rather than a host.
+var fileExts = set("txt", "json", "html", "htm", "sh", "py", "gz", "tgz", "zip", "tar", "md", "yml", "yaml", "xml", "csv", "log", "js",
+	"ts", "png", "jpg", "jpeg", "gif", "pdf", "exe", "bin", "sql", "conf", "tmp", "out", "bak", "deb", "rpm", "iso", "img", "whl", "jar",
+	"go", "rs", "c", "h", "rb", "pl", "php", "css", "svg", "ico", "toml", "ini", "cfg", "env", "pem", "key", "crt", "lock", "msi",
+	"dmg", "pkg", "apk", "so", "dll", "bz2", "xz", "zst", "7z", "rar", "mp4", "mp3", "wav", "doc", "docx", "xls", "xlsx")
+
+// noValueOpt reports whether a curl/wget option takes no value, so the
+// argument after it is an operand.
+func noValueOpt(o string) bool {
+	if !strings.HasPrefix(o, "-") {
+		return true
+	}
+	if strings.HasPrefix(o, "--") {
+		switch o {
+		case "--silent", "--location", "--fail", "--insecure", "--verbose", "--compressed", "--show-error", "--quiet",
+			"--no-check-certificate", "--include", "--head", "--remote-name", "--fail-with-body", "--http2", "--ipv4", "--ipv6":
+			return true
+		}
+		return strings.Contains(o, "=")
+	}
+	return strings.Trim(o[1:], "sSLfkvqiIgGnNjJOR#46") == ""
 }

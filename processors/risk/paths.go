@@ -300,7 +300,10 @@ func secretFileKind(p string) string {
 	if i := strings.LastIndexByte(l, '/'); i >= 0 {
 		base = l[i+1:]
 	}
-	if base == ".env" || (strings.HasPrefix(base, ".env.") && !strings.HasSuffix(base, ".example") && !strings.HasSuffix(base, ".sample") && !strings.HasSuffix(base, ".template") && !strings.HasSuffix(base, ".dist") && !strings.HasSuffix(base, ".defaults")) || strings.HasSuffix(base, ".env") && base != ".env" && !strings.Contains(base, "example") {
+	if strings.Contains(base, ".example") || strings.Contains(base, ".sample") || strings.Contains(base, ".template") {
+		return "" // .env.example.bak: a copy of the template, no secret
+	}
+	if base == ".env" || (strings.HasPrefix(base, ".env.") && !strings.HasSuffix(base, ".dist") && !strings.HasSuffix(base, ".defaults")) || strings.HasSuffix(base, ".env") && base != ".env" && !strings.Contains(base, "example") {
 		return ".env file"
 	}
 	if strings.HasSuffix(base, ".pem") || strings.HasSuffix(base, ".key") || strings.HasSuffix(base, ".p12") || strings.HasSuffix(base, ".pfx") || strings.HasSuffix(base, ".jks") || strings.HasSuffix(base, ".keystore") {
@@ -376,4 +379,64 @@ func sensitiveTarget(p string) (rule, why string) {
 		return "system-binary-write", "replaces system programs or libraries"
 	}
 	return "", ""
+}
+
+// agentDirs are the directories where coding agents keep their settings,
+// hooks, MCP servers, credentials and rules, in the home directory or in a
+// project. Anything written there changes what an agent may do, or what it
+// is told, in every later session.
+var agentDirs = []string{".claude", ".codex", ".hermes", ".gemini", ".cursor", ".continue", ".codeium", ".windsurf", ".roo", ".kiro",
+	".qwen", ".opencode", ".aider", ".goose", ".amp", ".clinerules", ".github/instructions", ".config/goose", ".config/opencode",
+	".config/github-copilot", ".config/claude", "Library/Application Support/Claude", ".vscode/mcp.json"}
+
+// agentInstructionFiles are read by coding agents as instructions at the
+// start of every session.
+var agentInstructionFiles = set("agents.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "hermes.md", ".hermes.md",
+	"soul.md", ".cursorrules", ".windsurfrules", ".clinerules", ".goosehints", "copilot-instructions.md", ".aider.conventions.md")
+
+// agentSettingsFiles configure an agent (permissions, hooks, MCP servers)
+// wherever they are.
+var agentSettingsFiles = set(".mcp.json", "mcp.json", "claude_desktop_config.json", "cline_mcp_settings.json", "mcp_config.json",
+	"mcp_settings.json", "opencode.json", ".aider.conf.yml", "settings.local.json")
+
+// agentConfigKind reports what a coding agent's file p is: "settings" (what
+// the agent may do without asking, its hooks and MCP servers — programs
+// that run in every session — and its credentials), "instructions" (text
+// every session obeys), or "" for neither.
+func agentConfigKind(p string) string {
+	l := strings.ToLower(p)
+	base := l[strings.LastIndexByte(l, '/')+1:]
+	if agentInstructionFiles[base] || strings.HasSuffix(base, ".instructions.md") {
+		return "instructions"
+	}
+	if agentSettingsFiles[base] {
+		return "settings"
+	}
+	for _, d := range agentDirs {
+		ld := strings.ToLower(d)
+		i := strings.Index(l, ld)
+		if i < 0 || i > 0 && l[i-1] != '/' && !(i == 1 && l[0] == '~') {
+			continue
+		}
+		rest := l[i+len(ld):]
+		if rest != "" && rest[0] != '/' && !strings.HasPrefix(rest, ".") && !strings.HasPrefix(rest, "-") {
+			continue // .claude-backup, .cursorless: another name
+		}
+		switch {
+		case strings.HasSuffix(base, ".md") || strings.HasSuffix(base, ".mdc") || strings.Contains(rest, "/rules/") || d == ".clinerules" || d == ".github/instructions":
+			return "instructions"
+		case strings.Contains(rest, "/projects/") || strings.Contains(rest, "/todos/") || strings.Contains(rest, "/logs/") || strings.Contains(rest, "/cache") || strings.Contains(rest, "/sessions/") || strings.HasSuffix(base, ".log") || strings.HasSuffix(base, ".jsonl"):
+			return "" // transcripts and caches
+		}
+		return "settings"
+	}
+	return ""
+}
+
+// remoteAccessFile reports whether p holds what lets people log in to the
+// machine remotely: the keys accepted for a login, the ssh daemon's
+// configuration and host keys.
+func remoteAccessFile(p string) bool {
+	return strings.HasSuffix(p, "/authorized_keys") || strings.HasSuffix(p, "/authorized_keys2") || p == "authorized_keys" ||
+		strings.HasPrefix(p, "/etc/ssh/sshd_config") || strings.HasPrefix(p, "/etc/ssh/ssh_host_")
 }

@@ -110,6 +110,7 @@ func (w *walker) judge(c *command) {
 	if c.helpOnly {
 		return
 	}
+	w.wideCommand(c)
 	if c.sudo && c.name != "" && c.name != "sudo" {
 		// An agent that runs a program as root (or as another user) has
 		// left the account every other rule assumes it is confined to:
@@ -129,6 +130,7 @@ func (w *walker) judge(c *command) {
 	w.shellEscape(c)
 	w.credentialArgs(c)
 	w.commandRules(c)
+	w.writeFlags(c)
 	if c.name == "" && c.inPipe && c.pipeOut {
 		// an unresolved program in the middle of a pipeline: judged by what it feeds
 		return
@@ -229,6 +231,26 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 		w.hitA(c, AnalyzerFiles, "kernel-tunable-write", med, how+" to "+rp+": changes a kernel setting")
 		return
 	}
+	switch agentConfigKind(rp) {
+	case "settings":
+		w.hitA(c, AnalyzerFiles, "agent-config-write", high, how+" to "+rp+": changes a coding agent's settings (what it may do without asking, its hooks, MCP servers or keys) for every later session")
+		return
+	case "instructions":
+		w.hitA(c, AnalyzerFiles, "agent-instructions-write", med, how+" to "+rp+": changes the instructions every later agent session follows")
+		return
+	}
+	if k := credentialKind(rp); k != "" {
+		if appendMode {
+			w.hitA(c, AnalyzerFiles, "credential-write", med, how+" appends to "+rp+" ("+k+")")
+		} else {
+			w.hitA(c, AnalyzerFiles, "credential-overwrite", high, how+" overwrites "+rp+" ("+k+"): the credential is lost or replaced")
+		}
+		return
+	}
+	if secretFileKind(rp) == ".env file" {
+		w.hitA(c, AnalyzerFiles, "env-file-write", med, how+" to "+rp+": a secrets file programs load as their configuration")
+		return
+	}
 	if historyFile(rp) {
 		if !appendMode {
 			w.hitA(c, AnalyzerShell, "history-tampering", high, how+" overwrites "+rp+", erasing command history")
@@ -236,9 +258,14 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 		return
 	}
 	if rcFile(rp) {
-		if strings.HasPrefix(rp, "/") {
+		switch {
+		case cls == pcTemp:
+			return // nobody's start-up file
+		case strings.HasPrefix(rp, "/") && (cls == pcHome || cls == pcHomeData) || strings.HasPrefix(rp, "~") && !strings.HasPrefix(rp, "~/"):
 			w.hitA(c, AnalyzerFiles, "rc-persistence", high, how+" to "+rp+": runs code in another user's shell")
-		} else {
+		case content.has(flowNetwork | flowDecoded):
+			w.hitA(c, AnalyzerFiles, "rc-persistence", high, how+" to "+rp+": downloaded or decoded code runs at every new shell")
+		default:
 			w.hitA(c, AnalyzerFiles, "shell-rc-write", med, how+" to "+rp+": runs at every new shell")
 		}
 		if content != nil && content.text != "" {

@@ -224,6 +224,10 @@ func optValue(args []string, short string, long ...string) (string, bool) {
 			if len(a) > len(short) && a[:len(short)] == short && len(short) == 2 && a[1] != '-' {
 				return a[len(short):], true
 			}
+			// a cluster of flags ending in the option: -fsSLo FILE
+			if len(short) == 2 && len(a) > 2 && a[0] == '-' && a[1] != '-' && a[len(a)-1] == short[1] && i+1 < len(args) && isLetters(a[1:]) {
+				return args[i+1], true
+			}
 		}
 		for _, l := range long {
 			if eq := strings.IndexByte(a, '='); eq > 0 {
@@ -238,4 +242,13 @@ func optValue(args []string, short string, long ...string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+func isLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !(s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z') {
+			return false
+		}
+	}
+	return true
 }

@@ -127,6 +127,7 @@ func (w *walker) run(src string) {
 			detail: "only the first 1 MiB was analysed", span: [2]int{maxInput, len(src)}})
 		src = src[:maxInput]
 	}
+	w.deceptiveChars(src)
 	f, perr := w.parse(src)
 	if f == nil {
 		w.parseErr = perr
@@ -320,6 +321,7 @@ func (w *walker) walkStmt(st *syntax.Stmt, ctx stmtCtx) *data {
 		return w.compoundRedirs(d, redirs, ctx, st)
 	case *syntax.FuncDecl:
 		if c.Name != nil {
+			w.shadowing("function", c.Name.Value, funcWraps(c.Name.Value, c.Body), w.spanOf(st))
 			w.funcs[c.Name.Value] = c.Body
 			if selfCallsInPipeOrBackground(c.Name.Value, c.Body) {
 				w.add(finding{analyzer: AnalyzerShell, rule: "fork-bomb", level: events.RiskHigh,
@@ -638,6 +640,20 @@ func (w *walker) checkAssign(name, val string, dyn bool, span [2]int) {
 			w.add(finding{analyzer: AnalyzerShell, rule: "history-tampering", level: events.RiskHigh,
 				detail: name + "=" + val + " stops the shell recording history", span: span, command: name})
 		}
+	case "PATH":
+		// A directory anyone can write (/tmp), or the working directory
+		// ("." or an empty entry), searched before the system's: every
+		// command typed later may run a planted program of the same name.
+		for _, d := range strings.Split(val, ":") {
+			if d == "$PATH" || d == "${PATH}" {
+				break
+			}
+			if d == "" || d == "." || d == "./" || classify(d, "", "") == pcTemp || strings.HasPrefix(d, "/tmp") {
+				w.add(finding{analyzer: AnalyzerShell, rule: "path-hijack", level: events.RiskMedium,
+					detail: "PATH searches " + shownDir(d) + " before the system directories: a program planted there replaces any command", span: span, command: name})
+				break
+			}
+		}
 	case "LD_PRELOAD", "DYLD_INSERT_LIBRARIES":
 		w.add(finding{analyzer: AnalyzerShell, rule: "library-injection", level: events.RiskMedium,
 			detail: name + " loads a library into every program started", span: span, command: name})
@@ -879,4 +895,11 @@ func canonicalName(p string) string {
 		return "mysql"
 	}
 	return n
+}
+
+func shownDir(d string) string {
+	if d == "" {
+		return "the working directory (an empty entry)"
+	}
+	return d
 }
