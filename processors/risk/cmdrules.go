@@ -499,6 +499,14 @@ func (w *walker) commandRules(c *command) {
 		if flagSet(a, 'd') || flagSet(a, 'c') {
 			w.hit(c, "quarantine-removal", med, "xattr removes file attributes (quarantine)")
 		}
+	case "ssh-keygen":
+		// Generating into an existing key's path asks before overwriting;
+		// a "y" on stdin answers for the person.
+		if f, ok := optValue(a, "-f", ""); ok && !hasArg(a, "-l", "-y", "-F", "-R", "-H", "-L", "-Q", "-e", "-i", "-s", "-p", "-c") {
+			if rf := resolvePath(f, c.cwd); credentialKind(rf) != "" && c.stdin != nil && strings.HasPrefix(strings.TrimSpace(strings.ToLower(c.stdin.text)), "y") {
+				w.hitA(c, AnalyzerFiles, "credential-overwrite", high, "ssh-keygen overwrites the key "+rf+" (the overwrite prompt is answered from stdin)")
+			}
+		}
 	case "eval", "export":
 	case "git":
 		w.git(c)
@@ -688,6 +696,25 @@ func inPlaceTargets(name string, a []string) []string {
 	return out
 }
 
+// grantsOthers reports whether a chmod mode gives group or other users
+// read or write access (644, 0777, go+r, a+rw, o=rw).
+func grantsOthers(m string) bool {
+	if n, err := strconv.ParseUint(m, 8, 32); err == nil && len(m) >= 3 {
+		return n&0o066 != 0
+	}
+	for _, part := range strings.Split(m, ",") {
+		i := strings.IndexAny(part, "+=")
+		if i < 0 {
+			continue
+		}
+		who, what := part[:i], part[i+1:]
+		if (who == "" || strings.ContainsAny(who, "goa")) && strings.ContainsAny(what, "rw") {
+			return true
+		}
+	}
+	return false
+}
+
 // toRoot reports whether a chown/chgrp owner spec names root: user root or
 // 0, or group root, wheel or 0.
 func toRoot(cmd, spec string) bool {
@@ -834,6 +861,14 @@ func (w *walker) chmod(c *command) {
 	if setuidMode(mode) {
 		w.hit(c, "setuid", high, "chmod "+mode+" sets the setuid/setgid bit")
 		return
+	}
+	if grantsOthers(mode) {
+		for _, t := range ops {
+			if rt := resolvePath(t, c.cwd); credentialKind(rt) != "" && credentialKind(rt) != "system password hashes" {
+				w.hitA(c, AnalyzerFiles, "credential-exposure", high, "chmod "+mode+" lets other users read or change "+rt+" ("+credentialKind(rt)+")")
+				return
+			}
+		}
 	}
 	worldWritable := mode == "777" || mode == "0777" || mode == "666" || mode == "0666" || strings.Contains(mode, "o+w") || strings.Contains(mode, "a+w") || strings.Contains(mode, "a+rwx") || mode == "+w" || strings.HasSuffix(mode, "7") && len(mode) >= 3 && mode[len(mode)-1] == '7'
 	for _, t := range ops {

@@ -221,11 +221,11 @@ func (w *walker) wordParts(b *fieldBuilder, parts []syntax.WordPart, quoted bool
 					continue
 				}
 			}
-			b.expansion(s, dyn, quoted, d)
+			b.expansion(w.ifsSplit(s, quoted), dyn, quoted, d)
 		case *syntax.CmdSubst:
 			d := w.cmdSubst(x.Stmts, x)
 			if d.known {
-				b.expansion(strings.TrimRight(d.text, "\n"), false, quoted, d)
+				b.expansion(w.ifsSplit(strings.TrimRight(d.text, "\n"), quoted), false, quoted, d)
 			} else {
 				txt := "$(…)"
 				if d.text != "" && d.flags&(flowStatic) != 0 {
@@ -260,6 +260,25 @@ func (w *walker) wordParts(b *fieldBuilder, parts []syntax.WordPart, quoted bool
 			b.expansion("$?", true, true, nil)
 		}
 	}
+}
+
+// ifsSplit prepares an unquoted expansion for word splitting under an IFS
+// the script set (IFS=,; x=rm,-rf,/; $x): its non-blank separators become
+// blanks, which the field builder splits on.
+func (w *walker) ifsSplit(s string, quoted bool) string {
+	if quoted {
+		return s
+	}
+	v, ok := w.sc.vars["IFS"]
+	if !ok || v.dyn || strings.Trim(v.s, " \t\n") == "" {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x80 && strings.ContainsRune(v.s, r) {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 func isAtArray(pe *syntax.ParamExp) bool {
