@@ -93,7 +93,7 @@ func (s *Server) authenticate(r *http.Request, roles []natsutil.Role) (principal
 	}
 	if !slices.Contains(roles, role) {
 		return principal{}, &apiError{Status: http.StatusForbidden, reason: "forbidden", Needs: roles,
-			Message: fmt.Sprintf("%s %s needs the %s role; this token is %s", r.Method, r.Pattern, roleList(roles), role)}
+			Message: fmt.Sprintf("%s needs the %s role; this token is %s", r.Pattern, roleList(roles), role)}
 	}
 	return principal{role: role}, nil
 }

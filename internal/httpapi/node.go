@@ -23,6 +23,7 @@ type NodeOptions struct {
 	// embedded server: role clients connect there.
 	NATSURL     string
 	CheckConfig func(events.Config) error
+	Limits      Limits
 	Logger      *slog.Logger
 }
 
@@ -42,6 +43,7 @@ func StartForServer(ctx context.Context, s *server.Server, o NodeOptions) (*Serv
 		Healthy:     s.Healthy,
 		Ready:       func() error { return nodeReady(s) },
 		CheckConfig: o.CheckConfig,
+		Limits:      o.Limits,
 		Logger:      o.Logger,
 	}
 	if st := s.Projections(); st != nil {

@@ -199,6 +199,23 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.metrics = newMetrics(s)
 	s.hub = newHub()
 	if cfg.JetStream != nil {
+		// Follow from what is stored after now, decided here rather than
+		// when each follower's consumer is made: nothing stored after New
+		// returns is missed.
+		for _, f := range []struct {
+			stream string
+			from   *uint64
+		}{{events.StreamDerived, &s.gateFrom}, {events.StreamLog, &s.logFrom}} {
+			st, err := cfg.JetStream.Stream(ctx, f.stream)
+			if err != nil {
+				return nil, fmt.Errorf("httpapi: stream %s: %w", f.stream, err)
+			}
+			info, err := st.Info(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("httpapi: stream %s: %w", f.stream, err)
+			}
+			*f.from = info.State.LastSeq + 1
+		}
 		s.follow("gate outputs", s.followGate)
 		s.follow("log times", s.followLog)
 		s.follow("dead letters", s.followDLQ)

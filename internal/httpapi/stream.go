@@ -85,7 +85,7 @@ type decidedView struct {
 }
 
 // followGate feeds the hub and the decision latency metric from the
-// gate's outputs, from those stored after the server started.
+// gate's outputs stored after New.
 func (s *Server) followGate(ctx context.Context) error {
 	return s.followStream(ctx, &s.gateFrom, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{events.GatePrefix + ">"}, DeliverPolicy: jetstream.DeliverNewPolicy,
@@ -116,8 +116,8 @@ func (s *Server) followGate(ctx context.Context) error {
 	})
 }
 
-// followLog records when each new log record was stored (headers only),
-// for the decision latency metric.
+// followLog records when each log record stored after New was stored
+// (headers only), for the decision latency metric.
 func (s *Server) followLog(ctx context.Context) error {
 	return s.followStream(ctx, &s.logFrom, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverNewPolicy, HeadersOnly: true,

@@ -43,6 +43,9 @@ type Config struct {
 	NoProcessors bool
 	// NoExpiry does not start the approval expiry timer.
 	NoExpiry bool
+	// HTTPLimits bound the HTTP API's requests (Config.HTTPListen);
+	// zero fields take httpapi's defaults.
+	HTTPLimits httpapi.Limits
 }
 
 // Node is a running node.
@@ -165,7 +168,7 @@ func (n *Node) startHTTP(ctx context.Context, cfg Config) error {
 		credsDir = natsutil.CredsDir(cfg.DataDir)
 	}
 	h, err := httpapi.StartForServer(ctx, n.Server, httpapi.NodeOptions{Listen: cfg.HTTPListen, CredsDir: credsDir,
-		NATSURL: cfg.NATSURL, CheckConfig: cfg.CheckConfig, Logger: cfg.Logger.With("component", "http")})
+		NATSURL: cfg.NATSURL, CheckConfig: cfg.CheckConfig, Limits: cfg.HTTPLimits, Logger: cfg.Logger.With("component", "http")})
 	if err != nil {
 		return fmt.Errorf("HTTP API on %s: %w", cfg.HTTPListen, err)
 	}
