@@ -73,6 +73,10 @@ type scan struct {
 	runs        [numRunClasses]runMemo
 	rd          capReader
 	lineAllow   []lineVerdict
+	// lastEmit is the last candidate emit judged: a rule often finds the
+	// same one from several hits (the api and key of api_key=…), and the
+	// verdict depends only on these offsets.
+	lastEmit cand
 }
 
 // lineVerdict remembers whether an allowlist's regexes match one line, so
@@ -96,6 +100,7 @@ func (sc *scan) reset(s string, limit int64) {
 	}
 	sc.rd = capReader{}
 	sc.lineAllow = sc.lineAllow[:0]
+	sc.lastEmit = cand{rule: -1}
 }
 
 // line returns the bounds of the line holding byte i, without its '\n',
@@ -548,6 +553,11 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 	if start < 0 || end > len(s) || start >= end {
 		return
 	}
+	c := cand{rule: sc.cur, start: start, end: end, mstart: mstart, mend: mend}
+	if c == sc.lastEmit {
+		return // judged just now, and kept or not
+	}
+	sc.lastEmit = c
 	secret := s[start:end]
 	sc.charge(end - start + mend - mstart)
 	if insideMarker(s, start, end) {
@@ -593,7 +603,7 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 			}
 		}
 	}
-	sc.cands = append(sc.cands, cand{rule: sc.cur, start: start, end: end, mstart: mstart, mend: mend})
+	sc.cands = append(sc.cands, c)
 }
 
 // matchTail runs a template rule's tail (operator, value, terminator) at
@@ -668,20 +678,29 @@ func (g *nestGuard) reads(vs, ve int) bool {
 	return g.read > maxRereads*(g.ve-g.vs)
 }
 
-// allows is a.allows for a candidate whose line is s[la:lb]. An allowlist
-// that targets the line runs its regexes once per line, not once per
+// allows reports whether allowlist a lets a candidate go, whose secret and
+// match are given and whose line is s[la:lb], and charges for its regexes.
+// An allowlist that targets the line runs them once per line, not once per
 // candidate on it.
 func (sc *scan) allows(a *allowlist, secret, match string, la, lb int) bool {
-	if a.target != targetLine {
-		return a.allows(secret, match, "")
+	switch a.target {
+	case targetSecret, targetMatch:
+		t := secret
+		if a.target == targetMatch {
+			t = match
+		}
+		ok, cost := a.matches(t, &sc.rd)
+		sc.charge(cost)
+		return a.decide(secret, ok)
 	}
 	for _, v := range sc.lineAllow {
 		if v.a == a && v.la == la && v.lb == lb {
 			return a.decide(secret, v.re)
 		}
 	}
-	sc.charge(lb - la)
-	v := lineVerdict{a: a, la: la, lb: lb, re: a.matches(sc.s[la:lb])}
+	ok, cost := a.matches(sc.s[la:lb], &sc.rd)
+	sc.charge(cost)
+	v := lineVerdict{a: a, la: la, lb: lb, re: ok}
 	if len(sc.lineAllow) < 8 {
 		sc.lineAllow = append(sc.lineAllow, v)
 	} else {
