@@ -206,7 +206,9 @@ func (s *Store) open() error {
 
 // storeFile matches what a store's directory may hold: Pebble's files and
 // the rebuild marker.
-var storeFile = regexp.MustCompile(`^([0-9]+\.(log|sst|blob|dbtmp)|LOCK|CURRENT|MANIFEST-[0-9]+|OPTIONS-[0-9]+|marker\..+|temporary\..+|archive|` + rebuildMarker + `)$`)
+var storeFile = sync.OnceValue(func() *regexp.Regexp { // compiled on first use, not at every command's start
+	return regexp.MustCompile(`^([0-9]+\.(log|sst|blob|dbtmp)|LOCK|CURRENT|MANIFEST-[0-9]+|OPTIONS-[0-9]+|marker\..+|temporary\..+|archive|` + rebuildMarker + `)$`)
+})
 
 // wipe deletes a store's files. It refuses a directory holding anything
 // else: a store pointed at the wrong directory (the data directory
@@ -221,7 +223,7 @@ func wipe(dir string) error {
 	}
 	var foreign []string
 	for _, e := range entries {
-		if !storeFile.MatchString(e.Name()) {
+		if !storeFile().MatchString(e.Name()) {
 			foreign = append(foreign, e.Name())
 		}
 	}

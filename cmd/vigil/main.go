@@ -17,11 +17,13 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/internal/hook"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -60,6 +62,13 @@ func (e *exitError) Unwrap() error { return e.err }
 // run executes the command line and returns the exit status.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) > 1 && args[0] == "hook" && slices.Contains(hook.Clients, args[1]) {
+		// An agent client runs the hook on every tool call: skip building
+		// the whole command tree (its flags cost ~0.5 ms), as the hook
+		// parses its own flags anyway (see runHook).
+		c.logLevel = "info"
+		return c.runHook(ctx, args[1:])
+	}
 	root := newRootCmd(c)
 	root.SetArgs(args)
 	root.SetIn(stdin)

@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,5 +128,33 @@ func TestPendingAskNamesLevelAndRules(t *testing.T) {
 	if !strings.Contains(ans, `"permissionDecision":"ask"`) || !regexp.MustCompile(`HIGH-risk action \([a-z-]+/[a-z-]+`).MatchString(ans) ||
 		strings.Contains(ans, "UNKNOWN") || strings.Contains(ans, "no rule fired") {
 		t.Fatalf("ask answer: %s", ans)
+	}
+}
+
+// BenchmarkHookInProcess is one `vigil hook claude-code` call without the
+// process start: connect with the agent credentials, gate a benign Bash
+// call against a node, answer, close. BenchmarkHookProcess (cmd/vigil)
+// adds the process start.
+func BenchmarkHookInProcess(b *testing.B) {
+	dir := b.TempDir()
+	n, err := node.Start(context.Background(), node.Config{Config: server.Config{
+		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer n.Close(context.Background())
+	g := &recordingGater{}
+	i := 0
+	for b.Loop() {
+		i++
+		s := strings.Replace(`{"session_id":"bench","cwd":"/tmp","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status"},"tool_use_id":"ID"}`, "ID", fmt.Sprintf("toolu_inproc%08d", i), 1)
+		var out bytes.Buffer
+		o := liveOptions(dir, g, time.Minute, time.Now())
+		o.NewID = func() string { return fmt.Sprintf("01JDBENCH%017d", i) }
+		Run(context.Background(), ClaudeCode, strings.NewReader(s), &out, o)
+		if !strings.Contains(out.String(), `"allow"`) {
+			b.Fatalf("answer %s", out.String())
+		}
+		g.results, g.errs, g.expired = nil, nil, nil
 	}
 }

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node"
+	"github.com/vigil-dev/vigil/internal/server"
+)
+
+// helloWorld is the baseline: the smallest Go program, built with the
+// same toolchain on the same machine.
+const helloWorld = `package main
+
+import "fmt"
+
+func main() { fmt.Println("hello, world") }
+`
+
+// buildHookBinaries builds vigil (this package, as `go build` does) and a
+// hello-world Go program into dir.
+func buildHookBinaries(tb testing.TB, dir string) (vigil, hello string) {
+	tb.Helper()
+	vigil = filepath.Join(dir, "vigil")
+	hello = filepath.Join(dir, "hello")
+	src := filepath.Join(dir, "hello.go")
+	if err := os.WriteFile(src, []byte(helloWorld), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	for _, args := range [][]string{{"build", "-o", vigil, "."}, {"build", "-o", hello, src}} {
+		cmd := exec.Command("go", args...)
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
+		if args[len(args)-1] == src {
+			cmd.Dir = dir // outside any module: a plain file
+			cmd.Env = append(os.Environ(), "GO111MODULE=auto", "GOFLAGS=")
+		}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			tb.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	return vigil, hello
+}
+
+// startHookNode starts a node as `vigil serve` does, for the hook to reach.
+func startHookNode(tb testing.TB) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	n, err := node.Start(context.Background(), node.Config{Config: server.Config{
+		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		n.Close(ctx)
+	})
+	return dir
+}
+
+// claudePreToolUse is a benign Bash PreToolUse as Claude Code sends it.
+func claudePreToolUse(useID string) string {
+	return fmt.Sprintf(`{"session_id":"bench-session","transcript_path":"/tmp/t.jsonl","cwd":"/tmp","permission_mode":"default","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"git status","description":"Show the working tree status"},"tool_use_id":%q}`, useID)
+}
+
+// procTime is what one process cost: wall time from start to its answer
+// read, and CPU time (user + system), which a busy machine inflates less.
+type procTime struct{ wall, cpu time.Duration }
+
+// runProc runs one process to its end.
+func runProc(tb testing.TB, path string, env []string, stdin string, args ...string) (procTime, string) {
+	cmd := exec.Command(path, args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	d := procTime{wall: time.Since(start)}
+	if err != nil {
+		tb.Fatalf("%s %v: %v\n%s%s", path, args, err, out.String(), errb.String())
+	}
+	d.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	return d, out.String()
+}
+
+// BenchmarkHookProcess measures `vigil hook claude-code` end to end, as
+// a client pays it on every tool call: process start to answer, for an
+// allowed action, against a running node. In the same loop it starts a
+// hello-world Go binary (the baseline) and `vigil version` (the binary's
+// start alone). Each iteration runs all three, interleaved, so a noisy
+// machine slows them alike; the metrics are medians in milliseconds and
+// the hook's ratio to hello-world (target: ≤ 4).
+//
+//	go test ./cmd/vigil -run '^$' -bench HookProcess -benchtime 200x
+//
+// VIGIL_HOOK_BENCH_BIN=/path/to/vigil measures that binary instead of
+// this tree's (e.g. an older build, for a before/after figure).
+func BenchmarkHookProcess(b *testing.B) {
+	dir := b.TempDir()
+	vigil, hello := buildHookBinaries(b, dir)
+	if p := os.Getenv("VIGIL_HOOK_BENCH_BIN"); p != "" {
+		vigil = p
+	}
+	data := startHookNode(b)
+	env := append(os.Environ(), "VIGIL_DATA="+data, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+	// Warm the page cache and the node once.
+	runProc(b, hello, env, "")
+	runProc(b, vigil, env, claudePreToolUse("toolu_warm"), "hook", "claude-code")
+	var helloT, versionT, hookT []procTime
+	b.ResetTimer()
+	for i := range b.N {
+		d, _ := runProc(b, hello, env, "")
+		helloT = append(helloT, d)
+		d, _ = runProc(b, vigil, env, "", "version")
+		versionT = append(versionT, d)
+		d, out := runProc(b, vigil, env, claudePreToolUse(fmt.Sprintf("toolu_bench%08d", i)), "hook", "claude-code")
+		if !strings.Contains(out, `"permissionDecision":"allow"`) {
+			b.Fatalf("hook answered %s", out)
+		}
+		hookT = append(hookT, d)
+	}
+	b.StopTimer()
+	// q is the q-quantile of ts, wall or CPU, in milliseconds.
+	q := func(ts []procTime, cpu bool, q float64) float64 {
+		s := make([]time.Duration, len(ts))
+		for i, t := range ts {
+			s[i] = t.wall
+			if cpu {
+				s[i] = t.cpu
+			}
+		}
+		slices.Sort(s)
+		return float64(s[int(q*float64(len(s)-1))]) / 1e6
+	}
+	b.ReportMetric(q(helloT, false, .5), "hello-ms")
+	b.ReportMetric(q(versionT, false, .5), "version-ms")
+	b.ReportMetric(q(hookT, false, .5), "hook-ms")
+	b.ReportMetric(q(hookT, false, .5)/q(helloT, false, .5), "hook/hello")
+	b.ReportMetric(q(hookT, true, .5)/q(helloT, true, .5), "hook/hello-cpu")
+	b.ReportMetric(0, "ns/op")
+	for _, r := range []struct {
+		name string
+		ts   []procTime
+	}{{"hello-world", helloT}, {"vigil version", versionT}, {"vigil hook (allow)", hookT}} {
+		b.Logf("%-20s wall p25 %6.2f p50 %6.2f p90 %6.2f ms; cpu p50 %6.2f ms (%d runs, GOMAXPROCS %d)", r.name,
+			q(r.ts, false, .25), q(r.ts, false, .5), q(r.ts, false, .9), q(r.ts, true, .5), len(r.ts), runtime.GOMAXPROCS(0))
+	}
+}
