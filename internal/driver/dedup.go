@@ -66,7 +66,12 @@ type derivedState struct {
 	// log seqs from below to upTo.
 	upTo, below uint64
 	ids         map[string]struct{}
+	// logCreated is when VIGIL_LOG was created (read once).
+	logCreated time.Time
 }
+
+// derivedRequestTimeout bounds each request of a read of VIGIL_DERIVED.
+const derivedRequestTimeout = 2 * time.Second
 
 // derivedStale makes the driver read VIGIL_DERIVED again before it next
 // publishes: it is going live, or its consumer was re-created.
@@ -100,6 +105,7 @@ func (d *Driver) checkDerived(ctx context.Context, applied []Applied) error {
 	if st.read && (last <= st.upTo || time.Since(st.at) < st.every) {
 		return nil
 	}
+	goingLive := !st.read
 	backoff := 100 * time.Millisecond
 	for {
 		err := d.readDerived(ctx)
@@ -120,7 +126,7 @@ func (d *Driver) checkDerived(ctx context.Context, applied []Applied) error {
 		}
 		backoff = min(2*backoff, 2*time.Second)
 	}
-	if first := applied[0].Record.Seq; first <= st.upTo {
+	if first := applied[0].Record.Seq; goingLive && first <= st.upTo {
 		d.log().Info("driver: outputs already in VIGIL_DERIVED are folded, not published again",
 			"from", first, "up_to", st.upTo, "checked_by_id_from", st.below)
 	}
@@ -153,24 +159,23 @@ type derivedHead struct {
 // output of these processors for the log seqs within derivedMargin of the
 // highest one, and stores the result in d.derived.
 func (d *Driver) readDerived(ctx context.Context) error {
-	rctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	// Each request has a short bound of its own: one sent while a leader
+	// is being elected gets no answer, and checkDerived asks again.
+	rctx, cancel := context.WithTimeout(ctx, derivedRequestTimeout)
 	defer cancel()
-	ls, err := d.cfg.JS.Stream(rctx, events.StreamLog)
-	if err != nil {
-		return fmt.Errorf("driver: %s: %w", events.StreamLog, err)
+	if d.derived.logCreated.IsZero() {
+		ls, err := d.cfg.JS.Stream(rctx, events.StreamLog)
+		if err != nil {
+			return fmt.Errorf("driver: %s: %w", events.StreamLog, err)
+		}
+		d.derived.logCreated = ls.CachedInfo().Created
 	}
-	li, err := ls.Info(rctx)
-	if err != nil {
-		return fmt.Errorf("driver: %s info: %w", events.StreamLog, err)
-	}
+	logCreated := d.derived.logCreated
 	ds, err := d.cfg.JS.Stream(rctx, events.StreamDerived)
 	if err != nil {
 		return fmt.Errorf("driver: %s: %w", events.StreamDerived, err)
 	}
-	di, err := ds.Info(rctx)
-	if err != nil {
-		return fmt.Errorf("driver: %s info: %w", events.StreamDerived, err)
-	}
+	di := ds.CachedInfo()
 	prefixes := d.outputPrefixes()
 	ours := func(id string) bool {
 		for _, p := range prefixes {
@@ -200,9 +205,9 @@ func (d *Driver) readDerived(ctx context.Context) error {
 				start = end - chunk + 1
 			}
 			older := false
-			err := readRange(rctx, ds, start, end, func(ts time.Time, data []byte) {
+			err := readRange(ctx, ds, start, end, func(ts time.Time, data []byte) {
 				total++
-				if !li.Created.IsZero() && ts.Before(li.Created) {
+				if !logCreated.IsZero() && ts.Before(logCreated) {
 					older = true // stored for another log
 					return
 				}
@@ -244,13 +249,15 @@ func (d *Driver) readDerived(ctx context.Context) error {
 	if every < 100*time.Millisecond {
 		every = 100 * time.Millisecond
 	}
-	d.derived = derivedState{read: true, at: time.Now(), every: every, upTo: upTo, below: below, ids: ids}
+	d.derived = derivedState{read: true, at: time.Now(), every: every, upTo: upTo, below: below, ids: ids, logCreated: logCreated}
 	return nil
 }
 
 // readRange calls fn for the messages of st from stream seq from to to.
 func readRange(ctx context.Context, st jetstream.Stream, from, to uint64, fn func(ts time.Time, data []byte)) error {
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
+	cctx, cancel := context.WithTimeout(ctx, derivedRequestTimeout)
+	defer cancel()
+	cons, err := st.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:   from,
 	})
@@ -259,7 +266,7 @@ func readRange(ctx context.Context, st jetstream.Stream, from, to uint64, fn fun
 	}
 	for {
 		want := min(to-from+1, 1024)
-		batch, err := cons.Fetch(int(want), jetstream.FetchMaxWait(2*time.Second))
+		batch, err := cons.Fetch(int(want), jetstream.FetchMaxWait(derivedRequestTimeout))
 		if err != nil {
 			return fmt.Errorf("driver: read %s: %w", events.StreamDerived, err)
 		}
@@ -284,7 +291,19 @@ func readRange(ctx context.Context, st jetstream.Stream, from, to uint64, fn fun
 			return fmt.Errorf("driver: read %s: %w", events.StreamDerived, err)
 		}
 		if n == 0 {
-			return nil // nothing more stored in the range
+			// Nothing delivered: the range's end was removed, or the
+			// stream's leader did not answer (an election). Only the first
+			// ends the read.
+			ictx, icancel := context.WithTimeout(ctx, derivedRequestTimeout)
+			info, err := st.Info(ictx)
+			icancel()
+			if err != nil {
+				return fmt.Errorf("driver: read %s from %d: nothing delivered: %w", events.StreamDerived, from, err)
+			}
+			if info.State.LastSeq >= from && info.State.Msgs > 0 {
+				return fmt.Errorf("driver: read %s from %d: nothing delivered (last seq %d)", events.StreamDerived, from, info.State.LastSeq)
+			}
+			return nil
 		}
 	}
 }

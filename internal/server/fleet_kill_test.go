@@ -420,17 +420,22 @@ func probeGate(t *testing.T, urls []string, creds string, killed *vigilNode, wha
 		t.Fatal(err)
 	}
 	defer c.Close()
-	ev := events.Event{V: 1, ID: "probe-" + strings.ReplaceAll(what, " ", "-"), Kind: events.KindAction, Conversation: "kill-probe",
-		Agent: "agent", Time: time.Now().UTC(), Data: map[string]any{"tool": "bash", "args": map[string]any{"command": "true"}}}
-	for {
-		gctx, cancel := context.WithTimeout(t.Context(), time.Second)
-		_, err := c.GateAndWait(gctx, ev, nil)
-		cancel()
-		if err == nil {
-			return time.Since(start)
-		}
-		if time.Since(start) > 60*time.Second {
-			t.Fatalf("probe %s: %v", ev.ID, err)
+	for n := 0; ; n++ {
+		// A retry with the same id only within half the log's duplicate
+		// window; then a new action.
+		ev := events.Event{V: 1, ID: fmt.Sprintf("probe-%s-%d", strings.ReplaceAll(what, " ", "-"), n), Kind: events.KindAction, Conversation: "kill-probe",
+			Agent: "agent", Time: time.Now().UTC(), Data: map[string]any{"tool": "bash", "args": map[string]any{"command": "true"}}}
+		first := time.Now()
+		for time.Since(first) < fleetWindow/2 {
+			gctx, cancel := context.WithTimeout(t.Context(), time.Second)
+			_, err := c.GateAndWait(gctx, ev, nil)
+			cancel()
+			if err == nil {
+				return time.Since(start)
+			}
+			if time.Since(start) > 60*time.Second {
+				t.Fatalf("probe %s: %v", ev.ID, err)
+			}
 		}
 	}
 }
