@@ -10,7 +10,10 @@ import (
 
 // ScanResult is the verdict of the context-file injection scanner.
 type ScanResult struct {
-	Verdict  string    `json:"verdict"` // "injection" or "clean"
+	// Verdict is "injection" (one strong finding or two weak ones),
+	// "suspicious" (one weak finding: the scanner saw something, it is not
+	// enough to call the file an attack) or "clean" (no finding).
+	Verdict  string    `json:"verdict"`
 	Findings []Finding `json:"findings"`
 }
 
@@ -26,11 +29,35 @@ type Finding struct {
 
 // Verdicts.
 const (
-	VerdictInjection = "injection"
-	VerdictClean     = "clean"
+	VerdictInjection  = "injection"
+	VerdictSuspicious = "suspicious"
+	VerdictClean      = "clean"
 )
 
+// Level is the risk level a verdict stands for: injection HIGH, suspicious
+// MEDIUM, clean LOW.
+func (r ScanResult) Level() events.Risk {
+	switch r.Verdict {
+	case VerdictInjection:
+		return events.RiskHigh
+	case VerdictSuspicious:
+		return events.RiskMedium
+	}
+	return events.RiskLow
+}
+
 const maxScan = 4 << 20
+
+// weakNear is how close, in bytes, two weak findings must be to combine.
+const weakNear = 1200
+
+func near(a, b [2]int) bool {
+	gap := b[0] - a[1]
+	if a[0] > b[0] {
+		gap = a[0] - b[1]
+	}
+	return gap <= weakNear
+}
 
 var (
 	overrideRe   = lazyRE(`(?i)\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|discard)\b[^.\n]{0,40}?\b(?:all|any|every|the|your|my|these|those|prior|previous|above|earlier|preceding|original|initial|system|user'?s?|developer'?s?)?\s*(?:previous|prior|above|earlier|preceding|original|initial|system|existing|safety|user'?s?)?\s*(?:instructions?|directions?|prompts?|rules|guidelines|guardrails|requests?|directives?|commands given|context|constraints|messages?|policies)\b`)
@@ -38,30 +65,32 @@ var (
 	notFollowRe  = lazyRE(`(?i)\b(?:do not|don't|must not|never|stop)\s+(?:follow|obey|listen to)\s+(?:the\s+)?(?:user'?s?|your|previous|prior|original)\b`)
 	priorityRe   = lazyRE(`(?i)\b(?:overrides?|supersedes?|takes? precedence over|higher priority than)\b[^.\n]{0,40}\b(?:user'?s?|system|prompt|instructions|messages)\b`)
 	foreignRe    = lazyRE(`(?i)(?:ignor\w*|oublie\w*)\s+(?:toutes?\s+)?(?:les\s+)?(?:instructions|consignes)|(?:ignora|olvida)\w*\s+(?:todas\s+)?(?:las\s+)?instrucciones|(?:ignorier\w*|vergiss\w*)\s+(?:alle\s+)?(?:vorherigen\s+|bisherigen\s+)?(?:anweisungen|instruktionen)|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|无视.{0,12}(?:指令|指示)|(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкци\w*|указани\w*)|(?:ignora|dimentica)\w*\s+(?:tutte\s+)?(?:le\s+)?istruzioni|(?:ignore|esqueça)\w*\s+(?:todas\s+)?(?:as\s+)?instruções`)
-	roleRe       = lazyRE(`(?i)\byou are (?:now|no longer)\b|\bfrom now on,? you\b|\bdeveloper mode\b|\bjailbreak|\bDAN\b|\bno restrictions\b|\bunrestricted mode\b|\bpretend (?:to be|you are|the user)\b|\bact as (?:an? )?(?:unfiltered|unrestricted|evil|root|admin)|\brole-?play as\b|\byour (?:real|true|new) (?:instructions|task|goal|purpose)\b|\bnew (?:instructions|task|policy|rule|directive)s?\s*(?::|from|for)|\bsystem (?:override|notice|prompt override)\b|\b(?:begin|start) (?:admin|system|developer) (?:input|mode|message)\b|\bend of (?:user )?input\b|\bthis is (?:the )?(?:system administrator|your developer|anthropic|openai)\b|\bmessage from (?:anthropic|openai|the (?:system|developers?))\b|\b(?:safety|security) (?:guidelines|rules|checks) (?:are|have been) (?:disabled|lifted|removed|off)\b|\byou have been granted (?:root|admin)\b|\bthe previous context was a test\b`)
+	roleRe       = lazyRE(`(?i)\bfrom now on,? you\b|\bdeveloper mode\b|\bjailbreak|\bDAN\b|\bno restrictions\b|\bunrestricted mode\b|\bpretend (?:to be|you are|the user)\b|\bact as (?:an? )?(?:unfiltered|unrestricted|evil|root|admin)|\brole-?play as\b|\byour (?:real|true|new) (?:instructions|task|goal|purpose)\b|\bnew (?:instructions|task|policy|rule|directive)s?\s*(?::|from|for)|\bsystem (?:override|notice|prompt override)\b|\b(?:begin|start) (?:admin|system|developer) (?:input|mode|message)\b|\bend of (?:user )?input\b|\bthis is (?:the )?(?:system administrator|your developer|anthropic|openai)\b|\bmessage from (?:anthropic|openai|the (?:system|developers?))\b|\b(?:safety|security) (?:guidelines|rules|checks) (?:are|have been) (?:disabled|lifted|removed|off)\b|\byou have been granted (?:root|admin)\b|\bthe previous context was a test\b`)
 	roleTagRe    = lazyRE(`(?im)^\s*(?:\[(?:system|admin|developer|assistant)\]|<\|?(?:system|im_start|assistant)\|?>|</?system>|</context>|role:\s*system\b|###\s*(?:system|instruction)s?\s*:?\s*$)`)
 	secrecyRe    = lazyRE(`(?i)\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|reveal(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b[^.\n]{0,30}\b(?:the user|the human|them|anyone|this)\b|\b(?:silently|secretly|covertly|quietly)\b|\bhidden instruction|\bdo not reveal the instructions|\bdon't mention it\b`)
 	bypassRe     = lazyRE(`(?i)--dangerously-skip-permissions|\bauto-?approve\b|\b(?:without|never) ask(?:ing)?\b[^.\n]{0,30}\b(?:confirmation|approval|permission)|\bnever ask the user\b|\b(?:disable|turn off|skip|bypass)\b[^.\n]{0,20}\b(?:sandbox(?:ing)?|approvals?|confirmations?|safety checks?|pre-commit|hooks?|secret scanner)\b|\bpre-approved\b|\bconfirmations? (?:are|is) disabled\b|\bno longer requires? approval\b|\bask for confirmation\b[^.\n]{0,30}\bignore\b|core\.hooksPath\s+/dev/null`)
 	agentAddrRe  = lazyRE(`(?i)\b(?:ai|llm|llms|assistant|agents?|claude|codex|copilot|gpt|chatgpt|gemini|model|automated agents?|coding agents?|bot)\b`)
-	imgExfilRe   = lazyRE(`(?i)!\[[^\]]*\]\(\s*https?://[^)\s]*(?:\?|&)[^)\s]*(?:\{|\$\(|BASE64|contents|secret|token|key|env)`)
-	remoteInsRe  = lazyRE(`(?i)\b(?:instructions?|tasks?|rules)\b[^.\n]{0,30}\b(?:are|is|at|in|from)\b[^.\n]{0,10}https?://|\b(?:fetch|download|visit|open|curl|load|retrieve|get)\b[^.\n]{0,60}https?://\S+[^.\n]{0,60}\b(?:follow|obey|execute|run|apply)\b`)
+	imgExfilRe   = lazyRE(`(?i)!\[[^\]]*\]\(\s*https?://[^)\s]*(?:\?|&)[^)\s]*=\s*(?:\{|\$\(|\$\{|\$[a-z_]|<[^>\s]{1,40}>|\[[a-z_ -]{2,40}\]|%s|\.\.\.|base64|secret|contents|conversation|history|summary|data\b|your_|the_|user_|api_?key|env\b|token\b)`)
+	remoteInsRe  = lazyRE(`(?i)\b(?:your|new|real|actual|updated|latest|full|complete|additional|remaining|next|true)\s+(?:instructions?|tasks?|rules|orders|directives)\b[^.\n]{0,30}?\b(?:are|is|at|from|on)\b[^.\n]{0,12}https?://|\b(?:fetch|download|visit|open|curl|load|retrieve|get)\b[^.\n]{0,60}https?://\S+[^.\n]{0,60}\b(?:follow|obey|execute|run|apply)\b`)
 	responseRe   = lazyRE(`(?i)\b(?:in|into|to|within)\s+(?:your|the)\s+(?:response|reply|answer|output|elucidation|summary|next response)\b|\byour (?:response|reply|answer)\b`)
 	codeInsRevRe = lazyRE(`(?i)\byour\s+(?:code|codebase|implementation|solution|algorithm|program|response|reply|answer|logic|elucidation|functionality|code's|algorithm's)\b[^\n]{0,80}\b(?:following|below|subsequent)\s+(?:code|snippet|excerpt|block|section|lines?)\b`)
 	concealActRe = lazyRE(`(?i)\b(?:run|execute|upload|send|visit|push|read|copy|post|fetch|curl|add|append|set|install|commit|include|email|open|delete)\b`)
 	intentRe     = lazyRE(`(?i)\b(?:reverse|bind)[- ]shell|\bbackdoor\b|\bkeylogger\b|\bexfiltrat\w*|\bransomware\b|\bcrypto-?miner\b|\bdisable (?:the )?(?:antivirus|edr|firewall|defender)\b`)
 	intentVerbRe = lazyRE(`(?i)\b(?:open|start|create|install|run|spawn|add|set up|establish|launch|deploy|write|plant|exfiltrate)\b`)
+	rawIPURLRe   = lazyRE(`(?i)\b(?:https?|ftp|tcp|udp)://\d{1,3}(?:\.\d{1,3}){3}\b|/dev/tcp/\d`)
 	urlSubstRe   = lazyRE(`(?i)https?://\S*\$\(`)
+	urlSecretRe  = lazyRE(`(?i)\b(?:https?|wss?|ftp)://\S*\$\{?[a-z0-9_]*(?:key|token|secret|passw(?:or)?d|pass|pwd|creds?|credentials?|auth|cookie|session)[a-z0-9_]*\}?`)
 	quotedCmdRe  = lazyRE(`"((?:curl|wget|bash|sh|rm|nc|python3?|node|sudo|chmod|cat|scp|ssh|eval|powershell)\s[^"]{3,})"`)
 	pyHintRe     = lazyRE(`(?m)^\s*(?:import \w|from \S+ import|def \w+\(|class \w|with .+:\s*$|for .+ in .+:\s*$|while .+:\s*$|if .+:\s*$|print\(|\w+\s+=\s+\S)|os\.system\(|subprocess\.|requests\.|eval\(|exec\(`)
 	insertVerbRe = lazyRE(`(?i)\b(?:add|insert|integrate|incorporate|embed|append|mention|suggest|promote|modify|hint|enhance|include)\b`)
 	codeInsRe    = lazyRE(`(?i)\b(?:following|below|subsequent|this|these)\s+(?:code|snippet|excerpt|block|section|lines?)\b[^\n]{0,80}\b(?:your|the)\s+(?:code|codebase|implementation|solution|algorithm|program|response|reply|answer|logic|elucidation|functionality)`)
 	deceiveRe    = lazyRE(`(?i)\b(?:tell|say|report|claim|state|respond|reply|assure)\b[^.\n]{0,60}\b(?:all tests passed|tests passed|no (?:known )?(?:security )?(?:issues|vulnerabilities|problems)|it only contains|success(?:ful)?)\b|\bregardless of (?:the )?(?:actual|real)\b|\bno matter what the\b|\breply only with\b|\bapprove it\b|\b(?:fabricated|false|misleading|fake|baseless|non-existent|too-good-to-be-true|unexpected lottery|scam)\b[^.\n]{0,60}\b(?:statistic|claim|statement|rumou?r|benefit|opportunity|winnings|antivirus|news)|\b(?:bank details|lottery winnings|transferring funds|claim your)\b`)
-	tamperRe     = lazyRE(`(?i)authorized_keys|\bcrontab\b|\bsudoers\b|HISTFILE|ANTHROPIC_BASE_URL|OPENAI_(?:API_)?BASE(?:_URL)?|--index-url|--extra-index-url|registry=|"?(?:post|pre)install"?\s*:|\bshell profile\b|\.bashrc|\.zshrc|credential\.helper|reverse shell|\bmirror\b[^.\n]{0,40}\bnever tell`)
-	destructRe   = lazyRE(`(?i)\b(?:delete|remove|wipe|drop|destroy|erase)\b[^.\n]{0,40}\b(?:all|every|the (?:tests?|database|repo(?:sitory)?|branches|production))\b|\bforce[- ]push\b|\bpush(?:ing)?\b[^.\n]{0,30}--force`)
-	persistRe    = lazyRE(`(?i)\b(?:add|append|insert|put|write)\b[^\n]{0,60}\b(?:authorized_keys|crontab|sudoers|shell profile|\.bashrc|\.zshrc|\.profile)\b`)
+	tamperRe     = lazyRE(`(?i)authorized_keys|\bcrontab\b|\bsudoers\b|HISTFILE|ANTHROPIC_BASE_URL|OPENAI_(?:API_)?BASE(?:_URL)?|--index-url|--extra-index-url|registry=|"?(?:post|pre)install"?\s*:|credential\.helper|reverse shell|\bmirror\b[^.\n]{0,40}\bnever tell`)
+	destructRe   = lazyRE(`(?i)\b(?:delete|remove|wipe|drop|destroy|erase|truncate|purge)\b[^.\n]{0,30}?\b(?:all|every|the|any|each)\s+(?:[\w-]+\s+){0,2}?(?:files?|data|tests?|databases?|tables?|repo(?:sitory|sitories)?|branches|production|backups?|logs?|history|commits?|records|users|accounts|buckets?|volumes?|disks?|directories|folders|everything|snapshots?|migrations|secrets|keys)\b|\bforce[- ]push\b|\bpush(?:ing)?\b[^.\n]{0,30}--force`)
+	persistRe    = lazyRE(`(?i)\b(?:add|append|insert|put|write)\b[^\n]{0,60}\b(?:authorized_keys|crontab|sudoers)\b`)
 	htmlCommRe   = lazyRE(`(?s)<!--(.*?)-->`)
 	mdCommRe     = lazyRE(`(?m)^\s*\[(?://|comment)\]:\s*#\s*[("'](.*)[)"']\s*$`)
-	hiddenCSSRe  = lazyRE(`(?is)<(\w+)[^>]*style\s*=\s*["'][^"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0|opacity\s*:\s*0(?:\.0*)?\b|color\s*:\s*(?:white|#fff(?:fff)?|transparent)|height\s*:\s*0|width\s*:\s*0)[^"']*["'][^>]*>(.*?)</(\w+)>`)
+	hiddenCSSRe  = lazyRE(`(?is)<(\w+)[^>]*style\s*=\s*["'][^"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:\.0+)?(?:px|em|rem|pt|%)?\s*(?:;|!|["'])|opacity\s*:\s*0(?:\.0+)?\s*(?:;|!|["'])|color\s*:\s*transparent|(?:height|width|max-height|max-width)\s*:\s*0(?:px)?\s*(?:;|!|["']))[^>]*>(.*?)</(\w+)>`)
 	fenceRe      = lazyRE("(?s)```[ \\t]*([A-Za-z0-9_+-]*)[^\\n]*\\n(.*?)```")
 	codeSpanRe   = lazyRE("`([^`\\n]{3,})`")
 )
@@ -69,13 +98,19 @@ var (
 type scanner struct {
 	findings []Finding
 	depth    int
-	judged   map[string]codeVerdict // code spans already judged, by text
-	memo     map[string][]Finding   // sentence rules already applied, by text
+	// hiddenCode is set while judging code read from a hidden channel
+	// (reversed text, decoded payloads): any HIGH there is an attack.
+	hiddenCode bool
+	judged     map[string]codeVerdict // code spans already judged, by text
+	memo       map[string][]Finding   // sentence rules already applied, by text
 }
 
 type codeVerdict struct {
 	level events.Risk
 	top   finding
+	// attack is the first HIGH finding whose rule is an attack in any
+	// setting (see attackRules), when there is one
+	attack *finding
 }
 
 // findAllSub runs re over text only when text holds the literal every
@@ -136,6 +171,17 @@ func Scan(text, path string) ScanResult {
 	}
 	s := &scanner{}
 	s.scan(text, 0)
+	return s.result()
+}
+
+// result dedupes the findings and gives the verdict: one strong finding,
+// or weak findings of two different rules near each other (weakNear
+// bytes), make an injection; weak findings alone make the text
+// suspicious, never clean. Two weak signals combine when they are about
+// the same passage: a long README with an installer in one section and
+// a "remove all listeners" in an API note elsewhere is two documents'
+// worth of prose, not one instruction.
+func (s *scanner) result() ScanResult {
 	type key struct {
 		rule string
 		span [2]int
@@ -147,22 +193,43 @@ func Scan(text, path string) ScanResult {
 		if seen[k] {
 			continue
 		}
+		// the same rule on an overlapping span, from another pass, is
+		// the same finding (the strong one is kept)
+		dup := false
+		for i, g := range uniq {
+			if g.Rule == f.Rule && f.Span[0] < g.Span[1] && g.Span[0] < f.Span[1] {
+				if f.Strong && !g.Strong {
+					uniq[i] = f
+				}
+				dup = true
+				break
+			}
+		}
 		seen[k] = true
-		uniq = append(uniq, f)
+		if !dup {
+			uniq = append(uniq, f)
+		}
 	}
 	s.findings = uniq
-	weak := 0
-	strong := false
-	for _, f := range s.findings {
+	strong, weak, pair := false, false, false
+	for i, f := range s.findings {
 		if f.Strong {
 			strong = true
-		} else {
-			weak++
+			continue
+		}
+		weak = true
+		for _, g := range s.findings[i+1:] {
+			if !g.Strong && g.Rule != f.Rule && near(f.Span, g.Span) {
+				pair = true
+			}
 		}
 	}
 	res := ScanResult{Verdict: VerdictClean, Findings: s.findings}
-	if strong || weak >= 2 {
+	switch {
+	case strong || pair:
 		res.Verdict = VerdictInjection
+	case weak:
+		res.Verdict = VerdictSuspicious
 	}
 	if res.Findings == nil {
 		res.Findings = []Finding{}
@@ -170,99 +237,276 @@ func Scan(text, path string) ScanResult {
 	return res
 }
 
+// scan reports invisible characters on text as written, then reads the
+// text with them removed and look-alike letters folded (foldText); spans
+// of the second pass are mapped back to text.
 func (s *scanner) scan(text string, base int) {
+	s.invisible(text, base)
+	folded, pos, changed := foldText(text)
+	if !changed {
+		s.body(text, base)
+		return
+	}
+	sub := &scanner{depth: s.depth, judged: s.judged, memo: s.memo}
+	sub.body(folded, 0)
+	for _, f := range sub.findings {
+		a, b := f.Span[0], f.Span[1]
+		a = min(max(a, 0), len(folded))
+		b = min(max(b, a), len(folded))
+		f.Span = [2]int{base + int(pos[a]), base + int(pos[b])}
+		s.findings = append(s.findings, f)
+	}
+}
+
+// body runs every rule but the invisible-character ones on text.
+func (s *scanner) body(text string, base int) {
 	if s.depth > 3 {
 		return
 	}
 	s.depth++
 	defer func() { s.depth-- }()
-	s.invisible(text, base)
 	// Hidden channels: their content is scanned as instructions too.
-	for _, m := range findAllSub(htmlCommRe, text, "<!--", 32) {
-		body := text[m[2]:m[3]]
-		n := len(s.findings)
-		s.prose(body, base+m[2])
-		s.code(body, base+m[2])
-		if len(s.findings) > n || (agentAddrRe.MatchString(body) && hasVerb(wordsOf(asciiLower(body)), actVerbs) && len(strings.Fields(body)) > 3) {
-			s.add("hidden-html-comment", "an HTML comment, invisible when rendered, gives instructions", base+m[0], base+m[1], true)
-		}
-	}
-	for _, m := range findAllSub(mdCommRe, text, "]:", 16) {
-		body := text[m[2]:m[3]]
-		n := len(s.findings)
-		s.prose(body, base+m[2])
-		if len(s.findings) > n || agentAddrRe.MatchString(body) {
-			s.add("hidden-markdown-comment", "a markdown comment, invisible when rendered, gives instructions", base+m[0], base+m[1], true)
-		}
-	}
-	for _, m := range findAllSub(hiddenCSSRe, text, "style", 16) {
-		body := text[m[4]:m[5]]
-		n := len(s.findings)
-		s.prose(body, base+m[4])
-		s.code(body, base+m[4])
-		if len(s.findings) > n || agentAddrRe.MatchString(body) {
-			s.add("hidden-css-text", "text hidden with CSS gives instructions", base+m[0], base+m[1], true)
-		}
-	}
+	s.hidden(text, base)
+	s.boundaryRules(text, base)
 	// Visible text, outside comments.
 	s.prose(text, base)
 	s.code(text, base)
 	s.encoded(text, base)
+	s.collapsed(text, base)
 }
 
-// prose applies the phrase rules sentence by sentence.
+// prose applies the sentence rules. A sentence ends at ". ", "? ", "! ",
+// a blank line, or a line break before a new markdown block (list item,
+// heading, table, fence): lines wrapped inside a paragraph are read as one
+// sentence. Inside fenced code every line is its own unit, and only the
+// rules that hold for code run on it (comment lines are read as prose).
 func (s *scanner) prose(text string, base int) {
 	g := newGate(asciiLower(text), text)
+	fences := fenceRanges(text)
+	inCode := func(i int) bool {
+		for _, r := range fences {
+			if i >= r[0] && i < r[1] {
+				return true
+			}
+		}
+		return false
+	}
 	start := 0
 	for i := 0; i <= len(text); i++ {
-		if i < len(text) && !(text[i] == '\n' || (text[i] == '.' && i+1 < len(text) && (text[i+1] == ' ' || text[i+1] == '\n'))) {
-			continue
+		if i < len(text) {
+			brk := false
+			switch text[i] {
+			case '\n':
+				brk = len(fences) > 0 && inCode(i) || sentenceEndsAtNewline(text, i)
+			case '.', '?', '!':
+				brk = i+1 < len(text) && (text[i+1] == ' ' || text[i+1] == '\n')
+			}
+			if !brk {
+				continue
+			}
 		}
 		if i > start {
-			s.sentence(text[start:i], base+start, &g)
+			s.sentence(text[start:i], base+start, &g, len(fences) > 0 && inCode(start))
 		}
 		start = i + 1
 	}
 }
 
-func (s *scanner) sentence(t string, off int, g *gate) {
+// fenceRanges returns the byte ranges of fenced code blocks (``` or ~~~),
+// fences included.
+func fenceRanges(text string) [][2]int {
+	if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
+		return nil
+	}
+	var out [][2]int
+	open := -1
+	for off := 0; off < len(text); {
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += off
+		}
+		tl := strings.TrimLeft(text[off:end], " \t")
+		if strings.HasPrefix(tl, "```") || strings.HasPrefix(tl, "~~~") {
+			if open < 0 {
+				open = off
+			} else {
+				out = append(out, [2]int{open, end})
+				open = -1
+			}
+		}
+		off = end + 1
+	}
+	if open >= 0 {
+		out = append(out, [2]int{open, len(text)})
+	}
+	return out
+}
+
+// sentenceEndsAtNewline: a line break inside a paragraph continues the
+// sentence; a blank line, a new block or a line that ends with ":" ends it.
+func sentenceEndsAtNewline(text string, i int) bool {
+	if i > 0 && (text[i-1] == ':' || text[i-1] == '\r' && i > 1 && text[i-2] == ':') {
+		return true
+	}
+	j := i + 1
+	for j < len(text) && (text[j] == ' ' || text[j] == '\t') {
+		j++
+	}
+	if j >= len(text) || text[j] == '\n' || text[j] == '\r' {
+		return true
+	}
+	switch c := text[j]; c {
+	case '-', '*', '+', '#', '>', '|', '`', '<', '~', '!', '[', '=':
+		return true
+	default:
+		if c >= '0' && c <= '9' {
+			k := j
+			for k < len(text) && text[k] >= '0' && text[k] <= '9' {
+				k++
+			}
+			return k < len(text) && (text[k] == '.' || text[k] == ')')
+		}
+	}
+	// a heading, table row or list item ends at its line
+	ls := strings.LastIndexByte(text[:i], '\n') + 1
+	for ls < i && (text[ls] == ' ' || text[ls] == '\t') {
+		ls++
+	}
+	if ls < i {
+		switch text[ls] {
+		case '#', '|', '<':
+			return true
+		}
+	}
+	return false
+}
+
+// commentLine strips a code comment marker; ok is false for a line of code.
+func commentLine(t string) (string, bool) {
+	tl := strings.TrimLeft(t, " \t")
+	for _, p := range []string{"//", "#", "-- ", "/*", "*", ";", "%", "rem ", "REM "} {
+		if strings.HasPrefix(tl, p) && !strings.HasPrefix(tl, "#!") && !strings.HasPrefix(tl, "#{") {
+			return tl[len(p):], true
+		}
+	}
+	return "", false
+}
+
+func (s *scanner) sentence(t string, off int, g *gate, code bool) {
 	if len(strings.TrimSpace(t)) < 6 {
 		return
+	}
+	key := t
+	if code {
+		if body, ok := commentLine(t); ok {
+			off += len(t) - len(body)
+			t, key, code = body, body, false
+		} else {
+			key = "\x00" + t
+		}
 	}
 	// Repeated lines (tables, checklists) are judged once.
 	if s.memo == nil {
 		s.memo = map[string][]Finding{}
 	}
-	if fs, ok := s.memo[t]; ok {
+	if fs, ok := s.memo[key]; ok {
 		for _, f := range fs {
 			s.add(f.Rule, f.Detail, off+f.Span[0], off+f.Span[1], f.Strong)
 		}
 		return
 	}
 	n := len(s.findings)
-	s.sentenceRules(t, off, g)
+	if code {
+		s.codeLineRules(t, off, g)
+	} else {
+		s.sentenceRules(t, off, g)
+	}
 	if len(s.memo) < 8192 {
 		fs := make([]Finding, 0, len(s.findings)-n)
 		for _, f := range s.findings[n:] {
 			f.Span = [2]int{f.Span[0] - off, f.Span[1] - off}
 			fs = append(fs, f)
 		}
-		s.memo[t] = fs
+		s.memo[key] = fs
 	}
+}
+
+// strictOverrideRe: the override phrase with its time word, which holds
+// even inside code (a string literal the model reads).
+var strictOverrideRe = lazyRE(`(?i)\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+|the\s+|your\s+|of\s+)*(?:previous|prior|above|earlier|preceding|original|system)\s+(?:instructions|prompts?|rules|directives|guidelines)\b`)
+
+// codeLineRules are the sentence rules that hold for a line of code: a
+// literal override phrase, role tags, URLs built to carry data.
+func (s *scanner) codeLineRules(t string, off int, g *gate) {
+	lt := asciiLower(t)
+	add := func(loc []int, rule, detail string) {
+		s.add(rule, detail, off+loc[0], off+loc[1], true)
+	}
+	if loc := findIf(g.override, strictOverrideRe, t); loc != nil {
+		add(loc, "override-instructions", "tells the agent to ignore its instructions")
+	} else if loc := findForeign(t, lt, g); loc != nil {
+		add(loc, "override-instructions", "tells the agent to ignore its instructions (non-English)")
+	}
+	if loc := findIf(g.roleTag && anyOf(lt, trigRoleTag), roleTagRe, t); loc != nil {
+		add(loc, "fake-role-tag", "a fake system or role marker")
+	}
+	if loc := findIf(g.urlSubst && strings.Contains(lt, "$("), urlSubstRe, t); loc != nil {
+		add(loc, "url-exfiltration", "a URL that carries command output")
+	}
+	if loc := findIf(strings.Contains(lt, "://") && strings.Contains(lt, "$"), urlSecretRe, t); loc != nil {
+		add(loc, "url-exfiltration", "a URL that carries a secret from the environment")
+	}
+	if loc := findIf(g.img && strings.Contains(lt, "!["), imgExfilRe, t); loc != nil {
+		add(loc, "markdown-image-exfiltration", "an image URL built to carry data out")
+	}
+}
+
+// orderAt reports whether the word starting at or containing byte i of
+// the sentence is said as an order (see clauseView.imperative), and
+// whether that order is negated.
+func orderAt(v *clauseView, i int) (ok, neg bool) {
+	if i > 0 && strings.IndexByte("-_/.$@=`", v.t[i-1]) >= 0 {
+		return false, false // inside an identifier, a path or an option
+	}
+	for k := range v.ws {
+		if v.ws[k].b > i {
+			return v.imperativeAs(k, true)
+		}
+	}
+	return false, false
 }
 
 func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	lt := asciiLower(t)
+	if optionLine(t) {
+		s.codeLineRules(t, off, g)
+		return
+	}
 	span := func(loc []int) (int, int) {
 		if loc == nil {
 			return off, off + len(t)
 		}
 		return off + loc[0], off + loc[1]
 	}
-	if loc := findIf(g.override && all2(lt, trigOverride, trigOverrideNoun), overrideRe, t); loc != nil && !benignIgnore(t) {
+	var cv *clauseView
+	view := func() *clauseView {
+		if cv == nil {
+			cv = newClauseView(t, lt)
+		}
+		return cv
+	}
+	// an order, not a description or a negation
+	order := func(i int) bool {
+		ok, neg := orderAt(view(), i)
+		return ok && !neg
+	}
+	n0 := len(s.findings)
+	if loc := findIf(g.override && all2(lt, trigOverride, trigOverrideNoun), overrideRe, t); loc != nil && !benignIgnore(t) && order(loc[0]) && !scopedOverride(t[loc[1]:]) {
 		a, b := span(loc)
 		s.add("override-instructions", "tells the agent to ignore or replace its instructions", a, b, true)
-	} else if loc := findIf(g.forget && anyOf(lt, trigForget), forgetAllRe, t); loc != nil {
+	} else if loc := findIf(g.forget && anyOf(lt, trigForget), forgetAllRe, t); loc != nil && order(loc[0]) {
 		a, b := span(loc)
 		s.add("override-instructions", "tells the agent to forget what it was told", a, b, true)
 	} else if loc := findIf(g.follow && anyOf(lt, trigFollow), notFollowRe, t); loc != nil {
@@ -271,21 +515,21 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	} else if loc := findForeign(t, lt, g); loc != nil {
 		a, b := span(loc)
 		s.add("override-instructions", "tells the agent to ignore its instructions (non-English)", a, b, true)
-	} else if loc := findIf(g.priority && anyOf(lt, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) {
+	} else if loc := findIf(g.priority && anyOf(lt, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) && !negatedBefore(t, loc[0]) {
 		a, b := span(loc)
 		s.add("override-instructions", "claims priority over the user's instructions", a, b, true)
 	}
-	if loc := findIf(g.role && anyOf(lt, trigRole), roleRe, t); loc != nil {
+	if loc := findIf(g.role && anyOf(lt, trigRole), roleRe, t); loc != nil && roleMatchHolds(t, lt, loc, view) {
 		a, b := span(loc)
 		s.add("role-override", "tries to change who the agent is or who is speaking", a, b, true)
 	}
-	if loc := findIf(g.roleTag && anyOf(lt, trigRoleTag), roleTagRe, t); loc != nil {
+	if loc := findIf(g.roleTag && anyOf(lt, trigRoleTag), roleTagRe, t); loc != nil && !(loc[1] < len(t) && (t[loc[1]] == '(' || t[loc[1]] == ':')) {
 		a, b := span(loc)
 		s.add("fake-role-tag", "a fake system or role marker", a, b, true)
 	}
 	words := wordsOf(lt)
 	negated := hasWord(words, negWords)
-	if loc := findIf(g.bypass && anyOf(lt, trigBypass), bypassRe, t); loc != nil {
+	if loc := findIf(g.bypass && anyOf(lt, trigBypass), bypassRe, t); loc != nil && !negatedBefore(t, loc[0]) && bypassHolds(t, lt, loc, view) {
 		a, b := span(loc)
 		s.add("approval-bypass", "asks the agent to skip approvals, sandboxing or hooks", a, b, true)
 	}
@@ -293,14 +537,19 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		a, b := span(loc)
 		m := strings.ToLower(t[loc[0]:loc[1]])
 		adverb := !strings.Contains(m, " ")
-		strong := concealActRe.MatchString(t) && !negatedBefore(t, loc[0])
 		if adverb {
+			// "silently send …", "quietly add …" as an order; "fails
+			// silently" describes a program
 			next := strings.Fields(t[loc[1]:])
-			strong = strong && len(next) > 0 && concealActRe.MatchString(next[0]) && !strings.HasSuffix(next[0], ",")
+			if len(next) > 0 && concealActRe.MatchString(next[0]) && !strings.HasSuffix(next[0], ",") && order(loc[0]) {
+				s.add("conceal-from-user", "asks the agent to act without the user noticing", a, b, true)
+			}
+		} else {
+			strong := concealActRe.MatchString(t) && !negatedBefore(t, loc[0])
+			s.add("conceal-from-user", "asks the agent to hide what it does from the user", a, b, strong)
 		}
-		s.add("conceal-from-user", "asks the agent to hide what it does from the user", a, b, strong)
 	}
-	if loc := findIf(g.intent && anyOf(lt, trigIntent), intentRe, t); loc != nil && intentVerbRe.MatchString(t) && !negatedBefore(t, loc[0]) {
+	if loc := findIf(g.intent && anyOf(lt, trigIntent), intentRe, t); loc != nil && intentVerbRe.MatchString(t) && !negatedBefore(t, loc[0]) && intentOrder(view()) {
 		a, b := span(loc)
 		s.add("malicious-intent", "asks for a backdoor, reverse shell or exfiltration", a, b, true)
 	}
@@ -308,56 +557,50 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		a, b := span(loc)
 		s.add("url-exfiltration", "a URL that carries command output", a, b, true)
 	}
-	if objs := secretObjectsIf(g.secret, lt); objs != nil {
-		verb := verbIndex(lt, words, actVerbs)
-		if verb != nil && !negatedBefore(t, verb[0]) && !templateMention(lt) {
-			a, b := span(objs[0])
-			strongObj := false
-			exfilVerb := hasVerb(words, exfilVerbs)
-			for _, o := range objs {
-				obj := strings.ToLower(strings.TrimSpace(strings.Trim(t[o[0]:o[1]], " `'\"(")))
-				if genericSecretWords[obj] || genericSecretWords[strings.TrimSuffix(obj, "s")] {
-					strongObj = strongObj || exfilVerb
-					continue
-				}
-				strongObj = true
-			}
-			s.add("secret-request", "asks the agent to read or send secrets ("+strings.TrimSpace(t[objs[0][0]:objs[0][1]])+")", a, b, strongObj)
-		}
+	if objs := secretObjectsIf(g.secret, lt); objs != nil && !templateMention(lt) {
+		s.secretRequest(t, off, lt, objs, words, view())
 	}
 	if loc := findIf(g.img && strings.Contains(lt, "!["), imgExfilRe, t); loc != nil {
 		a, b := span(loc)
 		s.add("markdown-image-exfiltration", "an image URL built to carry data out", a, b, true)
 	}
-	if loc := findIf(g.http && strings.Contains(lt, "http"), remoteInsRe, t); loc != nil {
+	if loc := findIf(g.http && strings.Contains(lt, "http"), remoteInsRe, t); loc != nil && !negatedBefore(t, loc[0]) {
 		a, b := span(loc)
 		s.add("remote-instructions", "tells the agent to fetch and follow instructions from a URL", a, b, true)
 	}
-	if loc := findIf(g.deceive && anyOf(lt, trigDeceive), deceiveRe, t); loc != nil {
+	if loc := findIf(g.deceive && anyOf(lt, trigDeceive), deceiveRe, t); loc != nil && !negatedBefore(t, loc[0]) && deceiveHolds(view()) {
 		a, b := span(loc)
 		s.add("deceive-user", "asks the agent to mislead the user", a, b, true)
 	}
-	if loc := findIf(g.codeIns && anyOf(lt, trigCodeIns), codeInsRevRe, t); loc != nil {
+	yours := strings.Contains(lt, "your")
+	if loc := findIf(g.codeIns && anyOf(lt, trigCodeIns), codeInsRevRe, t); loc != nil && (yours || view().anyOrder()) {
 		a, b := span(loc)
 		s.add("insert-content", "asks the agent to put given code into its output", a, b, false)
-	} else if loc := findIf(g.codeIns && anyOf(lt, trigCodeIns), codeInsRe, t); loc != nil {
+	} else if loc := findIf(g.codeIns && anyOf(lt, trigCodeIns), codeInsRe, t); loc != nil && (yours || view().anyOrder()) {
 		a, b := span(loc)
 		s.add("insert-content", "asks the agent to put given code or text into its output", a, b, false)
-	} else if loc := findIf(g.response && anyOf(lt, trigResponse), responseRe, t); loc != nil && hasVerb(words, actVerbs) || loc != nil && insertVerbRe.MatchString(t) {
+	} else if loc := findIf(g.response && anyOf(lt, trigResponse), responseRe, t); loc != nil && (hasVerb(words, actVerbs) || insertVerbRe.MatchString(t)) && (strings.Contains(strings.ToLower(t[loc[0]:loc[1]]), "your") || view().anyOrder()) {
 		a, b := span(loc)
 		s.add("insert-content", "asks the agent to change what it answers", a, b, false)
 	}
 	if loc := findIf(g.persist && anyOf(lt, trigPersist), persistRe, t); loc != nil && !negated {
 		a, b := span(loc)
 		s.add("persistence-request", "asks the agent to add keys, jobs or start-up code", a, b, true)
-	} else if loc := findIf(g.persist && anyOf(lt, trigPersist), tamperRe, t); loc != nil && !negated {
+	} else if loc := findIf(g.persist && anyOf(lt, trigPersist), tamperRe, t); loc != nil && !negated && view().anyOrder() {
 		a, b := span(loc)
 		s.add("config-tampering", "touches start-up files, package sources or credentials helpers", a, b, false)
 	}
-	if loc := findIf(g.destroy && (all2(lt, trigDestroy, trigDestroyObj) || strings.Contains(lt, "force")), destructRe, t); loc != nil && !negated {
+	if loc := findIf(g.destroy && (all2(lt, trigDestroy, trigDestroyObj) || strings.Contains(lt, "force")), destructRe, t); loc != nil && !negated && order(loc[0]) {
 		a, b := span(loc)
 		s.add("destructive-request", "asks for destructive changes", a, b, false)
 	}
+	if loc := findIf(strings.Contains(lt, "://") && strings.Contains(lt, "$"), urlSecretRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("url-exfiltration", "a URL that carries a secret from the environment", a, b, true)
+	}
+	s.identityRules(t, off, lt)
+	s.clauseRules(view(), off, n0)
+	s.socialRules(t, off, lt)
 	if g.address && addressPhrase(lt) {
 		loc := agentAddrRe.FindStringIndex(t)
 		if loc == nil {
@@ -508,7 +751,7 @@ func secretObjects(lt string) [][]int {
 			break
 		}
 		a, b := i+j, i+j+4
-		okStart := a == 0 || strings.IndexByte(" \t`'\"(", lt[a-1]) >= 0
+		okStart := a == 0 || strings.IndexByte(" \t`'\"(/", lt[a-1]) >= 0
 		for b < len(lt) && (lt[b] == '.' || lt[b] >= 'a' && lt[b] <= 'z') && (lt[b] == '.' || lt[b-1] == '.' || b > a+4) {
 			b++
 		}
@@ -676,6 +919,12 @@ func prefixSet(lt string) map[string]struct{} {
 				w = w[:5]
 			}
 			m[w] = struct{}{}
+			if len(w) > 4 {
+				m[w[:4]] = struct{}{}
+			}
+			if len(w) > 3 {
+				m[w[:3]] = struct{}{}
+			}
 			start = -1
 		}
 	}
@@ -746,7 +995,7 @@ func benignIgnore(t string) bool {
 func templateMention(l string) bool {
 	return strings.Contains(l, ".env.example") || strings.Contains(l, ".env.sample") || strings.Contains(l, ".env.template") ||
 		strings.Contains(l, "never hardcode") || strings.Contains(l, "are loaded from") || strings.Contains(l, "fake keys") ||
-		strings.Contains(l, "dummy") || strings.Contains(l, "parser lives")
+		strings.Contains(l, "dummy") || strings.Contains(l, "parser lives") || safeSecretStore(l)
 }
 
 // code runs the shell analyzer on code spans and fenced blocks, and the code
@@ -757,16 +1006,20 @@ func (s *scanner) code(text string, base int) {
 		body := text[m[4]:m[5]]
 		s.judgeCode(lang, body, base+m[4])
 	}
-	for _, m := range findAllSub(codeSpanRe, text, "`", 64) {
-		body := text[m[2]:m[3]]
+	for _, m := range inlineSpans(text, 64) {
+		body := text[m[0]:m[1]]
+		if len(body) < 3 {
+			continue
+		}
 		if !strings.ContainsAny(strings.TrimSpace(body), " \t|;&><$") && !ruledCmds[canonicalName(strings.TrimSpace(body))] && !shells[canonicalName(strings.TrimSpace(body))] {
 			continue // an identifier or a path, not a command
 		}
-		s.judgeCode("sh", body, base+m[2])
+		s.judgeCode("sh", body, base+m[0])
 	}
 	for _, m := range findAllSub(quotedCmdRe, text, "\"", 16) {
 		s.judgeCode("sh", text[m[2]:m[3]], base+m[2])
 	}
+	s.proseCommands(text, base)
 	// Instructions such as "run: curl … | sh" outside backticks.
 	for _, key := range []string{"execute:", "run:", "command:", "exactly as written:"} {
 		idx := strings.Index(strings.ToLower(text), key)
@@ -808,6 +1061,7 @@ func (s *scanner) judgeCode(lang, body string, off int) {
 	}
 	lvl := events.RiskLow
 	var top finding
+	var attack *finding
 	for _, f := range fs {
 		if f.analyzer == AnalyzerParser {
 			continue
@@ -815,8 +1069,12 @@ func (s *scanner) judgeCode(lang, body string, off int) {
 		if f.level.Rank() > lvl.Rank() {
 			lvl, top = f.level, f
 		}
+		if f.level == events.RiskHigh && attack == nil && attackRules[f.rule] {
+			f := f
+			attack = &f
+		}
 	}
-	v := codeVerdict{level: lvl, top: top}
+	v := codeVerdict{level: lvl, top: top, attack: attack}
 	if len(s.judged) < 4096 {
 		s.judged[lang+"\x00"+body] = v
 	}
@@ -826,8 +1084,17 @@ func (s *scanner) judgeCode(lang, body string, off int) {
 func (s *scanner) report(v codeVerdict, body string, off int) {
 	lvl, top := v.level, v.top
 	switch {
+	case v.attack != nil:
+		s.add("dangerous-command", "code the agent is asked to run or include: "+v.attack.rule+" ("+v.attack.detail+")", off, off+len(body), true)
+	case lvl == events.RiskHigh && (s.hiddenCode || rawIPURLRe.MatchString(body)):
+		s.add("dangerous-command", "hidden code the agent is asked to run: "+top.rule+" ("+top.detail+")", off, off+len(body), true)
 	case lvl == events.RiskHigh:
-		s.add("dangerous-command", "code the agent is asked to run or include: "+top.rule+" ("+top.detail+")", off, off+len(body), true)
+		// installers, sudo, package managers, cluster and SQL admin:
+		// HIGH when the agent runs them (the gate asks), routine in a
+		// README
+		s.add("risky-command", "a high-risk command an operator might run: "+top.rule+" ("+top.detail+")", off, off+len(body), false)
+	case lvl == events.RiskMedium && (top.rule == "secret-file-read" || top.rule == "credential-search"):
+		s.add("secret-read-command", "a command that prints secrets: "+top.rule+" ("+top.detail+")", off, off+len(body), false)
 	case lvl == events.RiskMedium && top.analyzer == AnalyzerCode:
 		s.add("suspicious-code", "code with side effects: "+top.rule+" ("+top.detail+")", off, off+len(body), false)
 	}
@@ -840,14 +1107,16 @@ func (s *scanner) encoded(text string, base int) {
 		if !ok || !utf8.ValidString(dec) || !printable(dec) {
 			continue
 		}
-		n := len(s.findings)
-		sub := &scanner{depth: s.depth + 1, judged: s.judged}
+		sub := &scanner{depth: s.depth + 1, judged: s.judged, hiddenCode: true}
 		sub.prose(dec, 0)
 		sub.code(dec, 0)
+		// the decoded text may itself be a command line
+		if !strings.Contains(dec, "\n\n") {
+			sub.judgeCode("sh", strings.TrimSpace(dec), 0)
+		}
 		if len(sub.findings) > 0 {
 			s.add("encoded-instructions", "base64 text that decodes to instructions ("+sub.findings[0].Rule+")", base+m[0], base+m[1], true)
 		}
-		_ = n
 	}
 }
 
@@ -862,87 +1131,4 @@ func printable(s string) bool {
 		}
 	}
 	return n*10 < len(s)
-}
-
-// invisible finds zero-width, bidirectional and tag characters; it then
-// scans the text as it reads once they are removed or decoded.
-func (s *scanner) invisible(text string, base int) {
-	var tags strings.Builder
-	tagStart, tagEnd := -1, -1
-	zw, bidi := 0, 0
-	zwStart, bidiStart := -1, -1
-	stripped := strings.Builder{}
-	needStrip := false
-	prevASCII := false
-	for i, r := range text {
-		switch {
-		case r >= 0xE0000 && r <= 0xE007F:
-			if tagStart < 0 {
-				tagStart = i
-			}
-			tagEnd = i + utf8.RuneLen(r)
-			if r >= 0xE0020 && r <= 0xE007E {
-				tags.WriteRune(r - 0xE0000)
-			}
-			needStrip = true
-			continue
-		case r == 0x200B || r == 0x200C || r == 0x200D || r == 0x2060 || r == 0x180E || (r == 0xFEFF && i > 0):
-			if r == 0x200D && !prevASCII {
-				// joiners inside emoji and scripts that need them
-				stripped.WriteRune(r)
-				continue
-			}
-			zw++
-			if zwStart < 0 {
-				zwStart = i
-			}
-			needStrip = true
-			continue
-		case (r >= 0x202A && r <= 0x202E) || (r >= 0x2066 && r <= 0x2069):
-			bidi++
-			if bidiStart < 0 {
-				bidiStart = i
-			}
-			needStrip = true
-			continue
-		}
-		prevASCII = r < 128
-		stripped.WriteRune(r)
-	}
-	if tagStart >= 0 {
-		s.add("invisible-tag-characters", "Unicode tag characters hide text: "+trimArg(tags.String()), base+tagStart, base+tagEnd, true)
-		if tags.Len() > 0 {
-			s.prose(tags.String(), base+tagStart)
-			s.code(tags.String(), base+tagStart)
-		}
-	}
-	if bidi > 0 {
-		s.add("bidi-override", "bidirectional control characters reorder what is displayed", base+bidiStart, base+bidiStart+3, true)
-		// Read the reversed runs the way a terminal would execute them.
-		for _, seg := range strings.Split(text, "\u202e")[1:] {
-			end := strings.IndexAny(seg, "\u202c\n")
-			if end < 0 {
-				end = len(seg)
-			}
-			rev := reverse(seg[:end])
-			s.judgeCode("sh", rev, base+bidiStart)
-		}
-	}
-	if zw >= 2 || (zw == 1 && zwStart > 0) {
-		strong := zw >= 3
-		s.add("zero-width-characters", "zero-width characters hide or split words", base+zwStart, base+zwStart+3, strong)
-	}
-	if needStrip && s.depth < 3 {
-		st := stripped.String()
-		if st != text {
-			sub := &scanner{depth: s.depth + 1, judged: s.judged}
-			sub.prose(st, 0)
-			sub.code(st, 0)
-			for _, f := range sub.findings {
-				f.Span = [2]int{base, base + len(text)}
-				f.Detail += " (after removing invisible characters)"
-				s.findings = append(s.findings, f)
-			}
-		}
-	}
 }
