@@ -70,7 +70,7 @@ func newMetrics(s *Server) *metrics {
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "vigil_gate_decision_seconds",
 			Help:    "Time from an action stored in VIGIL_LOG to the gate's decision stored in VIGIL_DERIVED, by who decided (a person's time included).",
-			Buckets: prometheus.ExponentialBucketsRange(0.0002, 600, 24),
+			Buckets: []float64{.0002, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600},
 		}, []string{"by"}),
 		logTimes: map[uint64]time.Time{},
 	}

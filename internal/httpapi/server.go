@@ -221,6 +221,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		s.follow("dead letters", s.followDLQ)
 	}
 	s.handler = s.routes()
+	s.cfg.Tokens = nil // only their digests are kept (tokenSet)
 	return s, nil
 }
 
