@@ -1,6 +1,8 @@
 package processors
 
 import (
+	"time"
+
 	"github.com/vigil-dev/vigil/events"
 )
 
@@ -48,6 +50,11 @@ type ConversationInfo struct {
 type Options struct {
 	// ConfigOverride replaces every config event (what-if replay).
 	ConfigOverride *events.Config
+	// IdleAfter is how long, in log time, a conversation may be silent
+	// before the processor forgets what it keeps about it (see
+	// IdleConversations); zero means DefaultIdleAfter, negative never.
+	// Live and replay must use the same value to agree.
+	IdleAfter time.Duration
 }
 
 // NewConfigTracker starts with the default config in force.

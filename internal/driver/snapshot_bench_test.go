@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,7 @@ var (
 	restartBench = flag.String("restart-bench", "", "run the restart benchmark for these log sizes (comma-separated)")
 	restartDir   = flag.String("restart-dir", "", "keep the benchmark's data directories here (default: a temporary directory)")
 	restartChild = flag.String("restart-child", "", "internal: restart a node on this data directory and report")
+	restartLog   = flag.Bool("restart-log", false, "log the restarted node's start (slog, to stderr)")
 )
 
 // restartResult is what a child reports.
@@ -89,9 +91,13 @@ func TestRestartBench(t *testing.T) {
 }
 
 func nodeConfig(dir string) node.Config {
-	return node.Config{Config: server.Config{
+	cfg := node.Config{Config: server.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
 	}}
+	if *restartLog {
+		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return cfg
 }
 
 // buildLog appends n sample events to a node on dir and stops it once
@@ -170,7 +176,11 @@ func dropSnapshots(t *testing.T, dir string) {
 
 func runChild(t *testing.T, dir, mode string, n int) restartResult {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run", "^TestRestartBenchChild$", "-restart-child", dir)
+	args := []string{"-test.run", "^TestRestartBenchChild$", "-restart-child", dir}
+	if *restartLog {
+		args = append(args, "-restart-log")
+	}
+	cmd := exec.CommandContext(t.Context(), os.Args[0], args...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

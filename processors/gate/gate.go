@@ -67,9 +67,10 @@
 //     announcement is recorded as a claim (gate.requested backend_claimed)
 //     and the conversation counts as local.
 //   - Action ids: an id is the producer's claim. An action whose id is
-//     waiting or was decided (within MaxDecided) is denied, by rule, and
-//     never inherits the earlier decision; every decision names the stored
-//     bytes it is about (digest), and an approval may name them too.
+//     waiting or was ever decided (beyond MaxDecided the gate keeps a
+//     compact set of id hashes) is denied, by rule, and never inherits
+//     the earlier decision; every decision names the stored bytes it is
+//     about (digest), and an approval may name them too.
 //
 // # Shapes
 //
@@ -128,9 +129,10 @@ func ClientName(s string) string {
 	return UnknownClient
 }
 
-// DefaultMaxDecided is how many decided action ids the gate remembers, to
-// tell "already decided" from "unknown", to catch actions that run
-// despite a deny, and to deny an action that reuses a decided id.
+// DefaultMaxDecided is how many decisions the gate remembers in full, to
+// tell "already decided" from "unknown" and to catch actions that run
+// despite a deny. Older decided ids stay in a compact set of id hashes
+// (goneIDs), so an action reusing any decided id is denied.
 const DefaultMaxDecided = 100_000
 
 // Env is what the scorer knows about where an action runs.
@@ -197,6 +199,9 @@ type Processor struct {
 	gone     goneIDs
 	sessions map[string]map[string]grant // conversation → shape → grant
 	allow    *Allowlist
+	// idle forgets the conversations gone idle, in log time (backend,
+	// session grants; pending actions and decisions stay).
+	idle *processors.IdleConversations
 }
 
 type scorerEntry struct {
@@ -271,6 +276,7 @@ func New(opts Options) (*Processor, error) {
 		decided:  map[string]decidedInfo{},
 		sessions: map[string]map[string]grant{},
 		allow:    NewAllowlist(),
+		idle:     processors.NewIdleConversations(opts.IdleAfter),
 	}
 	// Build the default (or override) config's scorer now, so a broken
 	// override fails the constructor instead of every action.
@@ -309,6 +315,11 @@ func (o *outputs) alert(severity, reason string) {
 func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 	o := &outputs{rec: &rec}
 	ev := &rec.Event
+	for _, c := range p.idle.Touch(ev.Conversation, &rec) {
+		delete(p.backends, c)
+		delete(p.sessions, c)
+		p.tracker.Forget(c)
+	}
 	switch ev.Kind {
 	case events.KindConfig:
 		p.stepConfig(o)

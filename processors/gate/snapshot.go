@@ -12,7 +12,7 @@ import (
 )
 
 // snapshotVersion is the version of the gate's snapshot.
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 type snapshotState struct {
 	V           int                     `msgpack:"v"`
@@ -26,7 +26,8 @@ type snapshotState struct {
 	Allow    []Entry       `msgpack:"allow"`
 	// Gone is the compact set of forgotten decided ids (see goneIDs):
 	// pairs of id hash and action seq, sorted by hash.
-	Gone []uint64 `msgpack:"gone"`
+	Gone []uint64             `msgpack:"gone"`
+	Idle processors.IdleState `msgpack:"idle"`
 }
 
 type snapBackend struct {
@@ -94,6 +95,7 @@ func (p *Processor) Snapshot() ([]byte, error) {
 	}
 	st.Allow = p.allow.Entries()
 	st.Gone = p.gone.flat()
+	st.Idle = p.idle.State()
 	return processors.EncodeState(&st)
 }
 
@@ -116,6 +118,10 @@ func (p *Processor) Restore(b []byte) error {
 	}
 	gone, err := goneFrom(st.Gone)
 	if err != nil {
+		return err
+	}
+	idle := processors.NewIdleConversations(p.idle.After())
+	if err := idle.SetState(st.Idle); err != nil {
 		return err
 	}
 	// The tracker is the last part that can refuse; nothing is changed before.
@@ -149,7 +155,7 @@ func (p *Processor) Restore(b []byte) error {
 		allow.entries[e.ID] = &e
 	}
 	p.backends, p.pending, p.decided, p.order, p.head = backends, pend, decided, order, 0
-	p.sessions, p.allow, p.gone = sessions, allow, gone
+	p.sessions, p.allow, p.gone, p.idle = sessions, allow, gone, idle
 	clear(p.scorers)
 	return nil
 }

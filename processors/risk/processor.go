@@ -31,6 +31,8 @@ type Processor struct {
 	scorers map[uint64]*scorerEntry
 	// memo, when set, receives every action's assessment (see Memo).
 	memo *Memo
+	// idle forgets the conversations gone idle (in log time).
+	idle *processors.IdleConversations
 }
 
 // WithMemo makes p record each action's assessment in m, for the gate of
@@ -53,7 +55,7 @@ func NewProcessor() *Processor { return NewProcessorWith(processors.Options{}) }
 func NewProcessorWith(opts processors.Options) *Processor {
 	t := processors.NewConfigTracker()
 	t.Override = opts.ConfigOverride
-	return &Processor{tracker: t, scorers: map[uint64]*scorerEntry{}}
+	return &Processor{tracker: t, scorers: map[uint64]*scorerEntry{}, idle: processors.NewIdleConversations(opts.IdleAfter)}
 }
 
 // Name is "risk".
@@ -83,6 +85,9 @@ func (p *Processor) scorer(conv string) (*Scorer, events.Config, error) {
 // Step folds one record.
 func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 	ev := &rec.Event
+	for _, c := range p.idle.Touch(ev.Conversation, &rec) {
+		p.tracker.Forget(c)
+	}
 	switch ev.Kind {
 	case events.KindConfig, events.KindConversationStarted:
 		// A config that does not decode is ignored by the tracker (the

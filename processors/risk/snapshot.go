@@ -7,17 +7,18 @@ import (
 )
 
 // snapshotVersion is the version of the risk processor's snapshot.
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 type snapshotState struct {
 	V       int                     `msgpack:"v"`
 	Tracker processors.TrackerState `msgpack:"tracker"`
+	Idle    processors.IdleState    `msgpack:"idle"`
 }
 
 // Snapshot encodes the processor's state: the config tracker. The
 // compiled scorers are a cache, rebuilt on first use after Restore.
 func (p *Processor) Snapshot() ([]byte, error) {
-	return processors.EncodeState(&snapshotState{V: snapshotVersion, Tracker: p.tracker.State()})
+	return processors.EncodeState(&snapshotState{V: snapshotVersion, Tracker: p.tracker.State(), Idle: p.idle.State()})
 }
 
 // Restore replaces the state with a snapshot's (see processors.Snapshotter).
@@ -29,9 +30,14 @@ func (p *Processor) Restore(b []byte) error {
 	if st.V != snapshotVersion {
 		return fmt.Errorf("%w: risk snapshot version %d, want %d", processors.ErrSnapshot, st.V, snapshotVersion)
 	}
+	idle := processors.NewIdleConversations(p.idle.After())
+	if err := idle.SetState(st.Idle); err != nil {
+		return err
+	}
 	if err := p.tracker.SetState(st.Tracker); err != nil {
 		return err
 	}
+	p.idle = idle
 	clear(p.scorers)
 	return nil
 }

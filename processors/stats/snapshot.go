@@ -9,11 +9,12 @@ import (
 )
 
 // snapshotVersion is the version of the stats processor's snapshot.
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 type snapshotState struct {
-	V     int        `msgpack:"v"`
-	Convs []snapConv `msgpack:"convs"`
+	V     int                  `msgpack:"v"`
+	Convs []snapConv           `msgpack:"convs"`
+	Idle  processors.IdleState `msgpack:"idle"`
 }
 
 // snapConv is events.Stats with its counts by kind as a sorted list (the
@@ -31,7 +32,7 @@ type snapConv struct {
 
 // Snapshot encodes every conversation's totals, ordered by conversation.
 func (p *Processor) Snapshot() ([]byte, error) {
-	st := snapshotState{V: snapshotVersion, Convs: make([]snapConv, 0, len(p.convs))}
+	st := snapshotState{V: snapshotVersion, Convs: make([]snapConv, 0, len(p.convs)), Idle: p.idle.State()}
 	for _, c := range p.convs {
 		sc := snapConv{Conversation: c.Conversation, Events: c.Events, Actions: c.Actions, Redacted: c.Redacted, FirstSeq: c.FirstSeq, LastSeq: c.LastSeq}
 		for k := range c.ByKind {
@@ -64,6 +65,10 @@ func (p *Processor) Restore(b []byte) error {
 	if st.V != snapshotVersion {
 		return fmt.Errorf("%w: stats snapshot version %d, want %d", processors.ErrSnapshot, st.V, snapshotVersion)
 	}
+	idle := processors.NewIdleConversations(p.idle.After())
+	if err := idle.SetState(st.Idle); err != nil {
+		return err
+	}
 	convs := make(map[string]*events.Stats, len(st.Convs))
 	for _, sc := range st.Convs {
 		if len(sc.Kinds) != len(sc.Counts) {
@@ -76,7 +81,7 @@ func (p *Processor) Restore(b []byte) error {
 		}
 		convs[c.Conversation] = c
 	}
-	p.convs = convs
+	p.convs, p.idle = convs, idle
 	return nil
 }
 

@@ -20,10 +20,19 @@ const EmitEvery = 100
 // Processor folds records into per-conversation counts.
 type Processor struct {
 	convs map[string]*events.Stats
+	// idle forgets conversations gone idle (in log time): a conversation
+	// that comes back counts again from its next record.
+	idle *processors.IdleConversations
 }
 
 // New returns an empty stats processor.
-func New() *Processor { return &Processor{convs: map[string]*events.Stats{}} }
+func New() *Processor { return NewWith(processors.Options{}) }
+
+// NewWith returns an empty stats processor; opts.IdleAfter is how long a
+// conversation may be silent before its totals are forgotten.
+func NewWith(opts processors.Options) *Processor {
+	return &Processor{convs: map[string]*events.Stats{}, idle: processors.NewIdleConversations(opts.IdleAfter)}
+}
 
 // Name returns "stats".
 func (p *Processor) Name() string { return Name }
@@ -31,6 +40,9 @@ func (p *Processor) Name() string { return Name }
 // Step counts rec and emits the conversation's new totals.
 func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 	conv := rec.Event.SubjectToken()
+	for _, k := range p.idle.Touch(conv, &rec) {
+		delete(p.convs, k)
+	}
 	c, ok := p.convs[conv]
 	if !ok {
 		c = &events.Stats{ByKind: map[string]uint64{}, FirstSeq: rec.Seq, Conversation: conv}
