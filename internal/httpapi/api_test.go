@@ -25,6 +25,8 @@ type api struct {
 	*node.Node
 	url    string
 	tokens map[natsutil.Role]string
+	// spec checks every answer against schemas/openapi.yaml.
+	spec *specChecker
 }
 
 func startAPI(t *testing.T) *api {
@@ -44,7 +46,7 @@ func startAPI(t *testing.T) *api {
 			t.Errorf("close node: %v", err)
 		}
 	})
-	a := &api{Node: n, url: n.Info().HTTPURL, tokens: map[natsutil.Role]string{}}
+	a := &api{Node: n, url: n.Info().HTTPURL, tokens: map[natsutil.Role]string{}, spec: loadSpecChecker(t)}
 	if a.url == "" {
 		t.Fatal("no http_url in the node's info")
 	}
@@ -95,6 +97,7 @@ func (a *api) call(t *testing.T, role natsutil.Role, method, path string, body a
 	if err != nil {
 		t.Fatal(err)
 	}
+	a.spec.check(t, method, path, resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	if out != nil && len(b) > 0 && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
 		if err := json.Unmarshal(b, out); err != nil {
 			t.Fatalf("%s %s: %d %s: %v", method, path, resp.StatusCode, b, err)
@@ -164,6 +167,7 @@ func (a *api) gateAsync(t *testing.T, ev map[string]any, wait string) <-chan gat
 type sse struct {
 	events chan [2]string
 	cancel context.CancelFunc
+	spec   *specChecker
 }
 
 func (a *api) openStream(t *testing.T, role natsutil.Role, query string) *sse {
@@ -181,7 +185,7 @@ func (a *api) openStream(t *testing.T, role natsutil.Role, query string) *sse {
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("stream Content-Type %q", ct)
 	}
-	s := &sse{events: make(chan [2]string, 64), cancel: cancel}
+	s := &sse{events: make(chan [2]string, 64), cancel: cancel, spec: a.spec}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -214,6 +218,12 @@ func (s *sse) next(t *testing.T, name, want string) string {
 	for {
 		select {
 		case ev := <-s.events:
+			switch ev[0] {
+			case "pending":
+				s.spec.schemas.check(t, "PendingAction", []byte(ev[1]))
+			case "decided":
+				s.spec.schemas.check(t, "Decided", []byte(ev[1]))
+			}
 			if ev[0] == name && strings.Contains(ev[1], want) {
 				return ev[1]
 			}
