@@ -21,6 +21,12 @@ import (
 // directory, with every stream replicated n times.
 func startFleet(t *testing.T, n int) []*Server {
 	t.Helper()
+	return startFleetWith(t, n, nil)
+}
+
+// startFleetWith is startFleet with each node's Config changed by change.
+func startFleetWith(t *testing.T, n int, change func(*Config)) []*Server {
+	t.Helper()
 	creds := t.TempDir()
 	if _, err := natsutil.EnsureCreds(creds); err != nil {
 		t.Fatal(err)
@@ -38,7 +44,7 @@ func startFleet(t *testing.T, n int) []*Server {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			nodes[i], errs[i] = Start(t.Context(), Config{
+			cfg := Config{
 				DataDir:    filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i)),
 				CredsDir:   creds,
 				NATSListen: "127.0.0.1:-1",
@@ -47,7 +53,11 @@ func startFleet(t *testing.T, n int) []*Server {
 				Cluster:    natsutil.ClusterConfig{Name: "vigil-test", Listen: "127.0.0.1:" + ports[i], Routes: routes},
 				Replicas:   n,
 				Processors: func() ([]processors.Processor, error) { return []processors.Processor{stats.New()}, nil },
-			})
+			}
+			if change != nil {
+				change(&cfg)
+			}
+			nodes[i], errs[i] = Start(t.Context(), cfg)
 		}()
 	}
 	wg.Wait()

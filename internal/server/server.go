@@ -382,6 +382,14 @@ func (s *Server) seal(ctx context.Context, interval time.Duration) {
 		if err != nil || info.State.LastSeq <= last {
 			continue
 		}
+		// A log whose last record is a seal (another node's, in a fleet)
+		// is signed up to its end already: an idle fleet stops sealing.
+		if m, err := st.GetMsg(ctx, info.State.LastSeq); err == nil {
+			if ev, err := events.DecodeMsgpack(m.Data); err == nil && ev.Kind == events.KindAuditSeal {
+				last = info.State.LastSeq
+				continue
+			}
+		}
 		ev := events.Event{V: events.CurrentVersion, ID: fmt.Sprintf("seal-%s-%d", s.cfg.NodeName, info.State.LastSeq),
 			Kind: events.KindAuditSeal, Time: time.Now().UTC(),
 			Data: map[string]any{"by": "serve:" + s.cfg.NodeName, "reason": "the log moved since the last seal"}}
