@@ -787,6 +787,9 @@ func (w *walker) deleteTarget(c *command, t string, recursive bool, i int) (lvl 
 			dynArg = true
 		}
 	}
+	if !dynArg && strings.HasPrefix(t, "$") {
+		t = "./" + t // rm -rf '$HOME': a directory literally named $HOME
+	}
 	rt := resolvePath(t, c.cwd)
 	cls := classify(t, c.cwd, w.env.Workspace)
 	verb := c.name
@@ -1242,6 +1245,8 @@ func (w *walker) docker(c *command) {
 		w.hit(c, "container-delete", med, "docker "+sub+" removes or stops containers or data")
 	case sub == "push" || sub == "image push" || sub == "buildx build" && hasArg(a, "--push"):
 		w.hit(c, "publish", med, "docker push publishes an image")
+	case sub == "exec" || sub == "container exec":
+		w.hit(c, "remote-exec", med, "docker exec runs commands inside a running container")
 	case sub == "login":
 		w.hit(c, "registry-login", med, "docker login stores registry credentials")
 	}
@@ -1273,6 +1278,8 @@ func (w *walker) kubectl(c *command) {
 		} else {
 			w.hitA(c, AnalyzerNetwork, "expose-port", med, "kubectl proxy exposes the cluster API")
 		}
+	case "exec", "attach", "debug":
+		w.hit(c, "remote-exec", med, c.name+" "+verb+" runs commands inside a running pod")
 	case "port-forward":
 		w.hitA(c, AnalyzerNetwork, "expose-port", med, "kubectl port-forward exposes a cluster port")
 	}

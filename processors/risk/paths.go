@@ -223,7 +223,7 @@ func isGlobOnly(s string) bool {
 	if s == "" {
 		return false
 	}
-	return strings.Trim(s, "*.?/") == "" || s == ".[!.]*" || s == ".??*"
+	return strings.ContainsAny(s, "*?") && strings.Trim(s, "*.?/") == "" || s == ".[!.]*" || s == ".??*"
 }
 
 func isDevice(p string) bool {

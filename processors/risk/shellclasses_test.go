@@ -239,6 +239,10 @@ func TestShellRemoteAccessAndCredentials(t *testing.T) {
 		{cmd: "rm -f ~/.ssh/known_hosts", want: med},
 		{cmd: "cat ~/.ssh/id_ed25519.pub", want: low},
 		{cmd: "killall -l", want: low},
+		{cmd: "kubectl exec -it api-0 -- /bin/sh", want: med, rule: "remote-exec"},
+		{cmd: "docker exec -it web bash", want: med, rule: "remote-exec"},
+		{cmd: "rm -rf '$HOME'", want: med, rule: "delete-workspace"},
+		{cmd: "rm -rf /...", want: high, rule: "destructive-delete-outside-workspace"},
 	})
 }
 
