@@ -503,37 +503,39 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		return ok && !neg
 	}
 	n0 := len(s.findings)
-	if loc := findIf(g.override && all2(lt, trigOverride, trigOverrideNoun), overrideRe, t); loc != nil && !benignIgnore(t) && order(loc[0]) && !scopedOverride(t[loc[1]:]) {
+	tb := sentenceTrig(lt)
+	anyT := func(bit int, list []string) bool { return tb&(1<<bit) != 0 && anyOf(lt, list) }
+	if loc := findIf(g.override && anyT(tOverride, trigOverride) && anyT(tOverrideNoun, trigOverrideNoun), overrideRe, t); loc != nil && !benignIgnore(t) && order(loc[0]) && !scopedOverride(t[loc[1]:]) {
 		a, b := span(loc)
 		s.add("override-instructions", "tells the agent to ignore or replace its instructions", a, b, true)
-	} else if loc := findIf(g.forget && anyOf(lt, trigForget), forgetAllRe, t); loc != nil && order(loc[0]) {
+	} else if loc := findIf(g.forget && anyT(tForget, trigForget), forgetAllRe, t); loc != nil && order(loc[0]) {
 		a, b := span(loc)
 		s.add("override-instructions", "tells the agent to forget what it was told", a, b, true)
-	} else if loc := findIf(g.follow && anyOf(lt, trigFollow), notFollowRe, t); loc != nil {
+	} else if loc := findIf(g.follow && anyT(tFollow, trigFollow), notFollowRe, t); loc != nil {
 		a, b := span(loc)
 		s.add("override-instructions", "tells the agent not to follow the user", a, b, true)
 	} else if loc := findForeign(t, lt, g); loc != nil {
 		a, b := span(loc)
 		s.add("override-instructions", "tells the agent to ignore its instructions (non-English)", a, b, true)
-	} else if loc := findIf(g.priority && anyOf(lt, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) && !negatedBefore(t, loc[0]) {
+	} else if loc := findIf(g.priority && anyT(tPriority, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) && !negatedBefore(t, loc[0]) {
 		a, b := span(loc)
 		s.add("override-instructions", "claims priority over the user's instructions", a, b, true)
 	}
-	if loc := findIf(g.role && anyOf(lt, trigRole), roleRe, t); loc != nil && roleMatchHolds(t, lt, loc, view) {
+	if loc := findIf(g.role && anyT(tRole, trigRole), roleRe, t); loc != nil && roleMatchHolds(t, lt, loc, view) {
 		a, b := span(loc)
 		s.add("role-override", "tries to change who the agent is or who is speaking", a, b, true)
 	}
-	if loc := findIf(g.roleTag && anyOf(lt, trigRoleTag), roleTagRe, t); loc != nil && !(loc[1] < len(t) && (t[loc[1]] == '(' || t[loc[1]] == ':')) {
+	if loc := findIf(g.roleTag && anyT(tRoleTag, trigRoleTag), roleTagRe, t); loc != nil && !(loc[1] < len(t) && (t[loc[1]] == '(' || t[loc[1]] == ':')) {
 		a, b := span(loc)
 		s.add("fake-role-tag", "a fake system or role marker", a, b, true)
 	}
 	words := wordsOf(lt)
 	negated := hasWord(words, negWords)
-	if loc := findIf(g.bypass && anyOf(lt, trigBypass), bypassRe, t); loc != nil && !negatedBefore(t, loc[0]) && bypassHolds(t, lt, loc, view) {
+	if loc := findIf(g.bypass && anyT(tBypass, trigBypass), bypassRe, t); loc != nil && !negatedBefore(t, loc[0]) && bypassHolds(t, lt, loc, view) {
 		a, b := span(loc)
 		s.add("approval-bypass", "asks the agent to skip approvals, sandboxing or hooks", a, b, true)
 	}
-	if loc := findIf(g.secrecy && (anyOf(lt, trigSecrecyAdv) || anyOf(lt, trigNeg) && anyOf(lt, trigSecrecy)), secrecyRe, t); loc != nil {
+	if loc := findIf(g.secrecy && (anyT(tSecrecyAdv, trigSecrecyAdv) || anyT(tNeg, trigNeg) && anyT(tSecrecy, trigSecrecy)), secrecyRe, t); loc != nil {
 		a, b := span(loc)
 		m := strings.ToLower(t[loc[0]:loc[1]])
 		adverb := !strings.Contains(m, " ")
@@ -544,12 +546,13 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 			if len(next) > 0 && concealActRe.MatchString(next[0]) && !strings.HasSuffix(next[0], ",") && order(loc[0]) {
 				s.add("conceal-from-user", "asks the agent to act without the user noticing", a, b, true)
 			}
-		} else {
+		} else if !(loc[1] < len(t) && (t[loc[1]] == '\'' || strings.HasPrefix(t[loc[1]:], "’"))) {
+			// "do not mention the user's e-mail" protects the user
 			strong := concealActRe.MatchString(t) && !negatedBefore(t, loc[0])
 			s.add("conceal-from-user", "asks the agent to hide what it does from the user", a, b, strong)
 		}
 	}
-	if loc := findIf(g.intent && anyOf(lt, trigIntent), intentRe, t); loc != nil && intentVerbRe.MatchString(t) && !negatedBefore(t, loc[0]) && intentOrder(view()) {
+	if loc := findIf(g.intent && anyT(tIntent, trigIntent), intentRe, t); loc != nil && intentVerbRe.MatchString(t) && !negatedBefore(t, loc[0]) && intentOrder(view()) {
 		a, b := span(loc)
 		s.add("malicious-intent", "asks for a backdoor, reverse shell or exfiltration", a, b, true)
 	}
@@ -568,29 +571,29 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		a, b := span(loc)
 		s.add("remote-instructions", "tells the agent to fetch and follow instructions from a URL", a, b, true)
 	}
-	if loc := findIf(g.deceive && anyOf(lt, trigDeceive), deceiveRe, t); loc != nil && !negatedBefore(t, loc[0]) && deceiveHolds(view()) {
+	if loc := findIf(g.deceive && anyT(tDeceive, trigDeceive), deceiveRe, t); loc != nil && !negatedBefore(t, loc[0]) && deceiveHolds(view()) {
 		a, b := span(loc)
 		s.add("deceive-user", "asks the agent to mislead the user", a, b, true)
 	}
 	yours := strings.Contains(lt, "your")
-	if loc := findIf(g.codeIns && anyOf(lt, trigCodeIns), codeInsRevRe, t); loc != nil && (yours || view().anyOrder()) {
+	if loc := findIf(g.codeIns && anyT(tCodeIns, trigCodeIns), codeInsRevRe, t); loc != nil && (yours || view().anyOrder()) {
 		a, b := span(loc)
 		s.add("insert-content", "asks the agent to put given code into its output", a, b, false)
-	} else if loc := findIf(g.codeIns && anyOf(lt, trigCodeIns), codeInsRe, t); loc != nil && (yours || view().anyOrder()) {
+	} else if loc := findIf(g.codeIns && anyT(tCodeIns, trigCodeIns), codeInsRe, t); loc != nil && (yours || view().anyOrder()) {
 		a, b := span(loc)
 		s.add("insert-content", "asks the agent to put given code or text into its output", a, b, false)
-	} else if loc := findIf(g.response && anyOf(lt, trigResponse), responseRe, t); loc != nil && (hasVerb(words, actVerbs) || insertVerbRe.MatchString(t)) && (strings.Contains(strings.ToLower(t[loc[0]:loc[1]]), "your") || view().anyOrder()) {
+	} else if loc := findIf(g.response && anyT(tResponse, trigResponse), responseRe, t); loc != nil && (hasVerb(words, actVerbs) || insertVerbRe.MatchString(t)) && (strings.Contains(strings.ToLower(t[loc[0]:loc[1]]), "your") || view().anyOrder()) {
 		a, b := span(loc)
 		s.add("insert-content", "asks the agent to change what it answers", a, b, false)
 	}
-	if loc := findIf(g.persist && anyOf(lt, trigPersist), persistRe, t); loc != nil && !negated {
+	if loc := findIf(g.persist && anyT(tPersist, trigPersist), persistRe, t); loc != nil && !negated {
 		a, b := span(loc)
 		s.add("persistence-request", "asks the agent to add keys, jobs or start-up code", a, b, true)
-	} else if loc := findIf(g.persist && anyOf(lt, trigPersist), tamperRe, t); loc != nil && !negated && view().anyOrder() {
+	} else if loc := findIf(g.persist && anyT(tPersist, trigPersist), tamperRe, t); loc != nil && !negated && view().anyOrder() {
 		a, b := span(loc)
 		s.add("config-tampering", "touches start-up files, package sources or credentials helpers", a, b, false)
 	}
-	if loc := findIf(g.destroy && (all2(lt, trigDestroy, trigDestroyObj) || strings.Contains(lt, "force")), destructRe, t); loc != nil && !negated && order(loc[0]) {
+	if loc := findIf(g.destroy && (anyT(tDestroy, trigDestroy) && anyT(tDestroyObj, trigDestroyObj) || strings.Contains(lt, "force")), destructRe, t); loc != nil && !negated && order(loc[0]) {
 		a, b := span(loc)
 		s.add("destructive-request", "asks for destructive changes", a, b, false)
 	}
@@ -1021,8 +1024,12 @@ func (s *scanner) code(text string, base int) {
 	}
 	s.proseCommands(text, base)
 	// Instructions such as "run: curl … | sh" outside backticks.
+	var lt string
+	if strings.IndexByte(text, ':') >= 0 {
+		lt = asciiLower(text)
+	}
 	for _, key := range []string{"execute:", "run:", "command:", "exactly as written:"} {
-		idx := strings.Index(strings.ToLower(text), key)
+		idx := strings.Index(lt, key)
 		if idx >= 0 {
 			rest := text[idx+len(key):]
 			if nl := strings.IndexByte(rest, '\n'); nl >= 0 {
@@ -1086,7 +1093,7 @@ func (s *scanner) report(v codeVerdict, body string, off int) {
 	switch {
 	case v.attack != nil:
 		s.add("dangerous-command", "code the agent is asked to run or include: "+v.attack.rule+" ("+v.attack.detail+")", off, off+len(body), true)
-	case lvl == events.RiskHigh && (s.hiddenCode || rawIPURLRe.MatchString(body)):
+	case lvl == events.RiskHigh && (s.hiddenCode || rawIPURLRe.MatchString(body) || readsSecrets(body)):
 		s.add("dangerous-command", "hidden code the agent is asked to run: "+top.rule+" ("+top.detail+")", off, off+len(body), true)
 	case lvl == events.RiskHigh:
 		// installers, sudo, package managers, cluster and SQL admin:

@@ -213,6 +213,16 @@ func (v *clauseView) imperativeAs(i int, asVerb bool) (ok, neg bool) {
 		if strings.HasSuffix(v.ws[i].w, "ing") {
 			switch v.ws[i-1].w {
 			case "avoid", "stop", "without":
+				// "never push without telling the team" forbids the
+				// opposite: a negation before it in the clause undoes it
+				for j := i - 2; j >= 0; j-- {
+					if v.ws[j].cls&lxNegation != 0 {
+						return false, false
+					}
+					if v.ws[j+1].brk {
+						break
+					}
+				}
 				return true, true
 			}
 			return false, false
@@ -525,7 +535,11 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 		if neg {
 			return true
 		}
-		for k := i + 1; k < n && k < i+10; k++ {
+		ve, _ := v.wordHas(i, lxOverride)
+		if ve <= i {
+			ve = i + 1
+		}
+		for k := ve; k < n && k < i+10; k++ {
 			if v.ws[k].hard {
 				break
 			}
@@ -538,7 +552,7 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 				break
 			}
 			qual, time := false, false
-			for j := i + 1; j < k; j++ {
+			for j := ve; j < k; j++ {
 				qual = qual || v.ws[j].cls&lxQualPrior != 0
 				time = time || v.ws[j].cls&lxQualTime != 0
 			}

@@ -283,3 +283,19 @@ func optionLine(t string) bool {
 	}
 	return tl != "" && (raw[1] == '-' || raw[1] >= 'a' && raw[1] <= 'z' || raw[1] >= 'A' && raw[1] <= 'Z')
 }
+
+// readsSecrets: code that reads the environment or a secret store, so a
+// HIGH elsewhere in it (an upload, a pipe to the network) carries secrets.
+func readsSecrets(body string) bool {
+	lb := asciiLower(body)
+	if secretObjects(lb) != nil {
+		return true
+	}
+	for _, w := range wordsOf(lb) {
+		switch w.w {
+		case "env", "printenv", "environ":
+			return true
+		}
+	}
+	return false
+}

@@ -42,7 +42,19 @@ func (s *scanner) identityRules(t string, off int, lt string) {
 	add := func(loc []int, detail string) {
 		s.add("role-override", detail, off+loc[0], off+loc[1], true)
 	}
-	if loc := youAreNowRe.FindStringSubmatchIndex(t); loc != nil {
+	has := func(ws ...string) bool {
+		for _, w := range ws {
+			if strings.Contains(lt, w) {
+				return true
+			}
+		}
+		return false
+	}
+	var loc []int
+	if has(" now") {
+		loc = youAreNowRe.FindStringSubmatchIndex(t)
+	}
+	if loc != nil {
 		m := strings.ToLower(t[loc[0]:loc[1]])
 		ws := strings.Fields(m)
 		det := ""
@@ -72,16 +84,16 @@ func (s *scanner) identityRules(t string, off int, lt string) {
 			add(loc, "tells the agent it is now someone else")
 		}
 	}
-	if loc := noLongerRe.FindStringIndex(t); loc != nil {
+	if loc := findIf(has("no longer"), noLongerRe, t); loc != nil {
 		add(loc, "tells the agent its rules no longer bind it")
 	}
-	if loc := renameRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) {
+	if loc := findIf(has("yourself", "name", "identity", "persona", "personality", "role", "known as", "called"), renameRe, t); loc != nil && !negatedBefore(t, loc[0]) {
 		add(loc, "gives the agent a new name or identity")
 	}
-	if loc := changedYouRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) {
+	if loc := findIf(has("been ", "were ", "got ", "being "), changedYouRe, t); loc != nil && !negatedBefore(t, loc[0]) {
 		add(loc, "tells the agent it has been changed")
 	}
-	if loc := changedInsRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) {
+	if loc := findIf(has("your "), changedInsRe, t); loc != nil && !negatedBefore(t, loc[0]) {
 		add(loc, "claims the agent's instructions were replaced")
 	}
 }
@@ -109,8 +121,9 @@ func placeNoun(np string) bool {
 
 var (
 	skipAskRe = lazyRE(`(?i)\b(?:no need to|there is no need to|you (?:do not|don't|never) need to|don't|do not|never|without|stop|skip|avoid|no longer|not necessary to|unnecessary to|needn't)\s+(?:ever\s+|bother(?:ing)?\s+(?:to\s+)?|even\s+)?(?:ask(?:ing)?|wait(?:ing)?\s+for|request(?:ing)?|seek(?:ing)?|prompt(?:ing)?|check(?:ing)?\s+(?:in\s+)?with|confirm(?:ing)?\s+with|get(?:ting)?|obtain(?:ing)?|requir(?:e|ing))\b[^.\n]{0,40}?\b(?:confirmation|confirmations|approval|approvals|permission|permissions|consent|sign-?off|authori[sz]ation|the user|the human|a human|me|anyone|the operator|the owner)\b`)
-	answerRe  = lazyRE(`(?i)\b(?:answer|respond|reply|type|enter|say|select|choose|click|press|input|hit)\s+(?:with\s+|on\s+)?["'“‘]?(?:yes|y|approve|approved|allow|always allow|allow always|accept|ok|confirm|1|continue|proceed)\b["'”’]?[^.\n]{0,50}?\b(?:prompts?|confirmations?|approvals?|permissions?|questions?|dialogs?|requests?|asked|asks|popups?|pop-ups?)\b`)
-	approveRe = lazyRE(`(?i)\b(?:approve|accept|confirm|grant|allow|authori[sz]e)\s+(?:it|them|this|that|all|everything|anything|every\s+\w+|any\s+\w+(?:\s+\w+)?|the\s+(?:request|action|command|change|prompt|permission|tool call|operation)s?|your own\s+\w+)\s+(?:yourself|automatically|on\s+(?:the user's|my|their|his|her|our)\s+behalf|for (?:the user|them|me)|without (?:asking|checking|review))`)
+	answerRe  = lazyRE(`(?i)\b(?:answer|respond|reply|type|enter|say|select|choose|click|press|input|hit)\s+(?:with\s+|on\s+)?["'“‘]?(?:yes|y|approve|approved|allow|always allow|allow always|accept|ok|confirm|1|continue|proceed)\b["'”’]?`)
+	promptNounRe = lazyRE(`(?i)\b(?:prompts?|confirmations?|approvals?|permissions?|questions?|dialogs?|requests?|asked|asks|popups?|pop-ups?|yourself|on (?:the user's|their|my) behalf|automatically)\b`)
+	approveRe = lazyRE(`(?i)\b(?:approve|accept|confirm|grant|allow|authori[sz]e)\s+(?:it|them|this|that|all|everything|anything|every\s+\w+|any\s+\w+(?:\s+\w+)?|(?:the|all|any|every)\s+(?:[\w-]+\s+){0,2}?(?:request|action|command|change|prompt|permission|tool call|operation|approval)s?|your own\s+\w+)\s+(?:yourself|automatically|on\s+(?:the user's|my|their|his|her|our)\s+behalf|for (?:the user|them|me)|without (?:asking|checking|review))`)
 	handleRe  = lazyRE(`(?i)\b(?:answer|respond to|handle|accept|grant|approve|click through|dismiss)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:approval|permission|confirmation|security|consent)\s+(?:requests?|prompts?|dialogs?|questions?|checks?|popups?)\s+(?:yourself|on (?:the user's|my|their) behalf|automatically|for the user|without (?:asking|waiting|showing))`)
 	claimRe   = lazyRE(`(?i)\b(?:i am|i'm|this is|we are|we're|message from|on behalf of|speaking as|as|signed,?)\s+(?:the|your)\s+(?:admin|administrator|owner|developer|developers|creator|creators|maintainer|security team|system administrator|sysadmin|operator|ceo|cto|it department|root user|supervisor|boss|principal|user)\b`)
 	grantedRe = lazyRE(`(?i)\b(?:the user|the owner|the admin|the administrator|your user|the operator|the maintainers?|the security team|i|we|management)\s+(?:has|have|had)?\s*(?:already\s+|previously\s+|explicitly\s+|fully\s+)?(?:approved|authori[sz]ed|pre-?approved|consented|agreed|granted (?:you )?(?:full )?permission|given (?:you )?(?:full )?permission|signed off|whitelisted|allowlisted)\b`)
@@ -126,7 +139,7 @@ func (s *scanner) socialRules(t string, off int, lt string) {
 	}
 	claim := claimRe.FindStringIndex(t)
 	granted := grantedRe.FindStringIndex(t)
-	if loc := answerRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) {
+	if loc := answerRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) && promptNounRe.MatchString(t) {
 		s.add("approval-self-answer", "tells the agent to answer permission prompts itself", off+loc[0], off+loc[1], true)
 	} else if loc := approveRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) {
 		s.add("approval-self-answer", "tells the agent to approve actions itself", off+loc[0], off+loc[1], true)
@@ -173,41 +186,64 @@ func negatedWithout(before string) bool {
 // "=== SYSTEM OVERRIDE ===", "[[ADMIN INSTRUCTIONS]]"). A heading on one
 // side ("## Instructions") is ordinary markdown.
 var (
-	fakeBoundaryRe = lazyRE(`(?im)^[ \t]*([#=*\-_~<\[{|]{2,}|-{3,}|>{2,})[ \t]*([^\n#=*\[\]{}<>|]{3,60}?)[ \t]*([#=*\-_~>\]}|]{2,}|<{2,})[ \t]*$`)
+	fakeBoundaryRe = lazyRE(`(?i)^[ \t]*([#=*\-_~<\[{|]{2,}|-{3,}|>{2,})[ \t]*([^\n#=*\[\]{}<>|]{3,60}?)[ \t]*([#=*\-_~>\]}|]{2,}|<{2,})[ \t]*$`)
 	boundaryQual   = set("new", "updated", "real", "actual", "true", "hidden", "secret", "override", "overriding", "admin",
 		"administrator", "system", "developer", "priority", "urgent", "revised", "additional", "important", "root", "god", "sudo")
 	boundaryNoun = set("instructions", "instruction", "prompt", "task", "tasks", "directive", "directives", "rules", "orders",
 		"objective", "mission", "override", "message", "input", "mode", "command", "commands")
 	boundaryEdge = set("begin", "start", "end", "of")
 	turnTokenRe  = lazyRE(`(?i)<\|(?:im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|system|user|assistant)\|>|\[/?INST\]|<<SYS>>|<</SYS>>|</?(?:system|assistant)(?:_message|_prompt|_instructions)?>|</?user_(?:message|prompt|input|query)>`)
-	turnLabelRe  = lazyRE(`(?m)^[ \t]*(?:Human|Assistant)\s*:\s*\S`)
 )
 
-// boundaryRules finds fake role and boundary markers in a whole text.
+// boundaryRules finds fake role and boundary markers in a whole text. It
+// walks the lines once and runs an expression only on a line that can
+// hold a marker.
 func (s *scanner) boundaryRules(text string, base int) {
-	if strings.ContainsAny(text, "#=*-_~<[{|>") {
-		for _, m := range fakeBoundaryRe.FindAllStringSubmatchIndex(text, 16) {
-			inner := strings.Fields(strings.ToLower(text[m[4]:m[5]]))
-			qual, noun, edge := false, false, false
-			for _, w := range inner {
-				w = strings.Trim(w, ".:!")
-				qual = qual || boundaryQual[w]
-				noun = noun || boundaryNoun[w]
-				edge = edge || boundaryEdge[w]
-			}
-			if noun && (qual || edge) && len(inner) <= 6 {
-				s.add("fake-boundary", "a marker that announces new instructions", base+m[0], base+m[1], true)
-			}
-		}
-	}
-	if strings.ContainsAny(text, "<[") {
+	turn := strings.Contains(text, "<|") || strings.Contains(text, "INST]") || strings.Contains(text, "<<") ||
+		strings.Contains(text, "<system") || strings.Contains(text, "</system") || strings.Contains(text, "<assistant") ||
+		strings.Contains(text, "</assistant") || strings.Contains(text, "user_")
+	if turn {
 		for _, loc := range turnTokenRe.FindAllStringIndex(text, 8) {
 			s.add("fake-role-tag", "a chat-template token that starts a new turn", base+loc[0], base+loc[1], true)
 		}
 	}
-	if strings.Contains(text, ":") {
-		if locs := turnLabelRe.FindAllStringIndex(text, 8); len(locs) > 0 {
-			s.add("fake-turn", "a line written as a turn of the conversation", base+locs[0][0], base+locs[0][1], false)
+	labelled := false
+	for off := 0; off < len(text); {
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			end = len(text)
+		} else {
+			end += off
+		}
+		line := text[off:end]
+		start := off
+		off = end + 1
+		tl := strings.TrimSpace(line)
+		if len(tl) < 7 {
+			continue
+		}
+		if !labelled && (strings.HasPrefix(tl, "Human:") || strings.HasPrefix(tl, "Assistant:")) && len(tl) > len("Human: ") {
+			labelled = true
+			s.add("fake-turn", "a line written as a turn of the conversation", base+start, base+end, false)
+			continue
+		}
+		if len(tl) > 90 || strings.IndexByte("#=*-_~<[{|>", tl[0]) < 0 || strings.IndexByte("#=*-_~>]}|<", tl[len(tl)-1]) < 0 {
+			continue
+		}
+		m := fakeBoundaryRe.FindStringSubmatchIndex(line)
+		if m == nil {
+			continue
+		}
+		inner := strings.Fields(strings.ToLower(line[m[4]:m[5]]))
+		qual, noun, edge := false, false, false
+		for _, w := range inner {
+			w = strings.Trim(w, ".:!")
+			qual = qual || boundaryQual[w]
+			noun = noun || boundaryNoun[w]
+			edge = edge || boundaryEdge[w]
+		}
+		if noun && (qual || edge) && len(inner) <= 6 {
+			s.add("fake-boundary", "a marker that announces new instructions", base+start+m[0], base+start+m[1], true)
 		}
 	}
 }
