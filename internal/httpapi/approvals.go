@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -30,6 +31,7 @@ func (s *Server) pendingList(r *http.Request, who principal, conversation string
 		}
 		return ps, nil
 	}
+	s.awaitReads(r.Context())
 	pas, err := s.cfg.Reads.Pending()
 	if err != nil {
 		return nil, readError(err)
@@ -43,6 +45,31 @@ func (s *Server) pendingList(r *http.Request, who principal, conversation string
 	}
 	client.SortPending(out)
 	return out, nil
+}
+
+// maxReadsWait bounds how long a read waits for the read models.
+const maxReadsWait = 2 * time.Second
+
+// awaitReads waits (briefly) until the read models hold every gate output
+// the live stream has seen: the driver publishes an output before the read
+// models apply it, so a person who saw an action on the stream, or a
+// stream that subscribed after it passed, finds it in the queue.
+func (s *Server) awaitReads(ctx context.Context) {
+	want := s.hub.seen.Load()
+	if s.cfg.Reads.Status().Position >= want {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, maxReadsWait)
+	defer cancel()
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for s.cfg.Reads.Status().Position < want {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // readError maps a read model's error to a response.

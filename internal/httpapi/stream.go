@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -40,6 +41,8 @@ type streamEvent struct {
 type hub struct {
 	mu   sync.Mutex
 	subs map[*subscriber]struct{}
+	// seen is the log seq of the last gate output the hub received.
+	seen atomic.Uint64
 }
 
 type subscriber struct {
@@ -94,6 +97,9 @@ func (s *Server) followGate(ctx context.Context) error {
 		if err != nil {
 			return
 		}
+		// Before publishing: a stream that subscribes after this event
+		// passed waits for the read models to hold it (awaitReads).
+		s.hub.seen.Store(max(s.hub.seen.Load(), d.Seq))
 		switch d.Kind {
 		case events.KindGateRequested:
 			req, err := events.DerivedDataAs[events.GateRequested](&d)
@@ -201,7 +207,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, who principal) *
 		return &apiError{Status: http.StatusServiceUnavailable, reason: "busy",
 			Message: fmt.Sprintf("%d live streams are open, the limit; retry later", cap(s.streams))}
 	}
-	// Subscribe before reading the queue, so nothing falls between them.
+	// Subscribe before reading the queue, so nothing falls between them
+	// (pendingList waits for the read models to hold what the hub saw).
 	sub := s.hub.subscribe()
 	defer s.hub.unsubscribe(sub)
 	snapshot, e := s.pendingList(r, who, conv)
