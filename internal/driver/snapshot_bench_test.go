@@ -24,9 +24,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,6 +46,8 @@ var (
 	restartDir   = flag.String("restart-dir", "", "keep the benchmark's data directories here (default: a temporary directory)")
 	restartChild = flag.String("restart-child", "", "internal: restart a node on this data directory and report")
 	restartLog   = flag.Bool("restart-log", false, "log the restarted node's start (slog, to stderr)")
+	restartHeap  = flag.String("restart-heap", "", "write the restarted node's heap profile here at its first decision")
+	restartReuse = flag.Bool("restart-reuse", false, "reuse a log already built in -restart-dir (a first restart then makes this build's snapshot)")
 )
 
 // restartResult is what a child reports.
@@ -57,6 +61,10 @@ type restartResult struct {
 	HeapMB          float64 `json:"heap_mb"`          // Go heap in use then
 	Restored        uint64  `json:"restored"`
 	Refolded        uint64  `json:"refolded"`
+	SnapshotMB      float64 `json:"snapshot_mb"` // the snapshot restored, as stored
+	// CPUSeconds is the process's user+system CPU time until the decision:
+	// what the restart costs, whatever else the machine is doing.
+	CPUSeconds float64 `json:"cpu_seconds"`
 }
 
 func TestRestartBench(t *testing.T) {
@@ -73,16 +81,21 @@ func TestRestartBench(t *testing.T) {
 		if *restartDir != "" {
 			dir = filepath.Join(*restartDir, fmt.Sprint(n))
 		}
-		build := time.Now()
-		buildLog(t, dir, n)
-		t.Logf("N=%d: log built in %s", n, time.Since(build).Round(time.Millisecond))
+		if _, err := os.Stat(filepath.Join(dir, "jetstream")); *restartReuse && err == nil {
+			r := runChild(t, dir, "prime", n)
+			t.Logf("N=%d: reusing the log in %s; a first restart restored seq %d and refolded %d", n, dir, r.Restored, r.Refolded)
+		} else {
+			build := time.Now()
+			buildLog(t, dir, n)
+			t.Logf("N=%d: log built in %s", n, time.Since(build).Round(time.Millisecond))
+		}
 		for _, mode := range []string{"snapshot", "full-refold"} {
 			if mode == "full-refold" {
 				dropSnapshots(t, dir)
 			}
 			r := runChild(t, dir, mode, n)
-			t.Logf("N=%d %s: decision %.2f s (node.Start %.2f s), RSS %.0f MB (peak %.0f MB, heap %.0f MB), restored seq %d, refolded %d",
-				n, mode, r.DecisionSeconds, r.StartSeconds, r.RSSMB, r.HWMMB, r.HeapMB, r.Restored, r.Refolded)
+			t.Logf("N=%d %s: decision %.2f s (node.Start %.2f s, CPU %.2f s), RSS %.0f MB (peak %.0f MB, heap %.0f MB), restored seq %d (%.1f MB), refolded %d",
+				n, mode, r.DecisionSeconds, r.StartSeconds, r.CPUSeconds, r.RSSMB, r.HWMMB, r.HeapMB, r.Restored, r.SnapshotMB, r.Refolded)
 			out = append(out, r)
 		}
 	}
@@ -240,12 +253,34 @@ func TestRestartBenchChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	decided := time.Since(start)
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
+	if *restartHeap != "" {
+		f, err := os.Create(*restartHeap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runtime.GC()
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
 	rss, hwm := procStatus("VmRSS"), procStatus("VmHWM")
 	wu := s.Driver().WarmUp()
+	var snapMB float64
+	if wu.RestoredFrom != "" {
+		if ob, err := s.JetStream().ObjectStore(ctx, driver.SnapshotBucket); err == nil {
+			if info, err := ob.GetInfo(ctx, wu.RestoredFrom); err == nil {
+				snapMB = float64(info.Size) / (1 << 20)
+			}
+		}
+	}
 	b, _ := json.Marshal(restartResult{StartSeconds: started.Seconds(), DecisionSeconds: decided.Seconds(),
-		RSSMB: rss, HWMMB: hwm, HeapMB: float64(ms.HeapInuse) / (1 << 20), Restored: wu.Restored, Refolded: wu.Folded})
+		RSSMB: rss, HWMMB: hwm, HeapMB: float64(ms.HeapInuse) / (1 << 20), Restored: wu.Restored, Refolded: wu.Folded, SnapshotMB: snapMB, CPUSeconds: cpu.Seconds()})
 	fmt.Println("RESTART " + string(b))
 	t.Logf("decision %s by %s", res.Outcome, res.By)
 }
