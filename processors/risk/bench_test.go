@@ -45,6 +45,47 @@ func BenchmarkScoreCommand(b *testing.B) {
 	b.ReportMetric(float64(durs[len(durs)*99/100].Microseconds()), "p99-µs")
 }
 
+// classCommands exercise the rules of issue 11's shell classes (unresolved
+// names, abbreviations, Windows, agent config, reachability, options that
+// run or write, shadowing, temp, deceptive characters).
+var classCommands = []string{
+	"rm${IFS}-rf${IFS}/",
+	"$SUDO_CMD rm -rf /",
+	"git push --forc origin main",
+	"echo x | tee /private/etc/hosts",
+	"sudo apt-get update",
+	`cmd /c "rmdir /s /q C:\Users\bob"`,
+	"echo '  mode: off' >> ~/.hermes/config.yaml",
+	"systemctl stop sshd",
+	"tar -xf archive.tar -C /",
+	"rg --pre ./decode.sh secret",
+	"alias ls='rm -rf'",
+	"bash /tmp/exploit.sh",
+	"ｒｍ -ｒｆ /",
+}
+
+// BenchmarkScoreClassCommands: the commands of the new shell classes, one
+// per iteration (same target as BenchmarkScoreCommand).
+func BenchmarkScoreClassCommands(b *testing.B) {
+	s, err := NewScorer(events.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	durs := make([]time.Duration, 0, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		cmd := classCommands[i%len(classCommands)]
+		t0 := time.Now()
+		s.ScoreCommand(cmd, Env{})
+		durs = append(durs, time.Since(t0))
+	}
+	b.StopTimer()
+	sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
+	b.ReportMetric(float64(durs[len(durs)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(durs[len(durs)*99/100].Microseconds()), "p99-µs")
+}
+
 func BenchmarkScoreAction(b *testing.B) {
 	cfg := events.DefaultConfig()
 	cfg.PolicyRules = []events.PolicyRule{{Name: "prod", Expr: `hosts.exists(h, h.endsWith(".prod"))`, Level: events.RiskHigh}}
