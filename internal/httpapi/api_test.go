@@ -152,13 +152,25 @@ type gateAnswer struct {
 // gateAsync gates an action as the agent in the background.
 func (a *api) gateAsync(t *testing.T, ev map[string]any, wait string) <-chan gateAnswer {
 	ch := make(chan gateAnswer, 1)
+	body, _ := json.Marshal(ev)
 	go func() {
+		// Not a.call: t.Fatal must not be called from this goroutine.
 		var g gateAnswer
-		code, b := a.call(t, natsutil.RoleAgent, "POST", "/v1/gate?wait="+wait, ev, &g)
-		if code != http.StatusOK && code != http.StatusAccepted {
-			t.Errorf("gate: %d %s", code, b)
+		defer func() { ch <- g }()
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", a.url+"/v1/gate?wait="+wait, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+a.tokens[natsutil.RoleAgent])
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("gate: %v", err)
+			return
 		}
-		ch <- g
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		a.spec.check(t, "POST", "/v1/gate", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+		if (resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusAccepted) || json.Unmarshal(b, &g) != nil {
+			t.Errorf("gate: %d %s", resp.StatusCode, b)
+		}
 	}()
 	return ch
 }
