@@ -3,6 +3,7 @@ package redact
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -299,8 +300,9 @@ func TestBudgetValidation(t *testing.T) {
 // FuzzRedactAdversarial repeats a fuzzed unit into long text (the shape
 // the budget and the long-value paths exist for), plants a known secret
 // between blanks, and checks that:
-//   - the work stays within the default budget (linear, whatever the
-//     unit, and never failing closed on repeated text);
+//   - the work is linear: four times the text (of 2 to 8 KB) costs at
+//     most six times the work (quadratic work would cost sixteen times),
+//     and stays within four times the default budget;
 //   - findings are sorted, disjoint and within the text, and the output is
 //     the text with each replaced by its marker, valid UTF-8 if the input
 //     is;
@@ -324,12 +326,18 @@ func FuzzRedactAdversarial(f *testing.F) {
 		if unit == "" {
 			return
 		}
-		text := repeatTo(unit, int(n)%(32<<10)+len(unit))
+		size := 2<<10 + int(n)%(6<<10) + len(unit)
+		text, long := repeatTo(unit, size), repeatTo(unit, 4*size)
 		if utf8.ValidString(unit) {
-			text = strings.ToValidUTF8(text, "") // drop a rune cut at the end
+			// drop a rune cut at the end
+			text, long = strings.ToValidUTF8(text, ""), strings.ToValidUTF8(long, "")
 		}
-		if w := workOf(r, text); w > DefaultWorkPerByte*int64(len(text))+DefaultWorkBase {
-			t.Fatalf("%d units of work for %d bytes of %q repeated", w, len(text), unit)
+		w, w4 := workOf(r, text), workOf(r, long)
+		if w4 > 6*w {
+			t.Fatalf("%q repeated: work grows %.1f times for 4 times the text (%d -> %d units)", unit, float64(w4)/float64(w), w, w4)
+		}
+		if w4 > 4*DefaultWorkPerByte*int64(len(long))+DefaultWorkBase {
+			t.Fatalf("%d units of work for %d bytes of %q repeated", w4, len(long), unit)
 		}
 		out, fs := r.redactString(text)
 		checkFindings(t, text, out, fs)
@@ -351,4 +359,51 @@ func FuzzRedactAdversarial(f *testing.F) {
 			t.Fatalf("planted %s not removed from %q repeated", fakeKinds[int(which)%len(fakeKinds)].name, unit)
 		}
 	})
+}
+
+// TestManyKeysOneText: map keys that all redact to the same text are kept,
+// numbered in key order (base, base#2, base#3 …, skipping a number another
+// key already has), in time linear in their number: the numbering
+// remembers where it stopped instead of counting up from 2 for each key.
+func TestManyKeysOneText(t *testing.T) {
+	r := newTestRedactor(t)
+	const n = 3000
+	rng := rand.New(rand.NewPCG(9, 9))
+	data := map[string]any{}
+	for range n {
+		data["api_key="+randMixed(rng, alnum, 24)] = "v"
+	}
+	red, _ := r.RedactEvent(testEvent(data))
+	if len(red.Data) != n {
+		t.Fatalf("%d keys in, %d out", n, len(red.Data))
+	}
+	base, m := "", 0
+	for k := range red.Data {
+		if strings.HasPrefix(k, "api_key="+Marker) {
+			m++
+			if !strings.Contains(k, "#") {
+				base = k
+			}
+		}
+	}
+	if m < n/2 || base == "" {
+		t.Fatalf("%d of %d keys redacted (base %q)", m, n, base)
+	}
+	for i := 2; i <= m; i++ {
+		if _, ok := red.Data[base+"#"+strconv.Itoa(i)]; !ok {
+			t.Fatalf("no key %s#%d", base, i)
+		}
+	}
+
+	out := map[string]any{"k": 1, "k#2": 1, "k#4": 1}
+	next := map[string]int{}
+	var got []string
+	for range 3 {
+		k := freeKey(out, "k", next)
+		out[k] = 1
+		got = append(got, k)
+	}
+	if want := []string{"k#3", "k#5", "k#6"}; !slices.Equal(got, want) {
+		t.Errorf("freeKey gave %q, want %q", got, want)
+	}
 }

@@ -145,21 +145,17 @@ func (w *walker) walkMap(m map[string]any, path string, depth int) map[string]an
 		}
 	}
 	var out map[string]any
+	var next map[string]int
 	if renamed {
 		out = make(map[string]any, len(m))
+		next = map[string]int{}
 	}
 	for i, k := range keys {
 		nk := newKeys[i]
 		if renamed {
 			// Two keys may redact to the same text: keep both, numbered in
 			// key order.
-			base := nk
-			for n := 2; ; n++ {
-				if _, taken := out[nk]; !taken {
-					break
-				}
-				nk = base + "#" + strconv.Itoa(n)
-			}
+			nk = freeKey(out, nk, next)
 			if nk != k {
 				w.record(childPath(path, nk)+"#key", keyFs[i])
 			}
@@ -175,6 +171,28 @@ func (w *walker) walkMap(m map[string]any, path string, depth int) map[string]an
 		return out
 	}
 	return m
+}
+
+// freeKey returns base, or else the first of base#2, base#3 … that is not
+// a key of out. next remembers, for each base, the number it last gave:
+// keys are never removed from out, so the numbers below it are still
+// taken, and ten thousand keys that redact to the same text cost ten
+// thousand lookups, not fifty million.
+func freeKey(out map[string]any, base string, next map[string]int) string {
+	n := next[base] // 0: base itself
+	nk := base
+	if n >= 2 {
+		nk = base + "#" + strconv.Itoa(n)
+	}
+	for {
+		if _, taken := out[nk]; !taken {
+			break
+		}
+		n = max(n+1, 2)
+		nk = base + "#" + strconv.Itoa(n)
+	}
+	next[base] = n
+	return nk
 }
 
 func (w *walker) walkValue(v any, path, key string, depth int) any {
