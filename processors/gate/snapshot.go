@@ -73,7 +73,9 @@ func (p *Processor) fingerprint() string {
 // processors.Snapshotter). The compiled scorers are a cache, rebuilt on
 // first use after Restore.
 func (p *Processor) Snapshot() ([]byte, error) {
-	st := snapshotState{V: snapshotVersion, Fingerprint: p.fingerprint(), Tracker: p.tracker.State()}
+	st := snapshotState{V: snapshotVersion, Fingerprint: p.fingerprint(), Tracker: p.tracker.State(),
+		Backends: make([]snapBackend, 0, len(p.backends)), Pending: make([]snapPending, 0, len(p.pending)),
+		Decided: make([]snapDecided, 0, len(p.order)-p.head)}
 	for _, c := range sortedKeys(p.backends) {
 		b := p.backends[c]
 		st.Backends = append(st.Backends, snapBackend{Conversation: c, Backend: b.backend, Trusted: b.trusted})
