@@ -88,6 +88,10 @@ func (d *Driver) storedAlready(o *processors.Output) bool {
 		return true
 	}
 	_, ok := st.ids[o.Event.ID]
+	if !ok {
+		// Refused by the stream, it was replaced by an alert (refusedAlert).
+		_, ok = st.ids["driver:refused:"+o.Event.ID]
+	}
 	return ok
 }
 

@@ -130,3 +130,33 @@ func TestDriverDerivedFrontierByID(t *testing.T) {
 	r.waitFolded(t, last)
 	checkOnce(t, e.idCounts(t), last)
 }
+
+func TestStoredAlready(t *testing.T) {
+	d := &Driver{derived: derivedState{read: true, upTo: 2000, below: 976, ids: map[string]struct{}{
+		"rec:1500": {}, "rec:2000:1": {}, "driver:refused:rec:1600": {},
+	}}}
+	for _, tc := range []struct {
+		id   string
+		seq  uint64
+		want bool
+	}{
+		{"rec:10", 10, true},       // far below the frontier: stored
+		{"rec:975", 975, true},     // just below the checked range
+		{"rec:976", 976, false},    // checked by id: absent
+		{"rec:1500", 1500, true},   // checked by id: present
+		{"rec:1600", 1600, true},   // refused, its alert is stored
+		{"rec:2000", 2000, false},  // the frontier's first output is missing
+		{"rec:2000:1", 2000, true}, // the frontier's second is there
+		{"rec:2001", 2001, false},  // past the frontier
+		{"dlq:0", 0, false},        // derived from no log record
+	} {
+		o := processors.Output{Event: events.Derived{ID: tc.id, Seq: tc.seq}}
+		if got := d.storedAlready(&o); got != tc.want {
+			t.Errorf("storedAlready(%s) = %v, want %v", tc.id, got, tc.want)
+		}
+	}
+	d.derived.read = false
+	if o := (processors.Output{Event: events.Derived{ID: "rec:10", Seq: 10}}); d.storedAlready(&o) {
+		t.Error("a stale read must not skip anything")
+	}
+}
