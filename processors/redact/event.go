@@ -282,9 +282,13 @@ func (w *walker) str(s, path, key string) string {
 }
 
 // clip maps findings in a larger text to the part [a, b), in its offsets.
+// fs is sorted by Start: the findings from b on are not looked at.
 func clip(fs []Finding, a, b int) []Finding {
 	var out []Finding
 	for _, f := range fs {
+		if f.Start >= b {
+			break
+		}
 		s, e := max(f.Start, a), min(f.End, b)
 		if s < e {
 			out = append(out, Finding{Rule: f.Rule, Start: s - a, End: e - a})
@@ -332,9 +336,13 @@ func (w *walker) strArray(x []any, path string) ([]any, bool) {
 		}
 		return x, true
 	}
+	k := 0 // fs[:k] end before the element: not looked at again
 	for i, e := range x {
 		s := e.(string)
-		local := clip(fs, offs[i], offs[i]+len(s))
+		for k < len(fs) && fs[k].End <= offs[i] {
+			k++
+		}
+		local := clip(fs[k:], offs[i], offs[i]+len(s))
 		if len(local) == 0 {
 			continue
 		}
