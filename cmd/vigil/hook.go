@@ -19,16 +19,24 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
-func newHookCmd(c *cli) *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "hook CLIENT",
-		Short: "Gate an agent client's tool calls (Claude Code, Gemini CLI, Cursor, OpenHands)",
-		Long: `A command hook for agent clients: reads the client's hook JSON on standard
-input, records the tool call in Vigil (an action before it runs, an
-observation with its redacted output after), gates actions, and answers in
-the client's own format. Settings snippets for each client: docs/hooks.md.
+// hookHelp is `vigil hook --help` (the hook parses its own flags, so it
+// prints this itself) and `vigil help hook`.
+const hookHelp = `A command hook for agent clients: an agent client (Claude Code, Gemini CLI,
+Cursor, the OpenHands SDK) runs it on each tool call. It reads the
+client's hook JSON on standard input, records the call in Vigil (an action
+before the tool runs, an observation with its redacted output after),
+gates actions, and answers in the client's own format on standard output.
 
-  vigil hook claude-code   PreToolUse / PostToolUse / SessionStart
+Set it up:
+  vigil hook install claude-code|gemini|cursor [--project|--user]
+                         merge the hooks into the client's settings, with
+                         this binary's absolute path and data directory
+  vigil hook doctor      say whether each installed hook reaches a node
+  docs/hooks.md          settings for each client, OpenHands included
+
+What the client runs:
+  vigil hook claude-code   PreToolUse / PostToolUse / SessionStart /
+                           PermissionDenied
   vigil hook gemini        BeforeTool / AfterTool / SessionStart
   vigil hook cursor        beforeShellExecution / beforeMCPExecution /
                            beforeReadFile / preToolUse / after…
@@ -38,20 +46,41 @@ Flags (after CLIENT):
   --budget D             wait at most D for a decision; keep it under the
                          client's hook timeout (default 50s)
   --on-pending ask|deny  when the budget runs out first: ask the person in
-                         the client (Claude Code, Cursor), or deny and
-                         withdraw the action (default: ask where the client
-                         can, deny elsewhere)
+                         the client (Claude Code, Cursor; the reason names
+                         the level and rules), or deny and withdraw the
+                         action (default: ask for Claude Code, deny elsewhere)
   --on-unreachable deny|ask|allow
                          when Vigil cannot be reached (default deny)
+  --allow-below LEVEL    Vigil's allow is answered "allow" (skipping the
+                         client's own prompt) only for actions below LEVEL
+                         (default MEDIUM: LOW ones); MEDIUM, HIGH and
+                         UNKNOWN actions Vigil let through are left to the
+                         client's own permission rules, so the hook never
+                         supervises less than the client alone. A person's
+                         approval in Vigil is always answered allow.
   --on-allow allow|client
-                         when Vigil allows: answer allow (skip the client's
-                         own prompt), or leave it to the client's rules
-  --data, --nats, --creds as for every command (agent credentials)
+                         client: leave every allowed call to the client's
+                         own rules (default allow, as --allow-below says)
+  --max-output BYTES     record at most this much of a tool's output; the
+                         rest is cut with a marker giving its size and
+                         sha256 (default 262144)
+  --data DIR, --nats URL --creds FILE
+                         how to reach Vigil (agent credentials); a client
+                         does not inherit VIGIL_DATA from your shell, so
+                         name the data directory (install does)
 
-It fails closed: a payload it cannot read, an internal error or Vigil
-unreachable is a deny, and if it cannot even answer it exits 2, which every
-client treats as a block.`,
+Exit status and answers: it fails closed. A payload it cannot read, an
+internal error or Vigil unreachable is a deny (exit 0, a deny answer), and
+if it cannot even write its answer it exits 2, which every client treats
+as a block.`
+
+func newHookCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:                "hook CLIENT",
+		Short:              "Gate an agent client's tool calls (Claude Code, Gemini CLI, Cursor, OpenHands)",
+		Long:               hookHelp,
 		DisableFlagParsing: true,
+		// A hook must answer even when its settings are wrong (see runHook).
 		RunE: func(cmd *cobra.Command, args []string) error {
 			code := c.runHook(cmd.Context(), args)
 			if code != 0 {
@@ -60,6 +89,7 @@ client treats as a block.`,
 			return nil
 		},
 	}
+	cmd.AddCommand(newHookInstallCmd(c), newHookDoctorCmd(c))
 	return cmd
 }
 
@@ -74,6 +104,7 @@ func (c *cli) runHook(ctx context.Context, args []string) int {
 		budget                        time.Duration
 		onPending, onUnreach, onAllow string
 		allowBelow                    string
+		maxOutput                     int
 		help                          bool
 	)
 	fs.DurationVar(&budget, "budget", 50*time.Second, "")
@@ -81,6 +112,7 @@ func (c *cli) runHook(ctx context.Context, args []string) int {
 	fs.StringVar(&onUnreach, "on-unreachable", hook.Deny, "")
 	fs.StringVar(&onAllow, "on-allow", hook.Allow, "")
 	fs.StringVar(&allowBelow, "allow-below", string(events.RiskMedium), "")
+	fs.IntVar(&maxOutput, "max-output", hook.DefaultMaxOutput, "")
 	fs.StringVar(&c.dataDir, "data", c.dataDir, "")
 	fs.StringVar(&c.natsURL, "nats", c.natsURL, "")
 	fs.StringVar(&c.creds, "creds", c.creds, "")
@@ -88,7 +120,7 @@ func (c *cli) runHook(ctx context.Context, args []string) int {
 	fs.BoolVarP(&help, "help", "h", false, "")
 	perr := fs.Parse(args)
 	if help {
-		fmt.Fprintln(c.stdout, "usage: vigil hook claude-code|gemini|cursor|openhands [--budget D] [--on-pending ask|deny] [--on-unreachable deny|ask|allow] [--on-allow allow|client]; see vigil help hook and docs/hooks.md")
+		fmt.Fprintf(c.stdout, "Usage: vigil hook claude-code|gemini|cursor|openhands [flags]\n       vigil hook install|doctor …\n\n%s\n", hookHelp)
 		return 0
 	}
 	clientName := ""
@@ -112,7 +144,10 @@ func (c *cli) runHook(ctx context.Context, args []string) int {
 		perr = fmt.Errorf("--on-allow %q: use allow or client", onAllow)
 	case !slices.Contains([]events.Risk{events.RiskLow, events.RiskMedium, events.RiskHigh}, events.Risk(strings.ToUpper(allowBelow))):
 		perr = fmt.Errorf("--allow-below %q: use LOW, MEDIUM or HIGH", allowBelow)
+	case maxOutput < 1<<10 || maxOutput > 2<<20:
+		perr = fmt.Errorf("--max-output %d: use 1024 to 2097152 bytes (the server refuses a message over 4 MiB)", maxOutput)
 	}
+	o.MaxOutput = maxOutput
 	o.AllowBelow = events.Risk(strings.ToUpper(allowBelow))
 	o.Budget, o.OnPending, o.OnUnreachable, o.OnAllow = budget, onPending, onUnreach, onAllow
 	if onAllow == "client" {

@@ -86,6 +86,10 @@ type Options struct {
 	StateDir string
 	// Stderr receives diagnostics (never the payload).
 	Stderr io.Writer
+	// MaxOutput bounds the text of a tool output recorded by an after-hook;
+	// longer outputs keep their start and end with a marker (see
+	// boundContent). Default DefaultMaxOutput.
+	MaxOutput int
 }
 
 // supportsAsk reports whether a client honours an "ask" answer for call.
@@ -189,6 +193,14 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 		if !call.Linked && o.StateDir != "" {
 			if id, ok := lookupCall(o.StateDir, call); ok {
 				call.Event.Data["action_id"] = id
+			}
+		}
+		if c, ok := call.Event.Data["content"]; ok {
+			if out, tr, cut := boundContent(c, o.MaxOutput); cut {
+				call.Event.Data["content"] = out
+				call.Event.Data["truncated"] = map[string]any{"original_bytes": int64(tr.OriginalBytes),
+					"kept_bytes": int64(tr.KeptBytes), "sha256": tr.SHA256}
+				fmt.Fprintf(o.Stderr, "vigil hook: tool output of %d bytes recorded truncated to %d (%s)\n", tr.OriginalBytes, tr.KeptBytes, tr.SHA256)
 			}
 		}
 		if _, err := g.Append(ctx, call.Event); err != nil {

@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -156,5 +157,67 @@ func BenchmarkHookInProcess(b *testing.B) {
 			b.Fatalf("answer %s", out.String())
 		}
 		g.results, g.errs, g.expired = nil, nil, nil
+	}
+}
+
+// TestLargeOutputIsRecordedTruncated: a PostToolUse with ~5 MB of stdout
+// (over the server's 4 MiB message limit) is recorded, not dropped: its
+// start and end with a marker (size, digest, what was kept), and what is
+// kept is redacted by the ingest service like everything else.
+func TestLargeOutputIsRecordedTruncated(t *testing.T) {
+	n, dir := startLiveNode(t)
+	const secret = "AKIAZ7VRSQ5TJK3MPXQW"
+	stdout := "AWS_ACCESS_KEY_ID=" + secret + "\n" + lines("build step ", 5<<20/50) + "AWS_ACCESS_KEY_ID=" + secret + "\nexit 0\n"
+	if len(stdout) < 5<<20 {
+		t.Fatalf("stdout is %d bytes", len(stdout))
+	}
+	payload, err := json.Marshal(map[string]any{
+		"session_id": "big-output", "cwd": "/tmp", "hook_event_name": "PostToolUse", "tool_name": "Bash",
+		"tool_input":    map[string]any{"command": "make all"},
+		"tool_response": map[string]any{"stdout": stdout, "stderr": "", "interrupted": false, "isImage": false},
+		"tool_use_id":   "toolu_01BIGOUTPUT00000000000000",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, stderr bytes.Buffer
+	o := liveOptions(dir, &recordingGater{}, time.Minute, time.Now())
+	o.Stderr = &stderr
+	if code := Run(context.Background(), ClaudeCode, bytes.NewReader(payload), &out, o); code != 0 || strings.TrimSpace(out.String()) != "{}" {
+		t.Fatalf("exit %d, answer %s", code, out.String())
+	}
+	if strings.Contains(stderr.String(), "record tool output") {
+		t.Fatalf("the output was not recorded: %s", stderr.String())
+	}
+	admin, err := n.Client(t.Context(), natsutil.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	var rec *events.Record
+	admin.Tail(t.Context(), client.TailOptions{Conversation: "big-output"}, func(r events.Record) error {
+		if r.Event.Kind == events.KindObservation {
+			rec = &r
+		}
+		return nil
+	})
+	if rec == nil {
+		t.Fatal("no observation stored")
+	}
+	if bytes.Contains(rec.Raw, []byte(secret)) {
+		t.Fatal("the kept output holds the raw secret: it was not redacted")
+	}
+	content, _ := rec.Event.Data["content"].(map[string]any)
+	kept, _ := content["stdout"].(string)
+	if !strings.HasPrefix(kept, "AWS_ACCESS_KEY_ID=[REDACTED:") || !strings.Contains(kept, "\n"+TruncatedMarker+fmt.Sprint(len(stdout))+" bytes, sha256:") ||
+		!strings.HasSuffix(kept, "=[REDACTED:aws-access-token]\nexit 0\n") {
+		t.Fatalf("stored stdout: %q … %q", kept[:min(200, len(kept))], kept[max(0, len(kept)-200):])
+	}
+	tr, _ := rec.Event.Data["truncated"].(map[string]any)
+	if tr == nil || fmt.Sprint(tr["kept_bytes"]) == "0" || !strings.HasPrefix(fmt.Sprint(tr["sha256"]), "sha256:") {
+		t.Fatalf("data.truncated = %v", rec.Event.Data["truncated"])
+	}
+	if len(rec.Raw) > DefaultMaxOutput+16<<10 {
+		t.Fatalf("stored %d bytes for a %d-byte limit", len(rec.Raw), DefaultMaxOutput)
 	}
 }
