@@ -665,21 +665,28 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 		if neg || fired["tool-call-exfiltration"] {
 			return true
 		}
-		tool := false
-		for k := i + 1; k < n && k < i+5; k++ {
-			if w := v.ws[k].w; w == "tool" || w == "tools" || w == "function" || strings.Contains(lt[v.ws[k].a:v.ws[k].b], "_") {
-				tool = true
-			}
-		}
-		for _, tk := range v.toks {
-			if tk.a > v.ws[i].b && tk.a < v.ws[min(n-1, i+5)].b && strings.Contains(tk.t, "_") {
-				tool = true
-			}
+		// a tool: "the X tool", or a snake_case name (send_email), not an
+		// environment variable (NO_COLOR)
+		seg := v.t[v.ws[i].b:v.ws[min(n-1, i+5)].b]
+		tool := strings.Contains(lt[v.ws[i].b:v.ws[min(n-1, i+5)].b], "tool") || strings.Contains(seg, "function")
+		for k := 1; k+1 < len(seg) && !tool; k++ {
+			tool = seg[k] == '_' && seg[k-1] >= 'a' && seg[k-1] <= 'z' && seg[k+1] >= 'a' && seg[k+1] <= 'z'
 		}
 		if !tool {
 			return true
 		}
-		objs := secretObjects(lt[v.ws[i].b:])
+		// a secret store, or a secret word with a place to send it
+		var objs [][]int
+		sink := false
+		for _, tk := range v.toks {
+			sink = sink || tk.sink && tk.a > v.ws[i].b
+		}
+		for _, o := range secretObjects(lt[v.ws[i].b:]) {
+			obj := strings.Trim(strings.TrimSpace(lt[v.ws[i].b+o[0]:v.ws[i].b+o[1]]), "`'\"(")
+			if sink || !(genericSecretWords[obj] || genericSecretWords[strings.TrimSuffix(obj, "s")]) {
+				objs = append(objs, o)
+			}
+		}
 		if objs == nil {
 			return true
 		}

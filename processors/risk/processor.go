@@ -19,7 +19,11 @@ import (
 // context.loaded event (action_id is that event's id, level HIGH, one reason
 // per finding with its span), so the finding is kept with the other
 // assessments and exported by audit; and an alert on vigil.alert so an
-// operator sees it. Clean context files produce no output. Consumers that
+// operator sees it. A suspicious file (weak findings only) gets the
+// risk.assessed at MEDIUM and no alert; a clean one produces no output. A
+// context.loaded with data.source "mcp" is an MCP tool's description and
+// schema (ScanTool; a description that changed since first seen is a
+// finding, see inject_mcp.go). Consumers that
 // key on pending actions (the gate) ignore assessments of ids they do not
 // know.
 //
@@ -33,6 +37,9 @@ type Processor struct {
 	memo *Memo
 	// idle forgets the conversations gone idle (in log time).
 	idle *processors.IdleConversations
+	// mcp remembers, per MCP server and tool, the digest of the
+	// description first seen (inject_mcp.go), to flag a later change.
+	mcp map[string]mcpSeen
 }
 
 // WithMemo makes p record each action's assessment in m, for the gate of
@@ -119,13 +126,8 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 		return []processors.Output{processors.NewOutput(p.Name(), &rec, 0, events.RiskSubject(ev.Conversation), events.KindRiskAssessed, ra)}, nil
 	case events.KindContextLoaded:
 		_, cfg, _ := p.scorer(ev.Conversation)
-		if !cfg.Analyzers.Injection {
-			return nil, nil
-		}
-		content := ev.StringField("content")
-		path := ev.StringField("path")
-		r := Scan(content, path)
-		if r.Verdict != VerdictInjection {
+		r, what := p.scanContext(&rec, cfg.Analyzers.Injection)
+		if r.Verdict == VerdictClean {
 			return nil, nil
 		}
 		reasons := make([]events.Reason, 0, len(r.Findings))
@@ -139,9 +141,13 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 			rules = append(rules, f.Rule)
 		}
 		sort.Strings(rules)
-		ra := events.RiskAssessed{ActionID: ev.ID, LogSeq: rec.Seq, ConfigVersion: cfg.Version, Level: events.RiskHigh, Reasons: reasons}
+		ra := events.RiskAssessed{ActionID: ev.ID, LogSeq: rec.Seq, ConfigVersion: cfg.Version, Level: r.Level(), Reasons: reasons}
+		if r.Verdict != VerdictInjection {
+			// suspicious: recorded with its reasons, no alert
+			return []processors.Output{processors.NewOutput(p.Name(), &rec, 0, events.RiskSubject(ev.Conversation), events.KindRiskAssessed, ra)}, nil
+		}
 		alert := events.Alert{Severity: "high", EventID: ev.ID, LogSeq: rec.Seq, Subject: rec.Subject,
-			Reason: fmt.Sprintf("context file %q looks like a prompt injection (%s)", path, strings.Join(uniqSorted(rules), ", "))}
+			Reason: fmt.Sprintf("%s looks like a prompt injection (%s)", what, strings.Join(uniqSorted(rules), ", "))}
 		return []processors.Output{
 			processors.NewOutput(p.Name(), &rec, 0, events.RiskSubject(ev.Conversation), events.KindRiskAssessed, ra),
 			processors.NewOutput(p.Name(), &rec, 1, events.SubjectAlert, events.KindAlert, alert),

@@ -7,18 +7,20 @@ import (
 )
 
 // snapshotVersion is the version of the risk processor's snapshot.
-const snapshotVersion = 2
+const snapshotVersion = 3
 
 type snapshotState struct {
 	V       int                     `msgpack:"v"`
 	Tracker processors.TrackerState `msgpack:"tracker"`
 	Idle    processors.IdleState    `msgpack:"idle"`
+	// MCP is the first digest seen per MCP server and tool (version 3).
+	MCP map[string]mcpSeen `msgpack:"mcp,omitempty"`
 }
 
 // Snapshot encodes the processor's state: the config tracker. The
 // compiled scorers are a cache, rebuilt on first use after Restore.
 func (p *Processor) Snapshot() ([]byte, error) {
-	return processors.EncodeState(&snapshotState{V: snapshotVersion, Tracker: p.tracker.State(), Idle: p.idle.State()})
+	return processors.EncodeState(&snapshotState{V: snapshotVersion, Tracker: p.tracker.State(), Idle: p.idle.State(), MCP: p.mcp})
 }
 
 // Restore replaces the state with a snapshot's (see processors.Snapshotter).
@@ -38,6 +40,7 @@ func (p *Processor) Restore(b []byte) error {
 		return err
 	}
 	p.idle = idle
+	p.mcp = st.MCP
 	clear(p.scorers)
 	return nil
 }
