@@ -407,3 +407,37 @@ func TestManyKeysOneText(t *testing.T) {
 		t.Errorf("freeKey gave %q, want %q", got, want)
 	}
 }
+
+// TestDeepLongPaths nests strings 60 deep under 2 KB keys: the paths
+// recorded with the redactions stay within maxPathLen (cut ones end with
+// pathCut), instead of growing by a key at every level, and the secret at
+// the bottom is still removed.
+func TestDeepLongPaths(t *testing.T) {
+	r := newTestRedactor(t)
+	rng := rand.New(rand.NewPCG(3, 3))
+	secret := fakeKinds[1].gen(rng)
+	var v any = map[string]any{"token": "x " + secret + " y"}
+	for i := range 60 {
+		v = map[string]any{strings.Repeat(string(rune('a'+i%26)), 2<<10): v, "password": "hunter2-" + strconv.Itoa(i)}
+	}
+	red, _ := r.RedactEvent(testEvent(map[string]any{"args": v}))
+	b, err := red.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), secret) {
+		t.Fatal("the secret at the bottom was stored")
+	}
+	cut := 0
+	for _, rd := range red.Redactions {
+		if len(rd.Path) > maxPathLen {
+			t.Errorf("path of %d bytes recorded", len(rd.Path))
+		}
+		if strings.HasSuffix(rd.Path, pathCut) {
+			cut++
+		}
+	}
+	if len(red.Redactions) < 60 || cut == 0 {
+		t.Errorf("%d redactions, %d with a cut path", len(red.Redactions), cut)
+	}
+}

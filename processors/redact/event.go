@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vigil-dev/vigil/events"
 )
@@ -107,9 +108,52 @@ func (w *walker) redact(s, path string) string {
 	return out
 }
 
+// maxPathLen bounds the path recorded with a redaction. Paths are built
+// level by level: unbounded, an event nested 60 deep under 60 KB keys would
+// build a path of megabytes at every level (time quadratic in its depth)
+// and store one with every redaction below. A path cut at the bound ends
+// with pathCut, and everything below it shares it.
+const (
+	maxPathLen = 1024
+	pathCut    = "…"
+)
+
+// boundPath cuts p to at most maxPathLen bytes, at a rune boundary, and
+// marks the cut.
+func boundPath(p string) string {
+	if len(p) <= maxPathLen {
+		return p
+	}
+	cut := maxPathLen - len(pathCut)
+	for cut > 0 && !utf8.RuneStart(p[cut]) {
+		cut--
+	}
+	return p[:cut] + pathCut
+}
+
+// cutPath reports whether p was cut by boundPath: nothing is appended to
+// it any more.
+func cutPath(p string) bool {
+	return len(p) > maxPathLen-2*len(pathCut) && strings.HasSuffix(p, pathCut)
+}
+
+// indexPath appends an array index to a path.
+func indexPath(path string, i int) string {
+	if cutPath(path) {
+		return path
+	}
+	return boundPath(path + "[" + strconv.Itoa(i) + "]")
+}
+
 // childPath appends a map key to a path: .key for plain keys, ["key"]
 // otherwise (the key already redacted).
 func childPath(path, key string) string {
+	if cutPath(path) {
+		return path
+	}
+	if len(key) > maxPathLen {
+		key = boundPath(key)
+	}
 	plain := key != ""
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; !isAlnum(c) && c != '_' && c != '-' {
@@ -119,12 +163,12 @@ func childPath(path, key string) string {
 	}
 	if !plain {
 		b, _ := json.Marshal(key)
-		return path + "[" + string(b) + "]"
+		return boundPath(path + "[" + string(b) + "]")
 	}
 	if path == "" {
 		return key
 	}
-	return path + "." + key
+	return boundPath(path + "." + key)
 }
 
 // walkMap redacts m in place (it is the walker's own copy) and returns it,
@@ -222,7 +266,7 @@ func (w *walker) walkValue(v any, path, key string, depth int) any {
 			return joined
 		}
 		for i := range x {
-			x[i] = w.walkValue(x[i], path+"["+strconv.Itoa(i)+"]", key, depth+1)
+			x[i] = w.walkValue(x[i], indexPath(path, i), key, depth+1)
 		}
 		return x
 	case []string:
@@ -331,7 +375,7 @@ func (w *walker) strArray(x []any, path string) ([]any, bool) {
 	if !ok {
 		for i, e := range x {
 			out, fs := overBudget(e.(string))
-			w.record(path+"["+strconv.Itoa(i)+"]", fs)
+			w.record(indexPath(path, i), fs)
 			x[i] = out
 		}
 		return x, true
@@ -347,7 +391,7 @@ func (w *walker) strArray(x []any, path string) ([]any, bool) {
 			continue
 		}
 		local = mergeFindings(slices.Clone(local))
-		p := path + "[" + strconv.Itoa(i) + "]"
+		p := indexPath(path, i)
 		w.record(p, local)
 		x[i] = apply(s, local)
 	}
@@ -376,7 +420,7 @@ func failClosedEvent(ev *events.Event) events.Event {
 		case []any:
 			a := make([]any, len(x))
 			for i := range x {
-				a[i] = wipe(x[i], path+"["+strconv.Itoa(i)+"]", depth+1)
+				a[i] = wipe(x[i], indexPath(path, i), depth+1)
 			}
 			return a
 		case nil, bool, int64, uint64, float64:
