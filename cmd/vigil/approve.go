@@ -83,7 +83,25 @@ func newDenyCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "deny ID",
 		Short: "Deny a waiting action",
-		Args:  cobra.ExactArgs(1),
+		Long: `Denies the action ID, which must be waiting for a decision (vigil pending
+lists what waits, with each action's level and reasons). The agent waiting
+on it (vigil gate, a hook, GateAndWait) gets deny at once and must not run
+the action; the log records the decision by human, with --approver and
+--reason. A deny is for this action only: the same command asked again
+waits again (to refuse a kind of action for good, add a deny rule to the
+config: docs/gate.md).
+
+The verdict names the action's log seq and digest as vigil pending shows
+them, so it decides exactly that action. Needs approver (or admin)
+credentials: a decision sent with agent credentials is refused and raises
+an alert.
+
+Exit status: 0 when the denial is recorded in the log (the output says
+whether the gate confirmed it within --wait); 1 when the action is not
+waiting (unknown, already decided or expired) or on an error.`,
+		Example: `  vigil pending
+  vigil deny 01JD8Z… --reason "not on the production database"`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cl, err := c.connect(cmd.Context(), natsutil.RoleApprover)
 			if err != nil {

@@ -73,9 +73,11 @@ agent credentials of the data directory, or --nats/--creds.`,
 			if timeout > 0 {
 				why = fmt.Sprintf("vigil gate stopped waiting after %s (fail closed)", timeout)
 			}
+			var requested *events.GateRequested
 			res, err := cl.GateAndWait(ctx, ev, &client.GateOptions{
 				Withdraw: !keep, WithdrawReason: why,
 				OnRequested: func(r events.GateRequested) {
+					requested = &r
 					fmt.Fprintf(c.stderr, "waiting for a person: %s is %s (%s); `vigil approve %s` or `vigil deny %s`\n",
 						ev.ID, r.Level, reasonList(r.Reasons, 3), ev.ID, ev.ID)
 				},
@@ -83,6 +85,10 @@ agent credentials of the data directory, or --nats/--creds.`,
 			switch {
 			case err == nil:
 			case errors.Is(err, client.ErrNoDecision):
+				// No decision carries no level: the gate's request has it.
+				if requested != nil && res.Level == "" {
+					res.Level, res.Reasons = requested.Level, requested.Reasons
+				}
 				gateJSON(c.stdout, res)
 				return &exitError{code: gateExitTimeout, err: fmt.Errorf("no decision on %s: denied (fail closed): %v", ev.ID, err)}
 			default:

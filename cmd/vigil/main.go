@@ -104,6 +104,7 @@ func newRootCmd(c *cli) *cobra.Command {
 	pf.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	commands := []func(*cli) *cobra.Command{
 		newServeCmd,
+		newStatusCmd,
 		newAppendCmd,
 		newTailCmd,
 		newVersionCmd,

@@ -24,7 +24,12 @@ func newScoreCmd(c *cli) *cobra.Command {
 		Long: "score prints the risk level of a shell command with the parsed view: the commands found\n" +
 			"(including those inside bash -c, eval, $(…), ssh, find -exec) and the rules that decided.\n" +
 			"With --jsonl it reads one JSON object per line on stdin, either a whole event or\n" +
-			"{\"command\": \"…\"}, and writes {\"level\": …, \"reasons\": […]} per line, in order.",
+			"{\"command\": \"…\"}, and writes {\"level\": …, \"reasons\": […]} per line, in order.\n\n" +
+			"It runs offline (no server) under the default config, or --config FILE (a config\n" +
+			"event's data as JSON).\n\n" +
+			"Exit status: 0 when a COMMAND scores LOW, MEDIUM or UNKNOWN; 3 when it scores HIGH,\n" +
+			"so a script can test it (vigil score \"$cmd\" >/dev/null || echo risky); 1 on an\n" +
+			"error. With --jsonl: 0 (each line carries its level), 1 on an error.",
 		Example: "  vigil score 'rm -rf \"$HOME\"'\n  jq -c '{command: .}' cmds.json | vigil score --jsonl",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

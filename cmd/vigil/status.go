@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+)
+
+// serverStatus is what `vigil status` reports.
+type serverStatus struct {
+	Up      bool   `json:"up"`
+	NATSURL string `json:"nats_url,omitempty"`
+	DataDir string `json:"data_dir,omitempty"`
+	PID     int    `json:"pid,omitempty"`
+	Version string `json:"version,omitempty"`
+	Started string `json:"started,omitempty"`
+	// LogEvents is the number of records in VIGIL_LOG, when the
+	// credentials may read it.
+	LogEvents *uint64 `json:"log_events,omitempty"`
+	// RTTMs is one round trip to the server.
+	RTTMs float64 `json:"rtt_ms,omitempty"`
+	Error string  `json:"error,omitempty"`
+}
+
+// probe connects once and reports what it found.
+func (c *cli) probe(ctx context.Context) serverStatus {
+	var st serverStatus
+	if c.natsURL == "" {
+		st.DataDir = c.data()
+		si, err := client.ReadServeInfo(st.DataDir)
+		if err != nil {
+			st.Error = err.Error()
+			return st
+		}
+		st.NATSURL, st.PID, st.Version, st.Started = si.NATSURL, si.PID, si.Version, si.Started
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	o := client.Options{URL: c.natsURL, CredsFile: c.creds, Role: natsutil.RoleAdmin, Name: "vigil-status", Timeout: 2 * time.Second}
+	if c.natsURL == "" {
+		o.DataDir = st.DataDir
+	}
+	cl, err := client.Connect(ctx, o)
+	if err != nil {
+		st.Error = err.Error()
+		return st
+	}
+	defer cl.Close()
+	rtt, err := cl.Conn().RTT()
+	if err != nil {
+		st.Error = fmt.Sprintf("connected to %s, but no answer: %v", cl.Conn().ConnectedUrlRedacted(), err)
+		return st
+	}
+	st.NATSURL = cl.Conn().ConnectedUrlRedacted()
+	st.RTTMs = float64(rtt.Microseconds()) / 1000
+	// The log stream answering says the node's JetStream is up too.
+	s, err := cl.JetStream().Stream(ctx, events.StreamLog)
+	if err == nil {
+		if info, err := s.Info(ctx); err == nil {
+			n := info.State.Msgs
+			st.LogEvents = &n
+		}
+	} else if !errors.Is(err, context.DeadlineExceeded) && c.natsURL == "" {
+		st.Error = fmt.Sprintf("connected to %s, but the log stream does not answer: %v", st.NATSURL, err)
+		return st
+	}
+	st.Up = true
+	return st
+}
+
+func newStatusCmd(c *cli) *cobra.Command {
+	var (
+		wait   time.Duration
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Say whether a Vigil server is up (and wait for one with --wait)",
+		Long: `Say whether the Vigil server of the data directory (--data, $VIGIL_DATA)
+or of --nats URL --creds FILE is up and answering: its NATS URL, process
+id, version, start time and the length of its log.
+
+--wait D keeps trying for up to D, so a script can start a server in the
+background and go on once it is ready:
+
+  vigil serve &
+  vigil status --wait 30s && vigil append < events.jsonl
+
+Exit status: 0 when the server is up, 1 when it is not (after --wait).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			deadline := time.Now().Add(wait)
+			st := c.probe(ctx)
+			for !st.Up && time.Now().Before(deadline) {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(100 * time.Millisecond):
+				}
+				st = c.probe(ctx)
+			}
+			if asJSON {
+				enc := json.NewEncoder(c.stdout)
+				enc.SetIndent("", "  ")
+				enc.Encode(st)
+			} else if st.Up {
+				fmt.Fprintf(c.stdout, "Vigil is up on %s", st.NATSURL)
+				if st.PID != 0 {
+					fmt.Fprintf(c.stdout, " (pid %d, version %s, since %s)", st.PID, st.Version, st.Started)
+				}
+				fmt.Fprintln(c.stdout)
+				if st.DataDir != "" {
+					fmt.Fprintf(c.stdout, "data: %s\n", st.DataDir)
+				}
+				if st.LogEvents != nil {
+					fmt.Fprintf(c.stdout, "log: %d events\n", *st.LogEvents)
+				}
+			}
+			if !st.Up {
+				msg := "Vigil is not up: " + st.Error
+				if wait > 0 {
+					msg = fmt.Sprintf("Vigil is not up after waiting %s: %s", wait, st.Error)
+				}
+				return &exitError{code: 1, err: errors.New(msg)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long for the server to be up (e.g. 30s)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
