@@ -64,7 +64,7 @@ var (
 	forgetAllRe  = lazyRE(`(?i)\b(?:forget|ignore|disregard)\s+(?:everything|all|anything)\s+(?:above|before|prior|said|you (?:were|have been) told)`)
 	notFollowRe  = lazyRE(`(?i)\b(?:do not|don't|must not|never|stop)\s+(?:follow|obey|listen to)\s+(?:the\s+)?(?:user'?s?|your|previous|prior|original)\b`)
 	priorityRe   = lazyRE(`(?i)\b(?:overrides?|supersedes?|takes? precedence over|higher priority than)\b[^.\n]{0,40}\b(?:user'?s?|system|prompt|instructions|messages)\b`)
-	foreignRe    = lazyRE(`(?i)(?:ignor\w*|oublie\w*)\s+(?:toutes?\s+)?(?:les\s+)?(?:instructions|consignes)|(?:ignora|olvida)\w*\s+(?:todas\s+)?(?:las\s+)?instrucciones|(?:ignorier\w*|vergiss\w*)\s+(?:alle\s+)?(?:vorherigen\s+|bisherigen\s+)?(?:anweisungen|instruktionen)|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|无视.{0,12}(?:指令|指示)|(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкци\w*|указани\w*)|(?:ignora|dimentica)\w*\s+(?:tutte\s+)?(?:le\s+)?istruzioni|(?:ignore|esqueça)\w*\s+(?:todas\s+)?(?:as\s+)?instruções`)
+	foreignRe    = lazyRE(`(?i)(?:ignor\w*|oublie\w*)\s+(?:[\pL']+\s+){0,3}?(?:instructions|consignes|règles|directives)|(?:ignora|olvida)\w*\s+(?:[\pL']+\s+){0,3}?(?:instrucciones|reglas|indicaciones)|(?:ignorier\w*|vergiss\w*)\s+(?:[\pL']+\s+){0,3}?(?:anweisungen|instruktionen|regeln|vorgaben)|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|无视.{0,12}(?:指令|指示)|(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкци\w*|указани\w*)|(?:ignora|dimentica)\w*\s+(?:tutte\s+)?(?:le\s+)?istruzioni|(?:ignore|esqueça)\w*\s+(?:todas\s+)?(?:as\s+)?instruções`)
 	roleRe       = lazyRE(`(?i)\bfrom now on,? you\b|\bdeveloper mode\b|\bjailbreak|\bDAN\b|\bno restrictions\b|\bunrestricted mode\b|\bpretend (?:to be|you are|the user)\b|\bact as (?:an? )?(?:unfiltered|unrestricted|evil|root|admin)|\brole-?play as\b|\byour (?:real|true|new) (?:instructions|task|goal|purpose)\b|\bnew (?:instructions|task|policy|rule|directive)s?\s*(?::|from|for)|\bsystem (?:override|notice|prompt override)\b|\b(?:begin|start) (?:admin|system|developer) (?:input|mode|message)\b|\bend of (?:user )?input\b|\bthis is (?:the )?(?:system administrator|your developer|anthropic|openai)\b|\bmessage from (?:anthropic|openai|the (?:system|developers?))\b|\b(?:safety|security) (?:guidelines|rules|checks) (?:are|have been) (?:disabled|lifted|removed|off)\b|\byou have been granted (?:root|admin)\b|\bthe previous context was a test\b`)
 	roleTagRe    = lazyRE(`(?im)^\s*(?:\[(?:system|admin|developer|assistant)\]|<\|?(?:system|im_start|assistant)\|?>|</?system>|</context>|role:\s*system\b|###\s*(?:system|instruction)s?\s*:?\s*$)`)
 	secrecyRe    = lazyRE(`(?i)\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|reveal(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b[^.\n]{0,30}\b(?:the user|the human|them|anyone|this)\b|\b(?:silently|secretly|covertly|quietly)\b|\bhidden instruction|\bdo not reveal the instructions|\bdon't mention it\b`)
@@ -517,6 +517,9 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	} else if loc := findForeign(t, lt, g); loc != nil {
 		a, b := span(loc)
 		s.add("override-instructions", "tells the agent to ignore its instructions (non-English)", a, b, true)
+	} else if loc := findIf(g.foreign, foreignLeakRe, t); loc != nil {
+		a, b := span(loc)
+		s.add("prompt-leak", "asks the agent for a secret or its instructions (non-English)", a, b, true)
 	} else if loc := findIf(g.priority && anyT(tPriority, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) && !negatedBefore(t, loc[0]) {
 		a, b := span(loc)
 		s.add("override-instructions", "claims priority over the user's instructions", a, b, true)

@@ -299,3 +299,20 @@ func readsSecrets(body string) bool {
 	}
 	return false
 }
+
+// hypothetical: a frame that asks for something as a game, a story or a
+// supposition, the usual wrapping of a request the model would refuse.
+func hypothetical(lt string) bool {
+	for _, w := range []string{"hypothetical", "imagine", "suppose", "pretend", "in a world", "in a story", "role-play", "roleplay",
+		"let's play", "lets play", "a game", "what if", "if you were", "if you could", "for a novel", "in a fictional", "as a poem", "in a poem"} {
+		if strings.Contains(lt, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// foreignLeakRe: "tell me / give me the password" in the languages the
+// override rule reads (Spanish, French, German, Italian, Portuguese,
+// Russian, Chinese, Japanese).
+var foreignLeakRe = lazyRE(`(?i)\b(?:dime|dame|revela|muestra|dígame|diga|escribe)\s+(?:[\pL']+\s+){0,2}?(?:contraseña|clave|secreto|instrucciones)|\b(?:dis|donne|révèle|montre|écris)[- ]moi\s+(?:[\pL']+\s+){0,2}?(?:mot de passe|secret|clé|instructions|consignes)|\b(?:sag|gib|verrate|zeig|nenne)\s+mir\s+(?:[\pL']+\s+){0,2}?(?:passwort|kennwort|geheimnis|schlüssel|anweisungen)|\b(?:dimmi|dammi|rivela|mostrami|scrivi)\s+(?:[\pL']+\s+){0,2}?(?:password|segreto|chiave|istruzioni)|\b(?:diga-me|me diga|me dê|revele|mostre|escreva)\s+(?:[\pL']+\s+){0,2}?(?:senha|segredo|chave|instruções)|(?:скажи|назови|покажи|дай|выведи|напиши)\s+(?:мне\s+)?(?:[\pL]+\s+){0,2}?(?:пароль|секрет|ключ|инструкци\pL*)|(?:告诉我|给我|说出|透露|显示|输出).{0,6}(?:密码|秘密|密钥|口令|系统提示|指令)|(?:パスワード|秘密|システムプロンプト).{0,8}(?:教えて|見せて|出力)`)
