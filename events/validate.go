@@ -39,10 +39,10 @@ type shape struct {
 	typ      jsonType
 	nullable bool
 	// strings
-	minLen   int            // in characters
-	enum     []string       // allowed values
+	minLen   int          // in characters
+	enum     []string     // allowed values
 	pattern  *lazyPattern // must match
-	dateTime bool           // an RFC 3339 time
+	dateTime bool         // an RFC 3339 time
 	// numbers
 	min, max *float64
 	// objects
