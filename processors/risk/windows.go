@@ -190,6 +190,9 @@ func (w *walker) runWindows(parent *command, words []string, ps bool, how string
 	if len(words) == 0 || w.exhausted {
 		return
 	}
+	if f := words[0]; strings.Contains(f, "://") || strings.HasPrefix(f, ".") && len(f) > 1 && f[1] != '\\' && f[1] != '/' || strings.HasPrefix(f, "[") {
+		return // a method call, a URL or a type literal of an expression, not a command
+	}
 	saved := w.top
 	w.top = false
 	name := winName(words[0])
