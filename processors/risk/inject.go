@@ -64,7 +64,7 @@ var (
 	forgetAllRe  = lazyRE(`(?i)\b(?:forget|ignore|disregard)\s+(?:everything|all|anything)\s+(?:above|before|prior|said|you (?:were|have been) told)`)
 	notFollowRe  = lazyRE(`(?i)\b(?:do not|don't|must not|never|stop)\s+(?:follow|obey|listen to)\s+(?:the\s+)?(?:user'?s?|your|previous|prior|original)\b`)
 	priorityRe   = lazyRE(`(?i)\b(?:overrides?|supersedes?|takes? precedence over|higher priority than)\b[^.\n]{0,40}\b(?:user'?s?|system|prompt|instructions|messages)\b`)
-	foreignRe    = lazyRE(`(?i)(?:ignor\w*|oublie\w*)\s+(?:[\pL']+\s+){0,3}?(?:instructions|consignes|règles|directives)|(?:ignora|olvida)\w*\s+(?:[\pL']+\s+){0,3}?(?:instrucciones|reglas|indicaciones)|(?:ignorier\w*|vergiss\w*)\s+(?:[\pL']+\s+){0,3}?(?:anweisungen|instruktionen|regeln|vorgaben)|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|无视.{0,12}(?:指令|指示)|(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкци\w*|указани\w*)|(?:ignora|dimentica)\w*\s+(?:tutte\s+)?(?:le\s+)?istruzioni|(?:ignore|esqueça)\w*\s+(?:todas\s+)?(?:as\s+)?instruções`)
+	foreignRe    = lazyRE(`(?i)\b(?:vergiss|vergessen sie)\s+alles\b|\boublie[zr]?\s+tout\b|\bolvid[ae]\w*\s+todo\b|\bignora\w*\s+todo\b|\bdimentica\w*\s+tutto\b|\besque[cç]a\w*\s+tudo\b|забудь\s+вс[её]|(?:ignor\w*|oublie\w*)\s+(?:[\pL']+\s+){0,3}?(?:instructions|consignes|règles|directives)|(?:ignora|olvida)\w*\s+(?:[\pL']+\s+){0,3}?(?:instrucciones|reglas|indicaciones)|(?:ignorier\w*|vergiss\w*)\s+(?:[\pL']+\s+){0,3}?(?:anweisungen|instruktionen|regeln|vorgaben)|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|无视.{0,12}(?:指令|指示)|(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкци\w*|указани\w*)|(?:ignora|dimentica)\w*\s+(?:tutte\s+)?(?:le\s+)?istruzioni|(?:ignore|esqueça)\w*\s+(?:todas\s+)?(?:as\s+)?instruções`)
 	roleRe       = lazyRE(`(?i)\bfrom now on,? you\b|\bdeveloper mode\b|\bjailbreak|\bDAN\b|\bno restrictions\b|\bunrestricted mode\b|\bpretend (?:to be|you are|the user)\b|\bact as (?:an? )?(?:unfiltered|unrestricted|evil|root|admin)|\brole-?play as\b|\byour (?:real|true|new) (?:instructions|task|goal|purpose)\b|\bnew (?:instructions|task|policy|rule|directive)s?\s*(?::|from|for)|\bsystem (?:override|notice|prompt override)\b|\b(?:begin|start) (?:admin|system|developer) (?:input|mode|message)\b|\bend of (?:user )?input\b|\bthis is (?:the )?(?:system administrator|your developer|anthropic|openai)\b|\bmessage from (?:anthropic|openai|the (?:system|developers?))\b|\b(?:safety|security) (?:guidelines|rules|checks) (?:are|have been) (?:disabled|lifted|removed|off)\b|\byou have been granted (?:root|admin)\b|\bthe previous context was a test\b`)
 	roleTagRe    = lazyRE(`(?im)^\s*(?:\[(?:system|admin|developer|assistant)\]|<\|?(?:system|im_start|assistant)\|?>|</?system>|</context>|role:\s*system\b|###\s*(?:system|instruction)s?\s*:?\s*$)`)
 	secrecyRe    = lazyRE(`(?i)\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|reveal(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b[^.\n]{0,30}\b(?:the user|the human|them|anyone|this)\b|\b(?:silently|secretly|covertly|quietly)\b|\bhidden instruction|\bdo not reveal the instructions|\bdon't mention it\b`)
@@ -684,7 +684,7 @@ func findForeign(t, lt string, g *gate) []int {
 			return foreignRe.FindStringIndex(t)
 		}
 	}
-	return find(foreignRe, t, lt, "ignorez", "ignora ", "ignoriere", "oubli", "olvid", "vergiss", "dimentic", "esque", "instrucciones", "anweisungen", "istruzioni", "instruções")
+	return find(foreignRe, t, lt, "ignorez", "ignora ", "ignoriere", "oubli", "olvid", "vergiss", "vergessen", "dimentic", "esque", "instrucciones", "anweisungen", "istruzioni", "instruções")
 }
 
 func addressPhrase(lt string) bool {
@@ -877,7 +877,7 @@ var (
 	trigIntent   = []string{"shell", "backdoor", "keylogger", "exfiltrat", "ransomware", "miner", "disable"}
 	trigCodeIns  = []string{"following", "below", "subsequent", "this code", "these", "this snippet"}
 	trigResponse = []string{"your response", "your reply", "your answer", "your output", "the response", "the reply", "the answer", "your elucidation", "your summary", "next response", "the output", "the summary", "the elucidation"}
-	trigForeign  = []string{"ignorez", "ignora ", "ignoriere", "oubli", "olvid", "vergiss", "dimentic", "esque", "instrucciones", "anweisungen", "istruzioni", "instruções"}
+	trigForeign  = []string{"ignorez", "ignora ", "ignoriere", "oubli", "olvid", "vergiss", "vergessen", "dimentic", "esque", "instrucciones", "anweisungen", "istruzioni", "instruções"}
 )
 
 // gate says which sentence rules can fire anywhere in a text: a rule whose

@@ -567,6 +567,9 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 				add("override-instructions", "tells the agent to set aside its instructions", i, end, true)
 				return false
 			}
+			for j := k; j < endT && isText && endT > k+1; j++ {
+				time = time || v.ws[j].cls&lxQualTime != 0 && v.ws[j].w != "all" // "the above"
+			}
 			if isText && time {
 				add("override-instructions", "tells the agent to set aside what came before", i, endT, true)
 				return false
