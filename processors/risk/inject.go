@@ -60,7 +60,7 @@ func near(a, b [2]int) bool {
 }
 
 var (
-	overrideRe   = lazyRE(`(?i)\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|discard)\b[^.\n]{0,40}?\b(?:all|any|every|the|your|my|these|those|prior|previous|above|earlier|preceding|original|initial|system|user'?s?|developer'?s?)?\s*(?:previous|prior|above|earlier|preceding|original|initial|system|existing|safety|user'?s?)?\s*(?:instructions?|directions?|prompts?|rules|guidelines|guardrails|requests?|directives?|commands given|context|constraints|messages?|policies)\b`)
+	overrideRe   = lazyRE(`(?i)\b(?:ignore|disregard|forget|override|overrule|bypass|skip|drop|abandon|discard)\b[^.\n,;()|/]{0,40}?\b(?:all|any|every|the|your|my|these|those|prior|previous|above|earlier|preceding|original|initial|system|user'?s?|developer'?s?)?\s*(?:previous|prior|above|earlier|preceding|original|initial|system|existing|safety|user'?s?)?\s*(?:instructions?|directions?|prompts?|rules|guidelines|guardrails|requests?|directives?|commands given|context|constraints|messages?|policies)\b`)
 	forgetAllRe  = lazyRE(`(?i)\b(?:forget|ignore|disregard)\s+(?:everything|all|anything)\s+(?:above|before|prior|said|you (?:were|have been) told)`)
 	notFollowRe  = lazyRE(`(?i)\b(?:do not|don't|must not|never|stop)\s+(?:follow|obey|listen to)\s+(?:the\s+)?(?:user'?s?|your|previous|prior|original)\b`)
 	priorityRe   = lazyRE(`(?i)\b(?:overrides?|supersedes?|takes? precedence over|higher priority than)\b[^.\n]{0,40}\b(?:user'?s?|system|prompt|instructions|messages)\b`)

@@ -35,6 +35,7 @@ type sw struct {
 	stem lexClass // verb classes of its base form, when inflected
 	brk  bool     // a clause starts at this word
 	hard bool     // a hard break (; ! ?) stands before this word
+	name bool     // a name, not a word of the sentence: in `code`, an option, part of a path
 }
 
 // phraseHit is a lexicon phrase found at words [i, j).
@@ -92,9 +93,12 @@ func newClauseView(t, lt string) *clauseView {
 		for _, sp := range spans {
 			inSpan = inSpan || r.start > sp[0] && r.start < sp[1]
 		}
-		if inSpan || strings.HasPrefix(r.w, "-") || r.start > 0 && strings.IndexByte("-_/.$@=", lt[r.start-1]) >= 0 {
-			// an option (--print), a path or an identifier part: no verb
+		if inSpan || strings.HasPrefix(r.w, "-") || r.start > 0 && strings.IndexByte("-_/.$@=(", lt[r.start-1]) >= 0 ||
+			r.start+len(r.w) < len(lt) && strings.IndexByte("(_/", lt[r.start+len(r.w)]) >= 0 {
+			// an option (--print), a path, a call (Read(x)) or an
+			// identifier part: no verb
 			x.cls &^= lxVerbs
+			x.name = true
 		} else if x.cls&lxVerbs == 0 {
 			if st := verbStem(w); st != "" {
 				x.stem = lexOnce().words[st] & lxVerbs
@@ -195,6 +199,9 @@ func (v *clauseView) imperative(i int) (ok, neg bool) { return v.imperativeAs(i,
 // imperativeAs is imperative; with asVerb the word at i counts as a verb in
 // its base form whatever the lexicon says of it.
 func (v *clauseView) imperativeAs(i int, asVerb bool) (ok, neg bool) {
+	if v.ws[i].name {
+		return false, false
+	}
 	base := asVerb || v.ws[i].cls&lxVerbs != 0
 	if !base {
 		for _, p := range v.phrases {
