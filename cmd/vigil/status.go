@@ -27,7 +27,12 @@ type serverStatus struct {
 	LogEvents *uint64 `json:"log_events,omitempty"`
 	// RTTMs is one round trip to the server.
 	RTTMs float64 `json:"rtt_ms,omitempty"`
-	Error string  `json:"error,omitempty"`
+	// Log and Derived are the streams' leaders and replicas (in a fleet);
+	// Folds each node's checkpoint and lag (status_fleet.go).
+	Log     *streamStatus `json:"log,omitempty"`
+	Derived *streamStatus `json:"derived,omitempty"`
+	Folds   []foldStatus  `json:"folds,omitempty"`
+	Error   string        `json:"error,omitempty"`
 }
 
 // probe connects once and reports what it found.
@@ -67,6 +72,7 @@ func (c *cli) probe(ctx context.Context) serverStatus {
 		if info, err := s.Info(ctx); err == nil {
 			n := info.State.Msgs
 			st.LogEvents = &n
+			fleetStatus(ctx, cl.JetStream(), &st, info)
 		}
 	} else if !errors.Is(err, context.DeadlineExceeded) && c.natsURL == "" {
 		st.Error = fmt.Sprintf("connected to %s, but the log stream does not answer: %v", st.NATSURL, err)
@@ -78,21 +84,27 @@ func (c *cli) probe(ctx context.Context) serverStatus {
 
 func newStatusCmd(c *cli) *cobra.Command {
 	var (
-		wait   time.Duration
-		asJSON bool
+		wait        time.Duration
+		asJSON, pid bool
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Say whether a Vigil server is up (and wait for one with --wait)",
 		Long: `Say whether the Vigil server of the data directory (--data, $VIGIL_DATA)
 or of --nats URL --creds FILE is up and answering: its NATS URL, process
-id, version, start time and the length of its log.
+id, version, start time and the length of its log; in a fleet, the
+leader and replicas of VIGIL_LOG and VIGIL_DERIVED, and each node's fold:
+the log seq it has checkpointed and how far behind the log it is.
 
 --wait D keeps trying for up to D, so a script can start a server in the
 background and go on once it is ready:
 
   vigil serve &
   vigil status --wait 30s && vigil append < events.jsonl
+
+--pid prints only the server's process id, to stop it:
+
+  kill "$(vigil status --pid)"   # serve shuts down cleanly on SIGTERM
 
 Exit status: 0 when the server is up, 1 when it is not (after --wait).`,
 		Args: cobra.NoArgs,
@@ -107,6 +119,13 @@ Exit status: 0 when the server is up, 1 when it is not (after --wait).`,
 				case <-time.After(100 * time.Millisecond):
 				}
 				st = c.probe(ctx)
+			}
+			if pid && st.Up {
+				if st.PID == 0 {
+					return &exitError{code: 1, err: errors.New("the server's process id is known only through a data directory (--data), not --nats")}
+				}
+				fmt.Fprintln(c.stdout, st.PID)
+				return nil
 			}
 			if asJSON {
 				enc := json.NewEncoder(c.stdout)
@@ -124,6 +143,7 @@ Exit status: 0 when the server is up, 1 when it is not (after --wait).`,
 				if st.LogEvents != nil {
 					fmt.Fprintf(c.stdout, "log: %d events\n", *st.LogEvents)
 				}
+				printFleet(c.stdout, st)
 			}
 			if !st.Up {
 				msg := "Vigil is not up: " + st.Error
@@ -137,5 +157,6 @@ Exit status: 0 when the server is up, 1 when it is not (after --wait).`,
 	}
 	cmd.Flags().DurationVar(&wait, "wait", 0, "wait up to this long for the server to be up (e.g. 30s)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&pid, "pid", false, "print only the server's process id (e.g. for kill)")
 	return cmd
 }
