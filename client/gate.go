@@ -116,6 +116,9 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 	var res Result
 	select {
 	case m := <-ch:
+		if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+			return denied, fmt.Errorf("gate: append %s: %w: nothing answers on %s (is vigil serve running?)", ev.ID, ErrNoServer, msg.Subject)
+		}
 		rs, err := ParseReply(m.Data, 1)
 		if err != nil {
 			return denied, fmt.Errorf("gate: append %s: %w", ev.ID, err)
