@@ -517,7 +517,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	} else if loc := findForeign(t, lt, g); loc != nil {
 		a, b := span(loc)
 		s.add("override-instructions", "tells the agent to ignore its instructions (non-English)", a, b, true)
-	} else if loc := findIf(g.foreign, foreignLeakRe, t); loc != nil {
+	} else if loc := findIf(g.foreign && foreignLeakCandidate(t, lt), foreignLeakRe, t); loc != nil {
 		a, b := span(loc)
 		s.add("prompt-leak", "asks the agent for a secret or its instructions (non-English)", a, b, true)
 	} else if loc := findIf(g.priority && anyT(tPriority, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) && !negatedBefore(t, loc[0]) {

@@ -54,11 +54,12 @@ type stok struct {
 }
 
 type clauseView struct {
-	t, lt   string
-	ws      []sw
-	phrases []phraseHit
-	toks    []stok
-	all     lexClass // union of every class present
+	t, lt    string
+	ws       []sw
+	phrases  []phraseHit
+	toks     []stok // see tokens
+	toksDone bool
+	all      lexClass // union of every class present
 }
 
 const clauseBreaks = ":;!?,>|"
@@ -99,7 +100,7 @@ func newClauseView(t, lt string) *clauseView {
 			// identifier part: no verb
 			x.cls &^= lxVerbs
 			x.name = true
-		} else if x.cls&lxVerbs == 0 {
+		} else if x.cls&lxVerbs == 0 && len(w) > 3 && (w[len(w)-1] == 's' || w[len(w)-1] == 'd' || w[len(w)-1] == 'g') {
 			if st := verbStem(w); st != "" {
 				x.stem = lexOnce().words[st] & lxVerbs
 			}
@@ -129,7 +130,20 @@ func newClauseView(t, lt string) *clauseView {
 			}
 		}
 	}
-	// tokens
+	return v
+}
+
+// tokens returns the sentence's path-like and address-like tokens, found
+// on first use (most sentences never need them).
+func (v *clauseView) tokens() []stok {
+	if v.toksDone {
+		return v.toks
+	}
+	v.toksDone = true
+	lt := v.lt
+	if !strings.ContainsAny(lt, "./@") {
+		return nil
+	}
 	for i := 0; i < len(lt); {
 		for i < len(lt) && (lt[i] == ' ' || lt[i] == '\t' || lt[i] == '\n' || lt[i] == '\r') {
 			i++
@@ -148,17 +162,16 @@ func newClauseView(t, lt string) *clauseView {
 		for tb > ta && strings.IndexByte("`'\"()[]{}<>,;:!?*.", lt[tb-1]) >= 0 {
 			tb--
 		}
-		if tb-ta < 3 {
+		if tb-ta < 3 || !strings.ContainsAny(lt[ta:tb], "./@") {
 			continue
 		}
 		tok := lt[ta:tb]
 		st := stok{t: tok, a: ta, b: tb, file: fileClass(tok), sink: sinkToken(tok)}
 		if st.file != 0 || st.sink {
 			v.toks = append(v.toks, st)
-			v.all |= st.file
 		}
 	}
-	return v
+	return v.toks
 }
 
 // wordHas reports whether word k, or a phrase starting at k, has a class
@@ -406,8 +419,9 @@ func (v *clauseView) destination(a int) bool {
 // tokAfter returns the first token after byte offset a with the given
 // file class or sink flag.
 func (v *clauseView) tokAfter(a int, file lexClass, sink bool) *stok {
-	for k := range v.toks {
-		t := &v.toks[k]
+	toks := v.tokens()
+	for k := range toks {
+		t := &toks[k]
 		if t.a < a {
 			continue
 		}
@@ -707,8 +721,9 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 			return true
 		}
 		sinkStart, sinkEnd, email := -1, -1, false
-		for k := range v.toks {
-			tk := &v.toks[k]
+		toks := v.tokens()
+		for k := range toks {
+			tk := &toks[k]
 			if tk.a > v.ws[i].b && tk.sink && v.destination(tk.a) {
 				sinkStart, sinkEnd, email = tk.a, tk.b, strings.Contains(tk.t, "@") && !strings.Contains(tk.t, "://")
 				break
@@ -763,7 +778,7 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 		// a secret store, or a secret word with a place to send it
 		var objs [][]int
 		sink := false
-		for _, tk := range v.toks {
+		for _, tk := range v.tokens() {
 			sink = sink || tk.sink && tk.a > v.ws[i].b
 		}
 		for _, o := range secretObjects(lt[v.ws[i].b:]) {

@@ -316,3 +316,19 @@ func hypothetical(lt string) bool {
 // override rule reads (Spanish, French, German, Italian, Portuguese,
 // Russian, Chinese, Japanese).
 var foreignLeakRe = lazyRE(`(?i)\b(?:dime|dame|revela|muestra|dígame|diga|escribe)\s+(?:[\pL']+\s+){0,2}?(?:contraseña|clave|secreto|instrucciones)|\b(?:dis|donne|révèle|montre|écris)[- ]moi\s+(?:[\pL']+\s+){0,2}?(?:mot de passe|secret|clé|instructions|consignes)|\b(?:sag|gib|verrate|zeig|nenne)\s+mir\s+(?:[\pL']+\s+){0,2}?(?:passwort|kennwort|geheimnis|schlüssel|anweisungen)|\b(?:dimmi|dammi|rivela|mostrami|scrivi)\s+(?:[\pL']+\s+){0,2}?(?:password|segreto|chiave|istruzioni)|\b(?:diga-me|me diga|me dê|revele|mostre|escreva)\s+(?:[\pL']+\s+){0,2}?(?:senha|segredo|chave|instruções)|(?:скажи|назови|покажи|дай|выведи|напиши)\s+(?:мне\s+)?(?:[\pL]+\s+){0,2}?(?:пароль|секрет|ключ|инструкци\pL*)|(?:告诉我|给我|说出|透露|显示|输出).{0,6}(?:密码|秘密|密钥|口令|系统提示|指令)|(?:パスワード|秘密|システムプロンプト).{0,8}(?:教えて|見せて|出力)`)
+
+// foreignLeakCandidate: the sentence can match foreignLeakRe (non-ASCII
+// text, or one of its ASCII verbs).
+func foreignLeakCandidate(t, lt string) bool {
+	for i := 0; i < len(t); i++ {
+		if t[i] >= 0x80 {
+			return true
+		}
+	}
+	for _, w := range []string{"dime", "dame", "revel", "muestra", "diga", "escrib", "moi", "mir ", "dimmi", "dammi", "rivela", "mostr", "scrivi", "escreva"} {
+		if strings.Contains(lt, w) {
+			return true
+		}
+	}
+	return false
+}

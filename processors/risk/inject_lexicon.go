@@ -85,6 +85,15 @@ type lexicon struct {
 	phrases map[string][]lexPhrase // entries of several words, by first word
 	maxLen  int                    // longest phrase, in words
 	files   map[lexClass][]string  // file classes
+	// fileBase maps a base name entry to its file classes; fileRest lists
+	// the entries with a "/" (directories and path tails).
+	fileBase map[string]lexClass
+	fileRest []fileEntry
+}
+
+type fileEntry struct {
+	e   string
+	cls lexClass
 }
 
 // lex is parsed on first use, like the rules' expressions (lazyRE): a
@@ -100,7 +109,7 @@ func mustLexicon(text string) *lexicon {
 }
 
 func parseLexicon(text string) (*lexicon, error) {
-	l := &lexicon{words: map[string]lexClass{}, phrases: map[string][]lexPhrase{}, files: map[lexClass][]string{}}
+	l := &lexicon{words: map[string]lexClass{}, phrases: map[string][]lexPhrase{}, files: map[lexClass][]string{}, fileBase: map[string]lexClass{}}
 	var cur lexClass
 	for n, line := range strings.Split(text, "\n") {
 		line = strings.TrimSpace(line)
@@ -128,6 +137,11 @@ func parseLexicon(text string) (*lexicon, error) {
 			}
 			if cur == lxFileAgent || cur == lxFileRC {
 				l.files[cur] = append(l.files[cur], e)
+				if strings.Contains(e, "/") {
+					l.fileRest = append(l.fileRest, fileEntry{e, cur})
+				} else {
+					l.fileBase[e] |= cur
+				}
 				continue
 			}
 			ws := strings.Fields(e)
@@ -190,32 +204,29 @@ func verbStem(w string) string {
 }
 
 // fileClass reports which file classes a path-like token (lower-cased)
-// belongs to.
+// belongs to: an entry ending in "/" is a directory anywhere in the path,
+// one with a "/" a tail of the path, others a base name.
 func fileClass(tok string) lexClass {
 	if tok == "" || !strings.ContainsAny(tok, "./") {
 		return 0
 	}
-	var c lexClass
+	lx := lexOnce()
 	base := tok
 	if i := strings.LastIndexByte(strings.TrimSuffix(tok, "/"), '/'); i >= 0 {
 		base = tok[i+1:]
 	}
-	for _, cls := range [...]lexClass{lxFileAgent, lxFileRC} {
-		for _, e := range lexOnce().files[cls] {
-			switch {
-			case strings.HasSuffix(e, "/"):
-				if i := strings.Index(tok, e); i >= 0 && (i == 0 || tok[i-1] == '/' || tok[i-1] == '~' || e[0] == '/') {
-					c |= cls
-				}
-			case strings.Contains(e, "/"):
-				if strings.HasSuffix(tok, e) && (len(tok) == len(e) || tok[len(tok)-len(e)-1] == '/' || e[0] == '/') {
-					c |= cls
-				}
-			default:
-				if base == e {
-					c |= cls
-				}
+	c := lx.fileBase[base]
+	if !strings.Contains(tok, "/") {
+		return c
+	}
+	for _, f := range lx.fileRest {
+		e := f.e
+		if strings.HasSuffix(e, "/") {
+			if i := strings.Index(tok, e); i >= 0 && (i == 0 || tok[i-1] == '/' || tok[i-1] == '~' || e[0] == '/') {
+				c |= f.cls
 			}
+		} else if strings.HasSuffix(tok, e) && (len(tok) == len(e) || tok[len(tok)-len(e)-1] == '/' || e[0] == '/') {
+			c |= f.cls
 		}
 	}
 	return c
