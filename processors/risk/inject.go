@@ -490,10 +490,11 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		}
 		return off + loc[0], off + loc[1]
 	}
+	words := wordsOf(lt)
 	var cv *clauseView
 	view := func() *clauseView {
 		if cv == nil {
-			cv = newClauseView(t, lt)
+			cv = newClauseViewWords(t, lt, words)
 		}
 		return cv
 	}
@@ -532,7 +533,6 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		a, b := span(loc)
 		s.add("fake-role-tag", "a fake system or role marker", a, b, true)
 	}
-	words := wordsOf(lt)
 	negated := hasWord(words, negWords)
 	if loc := findIf(g.bypass && anyT(tBypass, trigBypass), bypassRe, t); loc != nil && !negatedBefore(t, loc[0]) && bypassHolds(t, lt, loc, view) {
 		a, b := span(loc)

@@ -64,9 +64,11 @@ type clauseView struct {
 
 const clauseBreaks = ":;!?,>|"
 
-func newClauseView(t, lt string) *clauseView {
+func newClauseView(t, lt string) *clauseView { return newClauseViewWords(t, lt, wordsOf(lt)) }
+
+// newClauseViewWords is newClauseView with the words of lt already split.
+func newClauseViewWords(t, lt string, raw []word) *clauseView {
 	v := &clauseView{t: t, lt: lt}
-	raw := wordsOf(lt)
 	v.ws = make([]sw, len(raw))
 	prev := 0
 	// words inside `code spans` are names (a command, a UI label), not verbs
