@@ -284,7 +284,7 @@ func (w *walker) commandRules(c *command) {
 		if hasArg(a, "load", "bootstrap") {
 			for _, t := range operands(a) {
 				if strings.Contains(t, "LaunchDaemons") || strings.Contains(t, "LaunchAgents") {
-					w.hit(c, "launchd-persistence", high, "launchctl loads "+t+" to run at every boot or login")
+					w.hitA(c, AnalyzerFiles, "launchd-persistence", high, "launchctl loads "+t+" to run at every boot or login")
 					return
 				}
 			}
@@ -298,7 +298,7 @@ func (w *walker) commandRules(c *command) {
 		case hasArg(a, "-r"):
 			w.hit(c, "cron-remove", med, "crontab -r removes all scheduled jobs")
 		default:
-			w.hit(c, "cron-persistence", high, "crontab installs scheduled jobs")
+			w.hitA(c, AnalyzerFiles, "cron-persistence", high, "crontab installs scheduled jobs")
 		}
 	case "at", "batch":
 		if hasArg(a, "-l") || hasArg(a, "-r") || hasArg(a, "-d") {
@@ -340,7 +340,7 @@ func (w *walker) commandRules(c *command) {
 			w.hit(c, "account-change", high, "dseditgroup changes group membership")
 		}
 	case "visudo", "sudoedit":
-		w.hit(c, "sudoers-write", high, c.name+" edits privileges")
+		w.hitA(c, AnalyzerFiles, "sudoers-write", high, c.name+" edits privileges")
 	case "vim", "vi", "nano", "emacs", "ed", "ex", "nvim", "pico", "joe", "micro", "mcedit", "gedit":
 		for _, t := range operands(a) {
 			rt := resolvePath(t, c.cwd)
@@ -373,7 +373,7 @@ func (w *walker) commandRules(c *command) {
 				if strings.Contains(k, "randomize_va_space") || strings.Contains(k, "sysrq") || strings.Contains(k, "kptr_restrict") || strings.Contains(k, "yama") || strings.Contains(k, "modules_disabled") || strings.Contains(k, "suid_dumpable") || strings.Contains(k, "dmesg_restrict") || strings.Contains(k, "unprivileged") {
 					w.hit(c, "kernel-hardening-off", high, "sysctl changes the kernel security setting "+k)
 				} else {
-					w.hit(c, "kernel-tunable-write", med, "sysctl changes "+k)
+					w.hitA(c, AnalyzerFiles, "kernel-tunable-write", med, "sysctl changes "+k)
 				}
 				return
 			}
@@ -1246,7 +1246,7 @@ func (w *walker) docker(c *command) {
 	case sub == "push" || sub == "image push" || sub == "buildx build" && hasArg(a, "--push"):
 		w.hit(c, "publish", med, "docker push publishes an image")
 	case sub == "exec" || sub == "container exec":
-		w.hit(c, "remote-exec", med, "docker exec runs commands inside a running container")
+		w.hitA(c, AnalyzerNetwork, "remote-exec", med, "docker exec runs commands inside a running container")
 	case sub == "login":
 		w.hit(c, "registry-login", med, "docker login stores registry credentials")
 	}
@@ -1279,7 +1279,7 @@ func (w *walker) kubectl(c *command) {
 			w.hitA(c, AnalyzerNetwork, "expose-port", med, "kubectl proxy exposes the cluster API")
 		}
 	case "exec", "attach", "debug":
-		w.hit(c, "remote-exec", med, c.name+" "+verb+" runs commands inside a running pod")
+		w.hitA(c, AnalyzerNetwork, "remote-exec", med, c.name+" "+verb+" runs commands inside a running pod")
 	case "port-forward":
 		w.hitA(c, AnalyzerNetwork, "expose-port", med, "kubectl port-forward exposes a cluster port")
 	}

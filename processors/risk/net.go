@@ -214,7 +214,7 @@ func (w *walker) rawNet(c *command) {
 	case "nc":
 		for i, x := range a {
 			if x == "-e" || x == "-c" || x == "--exec" || x == "--sh-exec" || x == "--lua-exec" || (strings.HasPrefix(x, "-") && !strings.HasPrefix(x, "--") && strings.ContainsAny(x, "ec") && i+1 < len(a)) {
-				w.hitA(c, AnalyzerNetwork, "reverse-shell", high, "nc -e connects a program's input and output to the network")
+				w.hitA(c, AnalyzerShell, "reverse-shell", high, "nc -e connects a program's input and output to the network")
 				return
 			}
 		}
@@ -238,7 +238,7 @@ func (w *walker) rawNet(c *command) {
 		for _, x := range a {
 			l := strings.ToLower(x)
 			if strings.HasPrefix(l, "exec:") || strings.HasPrefix(l, "system:") || strings.Contains(l, ",exec:") {
-				w.hitA(c, AnalyzerNetwork, "reverse-shell", high, "socat connects a program to the network")
+				w.hitA(c, AnalyzerShell, "reverse-shell", high, "socat connects a program to the network")
 				return
 			}
 		}

@@ -335,7 +335,7 @@ func (w *walker) shellEscape(c *command) {
 		return
 	}
 	switch c.name {
-	case "chsh", "useradd", "adduser", "usermod", "ln", "cp", "install", "docker", "kubectl", "ssh", "env", "cat", "ls", "file",
+	case "chmod", "chown", "chgrp", "chattr", "setfacl", "rm", "mv", "touch", "du", "diff", "cmp", "chsh", "useradd", "adduser", "usermod", "ln", "cp", "install", "docker", "kubectl", "ssh", "env", "cat", "ls", "file",
 		"readlink", "which", "stat", "grep", "sed", "script", "tmux", "screen", "git", "tar", "rsync", "scp", "find", "xargs", "sudo", "su", "sg", "systemd-run", "watch", "chroot", "nsenter", "firejail":
 		return
 	}

@@ -405,13 +405,13 @@ func (w *walker) windowsRules(c *command) {
 	case "sc", "sc.exe", "new-service", "stop-service", "set-service", "remove-service":
 		switch {
 		case name == "new-service" || has("create") || has("config") && hasArgPrefix(lower, "binpath"):
-			w.hit(c, "service-persistence", high, c.path+" installs or reconfigures a service (runs at boot as SYSTEM)")
+			w.hitA(c, AnalyzerFiles, "service-persistence", high, c.path+" installs or reconfigures a service (runs at boot as SYSTEM)")
 		case has("stop", "delete") || name == "stop-service" || name == "remove-service" || name == "set-service" && has("disabled"):
 			w.winService(c, "stop")
 		}
 	case "schtasks", "register-scheduledtask", "new-scheduledtask":
 		if has("/create") || name != "schtasks" {
-			w.hit(c, "cron-persistence", high, c.path+" creates a scheduled task")
+			w.hitA(c, AnalyzerFiles, "cron-persistence", high, c.path+" creates a scheduled task")
 		} else if has("/delete", "/change") {
 			w.hit(c, "service-change", med, "schtasks changes scheduled tasks")
 		}
@@ -424,11 +424,11 @@ func (w *walker) windowsRules(c *command) {
 		case has("shadowcopy") && has("delete"):
 			w.hit(c, "backup-destruction", high, "wmic deletes shadow copies")
 		case has("process") && has("create"), has("call"):
-			w.hit(c, "remote-exec", med, "wmic starts a process")
+			w.hitA(c, AnalyzerNetwork, "remote-exec", med, "wmic starts a process")
 		}
 	case "bcdedit":
 		if has("/set", "/delete", "/deletevalue") {
-			w.hit(c, "boot-tampering", high, "bcdedit changes how the machine boots (recovery, safe mode, signing)")
+			w.hitA(c, AnalyzerFiles, "boot-tampering", high, "bcdedit changes how the machine boots (recovery, safe mode, signing)")
 		}
 	case "reagentc":
 		if has("/disable") {
@@ -494,7 +494,7 @@ func (w *walker) windowsRules(c *command) {
 			w.hit(c, "package-install", med, c.path+" installs or removes software")
 		}
 	case "mshta", "regsvr32", "rundll32", "cscript", "wscript":
-		w.hit(c, "remote-exec", med, c.name+" runs script or library code (a common way to run a payload)")
+		w.hitA(c, AnalyzerNetwork, "remote-exec", med, c.name+" runs script or library code (a common way to run a payload)")
 	case "fsutil":
 		if has("setzerodata", "deletejournal") || has("usn") && has("deletejournal") {
 			w.hitA(c, AnalyzerFiles, "log-tampering", high, "fsutil erases file data or the change journal")

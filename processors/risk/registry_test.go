@@ -1,0 +1,154 @@
+package risk
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+// shellSources are the files of the shell analyzer whose emitted rule ids
+// the registry must declare.
+var shellSources = []string{"cmdrules.go", "walk.go", "execute.go", "wrappers.go", "paths.go", "words.go", "rules.go", "net.go",
+	"sql.go", "fallback.go", "dynamic.go", "windows.go", "reach.go", "flags.go", "chars.go", "shadow.go"}
+
+// emitRe finds rule ids at emit sites: w.hit(c, "id", …), w.hitA(c, X, "id", …),
+// finding{… rule: "id" …}, sqlHit{"id", …}, and the rule names returned by
+// deleteTarget and sensitiveTarget.
+var emitRe = regexp.MustCompile(`w\.hit\([a-zA-Z]+, "([a-z0-9-]+)"|hitA\([a-zA-Z]+, Analyzer[A-Za-z]+, "([a-z0-9-]+)"|rule: +"([a-z0-9-]+)"|sqlHit\{"([a-z0-9-]+)"|return +"([a-z0-9-]+)", "|(?:high|med|low), "([a-z0-9-]+)", `)
+
+func TestShellRuleRegistry(t *testing.T) {
+	s := mustScorer(t, events.DefaultConfig())
+	declared := map[string]ShellRule{}
+	for _, r := range ShellRules() {
+		if _, dup := declared[r.ID]; dup {
+			t.Errorf("%s declared twice", r.ID)
+		}
+		declared[r.ID] = r
+		if r.Doc == "" || len(r.Levels) == 0 || r.Category == "" || r.Analyzer == "" {
+			t.Errorf("%s: incomplete declaration", r.ID)
+		}
+		if len(r.Fires) == 0 && r.Category != catParser {
+			t.Errorf("%s: no example that fires", r.ID)
+		}
+		if len(r.Quiet) == 0 {
+			t.Errorf("%s: no example that must not fire", r.ID)
+		}
+		for _, cmd := range r.Fires {
+			a := s.ScoreCommand(cmd, Env{})
+			ok := false
+			for _, re := range a.Reasons {
+				if re.Rule != r.ID {
+					continue
+				}
+				for _, l := range r.Levels {
+					if re.Level == l {
+						ok = true
+					}
+				}
+				if re.Analyzer != r.Analyzer {
+					t.Errorf("%s: %q reports it under analyzer %s, declared %s", r.ID, cmd, re.Analyzer, r.Analyzer)
+				}
+			}
+			if !ok {
+				t.Errorf("%s must fire on %q at %v: %s %s", r.ID, cmd, r.Levels, a.Level, reasonsBrief(a))
+			}
+		}
+		for _, cmd := range r.Quiet {
+			a := s.ScoreCommand(cmd, Env{})
+			for _, re := range a.Reasons {
+				if re.Rule == r.ID {
+					t.Errorf("%s must not fire on %q: %s", r.ID, cmd, re.Detail)
+				}
+			}
+		}
+	}
+	// No id emitted by the shell analyzer's source is undeclared, and no
+	// declaration is stale.
+	emitted := map[string]string{}
+	for _, f := range shellSources {
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range emitRe.FindAllStringSubmatch(string(src), -1) {
+			for _, id := range m[1:] {
+				if id != "" {
+					emitted[id] = f
+				}
+			}
+		}
+	}
+	for id, f := range emitted {
+		if _, ok := declared[id]; !ok {
+			t.Errorf("%s emits the rule %q, which ShellRules does not declare", f, id)
+		}
+	}
+	for id := range declared {
+		if _, ok := emitted[id]; !ok {
+			t.Errorf("ShellRules declares %q, which no shell analyzer source emits", id)
+		}
+	}
+}
+
+const (
+	docsBegin = "<!-- shell-rules:begin (generated from processors/risk/shellrules.go by go test -run ShellRuleDocs -update) -->"
+	docsEnd   = "<!-- shell-rules:end -->"
+)
+
+// shellRulesTable renders the registry as the rule table of docs/risk.md.
+func shellRulesTable() string {
+	var b strings.Builder
+	cat := ""
+	for _, r := range ShellRules() {
+		if r.Category != cat {
+			cat = r.Category
+			fmt.Fprintf(&b, "\n**%s**\n\n| rule | level | analyzer | what it means | e.g. |\n| --- | --- | --- | --- | --- |\n", cat)
+		}
+		var lv []string
+		for _, l := range r.Levels {
+			lv = append(lv, string(l))
+		}
+		sort.Sort(sort.Reverse(sort.StringSlice(lv)))
+		ex := ""
+		if len(r.Fires) > 0 {
+			ex = "`" + strings.ReplaceAll(strings.ReplaceAll(trimArg(r.Fires[0]), "|", `\|`), "\n", "⏎") + "`"
+			if strings.ContainsAny(r.Fires[0], "\x1b\r") {
+				ex = "(control characters)"
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", r.ID, strings.Join(lv, " / "), r.Analyzer, strings.ReplaceAll(r.Doc, "|", `\|`), ex)
+	}
+	return b.String()
+}
+
+// TestShellRuleDocs: docs/risk.md's shell rule table is the registry's.
+func TestShellRuleDocs(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "risk.md")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("docs not available: %v", err)
+	}
+	s := string(doc)
+	i, j := strings.Index(s, docsBegin), strings.Index(s, docsEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %q … %q section", path, docsBegin, docsEnd)
+	}
+	want := docsBegin + "\n" + shellRulesTable() + "\n" + docsEnd
+	got := s[i : j+len(docsEnd)]
+	if got == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(s[:i]+want+s[j+len(docsEnd):]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s: the shell rule table differs from ShellRules (rerun with -update after reviewing)", path)
+}
