@@ -7,7 +7,9 @@ import (
 	"github.com/vigil-dev/vigil/events"
 )
 
-// ruledCmds lists the commands commandRules knows.
+// ruledCmds lists the commands a rule judges by name: the cases of
+// commandRules, the programs execute and writeFlags handle, interpreters
+// and wrappers (TestRuledCommands keeps it in step with them).
 var ruledCmds = set("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk",
 	"cfdisk", "gdisk", "sgdisk", "parted", "blkdiscard", "truncate", "mv", "cp", "install", "ln", "tee", "sed", "chmod", "chown",
 	"chgrp", "chattr", "setfacl", "setcap", "kill", "killall", "killall5", "pkill", "fuser", "shutdown", "reboot", "halt", "poweroff",
@@ -25,7 +27,8 @@ var ruledCmds = set("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "mkfs
 	"vim", "vi", "nano", "emacs", "ed", "sudoedit", "cancel", "lp", "ab", "restic", "getent", "openssl", "shopt", "xattr", "chflags",
 	"sshpass", "rclone", "gsutil", "s3cmd", "perl", "ruby", "node", "lua", "awk", "osascript", "update-ca-certificates", "ssh-keygen",
 	"ip", "ifconfig", "ifdown", "route", "nmcli", "tailscale", "zerotier-cli", "wg-quick", "wg", "netplan", "ruby", "rg", "unzip", "7z", "7za",
-	"7zr", "cpio", "bsdtar", "tar", "alias", "unalias")
+	"7zr", "cpio", "bsdtar", "tar", "alias", "ack", "ag", "ditto", "egrep", "ex", "fgrep", "find", "gedit", "git-grep",
+	"grep", "joe", "mcedit", "micro", "mutt", "nvim", "pico", "zip")
 
 // commandRules judges c by what its program does with its arguments.
 func (w *walker) commandRules(c *command) {
