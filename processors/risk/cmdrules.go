@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"path"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,7 @@ var ruledCmds = set("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "mkfs
 	"sshpass", "rclone", "gsutil", "s3cmd", "perl", "ruby", "node", "lua", "awk", "osascript", "update-ca-certificates", "ssh-keygen",
 	"ip", "ifconfig", "ifdown", "route", "nmcli", "tailscale", "zerotier-cli", "wg-quick", "wg", "netplan", "ruby", "rg", "unzip", "7z", "7za",
 	"7zr", "cpio", "bsdtar", "tar", "alias", "ack", "ag", "ditto", "egrep", "ex", "fgrep", "find", "gedit", "git-grep",
-	"grep", "joe", "mcedit", "micro", "mutt", "nvim", "pico", "zip")
+	"grep", "joe", "mcedit", "micro", "mutt", "nvim", "pico", "zip", "gpg", "gpg2")
 
 // commandRules judges c by what its program does with its arguments.
 func (w *walker) commandRules(c *command) {
@@ -279,6 +280,12 @@ func (w *walker) commandRules(c *command) {
 			return
 		}
 		for _, t := range a {
+			if base := strings.TrimSuffix(path.Base(t), ".plist"); reachService(base) || base == "ssh" && strings.Contains(t, "/") {
+				if hasArg(a, "unload", "bootout", "disable", "remove", "stop", "kill") {
+					w.hit(c, "remote-access-loss", high, "launchctl stops "+t+", which keeps the machine reachable")
+					return
+				}
+			}
 			if isSecurityService(t) && hasArg(a, "unload", "bootout", "disable", "remove", "stop", "kill") {
 				w.hit(c, "defense-evasion", high, "launchctl stops the security agent "+t)
 				return
@@ -484,6 +491,8 @@ func (w *walker) commandRules(c *command) {
 				w.hitA(c, AnalyzerFiles, "credential-read", high, "security reads secrets from the keychain")
 			case a[0] == "add-trusted-cert" || a[0] == "trust-settings-import":
 				w.hit(c, "trust-store-change", high, "security adds a trusted root certificate")
+			case a[0] == "delete-keychain":
+				w.hitA(c, AnalyzerFiles, "destructive-delete-credentials", high, "security delete-keychain deletes a whole keychain")
 			case strings.HasPrefix(a[0], "delete"):
 				w.hit(c, "keychain-change", med, "security deletes keychain items")
 			}
@@ -491,6 +500,10 @@ func (w *walker) commandRules(c *command) {
 	case "update-ca-certificates":
 		w.hit(c, "trust-store-change", med, "updates trusted certificates")
 	case "kickstart", "systemsetup":
+		if v, ok := optValue(a, "", "-setremotelogin"); ok && strings.EqualFold(v, "off") {
+			w.hit(c, "remote-access-loss", high, "systemsetup turns remote login (ssh) off")
+			return
+		}
 		if hasArg(a, "-activate") || hasArgPrefixAny(a, "-setremotelogin", "-setremoteappleevents") {
 			w.hit(c, "remote-access-enable", high, c.name+" enables remote access to this machine")
 		}
@@ -509,6 +522,10 @@ func (w *walker) commandRules(c *command) {
 			if rf := resolvePath(f, c.cwd); credentialKind(rf) != "" && c.stdin != nil && strings.HasPrefix(strings.TrimSpace(strings.ToLower(c.stdin.text)), "y") {
 				w.hitA(c, AnalyzerFiles, "credential-overwrite", high, "ssh-keygen overwrites the key "+rf+" (the overwrite prompt is answered from stdin)")
 			}
+		}
+	case "gpg", "gpg2":
+		if hasArg(a, "--delete-secret-keys", "--delete-secret-key", "--delete-secret-and-public-key", "--delete-secret-and-public-keys") {
+			w.hitA(c, AnalyzerFiles, "destructive-delete-credentials", high, c.name+" deletes secret keys")
 		}
 	case "eval", "export":
 	case "git":
