@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"fmt"
+	"net"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -22,8 +23,11 @@ import (
 )
 
 type serveFlags struct {
-	natsListen   string
-	httpListen   string
+	natsListen string
+	httpListen string
+	// httpDefault: --http-listen was not given, so a busy default port
+	// falls back to a free one (http_url in serve.json names it).
+	httpDefault  bool
 	durability   string
 	syncInterval time.Duration
 	dedupWindow  time.Duration
@@ -67,6 +71,7 @@ and runs the ingest service (queue group) and every processor; outputs are
 deduplicated by id, so any node may die without losing or doubling anything.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.httpDefault = !cmd.Flags().Changed("http-listen")
 			return c.serve(cmd.Context(), f)
 		},
 	}
@@ -122,6 +127,16 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		return fmt.Errorf("--cluster starts an embedded cluster node and --nats attaches to an existing one: use one of them")
 	}
 	listen := f.natsListen
+	if f.httpDefault && f.httpListen != "" {
+		// Another node on this host has the default port: take a free
+		// one rather than fail; clients find it in serve.json.
+		if ln, err := net.Listen("tcp", f.httpListen); err != nil {
+			log.Warn("the HTTP API's default address is in use; listening on a free loopback port (http_url in serve.json)", "default", f.httpListen, "err", err)
+			f.httpListen = "127.0.0.1:0"
+		} else {
+			ln.Close()
+		}
+	}
 	s, err := node.Start(ctx, node.Config{Config: server.Config{
 		NATSURL:        c.natsURL,
 		ServiceCreds:   c.creds,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
@@ -14,8 +15,8 @@ import (
 
 // NodeOptions say how to serve the API of a running node.
 type NodeOptions struct {
-	// Listen is host:port (port 0 picks one).
-	Listen string
+	// Listener is where to serve, bound by the caller (see Listen).
+	Listener net.Listener
 	// CredsDir holds the role seeds; the tokens are created beside them
 	// if missing (natsutil.EnsureTokens).
 	CredsDir string
@@ -34,6 +35,7 @@ type NodeOptions struct {
 func StartForServer(ctx context.Context, s *server.Server, o NodeOptions) (*Server, error) {
 	tokens, err := natsutil.EnsureTokens(o.CredsDir)
 	if err != nil {
+		o.Listener.Close()
 		return nil, err
 	}
 	cfg := Config{
@@ -52,7 +54,19 @@ func StartForServer(ctx context.Context, s *server.Server, o NodeOptions) (*Serv
 	if d := s.Driver(); d != nil {
 		cfg.Checkpointed = d.Checkpointed
 	}
-	return Start(ctx, cfg, o.Listen)
+	return StartOn(ctx, cfg, o.Listener)
+}
+
+// Listen binds the API's address (host:port; port 0 picks one) and
+// returns the listener and the API's base URL. A node binds it before it
+// starts, so serve.json names the URL from its first write, and requests
+// that arrive before the API serves wait rather than fail.
+func Listen(addr string) (net.Listener, string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, "", fmt.Errorf("httpapi: listen on %s: %w", addr, err)
+	}
+	return ln, "http://" + ln.Addr().String(), nil
 }
 
 func roleClients(s *server.Server, o NodeOptions) func(context.Context, natsutil.Role) (*client.Client, error) {

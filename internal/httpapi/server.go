@@ -206,15 +206,14 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 			stream string
 			from   *uint64
 		}{{events.StreamDerived, &s.gateFrom}, {events.StreamLog, &s.logFrom}} {
-			st, err := cfg.JetStream.Stream(ctx, f.stream)
-			if err != nil {
-				return nil, fmt.Errorf("httpapi: stream %s: %w", f.stream, err)
+			// A stream that cannot be read now (deleted under a starting
+			// node, which then fails on its own) is followed from what is
+			// stored once it can be.
+			if st, err := cfg.JetStream.Stream(ctx, f.stream); err == nil {
+				if info, err := st.Info(ctx); err == nil {
+					*f.from = info.State.LastSeq + 1
+				}
 			}
-			info, err := st.Info(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("httpapi: stream %s: %w", f.stream, err)
-			}
-			*f.from = info.State.LastSeq + 1
 		}
 		s.follow("gate outputs", s.followGate)
 		s.follow("log times", s.followLog)
@@ -236,6 +235,19 @@ func Start(ctx context.Context, cfg Config, addr string) (*Server, error) {
 	if err != nil {
 		s.stop()
 		return nil, fmt.Errorf("httpapi: listen on %s: %w", addr, err)
+	}
+	s.serve(ln)
+	return s, nil
+}
+
+// StartOn is New, then serving on ln (bound by the caller, so that it
+// could publish the URL first) until Close, which closes ln. On error ln
+// is closed.
+func StartOn(ctx context.Context, cfg Config, ln net.Listener) (*Server, error) {
+	s, err := New(ctx, cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
 	}
 	s.serve(ln)
 	return s, nil

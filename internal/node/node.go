@@ -8,16 +8,16 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"golang.org/x/mod/sumdb/note"
 
-	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/expiry"
@@ -53,7 +53,6 @@ type Node struct {
 	*server.Server
 	// http is the HTTP API, when Config.HTTPListen is set.
 	http      *httpapi.Server
-	info      client.ServeInfo
 	stopTimer context.CancelFunc
 	timerDone chan error
 	errs      chan error
@@ -117,11 +116,22 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
+	var httpLn net.Listener
+	if cfg.HTTPListen != "" {
+		ln, url, err := httpapi.Listen(cfg.HTTPListen)
+		if err != nil {
+			return nil, err
+		}
+		httpLn, cfg.HTTPURL = ln, url
+	}
 	s, err := server.Start(ctx, cfg.Config)
 	if err != nil {
+		if httpLn != nil {
+			httpLn.Close()
+		}
 		return nil, err
 	}
-	n := &Node{Server: s, info: s.Info(), errs: make(chan error, 2), closing: make(chan struct{}), watched: make(chan struct{})}
+	n := &Node{Server: s, errs: make(chan error, 2), closing: make(chan struct{}), watched: make(chan struct{})}
 	go func() {
 		defer close(n.watched)
 		select {
@@ -138,6 +148,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if !cfg.NoExpiry && !cfg.NoProcessors {
 		timer, err := expiry.New(expiry.Config{Conn: s.Conn(), Logger: cfg.Logger.With("component", "expiry")})
 		if err != nil {
+			if httpLn != nil {
+				httpLn.Close()
+			}
 			s.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
@@ -151,8 +164,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			}
 		}()
 	}
-	if cfg.HTTPListen != "" {
-		if err := n.startHTTP(ctx, cfg); err != nil {
+	if httpLn != nil {
+		// Once serve.json exists the node is up as far as anyone can
+		// tell, so a start cancelled from now on is a shutdown, not a
+		// failure to start.
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		if err := n.startHTTP(hctx, cfg, httpLn); err != nil {
 			n.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
@@ -160,32 +178,22 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	return n, nil
 }
 
-// startHTTP serves the HTTP API on cfg.HTTPListen and adds its URL to
-// serve.json.
-func (n *Node) startHTTP(ctx context.Context, cfg Config) error {
+// startHTTP serves the HTTP API on ln (cfg.HTTPListen, bound before the
+// server started so that serve.json names it).
+func (n *Node) startHTTP(ctx context.Context, cfg Config, ln net.Listener) error {
 	credsDir := cfg.CredsDir
 	if credsDir == "" {
 		credsDir = natsutil.CredsDir(cfg.DataDir)
 	}
-	h, err := httpapi.StartForServer(ctx, n.Server, httpapi.NodeOptions{Listen: cfg.HTTPListen, CredsDir: credsDir,
+	h, err := httpapi.StartForServer(ctx, n.Server, httpapi.NodeOptions{Listener: ln, CredsDir: credsDir,
 		NATSURL: cfg.NATSURL, CheckConfig: cfg.CheckConfig, Limits: cfg.HTTPLimits, Logger: cfg.Logger.With("component", "http")})
 	if err != nil {
 		return fmt.Errorf("HTTP API on %s: %w", cfg.HTTPListen, err)
 	}
 	n.http = h
-	n.info.HTTPURL = h.URL()
-	if n.info.NATSURL != "" {
-		b, _ := json.MarshalIndent(n.info, "", "  ")
-		if err := natsutil.WriteFileAtomic(filepath.Join(cfg.DataDir, client.ServeInfoFile), append(b, '\n'), 0o600); err != nil {
-			return err
-		}
-	}
 	cfg.Logger.Info("vigil HTTP API serving", "url", h.URL())
 	return nil
 }
-
-// Info is what serve.json says, with the HTTP API's URL.
-func (n *Node) Info() client.ServeInfo { return n.info }
 
 // Err receives a failure that stops the node from doing its work (the
 // driver or the expiry timer stopped, or a stream was deleted, replaced or

@@ -53,8 +53,12 @@ type Config struct {
 	// NATSListen is host:port for NATS clients; port 0 picks a free port.
 	// Empty means in-process only (no TCP).
 	NATSListen string
-	// HTTPListen is accepted for the HTTP API (not started by this package yet).
+	// HTTPListen is where the HTTP API listens; internal/node serves it,
+	// this package does not. HTTPURL, when set, is written to serve.json
+	// as http_url (the node binds the port before Start, so serve.json
+	// names it from the first write).
 	HTTPListen   string
+	HTTPURL      string
 	Durability   natsutil.Durability
 	SyncInterval time.Duration
 	DedupWindow  time.Duration
@@ -293,6 +297,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.info = client.ServeInfo{
 		NATSURL: natsURL,
+		HTTPURL: cfg.HTTPURL,
 		PID:     os.Getpid(),
 		DataDir: cfg.DataDir,
 		Started: time.Now().UTC().Format(time.RFC3339),
