@@ -228,6 +228,13 @@ func (d *Driver) Run(ctx context.Context) error {
 			continue
 		}
 		log.Warn("driver: consumer lost; re-creating it", "from", d.folded+1, "err", err)
+		// However the loss showed itself, a consumer that no longer exists
+		// was deleted by someone: say so, as the periodic check would.
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		if _, cerr := st.Consumer(cctx, d.cfg.Durable); errors.Is(cerr, jetstream.ErrConsumerNotFound) {
+			d.consumerAlert(ctx, "was deleted", d.folded+1)
+		}
+		cancel()
 		select {
 		case <-ctx.Done():
 			return nil
