@@ -52,7 +52,7 @@ func startTarget(t testing.TB, mod ...func(*node.Config)) *target {
 }
 
 // dial connects over TCP with a role's credentials as any NATS client
-// would, with the options the role's own tools use (natsutil.RoleOptions).
+// would, with the options every Vigil tool uses (natsutil.InboxOptions).
 // extra options come last, so an attack can override them (e.g. another
 // inbox prefix).
 func (tg *target) dial(t testing.TB, role natsutil.Role, extra ...nats.Option) *nats.Conn {
@@ -71,7 +71,7 @@ func (tg *target) tryDial(role natsutil.Role, extra ...nats.Option) (*nats.Conn,
 		return nil, err
 	}
 	opts := append([]nats.Option{co, nats.Name("attack-" + string(role)), nats.MaxReconnects(0), nats.Timeout(5 * time.Second)},
-		natsutil.RoleOptions(role)...)
+		natsutil.InboxOptions()...)
 	return nats.Connect(tg.url, append(opts, extra...)...)
 }
 

@@ -54,10 +54,6 @@ func ValidInboxToken(tok string) bool {
 	return true
 }
 
-// RoleOptions are the connection options every tool of a role uses (see
-// InboxOptions); today they are the same for every role.
-func RoleOptions(Role) []nats.Option { return InboxOptions() }
-
 // InboxOptions give a connection a fresh inbox token, declared to the
 // server and used as its inbox prefix. Every Vigil connection that
 // authenticates uses them; roles with no restrictions (admin, service)
