@@ -104,7 +104,10 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 		return denied, fmt.Errorf("gate: append %s: %w", ev.ID, err)
 	}
 	timedOut := func(res GateResult) (GateResult, error) {
-		if o.Withdraw && res.Seq != 0 {
+		// Withdraw even when the stored reply never came: the action may
+		// be stored all the same, and withdrawing one that is not pending
+		// changes nothing.
+		if o.Withdraw {
 			c.withdraw(ev, o.WithdrawReason)
 		}
 		return res, fmt.Errorf("gate: action %s: %w: %w", ev.ID, ErrNoDecision, context.Cause(ctx))
