@@ -112,7 +112,9 @@ type Service struct {
 type Reply struct {
 	// Results has one entry per event, in request order, once all are stored.
 	Results []Result `json:"results,omitempty"`
-	// Error is set when the request was refused; nothing of it was stored.
+	// Error is set when the request was refused: nothing of it was
+	// stored, except when the error says so (a batch one of whose ids was
+	// already stored with other content).
 	Error string `json:"error,omitempty"`
 	// Index is the 0-based position of the event the error is about, or -1.
 	Index int `json:"index,omitempty"`
@@ -557,7 +559,9 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 			if err := s.checkSame(ctx, &evs[i], msgs[i].Data, ack.Sequence); err != nil {
 				var conflict *idConflictError
 				if errors.As(err, &conflict) {
-					conflict.index = i
+					// JetStream answers a duplicate inside an atomic
+					// batch by storing the batch's other events: say so.
+					conflict.index, conflict.others = i, len(evs)-1
 				}
 				return nil, err
 			}
@@ -604,10 +608,17 @@ type idConflictError struct {
 	id    string
 	seq   uint64
 	index int
+	// others is how many other events of the request were stored (or
+	// found stored) all the same.
+	others int
 }
 
 func (e *idConflictError) Error() string {
-	return fmt.Sprintf("event %d: its id is already stored with different content (an id names one event; retries must resend the same event): give this event a new id; nothing of it was stored", e.index)
+	msg := fmt.Sprintf("event %d: its id is already stored with different content (an id names one event; retries must resend the same event): give this event a new id; nothing of it was stored", e.index)
+	if e.others > 0 {
+		msg += fmt.Sprintf("; the request's %d other events are stored (send them again with the same ids to learn their seqs: nothing is stored twice)", e.others)
+	}
+	return msg
 }
 
 // checkSame checks that a duplicate (an id JetStream already holds) is the

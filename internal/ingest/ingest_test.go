@@ -210,3 +210,41 @@ func TestBatchStoredInOrder(t *testing.T) {
 		t.Fatalf("conversation taken from the subject: got %v", convs[:1])
 	}
 }
+
+// TestBatchIDConflictSaysWhatWasStored: a batch that reuses a stored id
+// with other content is refused for that event, and the reply says the
+// batch's other events were stored (JetStream stores them): a retry with
+// the same ids then learns their seqs and stores nothing twice.
+func TestBatchIDConflictSaysWhatWasStored(t *testing.T) {
+	s := startNode(t)
+	agent, err := s.Client(t.Context(), natsutil.RoleAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	msg := func(id, content string) events.Event {
+		return events.Event{V: events.CurrentVersion, ID: id, Kind: events.KindMessage, Conversation: "c-b",
+			Data: map[string]any{"role": "user", "content": content}}
+	}
+	if _, err := agent.Append(t.Context(), msg("m-used", "first")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = agent.AppendBatch(t.Context(), []events.Event{msg("m-new1", "a"), msg("m-used", "other"), msg("m-new2", "b")})
+	if err == nil || !strings.Contains(err.Error(), "event 1: its id is already stored with different content") ||
+		!strings.Contains(err.Error(), "2 other events are stored") {
+		t.Fatalf("batch with a reused id: %v", err)
+	}
+	before := logCount(t, s)
+	rs, err := agent.AppendBatch(t.Context(), []events.Event{msg("m-new1", "a"), msg("m-new2", "b")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		if !r.Duplicate || r.Seq == 0 {
+			t.Errorf("retry of %s: %+v; want the stored seq, duplicate", r.ID, r)
+		}
+	}
+	if after := logCount(t, s); after != before || after != 3 {
+		t.Errorf("log holds %d events after the retry (%d before); want 3", after, before)
+	}
+}
