@@ -1,8 +1,10 @@
 package risk
 
 import (
+	"fmt"
 	"net/url"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
@@ -193,6 +195,19 @@ func mcpAction(tool string, args map[string]any, env Env) ([]finding, View) {
 	var finds []finding
 	v := View{}
 	name := strings.ToLower(tool)
+	if !mcpToolName(tool) {
+		// MCP names tools with 1-128 letters, digits, _ - . (and the
+		// client adds the server as mcp__server__tool or mcp:server/tool):
+		// anything else is not a tool a server offered, and its name is
+		// not shown whole.
+		shown := tool
+		if len(shown) > 64 {
+			shown = strings.ToValidUTF8(shown[:64], "") + "…"
+		}
+		finds = append(finds, finding{analyzer: AnalyzerTool, rule: "mcp-odd-name", level: events.RiskMedium,
+			detail: fmt.Sprintf("the tool name %q (%d bytes) is not an MCP tool name", shown, len(tool)), command: shown})
+		tool = shown
+	}
 	add := func(rule string, lvl events.Risk, detail string) {
 		finds = append(finds, finding{analyzer: AnalyzerTool, rule: rule, level: lvl, detail: detail, command: tool})
 	}
@@ -229,7 +244,7 @@ func mcpAction(tool string, args map[string]any, env Env) ([]finding, View) {
 			for k := range t {
 				ks = append(ks, k)
 			}
-			sortStrings(ks)
+			slices.Sort(ks) // an agent may send many keys: never quadratic
 			for _, k := range ks {
 				walk(t[k])
 			}
@@ -244,10 +259,21 @@ func mcpAction(tool string, args map[string]any, env Env) ([]finding, View) {
 	return finds, v
 }
 
-func sortStrings(a []string) {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
+// mcpToolName reports whether name is a tool name an MCP client can show:
+// at most 160 bytes (128 for the tool, the rest for the server prefix) of
+// letters, digits and _ - . : / (the server separators clients use).
+func mcpToolName(name string) bool {
+	if name == "" || len(name) > 160 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '_', c == '-', c == '.', c == ':', c == '/':
+		default:
+			return false
 		}
 	}
+	return true
 }

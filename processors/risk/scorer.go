@@ -205,7 +205,7 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 		v = View{}
 	default:
 		v = View{}
-		finds = []finding{{analyzer: AnalyzerTool, rule: "unknown-tool", level: events.RiskUnknown, detail: "no analyzer knows the tool " + fmt.Sprintf("%q", tool)}}
+		finds = []finding{{analyzer: AnalyzerTool, rule: "unknown-tool", level: events.RiskUnknown, detail: "no analyzer knows the tool " + fmt.Sprintf("%.64q", tool)}}
 	}
 	v.Tool = tool
 	if len(ev.Redactions) > 0 {
