@@ -10,9 +10,12 @@
 //	              what `vigil audit verify` trusts by default and what
 //	              `vigil audit key` prints, to hand to auditors
 //
-// A fleet shares one key: copy DIR/audit/signer.key to every node before
+// A fleet shares one key: make it once (`vigil audit key create`, Create
+// or CreateFile) and copy it to DIR/audit/signer.key of every node before
 // its first start, so every node signs the same checkpoints and JetStream
-// deduplicates them by id (see docs/audit.md).
+// deduplicates them by id; a fleet node refuses to start with another key
+// than the fleet's (internal/server, docs/fleet.md). KeyID and NoteSigners
+// name keys for that comparison.
 package auditkey
 
 import (
@@ -44,6 +47,11 @@ const (
 // ErrNoKey means the data directory has no audit key yet.
 var ErrNoKey = errors.New("auditkey: no audit key")
 
+// ErrKeyExists means Create found a key where it would write one: an
+// audit key is never overwritten (checkpoints signed with it would no
+// longer verify with the key the node holds).
+var ErrKeyExists = errors.New("auditkey: an audit key exists already")
+
 // Dir is DIR/audit.
 func Dir(dataDir string) string { return filepath.Join(dataDir, DirName) }
 
@@ -68,18 +76,138 @@ func LoadOrCreate(dataDir string) (note.Signer, string, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, "", fmt.Errorf("auditkey: chmod %s: %w", dir, err)
 	}
-	var id [4]byte
-	if _, err := rand.Read(id[:]); err != nil {
-		return nil, "", err
-	}
-	skey, _, err := note.GenerateKey(rand.Reader, "vigil-audit-"+hex.EncodeToString(id[:]))
+	skey, err := generate()
 	if err != nil {
-		return nil, "", fmt.Errorf("auditkey: generate: %w", err)
+		return nil, "", err
 	}
 	if err := natsutil.WriteFileAtomic(SignerPath(dataDir), []byte(skey+"\n"), 0o600); err != nil {
 		return nil, "", fmt.Errorf("auditkey: write %s: %w", SignerPath(dataDir), err)
 	}
 	return Load(dataDir)
+}
+
+// generate makes a new signer key named "vigil-audit-<8 hex digits>".
+func generate() (string, error) {
+	var id [4]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return "", err
+	}
+	skey, _, err := note.GenerateKey(rand.Reader, "vigil-audit-"+hex.EncodeToString(id[:]))
+	if err != nil {
+		return "", fmt.Errorf("auditkey: generate: %w", err)
+	}
+	return skey, nil
+}
+
+// Create writes a new audit key into the data directory, where `vigil
+// serve` looks for it (DIR/audit/signer.key and verifier.key), and
+// returns its verifier key. It never overwrites: a key already there
+// fails with ErrKeyExists. `vigil audit key create` calls it.
+func Create(dataDir string) (string, error) {
+	dir := Dir(dataDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("auditkey: create %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return "", fmt.Errorf("auditkey: chmod %s: %w", dir, err)
+	}
+	vkey, err := CreateFile(SignerPath(dataDir))
+	if err != nil {
+		return "", err
+	}
+	if _, _, err := Load(dataDir); err != nil { // writes verifier.key
+		return "", err
+	}
+	return vkey, nil
+}
+
+// CreateFile writes a new signer key to path (mode 0600; the directory
+// must exist) and returns its verifier key. An existing file fails with
+// ErrKeyExists. A node uses the file once it is installed as
+// DIR/audit/signer.key.
+func CreateFile(path string) (string, error) {
+	skey, err := generate()
+	if err != nil {
+		return "", err
+	}
+	vkey, err := VerifierKeyOf(skey)
+	if err != nil {
+		return "", err
+	}
+	if err := writeNew(path, []byte(skey+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return vkey, nil
+}
+
+// writeNew writes data to path through a synced temporary file linked
+// into place, so it fails (ErrKeyExists) rather than replace a file,
+// even one created meanwhile.
+func writeNew(path string, data []byte, mode os.FileMode) error {
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("%w: %s (move it away first if you mean to replace it; checkpoints signed with it then verify only with its verifier key)", ErrKeyExists, path)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-key-*")
+	if err != nil {
+		return fmt.Errorf("auditkey: write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auditkey: write %s: %w", path, err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auditkey: write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("auditkey: write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("auditkey: write %s: %w", path, err)
+	}
+	if err := os.Link(tmp.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: %s", ErrKeyExists, path)
+		}
+		return fmt.Errorf("auditkey: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// KeyID is the identity of a verifier key: "<name>+<hash>" (the key
+// name and the 8 hex digits of its key hash), what a signed note's
+// signature line names. Anything else is returned as it is.
+func KeyID(vkey string) string {
+	name, rest, ok := strings.Cut(vkey, "+")
+	if !ok {
+		return vkey
+	}
+	hash, _, _ := strings.Cut(rest, "+")
+	return name + "+" + hash
+}
+
+// SignerKeyID is KeyID of a signer's verifier key.
+func SignerKeyID(s note.Signer) string { return fmt.Sprintf("%s+%08x", s.Name(), s.KeyHash()) }
+
+// NoteSigners returns the key ids (see KeyID) of the signatures on a
+// signed note, without verifying them: what a node compares its own key
+// with before it signs alongside the others.
+func NoteSigners(msg string) ([]string, error) {
+	_, err := note.Open([]byte(msg), note.VerifierList())
+	var unv *note.UnverifiedNoteError
+	if !errors.As(err, &unv) {
+		if err == nil {
+			err = errors.New("no signature")
+		}
+		return nil, fmt.Errorf("auditkey: not a signed note: %w", err)
+	}
+	ids := make([]string, 0, len(unv.Note.UnverifiedSigs))
+	for _, sig := range unv.Note.UnverifiedSigs {
+		ids = append(ids, fmt.Sprintf("%s+%08x", sig.Name, sig.Hash))
+	}
+	return ids, nil
 }
 
 // Load returns the audit signer and verifier key without creating one
@@ -89,7 +217,7 @@ func Load(dataDir string) (note.Signer, string, error) {
 	path := SignerPath(dataDir)
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("%w in %s (vigil serve creates one)", ErrNoKey, Dir(dataDir))
+		return nil, "", fmt.Errorf("%w in %s (vigil serve or vigil audit key create makes one)", ErrNoKey, Dir(dataDir))
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("auditkey: %w", err)

@@ -81,3 +81,74 @@ func TestVerifierKeyOf(t *testing.T) {
 		}
 	}
 }
+
+func TestCreateRefusesToOverwrite(t *testing.T) {
+	dir := t.TempDir()
+	vkey, err := Create(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, got, err := Load(dir)
+	if err != nil || got != vkey {
+		t.Fatalf("Load after Create: %q, %v; want %q", got, err, vkey)
+	}
+	if id := KeyID(vkey); id != SignerKeyID(s) || !strings.HasPrefix(id, "vigil-audit-") {
+		t.Fatalf("KeyID %q, SignerKeyID %q", id, SignerKeyID(s))
+	}
+	before, _ := os.ReadFile(SignerPath(dir))
+	if _, err := Create(dir); !errors.Is(err, ErrKeyExists) {
+		t.Fatalf("second Create: %v, want ErrKeyExists", err)
+	}
+	after, _ := os.ReadFile(SignerPath(dir))
+	if string(after) != string(before) {
+		t.Fatal("Create replaced an existing key")
+	}
+	// --out: a file anywhere, never overwritten either.
+	out := dir + "/fleet.key"
+	v2, err := CreateFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v2 == vkey {
+		t.Fatal("two keys alike")
+	}
+	if fi, err := os.Stat(out); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s: %v %v", out, err, fi.Mode().Perm())
+	}
+	if _, err := CreateFile(out); !errors.Is(err, ErrKeyExists) {
+		t.Fatalf("CreateFile on an existing file: %v", err)
+	}
+	// The file works as a node's key once installed.
+	d2 := t.TempDir()
+	if err := os.MkdirAll(Dir(d2), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(out)
+	if err := os.WriteFile(SignerPath(d2), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, got, err := Load(d2); err != nil || got != v2 {
+		t.Fatalf("installed key: %q, %v; want %q", got, err, v2)
+	}
+}
+
+func TestNoteSigners(t *testing.T) {
+	dir := t.TempDir()
+	s, vkey, err := LoadOrCreate(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := note.Sign(&note.Note{Text: "vigil\n1\nAAAA\n"}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := NoteSigners(string(msg))
+	if err != nil || len(ids) != 1 || ids[0] != KeyID(vkey) {
+		t.Fatalf("NoteSigners = %q, %v; want [%s]", ids, err, KeyID(vkey))
+	}
+	for _, bad := range []string{"", "text\n", "vigil\n1\n\nno signature line\n"} {
+		if _, err := NoteSigners(bad); err == nil {
+			t.Errorf("NoteSigners(%q) = nil error", bad)
+		}
+	}
+}
