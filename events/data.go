@@ -112,6 +112,26 @@ type Pairing struct {
 	By       string `msgpack:"by,omitempty" json:"by,omitempty"`
 }
 
+// TokenCreated is the data of a token.created event: a named HTTP API
+// token of a role. The token itself is never in the log: Hash is its
+// SHA-256 digest ("sha256:<hex>"), Hint its last four characters, which
+// is all a listing shows.
+type TokenCreated struct {
+	TokenID string `msgpack:"token_id" json:"token_id"`
+	Role    string `msgpack:"role" json:"role"`
+	Name    string `msgpack:"name,omitempty" json:"name,omitempty"`
+	Hash    string `msgpack:"hash" json:"hash"`
+	Hint    string `msgpack:"hint,omitempty" json:"hint,omitempty"`
+	By      string `msgpack:"by,omitempty" json:"by,omitempty"`
+}
+
+// TokenRevoked is the data of a token.revoked event.
+type TokenRevoked struct {
+	TokenID string `msgpack:"token_id" json:"token_id"`
+	By      string `msgpack:"by,omitempty" json:"by,omitempty"`
+	Reason  string `msgpack:"reason,omitempty" json:"reason,omitempty"`
+}
+
 // DataAs decodes e.Data into the typed view T. Unknown fields are ignored
 // by the view and stay in e.Data. The view is lenient about types where
 // msgpack is (a float into an integer field); Validate is the strict check.

@@ -187,6 +187,8 @@ var eventViews = map[Kind]func(*Event) (any, error){
 	KindPairingApproved:     eventView[Pairing],
 	KindPairingRevoked:      eventView[Pairing],
 	KindAuditSeal:           eventView[AuditSeal],
+	KindTokenCreated:        eventView[TokenCreated],
+	KindTokenRevoked:        eventView[TokenRevoked],
 }
 
 var derivedViews = map[Kind]func(*Derived) (any, error){

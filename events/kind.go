@@ -27,6 +27,12 @@ const (
 	// has moved, and by `vigil audit export`). Checkpoints otherwise come
 	// every K records, which a quiet log may take long to reach.
 	KindAuditSeal Kind = "audit.seal"
+	// KindTokenCreated and KindTokenRevoked manage the HTTP API's named
+	// tokens (`vigil token`): the log holds each token's SHA-256 digest,
+	// never the token, so every node's read model knows which tokens are
+	// in force and a revocation reaches the whole fleet.
+	KindTokenCreated Kind = "token.created"
+	KindTokenRevoked Kind = "token.revoked"
 )
 
 // Derived kinds: published by processors to VIGIL_DERIVED, never ingested.
@@ -49,6 +55,7 @@ var controlKinds = map[Kind]bool{
 	KindConfig: true, KindApprovalDecision: true, KindAllowlistChanged: true,
 	KindApprovalExpired: true, KindPairingRequested: true,
 	KindPairingApproved: true, KindPairingRevoked: true, KindAuditSeal: true,
+	KindTokenCreated: true, KindTokenRevoked: true,
 }
 
 var derivedKinds = map[Kind]bool{
@@ -81,6 +88,7 @@ func AllKinds() []Kind {
 		KindConversationStarted, KindAction, KindObservation, KindMessage, KindContextLoaded,
 		KindConfig, KindApprovalDecision, KindAllowlistChanged, KindApprovalExpired,
 		KindPairingRequested, KindPairingApproved, KindPairingRevoked, KindAuditSeal,
+		KindTokenCreated, KindTokenRevoked,
 		KindRiskAssessed, KindGateRequested, KindGateDecided, KindAuditCheckpoint,
 		KindAlert, KindStats, KindDeadLetter,
 	}

@@ -229,6 +229,10 @@ var (
 	tokenPattern    = &lazyPattern{expr: `^[A-Za-z0-9_:@-]{1,128}$`}
 	digestPattern   = &lazyPattern{expr: `^sha256:[0-9a-f]{64}$`}
 	durationPattern = &lazyPattern{expr: `^([0-9]*\.?[0-9]+(ns|us|µs|ms|s|m|h))+$`}
+	// tokenNamePattern names an HTTP token: up to 64 characters, no control ones.
+	tokenNamePattern = &lazyPattern{expr: `^[^\x00-\x1f\x7f]{0,64}$`}
+	// tokenHintPattern is the last characters of an HTTP token (base64url).
+	tokenHintPattern = &lazyPattern{expr: `^[A-Za-z0-9_-]{0,4}$`}
 )
 
 // lazyPattern is a regular expression compiled once, on first use.
@@ -414,6 +418,19 @@ var dataShapes = map[Kind]*shape{
 	KindPairingApproved:  &pairingShape,
 	KindPairingRevoked:   &pairingShape,
 	KindAuditSeal: {typ: objectType, fields: []field{
+		{"by", false, stringShape},
+		{"reason", false, stringShape},
+	}},
+	KindTokenCreated: {typ: objectType, fields: []field{
+		{"token_id", true, shape{typ: stringType, pattern: tokenPattern}},
+		{"role", true, shape{typ: stringType, enum: []string{"agent", "runtime", "approver", "admin"}}},
+		{"name", false, shape{typ: stringType, pattern: tokenNamePattern}},
+		{"hash", true, shape{typ: stringType, pattern: digestPattern}},
+		{"hint", false, shape{typ: stringType, pattern: tokenHintPattern}},
+		{"by", false, stringShape},
+	}},
+	KindTokenRevoked: {typ: objectType, fields: []field{
+		{"token_id", true, shape{typ: stringType, pattern: tokenPattern}},
 		{"by", false, stringShape},
 		{"reason", false, stringShape},
 	}},

@@ -289,6 +289,8 @@ var eventViews = map[events.Kind]func(*events.Event) error{
 	events.KindPairingApproved:     eventView[events.Pairing],
 	events.KindPairingRevoked:      eventView[events.Pairing],
 	events.KindAuditSeal:           eventView[events.AuditSeal],
+	events.KindTokenCreated:        eventView[events.TokenCreated],
+	events.KindTokenRevoked:        eventView[events.TokenRevoked],
 }
 
 var derivedViews = map[events.Kind]func(*events.Derived) error{
@@ -316,6 +318,8 @@ var dataTypes = map[events.Kind]reflect.Type{
 	events.KindPairingApproved:     reflect.TypeFor[events.Pairing](),
 	events.KindPairingRevoked:      reflect.TypeFor[events.Pairing](),
 	events.KindAuditSeal:           reflect.TypeFor[events.AuditSeal](),
+	events.KindTokenCreated:        reflect.TypeFor[events.TokenCreated](),
+	events.KindTokenRevoked:        reflect.TypeFor[events.TokenRevoked](),
 	events.KindRiskAssessed:        reflect.TypeFor[events.RiskAssessed](),
 	events.KindGateRequested:       reflect.TypeFor[events.GateRequested](),
 	events.KindGateDecided:         reflect.TypeFor[events.GateDecided](),
