@@ -29,6 +29,7 @@ var allProjections = []projection{
 	{"allowlist", "a/", "allowlist entries in force", foldAllowlist},
 	{"pairing", "p/", "pairing state of each user", foldPairing},
 	{"config", "c/", "config in force, and whether to ask agents for security_risk", foldConfig},
+	{"tokens", "t/", "named HTTP API tokens (digests only) and their revocations", foldTokens},
 	{"stats", "s", "counts per conversation and for the whole log", foldStats},
 }
 

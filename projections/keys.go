@@ -24,6 +24,8 @@ import (
 //	p/<platform>\x00<user>   Pairing (msgpack)
 //	c/g                      ConfigState of the global config
 //	c/c/<conv>               ConfigState of a conversation-scoped config
+//	t/i/<token id>           Token (msgpack)
+//	t/h/sha256:<hex>         token id while in force; empty once revoked
 //	s/<conv>                 Stats of a conversation ("_" for global events)
 //	s\x00                    Stats of the whole log
 const (

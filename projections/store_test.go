@@ -523,7 +523,7 @@ func TestProjectionsListed(t *testing.T) {
 	for _, p := range Projections() {
 		names = append(names, p.Name)
 	}
-	if !reflect.DeepEqual(names, []string{"events", "risk", "gate", "allowlist", "pairing", "config", "stats"}) {
+	if !reflect.DeepEqual(names, []string{"events", "risk", "gate", "allowlist", "pairing", "config", "tokens", "stats"}) {
 		t.Fatal(names)
 	}
 }
