@@ -110,6 +110,14 @@ type Pairing struct {
 	// CodeHash is a salted hash of the pairing code; the code itself is never stored.
 	CodeHash string `msgpack:"code_hash,omitempty" json:"code_hash,omitempty"`
 	By       string `msgpack:"by,omitempty" json:"by,omitempty"`
+	// ClaimHash is a keyed hash of the secret a browser keeps to claim
+	// its approved pairing (pairing.requested); Client a keyed hash of
+	// the requester's address, for the per-client rate limit.
+	ClaimHash string `msgpack:"claim_hash,omitempty" json:"claim_hash,omitempty"`
+	Client    string `msgpack:"client,omitempty" json:"client,omitempty"`
+	// Name is the name an approval gives the paired device.
+	Name   string `msgpack:"name,omitempty" json:"name,omitempty"`
+	Reason string `msgpack:"reason,omitempty" json:"reason,omitempty"`
 }
 
 // TokenCreated is the data of a token.created event: a named HTTP API

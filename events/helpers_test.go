@@ -186,6 +186,8 @@ var eventViews = map[Kind]func(*Event) (any, error){
 	KindPairingRequested:    eventView[Pairing],
 	KindPairingApproved:     eventView[Pairing],
 	KindPairingRevoked:      eventView[Pairing],
+	KindPairingDenied:       eventView[Pairing],
+	KindPairingExpired:      eventView[Pairing],
 	KindAuditSeal:           eventView[AuditSeal],
 	KindTokenCreated:        eventView[TokenCreated],
 	KindTokenRevoked:        eventView[TokenRevoked],

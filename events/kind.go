@@ -22,6 +22,11 @@ const (
 	KindPairingRequested Kind = "pairing.requested"
 	KindPairingApproved  Kind = "pairing.approved"
 	KindPairingRevoked   Kind = "pairing.revoked"
+	// KindPairingDenied is an admin's denial of a pairing code;
+	// KindPairingExpired is the pairing timer's expiry of a code, or
+	// the end of a lockout (processors/pairing).
+	KindPairingDenied  Kind = "pairing.denied"
+	KindPairingExpired Kind = "pairing.expired"
 	// KindAuditSeal asks the audit processor for a signed checkpoint now,
 	// covering every record so far (appended by serve's sealer when the log
 	// has moved, and by `vigil audit export`). Checkpoints otherwise come
@@ -55,6 +60,7 @@ var controlKinds = map[Kind]bool{
 	KindConfig: true, KindApprovalDecision: true, KindAllowlistChanged: true,
 	KindApprovalExpired: true, KindPairingRequested: true,
 	KindPairingApproved: true, KindPairingRevoked: true, KindAuditSeal: true,
+	KindPairingDenied: true, KindPairingExpired: true,
 	KindTokenCreated: true, KindTokenRevoked: true,
 }
 
@@ -88,7 +94,7 @@ func AllKinds() []Kind {
 		KindConversationStarted, KindAction, KindObservation, KindMessage, KindContextLoaded,
 		KindConfig, KindApprovalDecision, KindAllowlistChanged, KindApprovalExpired,
 		KindPairingRequested, KindPairingApproved, KindPairingRevoked, KindAuditSeal,
-		KindTokenCreated, KindTokenRevoked,
+		KindTokenCreated, KindTokenRevoked, KindPairingDenied, KindPairingExpired,
 		KindRiskAssessed, KindGateRequested, KindGateDecided, KindAuditCheckpoint,
 		KindAlert, KindStats, KindDeadLetter,
 	}

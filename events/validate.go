@@ -291,6 +291,10 @@ var (
 		{"platform", false, stringShape},
 		{"code_hash", false, stringShape},
 		{"by", false, stringShape},
+		{"claim_hash", false, stringShape},
+		{"client", false, stringShape},
+		{"name", false, stringShape},
+		{"reason", false, stringShape},
 	}}
 )
 
@@ -417,6 +421,8 @@ var dataShapes = map[Kind]*shape{
 	KindPairingRequested: &pairingShape,
 	KindPairingApproved:  &pairingShape,
 	KindPairingRevoked:   &pairingShape,
+	KindPairingDenied:    &pairingShape,
+	KindPairingExpired:   &pairingShape,
 	KindAuditSeal: {typ: objectType, fields: []field{
 		{"by", false, stringShape},
 		{"reason", false, stringShape},
