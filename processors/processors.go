@@ -34,6 +34,14 @@ type Output struct {
 	Event   events.Derived
 }
 
+// Applied is one log record and the outputs the processors derived from
+// it, as drivers (live and replay) hand them to the read models once the
+// outputs are stored.
+type Applied struct {
+	Record  events.Record
+	Outputs []Output
+}
+
 // Processor is a deterministic fold over the log.
 //
 // Step must be called with records in strictly increasing Seq order. It

@@ -18,12 +18,12 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
 
-	"github.com/vigil-dev/vigil/internal/driver"
+	"github.com/vigil-dev/vigil/processors"
 )
 
 // Applied is one log record with the outputs the processors folded from
 // it: what the live driver hands its Sink, and what a rebuild feeds.
-type Applied = driver.Applied
+type Applied = processors.Applied
 
 // Errors.
 var (
@@ -523,7 +523,8 @@ func (s *Store) get(k []byte) ([]byte, bool, error) {
 // Apply folds a batch into the read models and commits it, with the
 // position of its last record, as one atomic Pebble batch. Records at or
 // below Position are skipped, so re-sending an overlapping batch after a
-// crash changes nothing. It implements driver.Sink.
+// crash changes nothing. With Position, it is the sink a driver feeds
+// (internal/driver.Sink).
 //
 // Once the store is corrupt, Apply drops batches and returns nil: the
 // driver, and so gating, goes on; reads refuse (ErrCorrupt) until the next
@@ -593,5 +594,3 @@ func (s *Store) applyLocked(batch []Applied, projs []projection, movePosition bo
 	}
 	return applied, nil
 }
-
-var _ driver.Sink = (*Store)(nil)

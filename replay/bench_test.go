@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
@@ -205,12 +204,12 @@ func BenchmarkProjectionApply(b *testing.B) {
 	l := newSynthLog(b)
 	procs, _ := builderEvery(b, audit.DefaultInterval)(processors.Options{})
 	pipe, _ := processors.NewPipeline(procs...)
-	batches := make([][]driver.Applied, 0, b.N/512+1)
-	var cur []driver.Applied
+	batches := make([][]processors.Applied, 0, b.N/512+1)
+	var cur []processors.Applied
 	for seq := uint64(1); seq <= uint64(b.N); seq++ {
 		r := l.record(seq, make([]byte, 0, 512))
 		rec, outs := processors.Feed(pipe, seq, r.Subject, r.Data)
-		cur = append(cur, driver.Applied{Record: rec, Outputs: outs})
+		cur = append(cur, processors.Applied{Record: rec, Outputs: outs})
 		if len(cur) == 512 {
 			batches = append(batches, cur)
 			cur = nil

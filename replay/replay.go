@@ -49,7 +49,6 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/processors"
 )
 
@@ -87,7 +86,7 @@ type Config struct {
 	OnChange func(ActionChange)
 	// Sink, when set, receives every applied record in batches of
 	// BatchSize, in log order (projections rebuild).
-	Sink      func([]driver.Applied) error
+	Sink      func([]processors.Applied) error
 	BatchSize int
 	// Progress, when set, is called every ProgressEvery records and at the end.
 	Progress      func(Progress)
@@ -327,7 +326,7 @@ type runner struct {
 	cmp    *comparer
 	stages []*stage
 	items  []item
-	batch  []driver.Applied
+	batch  []processors.Applied
 	start  time.Time
 
 	recCh      chan RecordedOutput
@@ -485,12 +484,12 @@ func (r *runner) whatIfStep(it *item) error {
 }
 
 func (r *runner) sinkStep(it *item) error {
-	r.batch = append(r.batch, driver.Applied{Record: it.rec, Outputs: it.outs})
+	r.batch = append(r.batch, processors.Applied{Record: it.rec, Outputs: it.outs})
 	if len(r.batch) < r.cfg.BatchSize {
 		return nil
 	}
 	err := r.cfg.Sink(r.batch)
-	r.batch = make([]driver.Applied, 0, r.cfg.BatchSize)
+	r.batch = make([]processors.Applied, 0, r.cfg.BatchSize)
 	return err
 }
 

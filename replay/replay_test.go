@@ -15,7 +15,6 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
 	"github.com/vigil-dev/vigil/processors/gate"
@@ -271,7 +270,7 @@ func TestReplaySink(t *testing.T) {
 	recs := loadFixture(t, "testdata/conversation.jsonl")
 	var got []uint64
 	var batches int
-	rep, err := Run(t.Context(), Config{Source: recs, Build: builder(t), BatchSize: 4, Sink: func(b []driver.Applied) error {
+	rep, err := Run(t.Context(), Config{Source: recs, Build: builder(t), BatchSize: 4, Sink: func(b []processors.Applied) error {
 		batches++
 		for _, a := range b {
 			got = append(got, a.Record.Seq)

@@ -62,10 +62,7 @@ import (
 )
 
 // Applied is one log record with the outputs folded from it.
-type Applied struct {
-	Record  events.Record
-	Outputs []processors.Output
-}
+type Applied = processors.Applied
 
 // Sink receives every applied record after its outputs are stored and
 // before the record is acknowledged. Position is the last log sequence the
