@@ -40,6 +40,8 @@ type serveFlags struct {
 	config       string
 	sealEvery    time.Duration
 	acceptNewLog bool
+	// acceptAuditKey records this node's audit key as the fleet's.
+	acceptAuditKey bool
 	// shutdownTimeout bounds a shutdown; the budget starts when shutdown does.
 	shutdownTimeout time.Duration
 }
@@ -90,6 +92,7 @@ deduplicated by id, so any node may die without losing or doubling anything.`,
 	fl.StringVar(&f.config, "config", "", "config file (YAML or JSON) to append at start if it differs from the one in force")
 	fl.StringVar(&f.credsDir, "creds-dir", "", "directory of the role credentials (default DIR/creds; share it across a fleet)")
 	fl.BoolVar(&f.acceptNewLog, "accept-new-log", false, "serve a VIGIL_LOG that is not the one this node ran on (deleted and recreated, replaced, or cut short); see docs/durability.md")
+	fl.BoolVar(&f.acceptAuditKey, "accept-audit-key", false, "in a fleet: record this node's audit key as the fleet's (after giving every node a new key on purpose); see docs/fleet.md")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown may take, counted from the signal")
 	return cmd
 }
@@ -102,6 +105,15 @@ func serveProcessors(keyDir string) func() ([]processors.Processor, error) {
 		if err != nil {
 			return nil, err
 		}
+		return node.Processors(processors.Options{}, signer)
+	}
+}
+
+// signerProcessors is serveProcessors with the key loaded already: serve
+// loads (or creates) it before the node starts, so a fleet node compares
+// it with the fleet's before it signs anything.
+func signerProcessors(signer note.Signer) func() ([]processors.Processor, error) {
+	return func() ([]processors.Processor, error) {
 		return node.Processors(processors.Options{}, signer)
 	}
 }
@@ -137,6 +149,10 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 			ln.Close()
 		}
 	}
+	signer, auditKey, err := auditkey.LoadOrCreate(c.data())
+	if err != nil {
+		return err
+	}
 	s, err := node.Start(ctx, node.Config{Config: server.Config{
 		NATSURL:        c.natsURL,
 		ServiceCreds:   c.creds,
@@ -150,7 +166,9 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		SyncInterval:   f.syncInterval,
 		DedupWindow:    f.dedupWindow,
 		NodeName:       f.node,
-		Processors:     serveProcessors(c.data()),
+		Processors:     signerProcessors(signer),
+		AuditKey:       auditKey,
+		AcceptAuditKey: f.acceptAuditKey,
 		ProjectionsDir: projectionsDir(c.data()),
 		SealInterval:   f.sealEvery,
 		AcceptNewLog:   f.acceptNewLog,

@@ -113,6 +113,14 @@ type Config struct {
 	AuditVerifiers note.Verifiers
 	// NoContinuityCheck skips the start-time continuity check.
 	NoContinuityCheck bool
+	// AuditKey is the verifier key of the audit key the node's processors
+	// sign with (auditkey.Load). A fleet node (Cluster or NATSURL set)
+	// refuses to start, with ErrAuditKeyMismatch, when it is not the
+	// fleet's (fleetkey.go); empty skips the check.
+	AuditKey string
+	// AcceptAuditKey records AuditKey as the fleet's audit key instead of
+	// comparing it: a deliberate change of the fleet's key.
+	AcceptAuditKey bool
 }
 
 // Server is a running node.
@@ -210,6 +218,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if err := s.openStreams(ctx); err != nil {
 		return nil, err
+	}
+	if cfg.AuditKey != "" && (cfg.Cluster.Name != "" || cfg.NATSURL != "") {
+		if err := s.checkAuditKey(ctx); err != nil {
+			return nil, err
+		}
 	}
 	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor,
 		CheckConfig: cfg.CheckConfig, Logger: cfg.Logger.With("component", "ingest")})
