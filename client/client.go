@@ -81,7 +81,7 @@ type Options struct {
 	// when URL is empty.
 	DataDir string
 	// Role picks which credentials in DataDir to use; default admin.
-	Role natsutil.Role
+	Role events.Role
 	// Conn reuses an existing connection (embedding); the client closes it
 	// only when CloseConn is set.
 	Conn      *nats.Conn
@@ -185,7 +185,7 @@ func (c *Client) Conn() *nats.Conn { return c.nc }
 func (c *Client) JetStream() jetstream.JetStream { return c.js }
 
 // Result is where an event was stored.
-type Result = ingest.Result
+type Result = events.IngestResult
 
 // ErrRefused is wrapped by RefusedError.
 var ErrRefused = errors.New("refused by the ingest service")

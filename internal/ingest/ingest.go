@@ -108,25 +108,11 @@ type Service struct {
 	stopWaits context.CancelFunc
 }
 
-// Reply is the JSON answer to an ingest request.
-type Reply struct {
-	// Results has one entry per event, in request order, once all are stored.
-	Results []Result `json:"results,omitempty"`
-	// Error is set when the request was refused: nothing of it was
-	// stored, except when the error says so (a batch one of whose ids was
-	// already stored with other content).
-	Error string `json:"error,omitempty"`
-	// Index is the 0-based position of the event the error is about, or -1.
-	Index int `json:"index,omitempty"`
-}
+// Reply is the JSON answer to an ingest request (events.IngestReply).
+type Reply = events.IngestReply
 
-// Result is where one event was stored.
-type Result struct {
-	ID  string `json:"id"`
-	Seq uint64 `json:"seq"`
-	// Duplicate is true when the id was already stored (a retry).
-	Duplicate bool `json:"duplicate,omitempty"`
-}
+// Result is where one event was stored (events.IngestResult).
+type Result = events.IngestResult
 
 // New validates cfg and returns a service; call Start to subscribe.
 func New(cfg Config) (*Service, error) {

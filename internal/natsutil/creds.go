@@ -11,20 +11,21 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"github.com/vigil-dev/vigil/events"
 )
 
-// Role is a NATS identity with a fixed set of permissions.
-type Role string
+// Role is a NATS identity with a fixed set of permissions (events.Role:
+// the public API names roles without importing this package).
+type Role = events.Role
 
-// Roles. Agents may only send agent events; the runtime also says where a
-// conversation runs; approvers send verdicts and read the streams; admins
-// and the service itself may do anything. docs/security.md has the matrix.
+// Roles: see events.Role.
 const (
-	RoleAgent    Role = "agent"
-	RoleRuntime  Role = "runtime"
-	RoleApprover Role = "approver"
-	RoleAdmin    Role = "admin"
-	RoleService  Role = "service"
+	RoleAgent    = events.RoleAgent
+	RoleRuntime  = events.RoleRuntime
+	RoleApprover = events.RoleApprover
+	RoleAdmin    = events.RoleAdmin
+	RoleService  = events.RoleService
 )
 
 // Roles lists every role, in the order credentials are generated.
