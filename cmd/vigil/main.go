@@ -122,10 +122,12 @@ func newRootCmd(c *cli) *cobra.Command {
 		newReplayCmd,
 		newProjectionsCmd,
 		newRedactCmd,
+		newCredsCmd,
 	}
 	for _, nc := range commands {
 		root.AddCommand(nc(c))
 	}
+	addAuditKeyCreate(root, c)
 	return root
 }
 

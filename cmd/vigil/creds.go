@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/nats-io/nkeys"
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-dev/vigil/internal/natsutil"
+)
+
+// credsSeedNotice precedes the seed block of a .creds file as nsc and
+// the NATS tools write it (nkeys.FormatUserConfig). Vigil's files hold no
+// JWT block: see newCredsCreateCmd.
+const credsSeedNotice = `************************* IMPORTANT *************************
+NKEY Seed printed below can be used to sign and prove identity.
+NKEYs are sensitive and should be treated as secrets.
+
+`
+
+func newCredsCmd(c *cli) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "creds",
+		Short: "Make the role credentials of a server or fleet, as NATS .creds files",
+		Long: `Vigil authenticates every NATS connection with an nkey per role (agent,
+runtime, approver, admin, service), kept as seeds in the credentials
+directory (DIR/creds, or the --creds-dir a fleet shares; mode 0600),
+beside the HTTP API's bearer tokens (<role>.token).`,
+	}
+	cmd.AddCommand(newCredsCreateCmd(c))
+	return cmd
+}
+
+func newCredsCreateCmd(c *cli) *cobra.Command {
+	var (
+		role, credsDir, out string
+		asJSON              bool
+	)
+	cmd := &cobra.Command{
+		Use:   "create --role ROLE",
+		Short: "Write a role's credentials as a NATS .creds file",
+		Long: `Write the credentials of one role (agent, runtime, approver, admin or
+service) as a NATS .creds file, mode 0600, to hand to whoever acts in that
+role: --out FILE (default <creds dir>/<role>.creds; - for standard output).
+An existing file is never overwritten.
+
+The credentials directory is --creds-dir, or DIR/creds of the data
+directory. When it holds no seeds yet, they are made for every role, as
+'vigil serve' would at its first start: make a fleet's credentials this
+way once, then copy the directory to every node (docs/fleet.md).
+
+The file is the seed block of the standard .creds layout, with no JWT:
+Vigil's embedded server authenticates the role's nkey itself (no NATS
+operator or account JWTs). Vigil's --creds reads it, as do NATS clients
+that take an nkey seed file (nats.go NkeyOptionFromSeed, the nats CLI's
+--nkey); clients that require a user JWT (nats.go UserCredentials, the
+nats CLI's --creds) cannot use it. Agents and the runtime must also
+declare an inbox token (natsutil.InboxOptions; Vigil's own clients do).
+
+Prints the file's path and the role's public key.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			r := natsutil.Role(role)
+			if !slices.Contains(natsutil.Roles, r) {
+				return fmt.Errorf("--role %q: use one of agent, runtime, approver, admin, service", role)
+			}
+			dir := credsDir
+			if dir == "" {
+				dir = natsutil.CredsDir(c.data())
+			}
+			pubs, err := natsutil.EnsureCreds(dir)
+			if err != nil {
+				return err
+			}
+			// The HTTP tokens live beside the seeds: made now, a fleet
+			// that copies the directory shares them too.
+			if _, err := natsutil.EnsureTokens(dir); err != nil {
+				return err
+			}
+			seed, err := os.ReadFile(natsutil.CredsFileIn(dir, r))
+			if err != nil {
+				return err
+			}
+			body, err := credsFileContent(bytes.TrimSpace(seed))
+			if err != nil {
+				return err
+			}
+			if out == "-" {
+				_, err := c.stdout.Write(body)
+				return err
+			}
+			if out == "" {
+				out = filepath.Join(dir, role+".creds")
+			}
+			if err := writeNewFile(out, body, 0o600); err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(c.stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(map[string]string{"role": role, "file": out, "public_key": pubs[r], "creds_dir": dir})
+			}
+			fmt.Fprintf(c.stdout, "wrote %s (role %s, public key %s; seeds in %s)\n", out, role, pubs[r], dir)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&role, "role", "", "the role: agent, runtime, approver, admin or service")
+	fl.StringVar(&credsDir, "creds-dir", "", "credentials directory (default DIR/creds; a fleet shares one)")
+	fl.StringVar(&out, "out", "", "write here (default <creds dir>/<role>.creds; - for standard output)")
+	fl.BoolVar(&asJSON, "json", false, "print role, file, public_key and creds_dir as JSON")
+	cmd.MarkFlagRequired("role")
+	return cmd
+}
+
+// credsFileContent is a .creds file holding seed (an nkey user seed) and
+// no JWT.
+func credsFileContent(seed []byte) ([]byte, error) {
+	kp, err := nkeys.FromSeed(seed)
+	if err != nil {
+		return nil, fmt.Errorf("not an nkey seed: %w", err)
+	}
+	if pub, err := kp.PublicKey(); err != nil || !nkeys.IsValidPublicUserKey(pub) {
+		return nil, errors.New("not an nkey user seed")
+	}
+	var b bytes.Buffer
+	b.WriteString(credsSeedNotice)
+	b.WriteString("-----BEGIN USER NKEY SEED-----\n")
+	b.Write(seed)
+	b.WriteString("\n------END USER NKEY SEED------\n\n")
+	b.WriteString("*************************************************************\n")
+	return b.Bytes(), nil
+}
+
+// writeNewFile writes data to path with mode, failing if path exists.
+func writeNewFile(path string, data []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("%s exists already: not overwritten (remove it, or pass --out)", path)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		os.Remove(path)
+		return err
+	}
+	return f.Close()
+}
