@@ -16,6 +16,8 @@ import (
 // principal is who a request proved to be: the role of its token.
 type principal struct {
 	role natsutil.Role
+	// name is a browser session's name (session.go); "" for a token.
+	name string
 }
 
 // tokenSet holds the digests of the roles' tokens, never the tokens.
@@ -78,6 +80,9 @@ func (t *tokenSet) lookup(tok string) (natsutil.Role, bool) {
 func (s *Server) authenticate(r *http.Request, roles []natsutil.Role) (principal, *apiError) {
 	h := r.Header.Get("Authorization")
 	if h == "" {
+		if p, e, ok := s.sessionAuth(r, roles); ok {
+			return p, e
+		}
 		return principal{}, &apiError{Status: http.StatusUnauthorized, reason: "unauthenticated", Needs: roles,
 			Message: "no token: send Authorization: Bearer <token> (DATA/creds/<role>.token, written by vigil serve)"}
 	}
@@ -124,6 +129,9 @@ func approverName(r *http.Request, body string, who principal) (string, *apiErro
 		name, field = r.Header.Get(HeaderApprover), HeaderApprover
 	}
 	name = strings.TrimSpace(name)
+	if name == "" && who.name != "" {
+		return "http:" + who.name, nil
+	}
 	if name == "" {
 		return "http:" + string(who.role), nil
 	}

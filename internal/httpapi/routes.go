@@ -77,6 +77,7 @@ func (s *Server) routes() http.Handler {
 	for _, rt := range table {
 		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
 	}
+	s.pageRoutes(mux) // the approval page (page.go)
 	// Anything else: a JSON 404 (or 405 from the mux for a known path).
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.metrics.refused("not_found")

@@ -135,6 +135,8 @@ type Server struct {
 	handler http.Handler
 	metrics *metrics
 	hub     *hub
+	// sessions are the browser sessions (session.go).
+	sessions *sessionStore
 	// ctx is every request's base context: Close cancels it, which ends
 	// the gate waits and live streams so that Shutdown can drain.
 	ctx    context.Context
