@@ -457,7 +457,10 @@ func TestPublishLostAcksStoreOnceInOrder(t *testing.T) {
 // batch is stored whole and contiguous.
 func TestPublishBatchConcurrent(t *testing.T) {
 	n := startTestNode(t, nodeOpts{})
-	ctx := ctxT(t)
+	// 240 batches from 80 goroutines: minutes on a loaded 2-core machine
+	// (CI once took over 20 s), so a wider bound than ctxT's.
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
 	const publishers, batches, size = 80, 3, 20
 	logs := &countingHandler{}
 	var wg sync.WaitGroup
