@@ -152,6 +152,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	} else {
+		// What is normal in a fleet is said once (lognoise.go).
+		cfg.Logger = slog.New(newQuietHandler(cfg.Logger.Handler(), nil))
 	}
 	if cfg.NodeName == "" {
 		cfg.NodeName = "local"
