@@ -20,3 +20,11 @@ type IngestResult struct {
 	// Duplicate is true when the id was already stored (a retry).
 	Duplicate bool `json:"duplicate,omitempty"`
 }
+
+// RawRecord is one message of a stream as stored, undecoded: its stream
+// sequence, subject and bytes (what log readers yield before decoding).
+type RawRecord struct {
+	Seq     uint64
+	Subject string
+	Data    []byte
+}

@@ -17,7 +17,7 @@ import (
 )
 
 // Record is one raw log record: sequence, subject and the bytes as stored.
-type Record = natsutil.RawRecord
+type Record = events.RawRecord
 
 // Selection says which records a Source yields.
 type Selection struct {

@@ -6,14 +6,12 @@ import (
 	"fmt"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/events"
 )
 
-// RawRecord is one message of a stream, undecoded.
-type RawRecord struct {
-	Seq     uint64
-	Subject string
-	Data    []byte
-}
+// RawRecord is one message of a stream, undecoded (events.RawRecord).
+type RawRecord = events.RawRecord
 
 // ReadOptions select what ReadStream reads.
 type ReadOptions struct {
