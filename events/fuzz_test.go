@@ -172,7 +172,7 @@ func FuzzNormalizeRisk(f *testing.F) {
 	for _, n := range []int64{-2, -1, 0, 1, 2, 3, math.MaxInt64, math.MinInt64} {
 		f.Add("", n, float64(n))
 	}
-	for _, x := range []float64{1.5, 2.0000001, math.NaN(), math.Inf(1), -0.0, 1e300, -1e300} {
+	for _, x := range []float64{1.5, 2.0000001, math.NaN(), math.Inf(1), math.Copysign(0, -1), 1e300, -1e300} {
 		f.Add("", int64(0), x)
 	}
 	f.Fuzz(func(t *testing.T, s string, n int64, x float64) {

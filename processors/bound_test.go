@@ -291,6 +291,7 @@ func (p *panicker) Step(rec events.Record) ([]processors.Output, error) {
 	p.count++
 	if strings.HasPrefix(rec.Event.ID, "boom") {
 		var m map[string]int
+		//lint:ignore SA5000 the test needs the runtime's own panic (its message is asserted)
 		m[rec.Event.ID] = 1 // assignment to entry in nil map
 	}
 	return []processors.Output{processors.NewOutput(p.Name(), &rec, 0, events.SubjectAlert, events.KindAlert,

@@ -339,7 +339,6 @@ func BenchmarkReplayStream(b *testing.B) {
 		b.Fatalf("differs: %+v", rep)
 	}
 	reportRates(b, rep, cpu)
-	cpu = cpuTime()
 	rep, err = Run(b.Context(), Config{Source: Stream{JS: js}, Build: build})
 	if err != nil {
 		b.Fatal(err)

@@ -95,6 +95,7 @@ func (r *recorder) Step(rec events.Record) ([]processors.Output, error) {
 	r.mu.Unlock()
 	if strings.HasPrefix(rec.Event.ID, "boom") {
 		var m map[string]bool
+		//lint:ignore SA5000 a runtime panic, as a buggy processor would raise
 		m["x"] = true
 	}
 	reason := "folded " + rec.Event.ID
@@ -267,22 +268,6 @@ func (r *running) waitFolded(t *testing.T, seq uint64) {
 			t.Fatalf("driver checkpointed %d, waiting for %d", r.d.Checkpointed(), seq)
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// waitDerived waits until VIGIL_DERIVED holds an id with prefix.
-func (e *env) waitDerived(t *testing.T, r *running, prefix string) []string {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if ids := withPrefix(e.derived(t), prefix); len(ids) > 0 {
-			return ids
-		}
-		r.alive(t)
-		if time.Now().After(deadline) {
-			t.Fatalf("no derived event %s*", prefix)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

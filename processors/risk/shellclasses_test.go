@@ -9,10 +9,9 @@ import (
 // shellCase is one command and the level it must score; rule, when set,
 // must be among the reasons at that level.
 type shellCase struct {
-	cmd   string
-	want  events.Risk
-	rule  string
-	notes string
+	cmd  string
+	want events.Risk
+	rule string
 }
 
 func runShellCases(t *testing.T, cases []shellCase) {
