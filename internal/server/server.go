@@ -24,6 +24,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -36,6 +38,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -137,6 +140,7 @@ type Server struct {
 	wg     sync.WaitGroup
 	drvErr chan error
 	info   client.ServeInfo
+	fleet  *FleetInfo
 	closed bool
 	mu     sync.Mutex
 	watch  watchState
@@ -319,14 +323,131 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Started: time.Now().UTC().Format(time.RFC3339),
 		Version: Version,
 	}
+	s.fleet = s.fleetInfo(ctx)
 	if s.info.NATSURL != "" {
-		b, _ := json.MarshalIndent(s.info, "", "  ")
+		b, _ := json.MarshalIndent(ServeFile{ServeInfo: s.info, Node: cfg.NodeName, Fleet: s.fleet}, "", "  ")
 		if err := natsutil.WriteFileAtomic(filepath.Join(cfg.DataDir, client.ServeInfoFile), append(b, '\n'), 0o600); err != nil {
 			return nil, err
 		}
 	}
-	cfg.Logger.Info("vigil serving", "nats", s.info.NATSURL, "data", cfg.DataDir, "durability", durabilityName(cfg.Durability))
+	attrs := []any{"node", cfg.NodeName, "nats", s.info.NATSURL, "data", cfg.DataDir, "durability", durabilityName(cfg.Durability)}
+	if f := s.fleet; f != nil {
+		attrs = append(attrs, "cluster", f.Cluster, "replicas", f.Replicas, "peers", strings.Join(f.Peers, ","),
+			"meta_leader", f.MetaLeader, "log_leader", f.LogLeader, "derived_leader", f.DerivedLeader)
+	}
+	cfg.Logger.Info("vigil serving", attrs...)
+	if s.drv != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.logCaughtUp(runCtx)
+		}()
+	}
 	return s, nil
+}
+
+// ServeFile is what the node writes to DIR/serve.json: client.ServeInfo
+// (what clients read to find it) and, for operators, the node's name and
+// its fleet as it was at start (`vigil status` shows it now).
+type ServeFile struct {
+	client.ServeInfo
+	Node  string     `json:"node"`
+	Fleet *FleetInfo `json:"fleet,omitempty"`
+}
+
+// FleetInfo describes the cluster a node belongs to, as seen at start.
+type FleetInfo struct {
+	Cluster  string   `json:"cluster"`
+	Replicas int      `json:"replicas"`
+	Peers    []string `json:"peers,omitempty"`
+	// The leaders at start: of the JetStream meta group, and of the
+	// streams. They move when a node dies; `vigil status` has the current.
+	MetaLeader    string `json:"meta_leader,omitempty"`
+	LogLeader     string `json:"log_leader,omitempty"`
+	DerivedLeader string `json:"derived_leader,omitempty"`
+	// AuditKey is the key id the node signs checkpoints with.
+	AuditKey string `json:"audit_key,omitempty"`
+}
+
+// Fleet is the node's fleet as it was at start, or nil on a single node.
+func (s *Server) Fleet() *FleetInfo { return s.fleet }
+
+// fleetInfo gathers FleetInfo (nil for a node that is no cluster's).
+func (s *Server) fleetInfo(ctx context.Context) *FleetInfo {
+	if s.cfg.Cluster.Name == "" && s.cfg.NATSURL == "" {
+		return nil
+	}
+	f := &FleetInfo{Cluster: s.cfg.Cluster.Name, Replicas: max(s.cfg.Replicas, 1)}
+	if s.cfg.AuditKey != "" {
+		f.AuditKey = auditkey.KeyID(s.cfg.AuditKey)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	for _, name := range []string{events.StreamLog, events.StreamDerived} {
+		st, err := s.js.Stream(ctx, name)
+		if err != nil {
+			continue
+		}
+		ci := st.CachedInfo().Cluster
+		if ci == nil {
+			continue
+		}
+		if f.Cluster == "" {
+			f.Cluster = ci.Name
+		}
+		if name == events.StreamLog {
+			f.LogLeader = ci.Leader
+			f.Peers = append(f.Peers, ci.Leader)
+			for _, r := range ci.Replicas {
+				f.Peers = append(f.Peers, r.Name)
+			}
+			slices.Sort(f.Peers)
+		} else {
+			f.DerivedLeader = ci.Leader
+		}
+	}
+	if s.ns != nil {
+		if jsz, err := s.ns.Jsz(&natsserver.JSzOptions{}); err == nil && jsz.Meta != nil {
+			f.MetaLeader = jsz.Meta.Leader
+		}
+	}
+	return f
+}
+
+// logCaughtUp says once that the node's fold has reached the log's end
+// as it was at start (or how far it is behind, if it takes long): from
+// then on, decisions made on this node are current.
+func (s *Server) logCaughtUp(ctx context.Context) {
+	st, err := s.js.Stream(ctx, events.StreamLog)
+	if err != nil {
+		return
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return
+	}
+	target, start := info.State.LastSeq, time.Now()
+	from := s.drv.Checkpointed()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	nextNote := start.Add(30 * time.Second)
+	for {
+		at := s.drv.Checkpointed()
+		if at >= target {
+			s.cfg.Logger.Info("caught up: this node has folded the log to its end at start; its decisions are current",
+				"node", s.cfg.NodeName, "log_seq", target, "folded", at-min(at, from), "took", time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if time.Now().After(nextNote) {
+			s.cfg.Logger.Info("catching up: folding the log", "node", s.cfg.NodeName, "at", at, "target", target)
+			nextNote = time.Now().Add(30 * time.Second)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 func durabilityName(d natsutil.Durability) string {
