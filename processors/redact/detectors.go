@@ -389,7 +389,13 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 				continue
 			}
 			if vs, ve, quoted, ok = sc.pairedValue(ns, ne); !ok {
-				continue
+				// password == "…", "…" != token: a literal compared with
+				// the name; password "…"; or a config line "token VALUE".
+				if vs, ve, ok = sc.comparedValue(ns, ne); ok {
+					quoted = true
+				} else if vs, ve, quoted, ok = sc.besideValue(ns, ne); !ok {
+					continue
+				}
 			}
 		}
 		if g.reads(vs, ve) {
@@ -401,8 +407,8 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		if !quoted && copiesField(s[ns:ne], v) || sameName(v, s[ns:ne]) {
 			continue // u.Token = o.Token; password := "password"; X_PASSWORD: "xPassword"
 		}
-		if ns > 0 && s[ns-1] == ':' {
-			continue // a colon-separated record: name:password:uid:gid
+		if ns > 0 && s[ns-1] == ':' && (ns < 2 || s[ns-2] != '/') {
+			continue // a colon-separated record: name:password:uid:gid (not .npmrc's //host/:_authToken=)
 		}
 		if s[ns:ne] == "PASS" && s[ne] == ':' {
 			continue // test runner output: "--- PASS: TestX/case (0.01s)"
@@ -444,7 +450,8 @@ const (
 // Name tokens that make a name not secret-bearing wherever they appear.
 var nameDeny = map[string]bool{
 	"public": true, "publishable": true, "pub": true, "csrf": true, "xsrf": true,
-	"example": true, "sample": true, "dummy": true, "fake": true, "placeholder": true,
+	"authenticity": true, // Rails' CSRF token (authenticity_token), in every form it serves
+	"example":      true, "sample": true, "dummy": true, "fake": true, "placeholder": true,
 }
 
 // Tokens that, before a final "key", make it an ordinary key.
@@ -688,13 +695,25 @@ func (sc *scan) assignedValue(ns, ne int, flag bool) (vs, ve int, quoted, ok boo
 		if e <= 0 {
 			return 0, 0, false, false
 		}
-		return i + 1, i + 1 + e, true, true
+		// The value may sit on its own line(s) between the tags.
+		vs, ve := i+1, i+1+e
+		for vs < ve && isSpace(s[vs]) {
+			vs++
+		}
+		for ve > vs && isSpace(s[ve-1]) {
+			ve--
+		}
+		sc.charge(e)
+		return vs, ve, vs < ve, vs < ve
 	}
 	j, ok := assignOp(s, i, flag)
 	if !ok {
 		return 0, 0, false, false
 	}
 	colon := s[j-1] == ':'
+	if vs, ve, quoted, ok = sc.nextLineValue(j); ok {
+		return vs, ve, quoted, ok
+	}
 	vs, ve, quoted, ok = sc.parseValue(skipBlanks(s, j), colon)
 	if ok && !quoted && typeWords[strings.ToLower(s[vs:ve])] {
 		// password: str = "…" (a typed declaration): the value follows "=".
@@ -704,6 +723,169 @@ func (sc *scan) assignedValue(ns, ne int, flag bool) (vs, ve int, quoted, ok boo
 		}
 	}
 	return vs, ve, quoted, ok
+}
+
+// nextLineValue reads a value written alone on the line after its name
+// (YAML "token:\n  VALUE", "key = \n    \"VALUE\"", and after a YAML block
+// indicator "key: |"): j is just past the operator, and the rest of its
+// line must be blank. The next line must be indented (or the value quoted)
+// and hold nothing but the value.
+func (sc *scan) nextLineValue(j int) (vs, ve int, quoted, ok bool) {
+	s := sc.s
+	k := skipBlanks(s, j)
+	if k < len(s) && (s[k] == '|' || s[k] == '>') { // YAML block scalar
+		k++
+		if k < len(s) && (s[k] == '-' || s[k] == '+') {
+			k++
+		}
+		k = skipBlanks(s, k)
+	}
+	if k < len(s) && s[k] == '\r' {
+		k++
+	}
+	if k >= len(s) || s[k] != '\n' {
+		return 0, 0, false, false
+	}
+	k++
+	a := skipBlanks(s, k)
+	sc.charge(a - j)
+	if a >= len(s) || a == k && !isQuote(s[a]) {
+		return 0, 0, false, false
+	}
+	vs, ve, quoted, ok = sc.parseValue(a, false)
+	if !ok {
+		return 0, 0, false, false
+	}
+	e := ve
+	if quoted {
+		e++
+	}
+	e = skipBlanks(s, e)
+	if e < len(s) && s[e] == '\r' {
+		e++
+	}
+	if e < len(s) && s[e] != '\n' {
+		return 0, 0, false, false
+	}
+	return vs, ve, quoted, true
+}
+
+// comparedValue finds a quoted literal compared with the name at s[ns:ne]
+// (==, ===, != or !==, on either side): code that checks a credential
+// against a hard-coded one holds that credential.
+func (sc *scan) comparedValue(ns, ne int) (vs, ve int, ok bool) {
+	s := sc.s
+	// NAME == "literal"
+	j := skipBlanks(s, skipNameEnd(s, ns, ne))
+	if k, cmp := compareOp(s, j); cmp {
+		k = skipBlanks(s, k)
+		if k < len(s) && isQuote(s[k]) {
+			vs, ve, quoted, ok := sc.parseValue(k, false)
+			return vs, ve, ok && quoted
+		}
+		return 0, 0, false
+	}
+	// "literal" == NAME
+	i := ns
+	for i > 0 && isBlank(s[i-1]) {
+		i--
+	}
+	sc.charge(ns - i)
+	switch t := s[max(0, i-3):i]; {
+	case strings.HasSuffix(t, "===") || strings.HasSuffix(t, "!=="):
+		i -= 3
+	case strings.HasSuffix(t, "==") || strings.HasSuffix(t, "!="):
+		i -= 2
+	default:
+		return 0, 0, false
+	}
+	for i > 0 && isBlank(s[i-1]) {
+		i--
+	}
+	if i == 0 || !isQuote(s[i-1]) {
+		return 0, 0, false
+	}
+	q := s[i-1]
+	la, _ := sc.line(i - 1)
+	from := max(la, i-1-256)
+	sc.charge(i - 1 - from)
+	o := strings.LastIndexByte(s[from:i-1], q)
+	if o < 0 {
+		return 0, 0, false
+	}
+	return from + o + 1, i - 1, from+o+1 < i-1
+}
+
+// compareOp reports whether an equality operator (==, ===, !=, !==)
+// starts at s[j], and returns the index past it.
+func compareOp(s string, j int) (int, bool) {
+	switch {
+	case strings.HasPrefix(s[j:], "===") || strings.HasPrefix(s[j:], "!=="):
+		return j + 3, true
+	case strings.HasPrefix(s[j:], "==") || strings.HasPrefix(s[j:], "!="):
+		if j+2 < len(s) && s[j+2] == '~' {
+			return 0, false
+		}
+		return j + 2, true
+	}
+	return 0, false
+}
+
+// besideValue finds a value written beside its name with no operator: a
+// quoted literal after blanks (password "…"; Ruby, Tcl and nginx style
+// calls and directives), or, when the name starts its line, a single bare
+// value that ends it (redis.conf "requirepass VALUE", space-separated
+// config files).
+func (sc *scan) besideValue(ns, ne int) (vs, ve int, quoted, ok bool) {
+	s := sc.s
+	i := skipNameEnd(s, ns, ne)
+	j := skipBlanks(s, i)
+	if j == i || j-i > 4 || j >= len(s) {
+		return 0, 0, false, false
+	}
+	if isQuote(s[j]) {
+		// The quote must open a literal: with an odd number of the same
+		// quotes before the name on its line, the name is inside a string
+		// ("wrong password "+pw) and this quote closes it.
+		la, _ := sc.line(ns)
+		from := max(la, ns-256)
+		sc.charge(ns - from)
+		if strings.Count(s[from:ns], s[j:j+1])%2 == 1 {
+			return 0, 0, false, false
+		}
+		vs, ve, quoted, ok = sc.parseValue(j, false)
+		if !ok || !quoted {
+			return 0, 0, false, false
+		}
+		if e := ve + 1; e < len(s) && !isSpace(s[e]) && strings.IndexByte(";,)]}", s[e]) < 0 {
+			return 0, 0, false, false
+		}
+		return vs, ve, true, true
+	}
+	la, lb := sc.line(ns)
+	k := ns
+	for k > la && isBlank(s[k-1]) {
+		k--
+	}
+	sc.charge(ns - k)
+	if k != la {
+		return 0, 0, false, false
+	}
+	if strings.EqualFold(s[ns:ne], "passwd") {
+		return 0, 0, false, false // the passwd command: its argument is a user name
+	}
+	vs, ve, quoted, ok = sc.parseValue(j, false)
+	if !ok || quoted {
+		return 0, 0, false, false
+	}
+	e := ve
+	if e < lb && s[e] == ';' {
+		e++
+	}
+	if e = skipBlanks(s, e); e < lb && s[e] != '\r' {
+		return 0, 0, false, false
+	}
+	return vs, ve, false, true
 }
 
 // parseValue reads a quoted, escaped-quoted (\"…\") or bare value at s[j:].
@@ -733,6 +915,10 @@ func (sc *scan) parseValue(j int, colon bool) (vs, ve int, quoted, ok bool) {
 			return 0, 0, false, false
 		}
 		return j + 1, k, true, true
+	case c == '@' && j+1 < len(s) && s[j+1] == '"':
+		// @"…": Objective-C and C# verbatim string literals.
+		vs, ve, quoted, ok = sc.parseValue(j+1, colon)
+		return vs, ve, quoted && ok, quoted && ok
 	case c == '\\' && j+1 < len(s) && isQuote(s[j+1]):
 		q := s[j+1]
 		k := j + 2
@@ -755,7 +941,45 @@ func (sc *scan) parseValue(j int, colon bool) (vs, ve int, quoted, ok bool) {
 	if k == j || (k == lim && lim < len(s)) {
 		return 0, 0, false, false
 	}
+	if k < len(s) && (s[k] == ')' || s[k] == ']' || s[k] == '}') && mismatchedBrackets(s[j:min(len(s), j+64)]) {
+		// m{{h}o)p${e]…: brackets no code nests this way; the value is a
+		// literal and runs to the next blank.
+		e := min(sc.runEnd(runCLIWord, j), lim)
+		for e > k && strings.IndexByte(",;`", s[e-1]) >= 0 {
+			e--
+		}
+		sc.charge(64)
+		return j, e, false, true
+	}
 	return j, k, false, true
+}
+
+// mismatchedBrackets reports whether t, read up to its first blank,
+// closes a bracket of another kind than the last one opened ("{)", "(]"),
+// which no expression does: the brackets are characters of a literal.
+// A closer with nothing open is not a mismatch (the value ends a call).
+func mismatchedBrackets(t string) bool {
+	var stack [16]byte
+	n := 0
+	for i := 0; i < len(t) && !isSpace(t[i]); i++ {
+		switch c := t[i]; c {
+		case '(', '[', '{':
+			if n == len(stack) {
+				return false
+			}
+			stack[n] = c
+			n++
+		case ')', ']', '}':
+			if n == 0 {
+				continue
+			}
+			n--
+			if open := stack[n]; !(open == '(' && c == ')' || open == '[' && c == ']' || open == '{' && c == '}') {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func bareStop(s string, k int) bool {
@@ -809,7 +1033,7 @@ func assignedSecret(v string, cls nameClass, quoted bool, threshold float64) boo
 		// A bare value is code when it calls or indexes something, is a
 		// member path on a receiver (self.pw), or is an identifier made of
 		// words without digits (db_password); else a typed literal.
-		if strings.ContainsAny(v, "()[]{}") {
+		if strings.ContainsAny(v, "()[]{}") && !mismatchedBrackets(v) {
 			return false
 		}
 		if onlyIdentChars(v) {
@@ -858,6 +1082,9 @@ func charClasses(v string) int {
 // word or identifier (letters only, with a case pattern people type:
 // lower, UPPER, Capitalised or camelCase), so v is text, not a random key.
 func isWordyPhrase(v string) bool {
+	if symbolKinds(v) >= 4 {
+		return false // m{{h}o)p${e]…: symbols typed into a password, not punctuation
+	}
 	n := 0
 	for w := range words(v) {
 		n++
@@ -866,6 +1093,21 @@ func isWordyPhrase(v string) bool {
 		}
 	}
 	return n > 0
+}
+
+// symbolKinds counts the distinct brackets and special symbols in v, the
+// characters password generators add and prose and identifiers rarely mix.
+func symbolKinds(v string) int {
+	var seen [128]bool
+	n := 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c < 128 && !seen[c] && strings.IndexByte("{}[]()<>$#@!%^&*~|\\?", c) >= 0 {
+			seen[c] = true
+			n++
+		}
+	}
+	return n
 }
 
 // isWordy reports whether an alphanumeric run reads as a word or an
@@ -954,7 +1196,7 @@ func isPlainWords(v string) bool {
 // identifier without digits.
 func looksLikeCode(v string) bool {
 	if strings.ContainsAny(v, "()[]{}") {
-		return true
+		return !mismatchedBrackets(v)
 	}
 	segs := 0
 	for seg := range strings.SplitSeq(v, ".") {
@@ -1123,4 +1365,75 @@ func indexFold(s, needle string) int {
 		}
 	}
 	return -1
+}
+
+// ---- Discord bot tokens ----
+
+// detectDiscordToken finds ID.TIMESTAMP.HMAC tokens: the first part is the
+// unpadded base64 of the bot's numeric user id (18 or 19 digits: 24 to 26
+// characters), so it starts with M, N or O (the base64 of a first digit
+// 1-9) or decodes to digits; the middle is 6 base64url characters, the last
+// 27 to 38. It has no keyword, so it walks
+// the dots of the text once: each costs a constant.
+func detectDiscordToken(sc *scan, _ []ruleHit) {
+	s := sc.s
+	next := 0
+	for off := 0; off < len(s) && !sc.over; {
+		k := strings.IndexByte(s[off:], '.')
+		if k < 0 {
+			break
+		}
+		p := off + k
+		off = p + 1
+		if p < next || p+8 >= len(s) || s[p+7] != '.' {
+			continue
+		}
+		sc.charge(8)
+		mid := true
+		for i := p + 1; i < p+7; i++ {
+			mid = mid && isB64URL(s[i])
+		}
+		if !mid {
+			continue
+		}
+		a := p
+		for a > 0 && p-a <= 26 && isB64URL(s[a-1]) {
+			a--
+		}
+		e := p + 8
+		for e < len(s) && e-(p+8) <= 38 && isB64URL(s[e]) {
+			e++
+		}
+		sc.charge(p - a + e - p)
+		id, hmac := s[a:p], s[p+8:e]
+		if len(id) < 24 || len(id) > 26 || len(hmac) < 27 || len(hmac) > 38 ||
+			a > 0 && s[a-1] == '.' || e < len(s) && s[e] == '.' {
+			continue
+		}
+		if c := id[0]; c != 'M' && c != 'N' && c != 'O' && !decodesToDigits(id) {
+			continue
+		}
+		if !looksRandomToken(hmac, 27, 3.5) || isMasked(s[a:e]) {
+			continue
+		}
+		sc.emit(a, e, a, e)
+		next = e
+	}
+}
+
+func isB64URL(c byte) bool { return isAlnum(c) || c == '-' || c == '_' }
+
+// decodesToDigits reports whether base64 (standard or URL, unpadded) s
+// decodes to ASCII digits only.
+func decodesToDigits(s string) bool {
+	d := decodeB64Prefix(strings.NewReplacer("-", "+", "_", "/").Replace(s), len(s))
+	if d == "" {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if !isDigit(d[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -148,6 +148,7 @@ func loadGitleaks() (rules []*rule, global []allowlist, skipped []SkippedRule, e
 		if tr.ID == "generic-api-key" {
 			ru.prio = prioGeneric
 		}
+		ru.check = gitleaksChecks[tr.ID]
 		for _, ta := range tr.Allowlists {
 			a, ok, err := compileAllowlist(ta)
 			if err != nil {

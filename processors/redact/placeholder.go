@@ -29,11 +29,11 @@ func isMasked(s string) bool {
 		return true
 	}
 	if strings.Contains(s, "EXAMPLE") ||
-		strings.Contains(s, "...") || strings.Contains(s, "…") ||
-		strings.Contains(s, "${") || strings.Contains(s, "{{") || strings.Contains(s, "}}") {
+		strings.Contains(s, "...") || strings.Contains(s, "…") || hasTemplateRef(s) {
 		return true
 	}
-	if runOf(s, '*') >= 3 || runOf(s, '•') >= 3 || runOfFold(s, 'x') >= 6 || runOf(s, '#') >= 6 || runOf(s, '0') >= 12 {
+	if runOf(s, '*') >= 3 || runOf(s, '•') >= 3 || runOfFold(s, 'x') >= 6 || runOf(s, '#') >= 6 || runOf(s, '0') >= 12 ||
+		ascendingRun(s) >= 10 { // klmnopqrstuvwx: a typed alphabet
 		return true
 	}
 	switch s[0] {
@@ -48,6 +48,58 @@ func isMasked(s string) bool {
 		return true
 	}
 	return hasPlaceholderWord(s)
+}
+
+// hasTemplateRef reports whether s holds a template or variable reference:
+// {{ … }} (Jinja, Go templates, Handlebars, GitHub Actions ${{ }}), with no
+// lone brace inside, or its tail cut at the start (… }}); or ${NAME…}
+// (shell, Terraform, JavaScript template literals): ${, an optional ! or #,
+// an identifier, then the end of s or what follows a name in those
+// languages (} : - = ? + # % / ^ , . [ ( @). Braces and dollars strewn
+// through a random value (m{{h}o)p${e]n…}}) are not a reference.
+func hasTemplateRef(s string) bool {
+	if i := strings.Index(s, "{{"); i >= 0 {
+		rest := s[i+2:]
+		j := strings.Index(rest, "}}")
+		if j < 0 {
+			j = len(rest)
+		}
+		if !strings.ContainsAny(rest[:j], "{}") {
+			return true
+		}
+	} else if j := strings.Index(s, "}}"); j >= 0 && !strings.ContainsAny(s[:j], "{}") {
+		return true
+	}
+	for k := 0; k < len(s); {
+		i := strings.Index(s[k:], "${")
+		if i < 0 {
+			break
+		}
+		k += i + 2
+		if isVarRef(s[k:]) {
+			return true
+		}
+	}
+	return false
+}
+
+// isVarRef reports whether t, the text after "${", starts a variable
+// reference (see hasTemplateRef).
+func isVarRef(t string) bool {
+	if t != "" && (t[0] == '!' || t[0] == '#') {
+		t = t[1:]
+	}
+	if t == "" || !(isAlnum(t[0]) && !isDigit(t[0]) || t[0] == '_') {
+		return false
+	}
+	i := 1
+	for i < len(t) && (isAlnum(t[i]) || t[i] == '_') {
+		i++
+	}
+	if i == len(t) {
+		return true
+	}
+	return strings.IndexByte("}:-=?+#%/^,.[(@", t[i]) >= 0
 }
 
 // placeholderWords are words that mark a value as a template when they
@@ -192,7 +244,44 @@ func isPlaceholderValue(v string) bool {
 			return true
 		}
 	}
-	return false
+	for _, w := range placeholderInfixes {
+		if strings.Contains(lv, w) {
+			return true // somefakekey, mydummytoken
+		}
+	}
+	return isSynthetic(t)
+}
+
+// placeholderInfixes mark a value picked by its name as a stand-in even
+// inside a longer word. Each is at least four letters: inside a random
+// key its chance is below one in a million.
+var placeholderInfixes = []string{"fake", "dummy", "placeholder", "changeme"}
+
+// isSynthetic reports whether a value picked by its name has no letter or
+// digit at all (",.:-@*?!"): a separator or a format, not a credential.
+func isSynthetic(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if isAlnum(v[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// ascendingRun returns the longest run of letters or digits in s that each
+// follow the one before in the alphabet or in 0-9 (ignoring case).
+func ascendingRun(s string) int {
+	best, n := 1, 1
+	for i := 1; i < len(s); i++ {
+		a, b := lowerASCII(s[i-1]), lowerASCII(s[i])
+		if isAlnum(a) && isAlnum(b) && b == a+1 {
+			n++
+			best = max(best, n)
+		} else {
+			n = 1
+		}
+	}
+	return best
 }
 
 // references are substrings of code that reads a secret from elsewhere.

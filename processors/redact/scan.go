@@ -581,10 +581,13 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 	if ru.prio != prioSpecific && isPublicByDesign(secret) {
 		return
 	}
+	if ru.prio == prioSpecific && ru.detect == nil && ru.source != sourceConfig && dottedNameSegment(s, start, end) {
+		return // video_box.ico-7a38….png: a fingerprint between a file name and its extension
+	}
 	if ru.detect == nil && ru.source != sourceConfig && isWordyPhrase(secret) {
 		return // a format rule matched words or an identifier (s.ReadUint16LengthPrefixed)
 	}
-	if ru.prio == prioGeneric && (looksLikeCode(secret) || copiesField(s[mstart:start], secret) || namesPublic(s[max(0, mstart-24):start])) {
+	if ru.prio == prioGeneric && (looksLikeCode(secret) || isSynthetic(secret) || copiesField(s[mstart:start], secret) || namesPublic(s[max(0, mstart-24):start])) {
 		return // generic-api-key on "x = a.b.C", "a.Key = b.v1.Key" or "Public key pin: …": not a secret
 	}
 	if len(r.global) > 0 || len(ru.allow) > 0 {
@@ -726,6 +729,23 @@ func (sc *scan) emitLong(a, e, mstart int) {
 	}
 	sc.charge(e - a)
 	sc.cands = append(sc.cands, cand{rule: sc.cur, start: a, end: e, mstart: min(mstart, a), mend: e})
+}
+
+// dottedNameSegment reports whether s[start:end] sits between a file
+// name and its extension (name.SEGMENT.ext, the extension 2 to 5 letters
+// ending the word): build tools write content hashes there
+// (video_box.ico-<hash>.png), where a vendor prefix is only a coincidence.
+// A ']' before the first dot counts as a name too, so that the verdict is
+// the same once a secret before it is replaced by its marker.
+func dottedNameSegment(s string, start, end int) bool {
+	if start < 2 || s[start-1] != '.' || !(isWordByte(s[start-2]) || s[start-2] == ']') || end >= len(s) || s[end] != '.' {
+		return false
+	}
+	k := end + 1
+	for k < len(s) && k-end <= 6 && (isUpper(s[k]) || isLower(s[k])) {
+		k++
+	}
+	return k-end-1 >= 2 && k-end-1 <= 5 && (k == len(s) || !isWordByte(s[k]))
 }
 
 // insideMarker reports whether s[start:end] lies within the rule name of a

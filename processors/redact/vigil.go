@@ -1,7 +1,9 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"regexp"
 	"strings"
 )
@@ -61,6 +63,16 @@ var vigilRegexes = []vigilRegex{
 		keywords: []string{"nrak-", "nraa-"}, re: `\b(NRA[AK]-[A-Z0-9]{27})\b`, entropy: 3},
 	{id: "azure-client-secret", desc: "Azure AD / Entra ID client secret (…Q~…) between any punctuation (gitleaks' rule accepts only some).",
 		keywords: []string{"q~"}, re: `(?:^|[^A-Za-z0-9_~.-])([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:[^A-Za-z0-9_~.-]|$)`, entropy: 3},
+	{id: "mailchimp-key", desc: "Mailchimp API key (32 hex digits, -us and the data-center number) without the word mailchimp gitleaks requires next to it.",
+		keywords: []string{"-us"}, re: `\b([0-9a-f]{32}-us[0-9]{1,2})\b`, entropy: 3},
+	{id: "pypi-token", desc: "PyPI and TestPyPI API tokens (pypi-AgE… macaroons) for any index, not only pypi.org.",
+		keywords: []string{"pypi-age"}, re: `\b(pypi-AgE[A-Za-z0-9_-]{50,})`, entropy: 3},
+	{id: "slack-token", desc: "Slack tokens (xoxa-, xoxb-, xoxe-, xoxo-, xoxp-, xoxr-, xoxs-) in the legacy and short shapes gitleaks' rules leave out: digit groups then a random part.",
+		keywords: []string{"xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-"}, re: `\b(xox[abeoprs]-(?:[0-9]+-)+[0-9A-Za-z]{8,})(?:[^0-9A-Za-z-]|$)`, entropy: 3,
+		check: func(s string) bool {
+			t := s[strings.LastIndexByte(s, '-')+1:]
+			return hasDigit(t) && (hasLower(t) || hasUpper(t))
+		}},
 	{id: "telegram-bot-token", desc: "Telegram bot token (<bot id>:AA…), also inside api.telegram.org/bot<token>/ URLs.",
 		keywords: []string{":aa"}, re: `(?:\bbot|\b)(\d{6,12}:AA[0-9A-Za-z_-]{33})(?:[^0-9A-Za-z_-]|$)`, entropy: 3},
 
@@ -90,11 +102,31 @@ var vigilRegexes = []vigilRegex{
 	{id: "base64-private-key", desc: "A base64-encoded PEM private key (kubeconfig client-key-data, CI variables).",
 		keywords: []string{"ls0tls1crudjti"}, re: `(LS0tLS1CRUdJTi[A-Za-z0-9+/]{40,}={0,2})`,
 		check: func(s string) bool { return strings.Contains(decodeB64Prefix(s, 120), "PRIVATE KEY") }},
-	{id: "json-web-token", desc: "JSON Web Token (header.payload.signature, base64url, both parts starting eyJ).",
-		keywords: []string{"eyj"}, re: `\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*)`, entropy: 3},
+	{id: "json-web-token", desc: "JSON Web Token (header.payload.signature, base64url, both parts starting eyJ), signed or not (header.payload), whose header decodes to a JSON object.",
+		keywords: []string{"eyj"}, re: `\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]*)?)`, entropy: 3,
+		check: jwtHeaderIsJSON},
 	{id: "basic-auth-credentials", desc: "Base64 user:password after the word Basic, outside an Authorization header too; kept only if it decodes to user:password.",
 		prio: prioContext, keywords: []string{"basic"}, re: `(?i)\bbasic\s{1,4}([A-Za-z0-9+/]{8,512}={0,2})(?:[^A-Za-z0-9+/=]|$)`,
 		check: isBasicCredential},
+}
+
+// gitleaksChecks adds a structural check to vendored gitleaks rules, by id:
+// a candidate the check rejects is not reported.
+var gitleaksChecks = map[string]func(string) bool{
+	"jwt": jwtHeaderIsJSON,
+}
+
+// jwtHeaderIsJSON reports whether the first part of a JWT decodes
+// (base64url, padded or not) to a JSON object, as every JWT header does.
+func jwtHeaderIsJSON(tok string) bool {
+	h, _, _ := strings.Cut(tok, ".")
+	h = strings.TrimRight(h, "=")
+	d, err := base64.RawURLEncoding.DecodeString(h)
+	if err != nil {
+		return false
+	}
+	d = bytes.TrimSpace(d)
+	return len(d) > 1 && d[0] == '{' && json.Valid(d)
 }
 
 // isBasicCredential reports whether b64 decodes to printable "user:password".
@@ -141,6 +173,8 @@ var vigilDetectors = []struct {
 	keywords []string
 	detect   func(sc *scan, hits []ruleHit)
 }{
+	{"discord-bot-token", "Discord bot token: base64 of the bot's numeric user id (24-26 characters, starting M, N or O), a 6-character timestamp and a 27-38 character HMAC, joined by dots.",
+		prioSpecific, nil, detectDiscordToken},
 	{"private-key-block", "PEM private keys (RSA, EC, DSA, OpenSSH, PKCS#8, encrypted, PGP) spanning lines, with real or JSON-escaped (\\n) newlines, and truncated ones without an END line.",
 		prioSpecific, []string{"-----begin"}, detectPEM},
 	{"cli-password", "Passwords given on a command line: curl -u user:pass, mysql/mariadb -pSECRET, redis-cli -a, sshpass -p, docker/podman/helm/az/oc … login -p, sqlcmd -P, ldap* -w, mongo* -p, openssl -pass pass:…, aws configure set aws_secret_access_key ….",
