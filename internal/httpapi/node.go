@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/pairinglog"
 	"github.com/vigil-dev/vigil/internal/server"
 )
 
@@ -38,7 +39,13 @@ func StartForServer(ctx context.Context, s *server.Server, o NodeOptions) (*Serv
 		o.Listener.Close()
 		return nil, err
 	}
+	pairingKey, err := pairinglog.LoadOrCreateKey(o.CredsDir)
+	if err != nil {
+		o.Listener.Close()
+		return nil, err
+	}
 	cfg := Config{
+		PairingKey:  pairingKey,
 		Tokens:      tokens,
 		Connect:     roleClients(s, o),
 		JetStream:   s.JetStream(),

@@ -58,6 +58,9 @@ var table = []route{
 	{Route{Method: http.MethodGet, Path: "/v1/allowlist", Roles: people}, (*Server).allowlist},
 	{Route{Method: http.MethodDelete, Path: "/v1/allowlist/{entry_id}", Roles: people}, (*Server).revokeAllowlist},
 	{Route{Method: http.MethodGet, Path: "/v1/conversations/{conversation}/events", Roles: people}, (*Server).conversationEvents},
+	{Route{Method: http.MethodPost, Path: "/pair"}, (*Server).requestPairing},
+	{Route{Method: http.MethodGet, Path: "/pair/{request_id}"}, (*Server).pairingState},
+	{Route{Method: http.MethodGet, Path: "/v1/pairing", Roles: admins}, (*Server).listPairing},
 }
 
 // Routes lists the API's routes.

@@ -61,8 +61,11 @@ type Config struct {
 	// appends (the ingest service runs it again); nil checks only the
 	// event's own validation.
 	CheckConfig func(events.Config) error
-	Logger      *slog.Logger
-	Limits      Limits
+	// PairingKey keys the hashes of device pairing (pairinglog.LoadOrCreateKey);
+	// nil turns the /pair routes off (503).
+	PairingKey []byte
+	Logger     *slog.Logger
+	Limits     Limits
 }
 
 // Limits bound what one request may cost. Zero fields take the defaults.
@@ -135,6 +138,8 @@ type Server struct {
 	handler http.Handler
 	metrics *metrics
 	hub     *hub
+	// pairing serves device pairing (pairing.go); nil when off.
+	pairing *pairingService
 	// sessions are the browser sessions (session.go).
 	sessions *sessionStore
 	// ctx is every request's base context: Close cancels it, which ends
@@ -220,6 +225,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 		s.follow("gate outputs", s.followGate)
 		s.follow("log times", s.followLog)
 		s.follow("dead letters", s.followDLQ)
+		s.startPairing()
 	}
 	s.handler = s.routes()
 	s.cfg.Tokens = nil // only their digests are kept (tokenSet)

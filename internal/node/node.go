@@ -1,8 +1,8 @@
 // Package node builds a whole Vigil node the way `vigil serve` runs it:
 // the server (embedded NATS or an attached cluster, streams, ingest), the
 // redaction step following the config in force, every processor (risk,
-// gate, audit, stats) with its read models, and the approval expiry
-// timer. `vigil serve`, `vigil bench` and the integration and attack
+// gate, audit, stats, pairing) with its read models, and the approval
+// expiry and pairing timers. `vigil serve`, `vigil bench` and the integration and attack
 // tests all start nodes through Start, so what is tested is what runs.
 package node
 
@@ -24,10 +24,12 @@ import (
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/pairinglog"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
 	"github.com/vigil-dev/vigil/processors/gate"
+	"github.com/vigil-dev/vigil/processors/pairing"
 	"github.com/vigil-dev/vigil/processors/redact"
 	"github.com/vigil-dev/vigil/processors/risk"
 	"github.com/vigil-dev/vigil/processors/stats"
@@ -55,7 +57,9 @@ type Node struct {
 	http      *httpapi.Server
 	stopTimer context.CancelFunc
 	timerDone chan error
-	errs      chan error
+	// pairingDone is closed when the pairing timer has stopped.
+	pairingDone chan struct{}
+	errs        chan error
 	// closing ends the goroutine that forwards the server's failure;
 	// watched is closed when it has.
 	closing, watched chan struct{}
@@ -147,6 +151,10 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}()
 	if !cfg.NoExpiry && !cfg.NoProcessors {
 		timer, err := expiry.New(expiry.Config{Conn: s.Conn(), Logger: cfg.Logger.With("component", "expiry")})
+		var ptimer *pairinglog.Timer
+		if err == nil {
+			ptimer, err = pairinglog.NewTimer(pairinglog.TimerConfig{Conn: s.Conn(), Logger: cfg.Logger.With("component", "pairing-timer")})
+		}
 		if err != nil {
 			if httpLn != nil {
 				httpLn.Close()
@@ -156,6 +164,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		timerCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
 		n.stopTimer, n.timerDone = stop, make(chan error, 1)
+		n.pairingDone = make(chan struct{})
+		go func() {
+			// The pairing timer retries on its own; it stops only with the node.
+			defer close(n.pairingDone)
+			ptimer.Run(timerCtx)
+		}()
 		go func() {
 			err := timer.Run(timerCtx)
 			n.timerDone <- err
@@ -214,13 +228,15 @@ func (n *Node) Close(ctx context.Context) error {
 	if n.stopTimer != nil {
 		n.stopTimer()
 		<-n.timerDone
+		<-n.pairingDone
 		n.stopTimer = nil
 	}
 	return errors.Join(httpErr, n.Server.Close(ctx))
 }
 
 // Processors is the processor set of a node, in order (replay runs the
-// same list): risk, gate (sharing risk's assessments), audit, stats.
+// same list): risk, gate (sharing risk's assessments), audit, stats,
+// pairing.
 func Processors(opts processors.Options, signer note.Signer) ([]processors.Processor, error) {
 	memo := &risk.Memo{}
 	g, err := gate.New(gate.Options{Options: opts, Memo: memo})
@@ -231,7 +247,7 @@ func Processors(opts processors.Options, signer note.Signer) ([]processors.Proce
 	if err != nil {
 		return nil, err
 	}
-	return []processors.Processor{risk.NewProcessorWith(opts).WithMemo(memo), g, a, stats.New()}, nil
+	return []processors.Processor{risk.NewProcessorWith(opts).WithMemo(memo), g, a, stats.New(), pairing.New()}, nil
 }
 
 // DefaultRedactor builds the ingest service's redaction step with the
