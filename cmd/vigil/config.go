@@ -9,15 +9,13 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
-	"github.com/oklog/ulid/v2"
 	"github.com/spf13/cobra"
-	"github.com/vmihailenco/msgpack/v5"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/configlog"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/gate"
@@ -116,24 +114,18 @@ func parseConfigFile(name string, b []byte) (events.Config, error) {
 
 // configError lists every problem of a configuration, one per line.
 func configError(name string, version int64, err error) error {
-	var lines []string
-	var walk func(error)
-	walk = func(e error) {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, x := range j.Unwrap() {
-				walk(x)
-			}
-			return
-		}
-		var ve *events.ValidationError
-		if errors.As(e, &ve) {
-			lines = append(lines, fmt.Sprintf("  %s: %s", strings.TrimPrefix(ve.Field, "data."), ve.Reason))
-			return
-		}
-		lines = append(lines, "  "+e.Error())
+	var ref *configlog.RefusedError
+	if !errors.As(err, &ref) {
+		ref = configlog.Refused(version, err)
 	}
-	walk(err)
-	return fmt.Errorf("%s: config v%d refused, nothing appended:\n%s", name, version, strings.Join(lines, "\n"))
+	lines := make([]string, len(ref.Problems))
+	for i, p := range ref.Problems {
+		lines[i] = "  " + p.Reason
+		if p.Field != "(config)" {
+			lines[i] = fmt.Sprintf("  %s: %s", p.Field, p.Reason)
+		}
+	}
+	return fmt.Errorf("%s: config v%d refused, nothing appended:\n%s", name, ref.Version, strings.Join(lines, "\n"))
 }
 
 // setConfig validates cfg and appends it. With onlyIfChanged it appends
@@ -153,32 +145,14 @@ func setConfig(ctx context.Context, cl *client.Client, name string, cfg events.C
 		return res, err
 	}
 	cur, curVersion := st.sameScope(cfg)
-	if onlyIfChanged && cur != nil && sameConfig(*cur, cfg) {
+	if onlyIfChanged && cur != nil && configlog.Same(*cur, cfg) {
 		res.Unchanged, res.Version = true, cur.Version
 		return res, nil
 	}
-	if cfg.Version == 0 {
-		cfg.Version = curVersion + 1
-	} else if cfg.Version <= curVersion {
-		return res, fmt.Errorf("%s: version %d does not increase on the version in force for this scope (%d); use %d or more, or leave version out", name, cfg.Version, curVersion, curVersion+1)
-	}
+	ev, cfg, err := configlog.Prepare(configlog.Request{Config: cfg, InForce: curVersion, Agent: operatorName(),
+		Check: func(c events.Config) error { _, err := gate.NewRiskScorer(c.WithDefaults()); return err }})
 	res.Version = cfg.Version
-	if err := events.ValidateConfig(cfg); err != nil {
-		return res, configError(name, cfg.Version, err)
-	}
-	if _, err := gate.NewRiskScorer(cfg.WithDefaults()); err != nil {
-		return res, configError(name, cfg.Version, err)
-	}
-	data, err := events.ToData(cfg)
 	if err != nil {
-		return res, err
-	}
-	ev := events.Event{V: events.CurrentVersion, ID: ulid.Make().String(), Kind: events.KindConfig,
-		Agent: operatorName(), Time: time.Now().UTC(), Data: data}
-	if scope == events.ScopeConversation {
-		ev.Conversation = cfg.Conversation
-	}
-	if err := ev.Validate(); err != nil {
 		return res, configError(name, cfg.Version, err)
 	}
 	r, err := cl.Append(ctx, ev)
@@ -211,28 +185,6 @@ func applyConfigFile(ctx context.Context, cl *client.Client, path string, w io.W
 		fmt.Fprintf(w, "config v%d (%s) from %s appended at log seq %d\n", res.Version, res.Scope, path, res.Seq)
 	}
 	return nil
-}
-
-// sameConfig compares two configurations as the gate reads them, ignoring
-// their versions.
-func sameConfig(a, b events.Config) bool {
-	a, b = a.WithDefaults(), b.WithDefaults()
-	a.Version, b.Version = 0, 0
-	ma, err1 := canonicalBytes(a)
-	mb, err2 := canonicalBytes(b)
-	return err1 == nil && err2 == nil && bytes.Equal(ma, mb)
-}
-
-func canonicalBytes(c events.Config) ([]byte, error) {
-	d, err := events.ToData(c)
-	if err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.SetSortMapKeys(true)
-	err = enc.Encode(d)
-	return buf.Bytes(), err
 }
 
 // configEvents is the config history read from the log.

@@ -2,14 +2,10 @@ package httpapi
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"strings"
-	"time"
-
-	"github.com/oklog/ulid/v2"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/configlog"
 	"github.com/vigil-dev/vigil/processors/gate"
 )
 
@@ -84,7 +80,7 @@ func (s *Server) setConfig(w http.ResponseWriter, r *http.Request, who principal
 	key, want := "", "global"
 	if scope == events.ScopeConversation {
 		if cfg.Conversation == "" || !events.ValidToken(cfg.Conversation) {
-			return refusedConfig(cfg.Version, []problem{{Field: "conversation", Reason: "a conversation-scoped config names its conversation (1-128 letters, digits, - _ : @)"}})
+			return refusedConfig(&configlog.RefusedError{Version: cfg.Version, Problems: []problem{{Field: "conversation", Reason: "a conversation-scoped config names its conversation (1-128 letters, digits, - _ : @)"}}})
 		}
 		key, want = cfg.Conversation, "conversation"
 	}
@@ -96,30 +92,14 @@ func (s *Server) setConfig(w http.ResponseWriter, r *http.Request, who principal
 	if source == want {
 		curVersion = cur.Config.Version
 	}
-	if cfg.Version == 0 {
-		cfg.Version = curVersion + 1
-	} else if cfg.Version <= curVersion {
-		return refusedConfig(cfg.Version, []problem{{Field: "version", Reason: fmt.Sprintf("%d does not increase on the version in force for this scope (%d); use %d or more, or leave version out", cfg.Version, curVersion, curVersion+1)}})
-	}
-	if err := events.ValidateConfig(cfg); err != nil {
-		return refusedConfig(cfg.Version, problems(err))
-	}
-	if s.cfg.CheckConfig != nil {
-		if err := s.cfg.CheckConfig(cfg); err != nil {
-			return refusedConfig(cfg.Version, problems(err))
-		}
-	}
-	data, err := events.ToData(cfg)
+	ev, cfg, err := configlog.Prepare(configlog.Request{Config: cfg, InForce: curVersion, Check: s.cfg.CheckConfig,
+		Agent: "http:" + string(who.role)})
 	if err != nil {
-		return badRequest("", "the config does not encode: %v", err)
-	}
-	ev := events.Event{V: events.CurrentVersion, ID: ulid.Make().String(), Kind: events.KindConfig,
-		Agent: "http:" + string(who.role), Time: time.Now().UTC(), Data: data}
-	if scope == events.ScopeConversation {
-		ev.Conversation = cfg.Conversation
-	}
-	if err := ev.Validate(); err != nil {
-		return refusedConfig(cfg.Version, problems(err))
+		var ref *configlog.RefusedError
+		if errors.As(err, &ref) {
+			return refusedConfig(ref)
+		}
+		return badRequest("", "the config cannot be appended: %v", err)
 	}
 	cl, e := s.clientFor(who.role)
 	if e != nil {
@@ -137,38 +117,10 @@ func (s *Server) setConfig(w http.ResponseWriter, r *http.Request, who principal
 	return nil
 }
 
-func refusedConfig(version int64, ps []problem) *apiError {
-	msgs := make([]string, len(ps))
-	for i, p := range ps {
-		msgs[i] = p.Field + ": " + p.Reason
-	}
-	e := &apiError{Status: http.StatusUnprocessableEntity, Problems: ps, reason: "config_refused",
-		Message: fmt.Sprintf("config v%d refused, nothing appended: %s", version, strings.Join(msgs, "; "))}
-	if len(ps) == 1 {
-		e.Field = ps[0].Field
+func refusedConfig(ref *configlog.RefusedError) *apiError {
+	e := &apiError{Status: http.StatusUnprocessableEntity, Problems: ref.Problems, reason: "config_refused", Message: ref.Error()}
+	if len(ref.Problems) == 1 {
+		e.Field = ref.Problems[0].Field
 	}
 	return e
-}
-
-// problems lists every problem of a (joined) validation error, each with
-// its field.
-func problems(err error) []problem {
-	var out []problem
-	var walk func(error)
-	walk = func(e error) {
-		if j, ok := e.(interface{ Unwrap() []error }); ok {
-			for _, x := range j.Unwrap() {
-				walk(x)
-			}
-			return
-		}
-		var ve *events.ValidationError
-		if errors.As(e, &ve) {
-			out = append(out, problem{Field: strings.TrimPrefix(ve.Field, "data."), Reason: ve.Reason})
-			return
-		}
-		out = append(out, problem{Field: "(config)", Reason: e.Error()})
-	}
-	walk(err)
-	return out
 }

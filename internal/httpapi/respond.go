@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-dev/vigil/internal/configlog"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -33,10 +34,8 @@ type apiError struct {
 	reason string
 }
 
-type problem struct {
-	Field  string `json:"field"`
-	Reason string `json:"reason"`
-}
+// problem is one problem of a refused configuration, with its field.
+type problem = configlog.Problem
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	b, err := json.Marshal(v)
