@@ -4,9 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/processors/gate"
 )
 
 // TestExamplesAreValidConfigs loads every policy in examples/ as `vigil
@@ -22,17 +19,8 @@ func TestExamplesAreValidConfigs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg, err := parseConfigFile(p, b)
-		if err != nil {
-			t.Errorf("%s: %v", p, err)
-			continue
-		}
-		if err := events.ValidateConfig(cfg); err != nil {
-			t.Errorf("%s: %v", p, configError(p, cfg.Version, err))
-			continue
-		}
-		if _, err := gate.NewRiskScorer(cfg.WithDefaults()); err != nil {
-			t.Errorf("%s: %v", p, err)
+		if err := checkConfig(p, b); err != nil {
+			t.Error(err)
 		}
 	}
 }
