@@ -147,7 +147,9 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 				creds = natsutil.CredsFile(dir, role)
 			}
 		}
-		opts := []nats.Option{nats.Name(o.Name), nats.Timeout(o.Timeout), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+		// DontRandomize: the URLs are tried in the order given, so a caller
+		// can prefer a node (its own, the nearest) and fall back on others.
+		opts := []nats.Option{nats.Name(o.Name), nats.Timeout(o.Timeout), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond), nats.DontRandomize()}
 		if creds != "" {
 			co, err := natsutil.CredsOption(creds)
 			if err != nil {

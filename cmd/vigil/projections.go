@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -37,19 +40,107 @@ start if they are missing or damaged. These commands work on a stopped node
 	return cmd
 }
 
+// errServeRunning says vigil serve runs on dir and owns its read models.
+func errServeRunning(dir string) error {
+	who := ""
+	if si, serr := client.ReadServeInfo(dir); serr == nil {
+		who = fmt.Sprintf(" (pid %d)", si.PID)
+	}
+	return fmt.Errorf("vigil serve is running on %s%s and owns its read models: stop it first, "+
+		"or run 'vigil projections rebuild --at-next-start' and restart it", dir, who)
+}
+
+// fleetNodeDir reports whether dir is the data directory of a fleet
+// node: its JetStream store holds the cluster's meta group. Its log is
+// the fleet's, replicated: it cannot be opened alone in this process (a
+// standalone server refuses the replicated streams).
+func fleetNodeDir(dir string) bool {
+	fi, err := os.Stat(filepath.Join(dir, "jetstream", "jetstream", "$SYS", "_js_", "_meta_"))
+	return err == nil && fi.IsDir()
+}
+
+// lockServeDir takes the data directory's serve lock (as vigil serve
+// does), so no node starts on it meanwhile; ErrLocked when one runs.
+func lockServeDir(dir string) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(dir, "serve.lock"), os.O_RDWR, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no vigil serve data in %s", dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, server.ErrLocked
+	}
+	return f, nil
+}
+
+// fleetProjectionsStatus is 'vigil projections status' on a stopped fleet
+// node's data directory: the read models are opened and read back without
+// the log (the fleet's, which this process cannot open alone), so their
+// log identity and how far they are behind are checked only when the node
+// starts again.
+func (c *cli) fleetProjectionsStatus(asJSON bool) error {
+	dir := c.data()
+	lock, err := lockServeDir(dir)
+	if errors.Is(err, server.ErrLocked) {
+		return errServeRunning(dir)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	log, err := c.logger()
+	if err != nil {
+		return err
+	}
+	store, err := projections.Open(projectionsDir(dir), projections.Options{Logger: log})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	st := store.Status()
+	tot, err := store.Stats("")
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			projections.Status
+			Events    uint64 `json:"events"`
+			FleetNode bool   `json:"fleet_node"`
+		}{st, tot.Events, true})
+	}
+	fmt.Fprintf(c.stdout, "read models in %s: at log seq %d (%s events folded)\n", st.Dir, st.Position, groupDigits(tot.Events))
+	if st.Reset != "" {
+		fmt.Fprintf(c.stdout, "DROPPED when opened: %s\nthey are rebuilt from the log when vigil serve starts\n", st.Reset)
+		return nil
+	}
+	fmt.Fprintln(c.stdout, "checked: format, position checksum, every table's checksums")
+	fmt.Fprintf(c.stdout, "%s is a fleet node's: its log is the fleet's, which this command does not open; the node checks the read models against it, and catches up, when it starts ('vigil status --nats ...' shows the fleet's log)\n", dir)
+	return nil
+}
+
 // openProjections opens the node's log in this process and its read
 // models, checked against the log. Both must be free: vigil serve stopped.
 func (c *cli) openProjections(ctx context.Context) (*server.Server, *projections.Store, error) {
 	dir := c.data()
+	if fleetNodeDir(dir) {
+		if lock, err := lockServeDir(dir); errors.Is(err, server.ErrLocked) {
+			return nil, nil, errServeRunning(dir)
+		} else if lock != nil {
+			lock.Close()
+		}
+		return nil, nil, fmt.Errorf("%s is a fleet node's data directory: its log is replicated across the fleet and cannot be opened here alone; "+
+			"run 'vigil projections rebuild --at-next-start' there and start the node (it rebuilds from the fleet's log), or 'vigil replay --nats URL' to check the fleet's outputs", dir)
+	}
 	s, err := c.startLocal(ctx)
 	if err != nil {
 		if errors.Is(err, server.ErrLocked) {
-			who := ""
-			if si, serr := client.ReadServeInfo(dir); serr == nil {
-				who = fmt.Sprintf(" (pid %d)", si.PID)
-			}
-			return nil, nil, fmt.Errorf("vigil serve is running on %s%s and owns its read models: stop it first, "+
-				"or run 'vigil projections rebuild --at-next-start' and restart it", dir, who)
+			return nil, nil, errServeRunning(dir)
 		}
 		return nil, nil, err
 	}
@@ -96,6 +187,9 @@ it, and read every table back. Damaged read models are dropped (the next
 'vigil serve' or 'vigil projections rebuild' rebuilds them).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if fleetNodeDir(c.data()) {
+				return c.fleetProjectionsStatus(asJSON)
+			}
 			s, store, err := c.openProjections(cmd.Context())
 			if err != nil {
 				return err

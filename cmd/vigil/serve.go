@@ -6,6 +6,7 @@ import (
 
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -202,6 +203,10 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	}
 	info := s.Info()
 	fmt.Fprintf(c.stderr, "vigil serving on %s (data %s, durability %s); Ctrl-C to stop\n", info.NATSURL, info.DataDir, dur)
+	if fl := s.Fleet(); fl != nil {
+		fmt.Fprintf(c.stderr, "node %s of cluster %s (peers %s; at start: log leader %s, derived leader %s, meta leader %s; audit key %s); 'vigil status' shows it now\n",
+			f.node, fl.Cluster, strings.Join(fl.Peers, ", "), fl.LogLeader, fl.DerivedLeader, fl.MetaLeader, fl.AuditKey)
+	}
 	if info.HTTPURL != "" {
 		tokens := f.credsDir
 		if tokens == "" {

@@ -184,7 +184,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if creds == "" {
 			creds = natsutil.CredsFileIn(cfg.CredsDir, natsutil.RoleService)
 		}
-		opts := []nats.Option{nats.Name("vigil-serve-" + cfg.NodeName), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond)}
+		opts := []nats.Option{nats.Name("vigil-serve-" + cfg.NodeName), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond), nats.DontRandomize()}
 		co, err := natsutil.CredsOption(creds)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/stats"
+)
+
+// TestNATSURLOrderKept: `--nats a,b` connects to a first, `--nats b,a` to
+// b, every time: the list is not shuffled, so a CLI can prefer a node.
+func TestNATSURLOrderKept(t *testing.T) {
+	creds := t.TempDir()
+	if _, err := natsutil.EnsureCreds(creds); err != nil {
+		t.Fatal(err)
+	}
+	var urls []string
+	for range 2 {
+		s, err := server.Start(t.Context(), server.Config{DataDir: t.TempDir(), CredsDir: creds, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close(context.Background()) })
+		urls = append(urls, s.Info().NATSURL)
+	}
+	admin := natsutil.CredsFileIn(creds, natsutil.RoleAdmin)
+	for _, order := range [][]string{{urls[0], urls[1]}, {urls[1], urls[0]}} {
+		for i := range 8 {
+			out, stderr, code := runCLI(t, "", "status", "--nats", strings.Join(order, ","), "--creds", admin, "--json")
+			var st serverStatus
+			if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+				t.Fatalf("status: exit %d: %s%s", code, out, stderr)
+			}
+			if st.NATSURL != order[0] {
+				t.Fatalf("try %d with --nats %s: connected to %s", i, strings.Join(order, ","), st.NATSURL)
+			}
+		}
+	}
+}
+
+// startCLIFleet starts three clustered nodes with read models, sharing
+// one creds directory outside their data directories.
+func startCLIFleet(t *testing.T) []*server.Server {
+	t.Helper()
+	creds := t.TempDir()
+	if _, err := natsutil.EnsureCreds(creds); err != nil {
+		t.Fatal(err)
+	}
+	var routes []string
+	var ports []string
+	for range 3 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+		ln.Close()
+		ports = append(ports, port)
+		routes = append(routes, "nats-route://127.0.0.1:"+port)
+	}
+	nodes := make([]*server.Server, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			dir := filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i))
+			nodes[i], errs[i] = server.Start(t.Context(), server.Config{
+				DataDir: dir, CredsDir: creds, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
+				NodeName: fmt.Sprintf("n%d", i), Replicas: 3, ProjectionsDir: projectionsDir(dir),
+				Cluster:    natsutil.ClusterConfig{Name: "vigil-cli", Listen: "127.0.0.1:" + ports[i], Routes: routes},
+				Processors: func() ([]processors.Processor, error) { return []processors.Processor{stats.New()}, nil },
+			})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", i, err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, s := range nodes {
+			s.Close(context.Background())
+		}
+	})
+	return nodes
+}
+
+// TestProjectionsOnFleetNode: `vigil projections status` on a fleet
+// node's data directory does not boot a standalone server on its
+// replicated log (nor create a creds directory there): while the node
+// runs it says so, once stopped it reads the read models back; rebuild
+// refuses, saying what to do.
+func TestProjectionsOnFleetNode(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster")
+	}
+	nodes := startCLIFleet(t)
+	dir := nodes[0].Info().DataDir
+	_, stderr, code := runCLI(t, "", "projections", "status", "--data", dir)
+	if code == 0 || !strings.Contains(stderr, "vigil serve is running on "+dir) {
+		t.Fatalf("status while the node runs: exit %d: %s", code, stderr)
+	}
+	if err := nodes[0].Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCLI(t, "", "projections", "status", "--data", dir)
+	if code != 0 || !strings.Contains(out, "read models in "+projectionsDir(dir)) || !strings.Contains(out, "fleet node") {
+		t.Fatalf("status of a stopped fleet node: exit %d: %s%s", code, out, stderr)
+	}
+	out, _, code = runCLI(t, "", "projections", "status", "--data", dir, "--json")
+	var st struct {
+		FleetNode bool `json:"fleet_node"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &st) != nil || !st.FleetNode {
+		t.Fatalf("--json: exit %d: %s", code, out)
+	}
+	_, stderr, code = runCLI(t, "", "projections", "rebuild", "--data", dir)
+	if code == 0 || !strings.Contains(stderr, "fleet node's data directory") || !strings.Contains(stderr, "--at-next-start") {
+		t.Fatalf("rebuild on a fleet node: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(natsutil.CredsDir(dir)); err == nil {
+		t.Fatalf("a creds directory was created in %s", dir)
+	}
+}
