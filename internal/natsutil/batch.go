@@ -183,7 +183,7 @@ func (p *Publisher) PublishBatch(ctx context.Context, msgs []*nats.Msg) ([]*jets
 	if len(msgs) == 0 {
 		return []*jetstream.PubAck{}, nil
 	}
-	if err := CheckBatch(msgs, p.JS.Conn().MaxPayload()); err != nil {
+	if err := CheckBatch(msgs, p.js().maxPayload()); err != nil {
 		return nil, err
 	}
 	return p.publishOrdered(ctx, msgs, false)
@@ -272,7 +272,7 @@ func (p *Publisher) atomic(ctx context.Context, msgs []*nats.Msg, lenient bool) 
 	backoff := 20 * time.Millisecond
 	incomplete := 0
 	for attempt := 1; ; attempt++ {
-		acks, err := p.atomicAttempt(ctx, msgs, attemptTimeout)
+		acks, err := p.js().batch(ctx, msgs, attemptTimeout)
 		if err == nil {
 			return acks, nil
 		}

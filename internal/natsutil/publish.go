@@ -38,6 +38,38 @@ type Publisher struct {
 	// batchMu keeps the messages of one atomic batch contiguous on the
 	// connection.
 	batchMu sync.Mutex
+	// stream, when set, replaces JS (tests: a function-field fake).
+	stream stream
+}
+
+// stream is what the Publisher needs of JetStream: one synchronous
+// publish, one atomic batch attempt, and the connection's max payload.
+// Its retries, orderings and fallbacks are all above it.
+type stream interface {
+	publish(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error)
+	batch(ctx context.Context, msgs []*nats.Msg, timeout time.Duration) ([]*jetstream.PubAck, error)
+	maxPayload() int64
+}
+
+// jsStream is the stream of a real JetStream context.
+type jsStream struct{ p *Publisher }
+
+func (s jsStream) publish(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error) {
+	return s.p.JS.PublishMsg(ctx, msg)
+}
+
+func (s jsStream) batch(ctx context.Context, msgs []*nats.Msg, timeout time.Duration) ([]*jetstream.PubAck, error) {
+	return s.p.atomicAttempt(ctx, msgs, timeout)
+}
+
+func (s jsStream) maxPayload() int64 { return s.p.JS.Conn().MaxPayload() }
+
+// js returns the stream the Publisher stores through.
+func (p *Publisher) js() stream {
+	if p.stream != nil {
+		return p.stream
+	}
+	return jsStream{p}
 }
 
 // DefaultMinAtomicBatch is where PublishAll switches from one message at a
@@ -113,7 +145,7 @@ func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, first error) (*jet
 		}
 		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
 		var ack *jetstream.PubAck
-		ack, err = p.JS.PublishMsg(actx, msg)
+		ack, err = p.js().publish(actx, msg)
 		cancel()
 		if err == nil {
 			return ack, nil
@@ -148,7 +180,7 @@ func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, first error) (*jet
 func (p *Publisher) PublishAll(ctx context.Context, msgs []*nats.Msg) ([]*jetstream.PubAck, error) {
 	for i := 0; i < len(msgs); i += MaxBatchMessages {
 		chunk := msgs[i:min(i+MaxBatchMessages, len(msgs))]
-		if err := CheckBatch(chunk, p.JS.Conn().MaxPayload()); err != nil {
+		if err := CheckBatch(chunk, p.js().maxPayload()); err != nil {
 			var tooLarge *MessageTooLargeError
 			if errors.As(err, &tooLarge) {
 				tooLarge.Index += i
