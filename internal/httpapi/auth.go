@@ -16,6 +16,8 @@ import (
 // principal is who a request proved to be: the role of its token.
 type principal struct {
 	role natsutil.Role
+	// tokenID is the named token's id (tokens.go); "" for a role file's.
+	tokenID string
 	// name is a browser session's name (session.go); "" for a token.
 	name string
 }
@@ -91,16 +93,16 @@ func (s *Server) authenticate(r *http.Request, roles []natsutil.Role) (principal
 		return principal{}, &apiError{Status: http.StatusUnauthorized, reason: "unauthenticated", Needs: roles,
 			Message: "the Authorization header must be: Bearer <token>"}
 	}
-	role, ok := s.tokens.lookup(strings.TrimSpace(tok))
-	if !ok {
-		return principal{}, &apiError{Status: http.StatusUnauthorized, reason: "unauthenticated", Needs: roles,
-			Message: "unknown token: use the token of a role from DATA/creds/<role>.token"}
+	who, e := s.lookupToken(strings.TrimSpace(tok), roles)
+	if e != nil {
+		return principal{}, e
 	}
+	role := who.role
 	if !slices.Contains(roles, role) {
 		return principal{}, &apiError{Status: http.StatusForbidden, reason: "forbidden", Needs: roles,
 			Message: fmt.Sprintf("%s needs the %s role; this token is %s", r.Pattern, roleList(roles), role)}
 	}
-	return principal{role: role}, nil
+	return who, nil
 }
 
 func roleList(roles []natsutil.Role) string {
