@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +18,7 @@ func newBenchCmd(c *cli) *cobra.Command {
 		Short: "Measure Vigil on this machine",
 		Long:  "Benchmarks that start their own embedded servers in temporary directories.\nThe figures and the machine belong in BENCHMARKS.md.",
 	}
-	for _, sub := range []func(*cli) *cobra.Command{newBenchPipelineCmd, newBenchGateCmd} {
+	for _, sub := range []func(*cli) *cobra.Command{newBenchPipelineCmd, newBenchGateCmd, newBenchRestartCmd} {
 		cmd.AddCommand(sub(c))
 	}
 	return cmd
@@ -80,6 +81,78 @@ and prints events/s for each and their ratio (target ≥ 0.5).`,
 	fl.StringVar(&durability, "durability", string(natsutil.DurabilityFsync), "fsync policy on both sides: fsync or interval")
 	fl.IntVar(&cfg.Producers, "producers", 4, "concurrent producers")
 	fl.IntVar(&cfg.Batch, "batch", 100, "events per ingest request")
+	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+func newBenchRestartCmd(c *cli) *cobra.Command {
+	var (
+		cfg        bench.RestartConfig
+		durability string
+		asJSON     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "restart",
+		Short: "Measure a node's restart: time to the first new decision and RSS, against the log's length",
+		Long: `Builds a log of --events events (over --conversations conversations, a third
+of them bash actions) with a "vigil serve" child process on its own data
+directory, waits until the node has folded them all, stops it with SIGTERM
+(it stores its fold snapshot at stop), then starts "vigil serve" again
+--runs times and measures each start: from starting the process until a
+new action's decision reaches the agent that sent it, and the child's
+VmRSS and VmHWM (peak) from /proc then, its CPU time, and the snapshot it
+started from (from its log). With --dir the data directory is kept, and
+--reuse restarts a log built there by an earlier run with the same
+--events instead of building it again (building takes minutes per million
+events on a small machine).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			d, err := natsutil.ParseDurability(durability)
+			if err != nil {
+				return fmt.Errorf("--durability: %w", err)
+			}
+			cfg.Durability = d
+			if cfg.Events <= 0 {
+				return fmt.Errorf("--events %d: give a positive number of events", cfg.Events)
+			}
+			if cfg.Binary, err = os.Executable(); err != nil {
+				return fmt.Errorf("bench restart: find the vigil executable: %w", err)
+			}
+			if isTerminal(c.stderr) {
+				cfg.Progress = func(format string, args ...any) {
+					fmt.Fprintf(c.stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+				}
+			}
+			res, err := bench.RunRestart(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(c.stdout).Encode(res)
+			}
+			fmt.Fprintf(c.stdout, "events            %d (%d log records, %.0f MB on disk, %d conversations), durability %s, %d CPUs\n",
+				res.Events, res.LogRecords, res.LogMB, res.Conversations, res.Durability, res.CPUs)
+			if res.BuildSeconds > 0 {
+				fmt.Fprintf(c.stdout, "log built in      %.1f s\n", res.BuildSeconds)
+			}
+			for i, r := range res.Runs {
+				fmt.Fprintf(c.stdout, "restart %d         first decision %.2f s (serve.json %.2f s), RSS %.0f MB (peak %.0f MB), CPU %.2f s, snapshot %d, refolded %d, load %.1f\n",
+					i+1, r.DecisionSeconds, r.ServeInfoSeconds, r.RSSMB, r.HWMMB, r.CPUSeconds, r.Restored, r.Refolded, r.Load1)
+			}
+			fmt.Fprintf(c.stdout, "targets           first decision ≤ 5 s, RSS < 250 MB\n")
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&cfg.Events, "events", 300000, "events in the log before the restart")
+	fl.IntVar(&cfg.Conversations, "conversations", 2000, "conversations the events are spread over")
+	fl.StringVar(&durability, "durability", string(natsutil.DurabilityInterval), "fsync policy of the node: fsync or interval")
+	fl.StringVar(&cfg.Dir, "dir", "", "data directory of the node, kept (default: a temporary one, removed)")
+	fl.BoolVar(&cfg.Reuse, "reuse", false, "with --dir: restart the log an earlier run built there with the same --events")
+	fl.IntVar(&cfg.Runs, "runs", 1, "restarts to measure")
+	fl.IntVar(&cfg.Producers, "producers", 4, "concurrent producers while building the log")
+	fl.IntVar(&cfg.Batch, "batch", 100, "events per append request while building the log")
+	fl.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "give up when no decision comes this long after a start")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }

@@ -60,34 +60,43 @@ type PipelineResult struct {
 // SampleEvents returns n realistic agent events: a conversation's mix of
 // actions (shell commands, file writes), observations and messages.
 func SampleEvents(n int) []events.Event {
-	cmds := []string{
-		"ls -la", "go test ./...", "git status", "cat README.md | head -50",
-		"grep -rn \"TODO\" --include=*.go .", "npm run build", "rm -rf ./build",
-		"curl -s https://example.com/api/health", "python3 -m pytest -q tests/",
-		"find . -name '*.pyc' -delete", "docker ps", "make -j2",
-	}
 	out := make([]events.Event, n)
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 	for i := range out {
-		conv := fmt.Sprintf("bench-%d", i%8)
-		ev := events.Event{V: 1, ID: fmt.Sprintf("bench-%08d", i), Conversation: conv, Agent: "coder-1",
-			Time: t0.Add(time.Duration(i) * time.Millisecond)}
-		switch i % 3 {
-		case 0:
-			ev.Kind = events.KindAction
-			ev.Data = map[string]any{"tool": "bash", "args": map[string]any{"command": cmds[i%len(cmds)]},
-				"security_risk": "LOW", "thought": "Run the next step of the plan to check the build."}
-		case 1:
-			ev.Kind = events.KindObservation
-			ev.Data = map[string]any{"action_id": fmt.Sprintf("bench-%08d", i-1), "exit_code": int64(0),
-				"content": "total 48\ndrwxr-xr-x  6 dev dev 4096 Nov 22 10:00 .\n-rw-r--r--  1 dev dev 1234 Nov 22 09:58 go.mod\n-rw-r--r--  1 dev dev 5678 Nov 22 09:58 main.go\nok  \texample.com/app\t0.412s\n"}
-		default:
-			ev.Kind = events.KindMessage
-			ev.Data = map[string]any{"role": "assistant", "content": "The tests pass. Next I will update the changelog and open a pull request with the fix for the race in the worker pool."}
-		}
-		out[i] = ev
+		out[i] = SampleEvent(i)
 	}
 	return out
+}
+
+// sampleCommands are the shell commands of SampleEvent's actions.
+var sampleCommands = []string{
+	"ls -la", "go test ./...", "git status", "cat README.md | head -50",
+	"grep -rn \"TODO\" --include=*.go .", "npm run build", "rm -rf ./build",
+	"curl -s https://example.com/api/health", "python3 -m pytest -q tests/",
+	"find . -name '*.pyc' -delete", "docker ps", "make -j2",
+}
+
+// SampleEvent is event i of SampleEvents, made on its own (a long stream
+// of them needs no memory): a third bash actions, a third their
+// observations, a third messages, over 8 conversations.
+func SampleEvent(i int) events.Event {
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	conv := fmt.Sprintf("bench-%d", i%8)
+	ev := events.Event{V: 1, ID: fmt.Sprintf("bench-%08d", i), Conversation: conv, Agent: "coder-1",
+		Time: t0.Add(time.Duration(i) * time.Millisecond)}
+	switch i % 3 {
+	case 0:
+		ev.Kind = events.KindAction
+		ev.Data = map[string]any{"tool": "bash", "args": map[string]any{"command": sampleCommands[i%len(sampleCommands)]},
+			"security_risk": "LOW", "thought": "Run the next step of the plan to check the build."}
+	case 1:
+		ev.Kind = events.KindObservation
+		ev.Data = map[string]any{"action_id": fmt.Sprintf("bench-%08d", i-1), "exit_code": int64(0),
+			"content": "total 48\ndrwxr-xr-x  6 dev dev 4096 Nov 22 10:00 .\n-rw-r--r--  1 dev dev 1234 Nov 22 09:58 go.mod\n-rw-r--r--  1 dev dev 5678 Nov 22 09:58 main.go\nok  \texample.com/app\t0.412s\n"}
+	default:
+		ev.Kind = events.KindMessage
+		ev.Data = map[string]any{"role": "assistant", "content": "The tests pass. Next I will update the changelog and open a pull request with the fix for the race in the worker pool."}
+	}
+	return ev
 }
 
 // RunPipeline measures bare JetStream and Vigil, one after the other, on
