@@ -111,6 +111,14 @@ type Client struct {
 	attempt time.Duration
 	// runtime sends agent kinds on the runtime subjects (Options.Runtime).
 	runtime bool
+	// req sends append requests: nc, or a function-field fake in tests.
+	req requester
+}
+
+// requester is what an append needs of the connection: one request, one
+// reply. Its retries (Options.AttemptTimeout) are above it.
+type requester interface {
+	RequestMsgWithContext(ctx context.Context, msg *nats.Msg) (*nats.Msg, error)
 }
 
 // Connect reaches a server as o says.
@@ -169,7 +177,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		c.Close()
 		return nil, err
 	}
-	c.js = js
+	c.js, c.req = js, c.nc
 	return c, nil
 }
 
@@ -299,7 +307,7 @@ func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMe
 		msg := &nats.Msg{Subject: subj, Data: body, Header: nats.Header{}}
 		msg.Header.Set(ingest.HeaderContentType, ingest.ContentTypeMsgpack)
 		actx, acancel := context.WithTimeout(ctx, c.attempt)
-		resp, err := c.nc.RequestMsgWithContext(actx, msg)
+		resp, err := c.req.RequestMsgWithContext(actx, msg)
 		acancel()
 		if err == nil {
 			return ParseReply(resp.Data, len(group))
