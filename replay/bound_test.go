@@ -46,7 +46,8 @@ func TestReplayBoundedOutputs(t *testing.T) {
 		}
 	}
 	n := len(rec)
-	for _, id := range []string{"driver:vigil-local:consumer:1764000000000-1", "driver:vigil-local:missing:3-4", "driver:refused:risk:9"} {
+	for _, id := range []string{"driver:vigil-local:consumer:1764000000000-1", "driver:vigil-local:missing:3-4", "driver:refused:risk:9",
+		"serve:continuity:9:4:ab12", "serve:n1:derived-loss:cd34"} {
 		d := events.Derived{V: events.CurrentVersion, ID: id, Kind: events.KindAlert, Seq: 4, Time: "2026-11-22T10:00:00Z",
 			Data: events.Alert{Severity: "high", Reason: "the driver's own", LogSeq: 4}}
 		b, err := d.Marshal()
@@ -61,7 +62,7 @@ func TestReplayBoundedOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Identical() || rep.Matched != uint64(n) || rep.Ignored != 3 {
+	if !rep.Identical() || rep.Matched != uint64(n) || rep.Ignored != 5 {
 		t.Fatalf("report %+v%s", rep, diffs(rep))
 	}
 }

@@ -174,10 +174,12 @@ type Difference struct {
 }
 
 // ignoredPrefixes are ids of derived messages that no fold produces: the
-// ingest service's alerts and dead letters, and the live driver's own
-// alerts (a consumer changed under it, records missing from the log, an
-// output the stream refused; see internal/driver).
-var ignoredPrefixes = []string{"ingest:", "dlq:", "driver:"}
+// ingest service's alerts and dead letters, the live driver's own alerts
+// (a consumer changed under it, records missing from the log, an output
+// the stream refused; see internal/driver), and the node's own (a stream
+// replaced or cut short, the start-time continuity check; see
+// internal/server: "serve:...").
+var ignoredPrefixes = []string{"ingest:", "dlq:", "driver:", "serve:"}
 
 func ignoredID(id string) bool {
 	for _, p := range ignoredPrefixes {
