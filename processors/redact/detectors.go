@@ -416,7 +416,7 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		if !assignedSecret(v, cls, quoted, sc.r.threshold) {
 			continue
 		}
-		sc.emit(vs, ve, ns, ve)
+		sc.emit(vs, ve, min(ns, vs), max(ve, ne))
 	}
 }
 
@@ -503,7 +503,9 @@ func classifyName(name string) nameClass {
 		prev = toks[len(toks)-2]
 	}
 	switch last {
-	case "password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw":
+	case "password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw",
+		// The same word in other languages' configs and code.
+		"passwort", "kennwort", "contrasena", "contraseña", "senha", "wachtwoord", "haslo", "salasana", "losenord":
 		if last == "pw" && prev == "" {
 			return nameNone
 		}
@@ -531,6 +533,8 @@ func classifyName(name string) nameClass {
 		return nameWeak
 	}
 	switch {
+	case last == "secreto" || last == "secreta" || last == "secrete":
+		return nameSecret // the word in Spanish, Portuguese, Italian and French configs
 	case strings.HasSuffix(last, "password") || strings.HasSuffix(last, "passwd") || strings.HasSuffix(last, "passphrase"):
 		return namePassword
 	case strings.HasSuffix(last, "token") && !strings.HasPrefix(last, "csrf") && !strings.HasPrefix(last, "xsrf"),

@@ -40,6 +40,13 @@ func FuzzRedact(f *testing.F) {
 	f.Add("\xff\xfe password=\xc3", uint16(3), uint8(5))
 	f.Add("-----BEGIN RSA PRIVATE KEY-----\\nMIIE", uint16(10), uint8(40))
 	f.Add("https://u:p@h/ ://@ :// a:@b", uint16(5), uint8(9))
+	// The shapes of the rules added for the peer suites (peers_rules_test.go).
+	f.Add(`if ("x" == password) { "" != token "`, uint16(4), uint8(2))
+	f.Add("== password\n\"\" !== secret", uint16(0), uint8(1))
+	f.Add("token:\n  \"a\"\n<apiToken>\n \n</apiToken>\nkey: |\n", uint16(9), uint8(3))
+	f.Add("password {)x\npassword \"a\"b\npasswd x\n@\"", uint16(2), uint8(4))
+	f.Add("M"+strings.Repeat("a", 23)+".abcdef."+strings.Repeat("b", 27)+".x.y", uint16(6), uint8(6))
+	f.Add("a.ico-0123.png ]."+strings.Repeat("x", 10)+".ab", uint16(1), uint8(7))
 
 	f.Fuzz(func(t *testing.T, text string, pos uint16, which uint8) {
 		out, fs := r.redactString(text)
