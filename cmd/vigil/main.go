@@ -123,6 +123,7 @@ func newRootCmd(c *cli) *cobra.Command {
 		newProjectionsCmd,
 		newRedactCmd,
 		newCredsCmd,
+		newPairingCmd,
 	}
 	for _, nc := range commands {
 		root.AddCommand(nc(c))

@@ -32,16 +32,23 @@ func KeyPath(credsDir string) string { return filepath.Join(credsDir, KeyFile) }
 
 // LoadKey reads the pairing key of credsDir (hex, mode 0600).
 func LoadKey(credsDir string) ([]byte, error) {
-	b, err := os.ReadFile(KeyPath(credsDir))
+	key, err := LoadKeyFile(KeyPath(credsDir))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%w in %s (vigil serve creates it; approve on the node's host with --data DIR)", ErrNoKey, credsDir)
+		return nil, fmt.Errorf("%w in %s (vigil serve with --http-listen creates it; approve on the node's host with --data DIR)", ErrNoKey, credsDir)
 	}
+	return key, err
+}
+
+// LoadKeyFile reads a pairing key file (hex); a missing file's error
+// wraps fs.ErrNotExist.
+func LoadKeyFile(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("pairinglog: read the pairing key: %w", err)
 	}
 	key, err := hex.DecodeString(strings.TrimSpace(string(b)))
 	if err != nil || len(key) != pairing.KeyLen {
-		return nil, fmt.Errorf("pairinglog: %s is not a pairing key (%d hex bytes)", KeyPath(credsDir), pairing.KeyLen)
+		return nil, fmt.Errorf("pairinglog: %s is not a pairing key (%d hex bytes)", path, pairing.KeyLen)
 	}
 	return key, nil
 }
