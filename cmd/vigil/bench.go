@@ -96,7 +96,9 @@ func newBenchRestartCmd(c *cli) *cobra.Command {
 		Short: "Measure a node's restart: time to the first new decision and RSS, against the log's length",
 		Long: `Builds a log of --events events (over --conversations conversations, a third
 of them bash actions) with a "vigil serve" child process on its own data
-directory, waits until the node has folded them all, stops it with SIGTERM
+directory (published straight into VIGIL_LOG with the admin credentials,
+or through the ingest service with --via-ingest), waits until the node has
+folded them all, stops it with SIGTERM
 (it stores its fold snapshot at stop), then starts "vigil serve" again
 --runs times and measures each start: from starting the process until a
 new action's decision reaches the agent that sent it, and the child's
@@ -149,6 +151,7 @@ events on a small machine).`,
 	fl.StringVar(&durability, "durability", string(natsutil.DurabilityInterval), "fsync policy of the node: fsync or interval")
 	fl.StringVar(&cfg.Dir, "dir", "", "data directory of the node, kept (default: a temporary one, removed)")
 	fl.BoolVar(&cfg.Reuse, "reuse", false, "with --dir: restart the log an earlier run built there with the same --events")
+	fl.BoolVar(&cfg.ViaIngest, "via-ingest", false, "build the log through the ingest service as agents do (slower); default: publish it straight into VIGIL_LOG")
 	fl.IntVar(&cfg.Runs, "runs", 1, "restarts to measure")
 	fl.IntVar(&cfg.Producers, "producers", 4, "concurrent producers while building the log")
 	fl.IntVar(&cfg.Batch, "batch", 100, "events per append request while building the log")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -22,8 +23,14 @@ func TestMain(m *testing.M) {
 // from the snapshot it stored at stop, so it refolds (counted, from its
 // log) none of the log's records, and the figures are read from /proc.
 func TestBenchRestartSmall(t *testing.T) {
+	for _, viaIngest := range []bool{false, true} {
+		t.Run(fmt.Sprintf("via-ingest=%v", viaIngest), func(t *testing.T) { testBenchRestart(t, viaIngest) })
+	}
+}
+
+func testBenchRestart(t *testing.T, viaIngest bool) {
 	res, err := bench.RunRestart(t.Context(), bench.RestartConfig{
-		Events: 600, Conversations: 20, Runs: 2, Durability: natsutil.DurabilityInterval,
+		Events: 600, Conversations: 20, Runs: 2, Durability: natsutil.DurabilityInterval, ViaIngest: viaIngest,
 		Binary: os.Args[0], Env: []string{"VIGIL_TEST_RUN_MAIN=1"}, Dir: t.TempDir(),
 	})
 	if err != nil {

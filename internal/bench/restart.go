@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/client"
@@ -49,6 +50,13 @@ type RestartConfig struct {
 	// Producers append concurrently, Batch events per request; 0 means 4 and 100.
 	Producers int
 	Batch     int
+	// ViaIngest builds the log through the ingest service (agents'
+	// requests: validation, redaction, atomic batches), as agents write
+	// it; otherwise the events are published straight into VIGIL_LOG with
+	// the admin credentials (as an import of history could be), several
+	// times faster. The sample events hold nothing to redact, so the log
+	// is the same either way.
+	ViaIngest bool
 	// Runs is how many times the node is restarted and measured; 0 means 1.
 	Runs int
 	// Timeout bounds the wait for the first decision; 0 means 15 minutes.
@@ -278,6 +286,70 @@ func buildRestartLog(ctx context.Context, cfg RestartConfig, dir string) (uint64
 	}
 	defer admin.Close()
 	cfg.Progress("building a log of %d events (%d conversations) in %s", cfg.Events, cfg.Conversations, dir)
+	if !cfg.ViaIngest {
+		if err := publishDirect(ctx, cfg, admin); err != nil {
+			return 0, err
+		}
+	} else if err := appendViaIngest(ctx, cfg, dir); err != nil {
+		return 0, err
+	}
+	return waitFoldedAndStop(ctx, cfg, c, admin)
+}
+
+// publishDirect publishes the events straight into VIGIL_LOG, with
+// asynchronous publishes, checking every acknowledgement.
+func publishDirect(ctx context.Context, cfg RestartConfig, admin *client.Client) error {
+	js, err := jetstream.New(admin.Conn(), jetstream.WithPublishAsyncMaxPending(4096))
+	if err != nil {
+		return err
+	}
+	const window = 10_000
+	futs := make([]jetstream.PubAckFuture, 0, window)
+	check := func() error {
+		select {
+		case <-js.PublishAsyncComplete():
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Minute):
+			return errors.New("bench restart: publishes unacknowledged for 5 minutes")
+		}
+		for _, f := range futs {
+			select {
+			case err := <-f.Err():
+				return fmt.Errorf("bench restart: publish: %w", err)
+			default:
+			}
+		}
+		futs = futs[:0]
+		return nil
+	}
+	for i := range cfg.Events {
+		ev := RestartEvent(i, cfg.Conversations)
+		b, err := ev.MarshalMsgpack()
+		if err != nil {
+			return err
+		}
+		msg := &nats.Msg{Subject: events.LogSubject(ev.Conversation), Data: b, Header: nats.Header{}}
+		msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
+		f, err := js.PublishMsgAsync(msg)
+		if err != nil {
+			return fmt.Errorf("bench restart: publish: %w", err)
+		}
+		futs = append(futs, f)
+		if len(futs) == window {
+			if err := check(); err != nil {
+				return err
+			}
+			if (i+1)%100_000 == 0 {
+				cfg.Progress("published %d of %d events", i+1, cfg.Events)
+			}
+		}
+	}
+	return check()
+}
+
+// appendViaIngest appends the events as agents do, Producers at a time.
+func appendViaIngest(ctx context.Context, cfg RestartConfig, dir string) error {
 	var (
 		wg   sync.WaitGroup
 		sent atomicCounter
@@ -318,8 +390,14 @@ func buildRestartLog(ctx context.Context, cfg RestartConfig, dir string) (uint64
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		return 0, err
+		return err
 	}
+	return nil
+}
+
+// waitFoldedAndStop waits until the node's driver has checkpointed the
+// whole log, then stops the node; it returns the log's last seq.
+func waitFoldedAndStop(ctx context.Context, cfg RestartConfig, c *serveChild, admin *client.Client) (uint64, error) {
 	// Wait for the driver to checkpoint everything appended.
 	js := admin.JetStream()
 	st, err := js.Stream(ctx, events.StreamLog)
