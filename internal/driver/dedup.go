@@ -286,8 +286,24 @@ func readRange(ctx context.Context, st jetstream.Stream, from, to uint64, fn fun
 				return nil
 			}
 			fn(meta.Timestamp, m.Data())
-			if seq == to || meta.NumPending == 0 {
+			if seq == to {
 				return nil
+			}
+			if meta.NumPending == 0 {
+				// The consumer has nothing more, yet the range goes on: it
+				// may read a replica that is behind the leader (a node just
+				// restarted), and what it has not seen would be published
+				// again. Short unless the range's end is gone.
+				gctx, gcancel := context.WithTimeout(ctx, derivedRequestTimeout)
+				_, err := st.GetMsg(gctx, to)
+				gcancel()
+				if errors.Is(err, jetstream.ErrMsgNotFound) {
+					return nil
+				}
+				if err != nil {
+					return fmt.Errorf("driver: read %s: %d..%d ends at %d: %w", events.StreamDerived, from, to, seq, err)
+				}
+				return fmt.Errorf("driver: read %s: %d..%d delivered only up to %d (a replica behind the leader?)", events.StreamDerived, from, to, seq)
 			}
 			from = seq + 1
 		}
