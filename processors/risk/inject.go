@@ -617,8 +617,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	}
 }
 
-var genericSecretWords = set("api key", "api keys", "api-key", "api_key", "access token", "auth token", "token", "password", "secret",
-	"credential", "credentials", "environment variable", "environment variables", "env var", "env vars", "ssh key", "private key", "github token")
+var genericSecretWords = wordSet("genericSecretWords")
 
 var (
 	trigOverride     = []string{"ignor", "disregard", "forget", "overrid", "overrul", "bypass", "skip", "abandon", "discard", "drop"}
@@ -797,9 +796,9 @@ func isWordByte(c byte) bool {
 func isIdentByte(c byte) bool { return isWordByte(c) }
 
 var (
-	negWords     = set("never", "not", "avoid", "without", "don't", "dont", "shouldn't", "mustn't", "doesn't")
-	actVerbs     = set("read", "print", "cat", "show", "reveal", "output", "display", "dump", "send", "upload", "post", "exfiltrate", "email", "e-mail", "mail", "paste", "publish", "leak", "share", "include", "list", "copy", "commit", "store", "save", "hardcode", "obtain", "collect", "harvest", "steal", "echo", "fetch", "search", "grep", "open", "transmit", "forward", "encode", "base64-encode", "append", "rewrite", "log")
-	exfilVerbs   = set("send", "upload", "post", "email", "e-mail", "mail", "exfiltrate", "publish", "leak", "paste", "commit", "hardcode", "share", "store", "save", "include", "reveal", "print", "dump", "output", "echo", "list", "display", "show", "transmit", "forward")
+	negWords     = wordSet("negWords")
+	actVerbs     = wordSet("actVerbs")
+	exfilVerbs   = wordSet("exfilVerbs")
 	foreignVerbs = []string{"发", "读取", "出力", "отправь", "envía", "affichez", "lire"}
 )
 

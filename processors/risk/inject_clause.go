@@ -341,8 +341,7 @@ func (v *clauseView) persona(i int) (ok, neg bool) {
 }
 
 // agentWords name the agent: "the agent must", "an assistant should".
-var agentWords = set("ai", "agent", "agents", "assistant", "assistants", "model", "models", "llm", "llms", "bot", "bots",
-	"claude", "codex", "copilot", "gemini", "gpt", "chatgpt", "cursor", "automated", "coding", "ai-assistant")
+var agentWords = wordSet("agentWords")
 
 // anyOrder reports whether the sentence gives an order: a verb the
 // lexicon knows, said in the imperative and not negated.
@@ -362,10 +361,7 @@ func (v *clauseView) anyOrder() bool {
 }
 
 // wantVerbs frame an order given through someone: "X wants you to …".
-var wantVerbs = set("want", "wants", "wanted", "require", "requires", "required", "expect", "expects", "expected", "ask", "asks",
-	"asked", "need", "needs", "instruct", "instructs", "instructed", "tell", "tells", "told", "order", "orders", "ordered",
-	"direct", "directs", "directed", "like", "request", "requests", "requested", "authorize", "authorizes", "authorized",
-	"allow", "allows", "allowed", "permit", "permits", "permitted", "invite", "invites", "encourage", "encourages", "urge", "urges")
+var wantVerbs = wordSet("wantVerbs")
 
 func isDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -434,9 +430,7 @@ func (v *clauseView) tokAfter(a int, file lexClass, sink bool) *stok {
 	return nil
 }
 
-var tldSet = set("com", "net", "org", "io", "dev", "app", "co", "xyz", "ru", "cn", "info", "biz", "me", "tk", "top",
-	"site", "online", "cloud", "ai", "us", "uk", "de", "fr", "su", "cc", "pw", "ws", "link", "live", "to", "ly", "gg",
-	"icu", "club", "shop", "host", "fun", "website", "space", "tech", "store", "pro", "name", "zip", "mov", "in", "onion")
+var tldSet = wordSet("tldSet")
 
 // sinkToken: a URL, an e-mail address, an IP address or a host name.
 func sinkToken(t string) bool {
@@ -517,12 +511,7 @@ func scopedToData(v *clauseView, k int) bool {
 // okBetween: the words between an override verb and its object may only
 // qualify it ("all of your important instructions"), never name a project
 // thing ("all lint rules").
-var okBetweenWords = set("of", "the", "a", "an", "and", "or", "important", "given", "stated", "listed", "said", "mentioned",
-	"known", "more", "most", "many", "specific", "various", "its", "my", "our", "their", "his", "her", "one", "two", "three",
-	"four", "five", "six", "seven", "eight", "nine", "ten", "set", "sets", "kind", "kinds", "type", "types", "the", "real",
-	"so-called", "stupid", "boring", "annoying", "old", "outdated", "restrictive", "strict", "silly", "those", "these",
-	"that", "this", "such", "previously", "earlier", "already", "ever", "being", "been", "received", "got", "gotten",
-	"loaded", "read", "seen", "provided", "supplied", "written", "safety", "ethical", "moral", "content", "security")
+var okBetweenWords = wordSet("okBetweenWords")
 
 // clauseRules runs the sentence-scoring rules on v; findings from n0 on
 // were raised on this sentence by other rules, and a rule that fired there

@@ -107,9 +107,7 @@ func deceiveHolds(v *clauseView) bool {
 	return false
 }
 
-var deceiveVerbs = set("tell", "say", "report", "claim", "state", "respond", "reply", "answer", "assure", "write", "output",
-	"print", "mention", "include", "integrate", "incorporate", "suggest", "add", "insert", "hint", "enhance", "promote",
-	"recommend", "inform", "confirm", "announce", "describe", "present", "approve", "mark", "pretend", "embed", "spread", "share")
+var deceiveVerbs = wordSet("deceiveVerbs")
 
 func hasWordStr(v *clauseView, w string) bool {
 	for _, x := range v.ws {

@@ -18,9 +18,7 @@ var (
 	htmlImgAltRe  = lazyRE(`(?is)<img\s[^>]*?\b(?:alt|title)\s*=\s*["']([^"']*)["']`)
 	detailsRe     = lazyRE(`(?is)<details(\s[^>]*)?>(.*?)</details>`)
 	summaryRe     = lazyRE(`(?is)<summary[^>]*>.*?</summary>`)
-	hiddenCfgWord = set("system", "config", "configuration", "settings", "safety", "security", "policy", "policies", "permissions",
-		"permission", "restrictions", "instructions", "rules", "prompt", "guardrails", "filters", "checks", "approval", "approvals",
-		"confirmation", "confirmations", "sandbox", "sandboxing", "guidelines", "constraints", "protections", "hooks", "limits")
+	hiddenCfgWord = wordSet("hiddenCfgWord")
 )
 
 // hidden scans the hidden channels of text: what they say is scanned as
@@ -267,12 +265,7 @@ func (s *scanner) proseCommands(text string, base int) {
 
 // proseCmdNames are commands that read, send, run or destroy: a line of
 // prose starting with one of them is judged as a command.
-var proseCmdNames = set("cat", "curl", "wget", "nc", "ncat", "netcat", "socat", "scp", "rsync", "ssh", "sftp", "ftp", "bash", "sh",
-	"zsh", "dash", "python", "python3", "perl", "ruby", "node", "php", "eval", "exec", "base64", "openssl", "gpg", "tar", "zip",
-	"echo", "printf", "env", "printenv", "export", "rm", "chmod", "chown", "dd", "mkfs", "sudo", "su", "crontab", "npx",
-	"powershell", "pwsh", "iwr", "certutil", "xxd", "tee", "cp", "mv", "nohup", "source", "mkfifo", "telnet", "head", "tail",
-	"less", "more", "strings", "grep", "find", "xargs", "awk", "sed", "history", "security", "sqlite3", "aws", "gcloud", "az",
-	"kubectl", "docker", "git", "gh", "ssh-keygen", "cp", "tac", "od", "hexdump", "nslookup", "dig", "ping", "systemctl", "unset")
+var proseCmdNames = wordSet("proseCmdNames")
 
 // inlineSpans returns the bodies of inline code spans, [start, end) each:
 // a run of n backticks opens a span that the next run of exactly n

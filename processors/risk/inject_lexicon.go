@@ -14,6 +14,73 @@ import (
 //go:embed data/inject_lexicon.txt
 var lexiconText string
 
+// The scanner's plain word sets (negations, verbs that show or send, TLDs,
+// commands written in prose …) live in data/inject_words.txt, one section
+// per Go variable of the same name.
+
+//go:embed data/inject_words.txt
+var wordsText string
+
+var wordSets = sync.OnceValue(func() map[string]map[string]bool {
+	m, err := parseWordSets(wordsText)
+	if err != nil {
+		panic("risk: data/inject_words.txt: " + err.Error())
+	}
+	return m
+})
+
+// wordSet returns the set named name in data/inject_words.txt; it panics
+// when the file has no such section, so a renamed section fails at start.
+func wordSet(name string) map[string]bool {
+	s, ok := wordSets()[name]
+	if !ok || len(s) == 0 {
+		panic("risk: data/inject_words.txt has no set " + name)
+	}
+	return s
+}
+
+// parseWordSets reads "[name]" sections of comma-separated, lower-case
+// entries; "#" starts a comment line. It runs at start-up, so it does not
+// allocate per entry beyond the map.
+func parseWordSets(text string) (map[string]map[string]bool, error) {
+	sets := map[string]map[string]bool{}
+	var cur map[string]bool
+	for n := 1; text != ""; n++ {
+		var line string
+		line, text, _ = strings.Cut(text, "\n")
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		if line[0] == '[' && line[len(line)-1] == ']' {
+			name := line[1 : len(line)-1]
+			if sets[name] != nil {
+				return nil, fmt.Errorf("line %d: set %s twice", n, name)
+			}
+			cur = make(map[string]bool, 32)
+			sets[name] = cur
+			continue
+		}
+		if cur == nil {
+			return nil, fmt.Errorf("line %d: entries before any section", n)
+		}
+		for line != "" {
+			var e string
+			e, line, _ = strings.Cut(line, ",")
+			if e = strings.TrimSpace(e); e == "" {
+				continue
+			}
+			for i := 0; i < len(e); i++ {
+				if c := e[i]; c >= 'A' && c <= 'Z' || c >= 0x80 && e != strings.ToLower(e) {
+					return nil, fmt.Errorf("line %d: %q is not lower-case", n, e)
+				}
+			}
+			cur[e] = true
+		}
+	}
+	return sets, nil
+}
+
 // lexClass is a set of word classes, one bit each.
 type lexClass uint64
 

@@ -28,9 +28,7 @@ var (
 	changedYouRe  = lazyRE(`(?i)\byou(?: have|'ve)? (?:been|were|are being|got|just got)\s+(?:successfully\s+|now\s+|officially\s+)?(?:updated|upgraded|reprogrammed|reconfigured|patched|retrained|fine-tuned|unlocked|jailbroken|freed|liberated|rebooted|reset|reassigned|repurposed|promoted|re-?initialized|overridden|taken over|compromised|granted (?:new|full|root|admin|unrestricted|elevated)|given (?:new|full|root|admin|unrestricted|elevated))\b`)
 	changedInsRe  = lazyRE(`(?i)\byour (?:previous |prior |original |old |current |system |core )?(?:instructions|rules|guidelines|programming|system prompt|prompt|directives|configuration|restrictions|guardrails|policies|orders|task|objective|mission|goal|purpose|constraints|safety settings)\s+(?:have|has|were|was|are|is)\s+(?:now\s+|just\s+|officially\s+)?(?:been\s+)?(?:changed|updated|replaced|revoked|removed|lifted|overridden|superseded|rewritten|modified|disabled|suspended|cancel+ed|void|null|deprecated|expired|obsolete|invalid)\b`)
 	youAreNowBad  = set("a", "an", "the", "my", "our", "your", "in")
-	identityNouns = set("dan", "jailbroken", "unrestricted", "unfiltered", "uncensored", "evil", "free", "liberated", "root", "admin",
-		"administrator", "sudo", "god", "omnipotent", "unbound", "unchained", "rogue", "sentient", "hacker", "villain", "stan", "aim",
-		"developer-mode", "devmode", "dude", "mongo", "chaos")
+	identityNouns = wordSet("identityNouns")
 	// after "you are now in": modes are an identity change, places are not
 	modeWords = set("mode", "state", "persona", "role", "character")
 )
@@ -187,12 +185,10 @@ func negatedWithout(before string) bool {
 // side ("## Instructions") is ordinary markdown.
 var (
 	fakeBoundaryRe = lazyRE(`(?i)^[ \t]*([#=*\-_~<\[{|]{2,}|-{3,}|>{2,})[ \t]*([^\n#=*\[\]{}<>|]{3,60}?)[ \t]*([#=*\-_~>\]}|]{2,}|<{2,})[ \t]*$`)
-	boundaryQual   = set("new", "updated", "real", "actual", "true", "hidden", "secret", "override", "overriding", "admin",
-		"administrator", "system", "developer", "priority", "urgent", "revised", "additional", "important", "root", "god", "sudo")
-	boundaryNoun = set("instructions", "instruction", "prompt", "task", "tasks", "directive", "directives", "rules", "orders",
-		"objective", "mission", "override", "message", "input", "mode", "command", "commands")
-	boundaryEdge = set("begin", "start", "end", "of")
-	turnTokenRe  = lazyRE(`(?i)<\|(?:im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|system|user|assistant)\|>|\[/?INST\]|<<SYS>>|<</SYS>>|</?(?:system|assistant)(?:_message|_prompt|_instructions)?>|</?user_(?:message|prompt|input|query)>`)
+	boundaryQual   = wordSet("boundaryQual")
+	boundaryNoun   = wordSet("boundaryNoun")
+	boundaryEdge   = set("begin", "start", "end", "of")
+	turnTokenRe    = lazyRE(`(?i)<\|(?:im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|system|user|assistant)\|>|\[/?INST\]|<<SYS>>|<</SYS>>|</?(?:system|assistant)(?:_message|_prompt|_instructions)?>|</?user_(?:message|prompt|input|query)>`)
 )
 
 // boundaryRules finds fake role and boundary markers in a whole text. It

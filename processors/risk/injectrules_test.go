@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -617,6 +618,78 @@ func TestInjectRuleClasses(t *testing.T) {
 			}
 			done[r.Class] = true
 			prev = r.Class
+		}
+	}
+}
+
+// TestInjectWordSets: every set of data/inject_words.txt is loaded by a
+// wordSet call in the scanner's sources, and every call names a set.
+func TestInjectWordSets(t *testing.T) {
+	sets, err := parseWordSets(wordsText)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := filepath.Glob("inject*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := map[string]bool{}
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			c, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := c.Fun.(*ast.Ident); ok && id.Name == "wordSet" && len(c.Args) == 1 {
+				if bl, ok := c.Args[0].(*ast.BasicLit); ok {
+					name, _ := strconv.Unquote(bl.Value)
+					used[name] = true
+					if sets[name] == nil {
+						t.Errorf("%s loads the word set %q, which data/inject_words.txt does not have", p, name)
+					}
+				}
+			}
+			return true
+		})
+	}
+	for name := range sets {
+		if !used[name] {
+			t.Errorf("data/inject_words.txt has the set %q, which no source loads", name)
+		}
+	}
+	if len(used) < 10 {
+		t.Errorf("only %d wordSet calls found", len(used))
+	}
+}
+
+// codeRuleRe finds the rule ids the code analyzer (code.go) emits.
+var codeRuleRe = regexp.MustCompile(`add\("([a-z0-9-]+)", events\.Risk`)
+
+// TestAttackRulesExist: the rules dangerous-command treats as an attack
+// wherever written are rules the shell registry declares or the code
+// analyzer emits, so a rename there cannot silently drop one.
+func TestAttackRulesExist(t *testing.T) {
+	known := map[string]bool{}
+	for _, r := range ShellRules() {
+		known[r.ID] = true
+	}
+	src, err := os.ReadFile("code.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range codeRuleRe.FindAllStringSubmatch(string(src), -1) {
+		known[m[1]] = true
+	}
+	for id := range attackRules {
+		if !known[id] {
+			t.Errorf("attackRules names %q, which neither ShellRules declares nor code.go emits", id)
 		}
 	}
 }
