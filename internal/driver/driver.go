@@ -98,10 +98,17 @@ type Config struct {
 	Snapshots SnapshotConfig
 }
 
+// outputPublisher stores the driver's outputs: a natsutil.Publisher, or a
+// function-field fake in tests.
+type outputPublisher interface {
+	Publish(ctx context.Context, msg *nats.Msg) (*jetstream.PubAck, error)
+	PublishAll(ctx context.Context, msgs []*nats.Msg) ([]*jetstream.PubAck, error)
+}
+
 // Driver runs one processor live.
 type Driver struct {
 	cfg Config
-	pub *natsutil.Publisher
+	pub outputPublisher
 	// folded is the last log sequence fed to the fold (owned by Run).
 	folded uint64
 	// ready is closed once the driver is live.
