@@ -594,6 +594,15 @@ func skipNameEnd(s string, ns, ne int) int {
 	}
 	if i < len(s) && s[i] == ']' {
 		i++
+	} else if i < len(s) && s[i] == '[' {
+		// A C array: char password[32] = "…", secret[] = "…".
+		k := i + 1
+		for k < len(s) && k-i <= 5 && isDigit(s[k]) {
+			k++
+		}
+		if k < len(s) && s[k] == ']' {
+			i = k + 1
+		}
 	}
 	return i
 }

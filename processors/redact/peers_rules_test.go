@@ -43,6 +43,7 @@ func TestPeerRulesFire(t *testing.T) {
 		{"strict comparison", `assert secret === '` + prTok + `'`, []string{prTok}, "secret-assignment"},
 		{"quoted value beside its name", `password "` + prPw + `";`, []string{prPw}, "password-assignment"},
 		{"config line", "requirepass 1\n\tpassword " + prPw + "\n", []string{prPw}, "password-assignment"},
+		{"c array", `static const char password[32] = "` + prPw + `";`, []string{prPw}, "password-assignment"},
 		{"objective-c literal", `NSString *password = @"` + prPw + `";`, []string{prPw}, "password-assignment"},
 		{"symbols no code nests this way", "db_pass: " + prSym + ",", []string{prSym}, "password-assignment"},
 		{"symbols in a secret", "api_key = '" + prSym + "'", []string{prSym}, "secret-assignment"},
