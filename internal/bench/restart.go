@@ -303,7 +303,9 @@ func publishDirect(ctx context.Context, cfg RestartConfig, admin *client.Client)
 	if err != nil {
 		return err
 	}
-	const window = 10_000
+	// Wait for the acks of every window of publishes, under the
+	// client's pending limit so a publish never stalls.
+	const window = 2048
 	futs := make([]jetstream.PubAckFuture, 0, window)
 	check := func() error {
 		select {
@@ -331,7 +333,7 @@ func publishDirect(ctx context.Context, cfg RestartConfig, admin *client.Client)
 		}
 		msg := &nats.Msg{Subject: events.LogSubject(ev.Conversation), Data: b, Header: nats.Header{}}
 		msg.Header.Set(jetstream.MsgIDHeader, ev.ID)
-		f, err := js.PublishMsgAsync(msg)
+		f, err := js.PublishMsgAsync(msg, jetstream.WithStallWait(time.Minute))
 		if err != nil {
 			return fmt.Errorf("bench restart: publish: %w", err)
 		}
@@ -340,7 +342,7 @@ func publishDirect(ctx context.Context, cfg RestartConfig, admin *client.Client)
 			if err := check(); err != nil {
 				return err
 			}
-			if (i+1)%100_000 == 0 {
+			if (i+1)%(50*window) == 0 {
 				cfg.Progress("published %d of %d events", i+1, cfg.Events)
 			}
 		}
