@@ -123,6 +123,7 @@ func newRootCmd(c *cli) *cobra.Command {
 		newProjectionsCmd,
 		newRedactCmd,
 		newCredsCmd,
+		newTokenCmd,
 		newPairingCmd,
 	}
 	for _, nc := range commands {
