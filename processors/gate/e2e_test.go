@@ -10,56 +10,11 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
-	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors/gate"
 )
-
-// startNode starts a real embedded node running the gate, and the expiry
-// timer, as vigil serve does.
-func startNode(t *testing.T) *server.Server {
-	t.Helper()
-	s, err := server.Start(t.Context(), server.Config{
-		DataDir:    t.TempDir(),
-		NATSListen: "127.0.0.1:-1",
-		Durability: natsutil.DurabilityInterval,
-		Processors: func() ([]processors.Processor, error) {
-			g, err := gate.New(gate.Options{})
-			return []processors.Processor{g}, err
-		},
-	})
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	timer, err := expiry.New(expiry.Config{Conn: s.Conn()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- timer.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("expiry timer: %v", err)
-		}
-		s.Close(context.Background())
-	})
-	return s
-}
-
-func roleClient(t *testing.T, s *server.Server, r natsutil.Role) *client.Client {
-	t.Helper()
-	cl, err := s.Client(t.Context(), r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cl.Close)
-	return cl
-}
 
 func rmAction(id, conv string) events.Event {
 	return events.Event{V: 1, ID: id, Kind: events.KindAction, Conversation: conv, Agent: "coder-1",
@@ -118,10 +73,12 @@ func waitDecided(t *testing.T, ch <-chan gated) client.GateResult {
 }
 
 func TestEndToEnd(t *testing.T) {
-	s := startNode(t)
-	admin := roleClient(t, s, natsutil.RoleAdmin)
-	agent := roleClient(t, s, natsutil.RoleAgent)
-	approver := roleClient(t, s, natsutil.RoleApprover)
+	// A real embedded node running the gate, and the expiry timer, as
+	// vigil serve does.
+	s := testnode.StartNode(t, testnode.Options{Processors: testnode.Gate(gate.Options{}), Expiry: true})
+	admin := testnode.Client(t, s, natsutil.RoleAdmin)
+	agent := testnode.Client(t, s, natsutil.RoleAgent)
+	approver := testnode.Client(t, s, natsutil.RoleApprover)
 
 	// Risky mode, threshold HIGH; in conversation c2, approvals expire
 	// after 1s.
@@ -177,9 +134,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	// (the alert names the refused event by its digest: an id is the
 	// producer's text and may hold anything)
-	if !hasAlert(t, admin, ingest.Digest("self-approve")) {
-		t.Fatal("no alert for the approval sent with agent credentials")
-	}
+	waitAlert(t, admin, ingest.Digest("self-approve"), "no alert for the approval sent with agent credentials")
 	select {
 	case g := <-ch:
 		t.Fatalf("a1 decided after a refused approval: %+v", g)
@@ -197,9 +152,7 @@ func TestEndToEnd(t *testing.T) {
 	if res.Outcome != events.OutcomeAllow || res.By != events.ByHuman || res.Verdict != events.VerdictOnce || res.Approver != "alice" {
 		t.Fatalf("a1 = %+v", res)
 	}
-	if !hasAlert(t, admin, "ghost-approve") {
-		t.Fatal("no alert for an approval of an action that does not exist")
-	}
+	waitAlert(t, admin, "ghost-approve", "no alert for an approval of an action that does not exist")
 	// Approving it again: already decided, refused with an alert.
 	if _, err := approver.Append(t.Context(), approval("ap-again", "a1", "c1", events.VerdictOnce)); err != nil {
 		t.Fatal(err)
@@ -219,9 +172,7 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil || res.Outcome != events.OutcomeAllow || res.By != events.BySession {
 		t.Fatalf("a3 = %+v, %v", res, err)
 	}
-	if !hasAlert(t, admin, "ap-again") {
-		t.Fatal("no alert for approving an action already decided")
-	}
+	waitAlert(t, admin, "ap-again", "no alert for approving an action already decided")
 	// ... but not in another conversation, where nobody answers: expiry
 	// denies it (fail closed).
 	ch, req = gateAsync(t, agent, rmAction("a4", "c2"), 30*time.Second)
@@ -239,11 +190,11 @@ func TestEndToEnd(t *testing.T) {
 	}
 }
 
-// hasAlert waits for an alert about event id in VIGIL_DERIVED.
-func hasAlert(t *testing.T, cl *client.Client, id string) bool {
+// waitAlert waits for an alert about event id in VIGIL_DERIVED, failing
+// the test with why it is expected.
+func waitAlert(t *testing.T, cl *client.Client, id, why string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	testnode.Eventually(t, 10*time.Second, func() string {
 		found := false
 		natsutil.ReadStream(t.Context(), cl.JetStream(), natsutil.ReadOptions{Stream: events.StreamDerived, Subjects: []string{events.SubjectAlert}},
 			func(r natsutil.RawRecord) error {
@@ -256,10 +207,9 @@ func hasAlert(t *testing.T, cl *client.Client, id string) bool {
 				}
 				return nil
 			})
-		if found {
-			return true
+		if !found {
+			return why
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return false
+		return ""
+	})
 }
