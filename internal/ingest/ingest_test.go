@@ -2,7 +2,6 @@ package ingest_test
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -14,19 +13,8 @@ import (
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/testnode"
 )
-
-func startNode(t *testing.T) *server.Server {
-	t.Helper()
-	s, err := server.Start(t.Context(), server.Config{
-		DataDir: t.TempDir(), NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
-	return s
-}
 
 func readDerived(t *testing.T, s *server.Server, stream, subject string) []events.Derived {
 	t.Helper()
@@ -63,7 +51,7 @@ func logCount(t *testing.T, s *server.Server) uint64 {
 // gets a reply with the reason, a DLQ record with a digest and no body, and
 // that the service keeps serving.
 func TestRefusals(t *testing.T) {
-	s := startNode(t)
+	s := testnode.StartNode(t, testnode.Options{})
 	agent, err := s.Client(t.Context(), natsutil.RoleAgent)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +140,7 @@ func readRaw(t *testing.T, s *server.Server, stream string) []byte {
 // TestOversizedBody: a 10 MB body gets a clear size error and the service
 // keeps serving.
 func TestOversizedBody(t *testing.T) {
-	s := startNode(t)
+	s := testnode.StartNode(t, testnode.Options{})
 	agent, err := s.Client(t.Context(), natsutil.RoleAgent)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +162,7 @@ func TestOversizedBody(t *testing.T) {
 // TestBatchStoredInOrder: a JSON-lines batch is stored in order and the
 // reply gives each event's sequence.
 func TestBatchStoredInOrder(t *testing.T) {
-	s := startNode(t)
+	s := testnode.StartNode(t, testnode.Options{})
 	agent, err := s.Client(t.Context(), natsutil.RoleAgent)
 	if err != nil {
 		t.Fatal(err)
@@ -216,7 +204,7 @@ func TestBatchStoredInOrder(t *testing.T) {
 // batch's other events were stored (JetStream stores them): a retry with
 // the same ids then learns their seqs and stores nothing twice.
 func TestBatchIDConflictSaysWhatWasStored(t *testing.T) {
-	s := startNode(t)
+	s := testnode.StartNode(t, testnode.Options{})
 	agent, err := s.Client(t.Context(), natsutil.RoleAgent)
 	if err != nil {
 		t.Fatal(err)
