@@ -154,8 +154,12 @@ func RunRestart(ctx context.Context, cfg RestartConfig) (RestartResult, error) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, restartMarker)); cfg.Reuse && err == nil &&
 		json.Unmarshal(b, &marker) == nil && marker.Events == cfg.Events && marker.Conversations == cfg.Conversations {
-		cfg.Progress("reusing the log of %d events in %s", cfg.Events, dir)
-		res.LogRecords = marker.LastSeq
+		cfg.Progress("reusing the log of %d events in %s; a first start lets the node fold it all", cfg.Events, dir)
+		last, err := primeNode(ctx, cfg, dir)
+		if err != nil {
+			return res, err
+		}
+		res.LogRecords = last
 	} else {
 		if _, err := os.Stat(filepath.Join(dir, "jetstream")); err == nil {
 			return res, fmt.Errorf("bench restart: %s holds a log already (not one of %d events built by this bench): give an empty --dir", dir, cfg.Events)
@@ -350,6 +354,23 @@ func publishDirect(ctx context.Context, cfg RestartConfig, admin *client.Client)
 	return check()
 }
 
+// primeNode starts the node on a log built earlier, waits until its
+// driver has folded all of it (an earlier build may have stopped before),
+// and stops it, so the measured starts begin from a snapshot at its end.
+func primeNode(ctx context.Context, cfg RestartConfig, dir string) (uint64, error) {
+	c, err := startServe(cfg, dir, "serve-prime.log")
+	if err != nil {
+		return 0, err
+	}
+	defer c.stop()
+	admin, _, err := c.connect(ctx, dir, natsutil.RoleAdmin)
+	if err != nil {
+		return 0, err
+	}
+	defer admin.Close()
+	return waitFoldedAndStop(ctx, cfg, c, admin)
+}
+
 // appendViaIngest appends the events as agents do, Producers at a time.
 func appendViaIngest(ctx context.Context, cfg RestartConfig, dir string) error {
 	var (
@@ -401,23 +422,34 @@ func appendViaIngest(ctx context.Context, cfg RestartConfig, dir string) error {
 // whole log, then stops the node; it returns the log's last seq.
 func waitFoldedAndStop(ctx context.Context, cfg RestartConfig, c *serveChild, admin *client.Client) (uint64, error) {
 	// Wait for the driver to checkpoint everything appended.
+	// JetStream API calls time out on a node busy folding: retry them.
 	js := admin.JetStream()
-	st, err := js.Stream(ctx, events.StreamLog)
-	if err != nil {
-		return 0, err
+	var last uint64
+	for last == 0 {
+		st, err := js.Stream(ctx, events.StreamLog)
+		if err == nil {
+			var info *jetstream.StreamInfo
+			if info, err = st.Info(ctx); err == nil {
+				last = info.State.LastSeq
+				break
+			}
+		}
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		cfg.Progress("reading VIGIL_LOG's length: %v; again", err)
+		time.Sleep(time.Second)
 	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return 0, err
-	}
-	last := info.State.LastSeq
 	cfg.Progress("waiting for the driver to fold %d records", last)
 	for {
-		floor, err := driverFloor(ctx, st)
-		if err != nil {
-			return 0, err
+		st, err := js.Stream(ctx, events.StreamLog)
+		var floor uint64
+		if err == nil {
+			floor, err = driverFloor(ctx, st)
 		}
-		if floor >= last {
+		if err != nil {
+			cfg.Progress("reading the driver's checkpoint: %v; again", err)
+		} else if floor >= last {
 			break
 		}
 		select {
