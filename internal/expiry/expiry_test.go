@@ -1,7 +1,6 @@
 package expiry_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -9,8 +8,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
-	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors/gate"
 )
 
@@ -31,20 +29,8 @@ func TestExpiredID(t *testing.T) {
 // started waiting rebuilds its schedule from VIGIL_DERIVED and expires it;
 // a decided action is never expired.
 func TestRestartRebuildsSchedule(t *testing.T) {
-	s, err := server.Start(t.Context(), server.Config{DataDir: t.TempDir(), NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-		Processors: func() ([]processors.Processor, error) {
-			g, err := gate.New(gate.Options{})
-			return []processors.Processor{g}, err
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
-	admin, err := s.Client(t.Context(), natsutil.RoleAdmin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+	s := testnode.StartNode(t, testnode.Options{Processors: testnode.Gate(gate.Options{})})
+	admin := testnode.Client(t, s, natsutil.RoleAdmin)
 	cfg := events.Config{Version: 1, Analyzers: events.Analyzers{Rules: true},
 		Confirmation: events.Confirmation{Mode: events.ModeRisky}, ApprovalTimeout: "1s"}
 	data, _ := events.ToData(cfg)
@@ -64,20 +50,10 @@ func TestRestartRebuildsSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitDecision(t, admin, "p2")
-	time.Sleep(1100 * time.Millisecond) // p1's timeout passes while no timer runs
-	timer, err := expiry.New(expiry.Config{Conn: s.Conn()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- timer.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
+	// p1's timeout (1s) passes while no timer runs: the timer starts on a
+	// clock a minute ahead of the server's, so no test waits for it.
+	clock := testnode.NewClock(time.Now().Add(time.Minute))
+	testnode.RunExpiry(t, s, clock.Now)
 	d := waitDecision(t, admin, "p1")
 	if d.Outcome != events.OutcomeDeny || d.By != events.ByTimeout {
 		t.Fatalf("p1 = %+v", d)
@@ -97,9 +73,8 @@ func TestRestartRebuildsSchedule(t *testing.T) {
 
 func waitDecision(t *testing.T, cl *client.Client, id string) events.GateDecided {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		var out *events.GateDecided
+	var out *events.GateDecided
+	testnode.Eventually(t, 10*time.Second, func() string {
 		natsutil.ReadStream(t.Context(), cl.JetStream(), natsutil.ReadOptions{Stream: events.StreamDerived, Subjects: []string{events.GatePrefix + ">"}},
 			func(r natsutil.RawRecord) error {
 				d, err := events.DecodeDerived(r.Data)
@@ -111,11 +86,10 @@ func waitDecision(t *testing.T, cl *client.Client, id string) events.GateDecided
 				}
 				return nil
 			})
-		if out != nil {
-			return *out
+		if out == nil {
+			return "no decision on " + id
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no decision on %s", id)
-	return events.GateDecided{}
+		return ""
+	})
+	return *out
 }
