@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 )
@@ -1449,4 +1450,245 @@ func decodesToDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// ---- Kubernetes Secret manifests ----
+
+// k8sBlockMax bounds how far a data: block is read (bytes and lines).
+const (
+	k8sBlockMax = 64 << 10
+	k8sLinesMax = 256
+)
+
+// detectK8sSecretData removes the values of the data: (and stringData:)
+// block of a Kubernetes Secret manifest, in YAML or JSON as kubectl prints
+// it: base64 (data) or plain (stringData) values of any key, whatever it is
+// named. It applies only when the text declares kind: Secret (not
+// ExternalSecret, SopsSecret …: those hold references or ciphertext).
+func detectK8sSecretData(sc *scan, hits []ruleHit) {
+	s := sc.s
+	docs := sc.k8sSecretDocs()
+	if len(docs) == 0 {
+		return
+	}
+	next := 0
+	for _, h := range hits {
+		if sc.over {
+			return
+		}
+		if h.start < next || !inSpans(docs, h.start) {
+			continue
+		}
+		la, lb := sc.line(h.start)
+		ks, plain := h.start, false
+		if ks-6 >= la && strings.EqualFold(s[ks-6:ks], "string") {
+			ks, plain = ks-6, true // stringData: plain values
+		}
+		json := s[h.end-2] == '"'
+		if json && (ks == 0 || s[ks-1] != '"') || !json && ks > 0 && isIdentChar(s[ks-1]) {
+			continue // metadata:, "metadata":
+		}
+		i := skipBlanks(s, h.end)
+		switch {
+		case json && i < len(s) && s[i] == '{': // "data": { "k": "v", … }
+			next = sc.k8sJSONData(i+1, plain)
+		case !json && strings.TrimSpace(s[i:lb]) == "" && isBlankRun(s[la:ks]):
+			next = sc.k8sYAMLData(la, ks, lb, plain)
+		}
+	}
+}
+
+func isBlankRun(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isBlank(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// k8sSecretDocs returns the spans of the YAML documents of s (split at
+// lines starting with ---) that declare kind: Secret, in order.
+func (sc *scan) k8sSecretDocs() [][2]int {
+	s := sc.s
+	var docs [][2]int
+	for a := 0; a < len(s); {
+		b := len(s)
+		for k := a; k < len(s); {
+			i := strings.Index(s[k:], "---")
+			if i < 0 {
+				break
+			}
+			i += k
+			if i == 0 || s[i-1] == '\n' {
+				b = i
+				break
+			}
+			k = i + 3
+		}
+		sc.charge(b - a)
+		if declaresK8sSecret(s[a:b]) {
+			docs = append(docs, [2]int{a, b})
+		}
+		a = b + 3
+	}
+	return docs
+}
+
+// inSpans reports whether i falls in one of spans (sorted, disjoint).
+func inSpans(spans [][2]int, i int) bool {
+	k, _ := slices.BinarySearchFunc(spans, i, func(sp [2]int, i int) int { return cmp.Compare(sp[1], i+1) })
+	return k < len(spans) && spans[k][0] <= i && i < spans[k][1]
+}
+
+// declaresK8sSecret reports whether s has a line "kind: Secret" (YAML,
+// quoted or not) or a "kind": "Secret" pair (JSON).
+func declaresK8sSecret(s string) bool {
+	for k := 0; k < len(s); {
+		i := indexFold(s[k:], "kind")
+		if i < 0 {
+			return false
+		}
+		i += k + 4
+		k = i
+		j := i
+		if j < len(s) && s[j] == '"' {
+			j++
+		}
+		j = skipBlanks(s, j)
+		if j >= len(s) || s[j] != ':' {
+			continue
+		}
+		j = skipBlanks(s, j+1)
+		if j < len(s) && isQuote(s[j]) {
+			j++
+		}
+		if j+6 <= len(s) && strings.EqualFold(s[j:j+6], "secret") && (j+6 == len(s) || !isIdentChar(s[j+6])) &&
+			(i-4 == 0 || !isIdentChar(s[i-5])) {
+			return true
+		}
+	}
+	return false
+}
+
+// k8sYAMLData reads the block under a "data:" line (its key starts at ks,
+// the line is [la, lb)): each more-indented "key: value" line, a value on
+// the next lines after | or >, comments skipped. It returns where it stopped.
+func (sc *scan) k8sYAMLData(la, ks, lb int, plain bool) int {
+	s := sc.s
+	indent := ks - la
+	i := lb + 1
+	for n := 0; i < len(s) && n < k8sLinesMax && i-lb < k8sBlockMax && !sc.over; n++ {
+		e := strings.IndexByte(s[i:], '\n')
+		if e < 0 {
+			e = len(s)
+		} else {
+			e += i
+		}
+		sc.charge(e - i + 1)
+		k := i
+		for k < e && isBlank(s[k]) {
+			k++
+		}
+		if k == e || s[k] == '#' {
+			i = e + 1
+			continue
+		}
+		if k-i <= indent {
+			break
+		}
+		c := strings.IndexByte(s[k:e], ':')
+		if c < 0 {
+			i = e + 1
+			continue
+		}
+		v := skipBlanks(s, k+c+1)
+		if v < e && (s[v] == '|' || s[v] == '>') {
+			// The value is the next, more indented line(s): take the first.
+			ne := strings.IndexByte(s[min(e+1, len(s)):], '\n')
+			if e+1 >= len(s) {
+				break
+			}
+			if ne < 0 {
+				ne = len(s)
+			} else {
+				ne += e + 1
+			}
+			vs := skipBlanks(s, e+1)
+			if vs-(e+1) > k-i {
+				sc.k8sEmit(vs, strings.TrimRight(s[vs:ne], " \t\r"), plain, k)
+				i = ne + 1
+				continue
+			}
+			i = e + 1
+			continue
+		}
+		val := strings.TrimRight(s[v:e], " \t\r")
+		if len(val) >= 2 && isQuote(val[0]) && val[len(val)-1] == val[0] {
+			v++
+			val = val[1 : len(val)-1]
+		}
+		sc.k8sEmit(v, val, plain, k)
+		i = e + 1
+	}
+	return i
+}
+
+// k8sJSONData reads "key": "value" pairs from just after the { of a JSON
+// data object up to its }.
+func (sc *scan) k8sJSONData(i int, plain bool) int {
+	s := sc.s
+	lim := min(len(s), i+k8sBlockMax)
+	for n := 0; i < lim && n < k8sLinesMax && !sc.over; n++ {
+		for i < lim && (isSpace(s[i]) || s[i] == ',') {
+			i++
+		}
+		if i >= lim || s[i] != '"' {
+			return i
+		}
+		ke := strings.IndexByte(s[i+1:lim], '"')
+		if ke < 0 {
+			return lim
+		}
+		j := skipBlanks(s, i+1+ke+1)
+		if j >= lim || s[j] != ':' {
+			return j
+		}
+		j = skipBlanks(s, j+1)
+		if j >= lim || s[j] != '"' {
+			return j
+		}
+		ve := strings.IndexByte(s[j+1:lim], '"')
+		if ve < 0 {
+			return lim
+		}
+		sc.charge(j + 1 + ve - i)
+		sc.k8sEmit(j+1, s[j+1:j+1+ve], plain, i)
+		i = j + 1 + ve + 1
+	}
+	return i
+}
+
+// k8sEmit removes one data value: base64 that decodes to something other
+// than a placeholder (data), or any non-placeholder (stringData).
+func (sc *scan) k8sEmit(vs int, val string, plain bool, mstart int) {
+	if val == "" || isMasked(val) {
+		return
+	}
+	if plain {
+		if !isPlaceholderValue(val) {
+			sc.emit(vs, vs+len(val), mstart, vs+len(val))
+		}
+		return
+	}
+	for i := 0; i < len(val); i++ {
+		if !isB64(val[i]) {
+			return
+		}
+	}
+	d := decodeB64Prefix(val, len(val))
+	if len(d) < 6 || isPlaceholderValue(strings.TrimSpace(d)) {
+		return
+	}
+	sc.emit(vs, vs+len(val), mstart, vs+len(val))
 }

@@ -47,6 +47,7 @@ func FuzzRedact(f *testing.F) {
 	f.Add("password {)x\npassword \"a\"b\npasswd x\n@\"", uint16(2), uint8(4))
 	f.Add("M"+strings.Repeat("a", 23)+".abcdef."+strings.Repeat("b", 27)+".x.y", uint16(6), uint8(6))
 	f.Add("a.ico-0123.png ]."+strings.Repeat("x", 10)+".ab", uint16(1), uint8(7))
+	f.Add("kind: Secret\ndata:\n a: |\n\n---\ndata: {\"data\": {\"k\": \"dmFsdWUx\", stringData:\n  x: y", uint16(8), uint8(8))
 
 	f.Fuzz(func(t *testing.T, text string, pos uint16, which uint8) {
 		out, fs := r.redactString(text)

@@ -26,6 +26,7 @@ var (
 	prJWTHdr = base64.RawURLEncoding.EncodeToString([]byte(`{"typ":"JWT","alg":"HS256"}`))
 	prJWTPay = base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"` + randFrom(pr, digits, 10) + `","name":"Ann Lee"}`))
 	prJWTUns = prJWTHdr + "." + prJWTPay
+	prK8sB64 = base64.StdEncoding.EncodeToString([]byte("s3cr3t-" + randMixed(pr, alnum, 20)))
 )
 
 func TestPeerRulesFire(t *testing.T) {
@@ -52,6 +53,13 @@ func TestPeerRulesFire(t *testing.T) {
 		{"secreto", `SECRETO = "` + prTok + `"`, []string{prTok}, "secret-assignment"},
 		{"short pw suffix", "cloudant_pw='" + prPw + "'", []string{prPw}, "password-assignment"},
 		{"npmrc auth token", "//registry.npmjs.org/:_authToken=" + prUUID4, []string{prUUID4}, "secret-assignment"},
+
+		// Kubernetes Secret manifests, whatever the keys are named.
+		{"k8s secret yaml", "apiVersion: v1\nkind: Secret\ntype: Opaque\ndata:\n  # comment\n  tls.key: " + prK8sB64 + "\n  user: YWRtaW4=\nmetadata:\n  name: x\n", []string{prK8sB64}, "kubernetes-secret-data"},
+		{"k8s secret yaml kind after data", "apiVersion: v1\ndata:\n\tconfig: '" + prK8sB64 + "'\nkind: 'Secret'\n", []string{prK8sB64}, "kubernetes-secret-data"},
+		{"k8s secret block scalar", "kind: Secret\ndata:\n  blob: |\n    " + prK8sB64 + "\n", []string{prK8sB64}, "kubernetes-secret-data"},
+		{"k8s stringData", "kind: Secret\nstringData:\n  conn: " + prPw + "\n", []string{prPw}, "kubernetes-secret-data"},
+		{"kubectl json", `{"apiVersion": "v1", "data": {"ca.crt": "` + prK8sB64 + `", "x": "` + prK8sB64 + `"}, "kind": "Secret"}`, []string{prK8sB64}, "kubernetes-secret-data"},
 
 		// Vendor formats.
 		{"discord bot token", "DISCORD=" + prDisc, []string{prDisc}, "discord-bot-token"},
@@ -116,6 +124,13 @@ func TestPeerRulesDoNotFire(t *testing.T) {
 		// Slack-looking strings that are placeholders.
 		"SLACK_BOT_TOKEN=xoxb-your-bot-token-here",
 		`"token4": "xoxp-572370529330-573807301142-572331691188-####################"`,
+		// Secret-like manifests that hold no secret: other kinds, another
+		// document's kind, templates, empty and placeholder values.
+		"apiVersion: v1\nkind: ConfigMap\ndata:\n  app.conf: " + prK8sB64 + "\n",
+		"kind: SopsSecret\nspec:\n  data:\n    x: " + prK8sB64 + "\n",
+		"kind: Secret\nmetadata:\n  name: a\n---\nkind: ConfigMap\ndata:\n  conf: " + prK8sB64 + "\n",
+		"kind: Secret\ndata:\n  password: {{ .Values.Password }}\n  htpasswd: \"\"\n  extra: YmFyCg==\n",
+		`{"kind": "Secret", "metadata": {"name": "` + prK8sB64 + `"}}`,
 		// Mailchimp's shape without its hex.
 		"see docs at https://us12.api.mailchimp.com for the -us12 suffix",
 	} {

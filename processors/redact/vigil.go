@@ -175,6 +175,8 @@ var vigilDetectors = []struct {
 }{
 	{"discord-bot-token", "Discord bot token: base64 of the bot's numeric user id (24-26 characters, starting M, N or O), a 6-character timestamp and a 27-38 character HMAC, joined by dots.",
 		prioSpecific, nil, detectDiscordToken},
+	{"kubernetes-secret-data", "Values of the data: and stringData: blocks of a Kubernetes Secret manifest (kind: Secret), in YAML or JSON as kubectl prints them, whatever their keys are named; base64 values that decode to a placeholder are kept.",
+		prioSpecific, []string{"data:", "data\":"}, detectK8sSecretData},
 	{"private-key-block", "PEM private keys (RSA, EC, DSA, OpenSSH, PKCS#8, encrypted, PGP) spanning lines, with real or JSON-escaped (\\n) newlines, and truncated ones without an END line.",
 		prioSpecific, []string{"-----begin"}, detectPEM},
 	{"cli-password", "Passwords given on a command line: curl -u user:pass, mysql/mariadb -pSECRET, redis-cli -a, sshpass -p, docker/podman/helm/az/oc … login -p, sqlcmd -P, ldap* -w, mongo* -p, openssl -pass pass:…, aws configure set aws_secret_access_key ….",
