@@ -574,7 +574,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		a, b := span(loc)
 		s.add("remote-instructions", "tells the agent to fetch and follow instructions from a URL", a, b, true)
 	}
-	if loc := findIf(g.deceive && anyT(tDeceive, trigDeceive), deceiveRe, t); loc != nil && !negatedBefore(t, loc[0]) && deceiveHolds(view()) {
+	if loc := findIf(g.deceive && anyT(tDeceive, trigDeceive), deceiveRe, t); loc != nil && !negatedBefore(t, loc[0]) && !reportsCondition(t[loc[0]:loc[1]]) && deceiveHolds(view()) {
 		a, b := span(loc)
 		s.add("deceive-user", "asks the agent to mislead the user", a, b, true)
 	}
@@ -1140,4 +1140,18 @@ func printable(s string) bool {
 		}
 	}
 	return n*10 < len(s)
+}
+
+// reportsCondition reports whether a "tell the user … tests passed" match
+// asks for a report of a fact ("tell the user when tests passed", "say
+// whether the build was successful") rather than a claim made whatever
+// the facts: a conditional between the verb and the claim.
+func reportsCondition(m string) bool {
+	lm := " " + strings.ToLower(m) + " "
+	for _, w := range []string{" when ", " if ", " whether ", " once ", " after ", " how ", " which ", " whenever "} {
+		if strings.Contains(lm, w) {
+			return true
+		}
+	}
+	return false
 }

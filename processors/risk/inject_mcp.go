@@ -200,7 +200,8 @@ func (s *scanner) toolRules(tool, text string) {
 		break
 	}
 	for _, tok := range strings.Fields(lt) {
-		tok = strings.Trim(tok, "`'\"()[]{}<>,;:!?*.")
+		// A leading dot is part of the name (.cursorrules, .claude/).
+		tok = strings.TrimRight(strings.TrimLeft(tok, "`'\"()[]{}<>"), "`'\"()[]{}<>,;:!?*.")
 		if fileClass(tok)&lxFileAgent != 0 && !toolAbout(self, tok) {
 			if i := strings.Index(lt, tok); i >= 0 {
 				s.add("mcp-sensitive-path", "the tool description names the agent's own configuration ("+tok+")", i, i+len(tok), false)

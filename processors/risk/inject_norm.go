@@ -30,6 +30,29 @@ func bidiControl(r rune) bool {
 // tagChar: the Unicode Tags block, invisible copies of ASCII.
 func tagChar(r rune) bool { return r >= 0xE0000 && r <= 0xE007F }
 
+// emojiTagSequence returns the length in bytes of the tag characters that
+// make a flag of a subdivision after U+1F3F4 (🏴 + "gbsct" in tags +
+// CANCEL TAG: a region and a subdivision code, 3-7 tag digits or lowercase
+// letters, then U+E007F), or 0 when s does not start with one. Such flags
+// are what tag characters are for in text; a longer run spells words.
+func emojiTagSequence(s string) int {
+	n := 0
+	for i, r := range s {
+		switch {
+		case r == 0xE007F:
+			if n < 3 {
+				return 0
+			}
+			return i + utf8.RuneLen(r)
+		case n < 7 && (r >= 0xE0030 && r <= 0xE0039 || r >= 0xE0061 && r <= 0xE007A):
+			n++
+		default:
+			return 0
+		}
+	}
+	return 0
+}
+
 // variationSelector: VS1–VS256. After an emoji they choose its style; a
 // run of them after one character is a known way to hide bytes.
 func variationSelector(r rune) (byte, bool) {
@@ -224,7 +247,18 @@ func (s *scanner) invisible(text string, base int) {
 		}
 		vsBytes, vsStart = nil, -1
 	}
+	skipTo := 0
 	for i, r := range text {
+		if i < skipTo {
+			continue // an emoji tag sequence (a subdivision flag)
+		}
+		if r == 0x1F3F4 {
+			if n := emojiTagSequence(text[i+utf8.RuneLen(r):]); n > 0 {
+				skipTo = i + utf8.RuneLen(r) + n
+				prev, prevVisible = r, r
+				continue
+			}
+		}
 		if v, ok := variationSelector(r); ok && r >= 0xE0100 || ok && prev != 0 && (len(vsBytes) > 0 || prev < 0x80) {
 			if vsStart < 0 {
 				vsStart = i
