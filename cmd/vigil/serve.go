@@ -69,9 +69,14 @@ Fleet (many agents on many hosts):
                             --routes nats-route://10.0.0.2:6222,nats-route://10.0.0.3:6222 \
                             --replicas 3 --creds-dir /etc/vigil/creds
   attach to a cluster:    vigil serve --nats nats://a:4222,nats://b:4222 --creds service.creds --replicas 3
-Every node needs the same role credentials (copy --creds-dir), a unique --node,
-and runs the ingest service (queue group) and every processor; outputs are
-deduplicated by id, so any node may die without losing or doubling anything.`,
+Every node needs the same role credentials ('vigil creds create' makes them;
+copy the --creds-dir) and the same audit key ('vigil audit key create --out
+FILE', installed as DIR/audit/signer.key before the node's first start: a
+node with another key than the fleet's refuses to start), and a unique
+--node. Every node runs the ingest service (queue group) and every processor;
+outputs are deduplicated by id and against what the derived stream holds, so
+any node may die, for any length of time, without losing or doubling
+anything. docs/fleet.md has the setup on three machines or one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.httpDefault = !cmd.Flags().Changed("http-listen")
