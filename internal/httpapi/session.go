@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -252,15 +253,22 @@ func (s *Server) sessionAuth(r *http.Request, roles []natsutil.Role) (p principa
 }
 
 // sessionTokenValid reports whether the token a session logged in with
-// still authenticates as the session's role: a token revoked ends the
-// sessions it opened, at their next request.
+// still authenticates as the session's role, a role file's token or a
+// named token in force (tokens.go): a token revoked ends the sessions it
+// opened, at their next request. Read models that cannot answer end the
+// session too (never a guess).
 func (s *Server) sessionTokenValid(sess *session) bool {
 	for _, e := range s.tokens.entries {
 		if e.sum == sess.token {
 			return e.role == sess.role
 		}
 	}
-	return false
+	tr := s.tokenReads()
+	if tr == nil {
+		return false
+	}
+	t, err := tr.TokenByHash("sha256:" + hex.EncodeToString(sess.token[:]))
+	return err == nil && natsutil.Role(t.Role) == sess.role
 }
 
 // checkSameOrigin refuses a state-changing browser request whose Origin
@@ -311,11 +319,12 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request, _ principal) *api
 	if tok == "" {
 		return badRequest("token", "required: an approver token (DATA/creds/approver.token)")
 	}
-	role, ok := s.tokens.lookup(tok)
-	if !ok {
-		return &apiError{Status: http.StatusUnauthorized, reason: "unauthenticated", Field: "token", Needs: people,
-			Message: "unknown token: use the approver token, DATA/creds/approver.token"}
+	who, e := s.lookupToken(tok, people)
+	if e != nil {
+		e.Field = "token"
+		return e
 	}
+	role := who.role
 	if !slices.Contains(people, role) {
 		return &apiError{Status: http.StatusForbidden, reason: "forbidden", Field: "token", Needs: people,
 			Message: fmt.Sprintf("the page needs the %s role; this token is %s", roleList(people), role)}

@@ -213,3 +213,99 @@ func TestSessionCookie(t *testing.T) {
 		seen[c.Value] = true
 	}
 }
+
+// TestSessionOfNamedToken: a named approver token logs in too; revoking
+// it ends its sessions at their next request; a named agent token gets
+// no session.
+func TestSessionOfNamedToken(t *testing.T) {
+	a := startAPI(t)
+	ap := a.createToken(t, natsutil.RoleApprover, "dana")
+	ag := a.createToken(t, natsutil.RoleAgent, "bot")
+	b := a.browser(t)
+	body, _ := json.Marshal(map[string]string{"token": ag.Token})
+	if code, out := b.do(t, "POST", "/ui/session", string(body), nil); code != http.StatusForbidden {
+		t.Fatalf("login with a named agent token: %d %s", code, out)
+	}
+	body, _ = json.Marshal(map[string]string{"token": ap.Token, "name": "dana"})
+	code, out := b.do(t, "POST", "/ui/session", string(body), nil)
+	if code != http.StatusOK {
+		t.Fatalf("login with a named approver token: %d %s", code, out)
+	}
+	var s sessionAnswer
+	json.Unmarshal(out, &s)
+	b.csrf = s.CSRF
+	if code, out := b.do(t, "GET", "/v1/pending", "", nil); code != http.StatusOK {
+		t.Fatalf("pending: %d %s", code, out)
+	}
+	if code, b := a.call(t, natsutil.RoleAdmin, "DELETE", "/v1/tokens/"+ap.ID, nil, nil); code != http.StatusOK {
+		t.Fatalf("revoke: %d %s", code, b)
+	}
+	if code, out := b.do(t, "GET", "/v1/pending", "", nil); code != http.StatusUnauthorized {
+		t.Fatalf("pending after the token's revocation: %d %s", code, out)
+	}
+	if code, _ := b.do(t, "GET", "/ui/session", "", nil); code != http.StatusUnauthorized {
+		t.Fatalf("session after the token's revocation: %d", code)
+	}
+}
+
+// TestPageRoutes: the page and its assets are served with their types and
+// a CSP that allows only this server's script; other names are 404; the
+// page's reads need a person's role.
+func TestPageRoutes(t *testing.T) {
+	a := startAPI(t)
+	for _, tc := range []struct {
+		path, ctype string
+		code        int
+	}{
+		{"/", "text/html; charset=utf-8", 200},
+		{"/ui/assets/app.js", "text/javascript; charset=utf-8", 200},
+		{"/ui/assets/app.css", "text/css; charset=utf-8", 200},
+		{"/ui/assets/index.html", "application/json", 404},
+		{"/ui/assets/..%2fpage.go", "application/json", 404},
+		{"/ui/assets/nope.js", "application/json", 404},
+		{"/index.html", "application/json", 404},
+	} {
+		resp, err := http.Get(a.url + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.code || resp.Header.Get("Content-Type") != tc.ctype {
+			t.Errorf("GET %s: %d %s, want %d %s", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"), tc.code, tc.ctype)
+		}
+		if tc.code == 200 {
+			csp := resp.Header.Get("Content-Security-Policy")
+			if !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") || !strings.Contains(csp, "frame-ancestors 'none'") {
+				t.Errorf("GET %s: CSP %q", tc.path, csp)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		role natsutil.Role
+		path string
+		want int
+	}{
+		{"", "/ui/history", 401},
+		{natsutil.RoleAgent, "/ui/history", 403},
+		{natsutil.RoleRuntime, "/ui/history", 403},
+		{natsutil.RoleApprover, "/ui/history", 200},
+		{natsutil.RoleAdmin, "/ui/history", 200},
+		{"", "/ui/actions/01KAAAAAAAAAAAAAAAAAAAAAAA", 401},
+		{natsutil.RoleAgent, "/ui/actions/01KAAAAAAAAAAAAAAAAAAAAAAA", 403},
+		{natsutil.RoleApprover, "/ui/actions/01KAAAAAAAAAAAAAAAAAAAAAAA", 404},
+		{natsutil.RoleApprover, "/ui/actions/a%20b", 400},
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", a.url+tc.path, nil)
+		if tc.role != "" {
+			req.Header.Set("Authorization", "Bearer "+a.tokens[tc.role])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("GET %s as %q: %d, want %d", tc.path, tc.role, resp.StatusCode, tc.want)
+		}
+	}
+}
