@@ -10,7 +10,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
 	"github.com/vigil-dev/vigil/projections"
@@ -295,19 +295,10 @@ func BenchmarkFoldParts(b *testing.B) {
 // VIGIL_DERIVED. go test -run '^$' -bench ReplayStream -benchtime 200000x ./replay/
 func BenchmarkReplayStream(b *testing.B) {
 	l := newSynthLog(b)
-	dir := b.TempDir()
 	build := builderEvery(b, audit.DefaultInterval)
-	srv, err := server.Start(b.Context(), server.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
+	srv := testnode.StartNode(b, testnode.Options{
 		Processors: func() ([]processors.Processor, error) { return build(processors.Options{}) }})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer srv.Close(context.Background())
-	cl, err := srv.Client(b.Context(), natsutil.RoleAdmin)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer cl.Close()
+	cl := testnode.Client(b, srv, natsutil.RoleAdmin)
 	var batch []events.Event
 	var last uint64
 	for seq := uint64(1); seq <= uint64(b.N); seq++ {
@@ -325,9 +316,7 @@ func BenchmarkReplayStream(b *testing.B) {
 			batch = batch[:0]
 		}
 	}
-	for srv.Driver().Checkpointed() < last {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testnode.WaitCheckpointWithin(b, srv.Driver(), last, 10*time.Minute)
 	js := srv.JetStream()
 	b.ResetTimer()
 	cpu := cpuTime()

@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/gate"
 	"github.com/vigil-dev/vigil/projections"
@@ -30,20 +31,13 @@ func startNode(t *testing.T, dir string, build func(processors.Options) ([]proce
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := server.Config{
-		DataDir:    dir,
-		NATSListen: "127.0.0.1:-1",
-		Durability: natsutil.DurabilityInterval,
-		Sink:       store,
-	}
+	var procs func() ([]processors.Processor, error)
 	if build != nil {
-		cfg.Processors = func() ([]processors.Processor, error) { return build(processors.Options{}) }
+		procs = func() ([]processors.Processor, error) { return build(processors.Options{}) }
 	}
-	srv, err := server.Start(t.Context(), cfg)
-	if err != nil {
-		store.Close()
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { store.Close() }) // after the node's own cleanup closes it
+	srv := testnode.StartNode(t, testnode.Options{Dir: dir, Processors: procs,
+		Configure: func(c *server.Config) { c.Sink = store }})
 	n := &node{srv: srv, store: store}
 	t.Cleanup(n.stop)
 	return n
@@ -138,13 +132,12 @@ func appendVaried(t *testing.T, n *node, base, count int) uint64 {
 
 func (n *node) waitCheckpoint(t *testing.T, seq uint64) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for n.srv.Driver().Checkpointed() < seq || n.store.Position() < seq {
-		if time.Now().After(deadline) {
-			t.Fatalf("driver checkpoint %d, store %d; want %d", n.srv.Driver().Checkpointed(), n.store.Position(), seq)
+	testnode.Eventually(t, testnode.DefaultWait, func() string {
+		if c, p := n.srv.Driver().Checkpointed(), n.store.Position(); c < seq || p < seq {
+			return fmt.Sprintf("driver checkpoint %d, store %d; want %d", c, p, seq)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 // readModels renders the read models, to compare two stores.
