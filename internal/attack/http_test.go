@@ -203,6 +203,9 @@ var matrixRequests = map[string]matrixRequest{
 	"GET /v1/allowlist":                           {path: "/v1/allowlist", roles: []natsutil.Role{approverR, adminR}},
 	"DELETE /v1/allowlist/{entry_id}":             {path: "/v1/allowlist/al-none", roles: []natsutil.Role{approverR, adminR}},
 	"GET /v1/conversations/{conversation}/events": {path: "/v1/conversations/c-matrix/events", roles: []natsutil.Role{approverR, adminR}},
+	"GET /v1/tokens":                              {path: "/v1/tokens", roles: []natsutil.Role{adminR}},
+	"POST /v1/tokens":                             {path: "/v1/tokens", roles: []natsutil.Role{adminR}, body: map[string]any{"role": "agent", "name": "matrix"}},
+	"DELETE /v1/tokens/{token_id}":                {path: "/v1/tokens/tk-00000000", roles: []natsutil.Role{adminR}},
 }
 
 // TestHTTPPermissionMatrix tries every role (and no token) on every route
@@ -210,7 +213,11 @@ var matrixRequests = map[string]matrixRequest{
 // token 401, a role the model does not allow 403 (naming the roles that
 // may), a role it allows never 401 or 403. Only the probes need no token.
 func TestHTTPPermissionMatrix(t *testing.T) {
-	ht := startHTTPTarget(t, httpapi.Limits{})
+	checkPermissionMatrix(t, startHTTPTarget(t, httpapi.Limits{}))
+}
+
+// checkPermissionMatrix runs the matrix with ht's tokens.
+func checkPermissionMatrix(t *testing.T, ht *httpTarget) {
 	roles := append([]natsutil.Role{noToken}, natsutil.TokenRoles...)
 	served := map[string]bool{}
 	for _, rt := range httpapi.Routes() {
