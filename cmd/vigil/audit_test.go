@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
@@ -26,10 +26,8 @@ import (
 func startAuditNode(t testing.TB, k uint64) (*server.Server, string) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := server.Start(t.Context(), server.Config{
-		DataDir:    dir,
-		NATSListen: "127.0.0.1:-1",
-		Durability: natsutil.DurabilityInterval,
+	s := testnode.StartNode(t, testnode.Options{
+		Dir: dir,
 		Processors: func() ([]processors.Processor, error) {
 			signer, _, err := auditkey.LoadOrCreate(dir)
 			if err != nil {
@@ -42,10 +40,6 @@ func startAuditNode(t testing.TB, k uint64) (*server.Server, string) {
 			return []processors.Processor{a}, nil
 		},
 	})
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
 	return s, dir
 }
 
@@ -71,13 +65,7 @@ func appendAuditActions(t testing.TB, s *server.Server, n int) {
 	if _, err := c.AppendBatch(t.Context(), evs); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for s.Driver().Checkpointed() < uint64(n) {
-		if time.Now().After(deadline) {
-			t.Fatalf("driver checkpoint %d, want %d", s.Driver().Checkpointed(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testnode.WaitCheckpoint(t, s.Driver(), uint64(n))
 }
 
 // runCLI runs `vigil --data dir args...` in process and returns the exit
@@ -450,13 +438,7 @@ func BenchmarkAuditVerify(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for s.Driver().Checkpointed() < n {
-		if time.Now().After(deadline) {
-			b.Fatalf("driver at %d", s.Driver().Checkpointed())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testnode.WaitCheckpointWithin(b, s.Driver(), n, 10*time.Minute)
 	b.ResetTimer()
 	for b.Loop() {
 		if code, out, errOut := runAuditCLI(b, dir, nil, "audit", "verify"); code != 0 {

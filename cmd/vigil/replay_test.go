@@ -6,11 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/projections"
 	"github.com/vigil-dev/vigil/replay"
@@ -61,20 +62,11 @@ func startReplayNode(t *testing.T, dir string) (*server.Server, *projections.Sto
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.Start(t.Context(), server.Config{
-		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval, Sink: store,
+	t.Cleanup(func() { store.Close() }) // after the node's own cleanup closes it
+	s := testnode.StartNode(t, testnode.Options{Dir: dir,
 		Processors: func() ([]processors.Processor, error) { return nodeProcessors(processors.Options{}, signer) },
-	})
-	if err != nil {
-		store.Close()
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()); store.Close() })
-	admin, err := s.Client(t.Context(), natsutil.RoleAdmin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close()
+		Configure:  func(c *server.Config) { c.Sink = store }})
+	admin := testnode.Client(t, s, natsutil.RoleAdmin)
 	f, err := os.Open("../../replay/testdata/conversation.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -93,13 +85,12 @@ func startReplayNode(t *testing.T, dir string) (*server.Server, *projections.Sto
 		}
 		last = r.Seq
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Driver().Checkpointed() < last || store.Position() < last {
-		if time.Now().After(deadline) {
-			t.Fatalf("driver at %d, store at %d, want %d", s.Driver().Checkpointed(), store.Position(), last)
+	testnode.Eventually(t, testnode.DefaultWait, func() string {
+		if c, p := s.Driver().Checkpointed(), store.Position(); c < last || p < last {
+			return fmt.Sprintf("driver at %d, store at %d, want %d", c, p, last)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ""
+	})
 	return s, store, last
 }
 
