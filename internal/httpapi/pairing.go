@@ -137,6 +137,13 @@ func (s *Server) requestPairing(w http.ResponseWriter, r *http.Request, _ princi
 	if e := s.refuseAgents(r); e != nil {
 		return e
 	}
+	// A page of another site may not spend this server's pairing limits
+	// from a visitor's browser (a client with no Origin, curl, may).
+	if r.Header.Get("Origin") != "" {
+		if e := checkSameOrigin(r); e != nil {
+			return e
+		}
+	}
 	if r.ContentLength > 0 {
 		if _, e := readBody(w, r, s.cfg.Limits.MaxSmallBody); e != nil {
 			return e

@@ -61,6 +61,8 @@ var table = []route{
 	{Route{Method: http.MethodGet, Path: "/v1/tokens", Roles: admins}, (*Server).listTokens},
 	{Route{Method: http.MethodPost, Path: "/v1/tokens", Roles: admins}, (*Server).createToken},
 	{Route{Method: http.MethodDelete, Path: "/v1/tokens/{token_id}", Roles: admins}, (*Server).revokeToken},
+	{Route{Method: http.MethodGet, Path: "/pair"}, (*Server).pairingPage},
+	{Route{Method: http.MethodGet, Path: "/pair.js"}, (*Server).pairingScript},
 	{Route{Method: http.MethodPost, Path: "/pair"}, (*Server).requestPairing},
 	{Route{Method: http.MethodGet, Path: "/pair/{request_id}"}, (*Server).pairingState},
 	{Route{Method: http.MethodGet, Path: "/v1/pairing", Roles: admins}, (*Server).listPairing},
