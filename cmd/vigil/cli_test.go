@@ -2,14 +2,12 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/testnode"
 )
 
 func TestParseEvents(t *testing.T) {
@@ -63,11 +61,7 @@ func runCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
 // TestAppendTailEndToEnd drives the CLI against a real embedded server.
 func TestAppendTailEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	s, err := server.Start(t.Context(), server.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
+	testnode.StartNode(t, testnode.Options{Dir: dir})
 
 	input := `{"id":"e1","kind":"action","conversation":"c-42","agent":"coder-1","data":{"tool":"bash","args":{"command":"ls -la"},"security_risk":"LOW","future_field":{"x":1}}}
 {"id":"e2","kind":"message","conversation":"c-43","data":{"role":"user","content":"hi"}}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/testnode"
 )
 
 // TestCredsCreate: `vigil creds create --role R` makes a fleet's seeds
@@ -68,11 +68,7 @@ func TestCredsCreate(t *testing.T) {
 
 	// A server on that creds directory: the files authenticate, each with
 	// its role's permissions.
-	s, err := server.Start(t.Context(), server.Config{DataDir: t.TempDir(), CredsDir: creds, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(context.Background()) })
+	s := testnode.StartNode(t, testnode.Options{Configure: func(c *server.Config) { c.CredsDir = creds }})
 	url := s.Info().NATSURL
 	agent, err := client.Connect(t.Context(), client.Options{URL: url, CredsFile: file})
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -14,10 +13,9 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
-	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors/gate"
 )
 
@@ -52,26 +50,7 @@ func runGate(t *testing.T, stdin string, args ...string) (string, string, int) {
 func startGateNode(t *testing.T) (*server.Server, string) {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := server.Start(t.Context(), server.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-		Processors: func() ([]processors.Processor, error) {
-			g, err := gate.New(gate.Options{})
-			return []processors.Processor{g}, err
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	timer, err := expiry.New(expiry.Config{Conn: s.Conn()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { timer.Run(ctx); close(done) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		s.Close(context.Background())
-	})
+	s := testnode.StartNode(t, testnode.Options{Dir: dir, Processors: testnode.Gate(gate.Options{}), Expiry: true})
 	return s, dir
 }
 
