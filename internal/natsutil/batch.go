@@ -267,6 +267,10 @@ func distinctIDs(msgs []*nats.Msg) (send []*nats.Msg, first, orig []int) {
 }
 
 // atomic sends msgs as an atomic batch, retrying what may pass with time.
+// maxBatchAttemptTimeout bounds how long one attempt at an atomic batch
+// waits for its ack once earlier attempts timed out.
+const maxBatchAttemptTimeout = 30 * time.Second
+
 func (p *Publisher) atomic(ctx context.Context, msgs []*nats.Msg, lenient bool) ([]*jetstream.PubAck, error) {
 	attemptTimeout, _, log := p.defaults()
 	backoff := 20 * time.Millisecond
@@ -275,6 +279,14 @@ func (p *Publisher) atomic(ctx context.Context, msgs []*nats.Msg, lenient bool) 
 		acks, err := p.js().batch(ctx, msgs, attemptTimeout)
 		if err == nil {
 			return acks, nil
+		}
+		if errors.Is(err, errAckWait) {
+			// A loaded server commits late, and the batch it is still
+			// staging holds one of the stream's open-batch slots until
+			// it commits or times out: a retry under a new batch id that
+			// waits no longer only adds to the load (80 publishers on a
+			// busy 2-core machine never got an ack). Wait longer each time.
+			attemptTimeout = min(2*attemptTimeout, maxBatchAttemptTimeout)
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
