@@ -32,7 +32,11 @@ type serverStatus struct {
 	Log     *streamStatus `json:"log,omitempty"`
 	Derived *streamStatus `json:"derived,omitempty"`
 	Folds   []foldStatus  `json:"folds,omitempty"`
-	Error   string        `json:"error,omitempty"`
+	// AuditKey is the fleet's audit key id, as its first node recorded it
+	// (server.FleetBucket); AuditKeyNode is that node.
+	AuditKey     string `json:"audit_key,omitempty"`
+	AuditKeyNode string `json:"audit_key_node,omitempty"`
+	Error        string `json:"error,omitempty"`
 }
 
 // probe connects once and reports what it found.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -10,6 +11,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/server"
 )
 
 // streamStatus is one stream's replication, as `vigil status` shows it.
@@ -88,6 +91,17 @@ func fleetStatus(ctx context.Context, js jetstream.JetStream, st *serverStatus, 
 		st.Folds = append(st.Folds, f)
 	}
 	slices.SortFunc(st.Folds, func(a, b foldStatus) int { return strings.Compare(a.Node, b.Node) })
+	if kv, err := js.KeyValue(ctx, server.FleetBucket); err == nil {
+		if e, err := kv.Get(ctx, server.FleetAuditKey); err == nil {
+			var rec struct {
+				VerifierKey string `json:"verifier_key"`
+				Node        string `json:"node"`
+			}
+			if json.Unmarshal(e.Value(), &rec) == nil {
+				st.AuditKey, st.AuditKeyNode = auditkey.KeyID(rec.VerifierKey), rec.Node
+			}
+		}
+	}
 }
 
 // printFleet writes the streams' leaders and replicas and each node's fold.
@@ -114,5 +128,8 @@ func printFleet(w io.Writer, st serverStatus) {
 	}
 	for _, f := range st.Folds {
 		fmt.Fprintf(w, "node %s: folded to log seq %d (%d behind)\n", f.Node, f.Checkpoint, f.Lag)
+	}
+	if st.AuditKey != "" {
+		fmt.Fprintf(w, "audit key: %s (recorded by node %s; every node must sign with it)\n", st.AuditKey, st.AuditKeyNode)
 	}
 }

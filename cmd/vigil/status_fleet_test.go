@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
@@ -50,7 +51,7 @@ func TestNATSURLOrderKept(t *testing.T) {
 
 // startCLIFleet starts three clustered nodes with read models, sharing
 // one creds directory outside their data directories.
-func startCLIFleet(t *testing.T) []*server.Server {
+func startCLIFleet(t *testing.T, auditKey string) ([]*server.Server, string) {
 	t.Helper()
 	creds := t.TempDir()
 	if _, err := natsutil.EnsureCreds(creds); err != nil {
@@ -78,7 +79,7 @@ func startCLIFleet(t *testing.T) []*server.Server {
 			dir := filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i))
 			nodes[i], errs[i] = server.Start(t.Context(), server.Config{
 				DataDir: dir, CredsDir: creds, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-				NodeName: fmt.Sprintf("n%d", i), Replicas: 3, ProjectionsDir: projectionsDir(dir),
+				NodeName: fmt.Sprintf("n%d", i), Replicas: 3, ProjectionsDir: projectionsDir(dir), AuditKey: auditKey,
 				Cluster:    natsutil.ClusterConfig{Name: "vigil-cli", Listen: "127.0.0.1:" + ports[i], Routes: routes},
 				Processors: func() ([]processors.Processor, error) { return []processors.Processor{stats.New()}, nil },
 			})
@@ -95,7 +96,7 @@ func startCLIFleet(t *testing.T) []*server.Server {
 			s.Close(context.Background())
 		}
 	})
-	return nodes
+	return nodes, creds
 }
 
 // TestProjectionsOnFleetNode: `vigil projections status` on a fleet
@@ -107,16 +108,32 @@ func TestProjectionsOnFleetNode(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 3-node cluster")
 	}
-	nodes := startCLIFleet(t)
+	_, vkey, err := auditkey.LoadOrCreate(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, creds := startCLIFleet(t, vkey)
 	dir := nodes[0].Info().DataDir
-	_, stderr, code := runCLI(t, "", "projections", "status", "--data", dir)
+	// vigil status shows the fleet's audit key and the leaders.
+	admin := natsutil.CredsFileIn(creds, natsutil.RoleAdmin)
+	out, stderr, code := runCLI(t, "", "status", "--nats", nodes[1].Info().NATSURL, "--creds", admin, "--json")
+	var fst serverStatus
+	if code != 0 || json.Unmarshal([]byte(out), &fst) != nil || fst.AuditKey != auditkey.KeyID(vkey) || fst.AuditKeyNode == "" ||
+		fst.Log == nil || fst.Log.Leader == "" || len(fst.Folds) != 3 {
+		t.Fatalf("status --json of the fleet: exit %d: %s%s", code, out, stderr)
+	}
+	out, _, _ = runCLI(t, "", "status", "--nats", nodes[1].Info().NATSURL, "--creds", admin)
+	if !strings.Contains(out, "audit key: "+auditkey.KeyID(vkey)) {
+		t.Fatalf("status does not show the fleet's audit key:\n%s", out)
+	}
+	_, stderr, code = runCLI(t, "", "projections", "status", "--data", dir)
 	if code == 0 || !strings.Contains(stderr, "vigil serve is running on "+dir) {
 		t.Fatalf("status while the node runs: exit %d: %s", code, stderr)
 	}
 	if err := nodes[0].Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	out, stderr, code := runCLI(t, "", "projections", "status", "--data", dir)
+	out, stderr, code = runCLI(t, "", "projections", "status", "--data", dir)
 	if code != 0 || !strings.Contains(out, "read models in "+projectionsDir(dir)) || !strings.Contains(out, "fleet node") {
 		t.Fatalf("status of a stopped fleet node: exit %d: %s%s", code, out, stderr)
 	}
