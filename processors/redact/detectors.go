@@ -871,7 +871,9 @@ func (sc *scan) besideValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 		if !ok || !quoted {
 			return 0, 0, false, false
 		}
-		if e := ve + 1; e < len(s) && !isSpace(s[e]) && strings.IndexByte(";,)]}", s[e]) < 0 {
+		// Then the statement or the line ends: in prose more words follow
+		// (you can pass "-gcflags" to a build).
+		if e := skipBlanks(s, ve+1); e < len(s) && s[e] != '\n' && s[e] != '\r' && strings.IndexByte(";,)]}", s[e]) < 0 {
 			return 0, 0, false, false
 		}
 		return vs, ve, true, true

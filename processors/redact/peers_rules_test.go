@@ -26,8 +26,13 @@ var (
 	prJWTHdr = base64.RawURLEncoding.EncodeToString([]byte(`{"typ":"JWT","alg":"HS256"}`))
 	prJWTPay = base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"` + randFrom(pr, digits, 10) + `","name":"Ann Lee"}`))
 	prJWTUns = prJWTHdr + "." + prJWTPay
+	prTeams  = prUUIDish(pr) + "@" + prUUIDish(pr) + "/IncomingWebhook/" + randFrom(pr, hexLower, 32) + "/" + prUUIDish(pr)
 	prK8sB64 = base64.StdEncoding.EncodeToString([]byte("s3cr3t-" + randMixed(pr, alnum, 20)))
 )
+
+func prUUIDish(r *rand.Rand) string {
+	return randFrom(r, hexLower, 8) + "-" + randFrom(r, hexLower, 4) + "-" + randFrom(r, hexLower, 4) + "-" + randFrom(r, hexLower, 4) + "-" + randFrom(r, hexLower, 12)
+}
 
 func TestPeerRulesFire(t *testing.T) {
 	r := newTestRedactor(t)
@@ -60,6 +65,9 @@ func TestPeerRulesFire(t *testing.T) {
 		{"k8s secret block scalar", "kind: Secret\ndata:\n  blob: |\n    " + prK8sB64 + "\n", []string{prK8sB64}, "kubernetes-secret-data"},
 		{"k8s stringData", "kind: Secret\nstringData:\n  conn: " + prPw + "\n", []string{prPw}, "kubernetes-secret-data"},
 		{"kubectl json", `{"apiVersion": "v1", "data": {"ca.crt": "` + prK8sB64 + `", "x": "` + prK8sB64 + `"}, "kind": "Secret"}`, []string{prK8sB64}, "kubernetes-secret-data"},
+
+		// A rule whose first group is a repeated fragment removes its whole match.
+		{"teams webhook whole", "hook: https://acme.webhook.office.com/webhookb2/" + prTeams + " done", []string{prTeams}, "microsoft-teams-webhook"},
 
 		// Vendor formats.
 		{"discord bot token", "DISCORD=" + prDisc, []string{prDisc}, "discord-bot-token"},
@@ -110,6 +118,8 @@ func TestPeerRulesDoNotFire(t *testing.T) {
 		`print("wrong password "+pw+"!")`,
 		`log.Printf("bad token "+tokenName+" for user")`,
 		"passwd deploy01",
+		"Alternatively, you can pass \"gobuildid\" in order to derive it",
+		"it is more convenient to pass `-gcflags` to a build command",
 		"password reset",
 		"if (password == confirmPassword) {",
 		`if token == "" {`,

@@ -46,10 +46,14 @@ type rule struct {
 	keywords    []string // lowercased; none means the rule runs on every string
 
 	re          *regexp.Regexp
-	src         string  // the regex as written (re may be rewritten, see unboundLongRepeats)
-	secretGroup int     // 0: first non-empty group, or the whole match
-	entropy     float64 // gitleaks: drop a secret whose entropy is <= this
-	allow       []allowlist
+	src         string // the regex as written (re may be rewritten, see unboundLongRepeats)
+	secretGroup int    // 0: first non-empty group, or the whole match
+	// wholeMatch: the first group sits under a repetition (([a-z0-9]{4}-){3}
+	// in a webhook URL), so it is a fragment, not the secret: with no
+	// secretGroup the whole match is removed.
+	wholeMatch bool
+	entropy    float64 // gitleaks: drop a secret whose entropy is <= this
+	allow      []allowlist
 
 	// width is the longest match the regex can produce, in bytes, or -1 when
 	// unbounded; span says how far across lines a match may reach. Both set
@@ -188,10 +192,31 @@ func (ru *rule) analyze() {
 	if err != nil {
 		return
 	}
+	if found, repeated := firstCaptureRepeated(p, false); found && repeated && ru.secretGroup == 0 {
+		ru.wholeMatch = true
+	}
 	ru.width, _ = regexWidth(p)
 	if ru.kwRe == nil && ru.span == spanLine {
 		ru.anchorAtKeyword(p, src)
 	}
+}
+
+// firstCaptureRepeated finds the first capture group of p (in the order
+// of its opening parenthesis) and reports whether it sits under a
+// repetition (*, +, ?, {n,m}).
+func firstCaptureRepeated(p *syntax.Regexp, under bool) (found, repeated bool) {
+	switch p.Op {
+	case syntax.OpCapture:
+		return true, under
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		under = true
+	}
+	for _, sub := range p.Sub {
+		if found, repeated = firstCaptureRepeated(sub, under); found {
+			return found, repeated
+		}
+	}
+	return false, false
 }
 
 // anchorAtKeyword sets anchored when the regex is \b? followed (through

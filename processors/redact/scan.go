@@ -508,7 +508,7 @@ func (sc *scan) scanRest(ru *rule, a, b int) {
 // emitMatch emits the secret of one regex match m found in s[off:].
 func (sc *scan) emitMatch(ru *rule, m []int, off int) {
 	ss, se := m[0], m[1]
-	if ngroups := len(m)/2 - 1; ngroups > 0 {
+	if ngroups := len(m)/2 - 1; ngroups > 0 && !ru.wholeMatch {
 		if g := ru.secretGroup; g > 0 {
 			ss, se = m[2*g], m[2*g+1]
 		} else {
