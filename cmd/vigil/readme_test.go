@@ -99,6 +99,10 @@ go() {
 		"XDG_CACHE_HOME="+filepath.Join(work, "cache"), "XDG_DATA_HOME="+filepath.Join(work, "home", "data"), "VIGIL_DATA=")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	// A process the script started in a group of its own (vigil serve's
+	// server) may hold the output pipe open after the script is killed:
+	// without a bound, Wait waits for it forever (a CI run hung here 25 min).
+	cmd.WaitDelay = 10 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
