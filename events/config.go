@@ -36,6 +36,8 @@ type Config struct {
 	// Workspace, when set, is the directory agents work in; paths outside it
 	// score higher. Per conversation it comes from conversation.started.
 	Workspace string `msgpack:"workspace,omitempty" json:"workspace,omitempty" yaml:"workspace,omitempty"`
+	// Notify lists where new pending actions are announced (notify.go).
+	Notify *Notify `msgpack:"notify,omitempty" json:"notify,omitempty" yaml:"notify,omitempty"`
 }
 
 // Analyzers switches the analyzers on and off.
@@ -261,7 +263,8 @@ func ValidateConfig(c Config) error {
 	if t := c.Redaction.EntropyThreshold; t < 0 || t > 8 || math.IsNaN(t) {
 		add("redaction.entropy_threshold", "is %v; it must be between 0 (the default) and 8 bits per character", t)
 	}
-	errs = append(errs, coherenceErrors(c)...) // configcheck.go
+	errs = append(errs, notifyErrors(c.Notify)...) // notify.go
+	errs = append(errs, coherenceErrors(c)...)     // configcheck.go
 	return errors.Join(errs...)
 }
 

@@ -335,6 +335,7 @@ var configShape = shape{typ: objectType, fields: []field{
 		{"entropy_threshold", false, shape{typ: numberType, min: bound(0), max: bound(8)}},
 	}}},
 	{"workspace", false, stringShape},
+	{"notify", false, notifyShape},
 }, check: checkConfigShape}
 
 // checkConfigShape holds the cross-field rules the config schema states
