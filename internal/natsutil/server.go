@@ -92,7 +92,11 @@ func StartServer(cfg ServerConfig) (*server.Server, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	if cfg.ReadyTimeout == 0 {
-		cfg.ReadyTimeout = 10 * time.Second
+		// JetStream recovers every stream (and rebuilds their duplicate
+		// tables) before the server listens: a long log on a busy
+		// machine takes well over 10 s (issue 14). A port in use is
+		// found at once below, not by this timeout.
+		cfg.ReadyTimeout = 5 * time.Minute
 	}
 	opts := &server.Options{
 		ServerName:         cfg.ServerName,
@@ -145,6 +149,15 @@ func StartServer(cfg ServerConfig) (*server.Server, error) {
 		return nil, fmt.Errorf("natsutil: configure server: %w", err)
 	}
 	s.SetLoggerV2(&slogAdapter{l: cfg.Logger.With("component", "nats-server")}, false, false, false)
+	if !opts.DontListen && opts.Port > 0 {
+		// nats-server reports a listen failure only by never becoming
+		// ready: find a busy port before waiting for that.
+		ln, err := net.Listen("tcp", net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port)))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrNotReady, cfg.Listen, err)
+		}
+		ln.Close()
+	}
 	go s.Start()
 	if !s.ReadyForConnections(cfg.ReadyTimeout) {
 		s.Shutdown()
