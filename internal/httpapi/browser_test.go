@@ -52,6 +52,12 @@ func chromiumPath(t testing.TB) string {
 func newBrowser(t testing.TB) context.Context {
 	t.Helper()
 	exe := chromiumPath(t)
+	// Not t.TempDir: chromium's helpers may still write to the profile
+	// for a moment after the browser exits, which would fail the test.
+	profile, err := os.MkdirTemp("", "vigil-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(exe),
 		chromedp.Headless,
@@ -59,7 +65,7 @@ func newBrowser(t testing.TB) context.Context {
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(phoneWidth, phoneHeight),
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-background-networking", true),
@@ -77,6 +83,13 @@ func newBrowser(t testing.TB) context.Context {
 	t.Cleanup(func() {
 		cancelTab()
 		cancelAlloc()
+		for range 50 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("could not remove chromium's profile %s", profile)
 	})
 	// Start the browser now, so a broken install fails here, clearly.
 	if err := chromedp.Run(ctx, chromedp.EmulateViewport(phoneWidth, phoneHeight)); err != nil {
@@ -281,6 +294,8 @@ func TestBrowserEscapesAgentText(t *testing.T) {
 	}
 	pageLogin(t, ctx, a, "bob")
 	ev := bashAction(conv, "rm -rf / ; "+hostile)
+	// An id is any printable ASCII without spaces: the agent picks it.
+	ev.ID = `x"><img/src=x/onerror=window.__pwned=6>` + ulid.Make().String()
 	ev.Data["args"].(map[string]any)["note"] = `<iframe src="javascript:window.__pwned=5"></iframe>`
 	ch := gateInBackground(t, agent, ev)
 	sel := cardSel(ev.ID)
