@@ -1383,6 +1383,33 @@ func indexFold(s, needle string) int {
 	return -1
 }
 
+// ---- Mailchimp keys ----
+
+// detectMailchimp checks each "-us" hit in constant time: 32 lower-case
+// hex digits before it (after a non-word byte), one or two digits after.
+func detectMailchimp(sc *scan, hits []ruleHit) {
+	s := sc.s
+	for _, h := range hits {
+		a := h.start - 32
+		if a < 0 || a > 0 && isWordByte(s[a-1]) {
+			continue
+		}
+		sc.charge(40)
+		hex := true
+		for i := a; i < h.start && hex; i++ {
+			hex = isDigit(s[i]) || 'a' <= s[i] && s[i] <= 'f'
+		}
+		e := h.end
+		for e < len(s) && e-h.end < 2 && isDigit(s[e]) {
+			e++
+		}
+		if !hex || e == h.end || e < len(s) && isWordByte(s[e]) || entropy(s[a:h.start]) <= 3 {
+			continue
+		}
+		sc.emit(a, e, a, e)
+	}
+}
+
 // ---- Discord bot tokens ----
 
 // detectDiscordToken finds ID.TIMESTAMP.HMAC tokens: the first part is the
@@ -1469,16 +1496,14 @@ const (
 // ExternalSecret, SopsSecret …: those hold references or ciphertext).
 func detectK8sSecretData(sc *scan, hits []ruleHit) {
 	s := sc.s
-	docs := sc.k8sSecretDocs()
-	if len(docs) == 0 {
-		return
-	}
+	var docs [][2]int
+	docsDone := false
 	next := 0
 	for _, h := range hits {
 		if sc.over {
 			return
 		}
-		if h.start < next || !inSpans(docs, h.start) {
+		if h.start < next {
 			continue
 		}
 		la, lb := sc.line(h.start)
@@ -1491,22 +1516,31 @@ func detectK8sSecretData(sc *scan, hits []ruleHit) {
 			continue // metadata:, "metadata":
 		}
 		i := skipBlanks(s, h.end)
-		switch {
-		case json && i < len(s) && s[i] == '{': // "data": { "k": "v", … }
+		isJSON := json && i < len(s) && s[i] == '{' // "data": { "k": "v", … }
+		isYAML := !json && (i == lb || s[i] == '\r' && i+1 == lb) && blanksBack(s, la, ks) == la
+		if !isJSON && !isYAML {
+			continue
+		}
+		if !docsDone { // found once, when a data block is first seen
+			docs, docsDone = sc.k8sSecretDocs(), true
+		}
+		if !inSpans(docs, h.start) {
+			continue
+		}
+		if isJSON {
 			next = sc.k8sJSONData(i+1, plain)
-		case !json && strings.TrimSpace(s[i:lb]) == "" && isBlankRun(s[la:ks]):
+		} else {
 			next = sc.k8sYAMLData(la, ks, lb, plain)
 		}
 	}
 }
 
-func isBlankRun(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if !isBlank(s[i]) {
-			return false
-		}
+// blanksBack walks back from k over blanks, not before la.
+func blanksBack(s string, la, k int) int {
+	for k > la && isBlank(s[k-1]) {
+		k--
 	}
-	return true
+	return k
 }
 
 // k8sSecretDocs returns the spans of the YAML documents of s (split at

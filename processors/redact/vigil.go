@@ -63,12 +63,10 @@ var vigilRegexes = []vigilRegex{
 		keywords: []string{"nrak-", "nraa-"}, re: `\b(NRA[AK]-[A-Z0-9]{27})\b`, entropy: 3},
 	{id: "azure-client-secret", desc: "Azure AD / Entra ID client secret (…Q~…) between any punctuation (gitleaks' rule accepts only some).",
 		keywords: []string{"q~"}, re: `(?:^|[^A-Za-z0-9_~.-])([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:[^A-Za-z0-9_~.-]|$)`, entropy: 3},
-	{id: "mailchimp-key", desc: "Mailchimp API key (32 hex digits, -us and the data-center number) without the word mailchimp gitleaks requires next to it.",
-		keywords: []string{"-us"}, re: `\b([0-9a-f]{32}-us[0-9]{1,2})\b`, entropy: 3},
 	{id: "pypi-token", desc: "PyPI and TestPyPI API tokens (pypi-AgE… macaroons) for any index, not only pypi.org.",
 		keywords: []string{"pypi-age"}, re: `\b(pypi-AgE[A-Za-z0-9_-]{50,})`, entropy: 3},
 	{id: "slack-token", desc: "Slack tokens (xoxa-, xoxb-, xoxe-, xoxo-, xoxp-, xoxr-, xoxs-) in the legacy and short shapes gitleaks' rules leave out: digit groups then a random part.",
-		keywords: []string{"xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-"}, re: `\b(xox[abeoprs]-(?:[0-9]+-)+[0-9A-Za-z]{8,})(?:[^0-9A-Za-z-]|$)`, entropy: 3,
+		keywords: []string{"xox"}, re: `\b(xox[abeoprs]-(?:[0-9]+-)+[0-9A-Za-z]{8,})(?:[^0-9A-Za-z-]|$)`, entropy: 3,
 		check: func(s string) bool {
 			t := s[strings.LastIndexByte(s, '-')+1:]
 			return hasDigit(t) && (hasLower(t) || hasUpper(t))
@@ -173,6 +171,8 @@ var vigilDetectors = []struct {
 	keywords []string
 	detect   func(sc *scan, hits []ruleHit)
 }{
+	{"mailchimp-key", "Mailchimp API key (32 hex digits, -us and the data-center number) without the word mailchimp gitleaks requires next to it.",
+		prioSpecific, []string{"-us"}, detectMailchimp},
 	{"discord-bot-token", "Discord bot token: base64 of the bot's numeric user id (24-26 characters, starting M, N or O), a 6-character timestamp and a 27-38 character HMAC, joined by dots.",
 		prioSpecific, nil, detectDiscordToken},
 	{"kubernetes-secret-data", "Values of the data: and stringData: blocks of a Kubernetes Secret manifest (kind: Secret), in YAML or JSON as kubectl prints them, whatever their keys are named; base64 values that decode to a placeholder are kept.",
