@@ -153,6 +153,7 @@ events on a small machine).`,
 	fl.BoolVar(&cfg.Reuse, "reuse", false, "with --dir: restart the log an earlier run built there with the same --events")
 	fl.BoolVar(&cfg.ViaIngest, "via-ingest", false, "build the log through the ingest service as agents do (slower); default: publish it straight into VIGIL_LOG")
 	fl.IntVar(&cfg.Runs, "runs", 1, "restarts to measure")
+	fl.StringArrayVar(&cfg.ServeArgs, "serve-arg", nil, "an argument added to the restarted node's vigil serve command line (repeat: --serve-arg=--dedup-window --serve-arg=1m)")
 	fl.IntVar(&cfg.Producers, "producers", 4, "concurrent producers while building the log")
 	fl.IntVar(&cfg.Batch, "batch", 100, "events per append request while building the log")
 	fl.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "give up when no decision comes this long after a start")

@@ -39,6 +39,9 @@ type RestartConfig struct {
 	// to its environment.
 	Binary string
 	Env    []string
+	// ServeArgs are added to the restarted node's `vigil serve` command
+	// line (not the build's), e.g. --dedup-window 1m.
+	ServeArgs []string
 	// Dir is the node's data directory, kept afterwards; empty means a
 	// temporary directory, removed. With Reuse, a log built there by an
 	// earlier run of the same Events is restarted without building it again.
@@ -90,6 +93,7 @@ type RestartRun struct {
 type RestartResult struct {
 	Events        int          `json:"events"`
 	Conversations int          `json:"conversations"`
+	ServeArgs     []string     `json:"serve_args,omitempty"`
 	LogRecords    uint64       `json:"log_records"`
 	Durability    string       `json:"durability"`
 	BuildSeconds  float64      `json:"build_seconds"` // 0 when the log was reused
@@ -144,7 +148,7 @@ func RunRestart(ctx context.Context, cfg RestartConfig) (RestartResult, error) {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return RestartResult{}, err
 	}
-	res := RestartResult{Events: cfg.Events, Conversations: cfg.Conversations, Durability: string(cfg.Durability),
+	res := RestartResult{Events: cfg.Events, Conversations: cfg.Conversations, ServeArgs: cfg.ServeArgs, Durability: string(cfg.Durability),
 		CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 
 	var marker struct {
@@ -199,7 +203,7 @@ type serveChild struct {
 	stopErr  error
 }
 
-func startServe(cfg RestartConfig, dir, logName string) (*serveChild, error) {
+func startServe(cfg RestartConfig, dir, logName string, extra ...string) (*serveChild, error) {
 	// A serve.json left by the last child names its old port.
 	if err := os.Remove(filepath.Join(dir, client.ServeInfoFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -210,8 +214,9 @@ func startServe(cfg RestartConfig, dir, logName string) (*serveChild, error) {
 		return nil, err
 	}
 	defer lf.Close()
-	cmd := exec.Command(cfg.Binary, "serve", "--data", dir, "--nats-listen", "127.0.0.1:0", "--http-listen", "",
-		"--durability", string(cfg.Durability), "--log-level", "info")
+	args := append([]string{"serve", "--data", dir, "--nats-listen", "127.0.0.1:0", "--http-listen", "",
+		"--durability", string(cfg.Durability), "--log-level", "info"}, extra...)
+	cmd := exec.Command(cfg.Binary, args...)
 	cmd.Env = append(os.Environ(), cfg.Env...)
 	cmd.Stdout, cmd.Stderr = lf, lf
 	if err := cmd.Start(); err != nil {
@@ -493,7 +498,7 @@ func driverFloor(ctx context.Context, st jetstream.Stream) (uint64, error) {
 func measureRestart(ctx context.Context, cfg RestartConfig, dir string, run int) (RestartRun, error) {
 	var r RestartRun
 	start := time.Now()
-	c, err := startServe(cfg, dir, fmt.Sprintf("serve-restart-%d.log", run))
+	c, err := startServe(cfg, dir, fmt.Sprintf("serve-restart-%d.log", run), cfg.ServeArgs...)
 	if err != nil {
 		return r, err
 	}
