@@ -218,6 +218,7 @@
     state.cards.set(p.id, c);
     state.order.push(p.id);
     $("pending").append(node);
+    node.dataset.shown = String(Date.now()); // when it appeared (the benchmark reads it)
     if (!state.selected) select(p.id);
     updateCount();
     loadDetail(c);
