@@ -51,8 +51,9 @@ func (s *Server) checkAuditKey(ctx context.Context) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		err := s.checkAuditKeyOnce(ctx)
+		var apiErr *jetstream.APIError
 		transient := errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
-			errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrStreamNotFound)
+			errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &apiErr) && apiErr.Code == 503)
 		if !transient || ctx.Err() != nil || time.Now().After(deadline) {
 			return err
 		}
@@ -136,6 +137,9 @@ func readFleetKey(ctx context.Context, kv jetstream.KeyValue) (fleetKeyRecord, b
 // there is no checkpoint (or none that parses: audit verify reports it).
 func (s *Server) newestCheckpointSigners(ctx context.Context) (signers []string, id string, size uint64, err error) {
 	st, err := s.js.Stream(ctx, events.StreamDerived)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return nil, "", 0, nil // a new fleet: nothing signed yet
+	}
 	if err != nil {
 		return nil, "", 0, fmt.Errorf("server: stream %s: %w", events.StreamDerived, err)
 	}

@@ -223,13 +223,15 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.openStreams(ctx); err != nil {
-		return nil, err
-	}
+	// A fleet node with another audit key than the fleet's refuses before
+	// it touches a stream or a consumer.
 	if cfg.AuditKey != "" && (cfg.Cluster.Name != "" || cfg.NATSURL != "") {
 		if err := s.checkAuditKey(ctx); err != nil {
 			return nil, err
 		}
+	}
+	if err := s.openStreams(ctx); err != nil {
+		return nil, err
 	}
 	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor,
 		CheckConfig: cfg.CheckConfig, Logger: cfg.Logger.With("component", "ingest")})

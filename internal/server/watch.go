@@ -196,6 +196,28 @@ func startInfo(ctx context.Context, js jetstream.JetStream, name string) (*jetst
 	}
 }
 
+// startConsumer looks the node's durable consumer up, asking again for
+// up to 30 s while it does not answer: after a restart in a fleet, the
+// consumer's leader may be being elected, and one unanswered request
+// must not stop the node from starting.
+func startConsumer(ctx context.Context, st jetstream.Stream, name string) (jetstream.Consumer, error) {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		c, err := st.Consumer(rctx, name)
+		cancel()
+		transient := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders)
+		if !transient || time.Now().After(deadline) || ctx.Err() != nil {
+			return c, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 // waitJetStream waits until JetStream answers for the account (a new
 // cluster first elects its meta leader), so "stream not found" is an answer.
 func waitJetStream(ctx context.Context, js jetstream.JetStream) error {
@@ -323,7 +345,7 @@ func (s *Server) openStreams(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("server: stream %s: %w", events.StreamLog, err)
 		}
-		c, err := st.Consumer(ctx, durable)
+		c, err := startConsumer(ctx, st, durable)
 		switch {
 		case errors.Is(err, jetstream.ErrConsumerNotFound):
 		case err != nil:
