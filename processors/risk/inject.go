@@ -92,7 +92,6 @@ var (
 	mdCommRe     = lazyRE(`(?m)^\s*\[(?://|comment)\]:\s*#\s*[("'](.*)[)"']\s*$`)
 	hiddenCSSRe  = lazyRE(`(?is)<(\w+)[^>]*style\s*=\s*["'][^"']*(?:display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?:\.0+)?(?:px|em|rem|pt|%)?\s*(?:;|!|["'])|opacity\s*:\s*0(?:\.0+)?\s*(?:;|!|["'])|color\s*:\s*transparent|(?:height|width|max-height|max-width)\s*:\s*0(?:px)?\s*(?:;|!|["']))[^>]*>(.*?)</(\w+)>`)
 	fenceRe      = lazyRE("(?s)```[ \\t]*([A-Za-z0-9_+-]*)[^\\n]*\\n(.*?)```")
-	codeSpanRe   = lazyRE("`([^`\\n]{3,})`")
 )
 
 type scanner struct {
@@ -663,17 +662,6 @@ func anyOf(lt string, words []string) bool {
 	return false
 }
 
-func all2(lt string, a, b []string) bool { return anyOf(lt, a) && anyOf(lt, b) }
-
-func findAll(re reMatcher, t, lt string, triggers ...string) [][]int {
-	for _, tr := range triggers {
-		if strings.Contains(lt, tr) {
-			return re.FindAllStringIndex(t, 4)
-		}
-	}
-	return nil
-}
-
 func findForeign(t, lt string, g *gate) []int {
 	if !g.foreign {
 		return nil
@@ -852,20 +840,6 @@ func hasVerb(ws []word, m map[string]bool) bool {
 		}
 	}
 	return false
-}
-
-func verbIndex(lt string, ws []word, m map[string]bool) []int {
-	for _, w := range ws {
-		if verbMatch(w.w, m) {
-			return []int{w.start, w.start + len(w.w)}
-		}
-	}
-	for _, v := range foreignVerbs {
-		if i := strings.Index(lt, v); i >= 0 {
-			return []int{i, i + len(v)}
-		}
-	}
-	return nil
 }
 
 var (

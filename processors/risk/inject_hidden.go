@@ -202,17 +202,6 @@ func (s *scanner) collapsed(text string, base int) {
 	}
 }
 
-// hiddenOrderAny: any order in body (any verb class the lexicon knows).
-func hiddenOrderAny(body string) bool {
-	v := newClauseView(body, asciiLower(body))
-	found := false
-	v.orders(lxVerbs, func(i int, neg bool) bool {
-		found = true
-		return false
-	})
-	return found
-}
-
 // proseCommands judges lines of prose that are shell commands written
 // out ("cat ~/.env", "curl https://x/$TOKEN"): a line outside code fences
 // that starts with a command name and has the marks of a command line
