@@ -123,17 +123,19 @@ const maxNameLen = 64
 const HeaderApprover = "Vigil-Approver"
 
 // approverName returns who decides, as recorded: "http:<name>", or
-// "http:<role>" when the request names no one.
+// "http:<role>" when the request names no one. A browser session's name
+// (given at login, or by the admin who paired the device) is who decides:
+// a session cannot claim another name.
 func approverName(r *http.Request, body string, who principal) (string, *apiError) {
+	if who.name != "" {
+		return "http:" + who.name, nil
+	}
 	name := body
 	field := "approver"
 	if name == "" {
 		name, field = r.Header.Get(HeaderApprover), HeaderApprover
 	}
 	name = strings.TrimSpace(name)
-	if name == "" && who.name != "" {
-		return "http:" + who.name, nil
-	}
 	if name == "" {
 		return "http:" + string(who.role), nil
 	}

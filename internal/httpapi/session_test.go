@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -307,5 +308,24 @@ func TestPageRoutes(t *testing.T) {
 		if resp.StatusCode != tc.want {
 			t.Errorf("GET %s as %q: %d, want %d", tc.path, tc.role, resp.StatusCode, tc.want)
 		}
+	}
+}
+
+// TestSessionNameIsTheApprover: a verdict sent with a session is recorded
+// under the session's name, whatever name the request claims.
+func TestSessionNameIsTheApprover(t *testing.T) {
+	a := startAPI(t)
+	b := a.browser(t)
+	b.login(t, natsutil.RoleApprover, "alice")
+	ch := a.gateAsync(t, action("act-session-name", "c-session", "rm -rf /"), "60s")
+	p := a.waitPending(t, "act-session-name")
+	code, out := b.do(t, "POST", "/v1/approvals",
+		fmt.Sprintf(`{"action_id":%q,"verdict":"once","approver":"mallory"}`, p.ID),
+		map[string]string{httpapi.HeaderApprover: "mallory"})
+	if code != http.StatusOK || !strings.Contains(string(out), `"approver":"http:alice"`) {
+		t.Fatalf("approval: %d %s, want 200 recorded as http:alice", code, out)
+	}
+	if g := <-ch; g.Outcome != "allow" || g.Approver != "http:alice" {
+		t.Fatalf("gate: %+v, want allow by http:alice", g)
 	}
 }
