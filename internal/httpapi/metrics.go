@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -249,4 +250,13 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	if s.cfg.Reads != nil {
 		ch <- prometheus.MustNewConstMetric(descReadModelLag, prometheus.GaugeValue, lag(s.cfg.Reads.Status().Position))
 	}
+}
+
+// RegisterCollector adds c's metrics to GET /metrics (the node's
+// notifier, say, which runs apart from the API).
+func (s *Server) RegisterCollector(c prometheus.Collector) error {
+	if err := s.metrics.reg.Register(c); err != nil {
+		return fmt.Errorf("httpapi: metrics: %w", err)
+	}
+	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/notify"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
@@ -33,6 +34,7 @@ import (
 	"github.com/vigil-dev/vigil/processors/redact"
 	"github.com/vigil-dev/vigil/processors/risk"
 	"github.com/vigil-dev/vigil/processors/stats"
+	"github.com/vigil-dev/vigil/projections"
 )
 
 // Config is a server.Config; Start fills what the caller left empty with
@@ -64,6 +66,12 @@ type Node struct {
 	// watched is closed when it has.
 	closing, watched chan struct{}
 	closeOnce        sync.Once
+	// notifier announces pending actions to the config's webhooks
+	// (internal/notify); stopNotify ends it and notifyDone is closed
+	// when it has.
+	notifier   *notify.Notifier
+	stopNotify context.CancelFunc
+	notifyDone chan struct{}
 }
 
 // ProjectionsDir is where a data directory keeps its Pebble read models.
@@ -178,6 +186,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			}
 		}()
 	}
+	if st := s.Projections(); st != nil && !cfg.NoProcessors {
+		n.startNotify(ctx, cfg, st)
+	}
 	if httpLn != nil {
 		// Once serve.json exists the node is up as far as anyone can
 		// tell, so a start cancelled from now on is a shutdown, not a
@@ -205,8 +216,42 @@ func (n *Node) startHTTP(ctx context.Context, cfg Config, ln net.Listener) error
 		return fmt.Errorf("HTTP API on %s: %w", cfg.HTTPListen, err)
 	}
 	n.http = h
+	if n.notifier != nil {
+		if err := h.RegisterCollector(n.notifier); err != nil {
+			return err
+		}
+	}
 	cfg.Logger.Info("vigil HTTP API serving", "url", h.URL())
 	return nil
+}
+
+// startNotify starts the notifier: webhooks of the config in force, from
+// the read models, for each new pending action.
+func (n *Node) startNotify(ctx context.Context, cfg Config, st *projections.Store) {
+	nt, err := notify.New(notify.Options{
+		JetStream: n.JetStream(), DataDir: cfg.DataDir, Logger: cfg.Logger.With("component", "notify"),
+		Webhooks: func(conv string) ([]events.Webhook, error) {
+			cs, _, err := st.ConfigFor(conv)
+			if err != nil || cs.Config.Notify == nil {
+				return nil, err
+			}
+			return cs.Config.Notify.Webhooks, nil
+		},
+		Decided: func(actionID string) bool {
+			_, err := st.Decision(actionID)
+			return err == nil
+		},
+	})
+	if err != nil {
+		cfg.Logger.Error("notifications off", "err", err)
+		return
+	}
+	nctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	n.notifier, n.stopNotify, n.notifyDone = nt, stop, make(chan struct{})
+	go func() {
+		defer close(n.notifyDone)
+		nt.Serve(nctx)
+	}()
 }
 
 // Err receives a failure that stops the node from doing its work (the
@@ -224,6 +269,11 @@ func (n *Node) Close(ctx context.Context) error {
 	var httpErr error
 	if n.http != nil {
 		httpErr = n.http.Close(ctx)
+	}
+	if n.stopNotify != nil {
+		n.stopNotify()
+		<-n.notifyDone
+		n.stopNotify = nil
 	}
 	if n.stopTimer != nil {
 		n.stopTimer()

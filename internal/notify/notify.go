@@ -1,0 +1,470 @@
+// Package notify announces new pending actions to webhooks: each
+// gate.requested in VIGIL_DERIVED becomes a JSON POST, signed with
+// HMAC-SHA256, to every webhook of the config in force (the config's
+// notify section, events.Notify) whose levels include the action's.
+//
+// # What it does not do
+//
+// It never stands between an action and its decision: it is a separate
+// consumer of VIGIL_DERIVED (a durable pull consumer that the nodes of a
+// fleet share, so each request is announced by one node), it reads the
+// config from the read models, and it holds no lock the gate needs. A
+// webhook that hangs or fails delays only its own deliveries, which are
+// bounded (Options.AttemptTimeout, Attempts, MaxInFlight) and counted in
+// the metrics. Delivery is at most once per attempt series: the request
+// is acknowledged when it is taken, so a node that dies mid-delivery
+// loses that notification (the pending queue and the live stream remain
+// the source of truth).
+//
+// # Signature
+//
+// Each POST carries Vigil-Timestamp (Unix seconds) and Vigil-Signature:
+// "v1=" and the hex HMAC-SHA256, keyed with the webhook's secret, of the
+// timestamp, a dot, and the body. Verify checks one; a receiver should
+// also refuse timestamps older than a few minutes (replays).
+package notify
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+// Headers of a notification.
+const (
+	HeaderTimestamp = "Vigil-Timestamp"
+	HeaderSignature = "Vigil-Signature"
+	HeaderDelivery  = "Vigil-Delivery"
+	HeaderEvent     = "Vigil-Event"
+)
+
+// DefaultDurable is the consumer the nodes share.
+const DefaultDurable = "vigil-notify"
+
+// ErrBadSignature is returned by Verify for a notification that is not
+// signed with the secret, or is too old.
+var ErrBadSignature = errors.New("notify: bad signature")
+
+// Options configure a Notifier. Zero fields take the defaults.
+type Options struct {
+	// JetStream reads VIGIL_DERIVED. Required.
+	JetStream jetstream.JetStream
+	// Webhooks returns the webhooks of the config in force for a
+	// conversation. Required.
+	Webhooks func(conversation string) ([]events.Webhook, error)
+	// Decided reports whether an action is already decided (a request
+	// met late, after a restart); nil announces every request.
+	Decided func(actionID string) bool
+	// DataDir is where relative url_file and secret_file paths are.
+	DataDir string
+	// Getenv reads url_env and secret_env; default os.Getenv.
+	Getenv func(string) string
+	// Client sends the POSTs; default an http.Client with no redirects.
+	Client *http.Client
+	// Attempts is how many times a delivery is tried; default 5.
+	Attempts int
+	// Backoff is the pause before the first retry, doubled for each next
+	// one up to MaxBackoff; defaults 1s and 30s.
+	Backoff, MaxBackoff time.Duration
+	// AttemptTimeout bounds one POST; default 10s.
+	AttemptTimeout time.Duration
+	// MaxInFlight bounds the deliveries under way; default 64. When
+	// full, taking new requests waits (gating does not).
+	MaxInFlight int
+	// Durable names the consumer; default DefaultDurable.
+	Durable string
+	// Now is the clock of the signatures; default time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+func (o *Options) ensureDefaults() {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Client == nil {
+		o.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	if o.Attempts <= 0 {
+		o.Attempts = 5
+	}
+	if o.Backoff <= 0 {
+		o.Backoff = time.Second
+	}
+	if o.MaxBackoff <= 0 {
+		o.MaxBackoff = 30 * time.Second
+	}
+	if o.AttemptTimeout <= 0 {
+		o.AttemptTimeout = 10 * time.Second
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = 64
+	}
+	if o.Durable == "" {
+		o.Durable = DefaultDurable
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Notifier delivers notifications; it is a prometheus.Collector of its
+// counts.
+type Notifier struct {
+	o     Options
+	slots chan struct{}
+	wg    sync.WaitGroup
+
+	deliveries *prometheus.CounterVec
+	failures   *prometheus.CounterVec
+	inflight   prometheus.Gauge
+}
+
+// New checks o and returns a Notifier; Run starts it.
+func New(o Options) (*Notifier, error) {
+	if o.JetStream == nil || o.Webhooks == nil {
+		return nil, errors.New("notify: Options.JetStream and Options.Webhooks are required")
+	}
+	o.ensureDefaults()
+	return &Notifier{
+		o: o, slots: make(chan struct{}, o.MaxInFlight),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_notify_deliveries_total",
+			Help: "Notifications of pending actions, by webhook and result (sent, failed: given up after every attempt).",
+		}, []string{"webhook", "result"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_notify_attempt_failures_total",
+			Help: "Failed webhook attempts, by webhook and reason (timeout, connect, status_4xx, status_5xx, config).",
+		}, []string{"webhook", "reason"}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vigil_notify_inflight", Help: "Webhook deliveries under way (retries included).",
+		}),
+	}, nil
+}
+
+// Describe implements prometheus.Collector.
+func (n *Notifier) Describe(ch chan<- *prometheus.Desc) {
+	n.deliveries.Describe(ch)
+	n.failures.Describe(ch)
+	n.inflight.Describe(ch)
+}
+
+// Collect implements prometheus.Collector.
+func (n *Notifier) Collect(ch chan<- prometheus.Metric) {
+	n.deliveries.Collect(ch)
+	n.failures.Collect(ch)
+	n.inflight.Collect(ch)
+}
+
+// Run consumes gate requests until ctx ends, then waits for the
+// deliveries under way (which ctx also cancels).
+func (n *Notifier) Run(ctx context.Context) error {
+	defer n.wg.Wait()
+	cons, err := n.o.JetStream.CreateOrUpdateConsumer(ctx, events.StreamDerived, jetstream.ConsumerConfig{
+		Durable: n.o.Durable, FilterSubject: events.GatePrefix + ">",
+		DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: 30 * time.Second, MaxAckPending: 1024,
+		Description: "vigil: announces new pending actions to the config's webhooks",
+	})
+	if err != nil {
+		return fmt.Errorf("notify: consumer %s: %w", n.o.Durable, err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("notify: consume: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		it.Stop()
+	}()
+	for {
+		m, err := it.Next()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return nil
+			}
+			return fmt.Errorf("notify: next: %w", err)
+		}
+		m.Ack()
+		n.handle(ctx, m.Data())
+	}
+}
+
+// handle announces one VIGIL_DERIVED record if it is a gate request.
+func (n *Notifier) handle(ctx context.Context, data []byte) {
+	d, err := events.DecodeDerived(data)
+	if err != nil || d.Kind != events.KindGateRequested {
+		return
+	}
+	req, err := events.DerivedDataAs[events.GateRequested](&d)
+	if err != nil {
+		return
+	}
+	if n.o.Decided != nil && n.o.Decided(req.ActionID) {
+		return
+	}
+	hooks, err := n.o.Webhooks(d.Conversation)
+	if err != nil {
+		n.o.Logger.Warn("notify: no config to announce an action with", "action", req.ActionID, "err", err)
+		return
+	}
+	var body []byte
+	for i, h := range hooks {
+		if !h.Wants(req.Level) {
+			continue
+		}
+		if body == nil {
+			if body, err = json.Marshal(payloadOf(d, req)); err != nil {
+				return
+			}
+		}
+		select {
+		case n.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		n.wg.Add(1)
+		n.inflight.Inc()
+		go func(h events.Webhook, label string) {
+			defer func() { <-n.slots; n.inflight.Dec(); n.wg.Done() }()
+			n.deliver(ctx, h, label, d.ID, body)
+		}(h, h.Label(i))
+	}
+}
+
+// Payload is the JSON body of a notification.
+type Payload struct {
+	// Type is "gate.requested".
+	Type string `json:"type"`
+	// Text is a one-line summary, as Slack's incoming webhooks read it.
+	Text         string          `json:"text"`
+	ActionID     string          `json:"action_id"`
+	Conversation string          `json:"conversation"`
+	LogSeq       uint64          `json:"log_seq"`
+	Level        events.Risk     `json:"level"`
+	Reasons      []events.Reason `json:"reasons"`
+	Tool         string          `json:"tool,omitempty"`
+	Command      string          `json:"command,omitempty"`
+	Agent        string          `json:"agent,omitempty"`
+	Backend      string          `json:"backend,omitempty"`
+	Timeout      string          `json:"timeout,omitempty"`
+	Digest       string          `json:"digest,omitempty"`
+	Time         string          `json:"time,omitempty"`
+}
+
+// maxTextCommand bounds the command quoted in Text.
+const maxTextCommand = 200
+
+func payloadOf(d events.Derived, r events.GateRequested) Payload {
+	p := Payload{Type: string(events.KindGateRequested), ActionID: r.ActionID, Conversation: d.Conversation,
+		LogSeq: r.LogSeq, Level: r.Level, Reasons: r.Reasons, Tool: r.Tool, Command: r.Command,
+		Agent: r.Agent, Backend: r.Backend, Timeout: r.Timeout, Digest: r.Digest, Time: d.Time}
+	if p.Reasons == nil {
+		p.Reasons = []events.Reason{}
+	}
+	what := r.Command
+	if what == "" {
+		what = r.Tool
+	}
+	if len(what) > maxTextCommand {
+		what = what[:maxTextCommand] + "…"
+	}
+	var rules []string
+	for _, x := range r.Reasons {
+		rules = append(rules, x.Rule)
+	}
+	text := fmt.Sprintf("Vigil: a %s action waits for approval in %s: `%s`", r.Level, d.Conversation, what)
+	if len(rules) > 0 {
+		text += " (" + strings.Join(rules, ", ") + ")"
+	}
+	text += "; action " + r.ActionID
+	if r.Timeout != "" {
+		text += ", denied in " + r.Timeout + " unless approved"
+	}
+	p.Text = slackEscape(text)
+	return p
+}
+
+// slackEscape escapes what Slack reads as markup.
+func slackEscape(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// deliver POSTs body to h, retrying with backoff.
+func (n *Notifier) deliver(ctx context.Context, h events.Webhook, label, id string, body []byte) {
+	pause := n.o.Backoff
+	for attempt := 1; ; attempt++ {
+		reason := n.attempt(ctx, h, id, body)
+		if reason == "" {
+			n.deliveries.WithLabelValues(label, "sent").Inc()
+			return
+		}
+		n.failures.WithLabelValues(label, reason).Inc()
+		if reason == "config" || attempt >= n.o.Attempts {
+			n.deliveries.WithLabelValues(label, "failed").Inc()
+			n.o.Logger.Warn("notify: webhook delivery failed", "webhook", label, "delivery", id, "attempts", attempt, "reason", reason)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			n.deliveries.WithLabelValues(label, "failed").Inc()
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, n.o.MaxBackoff)
+	}
+}
+
+// attempt makes one POST and returns "" on a 2xx, else the reason.
+func (n *Notifier) attempt(ctx context.Context, h events.Webhook, id string, body []byte) string {
+	target, secret, err := n.resolve(h)
+	if err != nil {
+		n.o.Logger.Warn("notify: webhook not usable", "webhook", h.Name, "err", err)
+		return "config"
+	}
+	ctx, cancel := context.WithTimeout(ctx, n.o.AttemptTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
+	if err != nil {
+		return "config"
+	}
+	ts := n.o.Now().Unix()
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "vigil-notify/1")
+	req.Header.Set(HeaderEvent, string(events.KindGateRequested))
+	req.Header.Set(HeaderDelivery, id)
+	req.Header.Set(HeaderTimestamp, strconv.FormatInt(ts, 10))
+	if secret != nil {
+		req.Header.Set(HeaderSignature, Sign(secret, ts, body))
+	}
+	resp, err := n.o.Client.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return "timeout"
+		}
+		return "connect"
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+	switch {
+	case resp.StatusCode/100 == 2:
+		return ""
+	case resp.StatusCode/100 == 4:
+		return "status_4xx"
+	}
+	return "status_5xx"
+}
+
+// resolve reads a webhook's URL and secret where the node keeps them.
+func (n *Notifier) resolve(h events.Webhook) (string, []byte, error) {
+	target := h.URL
+	switch {
+	case h.URLEnv != "":
+		target = strings.TrimSpace(n.o.Getenv(h.URLEnv))
+		if target == "" {
+			return "", nil, fmt.Errorf("url_env %s is not set on this node", h.URLEnv)
+		}
+	case h.URLFile != "":
+		b, err := os.ReadFile(n.path(h.URLFile))
+		if err != nil {
+			return "", nil, fmt.Errorf("url_file: %w", err)
+		}
+		target = strings.TrimSpace(string(b))
+	}
+	if !strings.HasPrefix(target, "https://") && !strings.HasPrefix(target, "http://") {
+		return "", nil, errors.New("the URL is not http or https")
+	}
+	var secret []byte
+	switch {
+	case h.SecretEnv != "":
+		v := n.o.Getenv(h.SecretEnv)
+		if v == "" {
+			return "", nil, fmt.Errorf("secret_env %s is not set on this node", h.SecretEnv)
+		}
+		secret = []byte(v)
+	case h.SecretFile != "":
+		b, err := os.ReadFile(n.path(h.SecretFile))
+		if err != nil {
+			return "", nil, fmt.Errorf("secret_file: %w", err)
+		}
+		secret = bytes.TrimSpace(b)
+		if len(secret) == 0 {
+			return "", nil, errors.New("secret_file is empty")
+		}
+	}
+	return target, secret, nil
+}
+
+func (n *Notifier) path(p string) string {
+	if filepath.IsAbs(p) || n.o.DataDir == "" {
+		return p
+	}
+	return filepath.Join(n.o.DataDir, p)
+}
+
+// Sign returns the Vigil-Signature of body sent at Unix time ts.
+func Sign(secret []byte, ts int64, body []byte) string {
+	mac := hmac.New(sha256.New, secret)
+	mac.Write([]byte(strconv.FormatInt(ts, 10)))
+	mac.Write([]byte{'.'})
+	mac.Write(body)
+	return "v1=" + hex.EncodeToString(mac.Sum(nil))
+}
+
+// Verify checks a notification's signature headers against body, and
+// that its timestamp is within tolerance of now.
+func Verify(secret []byte, h http.Header, body []byte, now time.Time, tolerance time.Duration) error {
+	ts, err := strconv.ParseInt(h.Get(HeaderTimestamp), 10, 64)
+	if err != nil {
+		return fmt.Errorf("%w: no %s", ErrBadSignature, HeaderTimestamp)
+	}
+	if d := now.Sub(time.Unix(ts, 0)); d > tolerance || d < -tolerance {
+		return fmt.Errorf("%w: timestamp %d is %s from now", ErrBadSignature, ts, d)
+	}
+	if !hmac.Equal([]byte(h.Get(HeaderSignature)), []byte(Sign(secret, ts, body))) {
+		return ErrBadSignature
+	}
+	return nil
+}
+
+// Serve runs Run until ctx ends, starting it again (after a pause) when
+// it fails: a stream lost or a connection cut must not end the
+// notifications for good.
+func (n *Notifier) Serve(ctx context.Context) {
+	pause := time.Second
+	for {
+		err := n.Run(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		n.o.Logger.Warn("notify: stopped; starting again", "err", err)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 30*time.Second)
+	}
+}

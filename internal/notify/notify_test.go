@@ -1,0 +1,281 @@
+package notify_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node"
+	"github.com/vigil-dev/vigil/internal/notify"
+	"github.com/vigil-dev/vigil/internal/server"
+)
+
+func startNode(t *testing.T) (*node.Node, string) {
+	t.Helper()
+	dir := t.TempDir()
+	n, err := node.Start(t.Context(), node.Config{Config: server.Config{
+		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		n.Close(ctx)
+	})
+	return n, dir
+}
+
+func connect(t *testing.T, dir string, role natsutil.Role) *client.Client {
+	t.Helper()
+	cl, err := client.Connect(t.Context(), client.Options{DataDir: dir, Role: role, Name: "notify-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+func action(id, conv, command string) events.Event {
+	return events.Event{V: events.CurrentVersion, ID: id, Kind: events.KindAction, Conversation: conv, Agent: "coder-1",
+		Time: time.Now().UTC(), Data: map[string]any{"tool": "bash", "args": map[string]any{"command": command}}}
+}
+
+type received struct {
+	header http.Header
+	body   []byte
+}
+
+// TestSignedWithRetries: a webhook that fails twice gets the third
+// attempt, signed so that Verify accepts it, with the action's fields and
+// a Slack text; a webhook of other levels gets nothing; the failures and
+// the delivery are counted.
+func TestSignedWithRetries(t *testing.T) {
+	n, dir := startNode(t)
+	secretFile := filepath.Join(t.TempDir(), "hook.secret")
+	secret := []byte("s3cr3t-signing-key")
+	if err := os.WriteFile(secretFile, append(secret, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []received
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		calls++
+		if calls <= 2 {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		got = append(got, received{r.Header.Clone(), b})
+	}))
+	t.Cleanup(srv.Close)
+	lowOnly := 0
+	low := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		lowOnly++
+		mu.Unlock()
+	}))
+	t.Cleanup(low.Close)
+
+	nt, err := notify.New(notify.Options{
+		JetStream: n.JetStream(), Durable: "test-notify", Backoff: 10 * time.Millisecond, Attempts: 4,
+		Webhooks: func(conv string) ([]events.Webhook, error) {
+			return []events.Webhook{
+				{Name: "ops", URL: srv.URL, SecretFile: secretFile, Levels: []events.Risk{events.RiskHigh}},
+				{Name: "low", URL: low.URL, Levels: []events.Risk{events.RiskLow}},
+			}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- nt.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	// The consumer starts from new requests: wait until it exists.
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if _, err := n.JetStream().Consumer(t.Context(), events.StreamDerived, "test-notify"); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the notifier's consumer never appeared")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+
+	agent := connect(t, dir, natsutil.RoleAgent)
+	if _, err := agent.Append(t.Context(), action("rm-1", "c-n", "rm -rf /")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		k := len(got)
+		mu.Unlock()
+		if k > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the webhook never got the notification")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	r := got[0]
+	mu.Unlock()
+	if err := notify.Verify(secret, r.header, r.body, time.Now(), 5*time.Minute); err != nil {
+		t.Fatalf("signature: %v (%v)", err, r.header)
+	}
+	if err := notify.Verify([]byte("another key"), r.header, r.body, time.Now(), 5*time.Minute); err == nil {
+		t.Fatal("a signature verified with another key")
+	}
+	tampered := append([]byte{}, r.body...)
+	tampered[len(tampered)/2] ^= 1
+	if err := notify.Verify(secret, r.header, tampered, time.Now(), 5*time.Minute); err == nil {
+		t.Fatal("a tampered body verified")
+	}
+	if err := notify.Verify(secret, r.header, r.body, time.Now().Add(time.Hour), 5*time.Minute); err == nil {
+		t.Fatal("an old notification verified")
+	}
+	var p notify.Payload
+	if err := json.Unmarshal(r.body, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Type != "gate.requested" || p.ActionID != "rm-1" || p.Conversation != "c-n" || p.Level != events.RiskHigh ||
+		p.Command != "rm -rf /" || p.LogSeq == 0 || !strings.Contains(p.Text, "rm -rf /") || !strings.Contains(p.Text, "HIGH") {
+		t.Fatalf("payload: %+v", p)
+	}
+	if r.header.Get(notify.HeaderDelivery) == "" || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("headers: %v", r.header)
+	}
+	if v := count(t, nt, "vigil_notify_attempt_failures_total", "ops", "status_5xx"); v != 2 {
+		t.Fatalf("failed attempts counted: %v, want 2", v)
+	}
+	if v := count(t, nt, "vigil_notify_deliveries_total", "ops", "sent"); v != 1 {
+		t.Fatalf("deliveries counted: %v, want 1", v)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if lowOnly != 0 {
+		t.Fatalf("a LOW-only webhook got a HIGH action")
+	}
+}
+
+// count reads one labelled counter among the notifier's metrics.
+func count(t *testing.T, c prometheus.Collector, name, webhook, label string) float64 {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(c)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["webhook"] == webhook && (labels["reason"] == label || labels["result"] == label) {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// TestHangingWebhookDoesNotDelayGate: with a config whose webhook never
+// answers, a harmless action is still decided at once, and a person's
+// approval of a pending action reaches the waiting gate while the
+// webhook still hangs.
+func TestHangingWebhookDoesNotDelayGate(t *testing.T) {
+	_, dir := startNode(t)
+	hit := make(chan struct{}, 16)
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hit <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release); srv.Close() })
+
+	admin := connect(t, dir, natsutil.RoleAdmin)
+	cfg := events.DefaultConfig()
+	cfg.Version = 1
+	cfg.Notify = &events.Notify{Webhooks: []events.Webhook{{Name: "hang", URL: srv.URL}}}
+	data, err := events.ToData(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Append(t.Context(), events.Event{V: events.CurrentVersion, ID: "cfg-hook", Kind: events.KindConfig,
+		Agent: "ops", Time: time.Now().UTC(), Data: data}); err != nil {
+		t.Fatal(err)
+	}
+	agent := connect(t, dir, natsutil.RoleAgent)
+	type result struct {
+		g   client.GateResult
+		err error
+	}
+	res := make(chan result, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		g, err := agent.GateAndWait(ctx, action("rm-h", "c-h", "rm -rf /"), nil)
+		res <- result{g, err}
+	}()
+	select {
+	case <-hit:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the node never called the webhook")
+	}
+	// The webhook hangs; gating goes on.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if g, err := agent.GateAndWait(ctx, action("ls-h", "c-h", "ls"), nil); err != nil || g.Outcome != events.OutcomeAllow {
+		t.Fatalf("a harmless action while the webhook hangs: %+v %v", g, err)
+	}
+	approver := connect(t, dir, natsutil.RoleApprover)
+	p, err := approver.FindPending(ctx, "rm-h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := approver.Decide(ctx, p, events.VerdictOnce, client.DecideOptions{Approver: "alice"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-res:
+		if r.err != nil || r.g.Outcome != events.OutcomeAllow {
+			t.Fatalf("the waiting gate: %+v %v", r.g, r.err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the approval never reached the waiting gate while the webhook hung")
+	}
+	select {
+	case <-release:
+		t.Fatal("released early")
+	default: // the webhook still hangs: the decision did not wait for it
+	}
+}
