@@ -1410,6 +1410,43 @@ func detectMailchimp(sc *scan, hits []ruleHit) {
 	}
 }
 
+// ---- Slack tokens ----
+
+// detectSlackToken reads xox?-DIGITS-…-RANDOM at each hit, by hand: one or
+// more digit groups each ended by '-', then a run of 8+ letters and
+// digits (with both) that ends the token. A digit run holds no hit, so
+// each byte is read by one hit.
+func detectSlackToken(sc *scan, hits []ruleHit) {
+	s := sc.s
+	for _, h := range hits {
+		if h.start > 0 && isWordByte(s[h.start-1]) {
+			continue
+		}
+		i, groups := h.end, 0
+		for {
+			j := i
+			for j < len(s) && isDigit(s[j]) {
+				j++
+			}
+			if j == i || j >= len(s) || s[j] != '-' {
+				break
+			}
+			i, groups = j+1, groups+1
+		}
+		e := i
+		for e < len(s) && isAlnum(s[e]) {
+			e++
+		}
+		sc.charge(e - h.start)
+		tail := s[i:e]
+		if groups == 0 || len(tail) < 8 || e < len(s) && s[e] == '-' || !hasDigit(tail) || !(hasLower(tail) || hasUpper(tail)) ||
+			entropy(s[h.start:e]) <= 3 {
+			continue
+		}
+		sc.emit(h.start, e, h.start, e)
+	}
+}
+
 // ---- Discord bot tokens ----
 
 // detectDiscordToken finds ID.TIMESTAMP.HMAC tokens: the first part is the

@@ -65,12 +65,6 @@ var vigilRegexes = []vigilRegex{
 		keywords: []string{"q~"}, re: `(?:^|[^A-Za-z0-9_~.-])([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.-]{31,34})(?:[^A-Za-z0-9_~.-]|$)`, entropy: 3},
 	{id: "pypi-token", desc: "PyPI and TestPyPI API tokens (pypi-AgE… macaroons) for any index, not only pypi.org.",
 		keywords: []string{"pypi-age"}, re: `\b(pypi-AgE[A-Za-z0-9_-]{50,})`, entropy: 3},
-	{id: "slack-token", desc: "Slack tokens (xoxa-, xoxb-, xoxe-, xoxo-, xoxp-, xoxr-, xoxs-) in the legacy and short shapes gitleaks' rules leave out: digit groups then a random part.",
-		keywords: []string{"xox"}, re: `\b(xox[abeoprs]-(?:[0-9]+-)+[0-9A-Za-z]{8,})(?:[^0-9A-Za-z-]|$)`, entropy: 3,
-		check: func(s string) bool {
-			t := s[strings.LastIndexByte(s, '-')+1:]
-			return hasDigit(t) && (hasLower(t) || hasUpper(t))
-		}},
 	{id: "telegram-bot-token", desc: "Telegram bot token (<bot id>:AA…), also inside api.telegram.org/bot<token>/ URLs.",
 		keywords: []string{":aa"}, re: `(?:\bbot|\b)(\d{6,12}:AA[0-9A-Za-z_-]{33})(?:[^0-9A-Za-z_-]|$)`, entropy: 3},
 
@@ -173,6 +167,8 @@ var vigilDetectors = []struct {
 }{
 	{"mailchimp-key", "Mailchimp API key (32 hex digits, -us and the data-center number) without the word mailchimp gitleaks requires next to it.",
 		prioSpecific, []string{"-us"}, detectMailchimp},
+	{"slack-token", "Slack tokens (xoxa-, xoxb-, xoxe-, xoxo-, xoxp-, xoxr-, xoxs-) in the legacy and short shapes gitleaks' rules leave out: digit groups, then a random part of 8 or more letters and digits that mixes both.",
+		prioSpecific, []string{"xoxa-", "xoxb-", "xoxe-", "xoxo-", "xoxp-", "xoxr-", "xoxs-"}, detectSlackToken},
 	{"discord-bot-token", "Discord bot token: base64 of the bot's numeric user id (24-26 characters, starting M, N or O), a 6-character timestamp and a 27-38 character HMAC, joined by dots.",
 		prioSpecific, nil, detectDiscordToken},
 	{"kubernetes-secret-data", "Values of the data: and stringData: blocks of a Kubernetes Secret manifest (kind: Secret), in YAML or JSON as kubectl prints them, whatever their keys are named; base64 values that decode to a placeholder are kept.",
