@@ -364,8 +364,9 @@ func TestBrowserSessionEnds(t *testing.T) {
 	if status != 401 {
 		t.Fatalf("GET /v1/pending after logout: %d, want 401", status)
 	}
-	// A page of another origin cannot use a session: its requests carry
-	// no cookie (SameSite=Strict) and fail the Origin check.
+	// Even the page's own origin cannot change state without the CSRF
+	// header (another site's requests carry no cookie, SameSite=Strict, and
+	// fail the Origin check: TestSessionLogin).
 	pageLogin(t, ctx, a, "carol")
 	run(t, ctx, 10*time.Second, "same-origin POST without the CSRF header",
 		chromedp.Evaluate(`fetch("/v1/approvals", {method: "POST", headers: {"Content-Type": "application/json"},
