@@ -90,6 +90,24 @@ var (
 	jsonConfigKeys = regexp.MustCompile(`"(analyzers|confirmation|policy_rules|deny_rules|approval_timeout)"\s*:`)
 )
 
+// requestBody is a JSON body a shell block sends with curl -d '…'.
+var requestBody = regexp.MustCompile(`-d '(\{[^']*\})'`)
+
+// configBodies returns the configurations a shell block sends to the HTTP
+// API (a curl -d body with a configuration key).
+func configBodies(b docBlock) []string {
+	if lang, _, _ := strings.Cut(b.info, " "); lang != "sh" && lang != "bash" {
+		return nil
+	}
+	var out []string
+	for _, m := range requestBody.FindAllStringSubmatch(b.body, -1) {
+		if jsonConfigKeys.MatchString(m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
 // looksLikeConfig reports whether an unmarked block holds a configuration.
 func looksLikeConfig(b docBlock) bool {
 	switch lang, _, _ := strings.Cut(b.info, " "); lang {
@@ -104,9 +122,10 @@ func looksLikeConfig(b docBlock) bool {
 // TestDocsConfigsAreValid validates every configuration the docs show, as
 // `vigil config set` would, so a page cannot teach a config the validator
 // refuses. A configuration is a fenced block whose info string is
-// "yaml config" or "json config"; a block that looks like a configuration
-// (it has a top-level configuration key) but is not marked fails the test,
-// so a new one cannot be left out by forgetting the mark.
+// "yaml config" or "json config", or a JSON body a shell block sends with
+// curl -d (PUT /v1/config); a block that looks like a configuration (it
+// has a top-level configuration key) but is not marked fails the test, so
+// a new one cannot be left out by forgetting the mark.
 func TestDocsConfigsAreValid(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil || len(paths) == 0 {
@@ -118,6 +137,12 @@ func TestDocsConfigsAreValid(t *testing.T) {
 			where := fmt.Sprintf("%s:%d", filepath.ToSlash(strings.TrimPrefix(p, filepath.Join("..", "..")+string(filepath.Separator))), b.line)
 			fields := strings.Fields(b.info)
 			marked := len(fields) == 2 && fields[1] == "config" && (fields[0] == "yaml" || fields[0] == "json")
+			for _, body := range configBodies(b) {
+				checked++
+				if err := checkConfig(where+" (a request body)", []byte(body)); err != nil {
+					t.Errorf("%v", err)
+				}
+			}
 			if !marked {
 				if looksLikeConfig(b) {
 					t.Errorf("%s: a block that looks like a configuration (```%s): mark it ```yaml config or ```json config so TestDocsConfigsAreValid checks it", where, b.info)
@@ -145,6 +170,10 @@ func TestDocsConfigsAreValid(t *testing.T) {
 func TestDocBlocks(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.md")
 	md := "# T\n\n```yaml config\nversion: 1\n```\n\ntext\n\n  ```sh\n  echo hi\n  ```\n"
+	sh := docBlock{info: "sh", body: `curl -X PUT -d '{"confirmation":{"mode":"never"}}' "$API/v1/config"` + "\ncurl -d '{\"id\":\"a1\"}' \"$API/v1/events\"\n"}
+	if got := configBodies(sh); len(got) != 1 || got[0] != `{"confirmation":{"mode":"never"}}` {
+		t.Fatalf("configBodies = %q", got)
+	}
 	if err := os.WriteFile(p, []byte(md), 0o600); err != nil {
 		t.Fatal(err)
 	}
