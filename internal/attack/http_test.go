@@ -173,6 +173,9 @@ type matrixRequest struct {
 	path  string
 	body  any
 	roles []natsutil.Role // nil: no token needed
+	// public routes need no token (device pairing: a browser to pair has
+	// none); roles are then the tokens they accept (an agent's is refused).
+	public bool
 }
 
 var (
@@ -205,7 +208,14 @@ var matrixRequests = map[string]matrixRequest{
 	"GET /v1/conversations/{conversation}/events": {path: "/v1/conversations/c-matrix/events", roles: []natsutil.Role{approverR, adminR}},
 	"GET /v1/tokens":                              {path: "/v1/tokens", roles: []natsutil.Role{adminR}},
 	"POST /v1/tokens":                             {path: "/v1/tokens", roles: []natsutil.Role{adminR}, body: map[string]any{"role": "agent", "name": "matrix"}},
+	"GET /v1/audit/checkpoint":                    {path: "/v1/audit/checkpoint", roles: []natsutil.Role{approverR, adminR}},
+	"GET /v1/audit/proof/{seq}":                   {path: "/v1/audit/proof/1", roles: []natsutil.Role{approverR, adminR}},
 	"DELETE /v1/tokens/{token_id}":                {path: "/v1/tokens/tk-00000000", roles: []natsutil.Role{adminR}},
+	"GET /pair":                                   {path: "/pair", roles: []natsutil.Role{approverR, adminR}, public: true},
+	"GET /pair.js":                                {path: "/pair.js", roles: []natsutil.Role{approverR, adminR}, public: true},
+	"POST /pair":                                  {path: "/pair", roles: []natsutil.Role{approverR, adminR}, public: true},
+	"GET /pair/{request_id}":                      {path: "/pair/web-none", roles: []natsutil.Role{approverR, adminR}, public: true},
+	"GET /v1/pairing":                             {path: "/v1/pairing", roles: []natsutil.Role{adminR}},
 }
 
 // TestHTTPPermissionMatrix tries every role (and no token) on every route
@@ -228,7 +238,7 @@ func checkPermissionMatrix(t *testing.T, ht *httpTarget) {
 			t.Errorf("route %s is not in the permission matrix; add it to matrixRequests", key)
 			continue
 		}
-		if req.roles == nil && rt.Path != "/healthz" && rt.Path != "/readyz" {
+		if req.roles == nil && !req.public && rt.Path != "/healthz" && rt.Path != "/readyz" {
 			t.Errorf("the matrix lets %s be used with no token; only the probes may", key)
 		}
 		for _, role := range roles {
@@ -237,7 +247,7 @@ func checkPermissionMatrix(t *testing.T, ht *httpTarget) {
 			if role == noToken {
 				name = "no token"
 			}
-			allowed := req.roles == nil || (role != noToken && contains(req.roles, role))
+			allowed := req.roles == nil || (role != noToken && contains(req.roles, role)) || (role == noToken && req.public)
 			switch {
 			case allowed && (r.status == http.StatusUnauthorized || r.status == http.StatusForbidden):
 				t.Errorf("%s as %s: %d %s, want it allowed", key, name, r.status, r.body)

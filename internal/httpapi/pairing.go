@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -107,8 +108,9 @@ func (s *Server) refuseAgents(r *http.Request) *apiError {
 	}
 	p, e := s.authenticate(r, natsutil.TokenRoles)
 	if e == nil && (p.role == roleAgent || p.role == roleRuntime) {
-		return &apiError{Status: http.StatusForbidden, reason: "forbidden", Needs: []natsutil.Role{},
-			Message: "an " + string(p.role) + " credential may not pair a device: pairing makes approvers"}
+		return &apiError{Status: http.StatusForbidden, reason: "forbidden", Needs: people,
+			Message: fmt.Sprintf("%s needs the %s role, or no token (a browser to pair has none); this token is %s, and agents may not pair devices",
+				r.Pattern, roleList(people), p.role)}
 	}
 	return nil
 }

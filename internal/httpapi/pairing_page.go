@@ -106,6 +106,9 @@ const pairingJS = `"use strict";
 
 // pairingPage is GET /pair: the page a browser to pair opens.
 func (s *Server) pairingPage(w http.ResponseWriter, r *http.Request, _ principal) *apiError {
+	if e := s.refuseAgents(r); e != nil {
+		return e
+	}
 	pageHeaders(w, "text/html; charset=utf-8")
 	w.Write([]byte(pairingHTML))
 	return nil
@@ -113,6 +116,9 @@ func (s *Server) pairingPage(w http.ResponseWriter, r *http.Request, _ principal
 
 // pairingScript is GET /pair.js, the pairing page's script.
 func (s *Server) pairingScript(w http.ResponseWriter, r *http.Request, _ principal) *apiError {
+	if e := s.refuseAgents(r); e != nil {
+		return e
+	}
 	pageHeaders(w, "text/javascript; charset=utf-8")
 	w.Write([]byte(pairingJS))
 	return nil
