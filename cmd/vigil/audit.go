@@ -20,6 +20,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/auditlog"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
@@ -151,20 +152,7 @@ func (s *auditSource) logEnd(ctx context.Context) (uint64, error) {
 
 // checkpoints calls fn for every message on vigil.audit.checkpoint.
 func (s *auditSource) checkpoints(ctx context.Context, fn func(at uint64, cp events.AuditCheckpoint, err error)) error {
-	err := natsutil.ReadStream(ctx, s.js, natsutil.ReadOptions{Stream: events.StreamDerived, Subjects: []string{events.SubjectCheckpoint}},
-		func(r natsutil.RawRecord) error {
-			d, err := events.DecodeDerived(r.Data)
-			if err == nil && d.Kind != events.KindAuditCheckpoint {
-				err = fmt.Errorf("kind %q, want %s", d.Kind, events.KindAuditCheckpoint)
-			}
-			var cp events.AuditCheckpoint
-			if err == nil {
-				cp, err = events.DerivedDataAs[events.AuditCheckpoint](&d)
-			}
-			fn(r.Seq, cp, err)
-			return nil
-		})
-	return auditUsageErr(err)
+	return auditUsageErr(auditlog.ReadCheckpoints(ctx, s.js, fn))
 }
 
 // log calls fn for the records from..to (to inclusive) on subjects.
@@ -541,65 +529,20 @@ func (c *cli) auditVerifyExport(f auditVerifyFlags) error {
 
 // --- the tree as a reader of the log builds it ---
 
-// auditLogTree reads VIGIL_LOG 1..end into a proof tree (gaps get MissingLeaf,
-// as the audit fold gives them) and a verifier.
+// auditLogTree reads VIGIL_LOG 1..end into a proof tree (auditlog.LogTree),
+// showing progress.
 func auditLogTree(ctx context.Context, src *auditSource, what string, end uint64, v *audit.LogVerifier, keep func(natsutil.RawRecord)) (*audit.Tree, error) {
-	tree := &audit.Tree{}
-	err := src.log(ctx, what, 1, end, nil, func(r natsutil.RawRecord) error {
-		for tree.Size()+1 < r.Seq {
-			if err := tree.Append(audit.MissingLeaf); err != nil {
-				return err
-			}
-		}
-		if err := tree.Append(audit.LeafHash(r.Data)); err != nil {
-			return err
-		}
-		if v != nil {
-			if err := v.AddRecord(r.Seq, r.Data); err != nil {
-				return err
-			}
-		}
-		if keep != nil {
-			keep(r)
-		}
-		return nil
-	})
-	return tree, err
+	defer src.progress.done()
+	tree, err := auditlog.LogTree(ctx, src.js, end, v, keep, func(seq, to uint64) { src.progress.show(what, seq, to) })
+	return tree, auditUsageErr(err)
 }
 
-// auditPadTree extends tree with MissingLeaf to size (records deleted at the
-// end), so a proof can still be built: it will not verify, as it must not.
-func auditPadTree(tree *audit.Tree, size uint64) error {
-	for tree.Size() < size {
-		if err := tree.Append(audit.MissingLeaf); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// auditPadTree is auditlog.PadTree.
+func auditPadTree(tree *audit.Tree, size uint64) error { return auditlog.PadTree(tree, size) }
 
-// auditChooseCheckpoint returns the checkpoint to prove against: the largest
-// valid one (per the verifier's report) with size >= atLeast, or without
-// keys the largest one at all, unverified.
+// auditChooseCheckpoint is auditlog.ChooseCheckpoint.
 func auditChooseCheckpoint(cps []events.AuditCheckpoint, vs note.Verifiers, atLeast uint64) (audit.Checkpoint, bool) {
-	var best audit.Checkpoint
-	found := false
-	for _, cp := range cps {
-		var c audit.Checkpoint
-		var err error
-		if vs != nil {
-			c, err = audit.OpenCheckpoint(cp.Note, vs)
-		} else {
-			c, err = audit.PeekCheckpoint(cp.Note)
-		}
-		if err != nil || c.Size < atLeast {
-			continue
-		}
-		if !found || c.Size > best.Size {
-			best, found = c, true
-		}
-	}
-	return best, found
+	return auditlog.ChooseCheckpoint(cps, vs, atLeast)
 }
 
 // --- export ---
@@ -911,42 +854,15 @@ func (c *cli) auditProve(ctx context.Context, seq uint64, pubkeys []string, asJS
 		return err
 	}
 	defer closeFn()
-	var cps []events.AuditCheckpoint
-	if err := src.checkpoints(ctx, func(_ uint64, cp events.AuditCheckpoint, err error) {
-		if err == nil {
-			cps = append(cps, cp)
-		}
-	}); err != nil {
-		return err
-	}
-	cp, ok := auditChooseCheckpoint(cps, vs, seq)
-	if !ok {
-		last, _ := auditChooseCheckpoint(cps, vs, 0)
-		return auditUsageErr(fmt.Errorf("seq %d is not covered by a valid checkpoint yet (the last one has tree size %d); wait for the next one", seq, last.Size))
-	}
-	var raw []byte
-	tree, err := auditLogTree(ctx, src, "prove", cp.Size, nil, func(r natsutil.RawRecord) {
-		if r.Seq == seq {
-			raw = r.Data
-		}
-	})
-	if err != nil {
+	pr, err := auditlog.Prove(ctx, src.js, vs, seq, func(at, to uint64) { src.progress.show("prove", at, to) })
+	src.progress.done()
+	switch {
+	case errors.Is(err, auditlog.ErrMissing), errors.Is(err, auditlog.ErrMismatch):
+		return &exitError{code: auditExitTampered, err: err}
+	case err != nil:
 		return auditUsageErr(err)
 	}
-	if raw == nil {
-		return &exitError{code: auditExitTampered, err: fmt.Errorf("seq %d: no record in VIGIL_LOG (deleted); run vigil audit verify", seq)}
-	}
-	if err := auditPadTree(tree, cp.Size); err != nil {
-		return auditUsageErr(err)
-	}
-	proof, err := tree.Prove(seq, cp.Size)
-	if err != nil {
-		return auditUsageErr(err)
-	}
-	leaf := audit.LeafHash(raw)
-	if err := audit.VerifyInclusion(seq, cp.Size, leaf, proof, cp.Root); err != nil {
-		return &exitError{code: auditExitTampered, err: fmt.Errorf("seq %d: the log does not match the checkpoint of tree size %d (%v); run vigil audit verify", seq, cp.Size, err)}
-	}
+	cp, raw, proof, leaf := pr.Checkpoint, pr.Raw, pr.Path, pr.Leaf
 	if asJSON {
 		ev, err := events.DecodeMsgpack(raw)
 		if err != nil {

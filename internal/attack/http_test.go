@@ -208,6 +208,8 @@ var matrixRequests = map[string]matrixRequest{
 	"GET /v1/conversations/{conversation}/events": {path: "/v1/conversations/c-matrix/events", roles: []natsutil.Role{approverR, adminR}},
 	"GET /v1/tokens":                              {path: "/v1/tokens", roles: []natsutil.Role{adminR}},
 	"POST /v1/tokens":                             {path: "/v1/tokens", roles: []natsutil.Role{adminR}, body: map[string]any{"role": "agent", "name": "matrix"}},
+	"GET /v1/audit/checkpoint":                    {path: "/v1/audit/checkpoint", roles: []natsutil.Role{approverR, adminR}},
+	"GET /v1/audit/proof/{seq}":                   {path: "/v1/audit/proof/1", roles: []natsutil.Role{approverR, adminR}},
 	"DELETE /v1/tokens/{token_id}":                {path: "/v1/tokens/tk-00000000", roles: []natsutil.Role{adminR}},
 	"GET /pair":                                   {path: "/pair", roles: []natsutil.Role{approverR, adminR}, public: true},
 	"GET /pair.js":                                {path: "/pair.js", roles: []natsutil.Role{approverR, adminR}, public: true},

@@ -61,6 +61,8 @@ var table = []route{
 	{Route{Method: http.MethodGet, Path: "/v1/tokens", Roles: admins}, (*Server).listTokens},
 	{Route{Method: http.MethodPost, Path: "/v1/tokens", Roles: admins}, (*Server).createToken},
 	{Route{Method: http.MethodDelete, Path: "/v1/tokens/{token_id}", Roles: admins}, (*Server).revokeToken},
+	{Route{Method: http.MethodGet, Path: "/v1/audit/checkpoint", Roles: people}, (*Server).auditCheckpoint},
+	{Route{Method: http.MethodGet, Path: "/v1/audit/proof/{seq}", Roles: people}, (*Server).auditProof},
 	{Route{Method: http.MethodGet, Path: "/pair"}, (*Server).pairingPage},
 	{Route{Method: http.MethodGet, Path: "/pair.js"}, (*Server).pairingScript},
 	{Route{Method: http.MethodPost, Path: "/pair"}, (*Server).requestPairing},
