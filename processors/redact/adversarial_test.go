@@ -50,6 +50,13 @@ func adversarialShapes() []adversarialShape {
 		{"jwt-no-dots", repeated("ey")},
 		{"jwt-no-signature", repeated("eyJhbGciOiJIUzI1NiJ9.")},
 		{"slack-prefix", repeated("xoxe-")},
+		// The peer-suite rules (issue 11): values beside a name, compared
+		// with it, on the next line, in Kubernetes data blocks, dotted tokens.
+		{"beside-quote", repeated(`password "`)},
+		{"compared-literal", repeated(`"x" == password `)},
+		{"next-line-value", repeated("api_token:\n  ")},
+		{"k8s-data", repeated("kind: Secret\ndata:\n a: YWJjZGVmZ2g=\n")},
+		{"discord-dots", repeated("MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.")},
 		// Near-matches of one rule family.
 		{"aws-near", repeated("AKIA" + strings.Repeat("Q", 15) + " ")},
 		{"github-near", repeated("ghp_" + strings.Repeat("aB3", 11) + "x ")},

@@ -860,9 +860,10 @@ func (sc *scan) besideValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 	if isQuote(s[j]) {
 		// The quote must open a literal: with an odd number of the same
 		// quotes before the name on its line, the name is inside a string
-		// ("wrong password "+pw) and this quote closes it.
+		// ("wrong password "+pw) and this quote closes it. Only the 64
+		// bytes before the name are counted, so that each hit costs little.
 		la, _ := sc.line(ns)
-		from := max(la, ns-256)
+		from := max(la, ns-64)
 		sc.charge(ns - from)
 		if strings.Count(s[from:ns], s[j:j+1])%2 == 1 {
 			return 0, 0, false, false

@@ -74,7 +74,6 @@ func TestPeerRulesFire(t *testing.T) {
 		{"figma", "export FIGMA=figd_" + randMixed(pr, urlsafe, 40), []string{"figd_"}, "figma-token"},
 		{"stripe webhook", "endpointSecret = 'whsec_" + randMixed(pr, alnum, 32) + "'", []string{"whsec_"}, "stripe-webhook-secret"},
 		{"mapbox secret", "sk.eyJ1Ijoi" + randMixed(pr, urlsafe, 40) + "." + randMixed(pr, urlsafe, 22), []string{"sk.eyJ1Ijoi"}, "mapbox-secret-token"},
-		{"twitter bearer", "BEARER=AAAAAAAAAAAAAAAAAAAAA" + randMixed(pr, alnum, 60), []string{"AAAAAAAAAAAAAAAAAAAAA"}, "twitter-app-bearer-token"},
 		{"discord bot token", "DISCORD=" + prDisc, []string{prDisc}, "discord-bot-token"},
 		{"discord bot token alone", "client.run('" + prDisc + "')", []string{prDisc}, "discord-bot-token"},
 		{"mailchimp key", "mc.setConfig({apiKey: '" + prChimp + "'})", []string{prChimp}, "mailchimp-key"},
@@ -148,7 +147,6 @@ func TestPeerRulesDoNotFire(t *testing.T) {
 		`{"kind": "Secret", "metadata": {"name": "` + prK8sB64 + `"}}`,
 		// Prefixes alone, names with pat in them that are not tokens.
 		"sbp_ and figd_ and whsec_ are token prefixes",
-		"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
 		// Mailchimp's shape without its hex.
 		"see docs at https://us12.api.mailchimp.com for the -us12 suffix",
 	} {

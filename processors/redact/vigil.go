@@ -73,8 +73,6 @@ var vigilRegexes = []vigilRegex{
 		keywords: []string{"whsec_"}, re: `\b(whsec_[A-Za-z0-9+/=]{32,})`, entropy: 3.5},
 	{id: "mapbox-secret-token", desc: "Mapbox secret access token (sk.eyJ1Ijoi…, a base64 JSON payload naming the user), without the word mapbox gitleaks requires next to it.",
 		keywords: []string{"sk.eyj1ijoi"}, re: `\b(sk\.eyJ1Ijoi[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,})`, entropy: 3.5},
-	{id: "twitter-app-bearer-token", desc: "Twitter/X app-only bearer token (21 A's then its random part), without the word twitter gitleaks requires next to it.",
-		keywords: []string{"aaaaaaaaaaaaaaaaaaaaa"}, re: `\b(A{21}[A-Za-z0-9%]{40,})`, entropy: 3},
 	{id: "telegram-bot-token", desc: "Telegram bot token (<bot id>:AA…), also inside api.telegram.org/bot<token>/ URLs.",
 		keywords: []string{":aa"}, re: `(?:\bbot|\b)(\d{6,12}:AA[0-9A-Za-z_-]{33})(?:[^0-9A-Za-z_-]|$)`, entropy: 3},
 
