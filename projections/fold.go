@@ -470,6 +470,8 @@ type Stats struct {
 	Actions      uint64            `msgpack:"actions" json:"actions"`
 	// Redacted counts events from which the ingest service removed secrets.
 	Redacted uint64 `msgpack:"redacted" json:"redacted"`
+	// Findings counts the secrets removed, by redaction rule.
+	Findings map[string]uint64 `msgpack:"findings,omitempty" json:"findings,omitempty"`
 	// Undecodable counts log records that did not decode.
 	Undecodable uint64 `msgpack:"undecodable,omitempty" json:"undecodable,omitempty"`
 	// Risk counts risk assessments by level.
@@ -535,6 +537,12 @@ func foldStats(t *txn, a *Applied) error {
 		}
 		if len(rec.Event.Redactions) > 0 {
 			st.Redacted++
+			if st.Findings == nil {
+				st.Findings = map[string]uint64{}
+			}
+			for _, r := range rec.Event.Redactions {
+				st.Findings[r.Rule]++
+			}
 		}
 		if st.FirstSeq == 0 {
 			st.FirstSeq, st.FirstTime = rec.Seq, tm

@@ -20,6 +20,7 @@ import (
 //
 //	vigil_events_total{kind}                   events in the log, by kind (read models)
 //	vigil_redacted_events_total                events the ingest service removed secrets from
+//	vigil_redaction_findings_total{rule}       secrets removed, by redaction rule (read models)
 //	vigil_gate_requests_total                  actions that waited for a person
 //	vigil_gate_decisions_total{outcome,by}     gate decisions
 //	vigil_pending_approvals                    actions waiting for a person now
@@ -33,6 +34,9 @@ import (
 //	vigil_http_requests_total{route,code}      HTTP requests
 //	vigil_http_refusals_total{reason}          HTTP requests refused (auth, bounds, bad input)
 //	vigil_http_events_appended_total           events stored through the HTTP API
+//	vigil_notify_deliveries_total{webhook,result}        notifications sent, or failed after every attempt (internal/notify)
+//	vigil_notify_attempt_failures_total{webhook,reason}  failed webhook attempts
+//	vigil_notify_inflight                                webhook deliveries under way
 
 // maxLogTimes bounds the log times kept for the latency metric.
 const maxLogTimes = 1 << 16
@@ -176,6 +180,7 @@ type nodeCollector metrics
 var (
 	descEvents       = prometheus.NewDesc("vigil_events_total", "Events in the log, by kind (read models).", []string{"kind"}, nil)
 	descRedacted     = prometheus.NewDesc("vigil_redacted_events_total", "Events from which the ingest service removed secrets (read models).", nil, nil)
+	descFindings     = prometheus.NewDesc("vigil_redaction_findings_total", "Secrets the ingest service removed, by redaction rule (read models).", []string{"rule"}, nil)
 	descRequested    = prometheus.NewDesc("vigil_gate_requests_total", "Actions that waited for a person (read models).", nil, nil)
 	descDecisions    = prometheus.NewDesc("vigil_gate_decisions_total", "Gate decisions, by outcome and by whom (read models).", []string{"outcome", "by"}, nil)
 	descPending      = prometheus.NewDesc("vigil_pending_approvals", "Actions waiting for a person now.", nil, nil)
@@ -187,7 +192,7 @@ var (
 )
 
 func (c *nodeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{descEvents, descRedacted, descRequested, descDecisions, descPending,
+	for _, d := range []*prometheus.Desc{descEvents, descRedacted, descFindings, descRequested, descDecisions, descPending,
 		descDLQ, descLastSeq, descDriverLag, descReadModelLag, descHealthy} {
 		ch <- d
 	}
@@ -208,6 +213,9 @@ func (c *nodeCollector) Collect(ch chan<- prometheus.Metric) {
 				}
 			}
 			ch <- prometheus.MustNewConstMetric(descRedacted, prometheus.CounterValue, float64(st.Redacted))
+			for rule, n := range st.Findings {
+				ch <- prometheus.MustNewConstMetric(descFindings, prometheus.CounterValue, float64(n), rule)
+			}
 			ch <- prometheus.MustNewConstMetric(descRequested, prometheus.CounterValue, float64(st.Requested))
 			for k, n := range st.Decided {
 				outcome, by, _ := strings.Cut(k, "/")
