@@ -506,7 +506,8 @@ func classifyName(name string) nameClass {
 	switch last {
 	case "password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw",
 		// The same word in other languages' configs and code.
-		"passwort", "kennwort", "contrasena", "contraseña", "senha", "wachtwoord", "haslo", "salasana", "losenord":
+		// (ASCII spellings: identifiers stop at non-ASCII bytes.)
+		"passwort", "kennwort", "contrasena", "senha", "wachtwoord", "haslo", "salasana", "losenord":
 		if last == "pw" && prev == "" {
 			return nameNone
 		}
