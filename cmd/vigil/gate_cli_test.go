@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -198,12 +199,13 @@ func TestGateCLI(t *testing.T) {
 		done <- gateRun{out, code}
 	}()
 	var ps []pendingAction
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.ContainsFunc(ps, func(p pendingAction) bool { return p.ID == "w1" }) && time.Now().Before(deadline) {
+	testnode.Eventually(t, 10*time.Second, func() string {
 		out, _, _ = runGate(t, "", "pending", "--data", dir, "--json")
-		ps = parsePendingLines(t, out)
-		time.Sleep(20 * time.Millisecond)
-	}
+		if ps = parsePendingLines(t, out); !slices.ContainsFunc(ps, func(p pendingAction) bool { return p.ID == "w1" }) {
+			return fmt.Sprintf("w1 not pending: %+v", ps)
+		}
+		return ""
+	})
 	if len(ps) != 1 || ps[0].ID != "w1" || ps[0].Conversation != "c1" || ps[0].Command != "rm -rf /" || ps[0].Level != events.RiskHigh || len(ps[0].Reasons) == 0 {
 		t.Fatalf("pending = %+v (t1 must not be listed: it was withdrawn)", ps)
 	}
@@ -239,10 +241,13 @@ func TestGateCLI(t *testing.T) {
 		out, _, code := runGate(t, `{"id":"w2","conversation":"c1","data":{"tool":"bash","args":{"command":"rm -rf /"}}}`, "gate", "--data", dir)
 		done <- gateRun{out, code}
 	}()
-	for ps = nil; len(ps) == 0; time.Sleep(20 * time.Millisecond) {
+	testnode.Eventually(t, 10*time.Second, func() string {
 		out, _, _ = runGate(t, "", "pending", "--data", dir, "--json")
-		ps = parsePendingLines(t, out)
-	}
+		if ps = parsePendingLines(t, out); len(ps) == 0 {
+			return "w2 not pending"
+		}
+		return ""
+	})
 	out, stderr, code = runGate(t, "x\n\n", "approve", "--interactive", "--data", dir)
 	if code != 0 || !strings.Contains(out, "answer o, s, a, d or q") || !strings.Contains(out, "w2: deny → deny (by human)") || !strings.Contains(out, "no more actions") {
 		t.Fatalf("interactive approve: exit %d\n%s%s", code, out, stderr)
@@ -294,8 +299,7 @@ func TestHookEndToEnd(t *testing.T) {
 	defer admin.Close()
 	var gd events.GateDecided
 	var secrets bool
-	deadline := time.Now().Add(10 * time.Second)
-	for gd.ActionID == "" && time.Now().Before(deadline) {
+	testnode.Eventually(t, 10*time.Second, func() string {
 		natsutil.ReadStream(t.Context(), admin.JetStream(), natsutil.ReadOptions{Stream: events.StreamDerived, Subjects: []string{events.GatePrefix + ">"}},
 			func(r natsutil.RawRecord) error {
 				d, _ := events.DecodeDerived(r.Data)
@@ -304,8 +308,11 @@ func TestHookEndToEnd(t *testing.T) {
 				}
 				return nil
 			})
-		time.Sleep(20 * time.Millisecond)
-	}
+		if gd.ActionID == "" {
+			return "no decision recorded for the hook's ask"
+		}
+		return ""
+	})
 	if gd.Outcome != events.OutcomeAllow || gd.By != events.ByClient || gd.Approver != "client:claude-code" {
 		t.Fatalf("decision recorded for the hook's ask = %+v", gd)
 	}
