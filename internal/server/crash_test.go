@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/soak"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/stats"
 )
@@ -96,9 +97,7 @@ func startChild(t *testing.T, dir, port, durability string) *exec.Cmd {
 // acknowledged event is in the log exactly once (and, since producers retry
 // until acknowledged, that all 10,000 are).
 func TestKillMidLoadKeepsEveryAcknowledgedEventOnce(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns server processes")
-	}
+	soak.Require(t, "kills vigil serve processes mid-load, ~1 min")
 	for _, durability := range []string{"interval", "fsync"} {
 		t.Run(durability, func(t *testing.T) {
 			killMidLoad(t, durability)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/soak"
 )
 
 // TestFleetIdleStopsSealing: every node of a fleet seals a log that moved,
@@ -13,9 +14,7 @@ import (
 // stops appending seals (it used to append one per node per interval
 // forever, each node sealing the others' seals).
 func TestFleetIdleStopsSealing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a 3-node cluster")
-	}
+	soak.Require(t, "a 3-node cluster left idle")
 	const every = 100 * time.Millisecond
 	nodes := startFleetWith(t, 3, func(c *Config) { c.SealInterval = every })
 	c, err := nodes[0].Client(t.Context(), natsutil.RoleAgent)

@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/soak"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/stats"
 )
@@ -79,9 +80,7 @@ func startFleetWith(t *testing.T, n int, change func(*Config)) []*Server {
 // Every acknowledged event must be in the log exactly once, and gating
 // (a decision derived from a new action) must resume.
 func TestFleetNodeKilledMidLoad(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a 3-node cluster")
-	}
+	soak.Require(t, "a 3-node cluster losing a node mid-load, ~1 min")
 	nodes := startFleet(t, 3)
 	var urls []string
 	for _, s := range nodes {
