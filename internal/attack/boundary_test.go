@@ -69,6 +69,14 @@ func TestPermissionMatrix(t *testing.T) {
 		{"JS driver consumer update, filtered", false, "$JS.API.CONSUMER.CREATE." + events.StreamLog + ".vigil-local.vigil.log.x", []natsutil.Role{admin}},
 		{"JS durable create (old API)", false, "$JS.API.CONSUMER.DURABLE.CREATE." + events.StreamLog + ".x", []natsutil.Role{admin}},
 		{"JS reader consumer", false, "$JS.API.CONSUMER.CREATE." + events.StreamLog + ".reader1", []natsutil.Role{approver, admin}},
+		// Pulling from the driver's consumer takes records the node never
+		// folds; a forged ack moves its ack floor past records a restart
+		// would skip. The notifier's consumer likewise (silenced webhooks).
+		{"JS pull from the driver consumer", false, "$JS.API.CONSUMER.MSG.NEXT." + events.StreamLog + ".vigil-local", []natsutil.Role{admin}},
+		{"JS ack for the driver consumer", false, "$JS.ACK." + events.StreamLog + ".vigil-local.1.7.7.1764000000000000000.0", []natsutil.Role{admin}},
+		{"JS notifier consumer update", false, "$JS.API.CONSUMER.CREATE." + events.StreamDerived + ".vigil-notify", []natsutil.Role{admin}},
+		{"JS pull from the notifier consumer", false, "$JS.API.CONSUMER.MSG.NEXT." + events.StreamDerived + ".vigil-notify", []natsutil.Role{admin}},
+		{"JS pull from a reader consumer", false, "$JS.API.CONSUMER.MSG.NEXT." + events.StreamLog + ".reader1", []natsutil.Role{approver, admin}},
 		{"JS account info", false, "$JS.API.INFO", []natsutil.Role{approver, admin}},
 		{"system account", false, "$SYS.REQ.SERVER.PING", []natsutil.Role{admin}},
 		{"subscribe raw ingest", true, "vigil.ingest.>", []natsutil.Role{admin}},

@@ -79,8 +79,9 @@ func InboxOptions() []nats.Option {
 //     configs, raw ingest requests, the ingest queue group, consumer
 //     deletion or durable consumers, stream changes.
 //
-// protected names durable consumers of VIGIL_LOG (the node's driver) that
-// no approver may create, change or delete.
+// protected names the node's durable consumers (its driver's on VIGIL_LOG,
+// the notifier's on VIGIL_DERIVED) that no approver may create, change,
+// delete, pull from or acknowledge.
 func Permissions(r Role, tok string, protected ...string) *server.Permissions {
 	var inbox []string
 	if tok != "" {
@@ -113,9 +114,13 @@ func Permissions(r Role, tok string, protected ...string) *server.Permissions {
 				"vigil.gate.*", "vigil.risk.*", "vigil.alert", "vigil.audit.checkpoint")},
 		}
 		for _, name := range protected {
+			// Nor pull from it or acknowledge its messages: a pull takes
+			// records the node never folds, a forged ack moves its ack
+			// floor past records a restart would then skip.
 			p.Publish.Deny = append(p.Publish.Deny,
 				"$JS.API.CONSUMER.CREATE.*."+name, "$JS.API.CONSUMER.CREATE.*."+name+".>",
-				"$JS.API.CONSUMER.INFO.*."+name)
+				"$JS.API.CONSUMER.INFO.*."+name, "$JS.API.CONSUMER.MSG.NEXT.*."+name,
+				"$JS.ACK.*."+name+".>")
 		}
 		return p
 	default: // admin, service

@@ -42,6 +42,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/notify"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/projections"
 )
@@ -206,7 +207,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Listen:       cfg.NATSListen,
 			Durability:   cfg.Durability,
 			SyncInterval: cfg.SyncInterval,
-			Auth:         natsutil.NewAuthenticator(pubs, cfg.Logger.With("component", "auth"), "vigil-"+cfg.NodeName),
+			Auth:         natsutil.NewAuthenticator(pubs, cfg.Logger.With("component", "auth"), "vigil-"+cfg.NodeName, notify.DefaultDurable),
 			ServerName:   cfg.NodeName,
 			Cluster:      cfg.Cluster,
 			Logger:       cfg.Logger,
