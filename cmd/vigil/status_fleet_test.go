@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -116,11 +117,24 @@ func TestProjectionsOnFleetNode(t *testing.T) {
 	dir := nodes[0].Info().DataDir
 	// vigil status shows the fleet's audit key and the leaders.
 	admin := natsutil.CredsFileIn(creds, natsutil.RoleAdmin)
-	out, stderr, code := runCLI(t, "", "status", "--nats", nodes[1].Info().NATSURL, "--creds", admin, "--json")
-	var fst serverStatus
-	if code != 0 || json.Unmarshal([]byte(out), &fst) != nil || fst.AuditKey != auditkey.KeyID(vkey) || fst.AuditKeyNode == "" ||
-		fst.Log == nil || fst.Log.Leader == "" || len(fst.Folds) != 3 {
-		t.Fatalf("status --json of the fleet: exit %d: %s%s", code, out, stderr)
+	// Each node records its consumer, and the first one the fleet's key,
+	// as it starts: on a loaded machine status may see them a moment later.
+	var (
+		out, stderr string
+		code        int
+		fst         serverStatus
+	)
+	for deadline := time.Now().Add(45 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		out, stderr, code = runCLI(t, "", "status", "--nats", nodes[1].Info().NATSURL, "--creds", admin, "--json")
+		fst = serverStatus{}
+		ok := code == 0 && json.Unmarshal([]byte(out), &fst) == nil && fst.AuditKey == auditkey.KeyID(vkey) && fst.AuditKeyNode != "" &&
+			fst.Log != nil && fst.Log.Leader != "" && len(fst.Folds) == 3
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status --json of the fleet: exit %d: %s%s", code, out, stderr)
+		}
 	}
 	out, _, _ = runCLI(t, "", "status", "--nats", nodes[1].Info().NATSURL, "--creds", admin)
 	if !strings.Contains(out, "audit key: "+auditkey.KeyID(vkey)) {
