@@ -25,7 +25,11 @@ var typicalCommands = []string{
 
 // BenchmarkScoreCommand: one typical command per iteration (target: p50
 // ≤ 50 µs on one core). Run with -cpu 1; p50 is reported as a metric.
-func BenchmarkScoreCommand(b *testing.B) {
+func BenchmarkScoreCommand(b *testing.B) { benchScoreCommands(b, typicalCommands) }
+
+// benchScoreCommands scores cmds in turn, one per iteration, and reports
+// the p50 and p99 of a single scoring.
+func benchScoreCommands(b *testing.B, cmds []string) {
 	s, err := NewScorer(events.DefaultConfig())
 	if err != nil {
 		b.Fatal(err)
@@ -34,7 +38,7 @@ func BenchmarkScoreCommand(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		cmd := typicalCommands[i%len(typicalCommands)]
+		cmd := cmds[i%len(cmds)]
 		t0 := time.Now()
 		s.ScoreCommand(cmd, Env{})
 		durs = append(durs, time.Since(t0))
@@ -66,25 +70,7 @@ var classCommands = []string{
 
 // BenchmarkScoreClassCommands: the commands of the new shell classes, one
 // per iteration (same target as BenchmarkScoreCommand).
-func BenchmarkScoreClassCommands(b *testing.B) {
-	s, err := NewScorer(events.DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	durs := make([]time.Duration, 0, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		cmd := classCommands[i%len(classCommands)]
-		t0 := time.Now()
-		s.ScoreCommand(cmd, Env{})
-		durs = append(durs, time.Since(t0))
-	}
-	b.StopTimer()
-	sort.Slice(durs, func(i, j int) bool { return durs[i] < durs[j] })
-	b.ReportMetric(float64(durs[len(durs)/2].Microseconds()), "p50-µs")
-	b.ReportMetric(float64(durs[len(durs)*99/100].Microseconds()), "p99-µs")
-}
+func BenchmarkScoreClassCommands(b *testing.B) { benchScoreCommands(b, classCommands) }
 
 func BenchmarkScoreAction(b *testing.B) {
 	cfg := events.DefaultConfig()
