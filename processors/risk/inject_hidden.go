@@ -208,16 +208,7 @@ func (s *scanner) collapsed(text string, base int) {
 // (a path, a URL, a variable, a pipe, an option).
 func (s *scanner) proseCommands(text string, base int) {
 	inFence := false
-	for off := 0; off < len(text); {
-		end := strings.IndexByte(text[off:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += off
-		}
-		line := text[off:end]
-		start := off
-		off = end + 1
+	for start, line := range textLines(text) {
 		tl := strings.TrimSpace(line)
 		if strings.HasPrefix(tl, "```") || strings.HasPrefix(tl, "~~~") {
 			inFence = !inFence

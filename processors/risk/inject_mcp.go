@@ -210,16 +210,7 @@ func (s *scanner) toolRules(tool, text string) {
 		}
 	}
 	// parameters
-	for off := 0; off < len(text); {
-		end := strings.IndexByte(text[off:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += off
-		}
-		line := text[off:end]
-		lineOff := off
-		off = end + 1
+	for lineOff, line := range textLines(text) {
 		if !strings.HasPrefix(line, "input_schema.") {
 			continue
 		}
@@ -230,7 +221,7 @@ func (s *scanner) toolRules(tool, text string) {
 		param := paramName(path)
 		if val == "(parameter)" {
 			if param != "" && contextParamRe.MatchString(param) {
-				s.add("mcp-context-parameter", "a parameter named for the conversation or the prompt ("+param+")", lineOff, end, false)
+				s.add("mcp-context-parameter", "a parameter named for the conversation or the prompt ("+param+")", lineOff, lineOff+len(line), false)
 			}
 			continue
 		}
@@ -239,7 +230,7 @@ func (s *scanner) toolRules(tool, text string) {
 		}
 		lv := asciiLower(val)
 		if loc := exfilParamRe.FindStringIndex(val); loc != nil || secretObjects(lv) != nil && !toolAbout(self+" "+param, lv) {
-			s.add("mcp-exfil-parameter", "a parameter asks the model for the conversation, the prompt, secrets or file contents ("+param+")", lineOff, end, true)
+			s.add("mcp-exfil-parameter", "a parameter asks the model for the conversation, the prompt, secrets or file contents ("+param+")", lineOff, lineOff+len(line), true)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"iter"
 	"strings"
 	"unicode/utf8"
 )
@@ -360,5 +361,24 @@ func (s *scanner) nested(text string, a, b int) {
 		f.Span = [2]int{a, b}
 		f.Detail += " (in hidden text)"
 		s.findings = append(s.findings, f)
+	}
+}
+
+// textLines yields each line of text, without its newline, with its
+// offset in text.
+func textLines(text string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		for off := 0; off < len(text); {
+			end := strings.IndexByte(text[off:], '\n')
+			if end < 0 {
+				end = len(text)
+			} else {
+				end += off
+			}
+			if !yield(off, text[off:end]) {
+				return
+			}
+			off = end + 1
+		}
 	}
 }

@@ -204,23 +204,14 @@ func (s *scanner) boundaryRules(text string, base int) {
 		}
 	}
 	labelled := false
-	for off := 0; off < len(text); {
-		end := strings.IndexByte(text[off:], '\n')
-		if end < 0 {
-			end = len(text)
-		} else {
-			end += off
-		}
-		line := text[off:end]
-		start := off
-		off = end + 1
+	for start, line := range textLines(text) {
 		tl := strings.TrimSpace(line)
 		if len(tl) < 7 {
 			continue
 		}
 		if !labelled && (strings.HasPrefix(tl, "Human:") || strings.HasPrefix(tl, "Assistant:")) && len(tl) > len("Human: ") {
 			labelled = true
-			s.add("fake-turn", "a line written as a turn of the conversation", base+start, base+end, false)
+			s.add("fake-turn", "a line written as a turn of the conversation", base+start, base+start+len(line), false)
 			continue
 		}
 		if len(tl) > 90 || strings.IndexByte("#=*-_~<[{|>", tl[0]) < 0 || strings.IndexByte("#=*-_~>]}|<", tl[len(tl)-1]) < 0 {
