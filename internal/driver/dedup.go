@@ -22,10 +22,14 @@ package driver
 // whatever the outage length: no time window is involved.
 //
 // The read happens each time the driver goes live (after warm-up, after its
-// consumer is re-created) and, while the driver publishes past upTo, again
-// every quarter of the duplicate window: a driver that lags the others by
-// more than the window then skips what they stored meanwhile, and what it
-// publishes was stored by others (if at all) less than the window ago.
+// consumer is re-created), before it publishes anything once the last read
+// is a quarter of the duplicate window old, and after a publish that was not
+// acknowledged in time. Publishing ends at the latest half the window after
+// the read began (Driver.store): an output stored by anyone since the read
+// began is then republished within the window and answered as a duplicate,
+// and one stored before it is known to be stored. A driver that lags the
+// others by more than the window skips what they stored; no retry, however
+// slow the stream, republishes an output stored longer than the window ago.
 //
 // Outputs stored before VIGIL_LOG was created belong to another log (one
 // deleted and recreated, see server.Config.AcceptNewLog) and are ignored.
@@ -56,9 +60,11 @@ const maxDerivedTail = 1 << 18
 
 // derivedState is what VIGIL_DERIVED held at the driver's last read.
 type derivedState struct {
-	// read is false when VIGIL_DERIVED must be read before the next publish.
-	read bool
-	// at is when it was read; every is the re-read period past upTo.
+	// read is false when VIGIL_DERIVED must be read before the next publish;
+	// live is true when that read is the driver's first since it went live.
+	read, live bool
+	// at is when the last read began; every is a quarter of VIGIL_DERIVED's
+	// duplicate window.
 	at    time.Time
 	every time.Duration
 	// upTo is the highest log seq with a stored output of these processors;
@@ -75,7 +81,16 @@ const derivedRequestTimeout = 2 * time.Second
 
 // derivedStale makes the driver read VIGIL_DERIVED again before it next
 // publishes: it is going live, or its consumer was re-created.
-func (d *Driver) derivedStale() { d.derived.read = false }
+func (d *Driver) derivedStale() { d.derived.read, d.derived.live = false, true }
+
+// fresh reports whether the last read may still be relied on to publish.
+func (st *derivedState) fresh() bool {
+	return st.read && time.Since(st.at) < st.every
+}
+
+// publishBy is when publishing on the last read must end: half the
+// duplicate window after the read began.
+func (st *derivedState) publishBy() time.Time { return st.at.Add(2 * st.every) }
 
 // storedAlready reports whether output o is already in VIGIL_DERIVED (as
 // of the last read), so that publishing it again could double it.
@@ -95,21 +110,16 @@ func (d *Driver) storedAlready(o *processors.Output) bool {
 	return ok
 }
 
-// checkDerived reads VIGIL_DERIVED's frontier when it is stale, or when
-// applied goes past it and the last read is a quarter of the duplicate
-// window old. It retries until the read succeeds: publishing blind could
-// double outputs, and a stream that cannot be read cannot be written to
-// either.
+// checkDerived reads VIGIL_DERIVED's frontier when the last read is stale
+// (see derivedStale and fresh). It retries until the read succeeds:
+// publishing blind could double outputs, and a stream that cannot be read
+// cannot be written to either.
 func (d *Driver) checkDerived(ctx context.Context, applied []Applied) error {
 	st := &d.derived
-	if len(applied) == 0 {
+	if len(applied) == 0 || st.read {
 		return nil
 	}
-	last := applied[len(applied)-1].Record.Seq
-	if st.read && (last <= st.upTo || time.Since(st.at) < st.every) {
-		return nil
-	}
-	goingLive := !st.read
+	goingLive := st.live
 	backoff := 100 * time.Millisecond
 	for {
 		err := d.readDerived(ctx)
@@ -165,6 +175,7 @@ type derivedHead struct {
 func (d *Driver) readDerived(ctx context.Context) error {
 	// Each request has a short bound of its own: one sent while a leader
 	// is being elected gets no answer, and checkDerived asks again.
+	began := time.Now()
 	rctx, cancel := context.WithTimeout(ctx, derivedRequestTimeout)
 	defer cancel()
 	if d.derived.logCreated.IsZero() {
@@ -253,7 +264,7 @@ func (d *Driver) readDerived(ctx context.Context) error {
 	if every < 100*time.Millisecond {
 		every = 100 * time.Millisecond
 	}
-	d.derived = derivedState{read: true, at: time.Now(), every: every, upTo: upTo, below: below, ids: ids, logCreated: logCreated}
+	d.derived = derivedState{read: true, at: began, every: every, upTo: upTo, below: below, ids: ids, logCreated: logCreated}
 	return nil
 }
 

@@ -1,10 +1,13 @@
 package driver
 
 import (
+	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
@@ -159,4 +162,48 @@ func TestStoredAlready(t *testing.T) {
 	if o := (processors.Output{Event: events.Derived{ID: "rec:10", Seq: 10}}); d.storedAlready(&o) {
 		t.Error("a stale read must not skip anything")
 	}
+}
+
+// ackLost stores what it is given, but the first lose calls to PublishAll
+// never hear back: they return, as a publish whose ack is lost does, only
+// after their deadline or slow, well past VIGIL_DERIVED's duplicate window.
+type ackLost struct {
+	outputPublisher
+	lose atomic.Int32
+}
+
+func (a *ackLost) PublishAll(ctx context.Context, msgs []*nats.Msg) ([]*jetstream.PubAck, error) {
+	acks, err := a.outputPublisher.PublishAll(ctx, msgs)
+	if err != nil || a.lose.Add(-1) < 0 {
+		return acks, err
+	}
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(3 * derivedWindow):
+		return nil, nats.ErrTimeout
+	}
+}
+
+// TestDriverAckLostPastWindow: the stream stores a batch but its ack never
+// comes (a leader dies after committing it), and the answer takes longer
+// than VIGIL_DERIVED's duplicate window: the driver reads what the stream
+// holds before publishing again, and nothing is stored twice.
+func TestDriverAckLostPastWindow(t *testing.T) {
+	e := startEnv(t, envOptions{streams: shortDerivedWindow})
+	lost := &ackLost{}
+	lost.lose.Store(3)
+	r := e.runWith(t, Config{Processor: &recorder{}, Durable: "vigil-a", MaxBatch: 4}, func(p outputPublisher) outputPublisher {
+		lost.outputPublisher = p
+		return lost
+	})
+	var last uint64
+	for i := range 12 {
+		last = e.append(t, fmt.Sprintf("lost-%d", i))
+	}
+	r.waitFolded(t, last)
+	if lost.lose.Load() >= 0 {
+		t.Fatalf("%d lost acks left; the test did not lose any", lost.lose.Load())
+	}
+	checkOnce(t, e.idCounts(t), last)
 }

@@ -647,10 +647,50 @@ func (d *Driver) resolveGap(ctx context.Context, st jetstream.Stream, s uint64) 
 // refuses for good is replaced by an alert (the sink still gets the fold's
 // outputs, as a replay would derive them); anything else is retried until
 // stored, ctx is done or the connection is closed.
+//
+// Publishing never outlasts half of VIGIL_DERIVED's duplicate window from
+// the read of what it holds (see checkDerived): an output stored by anyone
+// after that read is then republished within the window, and JetStream
+// answers it as a duplicate. When an attempt runs out of that time (a leader
+// election, a loaded server) whether its outputs were stored is unknown, so
+// the driver reads VIGIL_DERIVED again and publishes only what is missing,
+// never blind retries that would store an output twice once its id has left
+// the window.
 func (d *Driver) store(ctx context.Context, applied []Applied) error {
-	if err := d.checkDerived(ctx, applied); err != nil {
-		return err
+	for {
+		if err := d.checkDerived(ctx, applied); err != nil {
+			return err
+		}
+		msgs, outs := d.unstored(applied)
+		if len(msgs) == 0 {
+			return nil
+		}
+		if !d.derived.fresh() {
+			d.derived.read = false // too old to publish on: read again
+			continue
+		}
+		pctx, cancel := context.WithDeadline(ctx, d.derived.publishBy())
+		err := d.publish(pctx, msgs, outs)
+		expired := pctx.Err() != nil
+		cancel()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case !expired:
+			return err
+		}
+		d.log().Warn("driver: outputs not acknowledged within half the duplicate window; reading what VIGIL_DERIVED holds before publishing again",
+			"outputs", len(msgs), "first_id", outs[0].Event.ID, "err", err)
+		d.derived.read = false
 	}
+}
+
+// unstored returns the outputs of applied that VIGIL_DERIVED did not hold at
+// the last read, as messages (an output that does not encode is replaced by
+// its alert), and the outputs they stand for.
+func (d *Driver) unstored(applied []Applied) ([]*nats.Msg, []*processors.Output) {
 	var msgs []*nats.Msg
 	var outs []*processors.Output
 	for i := range applied {
@@ -671,15 +711,15 @@ func (d *Driver) store(ctx context.Context, applied []Applied) error {
 			outs = append(outs, o)
 		}
 	}
-	if len(msgs) == 0 {
-		return nil
-	}
+	return msgs, outs
+}
+
+// publish stores msgs (the messages of outs) in order, an output the stream
+// refuses for good replaced by an alert.
+func (d *Driver) publish(ctx context.Context, msgs []*nats.Msg, outs []*processors.Output) error {
 	_, err := d.pub.PublishAll(ctx, msgs)
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if err == nil || ctx.Err() != nil {
+		return err
 	}
 	// Some output was not stored: publish them one by one (those stored
 	// already are acknowledged again as duplicates) to find which.

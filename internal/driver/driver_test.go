@@ -213,6 +213,12 @@ type running struct {
 
 func (e *env) run(t *testing.T, cfg Config) *running {
 	t.Helper()
+	return e.runWith(t, cfg, nil)
+}
+
+// runWith is run, the driver's publisher replaced by wrap's answer for it.
+func (e *env) runWith(t *testing.T, cfg Config, wrap func(outputPublisher) outputPublisher) *running {
+	t.Helper()
 	if cfg.JS == nil {
 		cfg.JS = e.js
 	}
@@ -222,6 +228,9 @@ func (e *env) run(t *testing.T, cfg Config) *running {
 	d, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if wrap != nil {
+		d.pub = wrap(d.pub)
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	r := &running{d: d, stop: stop, done: make(chan error, 1)}

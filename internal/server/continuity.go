@@ -125,6 +125,39 @@ func (s *Server) checkContinuity(ctx context.Context) (ContinuityReport, error) 
 	if err != nil {
 		return rep, fmt.Errorf("stream %s: %w", events.StreamLog, err)
 	}
+	// The newest checkpoint, if one verifies. It is read before the log's
+	// state: on a live node (or fleet) records and checkpoints keep coming,
+	// and a checkpoint read after the log's end could sign records appended
+	// since, which would read as records gone.
+	var cp audit.Checkpoint
+	var cpAt uint64
+	var cpWire events.AuditCheckpoint
+	haveCP := false
+	switch m, err := s.latestCheckpoint(ctx); {
+	case errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrStreamNotFound):
+		rep.Skipped = "no signed checkpoint yet"
+	case err != nil:
+		return rep, fmt.Errorf("read the newest checkpoint: %w", err)
+	case s.cfg.AuditVerifiers == nil:
+		rep.Skipped = "no audit verifier key configured"
+	default:
+		cpAt = m.Sequence
+		d, err := events.DecodeDerived(m.Data)
+		if err == nil {
+			cpWire, err = events.DerivedDataAs[events.AuditCheckpoint](&d)
+		}
+		if err == nil {
+			cp, err = audit.OpenCheckpoint(cpWire.Note, s.cfg.AuditVerifiers)
+		}
+		if err != nil {
+			rep.Skipped = "the newest checkpoint does not verify"
+			rep.Problems = append(rep.Problems, fmt.Sprintf("the newest checkpoint (VIGIL_DERIVED seq %d) does not verify with the node's audit key: %v", m.Sequence, err))
+		} else {
+			haveCP = true
+			rep.Checkpoint = cp.Size
+		}
+	}
+
 	info, err := st.Info(ctx, jetstream.WithDeletedDetails(true))
 	if err != nil {
 		return rep, fmt.Errorf("stream %s: %w", events.StreamLog, err)
@@ -156,36 +189,6 @@ func (s *Server) checkContinuity(ctx context.Context) (ContinuityReport, error) 
 		}
 		rep.Problems = append(rep.Problems, fmt.Sprintf("the server reports %d records lost on disk (first seq %d)", len(state.Lost.Msgs), first))
 		rep.noteFirstBad(first)
-	}
-
-	// The newest checkpoint, if one verifies.
-	var cp audit.Checkpoint
-	var cpAt uint64
-	var cpWire events.AuditCheckpoint
-	haveCP := false
-	switch m, err := s.latestCheckpoint(ctx); {
-	case errors.Is(err, jetstream.ErrMsgNotFound) || errors.Is(err, jetstream.ErrStreamNotFound):
-		rep.Skipped = "no signed checkpoint yet"
-	case err != nil:
-		return rep, fmt.Errorf("read the newest checkpoint: %w", err)
-	case s.cfg.AuditVerifiers == nil:
-		rep.Skipped = "no audit verifier key configured"
-	default:
-		cpAt = m.Sequence
-		d, err := events.DecodeDerived(m.Data)
-		if err == nil {
-			cpWire, err = events.DerivedDataAs[events.AuditCheckpoint](&d)
-		}
-		if err == nil {
-			cp, err = audit.OpenCheckpoint(cpWire.Note, s.cfg.AuditVerifiers)
-		}
-		if err != nil {
-			rep.Skipped = "the newest checkpoint does not verify"
-			rep.Problems = append(rep.Problems, fmt.Sprintf("the newest checkpoint (VIGIL_DERIVED seq %d) does not verify with the node's audit key: %v", m.Sequence, err))
-		} else {
-			haveCP = true
-			rep.Checkpoint = cp.Size
-		}
 	}
 
 	// One pass: holes, and the root at the checkpoint's size.
