@@ -372,49 +372,33 @@ func consumerDiff(want, got jetstream.ConsumerConfig, exact bool) string {
 	if !slices.Equal(got.FilterSubjects, want.FilterSubjects) {
 		add("filter subjects", got.FilterSubjects, want.FilterSubjects)
 	}
-	if got.DeliverPolicy != want.DeliverPolicy {
-		add("deliver policy", got.DeliverPolicy, want.DeliverPolicy)
+	// differ adds a field whose (comparable) values differ.
+	differ := func(what string, g, w any) {
+		if g != w {
+			add(what, g, w)
+		}
 	}
-	if exact && got.OptStartSeq != want.OptStartSeq {
-		add("start sequence", got.OptStartSeq, want.OptStartSeq)
+	differ("deliver policy", got.DeliverPolicy, want.DeliverPolicy)
+	if exact {
+		differ("start sequence", got.OptStartSeq, want.OptStartSeq)
 	}
 	if got.OptStartTime != nil {
 		add("start time", got.OptStartTime, "none")
 	}
-	if got.AckPolicy != want.AckPolicy {
-		add("ack policy", got.AckPolicy, want.AckPolicy)
-	}
-	if got.AckWait != want.AckWait {
-		add("ack wait", got.AckWait, want.AckWait)
-	}
-	if got.MaxDeliver != want.MaxDeliver {
-		add("max deliver", got.MaxDeliver, want.MaxDeliver)
-	}
-	if got.MaxAckPending != want.MaxAckPending {
-		add("max ack pending", got.MaxAckPending, want.MaxAckPending)
-	}
-	if got.HeadersOnly != want.HeadersOnly {
-		add("headers only", got.HeadersOnly, want.HeadersOnly)
-	}
+	differ("ack policy", got.AckPolicy, want.AckPolicy)
+	differ("ack wait", got.AckWait, want.AckWait)
+	differ("max deliver", got.MaxDeliver, want.MaxDeliver)
+	differ("max ack pending", got.MaxAckPending, want.MaxAckPending)
+	differ("headers only", got.HeadersOnly, want.HeadersOnly)
 	if got.PauseUntil != nil && !got.PauseUntil.IsZero() {
 		add("paused until", got.PauseUntil.UTC().Format(time.RFC3339), "not paused")
 	}
 	if exact {
-		if got.MaxWaiting != want.MaxWaiting {
-			add("max waiting", got.MaxWaiting, want.MaxWaiting)
-		}
-		if got.MaxRequestBatch != want.MaxRequestBatch {
-			add("max request batch", got.MaxRequestBatch, want.MaxRequestBatch)
-		}
-		if got.MaxRequestMaxBytes != want.MaxRequestMaxBytes {
-			add("max request bytes", got.MaxRequestMaxBytes, want.MaxRequestMaxBytes)
-		}
-		if got.MaxRequestExpires != want.MaxRequestExpires {
-			add("max request expiry", got.MaxRequestExpires, want.MaxRequestExpires)
-		}
-		if got.InactiveThreshold != want.InactiveThreshold {
-			add("inactive threshold", got.InactiveThreshold, want.InactiveThreshold)
-		}
+		differ("max waiting", got.MaxWaiting, want.MaxWaiting)
+		differ("max request batch", got.MaxRequestBatch, want.MaxRequestBatch)
+		differ("max request bytes", got.MaxRequestMaxBytes, want.MaxRequestMaxBytes)
+		differ("max request expiry", got.MaxRequestExpires, want.MaxRequestExpires)
+		differ("inactive threshold", got.InactiveThreshold, want.InactiveThreshold)
 	}
 	return strings.Join(diffs, ", ")
 }

@@ -31,6 +31,10 @@ const (
 	FleetAuditKey = "audit-key"
 )
 
+// errFleetKeyUnseen: recording the fleet's key failed because a record
+// exists, but reading it finds none yet; checkAuditKey asks again.
+var errFleetKeyUnseen = errors.New("server: the fleet's audit key is recorded but not readable yet")
+
 // fleetKeyRecord is the value of FleetAuditKey.
 type fleetKeyRecord struct {
 	VerifierKey string `json:"verifier_key"`
@@ -52,7 +56,7 @@ func (s *Server) checkAuditKey(ctx context.Context) error {
 	for {
 		err := s.checkAuditKeyOnce(ctx)
 		var apiErr *jetstream.APIError
-		transient := errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
+		transient := errors.Is(err, errFleetKeyUnseen) || errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) ||
 			errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &apiErr) && apiErr.Code == 503)
 		if !transient || ctx.Err() != nil || time.Now().After(deadline) {
 			return err
@@ -104,9 +108,13 @@ func (s *Server) checkAuditKeyOnce(ctx context.Context) error {
 		} else if !errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("server: record the fleet's audit key: %w", err)
 		}
-		// Another node recorded its key first.
-		if fleet, _, err = readFleetKey(ctx, kv); err != nil {
+		// Another node recorded its key first; the bucket's leader may not
+		// show it yet (the nodes of a new fleet start together).
+		if fleet, found, err = readFleetKey(ctx, kv); err != nil {
 			return err
+		}
+		if !found {
+			return errFleetKeyUnseen
 		}
 	}
 	if id := auditkey.KeyID(fleet.VerifierKey); id != own {
