@@ -95,6 +95,20 @@ type Options struct {
 	// the retry stored once, until Timeout. Zero means
 	// DefaultAttemptTimeout; it is never longer than Timeout.
 	AttemptTimeout time.Duration
+	// PingInterval is how often the connection pings its server; with two
+	// pings unanswered the server is taken for dead and the client moves
+	// to the next URL. Zero means DefaultPingInterval. (A node whose
+	// process dies closes its sockets: that is noticed at once, without
+	// pings. The pings find a machine or a network that went silent.)
+	PingInterval time.Duration
+	// ReconnectWait is the pause before a server of the list is tried
+	// again after it failed; zero means DefaultReconnectWait. The next
+	// server of the list is tried at once.
+	ReconnectWait time.Duration
+	// ConnectTimeout bounds one connection attempt to one server of the
+	// list (a machine that does not answer); zero means
+	// DefaultConnectTimeout, never longer than Timeout.
+	ConnectTimeout time.Duration
 	// Runtime sends agent kinds on the runtime subjects
 	// (events.IngestRuntimeSubject): for an agent's runtime, with the
 	// runtime credential, so what it says (a conversation's sandbox
@@ -132,6 +146,15 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if o.AttemptTimeout <= 0 {
 		o.AttemptTimeout = DefaultAttemptTimeout
 	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	if o.ReconnectWait <= 0 {
+		o.ReconnectWait = DefaultReconnectWait
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
 	c := &Client{timeout: o.Timeout, attempt: min(o.AttemptTimeout, o.Timeout), runtime: o.Runtime}
 	if o.Conn != nil {
 		c.nc, c.own = o.Conn, o.CloseConn
@@ -157,7 +180,12 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		}
 		// DontRandomize: the URLs are tried in the order given, so a caller
 		// can prefer a node (its own, the nearest) and fall back on others.
-		opts := []nats.Option{nats.Name(o.Name), nats.Timeout(o.Timeout), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond), nats.DontRandomize()}
+		// A lost server is left at once for the next one in the list;
+		// requests in flight to it are sent again on the new connection
+		// (request, GateAndWait).
+		opts := []nats.Option{nats.Name(o.Name), nats.Timeout(min(o.ConnectTimeout, o.Timeout)), nats.MaxReconnects(-1),
+			nats.ReconnectWait(o.ReconnectWait), nats.DontRandomize(),
+			nats.PingInterval(o.PingInterval), nats.MaxPingsOutstanding(maxPingsOutstanding)}
 		if creds != "" {
 			co, err := natsutil.CredsOption(creds)
 			if err != nil {
@@ -303,16 +331,32 @@ func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMe
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
+	// A reconnection (the server died, the client moved to the next one)
+	// loses the reply of an attempt in flight: the attempt is sent again
+	// at once instead of at the end of its attempt timeout.
+	reconnected := c.watchReconnects()
+	defer c.stopWatching(reconnected)
 	for attempt := 1; ; attempt++ {
 		msg := &nats.Msg{Subject: subj, Data: body, Header: nats.Header{}}
 		msg.Header.Set(ingest.HeaderContentType, ingest.ContentTypeMsgpack)
 		actx, acancel := context.WithTimeout(ctx, c.attempt)
+		if reconnected != nil {
+			go func() {
+				select {
+				case _, ok := <-reconnected:
+					if ok {
+						acancel()
+					}
+				case <-actx.Done():
+				}
+			}()
+		}
 		resp, err := c.req.RequestMsgWithContext(actx, msg)
 		acancel()
 		if err == nil {
 			return ParseReply(resp.Data, len(group))
 		}
-		if ctx.Err() != nil || !retryRequest(err) {
+		if ctx.Err() != nil || !(retryRequest(err) || errors.Is(err, context.Canceled)) {
 			if errors.Is(err, nats.ErrNoResponders) {
 				return nil, fmt.Errorf("%w: nothing answers on %s (is vigil serve running?)", ErrNoServer, subj)
 			}
@@ -327,6 +371,31 @@ func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMe
 		}
 	}
 }
+
+// watchReconnects returns a channel that receives a value each time the
+// connection is established again after a loss, or nil without a
+// connection (tests); stopWatching releases it.
+func (c *Client) watchReconnects() chan nats.Status {
+	if c.nc == nil {
+		return nil
+	}
+	return c.nc.StatusChanged(nats.CONNECTED)
+}
+
+func (c *Client) stopWatching(ch chan nats.Status) {
+	if ch != nil {
+		c.nc.RemoveStatusListener(ch)
+	}
+}
+
+// Defaults of Options: a dead node is left quickly for the next one.
+const (
+	DefaultPingInterval   = time.Second
+	DefaultReconnectWait  = 250 * time.Millisecond
+	DefaultConnectTimeout = 2 * time.Second
+	// maxPingsOutstanding unanswered pings make the server taken for dead.
+	maxPingsOutstanding = 2
+)
 
 // DefaultAttemptTimeout is Options.AttemptTimeout's default: longer than
 // an append takes on a loaded node, shorter than a stream leader election
@@ -346,6 +415,11 @@ func ParseReply(data []byte, n int) ([]Result, error) {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("unreadable reply from the ingest service: %w", err)
 	}
+	return parseReply(r, n)
+}
+
+// parseReply is ParseReply on a decoded reply.
+func parseReply(r ingest.Reply, n int) ([]Result, error) {
 	if r.Error != "" {
 		return nil, &RefusedError{Reason: r.Error, Index: r.Index}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -86,10 +87,6 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 	if err != nil {
 		return denied, err
 	}
-	wait := ingest.MaxDecisionWait
-	if dl, ok := ctx.Deadline(); ok {
-		wait = min(max(time.Until(dl), time.Millisecond), wait)
-	}
 	inbox := c.nc.NewInbox()
 	ch := make(chan *nats.Msg, 8)
 	sub, err := c.nc.ChanSubscribe(inbox, ch)
@@ -97,11 +94,30 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 		return denied, fmt.Errorf("gate: subscribe to the reply inbox: %w", err)
 	}
 	defer sub.Unsubscribe()
-	msg := &nats.Msg{Subject: c.ingestSubject(ev.Kind, ev.Conversation), Reply: inbox, Data: body, Header: nats.Header{}}
-	msg.Header.Set(ingest.HeaderContentType, ingest.ContentTypeMsgpack)
-	msg.Header.Set(ingest.HeaderWaitDecision, wait.String())
-	if err := c.nc.PublishMsg(msg); err != nil {
-		return denied, fmt.Errorf("gate: append %s: %w", ev.ID, err)
+	// A node that dies (or stops) with the request loses it: the request
+	// is sent again, with the same action (its id makes it stored once),
+	// when the connection moves to another node, when an attempt gets no
+	// stored reply in time, or when a stopping node gives up waiting. A
+	// repeated request is answered with the stored action's position and
+	// the decision made on it, never a second decision.
+	reconnected := c.watchReconnects()
+	defer c.stopWatching(reconnected)
+	subject := c.ingestSubject(ev.Kind, ev.Conversation)
+	send := func() error {
+		wait := ingest.MaxDecisionWait
+		if dl, ok := ctx.Deadline(); ok {
+			wait = min(max(time.Until(dl), time.Millisecond), wait)
+		}
+		msg := &nats.Msg{Subject: subject, Reply: inbox, Data: body, Header: nats.Header{}}
+		msg.Header.Set(ingest.HeaderContentType, ingest.ContentTypeMsgpack)
+		msg.Header.Set(ingest.HeaderWaitDecision, wait.String())
+		if err := c.nc.PublishMsg(msg); err != nil {
+			return fmt.Errorf("gate: append %s: %w", ev.ID, err)
+		}
+		return nil
+	}
+	if err := send(); err != nil {
+		return denied, err
 	}
 	timedOut := func(res GateResult) (GateResult, error) {
 		// Withdraw even when the stored reply never came: the action may
@@ -112,41 +128,86 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 		}
 		return res, fmt.Errorf("gate: action %s: %w: %w", ev.ID, ErrNoDecision, context.Cause(ctx))
 	}
+	// resend is a pending repeat of the request (nil: none).
+	resend := time.NewTimer(time.Hour)
+	resend.Stop()
+	defer resend.Stop()
+	again := func(after time.Duration) { resend.Reset(after) }
 	// The stored reply comes first; an append that is never answered is
 	// not stored as far as the caller knows.
 	appendCtx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	var res Result
-	select {
-	case m := <-ch:
-		if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
-			return denied, fmt.Errorf("gate: append %s: %w: nothing answers on %s (is vigil serve running?)", ev.ID, ErrNoServer, msg.Subject)
+	again(c.attempt)
+	var noResponders time.Time // since when nothing answers
+stored:
+	for {
+		select {
+		case m := <-ch:
+			if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+				// Nothing answers: a node restarting (ask again for an
+				// attempt's time), or no server at all.
+				if noResponders.IsZero() {
+					noResponders = time.Now()
+				} else if time.Since(noResponders) > c.attempt {
+					return denied, fmt.Errorf("gate: append %s: %w: nothing answers on %s (is vigil serve running?)", ev.ID, ErrNoServer, subject)
+				}
+				again(noRespondersPause)
+				continue
+			}
+			r, _, ok := decodeGateReply(m.Data)
+			if !ok {
+				continue // a later message of an earlier attempt
+			}
+			rs, err := parseReply(r, 1)
+			if err != nil {
+				return denied, fmt.Errorf("gate: append %s: %w", ev.ID, err)
+			}
+			res = rs[0]
+			break stored
+		case _, ok := <-reconnected:
+			if ok {
+				if err := send(); err != nil {
+					return denied, err
+				}
+				again(c.attempt)
+			}
+		case <-resend.C:
+			if err := send(); err != nil {
+				return denied, err
+			}
+			again(c.attempt)
+		case <-appendCtx.Done():
+			if ctx.Err() != nil {
+				return timedOut(denied)
+			}
+			return denied, fmt.Errorf("gate: append %s: %w: no answer from the ingest service within %s (is vigil serve running?)", ev.ID, ErrNoServer, c.timeout)
 		}
-		rs, err := ParseReply(m.Data, 1)
-		if err != nil {
-			return denied, fmt.Errorf("gate: append %s: %w", ev.ID, err)
-		}
-		res = rs[0]
-	case <-appendCtx.Done():
-		if ctx.Err() != nil {
-			return timedOut(denied)
-		}
-		return denied, fmt.Errorf("gate: append %s: no answer from the ingest service within %s (is vigil serve running?)", ev.ID, c.timeout)
 	}
+	resend.Stop()
 	if o.OnAppended != nil {
 		o.OnAppended(res)
 	}
 	out := GateResult{ID: ev.ID, Seq: res.Seq, Outcome: events.OutcomeDeny, By: events.ByTimeout}
+	// seqs are the positions the action is stored at as far as this
+	// waiter knows: one, unless a repeat came later than the log's
+	// duplicate window and was stored again (its decision counts too).
+	seqs := []uint64{res.Seq}
+	gaveUp := 0
 	for {
 		select {
 		case m := <-ch:
-			var wr ingest.WaitReply
-			if err := json.Unmarshal(m.Data, &wr); err != nil {
+			r, wr, ok := decodeGateReply(m.Data)
+			if ok {
+				// A repeat's stored reply.
+				if rs, err := parseReply(r, 1); err == nil && !slices.Contains(seqs, rs[0].Seq) {
+					seqs = append(seqs, rs[0].Seq)
+				}
 				continue
 			}
 			switch {
 			case wr.Requested != nil:
-				if wr.Requested.LogSeq != res.Seq || out.Waited {
+				if !slices.Contains(seqs, wr.Requested.LogSeq) || out.Waited {
 					continue
 				}
 				out.Waited = true
@@ -155,11 +216,11 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 				}
 			case wr.Decided != nil:
 				gd := wr.Decided
-				if gd.LogSeq != res.Seq {
+				if !slices.Contains(seqs, gd.LogSeq) {
 					continue
 				}
 				r := GateResult{
-					ID: ev.ID, Seq: res.Seq, Outcome: gd.Outcome, By: gd.By, Level: gd.Level,
+					ID: ev.ID, Seq: gd.LogSeq, Outcome: gd.Outcome, By: gd.By, Level: gd.Level,
 					Reasons: gd.Reasons, Approver: gd.Approver, Reason: gd.Reason, Verdict: gd.Verdict,
 					Waited: out.Waited || gd.DecisionSeq != gd.LogSeq, AskSecurityRisk: gd.AskSecurityRisk,
 					DecisionSeq: gd.DecisionSeq,
@@ -170,15 +231,62 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 				}
 				return r, nil
 			case wr.WaitError != "":
-				if ctx.Err() == nil {
-					// The service gave up first (its limit, a shutdown).
+				if ctx.Err() != nil {
+					continue // ctx.Done answers
+				}
+				// The service gave up before the caller: a node stopping
+				// (its waits end with it), or one over its limit of waits.
+				// Another node may still wait: ask again, a few times.
+				if gaveUp++; gaveUp > maxWaitRepeats {
 					return out, fmt.Errorf("gate: action %s: %w: %s", ev.ID, ErrNoDecision, wr.WaitError)
 				}
+				again(waitRepeatPause)
+			}
+		case _, ok := <-reconnected:
+			if ok {
+				if err := send(); err != nil {
+					return out, err
+				}
+			}
+		case <-resend.C:
+			if err := send(); err != nil {
+				return out, err
 			}
 		case <-ctx.Done():
 			return timedOut(out)
 		}
 	}
+}
+
+// Pauses and bounds of GateAndWait's repeated requests.
+const (
+	// noRespondersPause: nothing answered (a node restarting); do not spin.
+	noRespondersPause = 100 * time.Millisecond
+	// waitRepeatPause, maxWaitRepeats: a service that gave up waiting
+	// before the caller is asked again after this, this many times.
+	waitRepeatPause = 250 * time.Millisecond
+	maxWaitRepeats  = 3
+)
+
+// gateReply is any message to a gate's reply inbox: the stored reply
+// (events.IngestReply) or one of the messages after it (ingest.WaitReply).
+type gateReply struct {
+	events.IngestReply
+	ingest.WaitReply
+}
+
+// decodeGateReply splits a message to a gate's inbox: stored is true for a
+// stored reply (results or a refusal), false for a wait reply (or an
+// unreadable message, whose fields are all empty).
+func decodeGateReply(data []byte) (r events.IngestReply, wr ingest.WaitReply, stored bool) {
+	var g gateReply
+	if err := json.Unmarshal(data, &g); err != nil {
+		return r, wr, false
+	}
+	if g.Results != nil || g.Error != "" {
+		return g.IngestReply, wr, true
+	}
+	return r, g.WaitReply, false
 }
 
 // ingestSubject is the subject c sends events of kind k on.
