@@ -21,13 +21,17 @@
 // Open checks, before anything is served: that the database opens, that it
 // has this package's format version, that the position record's checksum
 // holds, that it was built from the same log (Options.LogIdentity) and is
-// not ahead of it (Options.LogLastSeq), that no rebuild was interrupted, and
-// (unless Options.SkipVerify) that every table reads back with valid block
-// checksums. If any check fails the database is wiped and starts empty at
-// position 0; the driver's warm-up then refills it from VIGIL_LOG. A
-// corruption met later, on a read or a commit, makes the store refuse every
-// read (ErrCorrupt) and drop further batches — the driver, and gating, go
-// on — and leaves a REBUILD marker, so the next start rebuilds it.
+// not ahead of it (Options.LogLastSeq), and that no rebuild was interrupted.
+// If any check fails the database is wiped and starts empty at position 0;
+// the driver's warm-up then refills it from VIGIL_LOG. Then, in the
+// background (unless Options.SkipVerify), every table is read back so that
+// Pebble checks every block checksum (Store.VerifyDone): Pebble checks a
+// block's checksum whenever it reads it, so nothing damaged is served
+// meanwhile, and reading a large store at open would put seconds on the
+// path of the first decision after a restart. A corruption met later, by
+// that verification, a read or a commit, makes the store refuse every read
+// (ErrCorrupt) and drop further batches — the driver, and gating, go on —
+// and leaves a REBUILD marker, so the next start rebuilds it.
 //
 // # Dropping and rebuilding
 //
@@ -35,6 +39,6 @@
 // subset can be dropped and rebuilt from the log (Rebuild, and `vigil
 // projections rebuild`) while the others stay as they are.
 //
-// The package does not read the log itself and runs no goroutines: drivers
-// feed it.
+// The package does not read the log itself, and runs no goroutine but the
+// verification after Open: drivers feed it.
 package projections

@@ -407,6 +407,72 @@ func TestBadDataIsRebuilt(t *testing.T) {
 	}
 }
 
+// TestDamagedTableFoundAfterOpen: a damaged block that Open's own reads do
+// not meet is found by the verification Open starts in the background; the
+// store then refuses to serve, and the next Open empties it.
+func TestDamagedTableFoundAfterOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	s, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Enough events for many data blocks: the first holds the smallest
+	// keys (events), far from the m/ records Open reads.
+	var batch []Applied
+	for i := range 3000 {
+		batch = append(batch, Applied{Record: mkRec(t, uint64(i+1), action(fmt.Sprintf("act-%05d", i), "c-1", strings.Repeat("x", 200)))})
+	}
+	if err := s.Apply(batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if len(ssts) == 0 {
+		t.Fatal("no table after flush")
+	}
+	for _, f := range ssts {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 64; i < 256; i++ {
+			b[i] ^= 0x5a
+		}
+		if err := os.WriteFile(f, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s2 := openTest(t, dir, Options{})
+	if r := s2.Status().Reset; r != "" {
+		t.Fatalf("Open met the damage itself (%s): the test must damage a block Open does not read", r)
+	}
+	done, result := s2.VerifyDone()
+	<-done
+	if err := result(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Fatalf("background verification: %v, want ErrCorrupt (checksum mismatch)", err)
+	}
+	if _, err := s2.GetEvent("act-00000"); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a store that failed verification served: %v", err)
+	}
+	if _, err := s2.Stats(""); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a store that failed verification served: %v", err)
+	}
+	s2.Close()
+	s3 := openTest(t, dir, Options{})
+	if st := s3.Status(); !strings.Contains(st.Reset, "rebuild was requested") || st.Position != 0 {
+		t.Fatalf("after a failed verification: %+v, want a reset store", st)
+	}
+	// A rebuilt (intact) store passes.
+	done, result = s3.VerifyDone()
+	<-done
+	if err := result(); err != nil {
+		t.Fatalf("verification of an intact store: %v", err)
+	}
+}
+
 // TestCorruptionMetLater: a corruption error after open stops the store
 // from serving and makes the next open rebuild it.
 func TestCorruptionMetLater(t *testing.T) {
