@@ -39,13 +39,19 @@ pairing key (DATA/creds/pairing.key): run them on the node's host with
 	return cmd
 }
 
-// pairingState folds the log's pairing events with the processor's fold.
-func pairingState(ctx context.Context, cl *client.Client) (*pairinglog.Reader, error) {
+// pairingAdmin connects as admin and folds the log's pairing events with
+// the processor's fold; the caller closes the client.
+func (c *cli) pairingAdmin(ctx context.Context) (*client.Client, *pairinglog.Reader, error) {
+	cl, err := c.connect(ctx, natsutil.RoleAdmin)
+	if err != nil {
+		return nil, nil, err
+	}
 	r := pairinglog.NewReader(cl.JetStream())
 	if err := r.Sync(ctx); err != nil {
-		return nil, err
+		cl.Close()
+		return nil, nil, err
 	}
-	return r, nil
+	return cl, r, nil
 }
 
 // pairingListing is what vigil pairing list --json prints.
@@ -61,15 +67,11 @@ func newPairingListCmd(c *cli) *cobra.Command {
 		Short: "List pending requests and paired devices (--all: and how the others ended)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := c.connect(cmd.Context(), natsutil.RoleAdmin)
+			cl, r, err := c.pairingAdmin(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer cl.Close()
-			r, err := pairingState(cmd.Context(), cl)
-			if err != nil {
-				return err
-			}
 			out := pairingListing{Requests: []pairing.Request{}}
 			r.Current(func(f *pairing.Fold) {
 				for _, q := range f.Requests() {
@@ -143,15 +145,11 @@ an hour lock pairing out for an hour. Exit 0 when the code matched, 1 otherwise.
 			if err != nil {
 				return err
 			}
-			cl, err := c.connect(cmd.Context(), natsutil.RoleAdmin)
+			cl, r, err := c.pairingAdmin(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer cl.Close()
-			r, err := pairingState(cmd.Context(), cl)
-			if err != nil {
-				return err
-			}
 			// Name the request the code matches, for whoever reads the
 			// log; the fold itself goes by the code's hash.
 			user := ""
@@ -224,15 +222,11 @@ func newPairingRevokeCmd(c *cli) *cobra.Command {
 can start no new one.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := c.connect(cmd.Context(), natsutil.RoleAdmin)
+			cl, r, err := c.pairingAdmin(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer cl.Close()
-			r, err := pairingState(cmd.Context(), cl)
-			if err != nil {
-				return err
-			}
 			var target pairing.Request
 			found := false
 			r.Current(func(f *pairing.Fold) {
@@ -280,15 +274,11 @@ func newPairingClearCmd(c *cli) *cobra.Command {
 		Short: "Cancel every pending pairing request",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := c.connect(cmd.Context(), natsutil.RoleAdmin)
+			cl, r, err := c.pairingAdmin(cmd.Context())
 			if err != nil {
 				return err
 			}
 			defer cl.Close()
-			r, err := pairingState(cmd.Context(), cl)
-			if err != nil {
-				return err
-			}
 			var pending []pairing.Request
 			r.Current(func(f *pairing.Fold) { pending = f.Pending() })
 			if len(pending) == 0 {

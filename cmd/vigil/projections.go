@@ -100,6 +100,14 @@ func (c *cli) fleetProjectionsStatus(asJSON bool) error {
 		return err
 	}
 	defer store.Close()
+	return c.printProjectionsStatus(store, asJSON, dir)
+}
+
+// printProjectionsStatus prints where the read models of store stand;
+// fleetDir names a fleet node's data directory, whose read models were read
+// back without the log (see fleetProjectionsStatus).
+func (c *cli) printProjectionsStatus(store *projections.Store, asJSON bool, fleetDir string) error {
+	fleet := fleetDir != ""
 	st := store.Status()
 	tot, err := store.Stats("")
 	if err != nil {
@@ -111,16 +119,27 @@ func (c *cli) fleetProjectionsStatus(asJSON bool) error {
 		return enc.Encode(struct {
 			projections.Status
 			Events    uint64 `json:"events"`
-			FleetNode bool   `json:"fleet_node"`
-		}{st, tot.Events, true})
+			FleetNode bool   `json:"fleet_node,omitempty"`
+		}{st, tot.Events, fleet})
 	}
-	fmt.Fprintf(c.stdout, "read models in %s: at log seq %d (%s events folded)\n", st.Dir, st.Position, groupDigits(tot.Events))
-	if st.Reset != "" {
+	if fleet {
+		fmt.Fprintf(c.stdout, "read models in %s: at log seq %d (%s events folded)\n", st.Dir, st.Position, groupDigits(tot.Events))
+	} else {
+		fmt.Fprintf(c.stdout, "read models in %s: at log seq %d of %d (%s events folded)\n", st.Dir, st.Position, st.Target, groupDigits(tot.Events))
+	}
+	switch {
+	case st.Reset != "" && fleet:
 		fmt.Fprintf(c.stdout, "DROPPED when opened: %s\nthey are rebuilt from the log when vigil serve starts\n", st.Reset)
-		return nil
+	case st.Reset != "":
+		fmt.Fprintf(c.stdout, "DROPPED when opened: %s\nthey are rebuilt from the log when vigil serve starts, or now with 'vigil projections rebuild'\n", st.Reset)
+	case fleet:
+		fmt.Fprintln(c.stdout, "checked: format, position checksum, every table's checksums")
+		fmt.Fprintf(c.stdout, "%s is a fleet node's: its log is the fleet's, which this command does not open; the node checks the read models against it, and catches up, when it starts ('vigil status --nats ...' shows the fleet's log)\n", fleetDir)
+	case st.CatchingUp:
+		fmt.Fprintf(c.stdout, "behind the log by %d records: vigil serve catches up at start\n", st.Target-st.Position)
+	default:
+		fmt.Fprintln(c.stdout, "checked: format, position checksum, log identity, every table's checksums")
 	}
-	fmt.Fprintln(c.stdout, "checked: format, position checksum, every table's checksums")
-	fmt.Fprintf(c.stdout, "%s is a fleet node's: its log is the fleet's, which this command does not open; the node checks the read models against it, and catches up, when it starts ('vigil status --nats ...' shows the fleet's log)\n", dir)
 	return nil
 }
 
@@ -196,29 +215,7 @@ it, and read every table back. Damaged read models are dropped (the next
 			}
 			defer s.Close(context.Background())
 			defer store.Close()
-			st := store.Status()
-			tot, err := store.Stats("")
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(c.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(struct {
-					projections.Status
-					Events uint64 `json:"events"`
-				}{st, tot.Events})
-			}
-			fmt.Fprintf(c.stdout, "read models in %s: at log seq %d of %d (%s events folded)\n", st.Dir, st.Position, st.Target, groupDigits(tot.Events))
-			switch {
-			case st.Reset != "":
-				fmt.Fprintf(c.stdout, "DROPPED when opened: %s\nthey are rebuilt from the log when vigil serve starts, or now with 'vigil projections rebuild'\n", st.Reset)
-			case st.CatchingUp:
-				fmt.Fprintf(c.stdout, "behind the log by %d records: vigil serve catches up at start\n", st.Target-st.Position)
-			default:
-				fmt.Fprintln(c.stdout, "checked: format, position checksum, log identity, every table's checksums")
-			}
-			return nil
+			return c.printProjectionsStatus(store, asJSON, "")
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
