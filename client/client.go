@@ -38,6 +38,10 @@ type ServeInfo struct {
 	DataDir string `json:"data_dir"`
 	Started string `json:"started"`
 	Version string `json:"version"`
+	// CredsDir is the node's credentials directory (absolute) when it is
+	// not the data directory's own (`vigil serve --creds-dir`, a fleet):
+	// clients given only the data directory read the role's seed there.
+	CredsDir string `json:"creds_dir,omitempty"`
 }
 
 // DefaultDataDir is $VIGIL_DATA, else $XDG_DATA_HOME/vigil, else
@@ -176,6 +180,9 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 					role = natsutil.RoleAdmin
 				}
 				creds = natsutil.CredsFile(dir, role)
+				if si.CredsDir != "" {
+					creds = natsutil.CredsFileIn(si.CredsDir, role)
+				}
 			}
 		}
 		// DontRandomize: the URLs are tried in the order given, so a caller

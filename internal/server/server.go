@@ -326,6 +326,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		Started: time.Now().UTC().Format(time.RFC3339),
 		Version: Version,
 	}
+	// A credentials directory of its own (--creds-dir, a fleet's shared
+	// one) is named, so `vigil ... --data DIR` finds the seeds (issue 15).
+	if cd, err := filepath.Abs(cfg.CredsDir); err == nil && cd != mustAbs(natsutil.CredsDir(cfg.DataDir)) {
+		s.info.CredsDir = cd
+	}
 	s.fleet = s.fleetInfo(ctx)
 	if s.info.NATSURL != "" {
 		b, _ := json.MarshalIndent(ServeFile{ServeInfo: s.info, Node: cfg.NodeName, Fleet: s.fleet}, "", "  ")
@@ -347,6 +352,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		}()
 	}
 	return s, nil
+}
+
+// mustAbs is p made absolute, or p when it cannot be.
+func mustAbs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 // ServeFile is what the node writes to DIR/serve.json: client.ServeInfo
