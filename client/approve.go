@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
 // The approval protocol, shared by `vigil pending|approve|deny` and the
@@ -67,8 +67,8 @@ func (c *Client) Pending(ctx context.Context, conversation string) ([]PendingAct
 		seq uint64
 	}
 	waiting := map[key]PendingAction{}
-	err := natsutil.ReadStream(ctx, c.js, natsutil.ReadOptions{Stream: events.StreamDerived, Subjects: []string{subject}},
-		func(r natsutil.RawRecord) error {
+	err := transport.ReadStream(ctx, c.js, transport.ReadOptions{Stream: events.StreamDerived, Subjects: []string{subject}},
+		func(r transport.RawRecord) error {
 			d, err := events.DecodeDerived(r.Data)
 			if err != nil {
 				return nil

@@ -21,9 +21,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/ingest"
-	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
 // ServeInfoFile is the name of the file `vigil serve` writes in its data
@@ -177,11 +176,11 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 			if creds == "" {
 				role := o.Role
 				if role == "" {
-					role = natsutil.RoleAdmin
+					role = events.RoleAdmin
 				}
-				creds = natsutil.CredsFile(dir, role)
+				creds = transport.CredsFile(dir, role)
 				if si.CredsDir != "" {
-					creds = natsutil.CredsFileIn(si.CredsDir, role)
+					creds = transport.CredsFileIn(si.CredsDir, role)
 				}
 			}
 		}
@@ -194,12 +193,12 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 			nats.ReconnectWait(o.ReconnectWait), nats.DontRandomize(),
 			nats.PingInterval(o.PingInterval), nats.MaxPingsOutstanding(maxPingsOutstanding)}
 		if creds != "" {
-			co, err := natsutil.CredsOption(creds)
+			co, err := transport.CredsOption(creds)
 			if err != nil {
 				return nil, err
 			}
 			opts = append(opts, co)
-			opts = append(opts, natsutil.InboxOptions()...)
+			opts = append(opts, transport.InboxOptions()...)
 		}
 		nc, err := nats.Connect(url, opts...)
 		if err != nil {
@@ -345,7 +344,7 @@ func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMe
 	defer c.stopWatching(reconnected)
 	for attempt := 1; ; attempt++ {
 		msg := &nats.Msg{Subject: subj, Data: body, Header: nats.Header{}}
-		msg.Header.Set(ingest.HeaderContentType, ingest.ContentTypeMsgpack)
+		msg.Header.Set(transport.HeaderContentType, transport.ContentTypeMsgpack)
 		actx, acancel := context.WithTimeout(ctx, c.attempt)
 		if reconnected != nil {
 			go func() {
@@ -418,7 +417,7 @@ func retryRequest(err error) bool {
 
 // ParseReply decodes an ingest reply expecting n results.
 func ParseReply(data []byte, n int) ([]Result, error) {
-	var r ingest.Reply
+	var r events.IngestReply
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("unreadable reply from the ingest service: %w", err)
 	}
@@ -426,7 +425,7 @@ func ParseReply(data []byte, n int) ([]Result, error) {
 }
 
 // parseReply is ParseReply on a decoded reply.
-func parseReply(r ingest.Reply, n int) ([]Result, error) {
+func parseReply(r events.IngestReply, n int) ([]Result, error) {
 	if r.Error != "" {
 		return nil, &RefusedError{Reason: r.Error, Index: r.Index}
 	}
@@ -447,13 +446,13 @@ type TailOptions struct {
 // Tail calls fn for each log record selected by o, in log order. Without
 // Follow it returns once it has read what was there when it started.
 func (c *Client) Tail(ctx context.Context, o TailOptions, fn func(events.Record) error) error {
-	ro := natsutil.ReadOptions{Stream: events.StreamLog, From: o.From, Follow: o.Follow}
+	ro := transport.ReadOptions{Stream: events.StreamLog, From: o.From, Follow: o.Follow}
 	if o.Conversation != "" {
 		ro.Subjects = []string{events.LogSubject(o.Conversation)}
 	}
 	n := 0
 	errDone := errors.New("done")
-	err := natsutil.ReadStream(ctx, c.js, ro, func(r natsutil.RawRecord) error {
+	err := transport.ReadStream(ctx, c.js, ro, func(r transport.RawRecord) error {
 		ev, err := events.DecodeMsgpack(r.Data)
 		if err != nil {
 			return fmt.Errorf("log record %d does not decode: %w", r.Seq, err)

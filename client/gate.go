@@ -10,8 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/ingest"
 )
 
 // GateResult is the gate's decision on one action, as `vigil gate` prints it.
@@ -58,7 +58,7 @@ type GateOptions struct {
 // GateAndWait appends an action and waits for the gate's decision on it.
 //
 // It sends the action to the ingest service with a request for its
-// decision (ingest.HeaderWaitDecision): the service stores it, answers
+// decision (transport.HeaderWaitDecision): the service stores it, answers
 // with its log position, then sends the gate's request (if a person must
 // decide) and decision about the action stored at that position, all to
 // this connection's own inbox. No role needs to read the gate subjects,
@@ -104,13 +104,13 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 	defer c.stopWatching(reconnected)
 	subject := c.ingestSubject(ev.Kind, ev.Conversation)
 	send := func() error {
-		wait := ingest.MaxDecisionWait
+		wait := transport.MaxDecisionWait
 		if dl, ok := ctx.Deadline(); ok {
 			wait = min(max(time.Until(dl), time.Millisecond), wait)
 		}
 		msg := &nats.Msg{Subject: subject, Reply: inbox, Data: body, Header: nats.Header{}}
-		msg.Header.Set(ingest.HeaderContentType, ingest.ContentTypeMsgpack)
-		msg.Header.Set(ingest.HeaderWaitDecision, wait.String())
+		msg.Header.Set(transport.HeaderContentType, transport.ContentTypeMsgpack)
+		msg.Header.Set(transport.HeaderWaitDecision, wait.String())
 		if err := c.nc.PublishMsg(msg); err != nil {
 			return fmt.Errorf("gate: append %s: %w", ev.ID, err)
 		}
@@ -269,16 +269,16 @@ const (
 )
 
 // gateReply is any message to a gate's reply inbox: the stored reply
-// (events.IngestReply) or one of the messages after it (ingest.WaitReply).
+// (events.IngestReply) or one of the messages after it (transport.WaitReply).
 type gateReply struct {
 	events.IngestReply
-	ingest.WaitReply
+	transport.WaitReply
 }
 
 // decodeGateReply splits a message to a gate's inbox: stored is true for a
 // stored reply (results or a refusal), false for a wait reply (or an
 // unreadable message, whose fields are all empty).
-func decodeGateReply(data []byte) (r events.IngestReply, wr ingest.WaitReply, stored bool) {
+func decodeGateReply(data []byte) (r events.IngestReply, wr transport.WaitReply, stored bool) {
 	var g gateReply
 	if err := json.Unmarshal(data, &g); err != nil {
 		return r, wr, false

@@ -11,8 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
 
@@ -46,11 +46,11 @@ func (s Stream) String() string { return "stream " + events.StreamLog }
 // Records reads VIGIL_LOG through an ordered consumer, filtered on the
 // conversation's subject and the global subject when a conversation is set.
 func (s Stream) Records(ctx context.Context, sel Selection, fn func(Record) error) error {
-	o := natsutil.ReadOptions{Stream: events.StreamLog, To: sel.To}
+	o := transport.ReadOptions{Stream: events.StreamLog, To: sel.To}
 	if sel.Conversation != "" {
 		o.Subjects = []string{events.LogSubject(sel.Conversation), events.LogSubject("")}
 	}
-	return natsutil.ReadStream(ctx, s.JS, o, fn)
+	return transport.ReadStream(ctx, s.JS, o, fn)
 }
 
 // LastSeq returns VIGIL_LOG's last sequence.

@@ -11,22 +11,18 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
 // HeaderWaitDecision, on a request holding one action, asks the service
-// to answer with the gate's decision too: after the stored reply, it
-// sends on the same reply inbox a WaitReply with the gate's request (if
-// the action waits for a person) and then one with the decision, or one
-// with WaitError when the wait (the header's value, a Go duration, at
-// most MaxDecisionWait) runs out. This is how agents learn decisions: they
-// may not subscribe to the gate subjects, which carry every
-// conversation's decisions.
-const HeaderWaitDecision = "Vigil-Wait-Decision"
+// to answer with the gate's decision too (transport.HeaderWaitDecision:
+// the wire protocol is public, the client sends it).
+const HeaderWaitDecision = transport.HeaderWaitDecision
 
-// MaxDecisionWait bounds one wait for a decision.
-const MaxDecisionWait = 10 * time.Minute
+// MaxDecisionWait bounds one wait for a decision (transport.MaxDecisionWait).
+const MaxDecisionWait = transport.MaxDecisionWait
 
 // maxWaits bounds the waits for decisions held at once.
 const maxWaits = 10000
@@ -36,14 +32,8 @@ const maxWaits = 10000
 const recentDecisions = 1 << 15
 
 // WaitReply is a message after the stored reply of a request that asked
-// for its decision.
-type WaitReply struct {
-	Requested *events.GateRequested `json:"requested,omitempty"`
-	Decided   *events.GateDecided   `json:"decided,omitempty"`
-	// WaitError says why no decision came (the wait ran out, too many
-	// waits): the caller must treat the action as denied.
-	WaitError string `json:"wait_error,omitempty"`
-}
+// for its decision (transport.WaitReply).
+type WaitReply = transport.WaitReply
 
 // decisionWatcher follows the gate subjects and hands each action's gate
 // outputs to whoever waits for them, by the action's log sequence (never

@@ -35,16 +35,18 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/oklog/ulid/v2"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
-// Content types a producer may set in the Content-Type header.
+// Content types a producer may set in the Content-Type header
+// (transport's: the wire protocol is public, the client sends them).
 const (
-	ContentTypeMsgpack = "application/msgpack"
-	ContentTypeJSON    = "application/json"
-	ContentTypeJSONL   = "application/jsonl"
-	HeaderContentType  = "Content-Type"
+	ContentTypeMsgpack = transport.ContentTypeMsgpack
+	ContentTypeJSON    = transport.ContentTypeJSON
+	ContentTypeJSONL   = transport.ContentTypeJSONL
+	HeaderContentType  = transport.HeaderContentType
 	// QueueGroup is the queue group every ingest instance joins.
 	QueueGroup = "vigil-ingest"
 )

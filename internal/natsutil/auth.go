@@ -1,8 +1,6 @@
 package natsutil
 
 import (
-	"crypto/rand"
-	"encoding/base32"
 	"encoding/base64"
 	"log/slog"
 	"strings"
@@ -10,6 +8,8 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
+
+	"github.com/vigil-dev/vigil/client/transport"
 )
 
 // Every connection of a role with permissions may subscribe to one inbox
@@ -24,47 +24,20 @@ import (
 // nkey permissions cannot express it, so the embedded server
 // authenticates clients through Authenticator.
 
-// InboxRoot is the first token of every reply inbox.
-const InboxRoot = "_INBOX"
+// InboxRoot is the first token of every reply inbox (transport.InboxRoot).
+const InboxRoot = transport.InboxRoot
 
-// inboxTokenLen is the length of a connection's inbox token (base32 of
-// 20 random bytes: 160 bits, never guessed).
-const inboxTokenLen = 32
+// NewInboxToken returns a fresh random inbox token
+// (transport.NewInboxToken).
+func NewInboxToken() string { return transport.NewInboxToken() }
 
-// NewInboxToken returns a fresh random inbox token.
-func NewInboxToken() string {
-	var b [20]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic("natsutil: no randomness: " + err.Error())
-	}
-	return base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b[:])
-}
-
-// ValidInboxToken reports whether tok can be a connection's inbox token.
-func ValidInboxToken(tok string) bool {
-	if len(tok) != inboxTokenLen {
-		return false
-	}
-	for i := 0; i < len(tok); i++ {
-		c := tok[i]
-		if !(c >= 'A' && c <= 'Z' || c >= '2' && c <= '7') {
-			return false
-		}
-	}
-	return true
-}
+// ValidInboxToken reports whether tok can be a connection's inbox token
+// (transport.ValidInboxToken).
+func ValidInboxToken(tok string) bool { return transport.ValidInboxToken(tok) }
 
 // InboxOptions give a connection a fresh inbox token, declared to the
-// server and used as its inbox prefix. Every Vigil connection that
-// authenticates uses them; roles with no restrictions (admin, service)
-// harmlessly so.
-func InboxOptions() []nats.Option {
-	tok := NewInboxToken()
-	return []nats.Option{
-		nats.CustomInboxPrefix(InboxRoot + "." + tok),
-		func(o *nats.Options) error { o.User = tok; return nil },
-	}
-}
+// server and used as its inbox prefix (transport.InboxOptions).
+func InboxOptions() []nats.Option { return transport.InboxOptions() }
 
 // Permissions returns the NATS permissions of a role for a connection
 // whose inbox token is tok ("" grants no inbox at all). Admin and service

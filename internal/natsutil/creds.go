@@ -7,11 +7,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
 )
 
@@ -31,18 +31,17 @@ const (
 // Roles lists every role, in the order credentials are generated.
 var Roles = []Role{RoleAgent, RoleRuntime, RoleApprover, RoleAdmin, RoleService}
 
-// CredsDir is where role seeds live, inside the data directory.
-func CredsDir(dataDir string) string { return filepath.Join(dataDir, "creds") }
+// CredsDir is where role seeds live, inside the data directory
+// (transport.CredsDir).
+func CredsDir(dataDir string) string { return transport.CredsDir(dataDir) }
 
-// CredsFile is the seed file of a role in a data directory.
-func CredsFile(dataDir string, r Role) string {
-	return CredsFileIn(CredsDir(dataDir), r)
-}
+// CredsFile is the seed file of a role in a data directory
+// (transport.CredsFile).
+func CredsFile(dataDir string, r Role) string { return transport.CredsFile(dataDir, r) }
 
-// CredsFileIn is the seed file of a role in a credentials directory.
-func CredsFileIn(credsDir string, r Role) string {
-	return filepath.Join(credsDir, string(r)+".nk")
-}
+// CredsFileIn is the seed file of a role in a credentials directory
+// (transport.CredsFileIn).
+func CredsFileIn(credsDir string, r Role) string { return transport.CredsFileIn(credsDir, r) }
 
 // EnsureCreds creates an nkey user seed for every role in dir (mode 0600,
 // directory 0700) if missing, and returns each role's public key. Existing
@@ -117,19 +116,5 @@ func WriteFileAtomic(path string, data []byte, mode os.FileMode) error {
 }
 
 // CredsOption returns the nats.Option that authenticates with a credentials
-// file: a NATS .creds file (JWT and seed), or a bare nkey seed file as
-// `vigil serve` writes them.
-func CredsOption(path string) (nats.Option, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read credentials %s: %w (pass --creds FILE, or --data DIR of a server)", path, err)
-	}
-	if strings.Contains(string(b), "BEGIN NATS USER JWT") {
-		return nats.UserCredentials(path), nil
-	}
-	opt, err := nats.NkeyOptionFromSeed(path)
-	if err != nil {
-		return nil, fmt.Errorf("credentials %s: not a .creds file or nkey seed: %w", path, err)
-	}
-	return opt, nil
-}
+// file (transport.CredsOption).
+func CredsOption(path string) (nats.Option, error) { return transport.CredsOption(path) }

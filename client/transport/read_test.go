@@ -1,0 +1,153 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/client/transport"
+)
+
+// stream starts an embedded JetStream server on a free port and returns a
+// JetStream context on a stream T (subjects t.>) holding n messages,
+// alternately on t.a and t.b, with bodies "m1", "m2"…
+func stream(t *testing.T, n int) jetstream.JetStream {
+	t.Helper()
+	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Start()
+	t.Cleanup(s.Shutdown)
+	if !s.ReadyForConnections(30 * time.Second) {
+		t.Fatal("server not ready")
+	}
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "T", Subjects: []string{"t.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		subj := "t.a"
+		if i%2 == 0 {
+			subj = "t.b"
+		}
+		if _, err := js.Publish(ctx, subj, fmt.Appendf(nil, "m%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return js
+}
+
+func TestReadStream(t *testing.T) {
+	js := stream(t, 10)
+	tests := []struct {
+		name string
+		o    transport.ReadOptions
+		want []uint64
+	}{
+		{"all", transport.ReadOptions{Stream: "T"}, []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+		{"from 0 is the start", transport.ReadOptions{Stream: "T", From: 0, To: 2}, []uint64{1, 2}},
+		{"range", transport.ReadOptions{Stream: "T", From: 3, To: 5}, []uint64{3, 4, 5}},
+		{"to past the end stops at the end", transport.ReadOptions{Stream: "T", From: 9, To: 99}, []uint64{9, 10}},
+		{"from past the end reads nothing", transport.ReadOptions{Stream: "T", From: 11}, nil},
+		{"subjects", transport.ReadOptions{Stream: "T", Subjects: []string{"t.b"}, To: 7}, []uint64{2, 4, 6}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []uint64
+			err := transport.ReadStream(t.Context(), js, tc.o, func(r transport.RawRecord) error {
+				if want := fmt.Sprintf("m%d", r.Seq); string(r.Data) != want {
+					t.Errorf("seq %d: data %q, want %q", r.Seq, r.Data, want)
+				}
+				if want := map[bool]string{true: "t.b", false: "t.a"}[r.Seq%2 == 0]; r.Subject != want {
+					t.Errorf("seq %d: subject %q, want %q", r.Seq, r.Subject, want)
+				}
+				got = append(got, r.Seq)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("read %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestReadStreamCallbackError(t *testing.T) {
+	js := stream(t, 5)
+	boom := errors.New("boom")
+	var n int
+	err := transport.ReadStream(t.Context(), js, transport.ReadOptions{Stream: "T"}, func(r transport.RawRecord) error {
+		n++
+		if r.Seq == 2 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) || n != 2 {
+		t.Fatalf("err %v after %d records, want boom after 2", err, n)
+	}
+}
+
+func TestReadStreamFollow(t *testing.T) {
+	js := stream(t, 2)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	got := make(chan uint64, 8)
+	done := make(chan error, 1)
+	go func() {
+		done <- transport.ReadStream(ctx, js, transport.ReadOptions{Stream: "T", Follow: true}, func(r transport.RawRecord) error {
+			got <- r.Seq
+			return nil
+		})
+	}()
+	for want := uint64(1); want <= 3; want++ {
+		if want == 3 {
+			if _, err := js.Publish(ctx, "t.a", []byte("m3")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		select {
+		case seq := <-got:
+			if seq != want {
+				t.Fatalf("followed seq %d, want %d", seq, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("no seq %d while following", want)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("follow ended with %v, want nil when its context ends", err)
+	}
+}
+
+func TestReadStreamMissing(t *testing.T) {
+	js := stream(t, 0)
+	called := false
+	fn := func(transport.RawRecord) error { called = true; return nil }
+	if err := transport.ReadStream(t.Context(), js, transport.ReadOptions{Stream: "T"}, fn); err != nil || called {
+		t.Fatalf("empty stream: err %v, called %v; want nil, false", err, called)
+	}
+	if err := transport.ReadStream(t.Context(), js, transport.ReadOptions{Stream: "NOPE"}, fn); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("missing stream: err %v, want ErrStreamNotFound", err)
+	}
+}
