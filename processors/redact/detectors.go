@@ -414,11 +414,79 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		if s[ns:ne] == "PASS" && s[ne] == ':' {
 			continue // test runner output: "--- PASS: TestX/case (0.01s)"
 		}
+		if isCoordinate(s, ns, ne) {
+			continue // io.jsonwebtoken:jjwt-api:0.11.5: a package's group and artifact
+		}
+		if !quoted && bareStatement(s, vs, ve) {
+			continue // password = DEFAULT_PW; / password => m{{…}}: code, not a literal
+		}
 		if !assignedSecret(v, cls, quoted, sc.r.threshold) {
 			continue
 		}
 		sc.emit(vs, ve, min(ns, vs), max(ve, ne))
 	}
+}
+
+// dnsRoots are the top-level domains that start reverse-DNS package names
+// (Maven group ids, Java packages): io.jsonwebtoken, com.auth0, org.apache.
+var dnsRoots = map[string]bool{
+	"com": true, "org": true, "net": true, "io": true, "dev": true, "edu": true, "gov": true,
+	"co": true, "me": true, "ai": true, "app": true, "info": true, "biz": true, "eu": true,
+	"uk": true, "de": true, "fr": true, "nl": true, "ch": true, "jp": true, "cn": true,
+	"ru": true, "br": true, "in": true, "au": true, "ca": true, "us": true, "se": true,
+	"no": true, "fi": true, "dk": true, "pl": true, "it": true, "es": true, "be": true, "at": true,
+}
+
+// isCoordinate reports whether the name at s[ns:ne] is the group of a
+// Maven, Gradle or Ivy coordinate (group:artifact[:version]): a lower-case
+// reverse-DNS name, then a colon with no blank after it. Build files and
+// dependency trees print such coordinates, and a group may end in a secret
+// word (io.jsonwebtoken:jjwt-jackson:0.11.2).
+func isCoordinate(s string, ns, ne int) bool {
+	if ne+1 >= len(s) || s[ne] != ':' || !isIdentChar(s[ne+1]) {
+		return false
+	}
+	name := s[ns:ne]
+	root, rest, ok := strings.Cut(name, ".")
+	if !ok || !dnsRoots[root] || rest == "" {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(isLower(c) || isDigit(c) || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// bareStatement reports whether the bare value at s[vs:ve] is written as
+// code: after "=>" (PHP, Ruby, Perl, Apex maps, where a literal is quoted),
+// or as "name = value;" with blanks around the "=" and nothing but a
+// comment after the ";" (a C-family statement; shell allows no blank
+// around "=" and config files end no line with ";"). There a bare value is
+// an identifier, a constant or an expression, not a string literal.
+func bareStatement(s string, vs, ve int) bool {
+	i := vs
+	for i > 0 && (s[i-1] == ' ' || s[i-1] == '\t') {
+		i--
+	}
+	if i < 2 {
+		return false
+	}
+	if s[i-1] == '>' && s[i-2] == '=' {
+		return true
+	}
+	if i == vs || s[i-1] != '=' || s[i-2] != ' ' && s[i-2] != '\t' {
+		return false
+	}
+	if ve >= len(s) || s[ve] != ';' {
+		return false
+	}
+	j := ve + 1
+	for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\r') {
+		j++
+	}
+	return j == len(s) || s[j] == '\n' || strings.HasPrefix(s[j:], "//") || strings.HasPrefix(s[j:], "/*")
 }
 
 func isIdentChar(c byte) bool {

@@ -125,7 +125,8 @@ func loadGitleaks() (rules []*rule, global []allowlist, skipped []SkippedRule, e
 		if tr.ID != "generic-api-key" {
 			src = strings.ReplaceAll(src, gitleaksEnd, widerEnd)
 		}
-		re, err := regexp.Compile(unboundLongRepeats(src))
+		fast, rewritten := unboundLong(src)
+		re, err := regexp.Compile(fast)
 		if err != nil {
 			skipped = append(skipped, SkippedRule{tr.ID, "regex does not compile with Go regexp: " + err.Error()})
 			continue
@@ -147,6 +148,9 @@ func loadGitleaks() (rules []*rule, global []allowlist, skipped []SkippedRule, e
 		}
 		if tr.ID == "generic-api-key" {
 			ru.prio = prioGeneric
+		}
+		if rewritten {
+			ru.maxSecret = secretWidth(src, tr.SecretGroup)
 		}
 		ru.check = gitleaksChecks[tr.ID]
 		for _, ta := range tr.Allowlists {

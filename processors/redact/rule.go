@@ -53,7 +53,12 @@ type rule struct {
 	// secretGroup the whole match is removed.
 	wholeMatch bool
 	entropy    float64 // gitleaks: drop a secret whose entropy is <= this
-	allow      []allowlist
+	// maxSecret, when above 0, is the longest secret the regex as written
+	// can capture, kept when unboundLongRepeats widened a repetition: a
+	// longer secret is dropped, so the rewrite speeds the search up without
+	// widening what the rule removes (azure-ad-client-secret's {31,34}).
+	maxSecret int
+	allow     []allowlist
 
 	// width is the longest match the regex can produce, in bytes, or -1 when
 	// unbounded; span says how far across lines a match may reach. Both set
@@ -274,26 +279,76 @@ func (ru *rule) anchorAtKeyword(p *syntax.Regexp, src string) {
 const longRepeat = 32
 
 func unboundLongRepeats(src string) string {
+	out, _ := unboundLong(src)
+	return out
+}
+
+// unboundLong is unboundLongRepeats, also reporting whether it changed a
+// repetition.
+func unboundLong(src string) (string, bool) {
 	p, err := syntax.Parse(src, syntax.Perl)
 	if err != nil {
-		return src
+		return src, false
 	}
+	changed := false
 	var walk func(*syntax.Regexp)
 	walk = func(r *syntax.Regexp) {
 		if r.Op == syntax.OpRepeat && r.Max > longRepeat && r.Max > r.Min {
 			r.Max = -1
+			changed = true
 		}
 		for _, sub := range r.Sub {
 			walk(sub)
 		}
 	}
 	walk(p)
-	return p.String()
+	return p.String(), changed
 }
 
 // requiredLiterals returns strings (lowercased) one of which occurs in
 // every match of p, or false when there is no such set of at least two
 // bytes each. It serves as a cheap prefilter in front of a regex.
+// secretWidth returns the longest secret, in bytes, that the regex src
+// captures in group g (0: its only group) when a delimiter must follow the
+// group, or -1 when that is unbounded, not known, or nothing follows.
+func secretWidth(src string, g int) int {
+	p, err := syntax.Parse(src, syntax.Perl)
+	if err != nil {
+		return -1
+	}
+	n := p.MaxCap()
+	if g == 0 && n > 1 {
+		return -1 // the first non-empty group of several: decided per match
+	}
+	if g == 0 {
+		g = 1
+	}
+	// Only a group that something must follow: a regex that ends with its
+	// secret matches a prefix of a longer run (hooks.slack.com/…{43,56}),
+	// which the widened regex removes whole.
+	if p.Op != syntax.OpConcat {
+		return -1
+	}
+	var target *syntax.Regexp
+	var find func(*syntax.Regexp)
+	find = func(r *syntax.Regexp) {
+		if r.Op == syntax.OpCapture && r.Cap == g {
+			target = r
+		}
+		for _, sub := range r.Sub {
+			find(sub)
+		}
+	}
+	for _, sub := range p.Sub[:len(p.Sub)-1] {
+		find(sub)
+	}
+	if target == nil {
+		return -1
+	}
+	w, _ := regexWidth(target)
+	return w
+}
+
 func requiredLiterals(p *syntax.Regexp) ([]string, bool) {
 	switch p.Op {
 	case syntax.OpLiteral:

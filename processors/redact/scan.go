@@ -575,6 +575,9 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 	if ru.ctxValue && isPlaceholderValue(secret) {
 		return
 	}
+	if ru.maxSecret > 0 && len(strings.TrimRight(secret, ".")) > ru.maxSecret {
+		return // longer than the rule as written allows (a full stop after it aside)
+	}
 	if ru.check != nil && !ru.check(secret) {
 		return
 	}
