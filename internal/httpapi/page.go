@@ -41,10 +41,10 @@ const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-sr
 
 // pageTable is the approval page's routes: the page and its assets, the
 // browser session, and the reads the page makes beyond the /v1 API. They
-// are the page's own, not part of the versioned API (schemas/openapi.yaml
-// does not list them; docs/http.md does).
+// are the page's own, not part of the versioned API, but served like it:
+// Routes lists them and schemas/openapi.yaml describes them (tag page).
 var pageTable = []route{
-	{Route{Method: http.MethodGet, Path: "/{$}"}, (*Server).page},
+	{Route{Method: http.MethodGet, Path: "/"}, (*Server).page},
 	{Route{Method: http.MethodGet, Path: "/ui/assets/{name}"}, (*Server).asset},
 	{Route{Method: http.MethodPost, Path: "/ui/session"}, (*Server).login},
 	{Route{Method: http.MethodGet, Path: "/ui/session"}, (*Server).currentSession},
@@ -57,7 +57,7 @@ var pageTable = []route{
 func (s *Server) pageRoutes(mux *http.ServeMux) {
 	s.sessions = newSessionStore()
 	for _, rt := range pageTable {
-		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
+		mux.Handle(rt.pattern(), s.wrap(rt))
 	}
 }
 

@@ -5,12 +5,13 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
-// Route is one route of the API: what schemas/openapi.json must describe.
+// Route is one route of the server: what schemas/openapi.yaml must describe.
 type Route struct {
 	Method string
 	// Path is the route's path, with {name} for a path parameter (the same
@@ -70,14 +71,25 @@ var table = []route{
 	{Route{Method: http.MethodGet, Path: "/v1/pairing", Roles: admins}, (*Server).listPairing},
 }
 
-// Routes lists the API's routes.
+// Routes lists every route the server serves: the API's and the
+// approval page's (schemas/openapi.yaml describes them all).
 func Routes() []Route {
-	out := make([]Route, len(table))
-	for i, r := range table {
-		out[i] = r.Route
-		out[i].Roles = slices.Clone(r.Roles)
+	out := make([]Route, 0, len(table)+len(pageTable))
+	for _, r := range slices.Concat(table, pageTable) {
+		r.Roles = slices.Clone(r.Roles)
+		out = append(out, r.Route)
 	}
 	return out
+}
+
+// pattern is rt's net/http pattern: its method and path, a path ending
+// in / matching that path only (not the subtree under it).
+func (rt Route) pattern() string {
+	p := rt.Method + " " + rt.Path
+	if strings.HasSuffix(rt.Path, "/") {
+		p += "{$}"
+	}
+	return p
 }
 
 // routes builds the mux: each route behind its auth check, every
@@ -85,7 +97,7 @@ func Routes() []Route {
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range table {
-		mux.Handle(rt.Method+" "+rt.Path, s.wrap(rt))
+		mux.Handle(rt.pattern(), s.wrap(rt))
 	}
 	s.pageRoutes(mux) // the approval page (page.go)
 	// Anything else: a JSON 404 (or 405 from the mux for a known path).

@@ -64,6 +64,7 @@ func (b *browser) do(t *testing.T, method, path, body string, hdr map[string]str
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
+	b.a.spec.check(t, method, path, resp.StatusCode, resp.Header.Get("Content-Type"), out)
 	return resp.StatusCode, out
 }
 
@@ -270,7 +271,9 @@ func TestPageRoutes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		a.spec.check(t, "GET", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"), body)
 		if resp.StatusCode != tc.code || resp.Header.Get("Content-Type") != tc.ctype {
 			t.Errorf("GET %s: %d %s, want %d %s", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"), tc.code, tc.ctype)
 		}
@@ -304,7 +307,9 @@ func TestPageRoutes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
+		a.spec.check(t, "GET", tc.path, resp.StatusCode, resp.Header.Get("Content-Type"), body)
 		if resp.StatusCode != tc.want {
 			t.Errorf("GET %s as %q: %d, want %d", tc.path, tc.role, resp.StatusCode, tc.want)
 		}
