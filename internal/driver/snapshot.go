@@ -218,6 +218,13 @@ func (d *Driver) recordDigest(ctx context.Context, seq uint64) (string, error) {
 	return fmt.Sprintf("%x", sum), nil
 }
 
+// listAttempts bounds the attempts to list the snapshots at start,
+// listRetryWait apart.
+const (
+	listAttempts  = 5
+	listRetryWait = time.Second
+)
+
 // restoreSnapshot restores the newest usable snapshot at or below limit
 // and sets d.folded to its seq. Any failure leaves the processor as it
 // was (and d.folded at 0): the warm-up then folds from the start.
@@ -228,6 +235,18 @@ func (d *Driver) restoreSnapshot(ctx context.Context, limit uint64) {
 	}
 	log := d.log()
 	names, err := s.store.List(ctx)
+	// A server still busy with its start (recovering long streams) can
+	// time a listing out: folding the whole log instead would cost far
+	// more than asking again (issue 14: a 1,000,000-event restart refolded
+	// everything, 96 s, after one 5 s timeout).
+	for attempt := 1; err != nil && attempt < listAttempts && ctx.Err() == nil; attempt++ {
+		log.Warn("driver: snapshots cannot be listed; asking again", "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(listRetryWait):
+		}
+		names, err = s.store.List(ctx)
+	}
 	if err != nil {
 		log.Warn("driver: snapshots cannot be listed; folding the log from the start", "err", err)
 		return

@@ -214,6 +214,46 @@ func TestDriverRestartFoldsOnlySuffix(t *testing.T) {
 	}
 }
 
+// flakyList is a SnapshotStore whose first failures listings fail, as a
+// listing that times out on a server busy with its start.
+type flakyList struct {
+	*memStore
+	mu       sync.Mutex
+	failures int
+}
+
+func (f *flakyList) List(ctx context.Context) ([]string, error) {
+	f.mu.Lock()
+	fail := f.failures > 0
+	if fail {
+		f.failures--
+	}
+	f.mu.Unlock()
+	if fail {
+		return nil, context.DeadlineExceeded
+	}
+	return f.memStore.List(ctx)
+}
+
+// TestDriverRestoreRetriesListing: a listing that fails at start is asked
+// again; the driver restores its snapshot instead of folding everything.
+func TestDriverRestoreRetriesListing(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	store := newMemStore()
+	snaps := SnapshotConfig{Every: 10, Interval: -1, Keep: 2, Store: store}
+	last := appendN(t, e, "a", 25)
+	r := e.run(t, Config{Processor: &tally{}, Snapshots: snaps})
+	r.waitFolded(t, last)
+	r.halt(t)
+
+	snaps.Store = &flakyList{memStore: store, failures: 2}
+	r = e.run(t, Config{Processor: &tally{}, Snapshots: snaps})
+	if wu := r.d.WarmUp(); wu.Restored != last || wu.Folded != 0 {
+		t.Fatalf("warm-up %+v after two failed listings, want the snapshot at %d restored and nothing folded", wu, last)
+	}
+	r.halt(t)
+}
+
 func seqRange(from, to uint64) []uint64 {
 	var out []uint64
 	for s := from; s <= to; s++ {
