@@ -140,6 +140,9 @@ events on a small machine).`,
 			for i, r := range res.Runs {
 				fmt.Fprintf(c.stdout, "restart %d         first decision %.2f s (serve.json %.2f s), RSS %.0f MB (peak %.0f MB), CPU %.2f s, snapshot %d, refolded %d, load %.1f\n",
 					i+1, r.DecisionSeconds, r.ServeInfoSeconds, r.RSSMB, r.HWMMB, r.CPUSeconds, r.Restored, r.Refolded, r.Load1)
+				if cfg.Settle > 0 {
+					fmt.Fprintf(c.stdout, "  %s later     RSS %.0f MB (peak %.0f MB), CPU %.2f s\n", cfg.Settle, r.SettledRSSMB, r.SettledHWMMB, r.SettledCPUSeconds)
+				}
 			}
 			fmt.Fprintf(c.stdout, "targets           first decision ≤ 5 s, RSS < 250 MB\n")
 			return nil
@@ -157,6 +160,7 @@ events on a small machine).`,
 	fl.IntVar(&cfg.Producers, "producers", 4, "concurrent producers while building the log")
 	fl.IntVar(&cfg.Batch, "batch", 100, "events per append request while building the log")
 	fl.DurationVar(&cfg.Timeout, "timeout", 15*time.Minute, "give up when no decision comes this long after a start")
+	fl.DurationVar(&cfg.Settle, "settle", 0, "keep each restarted node this long after its first decision and sample its RSS and CPU again (background work after a start)")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }

@@ -64,6 +64,11 @@ type RestartConfig struct {
 	Runs int
 	// Timeout bounds the wait for the first decision; 0 means 15 minutes.
 	Timeout time.Duration
+	// Settle, when positive, keeps the node running that long after the
+	// first decision and samples its RSS and CPU again: what the work the
+	// node does in the background after a start (the read models'
+	// verification, the continuity check) adds.
+	Settle time.Duration
 	// Progress, when set, is told what the benchmark is doing.
 	Progress func(format string, args ...any)
 }
@@ -87,6 +92,11 @@ type RestartRun struct {
 	Refolded int64 `json:"refolded"`
 	// Load1 is the machine's 1-minute load average at the decision.
 	Load1 float64 `json:"load1"`
+	// SettledRSSMB, SettledHWMMB and SettledCPUSeconds are the same
+	// figures RestartConfig.Settle after the decision (0: not sampled).
+	SettledRSSMB      float64 `json:"settled_rss_mb,omitempty"`
+	SettledHWMMB      float64 `json:"settled_hwm_mb,omitempty"`
+	SettledCPUSeconds float64 `json:"settled_cpu_seconds,omitempty"`
 }
 
 // RestartResult is what `vigil bench restart --json` prints.
@@ -533,6 +543,18 @@ func measureRestart(ctx context.Context, cfg RestartConfig, dir string, run int)
 	r.CPUSeconds = procCPUSeconds(pid)
 	r.Load1 = load1()
 	cl.Close()
+	if cfg.Settle > 0 {
+		select {
+		case <-ctx.Done():
+			return r, ctx.Err()
+		case err := <-c.done:
+			c.done <- err
+			return r, fmt.Errorf("bench restart: vigil serve exited (%v) after its first decision; log in %s", err, c.logPath)
+		case <-time.After(cfg.Settle):
+		}
+		r.SettledRSSMB, r.SettledHWMMB = procStatusMB(pid, "VmRSS"), procStatusMB(pid, "VmHWM")
+		r.SettledCPUSeconds = procCPUSeconds(pid)
+	}
 	if err := c.stop(); err != nil {
 		return r, err
 	}
