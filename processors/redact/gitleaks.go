@@ -154,6 +154,11 @@ func loadGitleaks() (rules []*rule, global []allowlist, skipped []SkippedRule, e
 		}
 		ru.check = gitleaksChecks[tr.ID]
 		for _, ta := range tr.Allowlists {
+			for _, w := range ta.StopWords {
+				if isKeyShaped(w) {
+					ru.public = append(ru.public, w)
+				}
+			}
 			a, ok, err := compileAllowlist(ta)
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("redact: gitleaks rule %s allowlist: %w", tr.ID, err)
@@ -166,6 +171,28 @@ func loadGitleaks() (rules []*rule, global []allowlist, skipped []SkippedRule, e
 	}
 	sort.Slice(skipped, func(i, j int) bool { return skipped[i].ID < skipped[j].ID })
 	return rules, global, skipped, nil
+}
+
+// isKeyShaped reports whether a stopword of a gitleaks allowlist is a
+// key rather than a word: 20 bytes or more of letters and digits, with
+// both. gitleaks lists such values because they are published on purpose
+// (Algolia's search-only key of the npm index, which yarn ships).
+func isKeyShaped(w string) bool {
+	if len(w) < 20 {
+		return false
+	}
+	letters, digits := 0, 0
+	for i := 0; i < len(w); i++ {
+		switch c := w[i]; {
+		case isDigit(c):
+			digits++
+		case isAlnum(c):
+			letters++
+		default:
+			return false
+		}
+	}
+	return letters > 0 && digits > 0
 }
 
 // allowlist is a compiled gitleaks allowlist. Path and commit checks can

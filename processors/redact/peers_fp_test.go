@@ -143,3 +143,42 @@ func TestBareStatement(t *testing.T) {
 		}
 	}
 }
+
+func TestPublishedValuesAreKept(t *testing.T) {
+	r := newTestRedactor(t)
+	gl, _, _, err := loadGitleaks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, ru := range gl {
+		for _, v := range ru.public {
+			n++
+			if out, fs := r.RedactString(`const algolia = {apiKey: "` + v + `", indexName: "npm-search"}`); len(fs) > 0 {
+				t.Errorf("published value %q redacted: %q", v, out)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("the rule file lists no key-shaped stopword: the test checks nothing")
+	}
+	// Another key in the same place is still removed.
+	k := randFrom(fp, hexLower, 32)
+	if out, _ := r.RedactString(`const algolia = {apiKey: "` + k + `", indexName: "npm-search"}`); strings.Contains(out, k) {
+		t.Errorf("a key beside the published one's name survived: %q", out)
+	}
+	for _, c := range []struct {
+		in   string
+		want bool
+	}{
+		{"6fe4476ee5a1832882e326b506d14126", true},
+		{"abcdefghijklmnopqrstuvwxyz", false}, // a word list entry, no digit
+		{"000000", false},
+		{"1234567890123456789012", false},  // no letter
+		{"aws_secret_access_key_1", false}, // not only letters and digits
+	} {
+		if got := isKeyShaped(c.in); got != c.want {
+			t.Errorf("isKeyShaped(%q) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}

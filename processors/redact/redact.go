@@ -176,6 +176,11 @@ func New(cfg Config) (*Redactor, error) {
 			source: sourceConfig, prio: prioSpecific, keywords: lowerAll(er.Keywords), re: re,
 		})
 	}
+	return build(cfg, rules, global, skipped)
+}
+
+// build makes a Redactor of rules (cfg has its defaults and is valid).
+func build(cfg Config, rules []*rule, global []allowlist, skipped []SkippedRule) (*Redactor, error) {
 	slices.SortFunc(rules, func(a, b *rule) int { return strings.Compare(a.id, b.id) })
 	for i := 1; i < len(rules); i++ {
 		if rules[i].id == rules[i-1].id {
@@ -189,10 +194,12 @@ func New(cfg Config) (*Redactor, error) {
 		skipped:   skipped,
 		budget:    cfg.Budget,
 	}
-	if len(cfg.Settings.Allow) > 0 {
-		r.allowed = make(map[string]struct{}, len(cfg.Settings.Allow))
-		for _, a := range cfg.Settings.Allow {
-			r.allowed[a] = struct{}{}
+	for _, a := range cfg.Settings.Allow {
+		r.allow(a)
+	}
+	for _, ru := range rules {
+		for _, a := range ru.public {
+			r.allow(a)
 		}
 	}
 	kwID := map[string]int32{}
@@ -218,6 +225,14 @@ func New(cfg Config) (*Redactor, error) {
 	r.kw = newMatcher(kws)
 	r.pool.New = func() any { return &scan{r: r} }
 	return r, nil
+}
+
+// allow adds a value that no rule removes.
+func (r *Redactor) allow(v string) {
+	if r.allowed == nil {
+		r.allowed = map[string]struct{}{}
+	}
+	r.allowed[v] = struct{}{}
 }
 
 // readsMatch reports whether an allowlist among as reads a rule's whole
