@@ -13,8 +13,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
 
@@ -32,8 +32,13 @@ var (
 // ReadCheckpoints calls fn for every message on vigil.audit.checkpoint,
 // with its stream sequence (err set when it does not decode).
 func ReadCheckpoints(ctx context.Context, js jetstream.JetStream, fn func(at uint64, cp events.AuditCheckpoint, err error)) error {
-	return natsutil.ReadStream(ctx, js, natsutil.ReadOptions{Stream: events.StreamDerived, Subjects: []string{events.SubjectCheckpoint}},
-		func(r natsutil.RawRecord) error {
+	return readCheckpoints(ctx, js, 0, fn)
+}
+
+// readCheckpoints is ReadCheckpoints from stream sequence from on.
+func readCheckpoints(ctx context.Context, js jetstream.JetStream, from uint64, fn func(at uint64, cp events.AuditCheckpoint, err error)) error {
+	return transport.ReadStream(ctx, js, transport.ReadOptions{Stream: events.StreamDerived, From: from, Subjects: []string{events.SubjectCheckpoint}},
+		func(r transport.RawRecord) error {
 			d, err := events.DecodeDerived(r.Data)
 			if err == nil && d.Kind != events.KindAuditCheckpoint {
 				err = fmt.Errorf("kind %q, want %s", d.Kind, events.KindAuditCheckpoint)
@@ -93,13 +98,13 @@ func Latest(ctx context.Context, js jetstream.JetStream, vs note.Verifiers, atLe
 // LogTree reads VIGIL_LOG 1..end into a proof tree (gaps get
 // audit.MissingLeaf, as the audit fold gives them), feeding v and keep
 // (either may be nil) and progress (may be nil) each record.
-func LogTree(ctx context.Context, js jetstream.JetStream, end uint64, v *audit.LogVerifier, keep func(natsutil.RawRecord), progress func(seq, end uint64)) (*audit.Tree, error) {
+func LogTree(ctx context.Context, js jetstream.JetStream, end uint64, v *audit.LogVerifier, keep func(transport.RawRecord), progress func(seq, end uint64)) (*audit.Tree, error) {
 	tree := &audit.Tree{}
 	if end == 0 {
 		return tree, nil
 	}
-	err := natsutil.ReadStream(ctx, js, natsutil.ReadOptions{Stream: events.StreamLog, From: 1, To: end},
-		func(r natsutil.RawRecord) error {
+	err := transport.ReadStream(ctx, js, transport.ReadOptions{Stream: events.StreamLog, From: 1, To: end},
+		func(r transport.RawRecord) error {
 			if progress != nil {
 				progress(r.Seq, end)
 			}
@@ -160,7 +165,7 @@ func Prove(ctx context.Context, js jetstream.JetStream, vs note.Verifiers, seq u
 		return Proof{}, err
 	}
 	var raw []byte
-	tree, err := LogTree(ctx, js, cp.Size, nil, func(r natsutil.RawRecord) {
+	tree, err := LogTree(ctx, js, cp.Size, nil, func(r transport.RawRecord) {
 		if r.Seq == seq {
 			raw = r.Data
 		}

@@ -14,16 +14,19 @@ import (
 )
 
 // The audit routes serve what `vigil audit prove` prints, through the same
-// functions (internal/auditlog): the newest signed checkpoint, and the
+// package (internal/auditlog): the newest signed checkpoint, and the
 // inclusion proof of one log record in the tree of the newest checkpoint
-// that covers it. The server checks the proof against the checkpoint's
+// that covers it. A Prover answers them: it reads the log once into a
+// small cache of the tree's upper nodes (2 hashes per 256 records) and
+// then two blocks of 256 records per proof, instead of the whole log up
+// to the checkpoint per request. The server checks the proof against the checkpoint's
 // root before answering, but a client should trust neither: it checks the
 // note's signature with the node's audit key (`vigil audit key`) and the
 // proof against the root itself (RFC 6962), or runs `vigil audit verify
 // --export` on the answer's export lines.
 
-// proofWait bounds building a proof: it reads VIGIL_LOG up to the
-// checkpoint, which grows with the log.
+// proofWait bounds building a proof: the first one (and the first after
+// a stream was replaced) reads VIGIL_LOG up to the checkpoint.
 const proofWait = 50 * time.Second
 
 // checkpointView is the answer to GET /v1/audit/checkpoint.
@@ -56,7 +59,7 @@ func (s *Server) auditCheckpoint(w http.ResponseWriter, r *http.Request, who pri
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	cp, err := auditlog.Latest(ctx, s.cfg.JetStream, nil, 0)
+	cp, err := s.prover.Latest(ctx, 0)
 	if err != nil {
 		return auditError(err)
 	}
@@ -74,7 +77,7 @@ func (s *Server) auditProof(w http.ResponseWriter, r *http.Request, who principa
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), proofWait)
 	defer cancel()
-	pr, err := auditlog.Prove(ctx, s.cfg.JetStream, nil, seq, nil)
+	pr, err := s.prover.Prove(ctx, seq)
 	if err != nil {
 		return auditError(err)
 	}

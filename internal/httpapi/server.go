@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/auditlog"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/projections"
@@ -142,6 +143,9 @@ type Server struct {
 	pairing *pairingService
 	// sessions are the browser sessions (session.go).
 	sessions *sessionStore
+	// prover answers the audit routes from its cache of the log's tree
+	// (audit.go); nil without cfg.JetStream.
+	prover *auditlog.Prover
 	// ctx is every request's base context: Close cancels it, which ends
 	// the gate waits and live streams so that Shutdown can drain.
 	ctx    context.Context
@@ -206,6 +210,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.metrics = newMetrics(s)
 	s.hub = newHub()
 	if cfg.JetStream != nil {
+		s.prover = auditlog.NewProver(cfg.JetStream, nil, 0)
 		// Follow from what is stored after now, decided here rather than
 		// when each follower's consumer is made: nothing stored after New
 		// returns is missed.
