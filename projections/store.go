@@ -442,13 +442,20 @@ func (s *Store) isEmpty() (bool, error) {
 	return empty, it.Close()
 }
 
+// cacheSize is the Pebble block cache of a store.
+const cacheSize = 16 << 20
+
 func (s *Store) openPebble() (db *pebble.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			db, err = nil, fmt.Errorf("pebble panicked: %v", r)
 		}
 	}()
-	cache := pebble.NewCache(64 << 20)
+	// The read models answer point reads and short scans (the HTTP API,
+	// the CLI) and the driver's read-modify-writes of a few hot keys; the
+	// background verification reads every block through this cache, so
+	// its size is RSS a node holds from its first minute on (issue 14).
+	cache := pebble.NewCache(cacheSize)
 	defer cache.Unref()
 	o := &pebble.Options{
 		Cache:        cache,
