@@ -273,10 +273,11 @@ func TestRulesAndSkipped(t *testing.T) {
 // The vendored rule file must parse with no key the loader ignores, and
 // every rule but the documented path-only ones must compile with Go regexp.
 func TestVendoredRulesLoad(t *testing.T) {
-	rules, global, skipped, err := loadGitleaks()
+	gf, err := loadGitleaks()
 	if err != nil {
 		t.Fatal(err)
 	}
+	rules, global, skipped := gf.rules, gf.global, gf.skipped
 	if len(rules) < 210 || len(global) == 0 {
 		t.Fatalf("%d rules, %d global allowlists", len(rules), len(global))
 	}

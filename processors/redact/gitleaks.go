@@ -78,20 +78,39 @@ type SkippedRule struct {
 	Reason string
 }
 
+// ruleFile is the vendored rule file, loaded.
+type ruleFile struct {
+	rules   []*rule
+	global  []allowlist
+	skipped []SkippedRule // rules Vigil cannot honour, with why
+	// published are values the file's allowlists name literally (a
+	// literal regex on the secret, a key-shaped stopword): documented
+	// examples and keys published on purpose, such as NuGet's example
+	// passwords or Algolia's search-only key of the npm index that yarn
+	// ships. No rule removes them, including those of skipped rules.
+	published []string
+}
+
 // loadGitleaks parses the vendored rule file into rules and the global
-// allowlists. Rules Vigil cannot honour are returned in skipped, with why.
-func loadGitleaks() (rules []*rule, global []allowlist, skipped []SkippedRule, err error) {
-	var cfg tomlConfig
+// allowlists.
+func loadGitleaks() (ruleFile, error) {
+	var (
+		cfg     tomlConfig
+		f       ruleFile
+		rules   []*rule
+		global  []allowlist
+		skipped []SkippedRule
+	)
 	md, err := toml.Decode(gitleaksTOML, &cfg)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("redact: parse vendored gitleaks rules: %w", err)
+		return f, fmt.Errorf("redact: parse vendored gitleaks rules: %w", err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		keys := make([]string, len(und))
 		for i, k := range und {
 			keys[i] = k.String()
 		}
-		return nil, nil, nil, fmt.Errorf("redact: vendored gitleaks rules use keys this loader does not know: %s", strings.Join(keys, ", "))
+		return f, fmt.Errorf("redact: vendored gitleaks rules use keys this loader does not know: %s", strings.Join(keys, ", "))
 	}
 	var globals []tomlAllowlist
 	if cfg.Allowlist != nil {
@@ -101,13 +120,16 @@ func loadGitleaks() (rules []*rule, global []allowlist, skipped []SkippedRule, e
 	for _, ta := range globals {
 		a, ok, err := compileAllowlist(ta)
 		if err != nil {
-			return nil, nil, nil, fmt.Errorf("redact: gitleaks global allowlist: %w", err)
+			return f, fmt.Errorf("redact: gitleaks global allowlist: %w", err)
 		}
 		if ok {
 			global = append(global, a)
 		}
 	}
 	for _, tr := range cfg.Rules {
+		for _, ta := range tr.Allowlists {
+			f.published = append(f.published, publishedValues(ta)...)
+		}
 		switch {
 		case tr.Path != "":
 			// Path rules judge a file name; an event string has none. The
@@ -154,14 +176,9 @@ func loadGitleaks() (rules []*rule, global []allowlist, skipped []SkippedRule, e
 		}
 		ru.check = gitleaksChecks[tr.ID]
 		for _, ta := range tr.Allowlists {
-			for _, w := range ta.StopWords {
-				if isKeyShaped(w) {
-					ru.public = append(ru.public, w)
-				}
-			}
 			a, ok, err := compileAllowlist(ta)
 			if err != nil {
-				return nil, nil, nil, fmt.Errorf("redact: gitleaks rule %s allowlist: %w", tr.ID, err)
+				return f, fmt.Errorf("redact: gitleaks rule %s allowlist: %w", tr.ID, err)
 			}
 			if ok {
 				ru.allow = append(ru.allow, a)
@@ -170,7 +187,50 @@ func loadGitleaks() (rules []*rule, global []allowlist, skipped []SkippedRule, e
 		rules = append(rules, ru)
 	}
 	sort.Slice(skipped, func(i, j int) bool { return skipped[i].ID < skipped[j].ID })
-	return rules, global, skipped, nil
+	f.rules, f.global, f.skipped = rules, global, skipped
+	return f, nil
+}
+
+// publishedValues returns the values an allowlist names literally: its
+// regexes on the secret that are plain literals, and its key-shaped
+// stopwords (isKeyShaped).
+func publishedValues(ta tomlAllowlist) []string {
+	var out []string
+	if ta.RegexTarget == "" || ta.RegexTarget == "secret" {
+		for _, src := range ta.Regexes {
+			if v, ok := plainLiteral(src); ok && len(v) >= 8 {
+				out = append(out, v)
+			}
+		}
+	}
+	for _, w := range ta.StopWords {
+		if isKeyShaped(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// plainLiteral returns the text a regex matches when it is a plain
+// literal (metacharacters only escaped: hal\+9ooo_da!sY), unanchored.
+func plainLiteral(src string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(src); i++ {
+		c := src[i]
+		switch {
+		case c == '\\':
+			if i+1 >= len(src) || isAlnum(src[i+1]) {
+				return "", false // \b, \d, \w …
+			}
+			i++
+			b.WriteByte(src[i])
+		case strings.IndexByte(".^$*+?()[]{}|", c) >= 0:
+			return "", false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), true
 }
 
 // isKeyShaped reports whether a stopword of a gitleaks allowlist is a

@@ -48,11 +48,11 @@ func TestPeerCleanSamplesArgued(t *testing.T) {
 	r := newTestRedactor(t)
 	cfg := Config{}
 	cfg.EnsureDefaults()
-	gl, global, skipped, err := loadGitleaks()
+	gf, err := loadGitleaks()
 	if err != nil {
 		t.Fatal(err)
 	}
-	glOnly, err := build(cfg, gl, global, skipped)
+	glOnly, err := build(cfg, gf.rules, gf)
 	if err != nil {
 		t.Fatal(err)
 	}

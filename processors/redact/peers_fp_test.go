@@ -153,28 +153,52 @@ func TestBareStatement(t *testing.T) {
 	}
 }
 
+func TestPlainLiteral(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{`hal\+9ooo_da!sY`, "hal+9ooo_da!sY", true},
+		{`33f!!lloppa`, "33f!!lloppa", true},
+		{`AIzaSyA8vmApnrHNFE0bApF4hoZ11srVL_n0nvY`, "AIzaSyA8vmApnrHNFE0bApF4hoZ11srVL_n0nvY", true},
+		{`^\%\S.*\%$`, "", false},
+		{`(?i)secret`, "", false},
+		{`--mount=type=secret,`, "--mount=type=secret,", true},
+	} {
+		got, ok := plainLiteral(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("plainLiteral(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
+
 func TestPublishedValuesAreKept(t *testing.T) {
 	r := newTestRedactor(t)
-	gl, _, _, err := loadGitleaks()
+	gf, err := loadGitleaks()
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
-	for _, ru := range gl {
-		for _, v := range ru.public {
-			n++
-			if out, fs := r.RedactString(`const algolia = {apiKey: "` + v + `", indexName: "npm-search"}`); len(fs) > 0 {
+	for _, v := range gf.published {
+		for _, text := range []string{
+			`const algolia = {apiKey: "` + v + `", indexName: "npm-search"}`,
+			`<add key="ClearTextPassword" value="` + v + `" />`,
+		} {
+			if out, fs := r.RedactString(text); len(fs) > 0 {
 				t.Errorf("published value %q redacted: %q", v, out)
 			}
 		}
 	}
-	if n == 0 {
-		t.Fatal("the rule file lists no key-shaped stopword: the test checks nothing")
+	if len(gf.published) < 3 {
+		t.Fatalf("the rule file names %d published values: %q", len(gf.published), gf.published)
 	}
 	// Another key in the same place is still removed.
 	k := randFrom(fp, hexLower, 32)
 	if out, _ := r.RedactString(`const algolia = {apiKey: "` + k + `", indexName: "npm-search"}`); strings.Contains(out, k) {
 		t.Errorf("a key beside the published one's name survived: %q", out)
+	}
+	pw := "Qz7#" + randMixed(fp, alnum, 12)
+	if out, _ := r.RedactString(`<add key="ClearTextPassword" value="` + pw + `" />`); strings.Contains(out, pw) {
+		t.Errorf("a password beside the published ones survived: %q", out)
 	}
 	for _, c := range []struct {
 		in   string

@@ -160,7 +160,7 @@ func New(cfg Config) (*Redactor, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	gl, global, skipped, err := loadGitleaks()
+	gf, err := loadGitleaks()
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func New(cfg Config) (*Redactor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redact: built-in rules: %w", err)
 	}
-	rules := append(gl, vr...)
+	rules := append(gf.rules, vr...)
 	for _, er := range cfg.Settings.ExtraRules {
 		re := regexp.MustCompile(er.Regex) // Validate compiled it
 		rules = append(rules, &rule{
@@ -176,11 +176,14 @@ func New(cfg Config) (*Redactor, error) {
 			source: sourceConfig, prio: prioSpecific, keywords: lowerAll(er.Keywords), re: re,
 		})
 	}
-	return build(cfg, rules, global, skipped)
+	return build(cfg, rules, gf)
 }
 
-// build makes a Redactor of rules (cfg has its defaults and is valid).
-func build(cfg Config, rules []*rule, global []allowlist, skipped []SkippedRule) (*Redactor, error) {
+// build makes a Redactor of rules, with the global allowlists, skipped
+// rules and published values of the rule file gf (cfg has its defaults and
+// is valid).
+func build(cfg Config, rules []*rule, gf ruleFile) (*Redactor, error) {
+	global, skipped := gf.global, gf.skipped
 	slices.SortFunc(rules, func(a, b *rule) int { return strings.Compare(a.id, b.id) })
 	for i := 1; i < len(rules); i++ {
 		if rules[i].id == rules[i-1].id {
@@ -197,10 +200,8 @@ func build(cfg Config, rules []*rule, global []allowlist, skipped []SkippedRule)
 	for _, a := range cfg.Settings.Allow {
 		r.allow(a)
 	}
-	for _, ru := range rules {
-		for _, a := range ru.public {
-			r.allow(a)
-		}
+	for _, a := range gf.published {
+		r.allow(a)
 	}
 	kwID := map[string]int32{}
 	var kws []string

@@ -59,9 +59,6 @@ type rule struct {
 	// widening what the rule removes (azure-ad-client-secret's {31,34}).
 	maxSecret int
 	allow     []allowlist
-	// public are values the rule file names as published on purpose (the
-	// key-shaped stopwords of a gitleaks allowlist): no rule removes them.
-	public []string
 
 	// width is the longest match the regex can produce, in bytes, or -1 when
 	// unbounded; span says how far across lines a match may reach. Both set
