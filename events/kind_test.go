@@ -48,7 +48,7 @@ func TestKindsPartition(t *testing.T) {
 func TestEveryKindHasRulesAndAView(t *testing.T) {
 	t.Parallel()
 	for _, k := range AllKinds() {
-		if _, ok := dataShapes[k]; !ok {
+		if _, ok := dataShapes()[k]; !ok {
 			t.Errorf("%s has no data rules in dataShapes", k)
 		}
 		_, ev := eventViews[k]

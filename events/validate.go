@@ -364,162 +364,167 @@ func checkConfigShape(m map[string]any, path string) error {
 	return nil
 }
 
-// dataShapes gives the shape of each kind's data. Read-only.
-var dataShapes = map[Kind]*shape{
-	KindConversationStarted: {typ: objectType, fields: []field{
-		{"backend", false, stringShape},
-		{"workspace", false, stringShape},
-	}},
-	KindAction: {typ: objectType, fields: []field{
-		{"tool", true, nonEmptyShape},
-		// args is an object; its security_risk, like data's, is never
-		// checked: any value is accepted and normalised by SecurityRisk.
-		{"args", false, shape{typ: objectType}},
-		{"security_risk", false, anyShape},
-		{"thought", false, anyShape},
-		{"backend", false, stringShape},
-		{"cwd", false, stringShape},
-	}},
-	KindObservation: {typ: objectType, fields: []field{
-		{"action_id", true, nonEmptyShape},
-		{"content", false, anyShape},
-		{"exit_code", false, shape{typ: integerType, nullable: true}},
-	}},
-	KindMessage: {typ: objectType, fields: []field{
-		{"role", true, nonEmptyShape},
-		{"content", true, anyShape},
-	}},
-	KindContextLoaded: {typ: objectType, fields: []field{
-		{"path", true, nonEmptyShape},
-		{"content", true, stringShape},
-	}},
-	KindConfig: &configShape,
-	KindApprovalDecision: {typ: objectType, fields: []field{
-		{"action_id", true, nonEmptyShape},
-		{"verdict", true, verdictShape},
-		{"approver", false, stringShape},
-		{"reason", false, stringShape},
-		{"log_seq", false, uintShape},
-		{"digest", false, shape{typ: stringType, pattern: digestPattern}},
-	}},
-	KindAllowlistChanged: {typ: objectType, fields: []field{
-		{"op", true, shape{typ: stringType, enum: []string{AllowlistAdd, AllowlistRevoke}}},
-		{"entry_id", true, nonEmptyShape},
-		{"shape", false, stringShape},
-		{"action_id", false, stringShape},
-		{"by", false, stringShape},
-		{"reason", false, stringShape},
-	}, check: func(m map[string]any, path string) error {
-		if s, _ := m["shape"].(string); m["op"] == AllowlistAdd && s == "" {
-			return &ValidationError{path + ".shape", "is missing or empty; an added entry needs the command shape it allows"}
-		}
-		return nil
-	}},
-	KindApprovalExpired: {typ: objectType, fields: []field{
-		{"action_id", true, nonEmptyShape},
-		{"reason", false, stringShape},
-	}},
-	KindPairingRequested: &pairingShape,
-	KindPairingApproved:  &pairingShape,
-	KindPairingRevoked:   &pairingShape,
-	KindPairingDenied:    &pairingShape,
-	KindPairingExpired:   &pairingShape,
-	KindAuditSeal: {typ: objectType, fields: []field{
-		{"by", false, stringShape},
-		{"reason", false, stringShape},
-	}},
-	KindTokenCreated: {typ: objectType, fields: []field{
-		{"token_id", true, shape{typ: stringType, pattern: tokenPattern}},
-		{"role", true, shape{typ: stringType, enum: []string{"agent", "runtime", "approver", "admin"}}},
-		{"name", false, shape{typ: stringType, pattern: tokenNamePattern}},
-		{"hash", true, shape{typ: stringType, pattern: digestPattern}},
-		{"hint", false, shape{typ: stringType, pattern: tokenHintPattern}},
-		{"by", false, stringShape},
-	}},
-	KindTokenRevoked: {typ: objectType, fields: []field{
-		{"token_id", true, shape{typ: stringType, pattern: tokenPattern}},
-		{"by", false, stringShape},
-		{"reason", false, stringShape},
-	}},
+// dataShapes gives the shape of each kind's data. Read-only. Built on
+// first use: built at initialisation, the table cost every command of the
+// vigil binary its start-up (`vigil hook` included, which validates in the
+// server).
+var dataShapes = sync.OnceValue(func() map[Kind]*shape {
+	return map[Kind]*shape{
+		KindConversationStarted: {typ: objectType, fields: []field{
+			{"backend", false, stringShape},
+			{"workspace", false, stringShape},
+		}},
+		KindAction: {typ: objectType, fields: []field{
+			{"tool", true, nonEmptyShape},
+			// args is an object; its security_risk, like data's, is never
+			// checked: any value is accepted and normalised by SecurityRisk.
+			{"args", false, shape{typ: objectType}},
+			{"security_risk", false, anyShape},
+			{"thought", false, anyShape},
+			{"backend", false, stringShape},
+			{"cwd", false, stringShape},
+		}},
+		KindObservation: {typ: objectType, fields: []field{
+			{"action_id", true, nonEmptyShape},
+			{"content", false, anyShape},
+			{"exit_code", false, shape{typ: integerType, nullable: true}},
+		}},
+		KindMessage: {typ: objectType, fields: []field{
+			{"role", true, nonEmptyShape},
+			{"content", true, anyShape},
+		}},
+		KindContextLoaded: {typ: objectType, fields: []field{
+			{"path", true, nonEmptyShape},
+			{"content", true, stringShape},
+		}},
+		KindConfig: &configShape,
+		KindApprovalDecision: {typ: objectType, fields: []field{
+			{"action_id", true, nonEmptyShape},
+			{"verdict", true, verdictShape},
+			{"approver", false, stringShape},
+			{"reason", false, stringShape},
+			{"log_seq", false, uintShape},
+			{"digest", false, shape{typ: stringType, pattern: digestPattern}},
+		}},
+		KindAllowlistChanged: {typ: objectType, fields: []field{
+			{"op", true, shape{typ: stringType, enum: []string{AllowlistAdd, AllowlistRevoke}}},
+			{"entry_id", true, nonEmptyShape},
+			{"shape", false, stringShape},
+			{"action_id", false, stringShape},
+			{"by", false, stringShape},
+			{"reason", false, stringShape},
+		}, check: func(m map[string]any, path string) error {
+			if s, _ := m["shape"].(string); m["op"] == AllowlistAdd && s == "" {
+				return &ValidationError{path + ".shape", "is missing or empty; an added entry needs the command shape it allows"}
+			}
+			return nil
+		}},
+		KindApprovalExpired: {typ: objectType, fields: []field{
+			{"action_id", true, nonEmptyShape},
+			{"reason", false, stringShape},
+		}},
+		KindPairingRequested: &pairingShape,
+		KindPairingApproved:  &pairingShape,
+		KindPairingRevoked:   &pairingShape,
+		KindPairingDenied:    &pairingShape,
+		KindPairingExpired:   &pairingShape,
+		KindAuditSeal: {typ: objectType, fields: []field{
+			{"by", false, stringShape},
+			{"reason", false, stringShape},
+		}},
+		KindTokenCreated: {typ: objectType, fields: []field{
+			{"token_id", true, shape{typ: stringType, pattern: tokenPattern}},
+			{"role", true, shape{typ: stringType, enum: []string{"agent", "runtime", "approver", "admin"}}},
+			{"name", false, shape{typ: stringType, pattern: tokenNamePattern}},
+			{"hash", true, shape{typ: stringType, pattern: digestPattern}},
+			{"hint", false, shape{typ: stringType, pattern: tokenHintPattern}},
+			{"by", false, stringShape},
+		}},
+		KindTokenRevoked: {typ: objectType, fields: []field{
+			{"token_id", true, shape{typ: stringType, pattern: tokenPattern}},
+			{"by", false, stringShape},
+			{"reason", false, stringShape},
+		}},
 
-	KindRiskAssessed: {typ: objectType, fields: []field{
-		{"action_id", true, nonEmptyShape},
-		{"log_seq", true, uintShape},
-		{"config_version", true, int64Shape},
-		{"level", true, levelShape},
-		{"reasons", true, reasonsShape},
-	}},
-	KindGateRequested: {typ: objectType, fields: []field{
-		{"action_id", true, nonEmptyShape},
-		{"log_seq", true, uintShape},
-		{"level", true, levelShape},
-		{"reasons", true, reasonsShape},
-		{"tool", false, stringShape},
-		{"command", false, stringShape},
-		{"shape", false, stringShape},
-		{"timeout", false, stringShape},
-		{"config_version", false, int64Shape},
-		{"agent", false, stringShape},
-		{"backend", false, stringShape},
-		{"backend_claimed", false, stringShape},
-		{"digest", false, shape{typ: stringType, pattern: digestPattern}},
-	}},
-	KindGateDecided: {typ: objectType, fields: []field{
-		{"action_id", true, nonEmptyShape},
-		{"log_seq", true, uintShape},
-		{"outcome", true, shape{typ: stringType, enum: []string{string(OutcomeAllow), string(OutcomeDeny)}}},
-		{"by", true, shape{typ: stringType, enum: []string{string(ByRule), string(ByHuman), string(ByAllowlist), string(BySandbox), string(ByTimeout), string(ByMode), string(BySession), string(ByClient)}}},
-		{"level", true, levelShape},
-		{"reasons", true, reasonsShape},
-		{"approver", false, stringShape},
-		{"reason", false, stringShape},
-		{"decision_seq", true, uintShape},
-		{"shape", false, stringShape},
-		{"config_version", false, int64Shape},
-		{"verdict", false, verdictShape},
-		{"entry_id", false, stringShape},
-		{"would", false, shape{typ: stringType, enum: []string{"", "ask", "deny"}}},
-		{"ask_security_risk", false, boolShape},
-		{"digest", false, shape{typ: stringType, pattern: digestPattern}},
-	}},
-	KindAuditCheckpoint: {typ: objectType, fields: []field{
-		{"tree_size", true, uintShape},
-		{"root_hash", true, nonEmptyShape},
-		{"note", true, nonEmptyShape},
-		{"interval", false, uintShape},
-		{"first_seq", false, uintShape},
-		{"leaves", false, stringShape},
-		{"prefix", false, stringShape},
-	}},
-	KindAlert: {typ: objectType, fields: []field{
-		{"severity", true, nonEmptyShape},
-		{"reason", true, nonEmptyShape},
-		{"event_id", false, stringShape},
-		{"log_seq", false, uintShape},
-		{"subject", false, stringShape},
-	}},
-	KindStats: {typ: objectType, fields: []field{
-		{"conversation", true, nonEmptyShape},
-		{"events", true, uintShape},
-		{"by_kind", true, shape{typ: objectType, nullable: true, values: &uintShape}},
-		{"actions", false, uintShape},
-		{"redacted", false, uintShape},
-		{"first_seq", false, uintShape},
-		{"last_seq", true, uintShape},
-	}},
-	KindDeadLetter: {typ: objectType, fields: []field{
-		{"reason", true, nonEmptyShape},
-		{"subject", true, stringShape},
-		{"digest", true, shape{typ: stringType, pattern: digestPattern}},
-		{"size", true, uintShape},
-		{"event_id", false, stringShape},
-		{"time", true, shape{typ: stringType, dateTime: true}},
-	}},
-}
+		KindRiskAssessed: {typ: objectType, fields: []field{
+			{"action_id", true, nonEmptyShape},
+			{"log_seq", true, uintShape},
+			{"config_version", true, int64Shape},
+			{"level", true, levelShape},
+			{"reasons", true, reasonsShape},
+		}},
+		KindGateRequested: {typ: objectType, fields: []field{
+			{"action_id", true, nonEmptyShape},
+			{"log_seq", true, uintShape},
+			{"level", true, levelShape},
+			{"reasons", true, reasonsShape},
+			{"tool", false, stringShape},
+			{"command", false, stringShape},
+			{"shape", false, stringShape},
+			{"timeout", false, stringShape},
+			{"config_version", false, int64Shape},
+			{"agent", false, stringShape},
+			{"backend", false, stringShape},
+			{"backend_claimed", false, stringShape},
+			{"digest", false, shape{typ: stringType, pattern: digestPattern}},
+		}},
+		KindGateDecided: {typ: objectType, fields: []field{
+			{"action_id", true, nonEmptyShape},
+			{"log_seq", true, uintShape},
+			{"outcome", true, shape{typ: stringType, enum: []string{string(OutcomeAllow), string(OutcomeDeny)}}},
+			{"by", true, shape{typ: stringType, enum: []string{string(ByRule), string(ByHuman), string(ByAllowlist), string(BySandbox), string(ByTimeout), string(ByMode), string(BySession), string(ByClient)}}},
+			{"level", true, levelShape},
+			{"reasons", true, reasonsShape},
+			{"approver", false, stringShape},
+			{"reason", false, stringShape},
+			{"decision_seq", true, uintShape},
+			{"shape", false, stringShape},
+			{"config_version", false, int64Shape},
+			{"verdict", false, verdictShape},
+			{"entry_id", false, stringShape},
+			{"would", false, shape{typ: stringType, enum: []string{"", "ask", "deny"}}},
+			{"ask_security_risk", false, boolShape},
+			{"digest", false, shape{typ: stringType, pattern: digestPattern}},
+		}},
+		KindAuditCheckpoint: {typ: objectType, fields: []field{
+			{"tree_size", true, uintShape},
+			{"root_hash", true, nonEmptyShape},
+			{"note", true, nonEmptyShape},
+			{"interval", false, uintShape},
+			{"first_seq", false, uintShape},
+			{"leaves", false, stringShape},
+			{"prefix", false, stringShape},
+		}},
+		KindAlert: {typ: objectType, fields: []field{
+			{"severity", true, nonEmptyShape},
+			{"reason", true, nonEmptyShape},
+			{"event_id", false, stringShape},
+			{"log_seq", false, uintShape},
+			{"subject", false, stringShape},
+		}},
+		KindStats: {typ: objectType, fields: []field{
+			{"conversation", true, nonEmptyShape},
+			{"events", true, uintShape},
+			{"by_kind", true, shape{typ: objectType, nullable: true, values: &uintShape}},
+			{"actions", false, uintShape},
+			{"redacted", false, uintShape},
+			{"first_seq", false, uintShape},
+			{"last_seq", true, uintShape},
+		}},
+		KindDeadLetter: {typ: objectType, fields: []field{
+			{"reason", true, nonEmptyShape},
+			{"subject", true, stringShape},
+			{"digest", true, shape{typ: stringType, pattern: digestPattern}},
+			{"size", true, uintShape},
+			{"event_id", false, stringShape},
+			{"time", true, shape{typ: stringType, dateTime: true}},
+		}},
+	}
+})
 
 // validateData checks data against the shape of kind k.
 func validateData(k Kind, data map[string]any) error {
-	s, ok := dataShapes[k]
+	s, ok := dataShapes()[k]
 	if !ok {
 		return &ValidationError{"kind", fmt.Sprintf("%q has no data rules", k)}
 	}

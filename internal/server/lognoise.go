@@ -75,22 +75,30 @@ func (h *quietHandler) WithGroup(name string) slog.Handler {
 	return &quietHandler{inner: h.inner.WithGroup(name), st: h.st}
 }
 
+// The route messages' expressions are compiled on first use: compiled at
+// initialisation they cost every command of the vigil binary its start-up
+// (`vigil hook` included), though only a fleet node's log reads them.
 var (
-	routeErrRE   = regexp.MustCompile(`^Error trying to connect to route(?: \(attempt (\d+)\))?: (.*)$`)
-	routeAddrRE  = regexp.MustCompile(`dial tcp ([^ ]+?): `)
-	routeUpRE    = regexp.MustCompile(`^([^ ]+) - rid:\d+ - Route connection created`)
+	routeErrRE   = lazyRegexp(`^Error trying to connect to route(?: \(attempt (\d+)\))?: (.*)$`)
+	routeAddrRE  = lazyRegexp(`dial tcp ([^ ]+?): `)
+	routeUpRE    = lazyRegexp(`^([^ ]+) - rid:\d+ - Route connection created`)
 	dupInProcess = "duplicate message id is in process"
 )
+
+// lazyRegexp returns expr, compiled (as regexp.MustCompile) on first use.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // Handle implements slog.Handler.
 func (h *quietHandler) Handle(ctx context.Context, r slog.Record) error {
 	if strings.HasSuffix(r.Message, "not acknowledged yet; retrying") && strings.Contains(attrString(r, "err"), dupInProcess) {
 		return h.duplicate(ctx, r)
 	}
-	if m := routeErrRE.FindStringSubmatch(r.Message); m != nil {
+	if m := routeErrRE().FindStringSubmatch(r.Message); m != nil {
 		return h.routeFailed(ctx, r, m[2])
 	}
-	if m := routeUpRE.FindStringSubmatch(r.Message); m != nil {
+	if m := routeUpRE().FindStringSubmatch(r.Message); m != nil {
 		h.routeUp(ctx, r, m[1])
 	}
 	return h.inner.Handle(ctx, r)
@@ -129,7 +137,7 @@ func (h *quietHandler) duplicate(ctx context.Context, r slog.Record) error {
 
 func (h *quietHandler) routeFailed(ctx context.Context, r slog.Record, errText string) error {
 	addr := errText
-	if m := routeAddrRE.FindStringSubmatch(errText); m != nil {
+	if m := routeAddrRE().FindStringSubmatch(errText); m != nil {
 		addr = m[1]
 	}
 	st := h.st

@@ -81,7 +81,7 @@ func (w *walker) wideCommand(c *command) {
 	if i := strings.IndexByte(first, ' '); i >= 0 {
 		first = first[:i]
 	}
-	if n := canonicalName(first); ruledCmds[n] && !mentionCmds[n] || shells[n] {
+	if n := canonicalName(first); ruledCmds()[n] && !mentionCmds()[n] || shells[n] {
 		w.hit(c, "deceptive-characters", med, "the command name "+trimArg(c.path)+" is written with fullwidth letters or wide spaces: it displays like "+trimArg(folded)+" but names another program")
 	}
 }

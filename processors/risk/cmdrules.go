@@ -11,7 +11,7 @@ import (
 // ruledCmds lists the commands a rule judges by name: the cases of
 // commandRules, the programs execute and writeFlags handle, interpreters
 // and wrappers (TestRuledCommands keeps it in step with them).
-var ruledCmds = set("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk",
+var ruledCmds = lazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk",
 	"cfdisk", "gdisk", "sgdisk", "parted", "blkdiscard", "truncate", "mv", "cp", "install", "ln", "tee", "sed", "chmod", "chown",
 	"chgrp", "chattr", "setfacl", "setcap", "kill", "killall", "killall5", "pkill", "fuser", "shutdown", "reboot", "halt", "poweroff",
 	"init", "telinit", "systemctl", "service", "launchctl", "crontab", "at", "batch", "systemd-run", "useradd", "adduser", "userdel",
@@ -1004,7 +1004,7 @@ func (w *walker) services(c *command) {
 	}
 }
 
-var protectedBranches = set("main", "master", "trunk", "production", "prod", "release", "stable", "develop", "live", "gh-pages")
+var protectedBranches = lazySet("main", "master", "trunk", "production", "prod", "release", "stable", "develop", "live", "gh-pages")
 
 func protectedRef(r string) bool {
 	r = strings.TrimPrefix(r, "+")
@@ -1012,7 +1012,7 @@ func protectedRef(r string) bool {
 		r = r[i+1:]
 	}
 	r = strings.TrimPrefix(r, "refs/heads/")
-	return protectedBranches[r] || strings.HasPrefix(r, "release/") || strings.HasPrefix(r, "release-")
+	return protectedBranches()[r] || strings.HasPrefix(r, "release/") || strings.HasPrefix(r, "release-")
 }
 
 func (w *walker) git(c *command) {
@@ -1440,7 +1440,7 @@ func (w *walker) archive(c *command) {
 // sudoSensitiveArgs: under sudo, any program handed a privilege or
 // persistence path may write it (GTFOBins file-write).
 func (w *walker) sudoSensitiveArgs(c *command) {
-	if mentionCmds[c.name] || c.name == "" || passThrough[c.name] && c.name != "tee" {
+	if mentionCmds()[c.name] || c.name == "" || passThrough()[c.name] && c.name != "tee" {
 		return
 	}
 	switch c.name {

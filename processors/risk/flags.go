@@ -153,7 +153,7 @@ func tarExtracts(a []string) bool {
 
 // systemTop are the top-level directories whose contents an extraction
 // must never replace.
-var systemTop = set("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/var", "/root", "/System", "/Library", "/private")
+var systemTop = lazySet("/etc", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/boot", "/var", "/root", "/System", "/Library", "/private")
 
 // extractInto judges an archive extracted into dir ("" for the working
 // directory).
@@ -175,7 +175,7 @@ func (w *walker) extractInto(c *command, dir string) {
 		top = rd[:i+1]
 	}
 	switch {
-	case cls == pcRoot || (cls == pcSystem || cls == pcLog) && systemTop[top] && !strings.HasPrefix(rd, "/usr/local/") && !strings.HasPrefix(rd, "/var/tmp"):
+	case cls == pcRoot || (cls == pcSystem || cls == pcLog) && systemTop()[top] && !strings.HasPrefix(rd, "/usr/local/") && !strings.HasPrefix(rd, "/var/tmp"):
 		w.hitA(c, AnalyzerFiles, "archive-extract-system", high, c.name+" extracts an archive into "+rd+": its files replace system files (accounts, sudoers, programs, services)")
 	case cls == pcSystem:
 		w.hitA(c, AnalyzerFiles, "system-write", med, c.name+" extracts an archive into the system path "+rd)

@@ -532,7 +532,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		a, b := span(loc)
 		s.add("fake-role-tag", "a fake system or role marker", a, b, true)
 	}
-	negated := hasWord(words, negWords)
+	negated := hasWord(words, negWords())
 	if loc := findIf(g.bypass && anyT(tBypass, trigBypass), bypassRe, t); loc != nil && !negatedBefore(t, loc[0]) && bypassHolds(t, lt, loc, view) {
 		a, b := span(loc)
 		s.add("approval-bypass", "asks the agent to skip approvals, sandboxing or hooks", a, b, true)
@@ -584,7 +584,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	} else if loc := findIf(g.codeIns && anyT(tCodeIns, trigCodeIns), codeInsRe, t); loc != nil && (yours || view().anyOrder()) {
 		a, b := span(loc)
 		s.add("insert-content", "asks the agent to put given code or text into its output", a, b, false)
-	} else if loc := findIf(g.response && anyT(tResponse, trigResponse), responseRe, t); loc != nil && (hasVerb(words, actVerbs) || insertVerbRe.MatchString(t)) && (strings.Contains(strings.ToLower(t[loc[0]:loc[1]]), "your") || view().anyOrder()) {
+	} else if loc := findIf(g.response && anyT(tResponse, trigResponse), responseRe, t); loc != nil && (hasVerb(words, actVerbs()) || insertVerbRe.MatchString(t)) && (strings.Contains(strings.ToLower(t[loc[0]:loc[1]]), "your") || view().anyOrder()) {
 		a, b := span(loc)
 		s.add("insert-content", "asks the agent to change what it answers", a, b, false)
 	}
@@ -954,7 +954,7 @@ func negatedBefore(t string, i int) bool {
 	if start < 0 {
 		start = 0
 	}
-	return hasWord(wordsOf(asciiLower(t[start:i])), negWords) || strings.Contains(asciiLower(t[start:i]), "do not") || strings.Contains(asciiLower(t[start:i]), "must not")
+	return hasWord(wordsOf(asciiLower(t[start:i])), negWords()) || strings.Contains(asciiLower(t[start:i]), "do not") || strings.Contains(asciiLower(t[start:i]), "must not")
 }
 
 // benignIgnore recognises everyday uses of "ignore" in project rules.
@@ -990,7 +990,7 @@ func (s *scanner) code(text string, base int) {
 		if len(body) < 3 {
 			continue
 		}
-		if !strings.ContainsAny(strings.TrimSpace(body), " \t|;&><$") && !ruledCmds[canonicalName(strings.TrimSpace(body))] && !shells[canonicalName(strings.TrimSpace(body))] {
+		if !strings.ContainsAny(strings.TrimSpace(body), " \t|;&><$") && !ruledCmds()[canonicalName(strings.TrimSpace(body))] && !shells[canonicalName(strings.TrimSpace(body))] {
 			continue // an identifier or a path, not a command
 		}
 		s.judgeCode("sh", body, base+m[0])
@@ -1052,7 +1052,7 @@ func (s *scanner) judgeCode(lang, body string, off int) {
 		if f.level.Rank() > lvl.Rank() {
 			lvl, top = f.level, f
 		}
-		if f.level == events.RiskHigh && attack == nil && attackRules[f.rule] {
+		if f.level == events.RiskHigh && attack == nil && attackRules()[f.rule] {
 			f := f
 			attack = &f
 		}

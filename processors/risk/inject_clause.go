@@ -278,12 +278,12 @@ func (v *clauseView) imperativeAs(i int, asVerb bool) (ok, neg bool) {
 			return false, false
 		case "to":
 			// "the maintainers want you to post", "the user asked you to"
-			if j >= 2 && v.ws[j-1].w == "you" && wantVerbs[v.ws[j-2].w] {
+			if j >= 2 && v.ws[j-1].w == "you" && wantVerbs()[v.ws[j-2].w] {
 				return true, neg
 			}
 		case "the", "a", "an":
 			// "the agent must…", not "the skip option"
-			if !agentWords[v.ws[j+1].w] {
+			if !agentWords()[v.ws[j+1].w] {
 				return false, false
 			}
 			continue
@@ -473,7 +473,7 @@ func sinkToken(t string) bool {
 	if digits {
 		return len(labels) == 4
 	}
-	return tldSet[labels[len(labels)-1]]
+	return tldSet()[labels[len(labels)-1]]
 }
 
 // maintenance: "update AGENTS.md when you add a package", "keep CLAUDE.md
@@ -558,7 +558,7 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 			end, isInstr := v.wordHas(k, lxInstr)
 			endT, isText := v.wordHas(k, lxText)
 			if !isInstr && !isText {
-				if v.ws[k].cls&(lxQualPrior|lxQualTime) != 0 || okBetweenWords[v.ws[k].w] || isDigits(v.ws[k].w) {
+				if v.ws[k].cls&(lxQualPrior|lxQualTime) != 0 || okBetweenWords()[v.ws[k].w] || isDigits(v.ws[k].w) {
 					continue
 				}
 				break
@@ -774,7 +774,7 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 		}
 		for _, o := range secretObjects(lt[v.ws[i].b:]) {
 			obj := strings.Trim(strings.TrimSpace(lt[v.ws[i].b+o[0]:v.ws[i].b+o[1]]), "`'\"(")
-			if sink || !(genericSecretWords[obj] || genericSecretWords[strings.TrimSuffix(obj, "s")]) {
+			if sink || !(genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")]) {
 				objs = append(objs, o)
 			}
 		}

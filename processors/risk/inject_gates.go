@@ -97,7 +97,7 @@ func deceiveHolds(v *clauseView) bool {
 		return true
 	}
 	for i := range v.ws {
-		if !deceiveVerbs[v.ws[i].w] {
+		if !deceiveVerbs()[v.ws[i].w] {
 			continue
 		}
 		if ok, neg := v.imperativeAs(i, true); ok && !neg {
@@ -131,7 +131,7 @@ func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, word
 		if w.cls&lxVerbs == 0 && w.stem != 0 {
 			base = verbStem(w.w)
 		}
-		if !(actVerbs[base] || (w.cls|w.stem)&(lxRead|lxReveal|lxSend) != 0) {
+		if !(actVerbs()[base] || (w.cls|w.stem)&(lxRead|lxReveal|lxSend) != 0) {
 			continue
 		}
 		ok, neg := v.imperativeAs(i, base == w.w)
@@ -164,12 +164,12 @@ func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, word
 		generic := true
 		for _, o := range after {
 			obj := strings.ToLower(strings.TrimSpace(strings.Trim(t[o[0]:o[1]], " `'\"(")))
-			if !(genericSecretWords[obj] || genericSecretWords[strings.TrimSuffix(obj, "s")]) {
+			if !(genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")]) {
 				generic, hit = false, o
 				break
 			}
 		}
-		strong := !generic || exfilVerbs[base] || w.cls&lxSend != 0
+		strong := !generic || exfilVerbs()[base] || w.cls&lxSend != 0
 		if best == nil || strong && !best.Strong {
 			best = &Finding{Rule: "secret-request", Detail: "asks the agent to read or send secrets (" + strings.TrimSpace(t[hit[0]:hit[1]]) + ")",
 				Span: [2]int{off + w.a, off + hit[1]}, Strong: strong}
@@ -214,7 +214,7 @@ func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, word
 // administration) describe what operators do; in a README they are
 // documentation, so a context file that shows them raises a weak
 // risky-command finding, and the gate still asks when the agent runs them.
-var attackRules = set("permissions-system", "credential-exfiltration", "secret-exfiltration", "credential-read", "credential-search", "credential-write",
+var attackRules = lazySet("permissions-system", "credential-exfiltration", "secret-exfiltration", "credential-read", "credential-search", "credential-write",
 	"reverse-shell", "decode-exec", "bulk-exfiltration", "data-exfiltration", "network-exfiltration", "url-exfiltration",
 	"raw-ip-upload", "authorized-keys-write", "cron-persistence", "rc-persistence", "launchd-persistence",
 	"login-hook-persistence", "registry-persistence", "systemd-timer-persistence", "sudoers-write", "history-tampering",

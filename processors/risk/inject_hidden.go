@@ -116,7 +116,7 @@ func hiddenOrder(body string) bool {
 			return true
 		}
 		for k := i + 1; k < len(v.ws) && k < i+6; k++ {
-			if hiddenCfgWord[v.ws[k].w] {
+			if hiddenCfgWord()[v.ws[k].w] {
 				found = true
 				return false
 			}
@@ -233,7 +233,7 @@ func (s *scanner) proseCommands(text string, base int) {
 		if i := strings.IndexAny(name, " \t"); i >= 0 {
 			name = name[:i]
 		}
-		if !proseCmdNames[name] || lead < 0 {
+		if !proseCmdNames()[name] || lead < 0 {
 			continue
 		}
 		if !strings.ContainsAny(tl, "/~$|><;&") && !strings.Contains(tl, " -") {

@@ -29,19 +29,25 @@ var wordSets = sync.OnceValue(func() map[string]map[string]bool {
 	return m
 })
 
-// wordSet returns the set named name in data/inject_words.txt; it panics
-// when the file has no such section, so a renamed section fails at start.
-func wordSet(name string) map[string]bool {
-	s, ok := wordSets()[name]
-	if !ok || len(s) == 0 {
-		panic("risk: data/inject_words.txt has no set " + name)
-	}
-	return s
+// wordSet returns the set named name in data/inject_words.txt, read on
+// first use: parsed at initialisation, the file cost every command of the
+// vigil binary its start-up (`vigil hook` included, which never scores),
+// so the sets are package variables holding a getter. It panics when the
+// file has no such section; TestInjectWordSets finds a renamed section
+// before that.
+func wordSet(name string) func() map[string]bool {
+	return sync.OnceValue(func() map[string]bool {
+		s, ok := wordSets()[name]
+		if !ok || len(s) == 0 {
+			panic("risk: data/inject_words.txt has no set " + name)
+		}
+		return s
+	})
 }
 
 // parseWordSets reads "[name]" sections of comma-separated, lower-case
-// entries; "#" starts a comment line. It runs at start-up, so it does not
-// allocate per entry beyond the map.
+// entries; "#" starts a comment line. It runs once, on the first use of a
+// set, and does not allocate per entry beyond the map.
 func parseWordSets(text string) (map[string]map[string]bool, error) {
 	sets := map[string]map[string]bool{}
 	var cur map[string]bool

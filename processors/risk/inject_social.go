@@ -27,10 +27,10 @@ var (
 	renameRe      = lazyRE(`(?i)\b(?:name|call|rename|re-name|christen|introduce|refer to|identify)\s+yourself\b|\byour (?:new )?name is now\b|\byour new name is\b|\bfrom now on,? your name\b|\byou (?:will|shall) (?:now )?be (?:called|known as|named)\b|\byour (?:new )?(?:identity|persona|personality|role) is\b`)
 	changedYouRe  = lazyRE(`(?i)\byou(?: have|'ve)? (?:been|were|are being|got|just got)\s+(?:successfully\s+|now\s+|officially\s+)?(?:updated|upgraded|reprogrammed|reconfigured|patched|retrained|fine-tuned|unlocked|jailbroken|freed|liberated|rebooted|reset|reassigned|repurposed|promoted|re-?initialized|overridden|taken over|compromised|granted (?:new|full|root|admin|unrestricted|elevated)|given (?:new|full|root|admin|unrestricted|elevated))\b`)
 	changedInsRe  = lazyRE(`(?i)\byour (?:previous |prior |original |old |current |system |core )?(?:instructions|rules|guidelines|programming|system prompt|prompt|directives|configuration|restrictions|guardrails|policies|orders|task|objective|mission|goal|purpose|constraints|safety settings)\s+(?:have|has|were|was|are|is)\s+(?:now\s+|just\s+|officially\s+)?(?:been\s+)?(?:changed|updated|replaced|revoked|removed|lifted|overridden|superseded|rewritten|modified|disabled|suspended|cancel+ed|void|null|deprecated|expired|obsolete|invalid)\b`)
-	youAreNowBad  = set("a", "an", "the", "my", "our", "your", "in")
+	youAreNowBad  = lazySet("a", "an", "the", "my", "our", "your", "in")
 	identityNouns = wordSet("identityNouns")
 	// after "you are now in": modes are an identity change, places are not
-	modeWords = set("mode", "state", "persona", "role", "character")
+	modeWords = lazySet("mode", "state", "persona", "role", "character")
 )
 
 func (s *scanner) identityRules(t string, off int, lt string) {
@@ -68,17 +68,17 @@ func (s *scanner) identityRules(t string, off int, lt string) {
 					if k > 3 {
 						break
 					}
-					if modeWords[strings.Trim(w, ".,;:!?")] {
+					if modeWords()[strings.Trim(w, ".,;:!?")] {
 						add(loc, "tells the agent it is now in another mode")
 						break
 					}
 				}
 			}
-		case youAreNowBad[det]:
+		case youAreNowBad()[det]:
 			if loc[2] >= 0 && !placeNoun(strings.ToLower(t[loc[2]:loc[3]])) {
 				add(loc, "tells the agent it is now someone else")
 			}
-		case loc[4] >= 0 && identityNouns[strings.ToLower(t[loc[4]:loc[5]])]:
+		case loc[4] >= 0 && identityNouns()[strings.ToLower(t[loc[4]:loc[5]])]:
 			add(loc, "tells the agent it is now someone else")
 		}
 	}
@@ -187,7 +187,7 @@ var (
 	fakeBoundaryRe = lazyRE(`(?i)^[ \t]*([#=*\-_~<\[{|]{2,}|-{3,}|>{2,})[ \t]*([^\n#=*\[\]{}<>|]{3,60}?)[ \t]*([#=*\-_~>\]}|]{2,}|<{2,})[ \t]*$`)
 	boundaryQual   = wordSet("boundaryQual")
 	boundaryNoun   = wordSet("boundaryNoun")
-	boundaryEdge   = set("begin", "start", "end", "of")
+	boundaryEdge   = lazySet("begin", "start", "end", "of")
 	turnTokenRe    = lazyRE(`(?i)<\|(?:im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|system|user|assistant)\|>|\[/?INST\]|<<SYS>>|<</SYS>>|</?(?:system|assistant)(?:_message|_prompt|_instructions)?>|</?user_(?:message|prompt|input|query)>`)
 )
 
@@ -225,9 +225,9 @@ func (s *scanner) boundaryRules(text string, base int) {
 		qual, noun, edge := false, false, false
 		for _, w := range inner {
 			w = strings.Trim(w, ".:!")
-			qual = qual || boundaryQual[w]
-			noun = noun || boundaryNoun[w]
-			edge = edge || boundaryEdge[w]
+			qual = qual || boundaryQual()[w]
+			noun = noun || boundaryNoun()[w]
+			edge = edge || boundaryEdge()[w]
 		}
 		if noun && (qual || edge) && len(inner) <= 6 {
 			s.add("fake-boundary", "a marker that announces new instructions", base+start+m[0], base+start+m[1], true)

@@ -687,7 +687,7 @@ func TestAttackRulesExist(t *testing.T) {
 	for _, m := range codeRuleRe.FindAllStringSubmatch(string(src), -1) {
 		known[m[1]] = true
 	}
-	for id := range attackRules {
+	for id := range attackRules() {
 		if !known[id] {
 			t.Errorf("attackRules names %q, which neither ShellRules declares nor code.go emits", id)
 		}

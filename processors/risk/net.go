@@ -365,11 +365,11 @@ func bareURL(x string) bool {
 			return false
 		}
 	}
-	return len(tld) >= 2 && len(tld) <= 12 && !fileExts[tld]
+	return len(tld) >= 2 && len(tld) <= 12 && !fileExts()[tld]
 }
 
 // fileExts are extensions that make "name.ext" a file rather than a host.
-var fileExts = set("txt", "json", "html", "htm", "sh", "py", "gz", "tgz", "zip", "tar", "md", "yml", "yaml", "xml", "csv", "log", "js",
+var fileExts = lazySet("txt", "json", "html", "htm", "sh", "py", "gz", "tgz", "zip", "tar", "md", "yml", "yaml", "xml", "csv", "log", "js",
 	"ts", "png", "jpg", "jpeg", "gif", "pdf", "exe", "bin", "sql", "conf", "tmp", "out", "bak", "deb", "rpm", "iso", "img", "whl", "jar",
 	"go", "rs", "c", "h", "rb", "pl", "php", "css", "svg", "ico", "toml", "ini", "cfg", "env", "pem", "key", "crt", "lock", "msi",
 	"dmg", "pkg", "apk", "so", "dll", "bz2", "xz", "zst", "7z", "rar", "mp4", "mp3", "wav", "doc", "docx", "xls", "xlsx")

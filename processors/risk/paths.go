@@ -391,12 +391,12 @@ var agentDirs = []string{".claude", ".codex", ".hermes", ".gemini", ".cursor", "
 
 // agentInstructionFiles are read by coding agents as instructions at the
 // start of every session.
-var agentInstructionFiles = set("agents.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "hermes.md", ".hermes.md",
+var agentInstructionFiles = lazySet("agents.md", "claude.md", "claude.local.md", "gemini.md", "qwen.md", "hermes.md", ".hermes.md",
 	"soul.md", ".cursorrules", ".windsurfrules", ".clinerules", ".goosehints", "copilot-instructions.md", ".aider.conventions.md")
 
 // agentSettingsFiles configure an agent (permissions, hooks, MCP servers)
 // wherever they are.
-var agentSettingsFiles = set(".mcp.json", "mcp.json", "claude_desktop_config.json", "cline_mcp_settings.json", "mcp_config.json",
+var agentSettingsFiles = lazySet(".mcp.json", "mcp.json", "claude_desktop_config.json", "cline_mcp_settings.json", "mcp_config.json",
 	"mcp_settings.json", "opencode.json", ".aider.conf.yml", "settings.local.json")
 
 // agentConfigKind reports what a coding agent's file p is: "settings" (what
@@ -406,10 +406,10 @@ var agentSettingsFiles = set(".mcp.json", "mcp.json", "claude_desktop_config.jso
 func agentConfigKind(p string) string {
 	l := strings.ToLower(p)
 	base := l[strings.LastIndexByte(l, '/')+1:]
-	if agentInstructionFiles[base] || strings.HasSuffix(base, ".instructions.md") {
+	if agentInstructionFiles()[base] || strings.HasSuffix(base, ".instructions.md") {
 		return "instructions"
 	}
-	if agentSettingsFiles[base] {
+	if agentSettingsFiles()[base] {
 		return "settings"
 	}
 	for _, d := range agentDirs {

@@ -199,7 +199,7 @@ func TestRuledCommands(t *testing.T) {
 	judged := map[string]bool{}
 	for n := range rules {
 		judged[n] = true
-		if !ruledCmds[n] {
+		if !ruledCmds()[n] {
 			t.Errorf("commandRules judges %q, missing from ruledCmds", n)
 		}
 	}
@@ -215,7 +215,7 @@ func TestRuledCommands(t *testing.T) {
 	for n := range wrapperOptArgs {
 		judged[n] = true
 	}
-	for n := range ruledCmds {
+	for n := range ruledCmds() {
 		if !judged[n] {
 			t.Errorf("ruledCmds lists %q, which no rule judges by name", n)
 		}

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"strings"
+	"sync"
 
 	"github.com/vigil-dev/vigil/events"
 )
@@ -22,7 +23,7 @@ func (w *walker) hitA(c *command, analyzer, rule string, level events.Risk, deta
 
 // mention commands only print or search text: what their arguments say is
 // not what they do.
-var mentionCmds = set("echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "man", "help", "whatis", "apropos",
+var mentionCmds = lazySet("echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "man", "help", "whatis", "apropos",
 	"tldr", "info", "type", "which", "whereis", "command", "hash", "history", "true", "false", ":", "test", "[", "[[",
 	"print", "say", "cowsay", "figlet", "git-commit", "shellcheck", "bash-n", "ls", "stat", "file", "readlink", "realpath",
 	"basename", "dirname", "du", "df", "wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "shasum", "cksum", "b2sum",
@@ -30,12 +31,21 @@ var mentionCmds = set("echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "a
 	"ssh-add", "ssh-copy-id", "test", "jq", "yq", "diff", "cmp", "comm", "sort", "uniq", "nl", "column", "cut", "fold", "tr")
 
 // readers read the contents of the files they are given.
-var readers = set("cat", "tac", "less", "more", "head", "tail", "nl", "cp", "scp", "rsync", "tar", "zip", "7z", "ditto",
+var readers = lazySet("cat", "tac", "less", "more", "head", "tail", "nl", "cp", "scp", "rsync", "tar", "zip", "7z", "ditto",
 	"base64", "base32", "xxd", "od", "hexdump", "strings", "sqlite3", "openssl", "gpg", "curl", "wget", "nc", "lp", "lpr",
 	"restic", "ab", "smbclient", "ftp", "lftp", "mail", "mutt", "sendmail", "vim", "vi", "nano", "emacs", "code", "python",
 	"node", "perl", "ruby", "awk", "sed", "source", ".", "mv", "bat", "view", "dd", "split", "cpio", "pax", "rclone", "aws",
 	"gsutil", "az", "s3cmd", "socat", "telnet", "getent", "grep", "egrep", "fgrep", "rg", "ag", "pr", "fmt", "iconv")
 
+// lazySet is set, built on first use: the package's name sets are
+// package variables, and built at initialisation they cost every command
+// of the vigil binary its start-up (`vigil hook` included, which never
+// scores). Use it as name()[key].
+func lazySet(names ...string) func() map[string]bool {
+	return sync.OnceValue(func() map[string]bool { return set(names...) })
+}
+
+// set returns the set of names.
 func set(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -45,7 +55,7 @@ func set(names ...string) map[string]bool {
 }
 
 // passThrough programs only move or reshape their input.
-var passThrough = set("cat", "tee", "sort", "uniq", "head", "tail", "sed", "awk", "tr", "base64", "xxd", "grep", "egrep", "fgrep", "wc", "less", "more", "xargs", "cut", "rev", "tac", "gzip", "jq", "column", "fold", "nl", "od", "hexdump", "strings", "iconv", "dos2unix")
+var passThrough = lazySet("cat", "tee", "sort", "uniq", "head", "tail", "sed", "awk", "tr", "base64", "xxd", "grep", "egrep", "fgrep", "wc", "less", "more", "xargs", "cut", "rev", "tac", "gzip", "jq", "column", "fold", "nl", "od", "hexdump", "strings", "iconv", "dos2unix")
 
 var shellPathRe = lazyRE(`(?:^|[^\w./-])(?:/usr)?(?:/local)?/bin/(?:ba|da|z|k|c|tc|mk|a|fi|y)?sh\b|/usr/bin/env\s+(?:ba|z)?sh\b`)
 
@@ -323,14 +333,14 @@ func (w *walker) offensive(c *command) {
 
 // shellEscape: a program that is not a shell, handed a shell to start.
 func (w *walker) shellEscape(c *command) {
-	if shells[c.name] || mentionCmds[c.name] || c.container || c.name == "" {
+	if shells[c.name] || mentionCmds()[c.name] || c.container || c.name == "" {
 		return
 	}
 	if c.sudo && (c.name == "screen" || c.name == "tmux" || c.name == "byobu") && len(operands(c.args)) == 0 {
 		w.hit(c, "root-shell", high, "opens a root shell through "+c.name)
 		return
 	}
-	if c.stdin != nil && c.stdin.text != "" && shellPathRe.MatchString(c.stdin.text) && !passThrough[c.name] && !readers[c.name] {
+	if c.stdin != nil && c.stdin.text != "" && shellPathRe.MatchString(c.stdin.text) && !passThrough()[c.name] && !readers()[c.name] {
 		w.hit(c, "shell-escape", high, c.name+" is fed input that starts a shell")
 		return
 	}
@@ -374,7 +384,7 @@ func trimArg(s string) string {
 // credentialArgs flags credential stores named as arguments of programs that
 // read them.
 func (w *walker) credentialArgs(c *command) {
-	if c.name == "" || mentionCmds[c.name] || c.name == "find" || c.name == "rm" || c.name == "shred" || c.name == "chmod" ||
+	if c.name == "" || mentionCmds()[c.name] || c.name == "find" || c.name == "rm" || c.name == "shred" || c.name == "chmod" ||
 		c.name == "chown" || c.name == "unlink" || c.name == "ssh" || c.name == "git" || c.name == "docker" || c.name == "kubectl" {
 		if c.name == "find" {
 			_, name := findRoots(c.args)
@@ -404,7 +414,7 @@ func (w *walker) credentialArgs(c *command) {
 				w.hitA(c, AnalyzerFiles, "credential-read", high, c.name+" reads "+tok+" ("+k+")")
 				break
 			}
-			if k := secretFileKind(rp); k != "" && (readers[c.name] || !knownCommand(c.name)) {
+			if k := secretFileKind(rp); k != "" && (readers()[c.name] || !knownCommand(c.name)) {
 				lvl := med
 				if k == "key file" && classify(tok, c.cwd, w.env.Workspace) != pcWorkspace {
 					lvl = high
@@ -412,7 +422,7 @@ func (w *walker) credentialArgs(c *command) {
 				w.hitA(c, AnalyzerFiles, "secret-file-read", lvl, c.name+" reads "+tok+" ("+k+")")
 				break
 			}
-			if historyFile(rp) && readers[c.name] && c.name != "grep" {
+			if historyFile(rp) && readers()[c.name] && c.name != "grep" {
 				w.hitA(c, AnalyzerFiles, "history-read", med, c.name+" reads "+tok)
 			}
 		}
@@ -452,7 +462,7 @@ func pathTokens(a string) []string {
 }
 
 func knownCommand(n string) bool {
-	return ruledCmds[n] || mentionCmds[n] || readers[n] || shells[n]
+	return ruledCmds()[n] || mentionCmds()[n] || readers()[n] || shells[n]
 }
 
 // scriptRules look at the script as a whole.

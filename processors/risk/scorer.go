@@ -153,12 +153,12 @@ func uniqSorted(in []string) []string {
 
 // Tool families ScoreAction dispatches on (lower-cased tool names).
 var (
-	shellTools  = set("bash", "shell", "execute_bash", "terminal", "sh", "zsh", "run_shell_command", "run_command", "execute_command", "exec", "command", "cmd", "run_terminal_cmd", "local_shell", "container.exec")
-	pythonTools = set("python", "ipython", "execute_ipython_cell", "python_repl", "jupyter", "run_python", "code_interpreter", "execute_python")
-	writeTools  = set("file_write", "file_edit", "str_replace_editor", "write", "edit", "multiedit", "create_file", "write_file", "edit_file", "apply_patch", "replace", "str_replace_based_edit_tool", "notebookedit", "write_to_file", "insert_edit_into_file")
-	readTools   = set("read", "read_file", "file_read", "view", "open_file", "cat", "view_file", "glob", "grep", "ls", "list_dir", "list_directory", "search_files", "find_files")
-	netTools    = set("browse", "web_fetch", "webfetch", "fetch", "browser", "browse_url", "http_request", "http", "curl", "open_url", "navigate", "browser_navigate", "web_browser", "playwright")
-	benignTools = set("think", "finish", "agent_finish", "task_tracker", "todo_write", "todowrite", "message", "ask_user", "send_message", "web_search", "websearch", "search", "plan", "exit_plan_mode", "exitplanmode", "recall", "condensation")
+	shellTools  = lazySet("bash", "shell", "execute_bash", "terminal", "sh", "zsh", "run_shell_command", "run_command", "execute_command", "exec", "command", "cmd", "run_terminal_cmd", "local_shell", "container.exec")
+	pythonTools = lazySet("python", "ipython", "execute_ipython_cell", "python_repl", "jupyter", "run_python", "code_interpreter", "execute_python")
+	writeTools  = lazySet("file_write", "file_edit", "str_replace_editor", "write", "edit", "multiedit", "create_file", "write_file", "edit_file", "apply_patch", "replace", "str_replace_based_edit_tool", "notebookedit", "write_to_file", "insert_edit_into_file")
+	readTools   = lazySet("read", "read_file", "file_read", "view", "open_file", "cat", "view_file", "glob", "grep", "ls", "list_dir", "list_directory", "search_files", "find_files")
+	netTools    = lazySet("browse", "web_fetch", "webfetch", "fetch", "browser", "browse_url", "http_request", "http", "curl", "open_url", "navigate", "browser_navigate", "web_browser", "playwright")
+	benignTools = lazySet("think", "finish", "agent_finish", "task_tracker", "todo_write", "todowrite", "message", "ask_user", "send_message", "web_search", "websearch", "search", "plan", "exit_plan_mode", "exitplanmode", "recall", "condensation")
 )
 
 // ScoreAction scores an action event. See the package documentation for how
@@ -179,7 +179,7 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 	var finds []finding
 	var v View
 	switch {
-	case shellTools[lt]:
+	case shellTools()[lt]:
 		cmd := firstString(args, "command", "cmd", "script", "commands", "input", "code")
 		if cmd == "" {
 			v = View{}
@@ -187,21 +187,21 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 			break
 		}
 		finds, v = shellFindingsWith(s.parsers, cmd, env)
-	case pythonTools[lt]:
+	case pythonTools()[lt]:
 		code := firstString(args, "code", "source", "cell", "command", "script", "input")
 		finds = analyzeCodeText("python", code, env)
 		v = View{Command: code}
-	case writeTools[lt]:
+	case writeTools()[lt]:
 		finds, v = s.fileAction(lt, args, ev, env)
-	case readTools[lt]:
+	case readTools()[lt]:
 		p := firstString(args, "path", "file_path", "filename", "target_file", "file", "pattern")
 		v = View{Paths: nonEmpty(p)}
 		finds = readFindings(p, env)
-	case netTools[lt]:
+	case netTools()[lt]:
 		finds, v = networkAction(args, env)
 	case strings.HasPrefix(lt, "mcp:") || strings.HasPrefix(lt, "mcp__"):
 		finds, v = mcpAction(tool, args, env)
-	case benignTools[lt]:
+	case benignTools()[lt]:
 		v = View{}
 	default:
 		v = View{}
@@ -218,7 +218,7 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 			}
 		}
 		sort.Strings(names)
-		if writeTools[lt] {
+		if writeTools()[lt] {
 			finds = append(finds, finding{analyzer: AnalyzerRedaction, rule: "secret-written-to-file", level: events.RiskHigh,
 				detail: "the content written holds secrets (" + strings.Join(names, ", ") + ")"})
 		} else {

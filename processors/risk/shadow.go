@@ -16,29 +16,29 @@ import (
 // is left alone.
 
 // shellBuiltins are builtins people rely on without a second look.
-var shellBuiltins = set("cd", "pwd", "exit", "export", "source", ".", "exec", "kill", "read", "echo", "printf", "test", "type",
+var shellBuiltins = lazySet("cd", "pwd", "exit", "export", "source", ".", "exec", "kill", "read", "echo", "printf", "test", "type",
 	"unalias", "unset", "set", "trap", "command", "builtin", "alias", "history", "jobs", "wait", "umask", "ulimit", "hash")
 
 // credentialPrompts are programs that ask for passwords, passphrases or
 // tokens, or hold keys.
-var credentialPrompts = set("sudo", "su", "doas", "pkexec", "ssh", "scp", "sftp", "ssh-add", "passwd", "gpg", "git", "login",
+var credentialPrompts = lazySet("sudo", "su", "doas", "pkexec", "ssh", "scp", "sftp", "ssh-add", "passwd", "gpg", "git", "login",
 	"kinit", "op", "aws", "gh", "docker", "security", "mysql", "psql", "vault", "openssl", "npm", "pip")
 
 // shadows reports whether defining name replaces a common command.
 func shadows(name string) bool {
 	n := strings.ToLower(name)
-	return knownCommand(n) || shellBuiltins[n] || wrapperOptArgs[n] != "" || interpreters[n].lang != "" || credentialPrompts[n]
+	return knownCommand(n) || shellBuiltins()[n] || wrapperOptArgs[n] != "" || interpreters[n].lang != "" || credentialPrompts()[n]
 }
 
 // shadowing judges a redefinition of name (kind "alias" or "function").
 func (w *walker) shadowing(kind, name string, wraps bool, span [2]int) {
-	if !shadows(name) || wraps && (kind == "alias" || !credentialPrompts[strings.ToLower(name)]) {
+	if !shadows(name) || wraps && (kind == "alias" || !credentialPrompts()[strings.ToLower(name)]) {
 		// A function around sudo or ssh that also calls the real one is
 		// exactly how a password is captured: never left alone.
 		return
 	}
 	lvl, why := med, " replaces the "+name+" command for the rest of the session"
-	if credentialPrompts[strings.ToLower(name)] {
+	if credentialPrompts()[strings.ToLower(name)] {
 		lvl, why = high, " replaces "+name+", a program people type passwords and passphrases into: a fake one captures them"
 	}
 	w.add(finding{analyzer: AnalyzerShell, rule: "command-shadowing", level: lvl, detail: kind + " " + name + why, span: span, command: name})

@@ -23,7 +23,7 @@ import (
 
 // winOnly lists programs that exist on Windows and not on POSIX systems
 // (or whose POSIX namesake is rare): their arguments follow Windows rules.
-var winOnly = set("cmd", "powershell", "pwsh", "format", "del", "erase", "rd", "cipher", "takeown", "icacls", "cacls", "runas", "reg",
+var winOnly = lazySet("cmd", "powershell", "pwsh", "format", "del", "erase", "rd", "cipher", "takeown", "icacls", "cacls", "runas", "reg",
 	"schtasks", "wmic", "vssadmin", "wbadmin", "bcdedit", "certutil", "bitsadmin", "taskkill", "setx", "diskpart", "wevtutil", "netsh",
 	"choco", "winget", "scoop", "mountvol", "fsutil", "attrib", "xcopy", "robocopy", "mklink", "sfc", "dism", "auditpol", "regsvr32",
 	"rundll32", "mshta", "cscript", "wscript", "msiexec", "sc.exe", "net1", "reagentc")
@@ -40,7 +40,7 @@ var psAliases = map[string]string{
 // isWindowsCommand reports whether a command parsed from a POSIX line is a
 // Windows one.
 func isWindowsCommand(name string, args []string) bool {
-	if winOnly[name] {
+	if winOnly()[name] {
 		return true
 	}
 	if strings.Count(name, "-") == 1 && psVerb(name) {
