@@ -74,8 +74,7 @@ func (s *Server) checkAuditKeyOnce(ctx context.Context) error {
 	defer cancel()
 	own := auditkey.KeyID(s.cfg.AuditKey)
 	keyFile := auditkey.SignerPath(s.cfg.DataDir)
-	fix := fmt.Sprintf("Copy audit/signer.key from another node's data directory to %s (mode 0600) and start again; "+
-		"to make this node's key the fleet's on purpose, stop every node, give each this key, and start one with --accept-audit-key", keyFile)
+	fix := auditKeyFix(s.cfg.DataDir)
 	kv, err := s.fleetBucket(ctx)
 	if err != nil {
 		return err
@@ -122,6 +121,14 @@ func (s *Server) checkAuditKeyOnce(ctx context.Context) error {
 			ErrAuditKeyMismatch, own, keyFile, id, fleet.Node, fleet.Recorded, fix)
 	}
 	return nil
+}
+
+// auditKeyFix says what to do about a node's audit key that is not the
+// fleet's (the node's data directory dataDir).
+func auditKeyFix(dataDir string) string {
+	return fmt.Sprintf("Copy audit/signer.key from another node's data directory to %s (mode 0600) and start again; "+
+		"to make this node's key the fleet's on purpose, stop every node, give each this key, and start one with --accept-audit-key",
+		auditkey.SignerPath(dataDir))
 }
 
 // readFleetKey reads FleetAuditKey; found is false when there is none.

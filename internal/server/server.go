@@ -199,6 +199,14 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if err != nil {
 			return nil, err
 		}
+		// A fleet node with another audit key than the fleet's refuses
+		// before it joins the cluster, when a peer can tell it
+		// (fleetkey_probe.go); checkAuditKey below decides otherwise.
+		if cfg.Cluster.Name != "" && cfg.AuditKey != "" && !cfg.AcceptAuditKey {
+			if err := probeFleetKey(ctx, cfg, pubs); err != nil {
+				return nil, err
+			}
+		}
 		if cfg.Cluster.Name != "" {
 			fastElections()
 		}

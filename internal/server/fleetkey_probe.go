@@ -1,0 +1,136 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+)
+
+// Bounds of probeFleetKey: it never delays a start by more than a few
+// seconds, and gives up at once when nobody can answer.
+const (
+	probeDialWait  = 300 * time.Millisecond // for a peer's route port to accept
+	probeRouteWait = 5 * time.Second        // for a route to a peer that accepted
+	probeAskWait   = 5 * time.Second        // for the fleet's record
+)
+
+// probeFleetKey asks the fleet for its audit key before this node joins
+// it: through a throwaway nats-server without JetStream, with no client
+// listener anyone is told of, that routes to the peers (mixed mode: its requests to the
+// JetStream API are answered by the peers' JetStream). A node with
+// another key than the recorded one refuses here (ErrAuditKeyMismatch)
+// without having been a JetStream peer — a new node name would otherwise
+// stay a member of the fleet's meta group, counted in its quorum — and
+// without having served a client.
+//
+// It is best-effort: with no peer listening (the first node, a fleet
+// starting together: then it costs one refused dial per route), no record
+// yet, or no answer in time it returns nil, and the check after the join
+// (checkAuditKey) decides, as it always does.
+func probeFleetKey(ctx context.Context, cfg Config, pubs map[natsutil.Role]string) error {
+	if !anyPeerListens(cfg) {
+		return nil // a fleet starting (or nobody up): no delay
+	}
+	host, _, err := net.SplitHostPort(cfg.Cluster.Listen)
+	if err != nil || host == "" {
+		host = "127.0.0.1"
+	}
+	opts := &natsserver.Options{
+		ServerName: cfg.NodeName + "-keycheck",
+		// nats-server routes only once its client listener is up: one on
+		// loopback, on a port nobody is told (Cluster.NoAdvertise keeps it
+		// out of what the peers tell their clients).
+		Host:   "127.0.0.1",
+		Port:   natsserver.RANDOM_PORT,
+		NoSigs: true,
+		NoLog:  true,
+		Cluster: natsserver.ClusterOpts{Name: cfg.Cluster.Name, Host: host, Port: natsserver.RANDOM_PORT,
+			NoAdvertise: true},
+		Routes:                     natsserver.RoutesFromStr(strings.Join(cfg.Cluster.Routes, ",")),
+		CustomClientAuthentication: natsutil.NewAuthenticator(pubs, slog.New(slog.DiscardHandler)),
+		AlwaysEnableNonce:          true,
+	}
+	ps, err := natsserver.NewServer(opts)
+	if err != nil {
+		return nil // the real start reports a bad configuration
+	}
+	go ps.Start()
+	defer func() {
+		ps.Shutdown()
+		ps.WaitForShutdown()
+	}()
+	if !ps.ReadyForConnections(probeRouteWait) {
+		return nil
+	}
+	for deadline := time.Now().Add(probeRouteWait); ps.NumRoutes() == 0; {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil // no peer up: nobody to ask
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	nc, err := natsutil.ConnectInProcess(ps, natsutil.CredsFileIn(cfg.CredsDir, natsutil.RoleService), "vigil-keycheck-"+cfg.NodeName,
+		nats.MaxReconnects(0))
+	if err != nil {
+		return nil
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeAskWait)
+	defer cancel()
+	// Interest in the JetStream API reaches the probe with the route's
+	// first exchange; a peer still electing answers 503 or not at all.
+	for {
+		kv, err := js.KeyValue(ctx, FleetBucket)
+		if err == nil {
+			fleet, found, err := readFleetKey(ctx, kv)
+			if err != nil || !found {
+				return nil
+			}
+			own := auditkey.KeyID(cfg.AuditKey)
+			if id := auditkey.KeyID(fleet.VerifierKey); id != own {
+				return fmt.Errorf("%w (found before joining the cluster): this node signs with %s (%s), but the fleet signs with %s (recorded by node %s at %s). %s",
+					ErrAuditKeyMismatch, own, auditkey.SignerPath(cfg.DataDir), id, fleet.Node, fleet.Recorded, auditKeyFix(cfg.DataDir))
+			}
+			return nil
+		}
+		if errors.Is(err, jetstream.ErrBucketNotFound) {
+			return nil // a fleet older than the record, or a new one
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// anyPeerListens reports whether a route address of cfg other than the
+// node's own accepts a connection: a peer is up to be asked.
+func anyPeerListens(cfg Config) bool {
+	for _, r := range cfg.Cluster.Routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" || u.Host == cfg.Cluster.Listen {
+			continue
+		}
+		if c, err := net.DialTimeout("tcp", u.Host, probeDialWait); err == nil {
+			c.Close()
+			return true
+		}
+	}
+	return false
+}
