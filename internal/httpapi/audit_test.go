@@ -98,6 +98,54 @@ func TestAuditCheckpointAndProof(t *testing.T) {
 			t.Fatal("a wrong leaf verified")
 		}
 	}
+	// The log grows past a block of the proof cache (256 records) and is
+	// sealed again: proofs of old and new records come from the newer
+	// checkpoint and verify, the old ones again after the cache was made.
+	more := make([]any, 0, 301)
+	for i := range 300 {
+		more = append(more, map[string]any{"v": 1, "id": fmt.Sprintf("m-b%d", i), "kind": "message", "conversation": "c-audit",
+			"data": map[string]any{"role": "user", "content": fmt.Sprint(i)}})
+	}
+	more = append(more, map[string]any{"v": 1, "id": "seal-b", "kind": "audit.seal", "data": map[string]any{"by": "test"}})
+	if code, b := a.call(t, natsutil.RoleAdmin, "POST", "/v1/events", more, &app); code != http.StatusOK || len(app.Results) != len(more) {
+		t.Fatalf("append: %d %s", code, b)
+	}
+	sealed = app.Results[len(more)-1].Seq
+	for cp.TreeSize < sealed {
+		code, b := a.call(t, natsutil.RoleApprover, "GET", "/v1/audit/checkpoint", nil, &cp)
+		if code != http.StatusOK {
+			t.Fatalf("checkpoint: %d %s", code, b)
+		}
+		if time.Now().After(deadline.Add(20 * time.Second)) {
+			t.Fatalf("no checkpoint covers seq %d: %s", sealed, b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, s := range []uint64{1, seq, app.Results[0].Seq, app.Results[255].Seq, app.Results[299].Seq, seq} {
+		if code, b := a.call(t, natsutil.RoleApprover, "GET", fmt.Sprintf("/v1/audit/proof/%d", s), nil, &pr); code != http.StatusOK {
+			t.Fatalf("proof of %d: %d %s", s, code, b)
+		}
+		leaf, err := audit.ParseHash(pr.LeafHash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, err := audit.ParseHash(pr.Checkpoint.RootHash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := make([]audit.Hash, len(pr.Proof))
+		for i, p := range pr.Proof {
+			if path[i], err = audit.ParseHash(p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if pr.Seq != s || pr.Checkpoint.TreeSize < sealed || pr.Checkpoint.RootHash != cp.R {
+			t.Fatalf("proof of %d: seq %d in a tree of %d (%s), want the checkpoint of %d (%s)", s, pr.Seq, pr.Checkpoint.TreeSize, pr.Checkpoint.RootHash, cp.TreeSize, cp.R)
+		}
+		if err := audit.VerifyInclusion(s, pr.Checkpoint.TreeSize, leaf, path, root); err != nil {
+			t.Fatalf("the proof of %d does not verify: %v", s, err)
+		}
+	}
 	if code, b := a.call(t, natsutil.RoleApprover, "GET", fmt.Sprintf("/v1/audit/proof/%d", pr.Checkpoint.TreeSize+1000), nil, nil); code != http.StatusNotFound {
 		t.Fatalf("a seq no checkpoint covers: %d %s", code, b)
 	}
