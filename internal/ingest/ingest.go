@@ -697,9 +697,9 @@ func (s *Service) scrub(text string, tainted ...string) string {
 	return text
 }
 
-// Digest is how a value a producer chose (an id, a conversation) stands
+// ValueDigest is how a value a producer chose (an id, a conversation) stands
 // in what the ingest service records about a refusal: "<sha256:12 hex>".
-func Digest(v string) string { return digestOf(v) }
+func ValueDigest(v string) string { return digestOf(v) }
 
 // digestOf stands for a producer-chosen value in what Vigil records.
 func digestOf(v string) string {

@@ -134,7 +134,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	// (the alert names the refused event by its digest: an id is the
 	// producer's text and may hold anything)
-	waitAlert(t, admin, ingest.Digest("self-approve"), "no alert for the approval sent with agent credentials")
+	waitAlert(t, admin, ingest.ValueDigest("self-approve"), "no alert for the approval sent with agent credentials")
 	select {
 	case g := <-ch:
 		t.Fatalf("a1 decided after a refused approval: %+v", g)
