@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -72,12 +73,17 @@ func TestFleetKeyCheckedBeforeJoining(t *testing.T) {
 	if n := metaSize(); n != 3 {
 		t.Errorf("meta group of %d after the refusal, want 3: the refused node joined", n)
 	}
-	// With the fleet's key it joins.
+	// With the fleet's key it joins, and its start-up line names the key.
 	cfg.AuditKey = keyA
+	logs := &syncBuffer{}
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
 	if s, err = Start(t.Context(), cfg); err != nil {
 		t.Fatalf("with the fleet's key: %v", err)
 	}
 	defer s.Close(context.Background())
+	if !strings.Contains(logs.String(), "audit_key="+auditkey.KeyID(keyA)) {
+		t.Errorf("the start-up line does not name the audit key:\n%s", logs.String())
+	}
 	nodes = append(nodes, s)
 	deadline := time.Now().Add(30 * time.Second)
 	for metaSize() != 4 {

@@ -350,6 +350,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if f := s.fleet; f != nil {
 		attrs = append(attrs, "cluster", f.Cluster, "replicas", f.Replicas, "peers", strings.Join(f.Peers, ","),
 			"meta_leader", f.MetaLeader, "log_leader", f.LogLeader, "derived_leader", f.DerivedLeader)
+		if f.AuditKey != "" {
+			attrs = append(attrs, "audit_key", f.AuditKey) // docs/fleet.md: the line names it
+		}
 	}
 	cfg.Logger.Info("vigil serving", attrs...)
 	if s.drv != nil {
