@@ -3,7 +3,6 @@ package auditlog
 import (
 	"context"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -46,7 +45,9 @@ type Prover struct {
 	vs        note.Verifiers
 	blockBits uint
 
-	mu sync.Mutex
+	// sem is the Prover's lock, held across stream reads: a channel, so
+	// that a request waiting for it gives up when its context ends.
+	sem chan struct{}
 	// VIGIL_DERIVED's creation time and the next sequence to read for
 	// checkpoints; best is the largest checkpoint read (found is false
 	// before one).
@@ -72,22 +73,34 @@ func NewProver(js jetstream.JetStream, vs note.Verifiers, blockBits uint) *Prove
 	if blockBits == 0 {
 		blockBits = DefaultBlockBits
 	}
-	return &Prover{js: js, vs: vs, blockBits: min(blockBits, 20)}
+	return &Prover{js: js, vs: vs, blockBits: min(blockBits, 20), sem: make(chan struct{}, 1)}
 }
+
+// lock takes the Prover's lock, or returns ctx's error first.
+func (p *Prover) lock(ctx context.Context) error {
+	select {
+	case p.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (p *Prover) unlock() { <-p.sem }
 
 // RecordsRead is how many log records the Prover has read into its blocks
 // since it was made (the records of the blocks a proof reads are not
 // counted): the whole log once, plus once more after each reset.
 func (p *Prover) RecordsRead() uint64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.lock(context.Background())
+	defer p.unlock()
 	return p.built
 }
 
 // CachedHashes is how many hashes the Prover keeps.
 func (p *Prover) CachedHashes() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	p.lock(context.Background())
+	defer p.unlock()
 	n := 0
 	for _, l := range p.levels {
 		n += len(l)
@@ -98,8 +111,10 @@ func (p *Prover) CachedHashes() int {
 // Latest returns the newest checkpoint of at least size atLeast, as
 // Latest, reading only the checkpoints stored since the last call.
 func (p *Prover) Latest(ctx context.Context, atLeast uint64) (audit.Checkpoint, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	if err := p.lock(ctx); err != nil {
+		return audit.Checkpoint{}, err
+	}
+	defer p.unlock()
 	return p.latest(ctx, atLeast)
 }
 
@@ -138,14 +153,16 @@ func (p *Prover) Prove(ctx context.Context, seq uint64) (Proof, error) {
 	if seq == 0 {
 		return Proof{}, fmt.Errorf("%w: log sequences start at 1", ErrMissing)
 	}
-	p.mu.Lock()
+	if err := p.lock(ctx); err != nil {
+		return Proof{}, err
+	}
 	cp, err := p.latest(ctx, seq)
 	if err == nil {
 		err = p.extend(ctx, cp.Size)
 	}
 	levels := make([][]audit.Hash, len(p.levels))
 	copy(levels, p.levels) // appended to, never changed: safe to read unlocked
-	p.mu.Unlock()
+	p.unlock()
 	if err != nil {
 		return Proof{}, err
 	}
@@ -157,16 +174,18 @@ func (p *Prover) Prove(ctx context.Context, seq uint64) (Proof, error) {
 	// the same length): build them again from the log as it is now, once
 	// per checkpoint (a log that does not match stays so: no request
 	// makes the Prover read it whole again).
-	p.mu.Lock()
+	if err := p.lock(ctx); err != nil {
+		return Proof{}, err
+	}
 	if p.rebuiltFor == cp.Size {
-		p.mu.Unlock()
+		p.unlock()
 		return Proof{}, err
 	}
 	p.rebuiltFor, p.levels = cp.Size, nil
 	err = p.extend(ctx, cp.Size)
 	levels = make([][]audit.Hash, len(p.levels))
 	copy(levels, p.levels)
-	p.mu.Unlock()
+	p.unlock()
 	if err != nil {
 		return Proof{}, err
 	}

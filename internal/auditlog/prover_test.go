@@ -275,9 +275,9 @@ func TestProverStaleCache(t *testing.T) {
 	l.checkpoint(64, "")
 	p := NewProver(l.js, l.vs, 3)
 	sameProof(t, l, p, 1)
-	p.mu.Lock()
+	p.lock(t.Context())
 	p.levels[2][1][0] ^= 1 // the node over blocks 4-7, in seq 1's path
-	p.mu.Unlock()
+	p.unlock()
 	sameProof(t, l, p, 1)
 	if got := p.RecordsRead(); got != 128 {
 		t.Fatalf("read %d records, want 128 (the log twice)", got)
@@ -354,4 +354,26 @@ func BenchmarkProve(b *testing.B) {
 		}
 		b.ReportMetric(float64(p.CachedHashes()*audit.HashSize), "cache-bytes")
 	})
+}
+
+// TestProverWaitEndsWithContext: a proof waiting for another one (the
+// first, which reads the whole log) gives up when its context ends.
+func TestProverWaitEndsWithContext(t *testing.T) {
+	l := newTestLog(t)
+	p := NewProver(l.js, l.vs, 3)
+	if err := p.lock(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := p.Prove(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a proof waiting past its deadline: %v, want DeadlineExceeded", err)
+	}
+	if _, err := p.Latest(ctx, 0); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a checkpoint waiting past its deadline: %v, want DeadlineExceeded", err)
+	}
+	p.unlock()
+	if _, err := p.Prove(t.Context(), 1); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("after the lock is free: %v, want ErrNoCheckpoint", err)
+	}
 }
