@@ -112,7 +112,7 @@ func TestFleetClientSurvivesItsNode(t *testing.T) {
 		first    atomic.Int64 // ns from the kill to the first decision after it
 		ids      = make([][]string, agents)
 		wg       sync.WaitGroup
-		errc     = make(chan error, agents)
+		errc     = make(chan error, agents+1)
 	)
 	for a := range agents {
 		c := dial(natsutil.RoleAgent, doomed, 0, 2)
@@ -143,6 +143,46 @@ func TestFleetClientSurvivesItsNode(t *testing.T) {
 		}()
 	}
 	t.Logf("fleet up, the loop running")
+	// A producer appends batches through the doomed node; its attempt
+	// timeout is longer than the test, so only the move to another node
+	// sends a request in flight again.
+	producer := func() *client.Client {
+		c, err := client.Connect(t.Context(), client.Options{URL: strings.Join([]string{urls[doomed], urls[0], urls[2]}, ","),
+			CredsFile: natsutil.CredsFileIn(creds, natsutil.RoleAgent), Timeout: 5 * time.Minute, AttemptTimeout: 5 * time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		return c
+	}()
+	var (
+		appended   []string
+		slowest    atomic.Int64 // ns, the longest append that spanned the kill
+		producerWG sync.WaitGroup
+	)
+	producerWG.Add(1)
+	go func() {
+		defer producerWG.Done()
+		for b := 0; !stop.Load(); b++ {
+			var evs []events.Event
+			for i := range 10 {
+				evs = append(evs, events.Event{V: 1, ID: fmt.Sprintf("m-%04d-%d", b, i), Kind: events.KindMessage, Conversation: "cp",
+					Time: time.Now().UTC(), Data: map[string]any{"role": "assistant", "content": "x"}})
+			}
+			began, before := time.Now(), killed.Load()
+			rs, err := producer.AppendBatch(t.Context(), evs)
+			if err != nil {
+				errc <- fmt.Errorf("producer, batch %d: %w", b, err)
+				return
+			}
+			if !before && killed.Load() {
+				slowest.Store(int64(time.Since(began)))
+			}
+			for _, r := range rs {
+				appended = append(appended, r.ID)
+			}
+		}
+	}()
 	for decided.Load() < 30 {
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -193,6 +233,7 @@ func TestFleetClientSurvivesItsNode(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
+	producerWG.Wait()
 	close(errc)
 	for err := range errc {
 		t.Fatal(err)
@@ -241,6 +282,23 @@ func TestFleetClientSurvivesItsNode(t *testing.T) {
 			t.Errorf("action %s: stored %d times, %d gate.decided; want 1 and 1", id, stored[id], decisions[id])
 		}
 	}
+	messages := map[string]int{}
+	for _, id := range appended {
+		messages[id] = 0
+	}
+	if err := admin.Tail(t.Context(), client.TailOptions{Conversation: "cp"}, func(r events.Record) error {
+		messages[r.Event.ID]++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for id, n := range messages {
+		if n != 1 {
+			t.Errorf("message %s stored %d times", id, n)
+		}
+	}
+	t.Logf("%d messages appended, each stored once; the append in flight at the kill took %v",
+		len(appended), time.Duration(slowest.Load()).Round(time.Millisecond))
 	if len(stored) != len(want) {
 		t.Errorf("%d actions stored, %d acknowledged", len(stored), len(want))
 	}
