@@ -147,7 +147,7 @@ func loadGitleaks() (ruleFile, error) {
 		if tr.ID != "generic-api-key" {
 			src = strings.ReplaceAll(src, gitleaksEnd, widerEnd)
 		}
-		fast, rewritten := unboundLong(src)
+		fast, maxSecret := unboundLong(src, tr.SecretGroup)
 		re, err := regexp.Compile(fast)
 		if err != nil {
 			skipped = append(skipped, SkippedRule{tr.ID, "regex does not compile with Go regexp: " + err.Error()})
@@ -171,9 +171,7 @@ func loadGitleaks() (ruleFile, error) {
 		if tr.ID == "generic-api-key" {
 			ru.prio = prioGeneric
 		}
-		if rewritten {
-			ru.maxSecret = secretWidth(src, tr.SecretGroup)
-		}
+		ru.maxSecret = maxSecret
 		ru.check = gitleaksChecks[tr.ID]
 		for _, ta := range tr.Allowlists {
 			a, ok, err := compileAllowlist(ta)

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"math/rand/v2"
+	"regexp/syntax"
 	"strings"
 	"testing"
 )
@@ -105,7 +106,11 @@ func TestSecretWidth(t *testing.T) {
 		{`(a)(b{1,40})x`, 2, 40},
 		{`([a-z]+)x`, 0, -1}, // unbounded
 	} {
-		if got := secretWidth(c.src, c.g); got != c.want {
+		p, err := syntax.Parse(c.src, syntax.Perl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := secretWidth(p, c.g); got != c.want {
 			t.Errorf("secretWidth(%q, %d) = %d, want %d", c.src, c.g, got, c.want)
 		}
 	}

@@ -273,49 +273,50 @@ func (ru *rule) anchorAtKeyword(p *syntax.Regexp, src string) {
 // longRepeat is the bound above which a counted repetition x{m,n} is run
 // as x{m,}: Go's regexp unrolls x{m,n} into n copies of x, and the NFA then
 // carries up to n threads per byte (generic-api-key's [\w.=-]{10,150} made
-// it the slowest rule by far). The language grows only by values longer
-// than n that the rest of the rule still accepts; for a secret pattern
-// that is more recall, not less.
+// it the slowest rule by far). The search then also finds values longer
+// than n; where a delimiter must follow the secret, rule.maxSecret drops
+// them again, so the rule removes what it removed as written.
 const longRepeat = 32
 
 func unboundLongRepeats(src string) string {
-	out, _ := unboundLong(src)
+	out, _ := unboundLong(src, 0)
 	return out
 }
 
-// unboundLong is unboundLongRepeats, also reporting whether it changed a
-// repetition.
-func unboundLong(src string) (string, bool) {
+// unboundLong is unboundLongRepeats that also returns, when it widened a
+// repetition, the longest secret the regex as written captures in group g
+// (secretWidth), or 0 when it changed nothing.
+func unboundLong(src string, g int) (string, int) {
 	p, err := syntax.Parse(src, syntax.Perl)
 	if err != nil {
-		return src, false
+		return src, 0
+	}
+	long := func(r *syntax.Regexp) bool { return r.Op == syntax.OpRepeat && r.Max > longRepeat && r.Max > r.Min }
+	var walk func(r *syntax.Regexp, f func(*syntax.Regexp))
+	walk = func(r *syntax.Regexp, f func(*syntax.Regexp)) {
+		f(r)
+		for _, sub := range r.Sub {
+			walk(sub, f)
+		}
 	}
 	changed := false
-	var walk func(*syntax.Regexp)
-	walk = func(r *syntax.Regexp) {
-		if r.Op == syntax.OpRepeat && r.Max > longRepeat && r.Max > r.Min {
-			r.Max = -1
-			changed = true
-		}
-		for _, sub := range r.Sub {
-			walk(sub)
-		}
+	walk(p, func(r *syntax.Regexp) { changed = changed || long(r) })
+	if !changed {
+		return p.String(), 0
 	}
-	walk(p)
-	return p.String(), changed
+	w := secretWidth(p, g)
+	walk(p, func(r *syntax.Regexp) {
+		if long(r) {
+			r.Max = -1
+		}
+	})
+	return p.String(), w
 }
 
-// requiredLiterals returns strings (lowercased) one of which occurs in
-// every match of p, or false when there is no such set of at least two
-// bytes each. It serves as a cheap prefilter in front of a regex.
-// secretWidth returns the longest secret, in bytes, that the regex src
+// secretWidth returns the longest secret, in bytes, that the regex p
 // captures in group g (0: its only group) when a delimiter must follow the
 // group, or -1 when that is unbounded, not known, or nothing follows.
-func secretWidth(src string, g int) int {
-	p, err := syntax.Parse(src, syntax.Perl)
-	if err != nil {
-		return -1
-	}
+func secretWidth(p *syntax.Regexp, g int) int {
 	n := p.MaxCap()
 	if g == 0 && n > 1 {
 		return -1 // the first non-empty group of several: decided per match
@@ -349,6 +350,9 @@ func secretWidth(src string, g int) int {
 	return w
 }
 
+// requiredLiterals returns strings (lowercased) one of which occurs in
+// every match of p, or false when there is no such set of at least two
+// bytes each. It serves as a cheap prefilter in front of a regex.
 func requiredLiterals(p *syntax.Regexp) ([]string, bool) {
 	switch p.Op {
 	case syntax.OpLiteral:
