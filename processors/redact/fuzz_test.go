@@ -48,6 +48,11 @@ func FuzzRedact(f *testing.F) {
 	f.Add("M"+strings.Repeat("a", 23)+".abcdef."+strings.Repeat("b", 27)+".x.y", uint16(6), uint8(6))
 	f.Add("a.ico-0123.png ]."+strings.Repeat("x", 10)+".ab", uint16(1), uint8(7))
 	f.Add("kind: Secret\ndata:\n a: |\n\n---\ndata: {\"data\": {\"k\": \"dmFsdWUx\", stringData:\n  x: y", uint16(8), uint8(8))
+	// The false-positive classes of issue 11 (peers_fp_test.go).
+	f.Add("io.jsonwebtoken:jjwt-api:0.11.5 com.a.token: x io.b.secret:\"y\"", uint16(3), uint8(9))
+	f.Add("passwd = A1b2C3d4;\nsecret[] = m{{h}o)p$;  // x\npassword => m{{x)y\npassword = z;", uint16(11), uint8(10))
+	f.Add(",abcd8Q~"+strings.Repeat("a1B2", 10)+", x 8Q~"+strings.Repeat("Z", 34)+".", uint16(12), uint8(11))
+	f.Add(`password: "a_b_c" password: "a__b" password: "_a_b"`, uint16(13), uint8(12))
 
 	f.Fuzz(func(t *testing.T, text string, pos uint16, which uint8) {
 		out, fs := r.redactString(text)
