@@ -103,11 +103,13 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 	reconnected := c.watchReconnects()
 	defer c.stopWatching(reconnected)
 	subject := c.ingestSubject(ev.Kind, ev.Conversation)
+	var waitEnds time.Time // when the wait asked for by the last request ends
 	send := func() error {
 		wait := transport.MaxDecisionWait
 		if dl, ok := ctx.Deadline(); ok {
 			wait = min(max(time.Until(dl), time.Millisecond), wait)
 		}
+		waitEnds = time.Now().Add(wait)
 		msg := &nats.Msg{Subject: subject, Reply: inbox, Data: body, Header: nats.Header{}}
 		msg.Header.Set(transport.HeaderContentType, transport.ContentTypeMsgpack)
 		msg.Header.Set(transport.HeaderWaitDecision, wait.String())
@@ -234,10 +236,12 @@ stored:
 				if ctx.Err() != nil {
 					continue // ctx.Done answers
 				}
-				// The service gave up before the caller: a node stopping
-				// (its waits end with it), or one over its limit of waits.
-				// Another node may still wait: ask again, a few times.
-				if gaveUp++; gaveUp > maxWaitRepeats {
+				// The service gave up before the wait asked for ran out: a
+				// node stopping (its waits end with it), or one over its
+				// limit of waits. Another node may still wait: ask again,
+				// a few times. A wait that ran its course is the answer.
+				early := time.Until(waitEnds) > waitRepeatPause
+				if gaveUp++; !early || gaveUp > maxWaitRepeats {
 					return out, fmt.Errorf("gate: action %s: %w: %s", ev.ID, ErrNoDecision, wr.WaitError)
 				}
 				again(waitRepeatPause)
