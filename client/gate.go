@@ -130,7 +130,7 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 		}
 		return res, fmt.Errorf("gate: action %s: %w: %w", ev.ID, ErrNoDecision, context.Cause(ctx))
 	}
-	// resend is a pending repeat of the request (nil: none).
+	// resend fires a repeat of the request; it is stopped when none is due.
 	resend := time.NewTimer(time.Hour)
 	resend.Stop()
 	defer resend.Stop()
@@ -199,6 +199,12 @@ stored:
 	for {
 		select {
 		case m := <-ch:
+			if len(m.Data) == 0 && m.Header.Get("Status") == "503" {
+				// A repeat found nothing to answer it (a node restarting
+				// after the one that waited died): ask again shortly.
+				again(noRespondersPause)
+				continue
+			}
 			r, wr, ok := decodeGateReply(m.Data)
 			if ok {
 				// A repeat's stored reply.

@@ -1,8 +1,10 @@
 package client
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,9 +16,20 @@ import (
 	"github.com/vigil-dev/vigil/events"
 )
 
-// gateFake is an ingest service on a plain nats-server that answers gate
-// requests as answer says (the request's number, from 1).
-func gateFake(t *testing.T, answer func(n int, m *nats.Msg)) (*Client, *atomic.Int32) {
+// gateService is an ingest service on a plain nats-server that answers
+// gate requests as answer says (n: the request's number, from 1).
+type gateService struct {
+	t      *testing.T
+	nc     *nats.Conn
+	n      atomic.Int32
+	answer func(n int, m *nats.Msg)
+	mu     sync.Mutex
+	sub    *nats.Subscription
+}
+
+// startGateService starts the server and the service, and returns a
+// client of it.
+func startGateService(t *testing.T, answer func(n int, m *nats.Msg)) (*Client, *gateService) {
 	t.Helper()
 	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, NoSigs: true, NoLog: true})
 	if err != nil {
@@ -27,26 +40,45 @@ func gateFake(t *testing.T, answer func(n int, m *nats.Msg)) (*Client, *atomic.I
 		t.Fatal("nats-server not ready")
 	}
 	t.Cleanup(ns.Shutdown)
-	svc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
+	g := &gateService{t: t, answer: answer}
+	if g.nc, err = nats.Connect(ns.ClientURL()); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(svc.Close)
-	var n atomic.Int32
-	if _, err := svc.Subscribe(events.IngestSubjectFor(events.KindAction, "c1"), func(m *nats.Msg) {
-		answer(int(n.Add(1)), m)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := svc.Flush(); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(g.nc.Close)
+	g.up()
 	c, err := Connect(t.Context(), Options{URL: ns.ClientURL(), Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return c, &n
+	return c, g
+}
+
+// up subscribes the service; down leaves (requests get no responders).
+func (g *gateService) up() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	sub, err := g.nc.Subscribe(events.IngestSubjectFor(events.KindAction, "c1"), func(m *nats.Msg) {
+		g.answer(int(g.n.Add(1)), m)
+	})
+	if err == nil {
+		err = g.nc.Flush()
+	}
+	if err != nil {
+		g.t.Error(err)
+	}
+	g.sub = sub
+}
+
+func (g *gateService) down() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if err := g.sub.Unsubscribe(); err != nil {
+		g.t.Error(err)
+	}
+	if err := g.nc.Flush(); err != nil {
+		g.t.Error(err)
+	}
 }
 
 func respond(t *testing.T, m *nats.Msg, v any) {
@@ -63,33 +95,64 @@ func storedAt(seq uint64, dup bool) events.IngestReply {
 	return events.IngestReply{Results: []events.IngestResult{{ID: "a1", Seq: seq, Duplicate: dup}}}
 }
 
+func decided(seq uint64, o events.Outcome, by events.DecidedBy) transport.WaitReply {
+	return transport.WaitReply{Decided: &events.GateDecided{ActionID: "a1", LogSeq: seq, Outcome: o, By: by}}
+}
+
 // TestGateAsksAgainWhenTheServiceGivesUpEarly: a node that stops ends
 // its waits for decisions early ("no decision"); GateAndWait asks again
-// with the same action, and the decision another node sends is the
-// answer. A service that keeps giving up is asked a bounded number of
-// times, then the gate is denied (fail closed).
+// with the same action, and the decision another node (or the node back
+// again) sends is the answer. A service that keeps giving up is asked a
+// bounded number of times, then the gate is denied (fail closed).
 func TestGateAsksAgainWhenTheServiceGivesUpEarly(t *testing.T) {
 	action := ev("a1", events.KindAction, "c1")
-	t.Run("a stopping node", func(t *testing.T) {
-		c, n := gateFake(t, func(n int, m *nats.Msg) {
+	stopped := transport.WaitReply{WaitError: "no decision within 10m0s (denied: fail closed)"}
+	t.Run("a stopping node, another answers", func(t *testing.T) {
+		c, g := startGateService(t, func(n int, m *nats.Msg) {
 			respond(t, m, storedAt(7, n > 1))
 			if n == 1 {
-				respond(t, m, transport.WaitReply{WaitError: "no decision within 10m0s (denied: fail closed)"})
+				respond(t, m, stopped)
 				return
 			}
-			respond(t, m, transport.WaitReply{Decided: &events.GateDecided{ActionID: "a1", LogSeq: 7, DecisionSeq: 9,
-				Outcome: events.OutcomeAllow, By: events.ByHuman, Approver: "alice"}})
+			respond(t, m, decided(7, events.OutcomeAllow, events.ByHuman))
 		})
 		res, err := c.GateAndWait(t.Context(), action, nil)
 		if err != nil || res.Outcome != events.OutcomeAllow || res.By != events.ByHuman || res.Seq != 7 {
 			t.Fatalf("GateAndWait = %+v, %v", res, err)
 		}
-		if got := n.Load(); got != 2 {
+		if got := g.n.Load(); got != 2 {
 			t.Fatalf("%d requests, want 2", got)
 		}
 	})
+	t.Run("the only node restarting", func(t *testing.T) {
+		// Its service leaves with its waits and is back 0.5 s later: the
+		// repeats meanwhile find no responders and are sent again.
+		var g *gateService
+		c, g := startGateService(t, func(n int, m *nats.Msg) {
+			respond(t, m, storedAt(7, n > 1))
+			if n == 1 {
+				respond(t, m, stopped)
+				go func() {
+					g.down()
+					time.Sleep(500 * time.Millisecond)
+					g.up()
+				}()
+				return
+			}
+			respond(t, m, decided(7, events.OutcomeDeny, events.ByRule))
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+		defer cancel()
+		res, err := c.GateAndWait(ctx, action, nil)
+		if err != nil || res.Outcome != events.OutcomeDeny || res.By != events.ByRule {
+			t.Fatalf("GateAndWait = %+v, %v", res, err)
+		}
+		if got := g.n.Load(); got < 2 {
+			t.Fatalf("%d requests, want 2 or more", got)
+		}
+	})
 	t.Run("a service that keeps giving up", func(t *testing.T) {
-		c, n := gateFake(t, func(n int, m *nats.Msg) {
+		c, g := startGateService(t, func(n int, m *nats.Msg) {
 			respond(t, m, storedAt(7, n > 1))
 			respond(t, m, transport.WaitReply{WaitError: "too many waits"})
 		})
@@ -97,15 +160,15 @@ func TestGateAsksAgainWhenTheServiceGivesUpEarly(t *testing.T) {
 		if !errors.Is(err, ErrNoDecision) || res.Outcome != events.OutcomeDeny {
 			t.Fatalf("GateAndWait = %+v, %v; want a denial wrapping ErrNoDecision", res, err)
 		}
-		if got := n.Load(); got != 1+maxWaitRepeats {
+		if got := g.n.Load(); got != 1+maxWaitRepeats {
 			t.Fatalf("%d requests, want %d", got, 1+maxWaitRepeats)
 		}
 	})
 	t.Run("a decision on another stored position is not this action's", func(t *testing.T) {
-		c, _ := gateFake(t, func(n int, m *nats.Msg) {
+		c, _ := startGateService(t, func(n int, m *nats.Msg) {
 			respond(t, m, storedAt(7, false))
-			respond(t, m, transport.WaitReply{Decided: &events.GateDecided{ActionID: "a1", LogSeq: 8, Outcome: events.OutcomeAllow, By: events.ByRule}})
-			respond(t, m, transport.WaitReply{Decided: &events.GateDecided{ActionID: "a1", LogSeq: 7, Outcome: events.OutcomeDeny, By: events.ByRule}})
+			respond(t, m, decided(8, events.OutcomeAllow, events.ByRule))
+			respond(t, m, decided(7, events.OutcomeDeny, events.ByRule))
 		})
 		res, err := c.GateAndWait(t.Context(), action, nil)
 		if err != nil || res.Outcome != events.OutcomeDeny || res.Seq != 7 {
