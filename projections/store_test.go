@@ -473,6 +473,36 @@ func TestDamagedTableFoundAfterOpen(t *testing.T) {
 	}
 }
 
+// TestVerifyInChunks: the background verification closes its iterator at
+// every pause and resumes after the last key: it reads every key once,
+// as one pass without pauses does.
+func TestVerifyInChunks(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "p"), Options{SkipVerify: true})
+	var batch []Applied
+	for i := range 3 * verifyChunk {
+		batch = append(batch, Applied{Record: mkRec(t, uint64(i+1), action(fmt.Sprintf("act-%05d", i), fmt.Sprintf("c-%d", i%7), "ls"))})
+	}
+	if err := s.Apply(batch); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := s.verify(nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunked, err := s.verify(nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if whole < 3*verifyChunk || chunked != whole {
+		t.Fatalf("read %d keys in chunks, %d in one pass (want equal, at least %d)", chunked, whole, 3*verifyChunk)
+	}
+	stop := make(chan struct{})
+	close(stop)
+	if n, err := s.verify(stop, 1); err != nil || n != verifyChunk {
+		t.Fatalf("stopped verification read %d keys (%v), want one chunk (%d)", n, err, verifyChunk)
+	}
+}
+
 // TestCorruptionMetLater: a corruption error after open stops the store
 // from serving and makes the next open rebuild it.
 func TestCorruptionMetLater(t *testing.T) {
