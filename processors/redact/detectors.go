@@ -1114,7 +1114,7 @@ func assignedSecret(v string, cls nameClass, quoted bool, threshold float64) boo
 			return false
 		}
 		if quoted {
-			return !isSnakeWords(v)
+			return true
 		}
 		// A bare value is code when it calls or indexes something, is a
 		// member path on a receiver (self.pw), or is an identifier made of
@@ -1268,22 +1268,6 @@ func hasVowel(s string) bool {
 		}
 	}
 	return false
-}
-
-// isSnakeWords reports whether v is a snake_case name of lower-case words
-// (user_password, real_key, db_pass): the name of a field, setting or
-// stored secret, as form definitions, JSON schemas and secret references
-// write under a password key, not a password someone chose.
-func isSnakeWords(v string) bool {
-	if !strings.Contains(v, "_") || v[0] == '_' || v[len(v)-1] == '_' || strings.Contains(v, "__") {
-		return false
-	}
-	for i := 0; i < len(v); i++ {
-		if c := v[i]; !isLower(c) && c != '_' {
-			return false
-		}
-	}
-	return isPlainWords(v)
 }
 
 // isPlainWords is isWordyPhrase without digits: how a bare value that is
