@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,7 +13,6 @@ import (
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -86,30 +86,22 @@ func probeFleetKey(ctx context.Context, cfg Config, pubs map[natsutil.Role]strin
 		return nil
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil
-	}
 	ctx, cancel := context.WithTimeout(ctx, probeAskWait)
 	defer cancel()
 	// Interest in the JetStream API reaches the probe with the route's
 	// first exchange; a peer still electing answers 503 or not at all.
 	for {
-		kv, err := js.KeyValue(ctx, FleetBucket)
-		if err == nil {
-			fleet, found, err := readFleetKey(ctx, kv)
-			if err != nil || !found {
-				return nil
-			}
+		fleet, found, err := leaderFleetKey(ctx, nc)
+		switch {
+		case err == nil && !found:
+			return nil // no record: a fleet older than it, or a new one
+		case err == nil:
 			own := auditkey.KeyID(cfg.AuditKey)
 			if id := auditkey.KeyID(fleet.VerifierKey); id != own {
 				return fmt.Errorf("%w (found before joining the cluster): this node signs with %s (%s), but the fleet signs with %s (recorded by node %s at %s). %s",
 					ErrAuditKeyMismatch, own, auditkey.SignerPath(cfg.DataDir), id, fleet.Node, fleet.Recorded, auditKeyFix(cfg.DataDir))
 			}
 			return nil
-		}
-		if errors.Is(err, jetstream.ErrBucketNotFound) {
-			return nil // a fleet older than the record, or a new one
 		}
 		select {
 		case <-ctx.Done():
@@ -118,6 +110,51 @@ func probeFleetKey(ctx context.Context, cfg Config, pubs map[natsutil.Role]strin
 		}
 	}
 }
+
+// leaderFleetKey reads FleetAuditKey from the leader of the bucket's
+// stream (the JetStream API's message get, not a direct get, which a
+// replica still catching up may answer with "not found"). found is false
+// only when the leader says there is no such record or no bucket; an
+// error means ask again (no answer yet, an election).
+func leaderFleetKey(ctx context.Context, nc *nats.Conn) (rec fleetKeyRecord, found bool, err error) {
+	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + FleetBucket + "." + FleetAuditKey})
+	actx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	m, err := nc.RequestWithContext(actx, "$JS.API.STREAM.MSG.GET.KV_"+FleetBucket, req)
+	if err != nil {
+		return rec, false, err
+	}
+	var resp struct {
+		Error *struct {
+			Code    int `json:"code"`
+			ErrCode int `json:"err_code"`
+		} `json:"error"`
+		Message *struct {
+			Data []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return rec, false, err
+	}
+	switch {
+	case resp.Error != nil && (resp.Error.ErrCode == jsErrNoMessageFound || resp.Error.ErrCode == jsErrStreamNotFound):
+		return rec, false, nil
+	case resp.Error != nil:
+		return rec, false, fmt.Errorf("server: the fleet's audit key: JetStream error %d/%d", resp.Error.Code, resp.Error.ErrCode)
+	case resp.Message == nil:
+		return rec, false, errors.New("server: the fleet's audit key: an empty answer")
+	}
+	if err := json.Unmarshal(resp.Message.Data, &rec); err != nil || rec.VerifierKey == "" {
+		return rec, false, fmt.Errorf("server: the fleet's audit key record does not decode: %v", err)
+	}
+	return rec, true, nil
+}
+
+// JetStream API error codes leaderFleetKey tells apart.
+const (
+	jsErrNoMessageFound = int(natsserver.JSNoMessageFoundErr)
+	jsErrStreamNotFound = int(natsserver.JSStreamNotFoundErr)
+)
 
 // anyPeerListens reports whether a route address of cfg other than the
 // node's own accepts a connection: a peer is up to be asked.
