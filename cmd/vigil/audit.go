@@ -13,11 +13,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
-	"github.com/oklog/ulid/v2"
 	"github.com/spf13/cobra"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/auditlog"
@@ -123,99 +122,14 @@ to 'vigil audit verify --pubkey'. No server is needed.`,
 
 // --- reading the streams ---
 
-// auditSource reads what the audit commands need from a server.
-type auditSource struct {
-	js       jetstream.JetStream
-	progress *auditProgress
-}
-
-func (c *cli) openAuditSource(ctx context.Context) (*auditSource, func(), error) {
+// openAuditStreams connects as admin and returns the client whose streams
+// the audit functions (internal/auditlog) read.
+func (c *cli) openAuditStreams(ctx context.Context) (*client.Client, error) {
 	cl, err := c.connect(ctx, natsutil.RoleAdmin)
 	if err != nil {
-		return nil, nil, auditUsageErr(err)
+		return nil, auditUsageErr(err)
 	}
-	return &auditSource{js: cl.JetStream(), progress: newAuditProgress(c.stderr)}, cl.Close, nil
-}
-
-// logEnd is VIGIL_LOG's last sequence.
-func (s *auditSource) logEnd(ctx context.Context) (uint64, error) {
-	st, err := s.js.Stream(ctx, events.StreamLog)
-	if err != nil {
-		return 0, auditUsageErr(fmt.Errorf("stream %s: %w", events.StreamLog, err))
-	}
-	info, err := st.Info(ctx)
-	if err != nil {
-		return 0, auditUsageErr(fmt.Errorf("stream %s: %w", events.StreamLog, err))
-	}
-	return info.State.LastSeq, nil
-}
-
-// checkpoints calls fn for every message on vigil.audit.checkpoint.
-func (s *auditSource) checkpoints(ctx context.Context, fn func(at uint64, cp events.AuditCheckpoint, err error)) error {
-	return auditUsageErr(auditlog.ReadCheckpoints(ctx, s.js, fn))
-}
-
-// log calls fn for the records from..to (to inclusive) on subjects.
-func (s *auditSource) log(ctx context.Context, what string, from, to uint64, subjects []string, fn func(natsutil.RawRecord) error) error {
-	if to == 0 {
-		return nil
-	}
-	defer s.progress.done()
-	err := natsutil.ReadStream(ctx, s.js, natsutil.ReadOptions{Stream: events.StreamLog, From: from, To: to, Subjects: subjects},
-		func(r natsutil.RawRecord) error {
-			s.progress.show(what, r.Seq, to)
-			return fn(r)
-		})
-	return auditUsageErr(err)
-}
-
-// derived returns the risk.assessed and gate.decided data by the log
-// sequence of the action they are about (their data's log_seq).
-func (s *auditSource) derived(ctx context.Context, conversation string) (risk, gate map[uint64]any, err error) {
-	subjects := []string{events.RiskPrefix + ">", events.GatePrefix + ">"}
-	if conversation != "" {
-		subjects = []string{events.RiskSubject(conversation), events.GateSubject(conversation)}
-	}
-	risk, gate = map[uint64]any{}, map[uint64]any{}
-	err = natsutil.ReadStream(ctx, s.js, natsutil.ReadOptions{Stream: events.StreamDerived, Subjects: subjects},
-		func(r natsutil.RawRecord) error {
-			d, err := events.DecodeDerived(r.Data)
-			if err != nil {
-				return nil // not ours to judge here; the processors' own checks report it
-			}
-			m, ok := d.Data.(map[string]any)
-			if !ok {
-				return nil
-			}
-			seq := auditUint(m["log_seq"])
-			if seq == 0 {
-				seq = d.Seq
-			}
-			switch d.Kind {
-			case events.KindRiskAssessed:
-				risk[seq] = m
-			case events.KindGateDecided:
-				gate[seq] = m
-			}
-			return nil
-		})
-	return risk, gate, auditUsageErr(err)
-}
-
-func auditUint(v any) uint64 {
-	switch x := v.(type) {
-	case int64:
-		if x > 0 {
-			return uint64(x)
-		}
-	case uint64:
-		return x
-	case float64:
-		if x > 0 {
-			return uint64(x)
-		}
-	}
-	return 0
+	return cl, nil
 }
 
 // auditProgress shows long reads on a terminal.
@@ -228,7 +142,8 @@ type auditProgress struct {
 
 func newAuditProgress(w io.Writer) *auditProgress { return &auditProgress{w: w, on: isTerminal(w)} }
 
-func (p *auditProgress) show(what string, seq, to uint64) {
+// Show is auditlog.Progress's.
+func (p *auditProgress) Show(what string, seq, to uint64) {
 	if !p.on || seq%4096 != 0 || time.Since(p.last) < 200*time.Millisecond {
 		return
 	}
@@ -236,7 +151,8 @@ func (p *auditProgress) show(what string, seq, to uint64) {
 	fmt.Fprintf(p.w, "\r%s: seq %d of %d (%d%%)   ", what, seq, to, seq*100/max(to, 1))
 }
 
-func (p *auditProgress) done() {
+// Done is auditlog.Progress's.
+func (p *auditProgress) Done() {
 	if p.shown {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.shown = false
@@ -277,7 +193,7 @@ Exit status: 0 nothing found; 1 tampering found; 2 usage or connection error.`,
 		Args: auditArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.export != "" {
-				return c.auditVerifyExport(f)
+				return c.auditVerifyExport(cmd.Context(), f)
 			}
 			return c.auditVerifyLog(cmd.Context(), f)
 		},
@@ -296,56 +212,37 @@ func (c *cli) auditVerifyLog(ctx context.Context, f auditVerifyFlags) error {
 	if err != nil {
 		return auditUsageErr(err)
 	}
-	v := audit.NewLogVerifier(vs)
-	v.ExpectInterval(f.interval)
+	cfg := auditlog.VerifyConfig{Verifiers: vs, Interval: f.interval, Progress: newAuditProgress(c.stderr)}
 	for _, path := range f.checkpoint {
 		n, err := readAuditCheckpointFile(path)
 		if err != nil {
 			return auditUsageErr(err)
 		}
-		if err := v.AddTrusted(n); err != nil {
-			return auditUsageErr(fmt.Errorf("--checkpoint %s: %w", path, err))
-		}
+		cfg.Witnesses = append(cfg.Witnesses, auditlog.Witness{Name: "--checkpoint " + path, Note: n})
 	}
-	src, closeFn, err := c.openAuditSource(ctx)
+	check, err := auditlog.NewLogCheck(cfg)
+	if err != nil {
+		return auditUsageErr(err)
+	}
+	cl, err := c.openAuditStreams(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
-	// Checkpoints first: each is published after the records it covers,
-	// so the log read afterwards holds everything they sign.
-	if err := src.checkpoints(ctx, func(at uint64, cp events.AuditCheckpoint, err error) {
-		if err != nil {
-			v.AddBadCheckpoint(at, err)
-			return
-		}
-		v.AddCheckpoint(at, cp)
-	}); err != nil {
-		return err
-	}
-	end, err := src.logEnd(ctx)
+	defer cl.Close()
+	rep, err := check.Run(ctx, cl.JetStream())
 	if err != nil {
-		return err
+		return auditUsageErr(err)
 	}
-	start := time.Now()
-	if err := src.log(ctx, "verify", 1, end, nil, func(r natsutil.RawRecord) error {
-		return v.AddRecord(r.Seq, r.Data)
-	}); err != nil {
-		return err
-	}
-	v.SetLogEnd(end)
-	rep := v.Finish()
-	elapsed := time.Since(start)
 	if f.json {
 		if err := writeAuditJSON(c.stdout, struct {
 			OK bool `json:"ok"`
 			*audit.Report
 			Keys []string `json:"trusted_keys"`
-		}{rep.Clean(), rep, keys}); err != nil {
+		}{rep.Clean(), rep.Report, keys}); err != nil {
 			return auditUsageErr(err)
 		}
 	} else {
-		c.printAuditReport(rep, keys, elapsed)
+		c.printAuditReport(rep.Report, keys, rep.Elapsed)
 	}
 	return auditTamperExit(rep.Findings)
 }
@@ -450,19 +347,14 @@ func readAuditCheckpointFile(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("--checkpoint: %w", err)
 	}
-	if !strings.HasPrefix(strings.TrimSpace(string(b)), "{") {
-		return string(b), nil
+	n, err := auditlog.WitnessNote(b)
+	if err != nil {
+		return "", fmt.Errorf("--checkpoint %s: %w", path, err)
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		l, err := audit.DecodeExportLine([]byte(line))
-		if err == nil && l.Checkpoint != nil {
-			return l.Checkpoint.Note, nil
-		}
-	}
-	return "", fmt.Errorf("--checkpoint %s: no checkpoint line in this JSON file", path)
+	return n, nil
 }
 
-func (c *cli) auditVerifyExport(f auditVerifyFlags) error {
+func (c *cli) auditVerifyExport(ctx context.Context, f auditVerifyFlags) error {
 	var vs note.Verifiers
 	var keys []string
 	if len(f.pubkeys) > 0 {
@@ -482,16 +374,7 @@ func (c *cli) auditVerifyExport(f auditVerifyFlags) error {
 		defer fh.Close()
 		r = fh
 	}
-	v := audit.NewExportVerifier(vs)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 1<<20), audit.MaxLineBytes+1)
-	for sc.Scan() {
-		v.AddLine(sc.Bytes())
-	}
-	if err := sc.Err(); err != nil {
-		return auditUsageErr(fmt.Errorf("read %s: %w (is it an export? lines are at most %d bytes)", f.export, err, audit.MaxLineBytes))
-	}
-	rep, err := v.Finish()
+	rep, err := auditlog.VerifyExport(ctx, r, auditlog.ExportVerifyConfig{Verifiers: vs, Name: f.export})
 	if err != nil {
 		return auditUsageErr(err)
 	}
@@ -525,24 +408,6 @@ func (c *cli) auditVerifyExport(f auditVerifyFlags) error {
 	}
 	printAuditFindings(w, rep.Findings)
 	return auditTamperExit(rep.Findings)
-}
-
-// --- the tree as a reader of the log builds it ---
-
-// auditLogTree reads VIGIL_LOG 1..end into a proof tree (auditlog.LogTree),
-// showing progress.
-func auditLogTree(ctx context.Context, src *auditSource, what string, end uint64, v *audit.LogVerifier, keep func(natsutil.RawRecord)) (*audit.Tree, error) {
-	defer src.progress.done()
-	tree, err := auditlog.LogTree(ctx, src.js, end, v, keep, func(seq, to uint64) { src.progress.show(what, seq, to) })
-	return tree, auditUsageErr(err)
-}
-
-// auditPadTree is auditlog.PadTree.
-func auditPadTree(tree *audit.Tree, size uint64) error { return auditlog.PadTree(tree, size) }
-
-// auditChooseCheckpoint is auditlog.ChooseCheckpoint.
-func auditChooseCheckpoint(cps []events.AuditCheckpoint, vs note.Verifiers, atLeast uint64) (audit.Checkpoint, bool) {
-	return auditlog.ChooseCheckpoint(cps, vs, atLeast)
 }
 
 // --- export ---
@@ -606,36 +471,7 @@ func (c *cli) auditSeal(ctx context.Context) error {
 		return fmt.Errorf("no seal (cannot reach a server: %v)", err)
 	}
 	defer cl.Close()
-	id := "seal-export-" + ulid.Make().String()
-	r, err := cl.Append(ctx, events.Event{V: events.CurrentVersion, ID: id, Kind: events.KindAuditSeal, Time: time.Now().UTC(),
-		Data: map[string]any{"by": operatorName(), "reason": "vigil audit export"}})
-	if err != nil {
-		return fmt.Errorf("no seal: %w", err)
-	}
-	st, err := cl.JetStream().Stream(ctx, events.StreamDerived)
-	if err != nil {
-		return fmt.Errorf("no seal: %w", err)
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if m, err := st.GetLastMsgForSubject(ctx, events.SubjectCheckpoint); err == nil {
-			if d, err := events.DecodeDerived(m.Data); err == nil {
-				if cp, ok := d.Data.(map[string]any); ok {
-					if size, _ := cp["tree_size"].(int64); uint64(size) >= r.Seq {
-						return nil
-					}
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no checkpoint covering the seal (log seq %d) within 15s: is the audit processor running?", r.Seq)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	return auditlog.Seal(ctx, cl.JetStream(), cl, operatorName(), "vigil audit export", 15*time.Second)
 }
 
 func (c *cli) auditExport(ctx context.Context, f auditExportFlags) (err error) {
@@ -643,50 +479,17 @@ func (c *cli) auditExport(ctx context.Context, f auditExportFlags) (err error) {
 	if err != nil {
 		return auditUsageErr(err)
 	}
-	src, closeFn, err := c.openAuditSource(ctx)
+	cl, err := c.openAuditStreams(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
-	var cps []events.AuditCheckpoint
-	var v *audit.LogVerifier
-	if vs != nil {
-		v = audit.NewLogVerifier(vs)
-	}
-	if err := src.checkpoints(ctx, func(at uint64, cp events.AuditCheckpoint, err error) {
-		if err == nil {
-			cps = append(cps, cp)
-		}
-		if v != nil {
-			if err != nil {
-				v.AddBadCheckpoint(at, err)
-			} else {
-				v.AddCheckpoint(at, cp)
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	end, err := src.logEnd(ctx)
-	if err != nil {
-		return err
-	}
-	tree, err := auditLogTree(ctx, src, "export: hashing", end, v, nil)
-	if err != nil {
-		return auditUsageErr(err)
-	}
-	cp, haveCP := auditChooseCheckpoint(cps, vs, 0)
-	if haveCP {
-		if err := auditPadTree(tree, cp.Size); err != nil {
-			return auditUsageErr(err)
-		}
-	}
-	risk, gate, err := src.derived(ctx, f.conversation)
-	if err != nil {
-		return err
+	defer cl.Close()
+	cfg := auditlog.ExportConfig{Conversation: f.conversation, From: f.from, Verifiers: vs, Progress: newAuditProgress(c.stderr)}
+	if len(keys) > 0 {
+		cfg.VerifierKey = keys[0]
 	}
 
-	// Write.
+	// Write to a temporary file renamed over --out when complete.
 	var w io.Writer
 	var fh *os.File
 	if f.out == "-" {
@@ -705,65 +508,9 @@ func (c *cli) auditExport(ctx context.Context, f auditExportFlags) (err error) {
 		w = fh
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
-	writeLine := func(l audit.ExportLine) error {
-		b, err := l.Marshal()
-		if err != nil {
-			return err
-		}
-		bw.Write(b)
-		return bw.WriteByte('\n')
-	}
-	from := max(f.from, 1)
-	if err := writeLine(audit.ExportLine{Header: &audit.ExportHeader{Format: audit.ExportFormat, Conversation: f.conversation,
-		From: from, Complete: f.conversation == "", LogEnd: end}}); err != nil {
-		return auditUsageErr(err)
-	}
-	var subjects []string
-	if f.conversation != "" {
-		subjects = []string{events.LogSubject(f.conversation)}
-	}
-	var n, first, last uint64
-	err = src.log(ctx, "export: writing", from, end, subjects, func(r natsutil.RawRecord) error {
-		ev, err := events.DecodeMsgpack(r.Data)
-		if err != nil {
-			ev = events.Event{Kind: "undecodable", Extra: map[string]any{"error": err.Error()}}
-		}
-		var proof []audit.Hash
-		var size uint64
-		if haveCP && r.Seq <= cp.Size {
-			if proof, err = tree.Prove(r.Seq, cp.Size); err != nil {
-				return err
-			}
-			size = cp.Size
-		}
-		var rk, gt any
-		if x, ok := risk[r.Seq]; ok {
-			rk = x
-		}
-		if x, ok := gate[r.Seq]; ok {
-			gt = x
-		}
-		line, err := audit.NewExportEvent(r.Seq, r.Data, &ev, size, proof, rk, gt)
-		if err != nil {
-			return err
-		}
-		if first == 0 {
-			first = r.Seq
-		}
-		n, last = n+1, r.Seq
-		return writeLine(audit.ExportLine{Event: &line})
-	})
+	res, err := auditlog.Export(ctx, cl.JetStream(), bw, cfg)
 	if err != nil {
 		return auditUsageErr(err)
-	}
-	if haveCP {
-		vkey := ""
-		if len(keys) > 0 {
-			vkey = keys[0]
-		}
-		if err := writeLine(audit.ExportLine{Checkpoint: &audit.ExportCheckpoint{TreeSize: cp.Size, RootHash: cp.Root.String(), Note: cp.Note, VerifierKey: vkey}}); err != nil {
-			return auditUsageErr(err)
-		}
 	}
 	if err := bw.Flush(); err != nil {
 		return auditUsageErr(fmt.Errorf("write %s: %w", f.out, err))
@@ -784,31 +531,30 @@ func (c *cli) auditExport(ctx context.Context, f auditExportFlags) (err error) {
 	// Report on standard error (standard output may be the export).
 	rw := c.stderr
 	switch {
-	case n == 0:
+	case res.Records == 0:
 		fmt.Fprintf(rw, "exported no records (nothing selected) to %s\n", f.out)
 	default:
-		fmt.Fprintf(rw, "exported %s (seqs %d..%d) to %s\n", auditPlural(n, "record"), first, last, f.out)
+		fmt.Fprintf(rw, "exported %s (seqs %d..%d) to %s\n", auditPlural(res.Records, "record"), res.First, res.Last, f.out)
 	}
+	cp := res.Checkpoint
 	switch {
-	case !haveCP:
+	case !res.Signed:
 		fmt.Fprintln(rw, "warning: no checkpoint yet: nothing in the export is signed (it cannot be verified offline)")
 	case vs == nil:
 		fmt.Fprintf(rw, "warning: no verifier key (pass --pubkey): checkpoint of tree size %d included unverified\n", cp.Size)
 	default:
 		fmt.Fprintf(rw, "checkpoint: tree size %d, signed by %s\n", cp.Size, strings.Join(auditKeyNames(keys), ", "))
 	}
-	if haveCP && last > cp.Size {
+	if res.Signed && res.Last > cp.Size {
 		fmt.Fprintf(rw, "note: records after seq %d have no proof yet (after the last checkpoint)\n", cp.Size)
 	}
-	if v == nil {
+	if res.Report == nil {
 		return nil
 	}
-	v.SetLogEnd(end)
-	rep := v.Finish()
-	if !rep.Clean() {
-		printAuditFindings(rw, rep.Findings)
+	if !res.Report.Clean() {
+		printAuditFindings(rw, res.Report.Findings)
 	}
-	return auditTamperExit(rep.Findings)
+	return auditTamperExit(res.Report.Findings)
 }
 
 // --- prove ---
@@ -849,39 +595,34 @@ func (c *cli) auditProve(ctx context.Context, seq uint64, pubkeys []string, asJS
 	if err != nil {
 		return auditUsageErr(err)
 	}
-	src, closeFn, err := c.openAuditSource(ctx)
+	cl, err := c.openAuditStreams(ctx)
 	if err != nil {
 		return err
 	}
-	defer closeFn()
-	pr, err := auditlog.Prove(ctx, src.js, vs, seq, func(at, to uint64) { src.progress.show("prove", at, to) })
-	src.progress.done()
+	defer cl.Close()
+	// The HTTP API's proof route answers with the same Prover.
+	prover := auditlog.NewProver(cl.JetStream(), vs, 0)
+	progress := newAuditProgress(c.stderr)
+	prover.SetProgress(func(at, to uint64) { progress.Show("prove", at, to) })
+	pr, err := prover.Prove(ctx, seq)
+	progress.Done()
 	switch {
 	case errors.Is(err, auditlog.ErrMissing), errors.Is(err, auditlog.ErrMismatch):
 		return &exitError{code: auditExitTampered, err: err}
 	case err != nil:
 		return auditUsageErr(err)
 	}
-	cp, raw, proof, leaf := pr.Checkpoint, pr.Raw, pr.Path, pr.Leaf
 	if asJSON {
-		ev, err := events.DecodeMsgpack(raw)
-		if err != nil {
-			return auditUsageErr(fmt.Errorf("seq %d does not decode: %w", seq, err))
-		}
-		line, err := audit.NewExportEvent(seq, raw, &ev, cp.Size, proof, nil, nil)
-		if err != nil {
-			return auditUsageErr(err)
-		}
 		vkey := ""
 		if len(keys) > 0 {
 			vkey = keys[0]
 		}
-		end, _ := src.logEnd(ctx)
-		for _, l := range []audit.ExportLine{
-			{Header: &audit.ExportHeader{Format: audit.ExportFormat, From: seq, LogEnd: end}},
-			{Event: &line},
-			{Checkpoint: &audit.ExportCheckpoint{TreeSize: cp.Size, RootHash: cp.Root.String(), Note: cp.Note, VerifierKey: vkey}},
-		} {
+		end, _ := auditlog.LogEnd(ctx, cl.JetStream())
+		lines, err := auditlog.ProofLines(pr, end, vkey)
+		if err != nil {
+			return auditUsageErr(err)
+		}
+		for _, l := range lines {
 			b, err := l.Marshal()
 			if err != nil {
 				return auditUsageErr(err)
@@ -890,12 +631,13 @@ func (c *cli) auditProve(ctx context.Context, seq uint64, pubkeys []string, asJS
 		}
 		return nil
 	}
+	cp := pr.Checkpoint
 	w := c.stdout
 	fmt.Fprintf(w, "seq %d is leaf %d of the tree of size %d\n", seq, seq-1, cp.Size)
-	fmt.Fprintf(w, "leaf hash: %s\n", leaf)
+	fmt.Fprintf(w, "leaf hash: %s\n", pr.Leaf)
 	fmt.Fprintf(w, "root hash: %s\n", cp.Root)
-	fmt.Fprintf(w, "proof (%d hashes, leaf upwards):\n", len(proof))
-	for _, h := range proof {
+	fmt.Fprintf(w, "proof (%d hashes, leaf upwards):\n", len(pr.Path))
+	for _, h := range pr.Path {
 		fmt.Fprintf(w, "  %s\n", h)
 	}
 	if vs == nil {

@@ -1,8 +1,12 @@
-// Package auditlog reads the audit trail from the streams: the signed
-// checkpoints in VIGIL_DERIVED and the proof tree of VIGIL_LOG, for
-// `vigil audit prove` and the HTTP API's audit routes, which call the same
-// functions. The tree and the proofs themselves are processors/audit's;
-// this package only reads the streams (I/O lives here, not there).
+// Package auditlog is the audit pipeline over the streams: it reads the
+// signed checkpoints in VIGIL_DERIVED and VIGIL_LOG, checks the log against
+// them (VerifyLog), writes and checks a verifiable export (Export,
+// VerifyExport), seals the log (Seal) and proves a record's inclusion
+// (Prover, Prove). `vigil audit verify|export|prove` and the HTTP API's
+// audit routes call these functions; the commands only parse flags, print
+// and choose the exit status. The tree, the proofs and the checks
+// themselves are processors/audit's, which does no I/O; this package does
+// the reading.
 package auditlog
 
 import (

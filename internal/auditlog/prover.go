@@ -64,6 +64,8 @@ type Prover struct {
 	rebuiltFor uint64
 	// built counts the records read into blocks.
 	built uint64
+	// progress is told of the records read into blocks (may be nil).
+	progress func(seq, end uint64)
 }
 
 // NewProver returns a Prover of the streams of js, checking checkpoint
@@ -74,6 +76,15 @@ func NewProver(js jetstream.JetStream, vs note.Verifiers, blockBits uint) *Prove
 		blockBits = DefaultBlockBits
 	}
 	return &Prover{js: js, vs: vs, blockBits: min(blockBits, 20), sem: make(chan struct{}, 1)}
+}
+
+// SetProgress makes the Prover tell fn of every record it reads into its
+// blocks (seq, and the last sequence of the read), for a terminal to show
+// how far the first proof has got. Call it before the first proof.
+func (p *Prover) SetProgress(fn func(seq, end uint64)) {
+	p.lock(context.Background())
+	defer p.unlock()
+	p.progress = fn
 }
 
 // lock takes the Prover's lock, or returns ctx's error first.
@@ -221,6 +232,9 @@ func (p *Prover) extend(ctx context.Context, size uint64) error {
 	}
 	err = transport.ReadStream(ctx, p.js, transport.ReadOptions{Stream: events.StreamLog, From: from, To: want * bsize},
 		func(r transport.RawRecord) error {
+			if p.progress != nil {
+				p.progress(r.Seq, want*bsize)
+			}
 			for next := from + uint64(len(leaves)); next < r.Seq; next++ {
 				leaves = append(leaves, audit.MissingLeaf)
 				if uint64(len(leaves)) == bsize {
