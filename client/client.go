@@ -342,6 +342,7 @@ func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMe
 	// at once instead of at the end of its attempt timeout.
 	reconnected := c.watchReconnects()
 	defer c.stopWatching(reconnected)
+	unanswered := 0 // attempts in a row with no reply from this server
 	for attempt := 1; ; attempt++ {
 		msg := &nats.Msg{Subject: subj, Data: body, Header: nats.Header{}}
 		msg.Header.Set(transport.HeaderContentType, transport.ContentTypeMsgpack)
@@ -362,6 +363,12 @@ func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMe
 		if err == nil {
 			return ParseReply(resp.Data, len(group))
 		}
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+			if unanswered++; unanswered >= moveAfterUnanswered {
+				unanswered = 0
+				c.moveOn()
+			}
+		}
 		if ctx.Err() != nil || !(retryRequest(err) || errors.Is(err, context.Canceled)) {
 			if errors.Is(err, nats.ErrNoResponders) {
 				return nil, fmt.Errorf("%w: nothing answers on %s (is vigil serve running?)", ErrNoServer, subj)
@@ -376,6 +383,24 @@ func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMe
 			}
 		}
 	}
+}
+
+// moveAfterUnanswered attempts in a row without a reply make the client
+// leave its server for the next one of its list: a node that is up but
+// cannot store (cut off from the others' majority, its JetStream stuck)
+// answers nothing, and a stream leader election is over well before.
+const moveAfterUnanswered = 2
+
+// moveOn makes the connection leave its server for the next one of its
+// list, when the client owns the connection and knows another server
+// (the URLs given, and those the cluster advertises). Requests in flight
+// are sent again once connected (watchReconnects). It reports whether the
+// connection is moving.
+func (c *Client) moveOn() bool {
+	if c.own && c.nc != nil && len(c.nc.Servers()) > 1 {
+		return c.nc.ForceReconnect() == nil
+	}
+	return false
 }
 
 // watchReconnects returns a channel that receives a value each time the

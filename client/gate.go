@@ -142,6 +142,7 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 	var res Result
 	again(c.attempt)
 	var noResponders time.Time // since when nothing answers
+	unanswered := 0            // attempts in a row with no reply from this server
 stored:
 	for {
 		select {
@@ -175,6 +176,15 @@ stored:
 				again(c.attempt)
 			}
 		case <-resend.C:
+			if noResponders.IsZero() {
+				if unanswered++; unanswered >= moveAfterUnanswered {
+					unanswered = 0
+					if c.moveOn() {
+						again(c.attempt) // the move sends it (reconnected)
+						continue
+					}
+				}
+			}
 			if err := send(); err != nil {
 				return denied, err
 			}
