@@ -176,6 +176,10 @@ type matrixRequest struct {
 	// public routes need no token (device pairing: a browser to pair has
 	// none); roles are then the tokens they accept (an agent's is refused).
 	public bool
+	// session routes are the approval page's browser session (a cookie,
+	// not a bearer token): no token of any role may get a 2xx from them
+	// (the page tests log in and out).
+	session bool
 }
 
 var (
@@ -216,6 +220,15 @@ var matrixRequests = map[string]matrixRequest{
 	"POST /pair":                                  {path: "/pair", roles: []natsutil.Role{approverR, adminR}, public: true},
 	"GET /pair/{request_id}":                      {path: "/pair/web-none", roles: []natsutil.Role{approverR, adminR}, public: true},
 	"GET /v1/pairing":                             {path: "/v1/pairing", roles: []natsutil.Role{adminR}},
+	// The approval page: the page and its assets are public (they hold
+	// no data); its reads need a person's token or session.
+	"GET /":                       {path: "/", roles: []natsutil.Role{agentR, runtimeR, approverR, adminR}, public: true},
+	"GET /ui/assets/{name}":       {path: "/ui/assets/app.js", roles: []natsutil.Role{agentR, runtimeR, approverR, adminR}, public: true},
+	"POST /ui/session":            {path: "/ui/session", session: true},
+	"GET /ui/session":             {path: "/ui/session", session: true},
+	"DELETE /ui/session":          {path: "/ui/session", roles: []natsutil.Role{approverR, adminR}},
+	"GET /ui/actions/{action_id}": {path: "/ui/actions/nothing-waits", roles: []natsutil.Role{approverR, adminR}},
+	"GET /ui/history":             {path: "/ui/history", roles: []natsutil.Role{approverR, adminR}},
 }
 
 // TestHTTPPermissionMatrix tries every role (and no token) on every route
@@ -236,6 +249,14 @@ func checkPermissionMatrix(t *testing.T, ht *httpTarget) {
 		req, ok := matrixRequests[key]
 		if !ok {
 			t.Errorf("route %s is not in the permission matrix; add it to matrixRequests", key)
+			continue
+		}
+		if req.session {
+			for _, role := range roles {
+				if r := ht.do(t, role, rt.Method, req.path, req.body); r.status < 300 {
+					t.Errorf("%s as %q without a session: %d %s, want no success", key, role, r.status, r.body)
+				}
+			}
 			continue
 		}
 		if req.roles == nil && !req.public && rt.Path != "/healthz" && rt.Path != "/readyz" {

@@ -3,6 +3,7 @@ package notify_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -21,6 +22,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/notify"
 	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/testnode"
 )
 
 func startNode(t *testing.T) (*node.Node, string) {
@@ -166,12 +168,17 @@ func TestSignedWithRetries(t *testing.T) {
 	if r.header.Get(notify.HeaderDelivery) == "" || r.header.Get("Content-Type") != "application/json" {
 		t.Fatalf("headers: %v", r.header)
 	}
-	if v := count(t, nt, "vigil_notify_attempt_failures_total", "ops", "status_5xx"); v != 2 {
-		t.Fatalf("failed attempts counted: %v, want 2", v)
-	}
-	if v := count(t, nt, "vigil_notify_deliveries_total", "ops", "sent"); v != 1 {
-		t.Fatalf("deliveries counted: %v, want 1", v)
-	}
+	// The notifier counts a delivery once the webhook's answer is back,
+	// which may be after the webhook saw the request.
+	testnode.Eventually(t, 10*time.Second, func() string {
+		if v := count(t, nt, "vigil_notify_attempt_failures_total", "ops", "status_5xx"); v != 2 {
+			return fmt.Sprintf("failed attempts counted: %v, want 2", v)
+		}
+		if v := count(t, nt, "vigil_notify_deliveries_total", "ops", "sent"); v != 1 {
+			return fmt.Sprintf("deliveries counted: %v, want 1", v)
+		}
+		return ""
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if lowOnly != 0 {
