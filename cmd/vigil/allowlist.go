@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"text/tabwriter"
-	"time"
 
-	"github.com/oklog/ulid/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/allowlistlog"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors/gate"
 )
@@ -110,11 +109,9 @@ func newAllowlistRevokeCmd(c *cli) *cobra.Command {
 			if approver == "" {
 				approver = operatorName()
 			}
-			ev := events.Event{V: events.CurrentVersion, ID: ulid.Make().String(), Kind: events.KindAllowlistChanged,
-				Agent: approver, Time: time.Now().UTC(),
-				Data: map[string]any{"op": events.AllowlistRevoke, "entry_id": found.ID, "by": approver}}
-			if reason != "" {
-				ev.Data["reason"] = reason
+			ev, err := allowlistlog.RevokeEvent(allowlistlog.Revoke{EntryID: found.ID, By: approver, Reason: reason})
+			if err != nil {
+				return fmt.Errorf("revoke %s: %w", found.ID, err)
 			}
 			r, err := cl.Append(cmd.Context(), ev)
 			if err != nil {

@@ -7,10 +7,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/oklog/ulid/v2"
-
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/allowlistlog"
 	"github.com/vigil-dev/vigil/projections"
 )
 
@@ -249,12 +248,10 @@ func (s *Server) revokeAllowlist(w http.ResponseWriter, r *http.Request, who pri
 	if e != nil {
 		return e
 	}
-	ev := events.Event{V: events.CurrentVersion, ID: ulid.Make().String(), Kind: events.KindAllowlistChanged,
-		Agent: by, Time: time.Now().UTC(),
-		Data: map[string]any{"op": events.AllowlistRevoke, "entry_id": found.ID, "by": by,
-			"via": "http", "credential": string(who.role)}}
-	if reason != "" {
-		ev.Data["reason"] = reason
+	ev, err := allowlistlog.RevokeEvent(allowlistlog.Revoke{EntryID: found.ID, By: by, Reason: reason,
+		Via: map[string]any{"via": "http", "credential": string(who.role)}})
+	if err != nil {
+		return badRequest("", "%v", err)
 	}
 	res, err := cl.Append(r.Context(), ev)
 	if err != nil {
