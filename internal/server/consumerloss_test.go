@@ -3,10 +3,10 @@ package server
 import (
 	"fmt"
 	"testing"
-	"time"
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 )
 
 // TestDriverSurvivesConsumerLoss deletes the live driver's consumer (as a
@@ -21,18 +21,17 @@ func TestDriverSurvivesConsumerLoss(t *testing.T) {
 	defer c.Close()
 	waitFor := func(seq uint64) {
 		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for s.Driver().Checkpointed() < seq {
+		wait.Eventually(t, wait.Default, func() string {
 			select {
 			case err := <-s.Err():
 				t.Fatalf("driver stopped: %v", err)
 			default:
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("driver at %d, want %d", s.Driver().Checkpointed(), seq)
+			if got := s.Driver().Checkpointed(); got < seq {
+				return fmt.Sprintf("driver checkpoint %d, waiting for %d", got, seq)
 			}
-			time.Sleep(10 * time.Millisecond)
-		}
+			return ""
+		})
 	}
 	appendN := func(from, n int) {
 		for i := from; i < from+n; i++ {

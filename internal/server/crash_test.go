@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -57,6 +58,11 @@ func serveChild(dir, port, durability string) int {
 	return 0
 }
 
+// freePort returns a port that was free a moment ago. It races (another
+// process may take the port before it is used): start servers on port -1
+// and read the bound port back, as startChild and startFleetWith do. Only
+// a test that must name a port before a separate program binds it uses
+// this (fleet_kill_test.go, whose nodes are vigil serve processes).
 func freePort(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -67,27 +73,84 @@ func freePort(t *testing.T) string {
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
-func startChild(t *testing.T, dir, port, durability string) *exec.Cmd {
+// child is a node serving in a child process (serveChild).
+type child struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once the process has exited and been reaped
+	url  string        // its NATS URL, from its serve.json
+	port string
+}
+
+// kill stops the child with SIGKILL (an unclean stop) and waits for it.
+func (c *child) kill(t *testing.T) {
 	t.Helper()
+	if err := c.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-c.done
+}
+
+// startChild starts a node in a child process on dir and waits until it
+// serves. port "-1" lets the node pick a free port (no race); a restart
+// passes the port of the node it replaces, so clients find it at the same
+// URL. A port just released can be taken by another process before the
+// new node binds it: the child then exits at once, and startChild tries
+// again for a while rather than fail on a race with the rest of the
+// machine.
+func startChild(t *testing.T, dir, port, durability string) *child {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for attempt := 1; ; attempt++ {
+		c, err := tryStartChild(t, dir, port, durability, deadline)
+		if err == nil {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("child server on port %s (attempt %d): %v", port, attempt, err)
+		}
+		t.Logf("child server on port %s (attempt %d): %v; trying again", port, attempt, err)
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// tryStartChild starts one child and waits for its serve.json (written
+// once it serves), or for its exit (it could not start: a port in use).
+func tryStartChild(t *testing.T, dir, port, durability string, deadline time.Time) (*child, error) {
+	t.Helper()
+	infoPath := filepath.Join(dir, client.ServeInfoFile)
+	os.Remove(infoPath) // a killed child leaves its own behind
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envServeDir+"="+dir, envServePort+"="+port, envServeDurability+"="+durability)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	c := &child{cmd: cmd, done: make(chan struct{})}
+	go func() {
+		cmd.Wait()
+		close(c.done)
+	}()
 	t.Cleanup(func() {
 		cmd.Process.Kill()
-		cmd.Wait()
+		<-c.done
 	})
-	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if _, err := os.Stat(filepath.Join(dir, client.ServeInfoFile)); err == nil {
-			return cmd
+		if si, err := client.ReadServeInfo(dir); err == nil && si.PID == cmd.Process.Pid {
+			c.url = si.NATSURL
+			_, c.port, err = net.SplitHostPort(strings.TrimPrefix(si.NATSURL, "nats://"))
+			if err != nil {
+				t.Fatalf("child's serve.json: NATS URL %q: %v", si.NATSURL, err)
+			}
+			return c, nil
+		}
+		select {
+		case <-c.done:
+			return nil, fmt.Errorf("exited before serving: %v", cmd.ProcessState)
+		case <-time.After(20 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
 			t.Fatal("child server did not write serve.json")
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -112,9 +175,8 @@ func killMidLoad(t *testing.T, durability string) {
 		batch     = 25
 	)
 	dir := t.TempDir()
-	port := freePort(t)
-	child := startChild(t, dir, port, durability)
-	url := "nats://127.0.0.1:" + port
+	node := startChild(t, dir, "-1", durability)
+	url := node.url
 	creds := natsutil.CredsFile(dir, natsutil.RoleAgent)
 
 	var acked atomic.Int64
@@ -164,13 +226,9 @@ func killMidLoad(t *testing.T, durability string) {
 		}()
 	}
 	<-killAt
-	if err := child.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	child.Wait()
-	os.Remove(filepath.Join(dir, client.ServeInfoFile))
+	node.kill(t)
 	t.Logf("killed the server after %d acknowledged events", acked.Load())
-	startChild(t, dir, port, durability)
+	startChild(t, dir, node.port, durability)
 	wg.Wait()
 	close(errs)
 	for err := range errs {

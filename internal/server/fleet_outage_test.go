@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/stats"
 )
@@ -50,15 +51,14 @@ func TestFleetOutageLongerThanDuplicateWindow(t *testing.T) {
 	}
 	waitAll := func(seq uint64, ns ...*Server) {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for _, s := range ns {
-			for s.Driver().Checkpointed() < seq {
-				if time.Now().After(deadline) {
-					t.Fatalf("node %s checkpointed %d, want %d", s.cfg.NodeName, s.Driver().Checkpointed(), seq)
+		wait.Eventually(t, 60*time.Second, func() string {
+			for _, s := range ns {
+				if got := s.Driver().Checkpointed(); got < seq {
+					return fmt.Sprintf("node %s checkpointed %d, waiting for %d", s.cfg.NodeName, got, seq)
 				}
-				time.Sleep(10 * time.Millisecond)
 			}
-		}
+			return ""
+		})
 	}
 	waitAll(appendN("before", 50), nodes...)
 	away := nodes[2]

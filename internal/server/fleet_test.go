@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,6 +17,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/soak"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/stats"
 )
@@ -26,53 +30,123 @@ func startFleet(t *testing.T, n int) []*Server {
 }
 
 // startFleetWith is startFleet with each node's Config changed by change.
+//
+// No port is chosen in advance (a port found free can be taken before the
+// node binds it): every node listens on ports the kernel picks, and the
+// nodes start one after the other, each with routes to the nodes started
+// before it, whose cluster addresses their logs give as they bind. The
+// first node is the seed the others join; NATS tells each node of the
+// others, so the routes become a full mesh. change sees the routes, so a
+// node started again with its Config finds the nodes started before it.
 func startFleetWith(t *testing.T, n int, change func(*Config)) []*Server {
 	t.Helper()
 	creds := t.TempDir()
 	if _, err := natsutil.EnsureCreds(creds); err != nil {
 		t.Fatal(err)
 	}
-	ports := make([]string, n)
-	routes := make([]string, n)
-	for i := range ports {
-		ports[i] = freePort(t)
-		routes[i] = "nats-route://127.0.0.1:" + ports[i]
-	}
 	nodes := make([]*Server, n)
 	errs := make([]error, n)
+	var routes []string
+	// Cancelled if a node fails before the fleet forms: the ones started
+	// would wait for the others.
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
 	var wg sync.WaitGroup
 	for i := range n {
+		cfg := Config{
+			DataDir:    filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i)),
+			CredsDir:   creds,
+			NATSListen: "127.0.0.1:-1",
+			Durability: natsutil.DurabilityInterval,
+			NodeName:   fmt.Sprintf("n%d", i),
+			Cluster:    natsutil.ClusterConfig{Name: "vigil-test", Listen: "127.0.0.1:-1", Routes: slices.Clone(routes)},
+			Replicas:   n,
+			Processors: func() ([]processors.Processor, error) { return []processors.Processor{stats.New()}, nil },
+		}
+		if change != nil {
+			change(&cfg)
+		}
+		bound := make(chan string, 1)
+		inner := slog.DiscardHandler
+		if cfg.Logger != nil {
+			inner = cfg.Logger.Handler()
+		}
+		cfg.Logger = slog.New(&routeListenHandler{Handler: inner, bound: bound})
+		started := make(chan struct{})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			cfg := Config{
-				DataDir:    filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i)),
-				CredsDir:   creds,
-				NATSListen: "127.0.0.1:-1",
-				Durability: natsutil.DurabilityInterval,
-				NodeName:   fmt.Sprintf("n%d", i),
-				Cluster:    natsutil.ClusterConfig{Name: "vigil-test", Listen: "127.0.0.1:" + ports[i], Routes: routes},
-				Replicas:   n,
-				Processors: func() ([]processors.Processor, error) { return []processors.Processor{stats.New()}, nil },
-			}
-			if change != nil {
-				change(&cfg)
-			}
-			nodes[i], errs[i] = Start(t.Context(), cfg)
+			defer close(started)
+			nodes[i], errs[i] = Start(ctx, cfg)
 		}()
+		// A clustered node's Start returns once the fleet has formed, so
+		// wait only for its route listener before starting the next.
+		select {
+		case addr := <-bound:
+			routes = append(routes, "nats-route://"+addr)
+		case <-started:
+			if errs[i] == nil {
+				errs[i] = errors.New("started without logging its cluster address")
+			}
+		case <-time.After(wait.Default):
+			errs[i] = errors.New("no route listener after " + wait.Default.String())
+		}
+		if errs[i] != nil {
+			cancel()
+			break
+		}
 	}
 	wg.Wait()
+	t.Cleanup(func() {
+		for _, s := range nodes {
+			if s != nil {
+				s.Close(context.Background())
+			}
+		}
+	})
 	for i, err := range errs {
 		if err != nil {
 			t.Fatalf("node %d: %v", i, err)
 		}
 	}
-	t.Cleanup(func() {
-		for _, s := range nodes {
-			s.Close(context.Background())
-		}
-	})
 	return nodes
+}
+
+// routeListenHandler passes records on and sends the address of the
+// route listener ("Listening for route connections on ADDR", logged by
+// nats-server as it binds) on bound, once.
+type routeListenHandler struct {
+	slog.Handler
+	bound chan string
+}
+
+// Enabled implements slog.Handler: the listener's record is at info level.
+func (h *routeListenHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelInfo || h.Handler.Enabled(ctx, l)
+}
+
+// Handle implements slog.Handler.
+func (h *routeListenHandler) Handle(ctx context.Context, r slog.Record) error {
+	if addr, ok := strings.CutPrefix(r.Message, "Listening for route connections on "); ok {
+		select {
+		case h.bound <- strings.TrimSpace(addr):
+		default:
+		}
+	}
+	if !h.Handler.Enabled(ctx, r.Level) {
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// WithAttrs implements slog.Handler.
+func (h *routeListenHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return &routeListenHandler{Handler: h.Handler.WithAttrs(as), bound: h.bound}
+}
+
+// WithGroup implements slog.Handler.
+func (h *routeListenHandler) WithGroup(name string) slog.Handler {
+	return &routeListenHandler{Handler: h.Handler.WithGroup(name), bound: h.bound}
 }
 
 // TestFleetNodeKilledMidLoad: three clustered nodes, streams with three
@@ -167,17 +241,17 @@ func TestFleetNodeKilledMidLoad(t *testing.T) {
 		}
 		t.Logf("probe attempt %d: %v; retrying with the same id", attempt, err)
 	}
-	for survivor.Driver().Checkpointed() < r.Seq {
+	wait.Eventually(t, 60*time.Second-time.Since(killed), func() string {
 		select {
 		case err := <-survivor.Err():
 			t.Fatalf("survivor driver: %v", err)
 		default:
 		}
-		if time.Since(killed) > 60*time.Second {
-			t.Fatalf("survivor driver stuck at %d, want %d", survivor.Driver().Checkpointed(), r.Seq)
+		if got := survivor.Driver().Checkpointed(); got < r.Seq {
+			return fmt.Sprintf("survivor driver stuck at %d, waiting for %d", got, r.Seq)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ""
+	})
 	t.Logf("an action appended %v after the kill had its derived output published %v later",
 		probeStart.Sub(killed).Round(time.Millisecond), time.Since(probeStart).Round(time.Millisecond))
 	wg.Wait()

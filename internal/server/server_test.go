@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/stats"
 )
@@ -78,13 +79,7 @@ func TestAppendTailAndStats(t *testing.T) {
 	if len(got) != 5 {
 		t.Fatalf("tail got %v", got)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Driver().Checkpointed() < 5 {
-		if time.Now().After(deadline) {
-			t.Fatalf("driver checkpoint %d, want 5", s.Driver().Checkpointed())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Checkpoint(t, s.Driver(), 5)
 }
 
 func TestAgentCannotSendControl(t *testing.T) {
@@ -112,13 +107,12 @@ func TestAgentCannotSendControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Conn().Flush()
-	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(fmt.Sprint(c.Conn().LastError()), events.SubjectConfigStored) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no permissions violation for the config-stored subject; last error %v", c.Conn().LastError())
+	wait.Eventually(t, 5*time.Second, func() string {
+		if err := c.Conn().LastError(); !strings.Contains(fmt.Sprint(err), events.SubjectConfigStored) {
+			return fmt.Sprintf("no permissions violation for the config-stored subject; last error %v", err)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ""
+	})
 	body, _ := ev.MarshalMsgpack()
 	resp, err := c.Conn().Request(events.IngestAgentSubject("c-1"), body, 5*time.Second)
 	if err != nil {

@@ -5,12 +5,13 @@
 //
 // It is meant for tests only; nothing outside _test.go files imports it.
 // A package imported by internal/server cannot use StartNode from its own
-// internal tests (an import cycle): those keep their smaller helpers.
+// internal tests (an import cycle): those keep their smaller helpers, and
+// take the waits from the leaf package internal/testnode/wait, as
+// internal/server's own tests do.
 package testnode
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/gate"
 )
@@ -119,51 +121,30 @@ func Client(t testing.TB, s *server.Server, role natsutil.Role) *client.Client {
 }
 
 // DefaultWait bounds WaitCheckpoint and the waits of callers that have no
-// better bound: long, because a loaded 2-core CI machine is slow, and only
-// ever reached by a test that fails anyway.
-const DefaultWait = 30 * time.Second
-
-// pollEvery is how often waits look again.
-const pollEvery = 10 * time.Millisecond
+// better bound (wait.Default).
+const DefaultWait = wait.Default
 
 // Checkpointer is what has a checkpoint: a *driver.Driver (s.Driver()).
-type Checkpointer interface {
-	Checkpointed() uint64
-}
+type Checkpointer = wait.Checkpointer
 
 // WaitCheckpoint waits until d has checkpointed log seq seq (its outputs
 // stored, its sink applied), failing the test after DefaultWait.
 func WaitCheckpoint(t testing.TB, d Checkpointer, seq uint64) {
 	t.Helper()
-	WaitCheckpointWithin(t, d, seq, DefaultWait)
+	wait.Checkpoint(t, d, seq)
 }
 
 // WaitCheckpointWithin is WaitCheckpoint with its own bound.
 func WaitCheckpointWithin(t testing.TB, d Checkpointer, seq uint64, within time.Duration) {
 	t.Helper()
-	Eventually(t, within, func() string {
-		if got := d.Checkpointed(); got < seq {
-			return fmt.Sprintf("driver checkpoint %d, waiting for %d", got, seq)
-		}
-		return ""
-	})
+	wait.CheckpointWithin(t, d, seq, within)
 }
 
 // Eventually calls cond until it returns "" and fails the test with its
 // last answer (what is still missing) once within has passed.
 func Eventually(t testing.TB, within time.Duration, cond func() string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
-		why := cond()
-		if why == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %s", within, why)
-		}
-		time.Sleep(pollEvery)
-	}
+	wait.Eventually(t, within, cond)
 }
 
 // Clock is a fake clock: it stands still until the test moves it. Its Now
