@@ -68,21 +68,7 @@ func Export(ctx context.Context, js jetstream.JetStream, w io.Writer, cfg Export
 	if cfg.Verifiers != nil {
 		v = audit.NewLogVerifier(cfg.Verifiers)
 	}
-	if err := ReadCheckpoints(ctx, js, func(at uint64, cp events.AuditCheckpoint, err error) {
-		if err == nil {
-			cps = append(cps, cp)
-		}
-		if v != nil {
-			if err != nil {
-				v.AddBadCheckpoint(at, err)
-			} else {
-				v.AddCheckpoint(at, cp)
-			}
-		}
-	}); err != nil {
-		return nil, err
-	}
-	end, err := LogEnd(ctx, js)
+	end, err := checkpointsThenEnd(ctx, js, v, func(cp events.AuditCheckpoint) { cps = append(cps, cp) })
 	if err != nil {
 		return nil, err
 	}

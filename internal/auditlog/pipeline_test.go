@@ -61,23 +61,7 @@ func (l *testLog) signLog(size uint64) {
 	if err := PadTree(tree, size); err != nil {
 		l.t.Fatal(err)
 	}
-	root, err := tree.Root(size)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	msg, err := audit.SignCheckpoint(l.signer, "vigil-test", size, root)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	d := events.Derived{V: 1, ID: fmt.Sprintf("audit:%d", size), Kind: events.KindAuditCheckpoint, Seq: size,
-		Data: events.AuditCheckpoint{TreeSize: size, RootHash: root.String(), Note: msg}}
-	b, err := d.Marshal()
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	if _, err := l.js.Publish(context.Background(), events.SubjectCheckpoint, b); err != nil {
-		l.t.Fatal(err)
-	}
+	l.publish(tree, size)
 }
 
 // rewrite replaces VIGIL_LOG by the same records, with the one at seq

@@ -119,6 +119,12 @@ func (l *testLog) checkpoint(size uint64, salt string) audit.Checkpoint {
 			l.t.Fatal(err)
 		}
 	}
+	return l.publish(tree, size)
+}
+
+// publish signs the root of tree at size and stores it as a checkpoint.
+func (l *testLog) publish(tree *audit.Tree, size uint64) audit.Checkpoint {
+	l.t.Helper()
 	root, err := tree.Root(size)
 	if err != nil {
 		l.t.Fatal(err)

@@ -100,18 +100,7 @@ func (c *LogCheck) Run(ctx context.Context, js jetstream.JetStream) (*LogReport,
 	}
 	v := c.v
 	c.v = nil
-	// Checkpoints first: each is published after the records it covers,
-	// so the log read afterwards holds everything they sign.
-	if err := ReadCheckpoints(ctx, js, func(at uint64, cp events.AuditCheckpoint, err error) {
-		if err != nil {
-			v.AddBadCheckpoint(at, err)
-			return
-		}
-		v.AddCheckpoint(at, cp)
-	}); err != nil {
-		return nil, err
-	}
-	end, err := LogEnd(ctx, js)
+	end, err := checkpointsThenEnd(ctx, js, v, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +113,28 @@ func (c *LogCheck) Run(ctx context.Context, js jetstream.JetStream) (*LogReport,
 	v.SetLogEnd(end)
 	rep := v.Finish()
 	return &LogReport{Report: rep, Elapsed: time.Since(start)}, nil
+}
+
+// checkpointsThenEnd gives every checkpoint to v and the valid ones to
+// keep (either may be nil), then returns VIGIL_LOG's last sequence.
+// Checkpoints first: each is published after the records it covers, so
+// the log read up to that sequence holds everything they sign.
+func checkpointsThenEnd(ctx context.Context, js jetstream.JetStream, v *audit.LogVerifier, keep func(events.AuditCheckpoint)) (uint64, error) {
+	if err := ReadCheckpoints(ctx, js, func(at uint64, cp events.AuditCheckpoint, err error) {
+		if err == nil && keep != nil {
+			keep(cp)
+		}
+		switch {
+		case v == nil:
+		case err != nil:
+			v.AddBadCheckpoint(at, err)
+		default:
+			v.AddCheckpoint(at, cp)
+		}
+	}); err != nil {
+		return 0, err
+	}
+	return LogEnd(ctx, js)
 }
 
 // VerifyLog is NewLogCheck(cfg) and Run.
