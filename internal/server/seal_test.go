@@ -2,12 +2,14 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
@@ -47,20 +49,18 @@ func TestSealerCheckpointsAQuietLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if m, err := st.GetLastMsgForSubject(t.Context(), events.SubjectCheckpoint); err == nil {
-			d, err := events.DecodeDerived(m.Data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if size, _ := d.Data.(map[string]any)["tree_size"].(int64); size >= 4 { // 3 events + the seal
-				return
-			}
+	wait.Eventually(t, wait.Default, func() string {
+		m, err := st.GetLastMsgForSubject(t.Context(), events.SubjectCheckpoint)
+		if err != nil {
+			return "no checkpoint yet: " + err.Error()
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no checkpoint covers the quiet log")
+		d, err := events.DecodeDerived(m.Data)
+		if err != nil {
+			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		if size, _ := d.Data.(map[string]any)["tree_size"].(int64); size < 4 { // 3 events + the seal
+			return fmt.Sprintf("no checkpoint covers the quiet log: the newest covers %d records, want 4", size)
+		}
+		return ""
+	})
 }
