@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,8 +75,14 @@ func claudePreToolUse(useID string) string {
 }
 
 // procTime is what one process cost: wall time from start to its answer
-// read, and CPU time (user + system), which a busy machine inflates less.
-type procTime struct{ wall, cpu time.Duration }
+// read, CPU time (user + system), which a busy machine inflates less, and
+// minor page faults, which it does not inflate at all (on this project's
+// virtual machines a page fault costs tens of microseconds: most of a
+// short process's start).
+type procTime struct {
+	wall, cpu time.Duration
+	faults    int64
+}
 
 // runProc runs one process to its end.
 func runProc(tb testing.TB, path string, env []string, stdin string, args ...string) (procTime, string) {
@@ -91,6 +98,9 @@ func runProc(tb testing.TB, path string, env []string, stdin string, args ...str
 		tb.Fatalf("%s %v: %v\n%s%s", path, args, err, out.String(), errb.String())
 	}
 	d.cpu = cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		d.faults = ru.Minflt + ru.Majflt
+	}
 	return d, out.String()
 }
 
@@ -98,39 +108,80 @@ func runProc(tb testing.TB, path string, env []string, stdin string, args ...str
 // a client pays it on every tool call: process start to answer, for an
 // allowed action, against a running node. In the same loop it starts a
 // hello-world Go binary (the baseline) and `vigil version` (the binary's
-// start alone). Each iteration runs all three, interleaved, so a noisy
-// machine slows them alike; the metrics are medians in milliseconds and
-// the hook's ratio to hello-world (target: ≤ 4).
+// start alone). Each iteration runs all of them, interleaved, so a noisy
+// machine slows them alike; the metrics are medians in milliseconds, the
+// hook's ratio to hello-world (target: ≤ 4) as the ratio of the medians and
+// as the median of each iteration's own ratio (which a load that drifts
+// during the run moves less), and page faults per process, which load does
+// not change. The machine's load average is logged before and after.
 //
 //	go test ./cmd/vigil -run '^$' -bench HookProcess -benchtime 200x
 //
 // VIGIL_HOOK_BENCH_BIN=/path/to/vigil measures that binary instead of
-// this tree's (e.g. an older build, for a before/after figure).
+// this tree's. VIGIL_HOOK_BENCH_BASE=/path/to/other/vigil also runs that
+// binary's hook in the same loop, interleaved (a before/after figure on the
+// same machine at the same moment).
 func BenchmarkHookProcess(b *testing.B) {
 	dir := b.TempDir()
 	vigil, hello := buildHookBinaries(b, dir)
 	if p := os.Getenv("VIGIL_HOOK_BENCH_BIN"); p != "" {
 		vigil = p
 	}
+	base := os.Getenv("VIGIL_HOOK_BENCH_BASE")
 	data := startHookNode(b)
 	env := append(os.Environ(), "VIGIL_DATA="+data, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
-	// Warm the page cache and the node once.
+	// The same page-cache state for every binary compared (see
+	// evictPageCache), then warm it and the node once.
+	for _, bin := range []string{hello, vigil, base} {
+		if bin != "" {
+			if err := evictPageCache(bin); err != nil {
+				b.Logf("page cache of %s: %v", bin, err)
+			}
+		}
+	}
 	runProc(b, hello, env, "")
 	runProc(b, vigil, env, claudePreToolUse("toolu_warm"), "hook", "claude-code")
-	var helloT, versionT, hookT []procTime
+	if base != "" {
+		runProc(b, base, env, claudePreToolUse("toolu_warmbase"), "hook", "claude-code")
+	}
+	hook := func(bin, id string) procTime {
+		d, out := runProc(b, bin, env, claudePreToolUse(id), "hook", "claude-code")
+		if !strings.Contains(out, `"permissionDecision":"allow"`) {
+			b.Fatalf("%s hook answered %s", bin, out)
+		}
+		return d
+	}
+	loadBefore := loadAvg()
+	var helloT, versionT, hookT, baseT []procTime
+	var ratios, baseRatios []float64
 	b.ResetTimer()
 	for i := range b.N {
-		d, _ := runProc(b, hello, env, "")
-		helloT = append(helloT, d)
-		d, _ = runProc(b, vigil, env, "", "version")
+		h, _ := runProc(b, hello, env, "")
+		helloT = append(helloT, h)
+		d, _ := runProc(b, vigil, env, "", "version")
 		versionT = append(versionT, d)
-		d, out := runProc(b, vigil, env, claudePreToolUse(fmt.Sprintf("toolu_bench%08d", i)), "hook", "claude-code")
-		if !strings.Contains(out, `"permissionDecision":"allow"`) {
-			b.Fatalf("hook answered %s", out)
+		// Alternate which hook goes first, so neither always follows the
+		// same process.
+		first, second := vigil, base
+		if i%2 == 1 && base != "" {
+			first, second = base, vigil
 		}
-		hookT = append(hookT, d)
+		for _, bin := range []string{first, second} {
+			if bin == "" {
+				continue
+			}
+			d := hook(bin, fmt.Sprintf("toolu_bench%08d_%d", i, len(hookT)+len(baseT)))
+			if bin == vigil {
+				hookT = append(hookT, d)
+				ratios = append(ratios, float64(d.wall)/float64(h.wall))
+			} else {
+				baseT = append(baseT, d)
+				baseRatios = append(baseRatios, float64(d.wall)/float64(h.wall))
+			}
+		}
 	}
 	b.StopTimer()
+	loadAfter := loadAvg()
 	// q is the q-quantile of ts, wall or CPU, in milliseconds.
 	q := func(ts []procTime, cpu bool, q float64) float64 {
 		s := make([]time.Duration, len(ts))
@@ -143,17 +194,59 @@ func BenchmarkHookProcess(b *testing.B) {
 		slices.Sort(s)
 		return float64(s[int(q*float64(len(s)-1))]) / 1e6
 	}
+	median := func(fs []float64) float64 {
+		s := slices.Clone(fs)
+		slices.Sort(s)
+		return s[len(s)/2]
+	}
+	faults := func(ts []procTime) float64 {
+		fs := make([]float64, len(ts))
+		for i, t := range ts {
+			fs[i] = float64(t.faults)
+		}
+		return median(fs)
+	}
 	b.ReportMetric(q(helloT, false, .5), "hello-ms")
 	b.ReportMetric(q(versionT, false, .5), "version-ms")
 	b.ReportMetric(q(hookT, false, .5), "hook-ms")
 	b.ReportMetric(q(hookT, false, .5)/q(helloT, false, .5), "hook/hello")
+	b.ReportMetric(median(ratios), "hook/hello-per-run")
 	b.ReportMetric(q(hookT, true, .5)/q(helloT, true, .5), "hook/hello-cpu")
+	b.ReportMetric(faults(hookT)/faults(helloT), "hook/hello-faults")
+	if base != "" {
+		b.ReportMetric(q(baseT, false, .5)/q(helloT, false, .5), "base/hello")
+		b.ReportMetric(median(baseRatios), "base/hello-per-run")
+		b.ReportMetric(q(baseT, true, .5)/q(helloT, true, .5), "base/hello-cpu")
+		b.ReportMetric(faults(baseT)/faults(helloT), "base/hello-faults")
+	}
 	b.ReportMetric(0, "ns/op")
-	for _, r := range []struct {
+	rows := []struct {
 		name string
 		ts   []procTime
-	}{{"hello-world", helloT}, {"vigil version", versionT}, {"vigil hook (allow)", hookT}} {
-		b.Logf("%-20s wall p25 %6.2f p50 %6.2f p90 %6.2f ms; cpu p50 %6.2f ms (%d runs, GOMAXPROCS %d)", r.name,
-			q(r.ts, false, .25), q(r.ts, false, .5), q(r.ts, false, .9), q(r.ts, true, .5), len(r.ts), runtime.GOMAXPROCS(0))
+	}{{"hello-world", helloT}, {"vigil version", versionT}, {"vigil hook (allow)", hookT}}
+	if base != "" {
+		rows = append(rows, struct {
+			name string
+			ts   []procTime
+		}{"base hook (allow)", baseT})
 	}
+	for _, r := range rows {
+		b.Logf("%-20s wall p25 %6.2f p50 %6.2f p90 %6.2f ms; cpu p50 %6.2f ms; faults p50 %5.0f (%d runs, GOMAXPROCS %d)", r.name,
+			q(r.ts, false, .25), q(r.ts, false, .5), q(r.ts, false, .9), q(r.ts, true, .5), faults(r.ts), len(r.ts), runtime.GOMAXPROCS(0))
+	}
+	b.Logf("load average before: %s; after: %s", loadBefore, loadAfter)
+}
+
+// loadAvg is the machine's load average (1, 5 and 15 minutes), for the
+// benchmark's log: its wall times mean little without it.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
