@@ -132,14 +132,7 @@ func configError(name string, version int64, err error) error {
 // nothing when the config in force for its scope is already the same
 // (whatever its version).
 func setConfig(ctx context.Context, cl *client.Client, name string, cfg events.Config, onlyIfChanged bool) (configSetResult, error) {
-	scope := cfg.Scope
-	if scope == "" {
-		scope = events.ScopeGlobal
-	}
-	res := configSetResult{Scope: scope}
-	if scope == events.ScopeConversation {
-		res.Scope = "conversation " + cfg.Conversation
-	}
+	res := configSetResult{Scope: configlog.ScopeLabel(cfg)}
 	st, err := readConfigs(ctx, cl, cfg.Conversation, 0)
 	if err != nil {
 		return res, err
@@ -200,10 +193,7 @@ type configEvents struct {
 // sameScope returns the latest config of cfg's scope, and its version (0
 // when there is none: the built-in default is version 0).
 func (s *configEvents) sameScope(cfg events.Config) (*events.Config, int64) {
-	key := ""
-	if cfg.Scope == events.ScopeConversation {
-		key = cfg.Conversation
-	}
+	key := configlog.ScopeKey(cfg)
 	if c, ok := s.latest[key]; ok {
 		return &c, c.Version
 	}

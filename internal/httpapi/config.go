@@ -109,10 +109,7 @@ func (s *Server) setConfig(w http.ResponseWriter, r *http.Request, who principal
 	if err != nil {
 		return ingestError(err)
 	}
-	out := configSetResult{Appended: true, ID: ev.ID, Seq: res.Seq, Version: cfg.Version, Scope: scope}
-	if scope == events.ScopeConversation {
-		out.Scope = "conversation " + cfg.Conversation
-	}
+	out := configSetResult{Appended: true, ID: ev.ID, Seq: res.Seq, Version: cfg.Version, Scope: configlog.ScopeLabel(cfg)}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
