@@ -22,8 +22,8 @@ import (
 // to the checkpoint per request. The server checks the proof against the checkpoint's
 // root before answering, but a client should trust neither: it checks the
 // note's signature with the node's audit key (`vigil audit key`) and the
-// proof against the root itself (RFC 6962), or runs `vigil audit verify
-// --export` on the answer's export lines.
+// proof against the root itself (RFC 6962), or exports the log with
+// `vigil audit export` and runs `vigil audit verify --export` on it.
 
 // proofWait bounds building a proof: the first one (and the first after
 // a stream was replaced) reads VIGIL_LOG up to the checkpoint.
