@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -124,19 +125,6 @@ func (a *tokenAPI) do(ctx context.Context, method, path string, body, out any) e
 	return nil
 }
 
-// tokenRow is a token as the API lists it.
-type tokenRow struct {
-	ID        string `json:"id"`
-	Role      string `json:"role"`
-	Name      string `json:"name,omitempty"`
-	Hint      string `json:"hint,omitempty"`
-	By        string `json:"by,omitempty"`
-	Created   string `json:"created,omitempty"`
-	Seq       uint64 `json:"seq"`
-	Revoked   string `json:"revoked,omitempty"`
-	RevokedBy string `json:"revoked_by,omitempty"`
-}
-
 func newTokenCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "token",
@@ -177,11 +165,7 @@ func newTokenCreateCmd(c *cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var out struct {
-				tokenRow
-				Token   string `json:"token"`
-				Applied bool   `json:"applied"`
-			}
+			var out httpapi.TokenCreated
 			if err := api.do(cmd.Context(), http.MethodPost, "/v1/tokens", map[string]string{"role": role, "name": name}, &out); err != nil {
 				return fmt.Errorf("create a %s token: %w", role, err)
 			}
@@ -227,9 +211,7 @@ func newTokenListCmd(c *cli) *cobra.Command {
 			if len(q) > 0 {
 				path += "?" + q.Encode()
 			}
-			var out struct {
-				Tokens []tokenRow `json:"tokens"`
-			}
+			var out httpapi.TokenList
 			if err := api.do(cmd.Context(), http.MethodGet, path, nil, &out); err != nil {
 				return fmt.Errorf("list tokens: %w", err)
 			}

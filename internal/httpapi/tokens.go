@@ -97,8 +97,9 @@ type tokenCreateRequest struct {
 	Name string `json:"name"`
 }
 
-// tokenInfo is a named token as listed: never the token itself.
-type tokenInfo struct {
+// TokenInfo is a named token as GET /v1/tokens lists it: never the token
+// itself.
+type TokenInfo struct {
 	ID        string `json:"id"`
 	Role      string `json:"role"`
 	Name      string `json:"name,omitempty"`
@@ -110,15 +111,15 @@ type tokenInfo struct {
 	RevokedBy string `json:"revoked_by,omitempty"`
 }
 
-func infoOf(t projections.Token) tokenInfo {
-	return tokenInfo{ID: t.ID, Role: t.Role, Name: t.Name, Hint: t.Hint, By: t.By, Created: t.Created,
+func infoOf(t projections.Token) TokenInfo {
+	return TokenInfo{ID: t.ID, Role: t.Role, Name: t.Name, Hint: t.Hint, By: t.By, Created: t.Created,
 		Seq: t.Seq, Revoked: t.Revoked, RevokedBy: t.RevokedBy}
 }
 
-// tokenCreated is the answer to POST /v1/tokens: the only time the token
+// TokenCreated is the answer to POST /v1/tokens: the only time the token
 // is shown.
-type tokenCreated struct {
-	tokenInfo
+type TokenCreated struct {
+	TokenInfo
 	Token string `json:"token"`
 	// Applied is true once this node accepts the token (its read models
 	// hold the event).
@@ -133,8 +134,9 @@ type tokenRevokedResponse struct {
 	Applied bool `json:"applied"`
 }
 
-type tokenList struct {
-	Tokens []tokenInfo `json:"tokens"`
+// TokenList is the answer to GET /v1/tokens.
+type TokenList struct {
+	Tokens []TokenInfo `json:"tokens"`
 }
 
 func (s *Server) createToken(w http.ResponseWriter, r *http.Request, who principal) *apiError {
@@ -176,13 +178,13 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request, who princip
 	if e != nil {
 		return e
 	}
-	out := tokenCreated{Token: tok}
-	out.tokenInfo = tokenInfo{ID: id, Role: string(role), Name: req.Name, Hint: tok[len(tok)-4:], By: actor(who), Seq: seq}
+	out := TokenCreated{Token: tok}
+	out.TokenInfo = TokenInfo{ID: id, Role: string(role), Name: req.Name, Hint: tok[len(tok)-4:], By: actor(who), Seq: seq}
 	if s.waitApplied(r.Context(), seq) {
 		// Applied only if the read models hold this very token (an event
 		// the log changed, by redaction say, would not be).
 		if t, err := s.tokenReads().TokenByHash(tokenDigest(tok)); err == nil && t.ID == id && t.Seq == seq {
-			out.tokenInfo, out.Applied = infoOf(t), true
+			out.TokenInfo, out.Applied = infoOf(t), true
 		}
 	}
 	writeJSON(w, http.StatusCreated, out)
@@ -202,7 +204,7 @@ func (s *Server) listTokens(w http.ResponseWriter, r *http.Request, who principa
 	if err != nil {
 		return readError(err)
 	}
-	out := tokenList{Tokens: []tokenInfo{}}
+	out := TokenList{Tokens: []TokenInfo{}}
 	for _, t := range ts {
 		if all || t.Active() {
 			out.Tokens = append(out.Tokens, infoOf(t))
