@@ -8,9 +8,9 @@ package server
 //     a record: no hole, none reported lost by the server, none removed from
 //     the log's start (VIGIL_LOG denies deletes and purges, so a missing
 //     record is damage or tampering);
-//   - the Merkle root recomputed over records 1..N, by the audit processor's
-//     own fold (processors/audit), equals the root the newest checkpoint
-//     signs for tree size N, under the node's audit key.
+//   - the Merkle root recomputed over records 1..N, with the audit
+//     processor's tree (processors/audit.Frontier), equals the root the
+//     newest checkpoint signs for tree size N, under the node's audit key.
 //
 // A record JetStream finds corrupt on disk is skipped by its readers, and a
 // damaged block can make it drop every record after the damage when it
@@ -20,21 +20,22 @@ package server
 // Any finding is logged at error level and stored as one alert in
 // VIGIL_DERIVED, with the first bad sequence in log_seq.
 //
-// Cost: one sequential read of the log up to its end and one SHA-256 per
-// record; memory O(log N) (the fold's compact range plus one window of
-// leaf hashes). The naming pass (only on a root mismatch) keeps 32 bytes
-// per record and re-reads 1..N. docs/durability.md has the figures.
+// Cost: one sequential read of the log and one SHA-256 per record;
+// memory O(log N) (the tree's compact range). The read starts after the
+// part an earlier check verified against a signed root (its frontier is
+// kept in DATA/continuity.json, see continuitystate.go), so a restart
+// reads what the log grew by since, not its whole history. The naming pass
+// (only on a root mismatch) keeps 32 bytes per record and re-reads 1..N.
+// docs/durability.md has the figures.
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-	"golang.org/x/mod/sumdb/note"
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -44,9 +45,12 @@ import (
 // ContinuityReport is the outcome of the start-time continuity check.
 type ContinuityReport struct {
 	// LogEnd is VIGIL_LOG's last sequence when the check started; Read is
-	// the number of records read.
+	// the number of records read: those after From, the part of the log an
+	// earlier check verified against a signed root (0: none; the check
+	// read the whole log).
 	LogEnd uint64
 	Read   uint64
+	From   uint64
 	// Checkpoint is the tree size of the newest checkpoint the root was
 	// compared with (0: none was, see Skipped).
 	Checkpoint uint64
@@ -102,7 +106,7 @@ func (s *Server) startContinuity(ctx context.Context) {
 			s.publishAlert(ctx, fmt.Sprintf("serve:continuity:%d:%d:%x", rep.LogEnd, rep.FirstBad, digest(reason)),
 				events.Alert{Severity: "critical", Reason: reason, LogSeq: rep.FirstBad, Subject: events.StreamLog})
 		default:
-			log.Info("continuity check: the log is continuous", "log_end", rep.LogEnd, "checkpoint", rep.Checkpoint,
+			log.Info("continuity check: the log is continuous", "log_end", rep.LogEnd, "read_from", rep.From+1, "checkpoint", rep.Checkpoint,
 				"root_checked", rep.RootChecked, "skipped", rep.Skipped, "elapsed", rep.Elapsed)
 		}
 	}()
@@ -191,24 +195,27 @@ func (s *Server) checkContinuity(ctx context.Context) (ContinuityReport, error) 
 		rep.noteFirstBad(first)
 	}
 
-	// One pass: holes, and the root at the checkpoint's size.
-	signer, err := throwawaySigner()
-	if err != nil {
-		return rep, err
-	}
-	fold, err := audit.New(audit.Config{Signer: signer, Interval: audit.MaxInterval})
-	if err != nil {
-		return rep, err
-	}
-	var prev, holes, firstHole uint64
-	var root audit.Hash
-	rootAt := false
-	if haveCP && cp.Size == 0 {
-		root, rootAt = fold.Root(), true
-	}
+	// One pass: holes, and the root at the checkpoint's size. It starts
+	// after the part of the log a previous check verified against a
+	// signed root, when there is one (see continuityState).
 	to := rep.LogEnd
-	if to > 0 {
-		err = natsutil.ReadStream(ctx, s.js, natsutil.ReadOptions{Stream: events.StreamLog, From: 1, To: to}, func(r natsutil.RawRecord) error {
+	tree := audit.NewFrontier()
+	if haveCP {
+		if done, ok := s.loadContinuity(info.Created, cp.Size, to); ok {
+			tree = done
+			rep.From = done.Size()
+		}
+	}
+	var holes, firstHole uint64
+	prev := tree.Size()
+	var root audit.Hash
+	var verified []byte // the frontier at the checkpoint's size
+	rootAt := false
+	if haveCP && cp.Size == tree.Size() {
+		root, rootAt, verified = tree.Root(), true, tree.Hashes()
+	}
+	if to > prev {
+		err = natsutil.ReadStream(ctx, s.js, natsutil.ReadOptions{Stream: events.StreamLog, From: prev + 1, To: to}, func(r natsutil.RawRecord) error {
 			rep.Read++
 			if r.Seq > prev+1 {
 				holes += r.Seq - prev - 1
@@ -217,11 +224,11 @@ func (s *Server) checkContinuity(ctx context.Context) (ContinuityReport, error) 
 				}
 			}
 			prev = r.Seq
-			if _, err := fold.Step(events.Record{Seq: r.Seq, Subject: r.Subject, Raw: r.Data}); err != nil {
+			if err := tree.Append(r.Seq, r.Data); err != nil {
 				return err
 			}
-			if haveCP && fold.Size() == cp.Size {
-				root, rootAt = fold.Root(), true
+			if haveCP && tree.Size() == cp.Size {
+				root, rootAt, verified = tree.Root(), true, tree.Hashes()
 			}
 			return nil
 		})
@@ -237,7 +244,7 @@ func (s *Server) checkContinuity(ctx context.Context) (ContinuityReport, error) 
 		}
 	}
 	if holes > 0 {
-		rep.Problems = append(rep.Problems, fmt.Sprintf("%d of seqs 1..%d hold no readable record (first missing: seq %d)", holes, to, firstHole))
+		rep.Problems = append(rep.Problems, fmt.Sprintf("%d of seqs %d..%d hold no readable record (first missing: seq %d)", holes, rep.From+1, to, firstHole))
 		rep.noteFirstBad(firstHole)
 	}
 	if haveCP {
@@ -261,6 +268,9 @@ func (s *Server) checkContinuity(ctx context.Context) (ContinuityReport, error) 
 			rep.Problems = append(rep.Problems, p)
 		default:
 			rep.RootChecked = true
+			if rep.OK() {
+				s.saveContinuity(info.Created, cp.Size, verified)
+			}
 		}
 	}
 	rep.Elapsed = time.Since(start)
@@ -306,14 +316,4 @@ func (s *Server) nameChange(ctx context.Context, cpAt uint64, cp events.AuditChe
 		lines = append(lines, fmt.Sprintf("and %d more findings", len(rep.Findings)-len(lines)))
 	}
 	return first, strings.Join(lines, "; "), nil
-}
-
-// throwawaySigner signs the checkpoints the recomputing fold would emit
-// (every audit.MaxInterval records); they are discarded.
-func throwawaySigner() (note.Signer, error) {
-	skey, _, err := note.GenerateKey(rand.Reader, "vigil-continuity")
-	if err != nil {
-		return nil, err
-	}
-	return note.NewSigner(skey)
 }

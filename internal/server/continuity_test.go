@@ -383,3 +383,103 @@ func BenchmarkContinuityCheck(b *testing.B) {
 	}
 	b.ReportMetric(float64(rep.Read)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }
+
+// TestContinuityReadsOnlyWhatFollows: a clean check records the frontier
+// it verified, and the next start reads only the records after it; a
+// frontier file that is damaged, or gone, makes the check read the whole
+// log again, and it stays clean.
+func TestContinuityReadsOnlyWhatFollows(t *testing.T) {
+	cfg, last := filledStore(t, 300)
+	cfg.SealInterval = 20 * time.Millisecond // checkpoints follow appends
+	s := startCfg(t, cfg)
+	first := waitContinuity(t, s)
+	if !first.OK() || !first.RootChecked || first.From != 0 || first.Read < last {
+		t.Fatalf("first check %+v, want a full, clean, root-checked read", first)
+	}
+	more := appendN(t, s, "more", 120)
+	waitCheckpoint(t, s, more)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	s = startCfg(t, cfg)
+	second := waitContinuity(t, s)
+	if !second.OK() || !second.RootChecked || second.From != first.Checkpoint || second.Read != second.LogEnd-second.From {
+		t.Fatalf("second check %+v, want it to read only seqs %d..%d", second, first.Checkpoint+1, second.LogEnd)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	state := filepath.Join(cfg.DataDir, continuityFile)
+	b, err := os.ReadFile(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0x01 // a frontier or root that no longer matches
+	if err := os.WriteFile(state, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = startCfg(t, cfg)
+	if rep := waitContinuity(t, s); !rep.OK() || !rep.RootChecked || rep.From != 0 || rep.Read != rep.LogEnd {
+		t.Fatalf("check with a damaged frontier file %+v, want a full, clean read", rep)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(state); err != nil {
+		t.Fatal(err)
+	}
+	s = startCfg(t, cfg)
+	if rep := waitContinuity(t, s); !rep.OK() || rep.From != 0 || rep.Read != rep.LogEnd {
+		t.Fatalf("check with no frontier file %+v, want a full, clean read", rep)
+	}
+}
+
+// TestFrontierMatchesTheFold: the frontier extended record by record, and
+// restored from its hashes midway, gives the roots the audit tree does.
+func TestFrontierMatchesTheFold(t *testing.T) {
+	f := audit.NewFrontier()
+	var raws [][]byte
+	for seq := uint64(1); seq <= 40; seq++ {
+		if seq == 17 {
+			continue // a missing record
+		}
+		raw := []byte(fmt.Sprintf("record %d", seq))
+		raws = append(raws, raw)
+		if err := f.Append(seq, raw); err != nil {
+			t.Fatal(err)
+		}
+		if seq == 25 {
+			g, err := audit.ParseFrontier(f.Size(), f.Hashes())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Root() != f.Root() {
+				t.Fatal("a restored frontier has another root")
+			}
+			f = g
+		}
+	}
+	var tree audit.Tree
+	for seq, i := uint64(1), 0; seq <= 40; seq++ {
+		leaf := audit.MissingLeaf
+		if seq != 17 {
+			leaf = audit.LeafHash(raws[i])
+			i++
+		}
+		if err := tree.Append(leaf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := tree.Root(40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Root() != want {
+		t.Fatalf("frontier root %s, tree root %s", f.Root(), want)
+	}
+	if err := f.Append(40, []byte("again")); err == nil {
+		t.Fatal("a seq at the frontier's size was appended")
+	}
+}
