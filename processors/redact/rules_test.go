@@ -15,6 +15,25 @@ type secretCase struct {
 	rule    string
 }
 
+// checkSecretCase fails unless r removes each of c's secrets from c.text
+// and, when c.rule is set, one finding names it.
+func checkSecretCase(t *testing.T, r *Redactor, c secretCase) {
+	t.Helper()
+	out, fs := r.RedactString(c.text)
+	for _, s := range c.secrets {
+		if strings.Contains(out, s) {
+			t.Errorf("secret not removed\n  text: %q\n  out:  %q\n  findings: %v", c.text, out, fs)
+		}
+	}
+	found := false
+	for _, f := range fs {
+		found = found || f.Rule == c.rule
+	}
+	if c.rule != "" && !found {
+		t.Errorf("want a finding by %s, got %v (out %q)", c.rule, fs, out)
+	}
+}
+
 // Values used by the cases; fake, and built at run time.
 var (
 	tr       = rand.New(rand.NewPCG(3, 5))
