@@ -258,6 +258,12 @@ stored:
 				// a few times. A wait that ran its course is the answer.
 				early := time.Until(waitEnds) > waitRepeatPause
 				if gaveUp++; !early || gaveUp > maxWaitRepeats {
+					// Giving up here is giving up as at the deadline (the
+					// service's wait may end a moment before the caller's
+					// ctx): withdraw alike.
+					if o.Withdraw {
+						c.withdraw(ev, o.WithdrawReason)
+					}
 					return out, fmt.Errorf("gate: action %s: %w: %s", ev.ID, ErrNoDecision, wr.WaitError)
 				}
 				again(waitRepeatPause)

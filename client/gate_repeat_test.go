@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -162,6 +163,32 @@ func TestGateAsksAgainWhenTheServiceGivesUpEarly(t *testing.T) {
 		}
 		if got := g.n.Load(); got != 1+maxWaitRepeats {
 			t.Fatalf("%d requests, want %d", got, 1+maxWaitRepeats)
+		}
+	})
+	t.Run("a wait that ran its course is withdrawn", func(t *testing.T) {
+		// The service's wait ends a moment before the caller's deadline
+		// (it began later): its answer is the caller's timeout, and the
+		// action is withdrawn as at the deadline.
+		var withdrawn atomic.Bool
+		c, g := startGateService(t, func(n int, m *nats.Msg) {
+			if bytes.Contains(m.Data, []byte("withdrawn")) {
+				withdrawn.Store(true)
+				respond(t, m, events.IngestReply{Results: []events.IngestResult{{ID: "a1:withdrawn", Seq: 8}}})
+				return
+			}
+			respond(t, m, storedAt(7, n > 1))
+			respond(t, m, transport.WaitReply{WaitError: "no decision within 200ms (denied: fail closed)"})
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		short, cancelShort := context.WithTimeout(ctx, 200*time.Millisecond)
+		defer cancelShort()
+		res, err := c.GateAndWait(short, action, &GateOptions{Withdraw: true})
+		if !errors.Is(err, ErrNoDecision) || res.Outcome != events.OutcomeDeny {
+			t.Fatalf("GateAndWait = %+v, %v; want a denial wrapping ErrNoDecision", res, err)
+		}
+		if !withdrawn.Load() || g.n.Load() != 2 {
+			t.Fatalf("withdrawn %v after %d requests; want the action withdrawn, once", withdrawn.Load(), g.n.Load())
 		}
 	})
 	t.Run("a decision on another stored position is not this action's", func(t *testing.T) {
