@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -58,19 +59,58 @@ func serveChild(dir, port, durability string) int {
 	return 0
 }
 
-// freePort returns a port that was free a moment ago. It races (another
-// process may take the port before it is used): start servers on port -1
-// and read the bound port back, as startChild and startFleetWith do. Only
-// a test that must name a port before a separate program binds it uses
-// this (fleet_kill_test.go, whose nodes are vigil serve processes).
+// freePort returns a port that was free a moment ago, for a test that
+// must name a port before a separate program binds it (fleet_kill_test.go,
+// whose nodes are vigil serve processes, restarted on the same ports).
+// Start servers on port -1 and read the bound port back wherever possible,
+// as startChild and startFleetWith do.
+//
+// The port is chosen below the kernel's ephemeral range
+// (/proc/sys/net/ipv4/ip_local_port_range), where neither a listener on
+// port 0 nor an outgoing connection of another test is ever given it: a
+// port from the ephemeral range, free a moment ago, can be taken by any
+// of those before the child binds it (or while a killed node is down).
+// Without such a range (another OS, a range starting low) it falls back
+// to a port the kernel picks.
 func freePort(t *testing.T) string {
 	t.Helper()
+	if low := ephemeralLow(); low > freePortFloor+1000 {
+		for range 200 {
+			port := freePortFloor + rand.IntN(low-freePortFloor)
+			if l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+				l.Close()
+				return strconv.Itoa(port)
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// freePortFloor is the lowest port freePort picks (above the well-known
+// and most registered services' ports).
+const freePortFloor = 20000
+
+// ephemeralLow is the first port of the kernel's ephemeral range, 0 when
+// unknown.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0
+	}
+	low, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 0
+	}
+	return low
 }
 
 // child is a node serving in a child process (serveChild).
