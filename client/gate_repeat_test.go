@@ -28,9 +28,9 @@ type gateService struct {
 	sub    *nats.Subscription
 }
 
-// startGateService starts the server and the service, and returns a
-// client of it.
-func startGateService(t *testing.T, answer func(n int, m *nats.Msg)) (*Client, *gateService) {
+// plainServer starts a nats-server without JetStream on a port the kernel
+// picks, shut down when the test ends.
+func plainServer(t *testing.T) *natsserver.Server {
 	t.Helper()
 	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, NoSigs: true, NoLog: true})
 	if err != nil {
@@ -41,7 +41,16 @@ func startGateService(t *testing.T, answer func(n int, m *nats.Msg)) (*Client, *
 		t.Fatal("nats-server not ready")
 	}
 	t.Cleanup(ns.Shutdown)
+	return ns
+}
+
+// startGateService starts the server and the service, and returns a
+// client of it.
+func startGateService(t *testing.T, answer func(n int, m *nats.Msg)) (*Client, *gateService) {
+	t.Helper()
+	ns := plainServer(t)
 	g := &gateService{t: t, answer: answer}
+	var err error
 	if g.nc, err = nats.Connect(ns.ClientURL()); err != nil {
 		t.Fatal(err)
 	}

@@ -16,19 +16,7 @@ import (
 // the client moves to the next server, where the request is answered.
 // Appends and gates both.
 func TestClientLeavesAServerThatAnswersNothing(t *testing.T) {
-	start := func() *natsserver.Server {
-		ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, NoSigs: true, NoLog: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		go ns.Start()
-		if !ns.ReadyForConnections(10 * time.Second) {
-			t.Fatal("nats-server not ready")
-		}
-		t.Cleanup(ns.Shutdown)
-		return ns
-	}
-	stuck, good := start(), start()
+	stuck, good := plainServer(t), plainServer(t)
 	serve := func(ns *natsserver.Server, handle func(m *nats.Msg)) {
 		nc, err := nats.Connect(ns.ClientURL())
 		if err != nil {
