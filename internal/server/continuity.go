@@ -269,7 +269,7 @@ func (s *Server) checkContinuity(ctx context.Context) (ContinuityReport, error) 
 		default:
 			rep.RootChecked = true
 			if rep.OK() {
-				s.saveContinuity(info.Created, cp.Size, verified)
+				s.saveContinuity(info.Created, cp.Size, verified, root)
 			}
 		}
 	}

@@ -59,19 +59,15 @@ func (s *Server) loadContinuity(logCreated time.Time, cpSize, to uint64) (*audit
 	return f, true
 }
 
-// saveContinuity records that records 1..size, whose frontier is hashes,
-// matched a signed checkpoint. A failure to write only costs the next
-// start a full read.
-func (s *Server) saveContinuity(logCreated time.Time, size uint64, hashes []byte) {
+// saveContinuity records that records 1..size, whose frontier is hashes
+// and root root, matched a signed checkpoint. A failure to write only
+// costs the next start a full read.
+func (s *Server) saveContinuity(logCreated time.Time, size uint64, hashes []byte, root audit.Hash) {
 	if size == 0 || s.cfg.DataDir == "" {
 		return
 	}
-	f, err := audit.ParseFrontier(size, hashes)
-	if err != nil {
-		return
-	}
 	b, err := json.Marshal(continuityState{LogCreated: logCreated, Size: size,
-		Frontier: base64.StdEncoding.EncodeToString(hashes), Root: f.Root().String()})
+		Frontier: base64.StdEncoding.EncodeToString(hashes), Root: root.String()})
 	if err != nil {
 		return
 	}
