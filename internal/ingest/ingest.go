@@ -87,6 +87,14 @@ type Config struct {
 	NewID func() string
 	// Workers is the number of requests handled at once; zero means 64.
 	Workers int
+	// IndexDir, when set, holds the service's id index (idindex.go): every
+	// id stored in VIGIL_LOG, so a retry is recognised for DedupWindow
+	// while JetStream's own duplicate window stays short. Empty relies on
+	// JetStream's window alone.
+	IndexDir string
+	// DedupWindow is how long the id index recognises a stored id; zero
+	// means natsutil.DefaultDedupWindow.
+	DedupWindow time.Duration
 }
 
 // Service is a running ingest service.
@@ -108,6 +116,8 @@ type Service struct {
 	decisions *decisionWatcher
 	waitCtx   context.Context
 	stopWaits context.CancelFunc
+	// idx is the id index (nil without Config.IndexDir).
+	idx *idIndex
 }
 
 // Reply is the JSON answer to an ingest request (events.IngestReply).
@@ -144,6 +154,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = 64
+	}
+	if cfg.DedupWindow <= 0 {
+		cfg.DedupWindow = natsutil.DefaultDedupWindow
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pub := &natsutil.Publisher{JS: cfg.JS, Logger: cfg.Logger}
@@ -216,8 +229,18 @@ func (s *Service) onConfigStored(m *nats.Msg) {
 	s.followConfig(m.Data, seq)
 }
 
-// Start subscribes to the ingest subjects.
+// Start subscribes to the ingest subjects. With Config.IndexDir it first
+// opens the id index and reads what the log grew by since the index's
+// frontier (the whole log, the first time), so nothing is answered before
+// the index knows every id stored.
 func (s *Service) Start() error {
+	if s.cfg.IndexDir != "" && s.idx == nil {
+		idx, err := openIndex(s.ctx, s.cfg.IndexDir, s.cfg.JS, s.cfg.DedupWindow, s.cfg.Logger)
+		if err != nil {
+			return err
+		}
+		s.idx = idx
+	}
 	w, err := newDecisionWatcher(s.cfg.Conn, readDecisions(s.cfg.JS))
 	if err != nil {
 		return fmt.Errorf("ingest: follow the gate's decisions: %w", err)
@@ -281,6 +304,10 @@ func (s *Service) Stop(ctx context.Context) error {
 		}
 	}
 	s.stop()
+	if s.idx != nil {
+		s.wg.Wait()
+		s.idx.close()
+	}
 	return first
 }
 
@@ -537,19 +564,36 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 		}
 		return nil, err
 	}
-	acks, err := s.pub.PublishBatch(ctx, msgs)
+	results := make([]Result, len(evs))
+	pos, at, err := s.known(ctx, evs, msgs, results)
 	if err != nil {
 		return nil, err
 	}
-	results := make([]Result, len(evs))
-	for i, ack := range acks {
+	if len(pos) == 0 {
+		return results, nil
+	}
+	send := make([]*nats.Msg, len(pos))
+	for j, i := range pos {
+		send[j] = msgs[i]
+	}
+	if s.idx != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, at)
+		defer cancel()
+	}
+	acks, err := s.pub.PublishBatch(ctx, send)
+	if err != nil {
+		return nil, err
+	}
+	for j, ack := range acks {
+		i := pos[j]
 		if ack.Duplicate {
 			if err := s.checkSame(ctx, &evs[i], msgs[i].Data, ack.Sequence); err != nil {
 				var conflict *idConflictError
 				if errors.As(err, &conflict) {
 					// JetStream answers a duplicate inside an atomic
 					// batch by storing the batch's other events: say so.
-					conflict.index, conflict.others = i, len(evs)-1
+					conflict.index, conflict.others = i, len(send)-1
 				}
 				return nil, err
 			}
@@ -568,6 +612,46 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 		}
 	}
 	return results, nil
+}
+
+// known answers, from the id index, the events of a request already stored
+// within the dedup window (results[i] set, Duplicate) and returns the
+// positions of the events still to publish, in order, and the time by
+// which their publish must reach JetStream (see idindex.go). Without an
+// index every event is to publish. An id the index knows with other
+// content is refused with nothing of the request stored.
+func (s *Service) known(ctx context.Context, evs []events.Event, msgs []*nats.Msg, results []Result) ([]int, time.Time, error) {
+	pos := make([]int, 0, len(msgs))
+	if s.idx == nil {
+		for i := range msgs {
+			pos = append(pos, i)
+		}
+		return pos, time.Time{}, nil
+	}
+	at, err := s.idx.publishDeadline(ctx)
+	if err != nil {
+		return nil, at, err
+	}
+	now := time.Now()
+	for i := range evs {
+		seq, ok, err := s.idx.lookup(msgs[i].Subject, evs[i].ID, now)
+		if err != nil {
+			return nil, at, err
+		}
+		if !ok {
+			pos = append(pos, i)
+			continue
+		}
+		if err := s.checkSame(ctx, &evs[i], msgs[i].Data, seq); err != nil {
+			var conflict *idConflictError
+			if errors.As(err, &conflict) {
+				conflict.index = i
+			}
+			return nil, at, err
+		}
+		results[i] = Result{ID: evs[i].ID, Seq: seq, Duplicate: true}
+	}
+	return pos, at, nil
 }
 
 // tooLargeError: an event of a request is over the payload limit once

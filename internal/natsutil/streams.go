@@ -14,11 +14,17 @@ import (
 type StreamOptions struct {
 	// Replicas is 1 on a single host, 3 in a fleet.
 	Replicas int
-	// DedupWindow is how long VIGIL_LOG remembers event ids, so a producer
-	// retrying with the same id is stored once. Zero means DefaultDedupWindow.
-	// VIGIL_DERIVED's window is DerivedDedupWindow, or DedupWindow when that
-	// is shorter (tests use short windows on both).
+	// DedupWindow is how long an event id is recognised, so a producer
+	// retrying with the same id is stored once: the ingest service's id
+	// index (internal/ingest/idindex.go) keeps it. Zero means
+	// DefaultDedupWindow. VIGIL_DERIVED's window is DerivedDedupWindow, or
+	// DedupWindow when that is shorter (tests use short windows on both).
 	DedupWindow time.Duration
+	// LogStreamWindow is VIGIL_LOG's own JetStream duplicate window: it
+	// covers the moments between a publish and the id index learning it.
+	// Zero means DefaultLogStreamWindow, or DedupWindow when that is
+	// shorter.
+	LogStreamWindow time.Duration
 }
 
 // DerivedDedupWindow is VIGIL_DERIVED's duplicate window. Nodes of a fleet
@@ -26,12 +32,20 @@ type StreamOptions struct {
 // away longer does not rely on it (internal/driver/dedup.go).
 const DerivedDedupWindow = 10 * time.Minute
 
-// DefaultDedupWindow is VIGIL_LOG's duplicate window: one hour. Producers
-// retry within seconds; an hour covers a server restart and a long client
-// back-off. JetStream keeps one entry per id in memory for the window, about
-// 100 bytes each, so at 1,000 events/s it holds ~360 MB at most; lower it
-// with --dedup-window on busy hosts.
+// DefaultDedupWindow is how long a stored event id is recognised: one
+// hour. Producers retry within seconds; an hour covers a server restart, a
+// long client back-off and a resumed `vigil append`. The ingest service's
+// id index keeps the ids on disk, so the window costs no memory.
 const DefaultDedupWindow = time.Hour
+
+// DefaultLogStreamWindow is VIGIL_LOG's own JetStream duplicate window:
+// two minutes (JetStream's default). JetStream holds every id of its
+// window in memory (about 120 bytes each) and rebuilds that table at each
+// start by reading every message of the window (issue 14); the id index
+// answers for the rest of DedupWindow. It must stay well above the time
+// the index takes to learn a stored id (milliseconds; see
+// internal/ingest/idindex.go).
+const DefaultLogStreamWindow = 2 * time.Minute
 
 // StreamConfigs returns the stream definitions of DESIGN.md.
 func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
@@ -41,6 +55,9 @@ func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
 	if o.DedupWindow == 0 {
 		o.DedupWindow = DefaultDedupWindow
 	}
+	if o.LogStreamWindow == 0 {
+		o.LogStreamWindow = min(DefaultLogStreamWindow, o.DedupWindow)
+	}
 	return []jetstream.StreamConfig{
 		{
 			Name:        events.StreamLog,
@@ -49,7 +66,7 @@ func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
 			Retention:   jetstream.LimitsPolicy,
 			Storage:     jetstream.FileStorage,
 			Replicas:    o.Replicas,
-			Duplicates:  o.DedupWindow,
+			Duplicates:  o.LogStreamWindow,
 			Discard:     jetstream.DiscardNew,
 			DenyDelete:  true,
 			DenyPurge:   true,

@@ -65,7 +65,12 @@ type Config struct {
 	HTTPURL      string
 	Durability   natsutil.Durability
 	SyncInterval time.Duration
-	DedupWindow  time.Duration
+	// DedupWindow is how long a stored event id is recognised (the ingest
+	// service's id index, DATA/ingest-ids); LogStreamWindow is VIGIL_LOG's
+	// own JetStream duplicate window (zero: natsutil's default, or
+	// DedupWindow when shorter). See natsutil.StreamOptions.
+	DedupWindow     time.Duration
+	LogStreamWindow time.Duration
 	// Processors builds the processors the live driver runs, fresh for
 	// each start. Nil runs none (ingest only).
 	Processors func() ([]processors.Processor, error)
@@ -145,6 +150,14 @@ type Server struct {
 	closed bool
 	mu     sync.Mutex
 	watch  watchState
+}
+
+// IngestIndexDir is the ingest service's id index, under the data directory.
+const IngestIndexDir = "ingest-ids"
+
+// streamOptions are the stream definitions' options of this node.
+func (c *Config) streamOptions() natsutil.StreamOptions {
+	return natsutil.StreamOptions{DedupWindow: c.DedupWindow, LogStreamWindow: c.LogStreamWindow, Replicas: c.Replicas}
 }
 
 // ErrLocked means another process serves the same data directory.
@@ -243,7 +256,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor,
-		CheckConfig: cfg.CheckConfig, Logger: cfg.Logger.With("component", "ingest")})
+		CheckConfig: cfg.CheckConfig, Logger: cfg.Logger.With("component", "ingest"),
+		IndexDir: filepath.Join(cfg.DataDir, IngestIndexDir), DedupWindow: cfg.DedupWindow})
 	if err != nil {
 		return nil, err
 	}

@@ -285,7 +285,7 @@ func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // openStreams checks VIGIL_LOG against what this node last ran on, creates
 // or updates the streams, and takes the watch's baseline.
 func (s *Server) openStreams(ctx context.Context) error {
-	opts := natsutil.StreamOptions{DedupWindow: s.cfg.DedupWindow, Replicas: s.cfg.Replicas}
+	opts := s.cfg.streamOptions()
 	prior, err := readStreamsState(s.cfg.DataDir)
 	if err != nil {
 		return err
@@ -677,7 +677,7 @@ func (s *Server) derivedLoss(ctx context.Context, lost string) {
 }
 
 func (s *Server) expectedConfig(name string) jetstream.StreamConfig {
-	for _, sc := range natsutil.StreamConfigs(natsutil.StreamOptions{DedupWindow: s.cfg.DedupWindow, Replicas: s.cfg.Replicas}) {
+	for _, sc := range natsutil.StreamConfigs(s.cfg.streamOptions()) {
 		if sc.Name == name {
 			return sc
 		}
