@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/ingest"
+	"github.com/vigil-dev/vigil/internal/memlimit"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/server"
@@ -138,6 +139,11 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("--durability: %w", err)
 	}
+	// A soft memory limit that follows the live heap, unless GOMEMLIMIT
+	// names one (internal/memlimit; issue 14).
+	limitCtx, stopLimit := context.WithCancel(ctx)
+	defer stopLimit()
+	memlimit.Auto(limitCtx, log)
 	if f.replicas < 1 || f.replicas > 5 {
 		return fmt.Errorf("--replicas %d: use 1 on a single host, 3 (or 5) in a fleet", f.replicas)
 	}
