@@ -194,11 +194,15 @@ func TestAppendCheckBoundedMemory(t *testing.T) {
 }
 
 // TestAppendResume: an import interrupted after some batches, re-run with
-// the same file, stores every event exactly once; the re-run answers the
-// ones stored already by id, with their seq.
+// the same file after VIGIL_LOG's own JetStream duplicate window has
+// passed (a second here), stores every event exactly once; the re-run
+// answers the ones stored already by id, with their seq (the ingest
+// service's id index keeps them for --dedup-window).
 func TestAppendResume(t *testing.T) {
 	dir := t.TempDir()
-	s, err := server.Start(t.Context(), server.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval})
+	const jsWindow = time.Second
+	s, err := server.Start(t.Context(), server.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
+		DedupWindow: time.Hour, LogStreamWindow: jsWindow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,6 +242,7 @@ func TestAppendResume(t *testing.T) {
 		t.Fatalf("interrupted import stored %d and printed %d lines, want %d", cnt.stored, strings.Count(out1.String(), "\n"), 3*batch)
 	}
 
+	time.Sleep(3 * jsWindow) // JetStream forgets the ids; the index does not
 	out2, stderr, code := runCLI(t, "", "append", file, "--data", dir)
 	if code != 0 {
 		t.Fatalf("resumed import: exit %d: %s", code, stderr)
