@@ -140,6 +140,9 @@ events on a small machine).`,
 			for i, r := range res.Runs {
 				fmt.Fprintf(c.stdout, "restart %d         first decision %.2f s (serve.json %.2f s), RSS %.0f MB (peak %.0f MB), CPU %.2f s, snapshot %d, refolded %d, load %.1f\n",
 					i+1, r.DecisionSeconds, r.ServeInfoSeconds, r.RSSMB, r.HWMMB, r.CPUSeconds, r.Restored, r.Refolded, r.Load1)
+				if r.IndexRecords > 0 {
+					fmt.Fprintf(c.stdout, "  id index read   %d records in %.1f s before serving\n", r.IndexRecords, r.IndexSeconds)
+				}
 				if cfg.Settle > 0 {
 					fmt.Fprintf(c.stdout, "  %s later     RSS %.0f MB (peak %.0f MB), CPU %.2f s\n", cfg.Settle, r.SettledRSSMB, r.SettledHWMMB, r.SettledCPUSeconds)
 				}

@@ -90,6 +90,12 @@ type RestartRun struct {
 	// the node's log line "driver warmed up" (-1: not found).
 	Restored int64 `json:"restored"`
 	Refolded int64 `json:"refolded"`
+	// IndexRecords and IndexSeconds are what the ingest service's id index
+	// read of the log before the node answered, from its log line "id
+	// index caught up with the log" (0: it was at the log's end already;
+	// the first start on a log without an index reads it whole).
+	IndexRecords int64   `json:"index_records"`
+	IndexSeconds float64 `json:"index_seconds"`
 	// Load1 is the machine's 1-minute load average at the decision.
 	Load1 float64 `json:"load1"`
 	// SettledRSSMB, SettledHWMMB and SettledCPUSeconds are the same
@@ -559,7 +565,36 @@ func measureRestart(ctx context.Context, cfg RestartConfig, dir string, run int)
 		return r, err
 	}
 	r.Restored, r.Refolded = warmUpFromLog(c.logPath)
+	r.IndexRecords, r.IndexSeconds = indexFromLog(c.logPath)
 	return r, nil
+}
+
+// indexFromLog reads the records the id index read at start, and how long
+// it took, from the node's "id index caught up with the log" line.
+func indexFromLog(path string) (records int64, seconds float64) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, `msg="ingest: id index caught up with the log"`) {
+			continue
+		}
+		for _, kv := range strings.Fields(line) {
+			k, v, _ := strings.Cut(kv, "=")
+			switch k {
+			case "records":
+				records, _ = strconv.ParseInt(v, 10, 64)
+			case "seconds":
+				seconds, _ = strconv.ParseFloat(v, 64)
+			}
+		}
+	}
+	return records, seconds
 }
 
 // warmUpFromLog reads the snapshot seq and the records refolded from the
