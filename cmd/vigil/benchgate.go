@@ -68,9 +68,17 @@ type gateBenchResult struct {
 	Processors    string  `json:"processors"`
 	Allowed       int     `json:"allowed"`
 	Denied        int     `json:"denied"`
-	CPUs          int     `json:"cpus"`
-	GoVersion     string  `json:"go_version"`
-	Seconds       float64 `json:"seconds"`
+	// LogRecords and DerivedOutputs are what VIGIL_LOG and VIGIL_DERIVED
+	// hold at the end (the config event and the warm-up included), once the
+	// driver has stored everything; DerivedPerRecord is their ratio: each
+	// derived output is one more fsynced write per action with fsync
+	// durability (nats-server fsyncs every message of a sync_always stream).
+	LogRecords       uint64  `json:"log_records"`
+	DerivedOutputs   uint64  `json:"derived_outputs"`
+	DerivedPerRecord float64 `json:"derived_per_record"`
+	CPUs             int     `json:"cpus"`
+	GoVersion        string  `json:"go_version"`
+	Seconds          float64 `json:"seconds"`
 }
 
 func newBenchGateCmd(c *cli) *cobra.Command {
@@ -326,6 +334,10 @@ func runGateBench(ctx context.Context, cfg gateBenchConfig) (gateBenchResult, er
 		res.RatioP50 = res.P50Ms / res.BareP50Ms
 	}
 	res.MeanMs = float64(sum) / float64(len(ms)) / 1e6
+	res.LogRecords, res.DerivedOutputs = streamCounts(ctx, s.Info().NATSURL, natsutil.CredsFile(dir, natsutil.RoleAdmin))
+	if res.LogRecords > 0 {
+		res.DerivedPerRecord = float64(res.DerivedOutputs) / float64(res.LogRecords)
+	}
 	elapsed := lastDone.Sub(measuredStart)
 	res.Seconds = elapsed.Seconds()
 	res.AchievedRate = float64(len(ms)) / elapsed.Seconds()
@@ -389,4 +401,43 @@ func barePublish(ctx context.Context, url, creds string, rate float64, d time.Du
 	out[0] = float64(ok[len(ok)/2]) / 1e6
 	out[1] = float64(ok[int(0.99*float64(len(ok)-1))]) / 1e6
 	return out, nil
+}
+
+// streamCounts returns how many messages VIGIL_LOG and VIGIL_DERIVED hold
+// once VIGIL_DERIVED has stopped growing (the driver stores outputs after
+// the decisions reach the agents), waiting at most 10 s; zeros when they
+// cannot be read.
+func streamCounts(ctx context.Context, url, creds string) (logMsgs, derived uint64) {
+	opt, err := natsutil.CredsOption(creds)
+	if err != nil {
+		return 0, 0
+	}
+	nc, err := nats.Connect(url, append([]nats.Option{opt}, natsutil.InboxOptions()...)...)
+	if err != nil {
+		return 0, 0
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return 0, 0
+	}
+	count := func(name string) uint64 {
+		st, err := js.Stream(ctx, name)
+		if err != nil {
+			return 0
+		}
+		info, err := st.Info(ctx)
+		if err != nil {
+			return 0
+		}
+		return info.State.Msgs
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for last := uint64(0); ; last = derived {
+		time.Sleep(500 * time.Millisecond)
+		logMsgs, derived = count(events.StreamLog), count(events.StreamDerived)
+		if derived == last || time.Now().After(deadline) || ctx.Err() != nil {
+			return logMsgs, derived
+		}
+	}
 }

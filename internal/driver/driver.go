@@ -96,6 +96,18 @@ type Config struct {
 	// Snapshots configures the fold snapshots the driver starts from
 	// (snapshot.go); the zero value takes them with the defaults.
 	Snapshots SnapshotConfig
+	// OnFold, when set, is called live (never at warm-up) with each log
+	// record's outputs as soon as the fold has produced them, before they
+	// are stored: the ingest service hands gate decisions to the agents
+	// waiting for them from here (docs/durability.md, "Deciding before
+	// the decision is stored"). The outputs are a pure function of the
+	// log prefix up to seq, which is stored already, so after a crash the
+	// same ones are derived again. It runs on the fold's goroutine: it
+	// must not block, nor modify outs.
+	OnFold func(seq uint64, outs []processors.Output)
+	// PipelineDepth bounds the folded batches waiting to be stored while
+	// the fold goes on; 0 means 64.
+	PipelineDepth int
 }
 
 // outputPublisher stores the driver's outputs: a natsutil.Publisher, or a
@@ -136,6 +148,9 @@ func New(cfg Config) (*Driver, error) {
 	}
 	if cfg.MaxBatch == 0 {
 		cfg.MaxBatch = 512
+	}
+	if cfg.PipelineDepth <= 0 {
+		cfg.PipelineDepth = 64
 	}
 	if cfg.CheckInterval == 0 {
 		cfg.CheckInterval = 2 * time.Second
@@ -452,12 +467,32 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 	}
 	d.cfg.Logger.Info("driver live", "processor", d.cfg.Processor.Name(), "from", from)
 	d.derivedStale() // outputs others stored meanwhile are not published again
+	// The fold runs ahead of the stores: each folded batch goes to the
+	// committer, which stores its outputs, applies it to the sink and
+	// acknowledges it, in order, while the next batches are folded. Before
+	// consume returns (the consumer to re-create, ctx done) the committer
+	// has finished everything folded, so Run re-creates the consumer right
+	// after the last record folded exactly as if each batch had been
+	// committed before the next was folded.
+	work := make(chan foldedBatch, d.cfg.PipelineDepth)
+	failed := make(chan error, 1)
+	committed := make(chan struct{})
+	go d.commitLoop(ctx, work, failed, committed)
+	defer func() {
+		close(work)
+		<-committed
+	}()
 	batch := make([]jetstream.Msg, 0, d.cfg.MaxBatch)
 	for {
 		batch = batch[:0]
 		select {
 		case <-ctx.Done():
 			return nil
+		case err := <-failed:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
 		case <-check:
 			if err := d.checkConsumer(ctx, cons, created); err != nil {
 				return err
@@ -487,13 +522,57 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 				break drain
 			}
 		}
-		if err := d.process(ctx, st, batch); err != nil {
+		fb, stop := d.fold(ctx, st, batch)
+		if fb.ack != nil {
+			select {
+			case work <- fb:
+			case err := <-failed:
+				if ctx.Err() != nil {
+					return nil
+				}
+				return err
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		if stop != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
-			return err
+			return stop
 		}
 		d.maybeSnapshot(ctx)
+	}
+}
+
+// commitLoop commits the batches of work in order until work is closed,
+// merging those already waiting into one (one store, one sink apply, one
+// acknowledgement for all), and closes done. After a failure, reported on
+// failed, it commits nothing more: what it drops is not acknowledged, and
+// the fold state that covers it is left with the driver, which stops
+// (a fatal error) or whose ctx is done.
+func (d *Driver) commitLoop(ctx context.Context, work <-chan foldedBatch, failed chan<- error, done chan<- struct{}) {
+	defer close(done)
+	var err error
+	for fb := range work {
+		if err != nil {
+			continue
+		}
+	merge:
+		for len(fb.applied) < d.cfg.MaxBatch {
+			select {
+			case more, ok := <-work:
+				if !ok {
+					break merge
+				}
+				fb = fb.then(more)
+			default:
+				break merge
+			}
+		}
+		if err = d.commit(ctx, fb); err != nil {
+			failed <- err
+		}
 	}
 }
 
@@ -524,14 +603,43 @@ func (d *Driver) checkConsumer(ctx context.Context, cons jetstream.Consumer, cre
 	return fmt.Errorf("%w: consumer changed (%s)", errRecreate, diff)
 }
 
+// foldedBatch is a batch of delivered records folded and not yet
+// committed: the records with their outputs, and the last delivery at or
+// below what was folded (its acknowledgement, AckAll, is the checkpoint).
+type foldedBatch struct {
+	applied []Applied
+	ack     jetstream.Msg
+	ackSeq  uint64
+}
+
+// then is b followed by the next batch c, folded after it.
+func (b foldedBatch) then(c foldedBatch) foldedBatch {
+	b.applied = append(b.applied, c.applied...)
+	if c.ack != nil {
+		b.ack, b.ackSeq = c.ack, max(b.ackSeq, c.ackSeq)
+	}
+	return b
+}
+
 // process folds a batch of delivered records in log order, stores their
 // outputs, hands them to the sink, and acknowledges the last one folded.
 // It stops at a gap it cannot fold across, after storing what came before
-// it, and returns errRecreate.
+// it, and returns errRecreate. (Live, consume does the same in two
+// steps, fold and commit, on two goroutines.)
 func (d *Driver) process(ctx context.Context, st jetstream.Stream, batch []jetstream.Msg) error {
-	applied := make([]Applied, 0, len(batch))
-	var ack jetstream.Msg // the last message at or below d.folded
-	var ackSeq uint64
+	fb, stop := d.fold(ctx, st, batch)
+	if err := d.commit(ctx, fb); err != nil {
+		return err
+	}
+	return stop
+}
+
+// fold feeds a batch of delivered records to the processor in log order,
+// handing each record's outputs to Config.OnFold. It stops at a gap it
+// cannot fold across (returning errRecreate) or a delivery whose metadata
+// cannot be read; the batch returned holds what was folded before.
+func (d *Driver) fold(ctx context.Context, st jetstream.Stream, batch []jetstream.Msg) (foldedBatch, error) {
+	fb := foldedBatch{applied: make([]Applied, 0, len(batch))}
 	var stop error
 	for _, m := range batch {
 		meta, err := m.Metadata()
@@ -553,35 +661,44 @@ func (d *Driver) process(ctx context.Context, st jetstream.Stream, batch []jetst
 		}
 		if seq <= d.folded {
 			// Redelivered after a consumer was re-created: already folded.
-			ack, ackSeq = m, max(ackSeq, seq)
+			fb.ack, fb.ackSeq = m, max(fb.ackSeq, seq)
 			continue
 		}
 		rec, outs := processors.Feed(d.cfg.Processor, seq, m.Subject(), m.Data())
 		d.folded = seq
-		ack, ackSeq = m, seq
-		applied = append(applied, Applied{Record: rec, Outputs: outs})
+		fb.ack, fb.ackSeq = m, seq
+		fb.applied = append(fb.applied, Applied{Record: rec, Outputs: outs})
+		if d.cfg.OnFold != nil && len(outs) > 0 {
+			d.cfg.OnFold(seq, outs)
+		}
 	}
-	if len(applied) > 0 {
-		if err := d.store(ctx, applied); err != nil {
+	return fb, stop
+}
+
+// commit stores the outputs of a folded batch, hands it to the sink, and
+// acknowledges its last delivery.
+func (d *Driver) commit(ctx context.Context, fb foldedBatch) error {
+	if len(fb.applied) > 0 {
+		if err := d.store(ctx, fb.applied); err != nil {
 			return err
 		}
 		if d.cfg.Sink != nil {
-			if err := d.cfg.Sink.Apply(applied); err != nil {
+			if err := d.cfg.Sink.Apply(fb.applied); err != nil {
 				return &fatalError{fmt.Errorf("driver: sink: %w", err)}
 			}
 		}
 	}
-	if ack != nil {
-		if err := ack.DoubleAck(ctx); err != nil {
+	if fb.ack != nil {
+		if err := fb.ack.DoubleAck(ctx); err != nil {
 			// The next batch's ack (AckAll) covers this one; after a restart the
 			// warm-up re-derives anything unacknowledged, identically.
 			d.cfg.Logger.Warn("driver: checkpoint not confirmed", "err", err)
 		}
-		if len(applied) > 0 {
-			d.checkpointed.Store(ackSeq)
+		if len(fb.applied) > 0 {
+			d.checkpointed.Store(fb.ackSeq)
 		}
 	}
-	return stop
+	return nil
 }
 
 // gapPlan is what to do when log seq delivered arrives after folded, the

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/processors"
 )
 
 // HeaderWaitDecision, on a request holding one action, asks the service
@@ -68,8 +70,13 @@ func newDecisionWatcher(nc *nats.Conn, read jsReader) (*decisionWatcher, error) 
 	return w, nil
 }
 
-func (w *decisionWatcher) onMsg(m *nats.Msg) {
-	d, err := events.DecodeDerived(m.Data)
+func (w *decisionWatcher) onMsg(m *nats.Msg) { w.add(m.Data) }
+
+// add hands one gate output, encoded as VIGIL_DERIVED stores it, to the
+// waits for its action. The same output may come twice (from the node's
+// own driver, then as published): the second is dropped.
+func (w *decisionWatcher) add(body []byte) {
+	d, err := events.DecodeDerived(body)
 	if err != nil || (d.Kind != events.KindGateDecided && d.Kind != events.KindGateRequested) {
 		return
 	}
@@ -79,12 +86,18 @@ func (w *decisionWatcher) onMsg(m *nats.Msg) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, ok := w.recent[seq]; !ok {
+	known, ok := w.recent[seq]
+	if !ok {
 		if old := w.ring[w.next]; old != 0 {
 			delete(w.recent, old)
 		}
 		w.ring[w.next] = seq
 		w.next = (w.next + 1) % len(w.ring)
+	}
+	for _, k := range known {
+		if k.ID == d.ID {
+			return
+		}
 	}
 	w.recent[seq] = append(w.recent[seq], d)
 	for _, ch := range w.waits[seq] {
@@ -92,6 +105,32 @@ func (w *decisionWatcher) onMsg(m *nats.Msg) {
 		case ch <- d:
 		default:
 		}
+	}
+}
+
+// Folded hands the gate outputs of the log record at seq, just folded by
+// this node's driver and not yet stored (driver.Config.OnFold), to the
+// agents waiting for them. A decision is a pure function of the log
+// prefix up to the action, which is stored before the driver is given
+// it: the same decision is stored after it, by this node or any other,
+// or derived again after a crash (docs/durability.md, "Deciding before
+// the decision is stored"). Each output is encoded and decoded as the
+// stream stores it, so the agent reads exactly what is stored. Outputs on
+// other subjects are ignored; it never blocks on the network.
+func (s *Service) Folded(seq uint64, outs []processors.Output) {
+	w := s.decisions
+	if w == nil {
+		return
+	}
+	for i := range outs {
+		if !strings.HasPrefix(outs[i].Subject, events.GatePrefix) {
+			continue
+		}
+		body, err := outs[i].Event.Marshal()
+		if err != nil {
+			continue // the driver stores an alert in its place; the wait times out
+		}
+		w.add(body)
 	}
 }
 

@@ -305,6 +305,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		s.drv, err = driver.New(driver.Config{
 			JS: s.js, Processor: pipe, Durable: "vigil-" + cfg.NodeName, Sink: sink,
 			Logger: cfg.Logger.With("component", "driver"),
+			// Decisions reach the waiting agents as soon as they are folded.
+			OnFold: s.ing.Folded,
 		})
 		if err != nil {
 			return nil, err
