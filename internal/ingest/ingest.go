@@ -229,13 +229,20 @@ func (s *Service) onConfigStored(m *nats.Msg) {
 	s.followConfig(m.Data, seq)
 }
 
-// Start subscribes to the ingest subjects. With Config.IndexDir it first
-// opens the id index and reads what the log grew by since the index's
-// frontier (the whole log, the first time), so nothing is answered before
-// the index knows every id stored.
-func (s *Service) Start() error {
+// Start subscribes to the ingest subjects (StartContext without a bound).
+func (s *Service) Start() error { return s.StartContext(context.Background()) }
+
+// StartContext subscribes to the ingest subjects. With Config.IndexDir it
+// first opens the id index and reads what the log grew by since the
+// index's frontier (the whole log, the first time), so nothing is answered
+// before the index knows every id stored; ctx bounds that read.
+func (s *Service) StartContext(ctx context.Context) error {
 	if s.cfg.IndexDir != "" && s.idx == nil {
-		idx, err := openIndex(s.ctx, s.cfg.IndexDir, s.cfg.JS, s.cfg.DedupWindow, s.cfg.Logger)
+		ictx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		stopOnStop := context.AfterFunc(s.ctx, cancel)
+		defer stopOnStop()
+		idx, err := openIndex(ictx, s.cfg.IndexDir, s.cfg.JS, s.cfg.DedupWindow, s.cfg.Logger)
 		if err != nil {
 			return err
 		}

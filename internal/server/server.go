@@ -270,7 +270,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			}
 		}
 	}
-	if err := s.ing.Start(); err != nil {
+	if err := s.ing.StartContext(ctx); err != nil {
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
