@@ -9,7 +9,8 @@ import (
 )
 
 // RestartSVG draws restart results (one per log length) as an SVG: the
-// time to the first decision and the RSS (and its peak) against the
+// time to the first decision and the RSS (at it, its peak, and after the
+// settle when measured) against the
 // log's length, on a logarithmic axis, each with its target. Every run is
 // a dot; the line joins the medians.
 func RestartSVG(results []RestartResult, title string) []byte {
@@ -68,6 +69,9 @@ func RestartSVG(results []RestartResult, title string) []byte {
 				var ys []float64
 				for _, run := range r.Runs {
 					y := s.get(run)
+					if y == 0 {
+						continue // not measured (the settled RSS without --settle)
+					}
 					ys = append(ys, y)
 					fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s" fill-opacity="0.6"/>`+"\n", px(float64(r.Events)), py(y), s.color)
 				}
@@ -89,6 +93,7 @@ func RestartSVG(results []RestartResult, title string) []byte {
 	panel(510, 50, "MB", 250, "target 250 MB", []series{
 		{"RSS at the first decision", "#ff7f0e", func(r RestartRun) float64 { return r.RSSMB }},
 		{"peak RSS (VmHWM)", "#9467bd", func(r RestartRun) float64 { return r.HWMMB }},
+		{"RSS after --settle (peak since the start)", "#8c564b", func(r RestartRun) float64 { return max(r.SettledRSSMB, r.SettledHWMMB) }},
 	})
 	b.WriteString("</svg>\n")
 	return b.Bytes()
