@@ -10,9 +10,8 @@ import (
 
 // RestartSVG draws restart results (one per log length) as an SVG: the
 // time to the first decision and the RSS (at it, its peak, and after the
-// settle when measured) against the
-// log's length, on a logarithmic axis, each with its target. Every run is
-// a dot; the line joins the medians.
+// settle when measured) against the log's length, on a logarithmic axis,
+// each with its target. Every run is a dot; the line joins the medians.
 func RestartSVG(results []RestartResult, title string) []byte {
 	rs := slices.Clone(results)
 	slices.SortFunc(rs, func(a, b RestartResult) int { return a.Events - b.Events })
