@@ -105,9 +105,11 @@ type Config struct {
 	// same ones are derived again. It runs on the fold's goroutine: it
 	// must not block, nor modify outs.
 	OnFold func(seq uint64, outs []processors.Output)
-	// PipelineDepth bounds the folded batches waiting to be stored while
-	// the fold goes on; 0 means 64.
-	PipelineDepth int
+	// MaxAhead bounds the records folded and not yet committed (their
+	// outputs stored, the sink applied, the checkpoint moved): the fold
+	// waits beyond it. 0 means 4 × MaxBatch. A batch bigger than MaxAhead
+	// still goes when nothing else waits.
+	MaxAhead int
 }
 
 // outputPublisher stores the driver's outputs: a natsutil.Publisher, or a
@@ -149,8 +151,8 @@ func New(cfg Config) (*Driver, error) {
 	if cfg.MaxBatch == 0 {
 		cfg.MaxBatch = 512
 	}
-	if cfg.PipelineDepth <= 0 {
-		cfg.PipelineDepth = 64
+	if cfg.MaxAhead <= 0 {
+		cfg.MaxAhead = 4 * cfg.MaxBatch
 	}
 	if cfg.CheckInterval == 0 {
 		cfg.CheckInterval = 2 * time.Second
@@ -474,13 +476,12 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 	// has finished everything folded, so Run re-creates the consumer right
 	// after the last record folded exactly as if each batch had been
 	// committed before the next was folded.
-	work := make(chan foldedBatch, d.cfg.PipelineDepth)
-	failed := make(chan error, 1)
-	committed := make(chan struct{})
-	go d.commitLoop(ctx, work, failed, committed)
+	p := &pipeline{work: make(chan foldedBatch, d.cfg.MaxAhead), failed: make(chan error, 1),
+		freed: make(chan struct{}, 1), done: make(chan struct{})}
+	go d.commitLoop(ctx, p)
 	defer func() {
-		close(work)
-		<-committed
+		close(p.work)
+		<-p.done
 	}()
 	batch := make([]jetstream.Msg, 0, d.cfg.MaxBatch)
 	for {
@@ -488,7 +489,7 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 		select {
 		case <-ctx.Done():
 			return nil
-		case err := <-failed:
+		case err := <-p.failed:
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -524,14 +525,10 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 		}
 		fb, stop := d.fold(ctx, st, batch)
 		if fb.ack != nil {
-			select {
-			case work <- fb:
-			case err := <-failed:
-				if ctx.Err() != nil {
-					return nil
-				}
+			if err := d.handOver(ctx, p, fb); err != nil {
 				return err
-			case <-ctx.Done():
+			}
+			if ctx.Err() != nil {
 				return nil
 			}
 		}
@@ -545,23 +542,70 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 	}
 }
 
-// commitLoop commits the batches of work in order until work is closed,
+// pipeline carries folded batches from the fold to the committer.
+type pipeline struct {
+	work chan foldedBatch
+	// failed receives the committer's error; freed is poked after each
+	// commit; done is closed when the committer has returned.
+	failed chan error
+	freed  chan struct{}
+	done   chan struct{}
+	// ahead counts the records handed over and not yet committed.
+	ahead atomic.Int64
+}
+
+// handOver gives fb to the committer once fewer than Config.MaxAhead
+// records wait (at once when none does). It returns the committer's
+// error, or nil when ctx is done.
+func (d *Driver) handOver(ctx context.Context, p *pipeline, fb foldedBatch) error {
+	n := int64(len(fb.applied))
+	for {
+		ahead := p.ahead.Load()
+		if ahead == 0 || ahead+n <= int64(d.cfg.MaxAhead) {
+			break
+		}
+		select {
+		case <-p.freed:
+		case err := <-p.failed:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	p.ahead.Add(n)
+	select {
+	case p.work <- fb:
+		return nil
+	case err := <-p.failed:
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
+
+// commitLoop commits the batches of p.work in order until it is closed,
 // merging those already waiting into one (one store, one sink apply, one
-// acknowledgement for all), and closes done. After a failure, reported on
-// failed, it commits nothing more: what it drops is not acknowledged, and
-// the fold state that covers it is left with the driver, which stops
-// (a fatal error) or whose ctx is done.
-func (d *Driver) commitLoop(ctx context.Context, work <-chan foldedBatch, failed chan<- error, done chan<- struct{}) {
-	defer close(done)
+// acknowledgement for all, up to MaxBatch records), and closes p.done.
+// After a failure, reported on p.failed, it commits nothing more: what it
+// drops is not acknowledged, and the driver stops (a fatal error) or its
+// ctx is done.
+func (d *Driver) commitLoop(ctx context.Context, p *pipeline) {
+	defer close(p.done)
 	var err error
-	for fb := range work {
+	for fb := range p.work {
 		if err != nil {
 			continue
 		}
 	merge:
 		for len(fb.applied) < d.cfg.MaxBatch {
 			select {
-			case more, ok := <-work:
+			case more, ok := <-p.work:
 				if !ok {
 					break merge
 				}
@@ -571,7 +615,13 @@ func (d *Driver) commitLoop(ctx context.Context, work <-chan foldedBatch, failed
 			}
 		}
 		if err = d.commit(ctx, fb); err != nil {
-			failed <- err
+			p.failed <- err
+			continue
+		}
+		p.ahead.Add(-int64(len(fb.applied)))
+		select {
+		case p.freed <- struct{}{}:
+		default:
 		}
 	}
 }

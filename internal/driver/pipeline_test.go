@@ -96,7 +96,7 @@ func TestDriverFoldsAheadOfStores(t *testing.T) {
 	e := startEnv(t, envOptions{})
 	f := &folds{outs: map[string]processors.Output{}}
 	pub := &blocked{release: make(chan struct{})}
-	r := e.runWith(t, Config{Processor: &recorder{}, Durable: "vigil-p", MaxBatch: 2, PipelineDepth: 2, OnFold: f.add},
+	r := e.runWith(t, Config{Processor: &recorder{}, Durable: "vigil-p", MaxBatch: 2, MaxAhead: 4, OnFold: f.add},
 		func(p outputPublisher) outputPublisher {
 			pub.outputPublisher = p
 			return pub
@@ -107,14 +107,19 @@ func TestDriverFoldsAheadOfStores(t *testing.T) {
 		last = e.append(t, fmt.Sprintf("ahead-%d", i))
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	// With MaxBatch 2 and PipelineDepth 2 the fold can run at most a few
-	// batches ahead of a committer that cannot store: it must get that far.
+	// With MaxAhead 4 the fold runs 4 records ahead of a committer that
+	// cannot store (more when the first batch handed over is big): it must
+	// get that far, and no further than MaxAhead plus one batch of 2.
 	for f.count() < 4 {
 		r.alive(t)
 		if time.Now().After(deadline) {
 			t.Fatalf("folded %d records while the stream stored nothing", f.count())
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // room to overrun the bound, were it not kept
+	if got := f.count(); got > 4+2 {
+		t.Fatalf("folded %d records ahead of a committer that stored nothing; MaxAhead is 4 (+ one batch of 2 waiting)", got)
 	}
 	if got := len(e.storedBodies(t)); got != 0 {
 		t.Fatalf("VIGIL_DERIVED holds %d outputs before the publisher stored any", got)
