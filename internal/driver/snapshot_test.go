@@ -244,10 +244,13 @@ func TestDriverRestoreRetriesListing(t *testing.T) {
 	last := appendN(t, e, "a", 25)
 	r := e.run(t, Config{Processor: &tally{}, Snapshots: snaps})
 	r.waitFolded(t, last)
-	waitSnapshot(t, r, store, 20)
+	// Where snapshots fall depends on how the deliveries were batched (the
+	// fold runs ahead of the stores, so its batches may be small): at
+	// least one is taken from 10 records on.
+	waitSnapshot(t, r, store, 10)
 	r.halt(t)
 	// The newest snapshot: the one at stop (25) when the checkpoint had
-	// caught up with the fold by then, else the one at 20.
+	// caught up with the fold by then, else the newest taken while live.
 	kept := seqsIn(t, store)
 	newest := kept[len(kept)-1]
 
