@@ -110,6 +110,10 @@ type Config struct {
 	// waits beyond it. 0 means 4 × MaxBatch. A batch bigger than MaxAhead
 	// still goes when nothing else waits.
 	MaxAhead int
+	// CommitLinger is how long the committer waits for more folded
+	// records before it stores a batch smaller than MaxBatch; 0 means
+	// 5 ms, negative not at all. Decisions do not wait for it (OnFold).
+	CommitLinger time.Duration
 }
 
 // outputPublisher stores the driver's outputs: a natsutil.Publisher, or a
@@ -153,6 +157,12 @@ func New(cfg Config) (*Driver, error) {
 	}
 	if cfg.MaxAhead <= 0 {
 		cfg.MaxAhead = 4 * cfg.MaxBatch
+	}
+	switch {
+	case cfg.CommitLinger == 0:
+		cfg.CommitLinger = 5 * time.Millisecond
+	case cfg.CommitLinger < 0:
+		cfg.CommitLinger = 0
 	}
 	if cfg.CheckInterval == 0 {
 		cfg.CheckInterval = 2 * time.Second
@@ -602,6 +612,10 @@ func (d *Driver) commitLoop(ctx context.Context, p *pipeline) {
 		if err != nil {
 			continue
 		}
+		// Linger a moment for more: nothing waits for a commit but the
+		// checkpoint, and each commit costs fsyncs of its own (the sink's,
+		// the acknowledgement's) that would compete with the log's appends.
+		linger := time.NewTimer(d.cfg.CommitLinger)
 	merge:
 		for len(fb.applied) < d.cfg.MaxBatch {
 			select {
@@ -610,10 +624,13 @@ func (d *Driver) commitLoop(ctx context.Context, p *pipeline) {
 					break merge
 				}
 				fb = fb.then(more)
-			default:
+			case <-linger.C:
+				break merge
+			case <-ctx.Done():
 				break merge
 			}
 		}
+		linger.Stop()
 		if err = d.commit(ctx, fb); err != nil {
 			p.failed <- err
 			continue
