@@ -158,7 +158,11 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 	}()
 	if !cfg.NoExpiry && !cfg.NoProcessors {
-		timer, err := expiry.New(expiry.Config{Conn: s.Conn(), Logger: cfg.Logger.With("component", "expiry")})
+		ecfg := expiry.Config{Conn: s.Conn(), Logger: cfg.Logger.With("component", "expiry")}
+		if st := s.Projections(); st != nil {
+			ecfg.Pending = st // bounds what its start reads (internal/expiry)
+		}
+		timer, err := expiry.New(ecfg)
 		var ptimer *pairinglog.Timer
 		if err == nil {
 			ptimer, err = pairinglog.NewTimer(pairinglog.TimerConfig{Conn: s.Conn(), Logger: cfg.Logger.With("component", "pairing-timer")})
