@@ -257,25 +257,38 @@ func TestFleetClientSurvivesItsNode(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	decisions := map[string]int{}
-	err = natsutil.ReadStream(t.Context(), admin.JetStream(), natsutil.ReadOptions{Stream: events.StreamDerived,
-		Subjects: []string{events.GatePrefix + ">"}}, func(r natsutil.RawRecord) error {
-		d, err := events.DecodeDerived(r.Data)
-		if err != nil {
-			return err
-		}
-		if d.Kind != events.KindGateDecided {
+	// An agent hears its decision as soon as a driver folds it, before it
+	// is stored (docs/durability.md): read until every decision is stored.
+	var decisions map[string]int
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		decisions = map[string]int{}
+		err = natsutil.ReadStream(t.Context(), admin.JetStream(), natsutil.ReadOptions{Stream: events.StreamDerived,
+			Subjects: []string{events.GatePrefix + ">"}}, func(r natsutil.RawRecord) error {
+			d, err := events.DecodeDerived(r.Data)
+			if err != nil {
+				return err
+			}
+			if d.Kind != events.KindGateDecided {
+				return nil
+			}
+			gd, err := events.DerivedDataAs[events.GateDecided](&d)
+			if err != nil {
+				return err
+			}
+			decisions[seqOf[gd.LogSeq]]++
 			return nil
-		}
-		gd, err := events.DerivedDataAs[events.GateDecided](&d)
+		})
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
-		decisions[seqOf[gd.LogSeq]]++
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+		missing := false
+		for id := range want {
+			missing = missing || decisions[id] == 0
+		}
+		if !missing || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	for id := range want {
 		if stored[id] != 1 || decisions[id] != 1 {
