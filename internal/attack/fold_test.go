@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 )
 
@@ -78,6 +79,8 @@ func (tg *target) decides(t *testing.T, id string) {
 // output bound and valid, and returns the derived events of log seq seq.
 func (tg *target) boundedOutputs(t *testing.T, seq uint64) []events.Derived {
 	t.Helper()
+	// An agent hears its decision before the outputs are stored.
+	wait.Checkpoint(t, tg.Driver(), seq)
 	var of []events.Derived
 	for _, r := range tg.streamRecords(t, events.StreamDerived) {
 		if len(r.Data) > processors.MaxOutputBytes {

@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 )
 
 // TestIDClaimsBeyondStreamWindow: the ingest service's id index
@@ -48,6 +49,7 @@ func TestIDClaimsBeyondStreamWindow(t *testing.T) {
 		if res.Seq == 0 || res.Seq == claimed.Seq {
 			t.Fatalf("victim's %s: %+v; want its own seq", tc.id, res)
 		}
+		wait.Checkpoint(t, tg.Driver(), res.Seq) // the agent heard its decision before it was stored
 		found := false
 		for _, d := range tg.derived(t) {
 			if gd, err := events.DerivedDataAs[events.GateDecided](&d); d.Kind == events.KindGateDecided && err == nil &&
