@@ -159,7 +159,7 @@ const IngestIndexDir = "ingest-ids"
 // indexed reports whether the ingest service keeps its id index, so that
 // VIGIL_LOG's own JetStream window can be short. Only on a single host:
 // with the index on, the fleet kill test stored an event twice after the
-// log leader's kill (two runs in six; never in the runs before the index),
+// log leader's kill (three runs in six; never in the runs before it),
 // and its lag argument is not yet shown to hold across a stream leader's
 // election (the suspect: coverage taken from a stream info while a record
 // the old leader stamped is applied later; docs/durability.md). A fleet
