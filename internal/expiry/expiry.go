@@ -278,6 +278,9 @@ func (t *Timer) Run(ctx context.Context) error {
 	log := t.cfg.Logger
 	st, err := t.js.Stream(ctx, events.StreamDerived)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped while starting: a clean stop
+		}
 		return fmt.Errorf("expiry: %w", err)
 	}
 	from, bound, readAll := t.startPoint(ctx)
@@ -290,6 +293,9 @@ func (t *Timer) Run(ctx context.Context) error {
 	}
 	cons, err := st.OrderedConsumer(ctx, ccfg)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("expiry: follow gate outputs: %w", err)
 	}
 	t.start = StartInfo{From: from, Bound: bound, ReadAll: readAll}
@@ -306,6 +312,9 @@ func (t *Timer) Run(ctx context.Context) error {
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(1024))
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
 		return fmt.Errorf("expiry: follow gate outputs: %w", err)
 	}
 	msgs := make(chan gateMsg, 1024)
