@@ -486,6 +486,11 @@ func (s *Store) openPebble() (db *pebble.DB, err error) {
 	return pebble.Open(s.dir, o)
 }
 
+// PebbleLogger is the pebble.Logger Vigil's Pebble stores use (the read
+// models here, the ingest service's id index): messages go to l, and a
+// Fatalf panics instead of exiting the process (see pebbleLogger).
+func PebbleLogger(l *slog.Logger) pebble.Logger { return pebbleLogger{l} }
+
 func closeQuietly(db *pebble.DB) {
 	defer func() { _ = recover() }()
 	_ = db.Close()

@@ -60,6 +60,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/projections"
 )
 
 // Index sizing: the index answers point lookups (mostly misses, which the
@@ -197,7 +198,7 @@ func openIndexDB(dir string, logger *slog.Logger) (db *pebble.DB, err error) {
 	}()
 	cache := pebble.NewCache(indexCacheSize)
 	defer cache.Unref()
-	o := &pebble.Options{Cache: cache, MemTableSize: indexMemTableSize, Logger: quietPebble{logger}}
+	o := &pebble.Options{Cache: cache, MemTableSize: indexMemTableSize, Logger: projections.PebbleLogger(logger)}
 	for i := range o.Levels {
 		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
@@ -218,18 +219,6 @@ func readIndexMeta(db *pebble.DB) (indexMeta, error) {
 		return m, fmt.Errorf("its frontier does not decode: %w", err)
 	}
 	return m, nil
-}
-
-// quietPebble keeps Pebble's informational messages out of the node's log,
-// logs its errors, and turns its fatal errors into panics (never an exit).
-type quietPebble struct{ l *slog.Logger }
-
-func (quietPebble) Infof(string, ...any) {}
-func (p quietPebble) Errorf(format string, args ...any) {
-	p.l.Warn("ingest: id index: " + fmt.Sprintf(format, args...))
-}
-func (quietPebble) Fatalf(format string, args ...any) {
-	panic(fmt.Sprintf(format, args...))
 }
 
 // indexKey is the key of id as stored on subject.
