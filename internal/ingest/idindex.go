@@ -60,6 +60,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/projections"
 )
 
@@ -440,7 +441,7 @@ func (x *idIndex) limits() (jsWindow, skew time.Duration) {
 	w := x.jsWindow
 	x.mu.Unlock()
 	if w <= 0 {
-		w = 2 * time.Minute // JetStream's own default
+		w = natsutil.DefaultLogStreamWindow // JetStream's own default too
 	}
 	return w, min(maxSkew, w/4)
 }
