@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -395,4 +396,54 @@ func TestGateRemembersForgottenIDs(t *testing.T) {
 		t.Fatalf("reused forgotten id: %+v, want deny by rule", d)
 	}
 	t.Log(d.Reason)
+}
+
+// TestStateTypes: StateBytes and StateUints encode exactly as []byte and
+// []uint64 do (snapshots taken before them restore, and theirs are the
+// same bytes), decode back, and refuse a length longer than the input
+// left instead of allocating it.
+func TestStateTypes(t *testing.T) {
+	type plain struct {
+		B []byte   `msgpack:"b"`
+		U []uint64 `msgpack:"u"`
+	}
+	type typed struct {
+		B processors.StateBytes `msgpack:"b"`
+		U processors.StateUints `msgpack:"u"`
+	}
+	big := make([]byte, 3<<20) // past msgpack's 1 MB growth step
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	for _, c := range []plain{{}, {B: []byte{}, U: []uint64{}}, {B: []byte("x"), U: []uint64{0, 1, 127, 128, 1 << 40, ^uint64(0)}}, {B: big, U: make([]uint64, 70000)}} {
+		pb, err := processors.EncodeState(&c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, err := processors.EncodeState(&typed{B: c.B, U: c.U})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(pb, tb) {
+			t.Fatalf("typed encoding differs from the plain one")
+		}
+		var got typed
+		if err := processors.DecodeState(pb, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.B, c.B) || !slices.Equal(got.U, c.U) || (got.B == nil) != (c.B == nil) {
+			t.Fatalf("decoded %d bytes, %d uints; want %d, %d", len(got.B), len(got.U), len(c.B), len(c.U))
+		}
+	}
+	// A bin32 announcing 4 GB, and an array32 of 4 G items, in a few bytes.
+	for name, b := range map[string][]byte{
+		"bytes": {0x81, 0xa1, 'b', 0xc6, 0xff, 0xff, 0xff, 0xf0, 1, 2},
+		"uints": {0x81, 0xa1, 'u', 0xdd, 0xff, 0xff, 0xff, 0xf0, 1, 2},
+	} {
+		var got typed
+		err := processors.DecodeState(b, &got)
+		if !errors.Is(err, processors.ErrSnapshot) {
+			t.Fatalf("%s: %v, want ErrSnapshot", name, err)
+		}
+	}
 }

@@ -74,7 +74,8 @@ const (
 
 // SnapshotConfig configures the driver's fold snapshots. The zero value
 // takes them every DefaultSnapshotEvery records or DefaultSnapshotInterval,
-// in the VIGIL_SNAPSHOTS bucket. A processor that is not a
+// in the VIGIL_SNAPSHOTS bucket (a fleet; a single host keeps them in a
+// directory, Dir). A processor that is not a
 // processors.Snapshotter (or a Pipeline with one that is not) gets none.
 type SnapshotConfig struct {
 	// Off turns snapshots off: every start folds the whole log prefix.
@@ -90,8 +91,12 @@ type SnapshotConfig struct {
 	Keep int
 	// NoFinal skips the snapshot taken when the driver stops.
 	NoFinal bool
-	// Store holds the snapshots; nil means the JetStream object store
-	// bucket SnapshotBucket, created on first use.
+	// Dir, when set, holds the snapshots as files (a single host: see
+	// dirStore), reading the SnapshotBucket's older ones until the first is
+	// stored there.
+	Dir string
+	// Store holds the snapshots; nil means Dir, or else the JetStream
+	// object store bucket SnapshotBucket, created on first use.
 	Store SnapshotStore
 }
 
@@ -149,8 +154,8 @@ type snapshotEnvelope struct {
 	Seq       uint64 `msgpack:"seq"`
 	// Record is the SHA-256 of the log record at Seq as stored ("" when
 	// the log holds no record there).
-	Record string `msgpack:"record"`
-	State  []byte `msgpack:"state"`
+	Record string                `msgpack:"record"`
+	State  processors.StateBytes `msgpack:"state"`
 }
 
 const envelopeVersion = 1
@@ -196,6 +201,9 @@ func newSnapshots(cfg Config) *snapshots {
 	s.store = s.cfg.Store
 	if s.store == nil {
 		s.store = &objectStore{js: cfg.JS}
+		if s.cfg.Dir != "" {
+			s.store = &dirStore{dir: s.cfg.Dir, older: s.store}
+		}
 	}
 	return s
 }

@@ -47,6 +47,7 @@ var (
 	restartChild = flag.String("restart-child", "", "internal: restart a node on this data directory and report")
 	restartLog   = flag.Bool("restart-log", false, "log the restarted node's start (slog, to stderr)")
 	restartHeap  = flag.String("restart-heap", "", "write the restarted node's heap profile here at its first decision")
+	restartCPU   = flag.String("restart-cpu", "", "write the restarted node's CPU profile, from its start to its first decision, here")
 	restartReuse = flag.Bool("restart-reuse", false, "reuse a log already built in -restart-dir (a first restart then makes this build's snapshot)")
 )
 
@@ -231,6 +232,16 @@ func TestRestartBenchChild(t *testing.T) {
 	}
 	dir := *restartChild
 	ctx := t.Context()
+	if *restartCPU != "" {
+		f, err := os.Create(*restartCPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+	}
 	start := time.Now()
 	s, err := node.Start(ctx, nodeConfig(dir))
 	if err != nil {
@@ -253,6 +264,9 @@ func TestRestartBenchChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	decided := time.Since(start)
+	if *restartCPU != "" {
+		pprof.StopCPUProfile()
+	}
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

@@ -4,12 +4,17 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -430,5 +435,95 @@ func TestDriverSnapshotJetStream(t *testing.T) {
 	}
 	if _, err := e.js.ObjectStore(t.Context(), SnapshotBucket); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDriverSnapshotDir: a single host's snapshots are files in
+// SnapshotConfig.Dir. A node that had them in the bucket restores the
+// bucket's at its first start with a directory (not the whole log), and
+// once one is stored in the directory the bucket's are deleted. Temporary
+// files and other names in the directory are not snapshots.
+func TestDriverSnapshotDir(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	dir := filepath.Join(t.TempDir(), "snapshots")
+	last := appendN(t, e, "a", 30)
+	r := e.run(t, Config{Processor: &tally{}, Snapshots: SnapshotConfig{Every: 1000, Interval: -1}})
+	r.waitFolded(t, last)
+	r.halt(t) // the snapshot at stop, in the bucket
+	ob, err := e.js.ObjectStore(t.Context(), SnapshotBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if infos, err := ob.List(t.Context()); err != nil || len(infos) != 1 {
+		t.Fatalf("bucket holds %d snapshots (%v), want 1", len(infos), err)
+	}
+
+	last = appendN(t, e, "b", 5)
+	snaps := SnapshotConfig{Every: 1000, Interval: -1, Dir: dir}
+	tl := &tally{}
+	r = e.run(t, Config{Processor: tl, Snapshots: snaps})
+	if wu := r.d.WarmUp(); wu.Restored != 30 || wu.Folded != 0 {
+		t.Fatalf("warm-up %+v, want the bucket's snapshot at 30 and nothing folded", wu)
+	}
+	r.waitFolded(t, last)
+	waitConsumer(t, e, last)
+	r.halt(t) // the snapshot at stop, in the directory
+	files, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil || len(files) != 1 || filepath.Base(files[0]) != snapshotName("vigil-test", last) {
+		t.Fatalf("directory holds %v (%v), want the snapshot at %d", files, err, last)
+	}
+	if fi, err := os.Stat(files[0]); err != nil || fi.Mode().Perm() != snapshotFileMode {
+		t.Fatalf("snapshot file mode %v (%v), want %v", fi.Mode().Perm(), err, os.FileMode(snapshotFileMode))
+	}
+	if infos, err := ob.List(t.Context()); !errors.Is(err, jetstream.ErrNoObjectsFound) {
+		t.Fatalf("bucket still holds %d snapshots (%v)", len(infos), err)
+	}
+
+	// Debris of a crash while writing, and a stranger, are passed over.
+	for _, n := range []string{".tmp-123", "notes.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tl = &tally{}
+	r = e.run(t, Config{Processor: tl, Snapshots: snaps})
+	if wu := r.d.WarmUp(); wu.Restored != last || wu.Folded != 0 || len(wu.Refused) != 0 {
+		t.Fatalf("warm-up %+v, want the directory's snapshot at %d and nothing folded", wu, last)
+	}
+	waitConsumer(t, e, last)
+	r.halt(t)
+	n, chain, _ := tl.state()
+	if wn, wchain := fromZero(t, e, last); n != wn || chain != wchain {
+		t.Fatalf("state after restart (%d) differs from a fold from zero (%d)", n, wn)
+	}
+
+	// A damaged file is refused by its digest, and the log folded instead.
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 0xff
+	if err := os.WriteFile(files[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = e.run(t, Config{Processor: &tally{}, Snapshots: SnapshotConfig{Every: 1000, Interval: -1, Dir: dir, NoFinal: true}})
+	if wu := r.d.WarmUp(); wu.Restored != 0 || wu.Folded != last || len(wu.Refused) != 1 {
+		t.Fatalf("warm-up %+v, want the damaged snapshot refused and %d records folded", wu, last)
+	}
+	r.halt(t)
+}
+
+func TestSnapshotDirNames(t *testing.T) {
+	s := &dirStore{dir: t.TempDir()}
+	for _, name := range []string{"", "../x.00000000000000000001", "a/b.00000000000000000001", ".hidden", `a\b`} {
+		if err := s.Put(t.Context(), name, []byte("x")); err == nil {
+			t.Errorf("Put(%q) stored a file", name)
+		}
+		if _, err := s.Get(t.Context(), name); err == nil {
+			t.Errorf("Get(%q) read a file", name)
+		}
+	}
+	if names, err := s.List(t.Context()); err != nil || len(names) != 0 {
+		t.Fatalf("List = %v, %v; want nothing", names, err)
 	}
 }

@@ -166,6 +166,20 @@ const IngestIndexDir = "ingest-ids"
 // keeps JetStream's window at the whole DedupWindow, as before the index.
 func (c *Config) indexed() bool { return c.Replicas <= 1 }
 
+// SnapshotDir is the directory, under DataDir, of a single host's fold
+// snapshots (a fleet keeps them in the VIGIL_SNAPSHOTS bucket, where every
+// node sees them).
+const SnapshotDir = "snapshots"
+
+// snapshotDir is where this node's driver keeps its snapshots: "" for the
+// bucket.
+func (c *Config) snapshotDir() string {
+	if c.Replicas > 1 {
+		return ""
+	}
+	return filepath.Join(c.DataDir, SnapshotDir)
+}
+
 // streamOptions are the stream definitions' options of this node.
 func (c *Config) streamOptions() natsutil.StreamOptions {
 	o := natsutil.StreamOptions{DedupWindow: c.DedupWindow, LogStreamWindow: c.LogStreamWindow, Replicas: c.Replicas}
@@ -330,7 +344,8 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			JS: s.js, Processor: pipe, Durable: "vigil-" + cfg.NodeName, Sink: sink,
 			Logger: cfg.Logger.With("component", "driver"),
 			// Decisions reach the waiting agents as soon as they are folded.
-			OnFold: s.ing.Folded,
+			OnFold:    s.ing.Folded,
+			Snapshots: driver.SnapshotConfig{Dir: cfg.snapshotDir()},
 		})
 		if err != nil {
 			return nil, err

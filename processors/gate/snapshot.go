@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
@@ -26,8 +27,8 @@ type snapshotState struct {
 	Allow    []Entry       `msgpack:"allow"`
 	// Gone is the compact set of forgotten decided ids (see goneIDs):
 	// pairs of id hash and action seq, sorted by hash.
-	Gone []uint64             `msgpack:"gone"`
-	Idle processors.IdleState `msgpack:"idle"`
+	Gone processors.StateUints `msgpack:"gone"`
+	Idle processors.IdleState  `msgpack:"idle"`
 }
 
 type snapBackend struct {
@@ -164,13 +165,24 @@ func (p *Processor) Restore(b []byte) error {
 
 // goneIDs remembers, forever and compactly, the action ids the gate no
 // longer keeps in full (beyond MaxDecided): a 64-bit hash of the id
-// (SHA-256, truncated) and the log seq of the action, 16 bytes and a map
-// slot each. It is what lets the gate deny an action that reuses an id
-// decided long ago. A collision (odds 2^-64 per pair) could only deny an
-// action, never allow one.
+// (SHA-256, truncated) and the log seq of the action. It is what lets the
+// gate deny an action that reuses an id decided long ago. A collision
+// (odds 2^-64 per pair) could only deny an action, never allow one.
+//
+// The set is a sorted array of (hash, seq) pairs, 16 bytes an id and no
+// pointers, plus a map of the ids added since the array was last merged
+// with it: at 10,000,000 log events (3.2 million forgotten ids) a map of
+// every id was 67 MB of heap and most of restoring a snapshot (issue 14);
+// the array is the snapshot's own encoding, kept as it is decoded. The
+// map is merged in once it holds an eighth as many ids as the array, so
+// an add costs O(1) amortized, a lookup a map probe and a binary search.
 type goneIDs struct {
-	m map[uint64]uint64
+	sorted []uint64          // hash, seq pairs, by hash, each hash once
+	recent map[uint64]uint64 // hash → seq, added since the last merge
 }
+
+// goneMergeAt is the fewest recent ids that trigger a merge.
+const goneMergeAt = 4096
 
 func idHash(id string) uint64 {
 	sum := sha256.Sum256([]byte(id))
@@ -178,46 +190,79 @@ func idHash(id string) uint64 {
 }
 
 func (g *goneIDs) add(id string, actionSeq uint64) {
-	if g.m == nil {
-		g.m = map[uint64]uint64{}
+	if g.recent == nil {
+		g.recent = map[uint64]uint64{}
 	}
-	g.m[idHash(id)] = actionSeq
+	g.recent[idHash(id)] = actionSeq
+	if len(g.recent) >= max(goneMergeAt, len(g.sorted)/16) {
+		g.merge()
+	}
 }
 
 func (g *goneIDs) get(id string) (uint64, bool) {
-	if len(g.m) == 0 {
+	if len(g.recent) == 0 && len(g.sorted) == 0 {
 		return 0, false
 	}
-	seq, ok := g.m[idHash(id)]
-	return seq, ok
+	h := idHash(id)
+	if seq, ok := g.recent[h]; ok {
+		return seq, true
+	}
+	n := len(g.sorted) / 2
+	i := sort.Search(n, func(i int) bool { return g.sorted[2*i] >= h })
+	if i < n && g.sorted[2*i] == h {
+		return g.sorted[2*i+1], true
+	}
+	return 0, false
 }
 
-// flat is the set as hash, seq pairs sorted by hash.
-func (g *goneIDs) flat() []uint64 {
-	hs := make([]uint64, 0, len(g.m))
-	for h := range g.m {
+// merge folds the recent ids into the sorted array (a recent id's seq
+// replaces the array's for the same hash: an id forgotten twice keeps its
+// latest action).
+func (g *goneIDs) merge() {
+	if len(g.recent) == 0 {
+		return
+	}
+	hs := make([]uint64, 0, len(g.recent))
+	for h := range g.recent {
 		hs = append(hs, h)
 	}
 	slices.Sort(hs)
-	out := make([]uint64, 0, 2*len(hs))
+	out := make([]uint64, 0, len(g.sorted)+2*len(hs))
+	i := 0
 	for _, h := range hs {
-		out = append(out, h, g.m[h])
+		for i < len(g.sorted) && g.sorted[i] < h {
+			out = append(out, g.sorted[i], g.sorted[i+1])
+			i += 2
+		}
+		if i < len(g.sorted) && g.sorted[i] == h {
+			i += 2
+		}
+		out = append(out, h, g.recent[h])
 	}
-	return out
+	out = append(out, g.sorted[i:]...)
+	g.sorted = out
+	clear(g.recent)
 }
 
+// flat is the set as hash, seq pairs sorted by hash (the array itself,
+// after a merge: the caller must not change it).
+func (g *goneIDs) flat() []uint64 {
+	g.merge()
+	return g.sorted
+}
+
+// goneFrom takes a snapshot's pairs as the set; they must be sorted by
+// hash, each hash once, as flat gives them.
 func goneFrom(flat []uint64) (goneIDs, error) {
 	if len(flat)%2 != 0 {
 		return goneIDs{}, fmt.Errorf("%w: gate forgotten ids: odd length %d", processors.ErrSnapshot, len(flat))
 	}
-	g := goneIDs{}
-	if len(flat) > 0 {
-		g.m = make(map[uint64]uint64, len(flat)/2)
+	for i := 2; i < len(flat); i += 2 {
+		if flat[i] <= flat[i-2] {
+			return goneIDs{}, fmt.Errorf("%w: gate forgotten ids not in order at %d", processors.ErrSnapshot, i/2)
+		}
 	}
-	for i := 0; i < len(flat); i += 2 {
-		g.m[flat[i]] = flat[i+1]
-	}
-	return g, nil
+	return goneIDs{sorted: flat}, nil
 }
 
 func sortedKeys[V any](m map[string]V) []string {
