@@ -2,9 +2,14 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
@@ -92,9 +97,33 @@ func TestRedactionFollowsConfig(t *testing.T) {
 	}
 	s.Close(context.Background())
 
-	s = startRedacting(t, dir)
-	defer s.Close(context.Background())
-	if got := commandAsStored(t, s, "after-restart", "deploy build "+token); !strings.Contains(got, "[REDACTED:acme-token]") {
-		t.Fatalf("after a restart the config in force was not applied; stored %q", got)
+	// Restarts: the first reads the global records after what the start
+	// before remembered (the config among them), the second none; then
+	// with the memory damaged, and with one of another log, the whole
+	// subject again. Each applies the config in force.
+	seenPath := filepath.Join(dir, RedactionSeenFile)
+	for i, damage := range []func(){
+		func() {},
+		func() {},
+		func() { os.WriteFile(seenPath, []byte("not msgpack"), 0o600) },
+		func() {
+			b, _ := msgpack.Marshal(&redactionSeen{V: redactionSeenVersion, Created: time.Unix(1, 0), Seq: 1})
+			os.WriteFile(seenPath, b, 0o600)
+		},
+	} {
+		damage()
+		s = startRedacting(t, dir)
+		if got := commandAsStored(t, s, fmt.Sprintf("after-restart-%d", i), "deploy build "+token); !strings.Contains(got, "[REDACTED:acme-token]") {
+			t.Fatalf("restart %d: the config in force was not applied; stored %q", i, got)
+		}
+		s.Close(context.Background())
+		b, err := os.ReadFile(seenPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seen redactionSeen
+		if err := msgpack.Unmarshal(b, &seen); err != nil || !seen.Found || len(seen.Settings.ExtraRules) != 1 || seen.Seq < 3 {
+			t.Fatalf("restart %d remembered %+v (%v), want the config's extra rule", i, seen, err)
+		}
 	}
 }

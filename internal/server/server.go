@@ -300,7 +300,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if cfg.NewRedactor != nil {
-		if rs, ok, err := lastGlobalRedaction(ctx, s.js); err != nil {
+		if rs, ok, err := lastGlobalRedaction(ctx, s.js, filepath.Join(cfg.DataDir, RedactionSeenFile), cfg.Logger); err != nil {
 			return nil, err
 		} else if ok {
 			if err := s.ing.SetRedactionSettings(rs); err != nil {
@@ -555,30 +555,6 @@ func (s *Server) lockDir() error {
 
 // Info is what serve.json says.
 func (s *Server) Info() client.ServeInfo { return s.info }
-
-// lastGlobalRedaction finds the redaction settings of the latest global
-// config event. Global events all live on vigil.log._, so only those are read.
-func lastGlobalRedaction(ctx context.Context, js jetstream.JetStream) (events.RedactionSettings, bool, error) {
-	var rs events.RedactionSettings
-	found := false
-	err := natsutil.ReadStream(ctx, js, natsutil.ReadOptions{Stream: events.StreamLog, Subjects: []string{events.LogSubject("")}},
-		func(r natsutil.RawRecord) error {
-			ev, err := events.DecodeMsgpack(r.Data)
-			if err != nil || ev.Kind != events.KindConfig {
-				return nil
-			}
-			cfg, err := events.DataAs[events.Config](&ev)
-			if err != nil || (cfg.Scope != "" && cfg.Scope != events.ScopeGlobal) {
-				return nil
-			}
-			rs, found = cfg.Redaction, true
-			return nil
-		})
-	if err != nil {
-		return rs, false, fmt.Errorf("server: find the config in force: %w", err)
-	}
-	return rs, found, nil
-}
 
 // seal appends an audit.seal event every interval when the log has grown
 // since the last one, so no record stays unsigned for long on a quiet log.
