@@ -552,6 +552,10 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 	}
 }
 
+// drainTimeout bounds the commits after the driver is stopped (see
+// commitLoop).
+const drainTimeout = 5 * time.Second
+
 // pipeline carries folded batches from the fold to the committer.
 type pipeline struct {
 	work chan foldedBatch
@@ -605,8 +609,26 @@ func (d *Driver) handOver(ctx context.Context, p *pipeline, fb foldedBatch) erro
 // After a failure, reported on p.failed, it commits nothing more: what it
 // drops is not acknowledged, and the driver stops (a fatal error) or its
 // ctx is done.
+//
+// Stopping (ctx done) does not drop what is folded: the batches in flight
+// and waiting are still committed, for at most drainTimeout after ctx is
+// done, so the checkpoint and the snapshot at stop cover every record
+// folded (a node stopped while the fold ran ahead used to skip its final
+// snapshot and refold from an older one at its next start).
 func (d *Driver) commitLoop(ctx context.Context, p *pipeline) {
 	defer close(p.done)
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	stopDrain := context.AfterFunc(ctx, func() {
+		t := time.NewTimer(drainTimeout)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel()
+		case <-cctx.Done(): // the loop has ended
+		}
+	})
+	defer stopDrain()
 	var err error
 	for fb := range p.work {
 		if err != nil {
@@ -631,7 +653,7 @@ func (d *Driver) commitLoop(ctx context.Context, p *pipeline) {
 			}
 		}
 		linger.Stop()
-		if err = d.commit(ctx, fb); err != nil {
+		if err = d.commit(cctx, fb); err != nil {
 			p.failed <- err
 			continue
 		}
