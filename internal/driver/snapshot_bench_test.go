@@ -48,6 +48,7 @@ var (
 	restartLog   = flag.Bool("restart-log", false, "log the restarted node's start (slog, to stderr)")
 	restartHeap  = flag.String("restart-heap", "", "write the restarted node's heap profile here at its first decision")
 	restartCPU   = flag.String("restart-cpu", "", "write the restarted node's CPU profile, from its start to its first decision, here")
+	restartAfter = flag.String("restart-after", "", "write the restarted node's CPU and heap profiles of the minute after its first decision here (.cpu, .heap)")
 	restartReuse = flag.Bool("restart-reuse", false, "reuse a log already built in -restart-dir (a first restart then makes this build's snapshot)")
 )
 
@@ -284,6 +285,9 @@ func TestRestartBenchChild(t *testing.T) {
 		f.Close()
 	}
 	rss, hwm := procStatus("VmRSS"), procStatus("VmHWM")
+	if *restartAfter != "" {
+		profileAfter(t, *restartAfter, time.Minute)
+	}
 	wu := s.Driver().WarmUp()
 	var snapMB float64
 	if wu.RestoredFrom != "" {
@@ -297,6 +301,30 @@ func TestRestartBenchChild(t *testing.T) {
 		RSSMB: rss, HWMMB: hwm, HeapMB: float64(ms.HeapInuse) / (1 << 20), Restored: wu.Restored, Refolded: wu.Folded, SnapshotMB: snapMB, CPUSeconds: cpu.Seconds()})
 	fmt.Println("RESTART " + string(b))
 	t.Logf("decision %s by %s", res.Outcome, res.By)
+}
+
+// profileAfter writes a CPU profile of the next d to path.cpu, then a
+// heap profile to path.heap.
+func profileAfter(t *testing.T, path string, d time.Duration) {
+	f, err := os.Create(path + ".cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := pprof.StartCPUProfile(f); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(d)
+	pprof.StopCPUProfile()
+	h, err := os.Create(path + ".heap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := pprof.WriteHeapProfile(h); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("after the decision: RSS %.0f MB", procStatus("VmRSS"))
 }
 
 // procStatus returns a /proc/self/status size field in MB.
