@@ -460,30 +460,49 @@ func (s *Store) isEmpty() (bool, error) {
 // cacheSize is the Pebble block cache of a store.
 const cacheSize = 16 << 20
 
-func (s *Store) openPebble() (db *pebble.DB, err error) {
+func (s *Store) openPebble() (*pebble.DB, error) {
+	// The read models answer point reads and short scans (the HTTP API,
+	// the CLI) and the driver's read-modify-writes of a few hot keys; the
+	// background verification reads every block through this cache, so
+	// its size is RSS a node holds from its first minute on (issue 14).
+	// Pebble's default reaction to a bad block is Fatalf (exit). Here the
+	// store stops serving instead, and the next start rebuilds it.
+	return OpenPebble(s.dir, PebbleOptions{CacheSize: cacheSize, MemTableSize: 32 << 20, Logger: s.log, OnCorruption: s.onCorruption})
+}
+
+// PebbleOptions is what differs between Vigil's Pebble stores (the read
+// models here, the ingest service's id index).
+type PebbleOptions struct {
+	// CacheSize is the block cache's size in bytes.
+	CacheSize int64
+	// MemTableSize is the size of one memtable in bytes.
+	MemTableSize uint64
+	// Logger gets Pebble's messages (see PebbleLogger).
+	Logger *slog.Logger
+	// OnCorruption, when set, is told of every damaged block a read meets.
+	OnCorruption func(pebble.DataCorruptionInfo)
+}
+
+// OpenPebble opens (or creates) the Pebble database in dir as Vigil's
+// stores keep theirs: bloom filters on every level, Pebble's messages
+// through PebbleLogger, and a panic inside Pebble (a damaged manifest, a
+// Fatalf) returned as an error for the caller to rebuild from the log.
+func OpenPebble(dir string, o PebbleOptions) (db *pebble.DB, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			db, err = nil, fmt.Errorf("pebble panicked: %v", r)
 		}
 	}()
-	// The read models answer point reads and short scans (the HTTP API,
-	// the CLI) and the driver's read-modify-writes of a few hot keys; the
-	// background verification reads every block through this cache, so
-	// its size is RSS a node holds from its first minute on (issue 14).
-	cache := pebble.NewCache(cacheSize)
+	cache := pebble.NewCache(o.CacheSize)
 	defer cache.Unref()
-	o := &pebble.Options{
-		Cache:        cache,
-		Logger:       pebbleLogger{s.log},
-		MemTableSize: 32 << 20,
-		// Pebble's default reaction to a bad block is Fatalf (exit). Here
-		// the store stops serving instead, and the next start rebuilds it.
-		EventListener: &pebble.EventListener{DataCorruption: s.onCorruption},
+	po := &pebble.Options{Cache: cache, MemTableSize: o.MemTableSize, Logger: PebbleLogger(o.Logger)}
+	if o.OnCorruption != nil {
+		po.EventListener = &pebble.EventListener{DataCorruption: o.OnCorruption}
 	}
-	for i := range o.Levels {
-		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
 	}
-	return pebble.Open(s.dir, o)
+	return pebble.Open(dir, po)
 }
 
 // PebbleLogger is the pebble.Logger Vigil's Pebble stores use (the read

@@ -56,7 +56,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
@@ -159,7 +158,7 @@ func openIndex(ctx context.Context, dir string, js jetstream.JetStream, window t
 // belongs to another log (or to a longer one: the log lost records).
 func (x *idIndex) open(info *jetstream.StreamInfo) error {
 	for attempt := 0; ; attempt++ {
-		db, err := openIndexDB(x.dir, x.log)
+		db, err := projections.OpenPebble(x.dir, projections.PebbleOptions{CacheSize: indexCacheSize, MemTableSize: indexMemTableSize, Logger: x.log})
 		var meta indexMeta
 		if err == nil {
 			meta, err = readIndexMeta(db)
@@ -189,21 +188,6 @@ func (x *idIndex) open(info *jetstream.StreamInfo) error {
 			return fmt.Errorf("ingest: id index: %w", err)
 		}
 	}
-}
-
-func openIndexDB(dir string, logger *slog.Logger) (db *pebble.DB, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			db, err = nil, fmt.Errorf("pebble panicked: %v", r)
-		}
-	}()
-	cache := pebble.NewCache(indexCacheSize)
-	defer cache.Unref()
-	o := &pebble.Options{Cache: cache, MemTableSize: indexMemTableSize, Logger: projections.PebbleLogger(logger)}
-	for i := range o.Levels {
-		o.Levels[i].FilterPolicy = bloom.FilterPolicy(10)
-	}
-	return pebble.Open(dir, o)
 }
 
 func readIndexMeta(db *pebble.DB) (indexMeta, error) {
