@@ -290,7 +290,9 @@ func TestRestartBenchChild(t *testing.T) {
 	}
 	wu := s.Driver().WarmUp()
 	var snapMB float64
-	if wu.RestoredFrom != "" {
+	if fi, err := os.Stat(filepath.Join(dir, server.SnapshotDir, wu.RestoredFrom)); err == nil && wu.RestoredFrom != "" {
+		snapMB = float64(fi.Size()) / (1 << 20) // a single host's (see driver.SnapshotConfig.Dir)
+	} else if wu.RestoredFrom != "" {
 		if ob, err := s.JetStream().ObjectStore(ctx, driver.SnapshotBucket); err == nil {
 			if info, err := ob.GetInfo(ctx, wu.RestoredFrom); err == nil {
 				snapMB = float64(info.Size) / (1 << 20)
