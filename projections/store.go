@@ -214,10 +214,10 @@ func (s *Store) open() error {
 	return nil
 }
 
-// storeFile matches what a store's directory may hold: Pebble's files and
-// the rebuild marker.
+// storeFile matches what a store's directory may hold: Pebble's files, the
+// rebuild marker and the list of verified tables (and its temporary).
 var storeFile = sync.OnceValue(func() *regexp.Regexp { // compiled on first use, not at every command's start
-	return regexp.MustCompile(`^([0-9]+\.(log|sst|blob|dbtmp)|LOCK|CURRENT|MANIFEST-[0-9]+|OPTIONS-[0-9]+|marker\..+|temporary\..+|archive|` + rebuildMarker + `)$`)
+	return regexp.MustCompile(`^([0-9]+\.(log|sst|blob|dbtmp)|LOCK|CURRENT|MANIFEST-[0-9]+|OPTIONS-[0-9]+|marker\..+|temporary\..+|archive|` + rebuildMarker + `|` + verifiedFile + `(\.tmp)?)$`)
 })
 
 // wipe deletes a store's files. It refuses a directory holding anything
@@ -390,7 +390,8 @@ const verifyPause = 3
 // verifyInBackground reads every table back, as Open once did before it
 // returned: Pebble checks each block's checksum when it reads the block,
 // so nothing damaged is ever served; this finds damage in blocks no read
-// has met yet. A damaged table makes the store refuse every read
+// has met yet. Tables read back whole at an earlier start, unchanged since,
+// are not read again (verifiedFile). A damaged table makes the store refuse every read
 // (ErrCorrupt) and leaves the REBUILD marker for the next start, as a
 // corruption met by any read does. VerifyDone reports the outcome.
 func (s *Store) verifyInBackground() {
@@ -403,7 +404,13 @@ func (s *Store) verifyInBackground() {
 	go func() {
 		defer close(s.verifyDone)
 		s.rw.RLock()
-		_, err := s.verify(s.stopVerify, verifyPause)
+		_, err := s.verifyTables(s.stopVerify, verifyPause)
+		if err != nil && !pebble.IsCorruptionError(err) {
+			// A table this build cannot open on its own: read the whole
+			// store through Pebble instead, as before.
+			s.log.Warn("read models: tables not verified one by one; reading the whole store", "err", firstLine(err))
+			_, err = s.verify(s.stopVerify, verifyPause)
+		}
 		s.rw.RUnlock()
 		select {
 		case <-s.stopVerify:

@@ -733,3 +733,52 @@ func TestKillDuringApply(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestVerifyTablesOnce: the background verification reads a table back
+// once; a later start reads only the tables written (or changed on disk)
+// since, and a damaged one is a corruption.
+func TestVerifyTablesOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p")
+	s := openTest(t, dir, Options{SkipVerify: true})
+	apply := func(from, n int) {
+		var batch []Applied
+		for i := from; i < from+n; i++ {
+			batch = append(batch, Applied{Record: mkRec(t, uint64(i+1), action(fmt.Sprintf("act-%05d", i), "c-v", "ls"))})
+		}
+		if err := s.Apply(batch); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	apply(0, 500)
+	first, err := s.verifyTables(nil, 0)
+	if err != nil || first == 0 {
+		t.Fatalf("first verification read %d tables (%v), want some", first, err)
+	}
+	if n, err := s.verifyTables(nil, 0); err != nil || n != 0 {
+		t.Fatalf("second verification read %d tables (%v), want none", n, err)
+	}
+	apply(500, 500)
+	if n, err := s.verifyTables(nil, 0); err != nil || n == 0 || n > first+1 {
+		t.Fatalf("after a flush the verification read %d tables (%v), want the new ones only", n, err)
+	}
+	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+	if len(ssts) == 0 {
+		t.Fatal("no tables")
+	}
+	b, err := os.ReadFile(ssts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 64; i < 256; i++ {
+		b[i] ^= 0x5a
+	}
+	if err := os.WriteFile(ssts[0], b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.verifyTables(nil, 0); !pebble.IsCorruptionError(err) {
+		t.Fatalf("a damaged table: %v, want a corruption error", err)
+	}
+}
