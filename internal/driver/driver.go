@@ -570,10 +570,12 @@ type pipeline struct {
 
 // handOver gives fb to the committer once fewer than Config.MaxAhead
 // records wait (at once when none does). It returns the committer's
-// error, or nil when ctx is done.
+// error, or nil when ctx is done: fb is then handed over all the same,
+// without waiting for room, for the committer to commit within
+// drainTimeout (commitLoop), so a stop drops nothing folded.
 func (d *Driver) handOver(ctx context.Context, p *pipeline, fb foldedBatch) error {
 	n := int64(len(fb.applied))
-	for {
+	for ctx.Err() == nil {
 		ahead := p.ahead.Load()
 		if ahead == 0 || ahead+n <= int64(d.cfg.MaxAhead) {
 			break
@@ -582,23 +584,30 @@ func (d *Driver) handOver(ctx context.Context, p *pipeline, fb foldedBatch) erro
 		case <-p.freed:
 		case err := <-p.failed:
 			if ctx.Err() != nil {
-				return nil
+				break
 			}
 			return err
 		case <-ctx.Done():
-			return nil
 		}
 	}
 	p.ahead.Add(n)
+	if ctx.Err() != nil {
+		// The committer reads p.work until it is closed, whatever befell
+		// its commits, so this send ends.
+		p.work <- fb
+		return nil
+	}
 	select {
 	case p.work <- fb:
 		return nil
 	case err := <-p.failed:
 		if ctx.Err() != nil {
+			p.work <- fb
 			return nil
 		}
 		return err
 	case <-ctx.Done():
+		p.work <- fb
 		return nil
 	}
 }

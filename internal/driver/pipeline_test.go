@@ -185,50 +185,60 @@ func TestDriverCommitFailureStops(t *testing.T) {
 // TestDriverStopCommitsWhatIsFolded: a driver stopped while its fold runs
 // ahead of a committer that is still storing commits what it folded
 // before it returns: the checkpoint reaches the last record folded, and
-// the snapshot at stop covers it, so the next start folds nothing.
+// the snapshot at stop covers it, so the next start folds nothing. Also
+// when the fold was waiting for room to hand its last batch over
+// (MaxAhead reached).
 func TestDriverStopCommitsWhatIsFolded(t *testing.T) {
-	e := startEnv(t, envOptions{})
-	f := &folds{outs: map[string]processors.Output{}}
-	pub := &blocked{release: make(chan struct{})}
-	store := newMemStore()
-	snaps := SnapshotConfig{Every: 1000, Interval: -1, Store: store}
-	r := e.runWith(t, Config{Processor: &tally{}, Durable: "vigil-test", MaxBatch: 2, MaxAhead: 8, OnFold: f.add, Snapshots: snaps},
-		func(p outputPublisher) outputPublisher {
-			pub.outputPublisher = p
-			return pub
+	for _, c := range []struct {
+		name     string
+		maxAhead int
+		folded   int // records the fold gets to while nothing is stored
+	}{{"room", 8, 6}, {"full", 2, 4}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := startEnv(t, envOptions{})
+			f := &folds{outs: map[string]processors.Output{}}
+			pub := &blocked{release: make(chan struct{})}
+			store := newMemStore()
+			snaps := SnapshotConfig{Every: 1000, Interval: -1, Store: store}
+			r := e.runWith(t, Config{Processor: &tally{}, Durable: "vigil-test", MaxBatch: 2, MaxAhead: c.maxAhead, OnFold: f.add, Snapshots: snaps},
+				func(p outputPublisher) outputPublisher {
+					pub.outputPublisher = p
+					return pub
+				})
+			for i := range 6 {
+				e.append(t, fmt.Sprintf("stop-%d", i))
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for f.count() < c.folded {
+				r.alive(t)
+				if time.Now().After(deadline) {
+					t.Fatalf("folded %d of %d records", f.count(), c.folded)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond) // the fold reaches its wait for room, if it has one
+			if r.d.Checkpointed() != 0 {
+				t.Fatalf("checkpoint %d before any output was stored", r.d.Checkpointed())
+			}
+			last := uint64(f.count())
+			// The stores come back only after the stop is asked for.
+			time.AfterFunc(100*time.Millisecond, func() { close(pub.release) })
+			r.halt(t)
+			if got := r.d.Checkpointed(); got != last {
+				t.Fatalf("checkpoint %d after the stop, want %d (everything folded)", got, last)
+			}
+			if got := len(e.storedBodies(t)); got != int(last) {
+				t.Fatalf("VIGIL_DERIVED holds %d outputs, want %d", got, last)
+			}
+			if seqs := seqsIn(t, store); len(seqs) == 0 || seqs[len(seqs)-1] != last {
+				t.Fatalf("snapshots at %v, want one at stop (%d)", seqs, last)
+			}
+			waitConsumer(t, e, last)
+			tl := &tally{}
+			r = e.run(t, Config{Processor: tl, Snapshots: snaps})
+			if wu := r.d.WarmUp(); wu.Restored != last || wu.Folded != 0 {
+				t.Fatalf("warm-up %+v, want the snapshot at %d and nothing folded", wu, last)
+			}
 		})
-	const n = 6
-	var last uint64
-	for i := range n {
-		last = e.append(t, fmt.Sprintf("stop-%d", i))
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for f.count() < n {
-		r.alive(t)
-		if time.Now().After(deadline) {
-			t.Fatalf("folded %d of %d records", f.count(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if r.d.Checkpointed() != 0 {
-		t.Fatalf("checkpoint %d before any output was stored", r.d.Checkpointed())
-	}
-	// The stores come back only after the stop is asked for.
-	time.AfterFunc(100*time.Millisecond, func() { close(pub.release) })
-	r.halt(t)
-	if got := r.d.Checkpointed(); got != last {
-		t.Fatalf("checkpoint %d after the stop, want %d (everything folded)", got, last)
-	}
-	if got := len(e.storedBodies(t)); got != n {
-		t.Fatalf("VIGIL_DERIVED holds %d outputs, want %d", got, n)
-	}
-	if seqs := seqsIn(t, store); len(seqs) == 0 || seqs[len(seqs)-1] != last {
-		t.Fatalf("snapshots at %v, want one at stop (%d)", seqs, last)
-	}
-	waitConsumer(t, e, last)
-	tl := &tally{}
-	r = e.run(t, Config{Processor: tl, Snapshots: snaps})
-	if wu := r.d.WarmUp(); wu.Restored != last || wu.Folded != 0 {
-		t.Fatalf("warm-up %+v, want the snapshot at %d and nothing folded", wu, last)
 	}
 }
