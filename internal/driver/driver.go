@@ -583,33 +583,26 @@ func (d *Driver) handOver(ctx context.Context, p *pipeline, fb foldedBatch) erro
 		select {
 		case <-p.freed:
 		case err := <-p.failed:
-			if ctx.Err() != nil {
-				break
+			if ctx.Err() == nil {
+				return err
 			}
-			return err
 		case <-ctx.Done():
 		}
 	}
 	p.ahead.Add(n)
-	if ctx.Err() != nil {
-		// The committer reads p.work until it is closed, whatever befell
-		// its commits, so this send ends.
-		p.work <- fb
-		return nil
-	}
 	select {
 	case p.work <- fb:
 		return nil
 	case err := <-p.failed:
-		if ctx.Err() != nil {
-			p.work <- fb
-			return nil
+		if ctx.Err() == nil {
+			return err
 		}
-		return err
 	case <-ctx.Done():
-		p.work <- fb
-		return nil
 	}
+	// Stopping: the committer reads p.work until it is closed, whatever
+	// befell its commits, so this send ends.
+	p.work <- fb
+	return nil
 }
 
 // commitLoop commits the batches of p.work in order until it is closed,
