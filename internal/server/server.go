@@ -164,7 +164,11 @@ const IngestIndexDir = "ingest-ids"
 // election (the suspect: coverage taken from a stream info while a record
 // the old leader stamped is applied later; docs/durability.md). A fleet
 // keeps JetStream's window at the whole DedupWindow, as before the index.
-func (c *Config) indexed() bool { return c.Replicas <= 1 }
+func (c *Config) indexed() bool { return c.singleHost() }
+
+// singleHost reports whether this node's streams live on it alone (no
+// replicas): the ingest id index and snapshot files are for such a node.
+func (c *Config) singleHost() bool { return c.Replicas <= 1 }
 
 // SnapshotDir is the directory, under DataDir, of a single host's fold
 // snapshots (a fleet keeps them in the VIGIL_SNAPSHOTS bucket, where every
@@ -174,7 +178,7 @@ const SnapshotDir = "snapshots"
 // snapshotDir is where this node's driver keeps its snapshots: "" for the
 // bucket.
 func (c *Config) snapshotDir() string {
-	if c.Replicas > 1 {
+	if !c.singleHost() {
 		return ""
 	}
 	return filepath.Join(c.DataDir, SnapshotDir)
