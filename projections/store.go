@@ -361,12 +361,8 @@ func (s *Store) verify(stop <-chan struct{}, pause int) (keys int, err error) {
 		if err := it.Close(); err != nil {
 			return n, err
 		}
-		t := time.NewTimer(time.Duration(pause) * time.Since(chunk))
-		select {
-		case <-stop:
-			t.Stop()
+		if stopped(stop, time.Duration(pause)*time.Since(chunk)) {
 			return n, nil
-		case <-t.C:
 		}
 		chunk = time.Now()
 		if it, err = s.db.NewIter(&pebble.IterOptions{LowerBound: last}); err != nil {

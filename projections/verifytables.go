@@ -80,20 +80,8 @@ func (s *Store) verifyTables(stop <-chan struct{}, pause int) (read int, err err
 			}
 			read++
 			next[num] = vt
-			if pause > 0 {
-				t := time.NewTimer(time.Duration(pause) * time.Since(start))
-				select {
-				case <-stop:
-					t.Stop()
-					return read, nil
-				case <-t.C:
-				}
-			} else {
-				select {
-				case <-stop:
-					return read, nil
-				default:
-				}
+			if stopped(stop, time.Duration(pause)*time.Since(start)) {
+				return read, nil
 			}
 		}
 	}
@@ -147,4 +135,25 @@ func (s *Store) writeVerified(m map[uint64]verifiedTable) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// stopped waits d (none when d is 0) and reports whether stop was closed
+// meanwhile (or before): the background verification's pause.
+func stopped(stop <-chan struct{}, d time.Duration) bool {
+	if d <= 0 {
+		select {
+		case <-stop:
+			return true
+		default:
+			return false
+		}
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-stop:
+		return true
+	case <-t.C:
+		return false
+	}
 }
