@@ -233,15 +233,9 @@ func TestRestartBenchChild(t *testing.T) {
 	}
 	dir := *restartChild
 	ctx := t.Context()
+	stopCPU := func() {}
 	if *restartCPU != "" {
-		f, err := os.Create(*restartCPU)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
+		stopCPU = startCPUProfile(t, *restartCPU)
 	}
 	start := time.Now()
 	s, err := node.Start(ctx, nodeConfig(dir))
@@ -265,9 +259,7 @@ func TestRestartBenchChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	decided := time.Since(start)
-	if *restartCPU != "" {
-		pprof.StopCPUProfile()
-	}
+	stopCPU()
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
@@ -308,16 +300,9 @@ func TestRestartBenchChild(t *testing.T) {
 // profileAfter writes a CPU profile of the next d to path.cpu, then a
 // heap profile to path.heap.
 func profileAfter(t *testing.T, path string, d time.Duration) {
-	f, err := os.Create(path + ".cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := pprof.StartCPUProfile(f); err != nil {
-		t.Fatal(err)
-	}
+	stopCPU := startCPUProfile(t, path+".cpu")
 	time.Sleep(d)
-	pprof.StopCPUProfile()
+	stopCPU()
 	h, err := os.Create(path + ".heap")
 	if err != nil {
 		t.Fatal(err)
@@ -327,6 +312,23 @@ func profileAfter(t *testing.T, path string, d time.Duration) {
 		t.Fatal(err)
 	}
 	t.Logf("after the decision: RSS %.0f MB", procStatus("VmRSS"))
+}
+
+// startCPUProfile profiles the process's CPU into path until the
+// returned function is called.
+func startCPUProfile(t *testing.T, path string) (stop func()) {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // procStatus returns a /proc/self/status size field in MB.
