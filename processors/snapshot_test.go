@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -441,9 +442,15 @@ func TestStateTypes(t *testing.T) {
 		"uints": {0x81, 0xa1, 'u', 0xdd, 0xff, 0xff, 0xff, 0xf0, 1, 2},
 	} {
 		var got typed
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		err := processors.DecodeState(b, &got)
+		runtime.ReadMemStats(&after)
 		if !errors.Is(err, processors.ErrSnapshot) {
 			t.Fatalf("%s: %v, want ErrSnapshot", name, err)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Fatalf("%s: refusing a forged length allocated %d bytes", name, grew)
 		}
 	}
 }
