@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,7 +19,7 @@ func newBenchCmd(c *cli) *cobra.Command {
 		Short: "Measure Vigil on this machine",
 		Long:  "Benchmarks that start their own embedded servers in temporary directories.\nThe figures and the machine belong in BENCHMARKS.md.",
 	}
-	for _, sub := range []func(*cli) *cobra.Command{newBenchPipelineCmd, newBenchGateCmd, newBenchRestartCmd} {
+	for _, sub := range []func(*cli) *cobra.Command{newBenchPipelineCmd, newBenchGateCmd, newBenchRestartCmd, newBenchAllCmd} {
 		cmd.AddCommand(sub(c))
 	}
 	return cmd
@@ -29,6 +30,7 @@ func newBenchPipelineCmd(c *cli) *cobra.Command {
 		cfg        bench.PipelineConfig
 		durability string
 		asJSON     bool
+		cpuProfile string
 	)
 	cmd := &cobra.Command{
 		Use:   "pipeline",
@@ -62,6 +64,9 @@ and prints events/s for each and their ratio (target ≥ 0.5).`,
 			if isTerminal(c.stderr) {
 				cfg.Progress = func(phase string) { fmt.Fprintf(c.stderr, "measuring %s (%d events)…\n", phase, cfg.Events) }
 			}
+			if cpuProfile != "" {
+				cfg.Profile = func() (func(), error) { return startCPUProfile(cpuProfile) }
+			}
 			res, err := bench.RunPipeline(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -82,7 +87,21 @@ and prints events/s for each and their ratio (target ≥ 0.5).`,
 	fl.IntVar(&cfg.Producers, "producers", 4, "concurrent producers")
 	fl.IntVar(&cfg.Batch, "batch", 100, "events per ingest request")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
+	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the Vigil phase to `FILE` (go tool pprof)")
 	return cmd
+}
+
+// startCPUProfile starts a CPU profile into path and returns what stops it.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func newBenchRestartCmd(c *cli) *cobra.Command {

@@ -40,6 +40,10 @@ type PipelineConfig struct {
 	Logger      *slog.Logger
 	// Progress, when set, is told the phase being measured.
 	Progress func(phase string)
+	// Profile, when set, is called around the Vigil phase only: start
+	// before the first event is sent, and the returned stop once the last
+	// one is checkpointed (a CPU profile of what the pipeline costs).
+	Profile func() (stop func(), err error)
 }
 
 // PipelineResult is what `vigil bench pipeline --json` prints.
@@ -138,7 +142,14 @@ func RunPipeline(ctx context.Context, cfg PipelineConfig) (PipelineResult, error
 		return res, fmt.Errorf("bare: %w", err)
 	}
 	progress("Vigil pipeline")
+	stop := func() {}
+	if cfg.Profile != nil {
+		if stop, err = cfg.Profile(); err != nil {
+			return res, fmt.Errorf("profile: %w", err)
+		}
+	}
 	vig, derived, err := runVigil(ctx, cfg, evs)
+	stop()
 	if err != nil {
 		return res, fmt.Errorf("vigil: %w", err)
 	}
