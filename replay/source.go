@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/auditlog"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
 
@@ -45,12 +46,14 @@ func (s Stream) String() string { return "stream " + events.StreamLog }
 
 // Records reads VIGIL_LOG through an ordered consumer, filtered on the
 // conversation's subject and the global subject when a conversation is set.
+// Like the live driver's reader, it never takes a replica's "nothing
+// pending" for the end of the log (auditlog.ReadStream).
 func (s Stream) Records(ctx context.Context, sel Selection, fn func(Record) error) error {
 	o := transport.ReadOptions{Stream: events.StreamLog, To: sel.To}
 	if sel.Conversation != "" {
 		o.Subjects = []string{events.LogSubject(sel.Conversation), events.LogSubject("")}
 	}
-	return transport.ReadStream(ctx, s.JS, o, fn)
+	return auditlog.ReadStream(ctx, s.JS, o, fn)
 }
 
 // LastSeq returns VIGIL_LOG's last sequence.

@@ -179,11 +179,29 @@ func (c *cli) replay(ctx context.Context, f replayFlags) error {
 		if err != nil {
 			return replayUsageErr(err)
 		}
-		if f.to == 0 && !f.noVerify {
-			if cp, ok := liveCheckpoint(ctx, js); ok && cp < last {
-				cfg.To = cp
-				scopeNote = fmt.Sprintf("the log holds %d records; the live driver has processed %d, so replay stops there (pass --to to change)", last, cp)
+		cp, durable, ok := liveCheckpoint(ctx, js)
+		switch {
+		case f.to != 0:
+			cfg.Frontier = &replay.Frontier{Seq: f.to, By: replay.FrontierTo}
+			if ok && f.to > cp && !f.noVerify {
+				cfg.Frontier.Detail = fmt.Sprintf("past the live drivers' checkpoint %d: outputs of the records after it may not be stored yet and then show as missing", cp)
 			}
+		case ok && !f.noVerify:
+			// Always the checkpoint, even when it is the log's end now: the
+			// log grows while the replay reads it, and outputs of records
+			// after the checkpoint may not be stored yet.
+			cfg.To = cp
+			cfg.Frontier = &replay.Frontier{Seq: cp, By: replay.FrontierCheckpoint, Detail: "durable " + durable}
+			if cp < last {
+				scopeNote = fmt.Sprintf("the log holds %d records; the live drivers have processed %d (checkpoint of %s), so replay compares up to there (pass --to to change)", last, cp, durable)
+			}
+		default:
+			cfg.Frontier = &replay.Frontier{Seq: last, By: replay.FrontierLogEnd, Detail: "no live driver's checkpoint on " + events.StreamLog}
+		}
+		if cfg.Frontier.By == replay.FrontierCheckpoint && cfg.To == 0 && last > 0 {
+			// A checkpoint at 0: the live drivers have processed nothing yet.
+			fmt.Fprintf(c.stdout, "the log holds %d records; the live drivers have processed none yet (checkpoint of %s at 0): nothing to compare\n", last, durable)
+			return nil
 		}
 		cfg.Source = src
 		if !f.noVerify {
@@ -265,25 +283,26 @@ func (c *cli) startLocal(ctx context.Context) (*server.Server, error) {
 // liveCheckpoint is the highest ack floor of the live drivers' durable
 // consumers on VIGIL_LOG (one per node): outputs of records up to it are
 // all stored.
-func liveCheckpoint(ctx context.Context, js jetstream.JetStream) (uint64, bool) {
+func liveCheckpoint(ctx context.Context, js jetstream.JetStream) (uint64, string, bool) {
 	st, err := js.Stream(ctx, events.StreamLog)
 	if err != nil {
-		return 0, false
+		return 0, "", false
 	}
 	var best uint64
-	found := false
+	var durable string
 	lister := st.ListConsumers(ctx)
 	for ci := range lister.Info() {
 		if ci.Config.Durable == "" || !strings.HasPrefix(ci.Config.Durable, "vigil-") {
 			continue
 		}
-		found = true
-		best = max(best, ci.AckFloor.Stream)
+		if durable == "" || ci.AckFloor.Stream > best {
+			best, durable = ci.AckFloor.Stream, ci.Config.Durable
+		}
 	}
 	if lister.Err() != nil {
-		return 0, false
+		return 0, "", false
 	}
-	return best, found
+	return best, durable, durable != ""
 }
 
 // replayMeter shows a long replay's progress on a terminal.
@@ -341,6 +360,15 @@ func printReplayReport(w io.Writer, rep *replay.Report, note, whatIfName string,
 	}
 	if note != "" {
 		fmt.Fprintln(w, note)
+	}
+	if fr := rep.Frontier; fr != nil && rep.Verified {
+		by := map[string]string{replay.FrontierCheckpoint: "the live drivers' checkpoint", replay.FrontierTo: "--to",
+			replay.FrontierLogEnd: "the end of the log"}[fr.By]
+		fmt.Fprintf(w, "compared up to log seq %d: %s", fr.Seq, by)
+		if fr.Detail != "" {
+			fmt.Fprintf(w, " (%s)", fr.Detail)
+		}
+		fmt.Fprintln(w)
 	}
 	if rep.Verified {
 		if rep.Identical() {

@@ -2,7 +2,9 @@ package auditlog
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -41,7 +43,7 @@ func readLog(ctx context.Context, js jetstream.JetStream, p Progress, what strin
 	if p != nil {
 		defer p.Done()
 	}
-	return transport.ReadStream(ctx, js, transport.ReadOptions{Stream: events.StreamLog, From: from, To: to, Subjects: subjects},
+	return ReadStream(ctx, js, transport.ReadOptions{Stream: events.StreamLog, From: from, To: to, Subjects: subjects},
 		func(r transport.RawRecord) error {
 			if p != nil {
 				p.Show(what, r.Seq, to)
@@ -75,7 +77,7 @@ func ReadDerived(ctx context.Context, js jetstream.JetStream, conversation strin
 		subjects = []string{events.RiskSubject(conversation), events.GateSubject(conversation)}
 	}
 	out := Derived{Risk: map[uint64]any{}, Gate: map[uint64]any{}}
-	err := transport.ReadStream(ctx, js, transport.ReadOptions{Stream: events.StreamDerived, Subjects: subjects},
+	err := ReadStream(ctx, js, transport.ReadOptions{Stream: events.StreamDerived, Subjects: subjects},
 		func(r transport.RawRecord) error {
 			d, err := events.DecodeDerived(r.Data)
 			if err != nil {
@@ -115,4 +117,91 @@ func uintOf(v any) uint64 {
 		}
 	}
 	return 0
+}
+
+// ReadStream reads as transport.ReadStream does, and never takes a
+// replica's "nothing pending" for the end of a filtered read either (the
+// transport checks with the stream's leader only for unfiltered reads):
+// an ordered consumer may sit on a replica behind the leader, so after a
+// filtered read it asks the leader for the next selected message after
+// the last delivered and, while there is one within the read, reads on
+// from there, for at most ReadPatience. o.Follow is not supported.
+func ReadStream(ctx context.Context, js jetstream.JetStream, o transport.ReadOptions, fn func(transport.RawRecord) error) error {
+	if len(o.Subjects) == 0 || o.Follow {
+		return transport.ReadStream(ctx, js, o, fn)
+	}
+	st, err := js.Stream(ctx, o.Stream)
+	if err != nil {
+		return fmt.Errorf("auditlog: stream %s: %w", o.Stream, err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("auditlog: stream %s: %w", o.Stream, err)
+	}
+	if o.To == 0 || o.To > info.State.LastSeq {
+		o.To = info.State.LastSeq
+	}
+	if info.State.Msgs == 0 || o.To == 0 {
+		return nil
+	}
+	var got uint64
+	deadline := time.Now().Add(ReadPatience)
+	for {
+		err := transport.ReadStream(ctx, js, o, func(r transport.RawRecord) error {
+			got = r.Seq
+			return fn(r)
+		})
+		if err != nil || got >= o.To {
+			return err
+		}
+		from := max(o.From, got+1)
+		held, err := LeaderHolds(ctx, st, from, o.To, o.Subjects)
+		if err == nil && !held {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = errors.New("the stream's leader holds it, but no consumer delivered it")
+			}
+			return fmt.Errorf("auditlog: read %s: stopped before seq %d of %d: %w", o.Stream, from, o.To, err)
+		}
+		o.From = from
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// ReadPatience bounds how long a read waits for a replica that is behind
+// the stream's leader to deliver what the leader holds.
+const ReadPatience = 30 * time.Second
+
+// LeaderHolds reports whether the stream's leader holds a message at
+// from..to on one of subjects (all, when empty). A message get is answered
+// by the leader (Vigil's streams do not allow direct gets from replicas).
+// No answer is an error: the caller asks again.
+func LeaderHolds(ctx context.Context, st jetstream.Stream, from, to uint64, subjects []string) (bool, error) {
+	if from > to {
+		return false, nil
+	}
+	if len(subjects) == 0 {
+		subjects = []string{">"}
+	}
+	gctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for _, subj := range subjects {
+		m, err := st.GetMsg(gctx, from, jetstream.WithGetMsgSubject(subj))
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if m.Sequence <= to {
+			return true, nil
+		}
+	}
+	return false, nil
 }
