@@ -24,6 +24,8 @@ type serverStatus struct {
 	PID     int    `json:"pid,omitempty"`
 	Version string `json:"version,omitempty"`
 	Started string `json:"started,omitempty"`
+	// Node is the name of the server answering (a fleet node's --node).
+	Node string `json:"node,omitempty"`
 	// LogEvents is the number of records in VIGIL_LOG, when the
 	// credentials may read it.
 	LogEvents *uint64 `json:"log_events,omitempty"`
@@ -53,14 +55,27 @@ type serverStatus struct {
 // driver's consumer at all (a log no node's processors read yet: a node
 // without processors, or one whose first driver is not live yet) the log
 // stream answering is all there is to go by.
+//
+// In a fleet the node connected to (Node) counts: when it has a driver's
+// consumer, it serves once that one is live; a node with none (no
+// processors of its own, or before its first driver ever went live)
+// serves when any node's driver is live.
 func (st *serverStatus) serves() (bool, string) {
 	if !st.foldsKnown || len(st.Folds) == 0 {
 		return true, ""
 	}
+	any := false
 	for _, f := range st.Folds {
-		if f.Live {
-			return true, ""
+		if f.Node == st.Node && st.Node != "" {
+			if f.Live {
+				return true, ""
+			}
+			return false, "node " + st.Node + "'s processors are not reading the log yet (starting?)"
 		}
+		any = any || f.Live
+	}
+	if any {
+		return true, ""
 	}
 	return false, "no node's processors are reading the log (starting, or every node down)"
 }
@@ -105,6 +120,7 @@ func (c *cli) probe(ctx context.Context) serverStatus {
 		return st
 	}
 	st.NATSURL = cl.Conn().ConnectedUrlRedacted()
+	st.Node = cl.Conn().ConnectedServerName()
 	st.RTTMs = float64(rtt.Microseconds()) / 1000
 	// The log stream answering says the node's JetStream is up too.
 	s, err := cl.JetStream().Stream(ctx, events.StreamLog)
