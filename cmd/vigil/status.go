@@ -56,10 +56,11 @@ type serverStatus struct {
 // without processors, or one whose first driver is not live yet) the log
 // stream answering is all there is to go by.
 //
-// In a fleet the node connected to (Node) counts: when it has a driver's
-// consumer, it serves once that one is live; a node with none (no
-// processors of its own, or before its first driver ever went live)
-// serves when any node's driver is live.
+// In a fleet the node connected to (Node) counts: it serves once its own
+// driver's consumer is live; while other nodes have consumers and it has
+// none, its driver is warming up (a fleet of nodes some of which run no
+// processors is not told apart from that). Outside a fleet, any live
+// driver's consumer will do.
 func (st *serverStatus) serves() (bool, string) {
 	if !st.foldsKnown || len(st.Folds) == 0 {
 		return true, ""
@@ -73,6 +74,12 @@ func (st *serverStatus) serves() (bool, string) {
 			return false, "node " + st.Node + "'s processors are not reading the log yet (starting?)"
 		}
 		any = any || f.Live
+	}
+	if st.Node != "" && st.Log != nil && st.Log.Cluster != "" {
+		// A fleet node without a consumer of its own while others have
+		// one: its driver is warming up (it re-creates its consumer once
+		// live).
+		return false, "node " + st.Node + "'s processors are not reading the log yet (starting?)"
 	}
 	if any {
 		return true, ""

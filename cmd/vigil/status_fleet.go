@@ -113,8 +113,15 @@ func fleetStatus(ctx context.Context, js jetstream.JetStream, st *serverStatus, 
 		last := ci.Delivered.Last
 		f.Live = ci.NumWaiting > 0 || (last != nil && time.Since(*last) < peerDownAfter)
 		if !f.Live {
-			if r, ok := downReplica(node, st.Log, st.Derived); ok {
+			// Not reading the log, and not keeping up as a replica either:
+			// down, since its last delivery (the streams' leaders keep
+			// calling a killed peer "current" or "behind", not offline).
+			if r, ok := laggingReplica(node, st.Log, st.Derived); ok {
 				f.Down, f.DownSince = true, r.DownSince
+				if last != nil {
+					f.DownSince = last.UTC().Format(time.RFC3339)
+				}
+				markDown(node, f.DownSince, st.Log, st.Derived)
 			}
 		}
 		st.Folds = append(st.Folds, f)
@@ -145,19 +152,37 @@ func fleetStatus(ctx context.Context, js jetstream.JetStream, st *serverStatus, 
 	st.AuditKeyError = fmt.Sprintf("the fleet's audit key record did not answer in time: %v", lastErr)
 }
 
-// downReplica finds node among the streams' replicas called down.
-func downReplica(node string, ss ...*streamStatus) (replicaStatus, bool) {
+// laggingReplica finds node among the streams' replicas that are down or
+// not current.
+func laggingReplica(node string, ss ...*streamStatus) (replicaStatus, bool) {
 	for _, s := range ss {
 		if s == nil {
 			continue
 		}
 		for _, r := range s.Replicas {
-			if r.Name == node && r.Down {
+			if r.Name == node && (r.Down || !r.Current) {
 				return r, true
 			}
 		}
 	}
 	return replicaStatus{}, false
+}
+
+// markDown calls node's replicas down since since.
+func markDown(node, since string, ss ...*streamStatus) {
+	for _, s := range ss {
+		if s == nil {
+			continue
+		}
+		for i := range s.Replicas {
+			if r := &s.Replicas[i]; r.Name == node {
+				r.Down = true
+				if r.DownSince == "" {
+					r.DownSince = since
+				}
+			}
+		}
+	}
 }
 
 // printFleet writes the streams' leaders and replicas and each node's fold.
