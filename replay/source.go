@@ -8,7 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/client/transport"
@@ -56,17 +58,44 @@ func (s Stream) Records(ctx context.Context, sel Selection, fn func(Record) erro
 	return auditlog.ReadStream(ctx, s.JS, o, fn)
 }
 
-// LastSeq returns VIGIL_LOG's last sequence.
+// LastSeq returns VIGIL_LOG's last sequence. An answer that does not
+// come (the stream's leader killed, an election under way) is asked for
+// again, for up to auditlog.ReadPatience.
 func (s Stream) LastSeq(ctx context.Context) (uint64, error) {
-	st, err := s.JS.Stream(ctx, events.StreamLog)
+	deadline := time.Now().Add(auditlog.ReadPatience)
+	for {
+		last, err := s.lastSeq(ctx)
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) || !transient(err) {
+			return last, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (s Stream) lastSeq(ctx context.Context) (uint64, error) {
+	ictx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	st, err := s.JS.Stream(ictx, events.StreamLog)
 	if err != nil {
 		return 0, fmt.Errorf("replay: %w", err)
 	}
-	info, err := st.Info(ctx)
+	info, err := st.Info(ictx)
 	if err != nil {
 		return 0, fmt.Errorf("replay: %w", err)
 	}
 	return info.State.LastSeq, nil
+}
+
+// transient reports whether err may pass with an election.
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		(errors.As(err, &apiErr) && apiErr.Code == 503)
 }
 
 // Export reads the JSON lines `vigil audit export` writes (processors/audit,
