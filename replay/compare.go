@@ -60,11 +60,25 @@ func (d DerivedStream) String() string { return "stream " + events.StreamDerived
 // (for at most auditlog.ReadPatience), so an output stored is never reported as
 // missing because one replica had not received it yet.
 func (d DerivedStream) Outputs(ctx context.Context, fn func(RecordedOutput) error) error {
-	st, err := d.JS.Stream(ctx, events.StreamDerived)
-	if err != nil {
-		return fmt.Errorf("replay: stream %s: %w", events.StreamDerived, err)
+	var st jetstream.Stream
+	var info *jetstream.StreamInfo
+	var err error
+	// Asked again through an election (the stream's leader killed).
+	for retryUntil := time.Now().Add(auditlog.ReadPatience); ; {
+		ictx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		st, err = d.JS.Stream(ictx, events.StreamDerived)
+		if err == nil {
+			info, err = st.Info(ictx)
+		}
+		cancel()
+		if err == nil || ctx.Err() != nil || time.Now().After(retryUntil) || !transient(err) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	info, err := st.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("replay: stream %s: %w", events.StreamDerived, err)
 	}
