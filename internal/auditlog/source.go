@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/client/transport"
@@ -119,42 +120,94 @@ func uintOf(v any) uint64 {
 	return 0
 }
 
-// ReadStream reads as transport.ReadStream does, and never takes a
-// replica's "nothing pending" for the end of a filtered read either (the
-// transport checks with the stream's leader only for unfiltered reads):
-// an ordered consumer may sit on a replica behind the leader, so after a
-// filtered read it asks the leader for the next selected message after
-// the last delivered and, while there is one within the read, reads on
-// from there, for at most ReadPatience. o.Follow is not supported.
+// ReadStream reads as transport.ReadStream does, and holds on through
+// what a live fleet goes through:
+//
+//   - a stream's info or a read that does not answer (its leader killed,
+//     an election under way) is asked again, resuming after the last
+//     message delivered, for at most ReadPatience;
+//   - a replica's "nothing pending" is not taken for the end of a filtered
+//     read either (the transport checks with the stream's leader only for
+//     unfiltered reads): an ordered consumer may sit on a replica behind
+//     the leader, so after a filtered read it asks the leader for the next
+//     selected message after the last delivered and, while there is one
+//     within the read, reads on from there.
+//
+// fn's errors end the read at once. o.Follow is not supported (it is
+// passed to the transport as is).
 func ReadStream(ctx context.Context, js jetstream.JetStream, o transport.ReadOptions, fn func(transport.RawRecord) error) error {
-	if len(o.Subjects) == 0 || o.Follow {
+	if o.Follow {
 		return transport.ReadStream(ctx, js, o, fn)
 	}
-	st, err := js.Stream(ctx, o.Stream)
-	if err != nil {
-		return fmt.Errorf("auditlog: stream %s: %w", o.Stream, err)
+	var got uint64
+	var fnErr error
+	deliver := func(r transport.RawRecord) error {
+		if err := fn(r); err != nil {
+			fnErr = err
+			return err
+		}
+		got = r.Seq
+		return nil
 	}
-	info, err := st.Info(ctx)
+	deadline := time.Now().Add(ReadPatience)
+	for {
+		err := readSelected(ctx, js, o, got, deliver)
+		if err == nil || fnErr != nil || ctx.Err() != nil || time.Now().After(deadline) || !transient(err) {
+			if fnErr != nil {
+				return fnErr
+			}
+			return err
+		}
+		if got > 0 {
+			o.From = max(o.From, got+1)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// readSelected is one attempt of ReadStream, after the message got (0:
+// none yet).
+func readSelected(ctx context.Context, js jetstream.JetStream, o transport.ReadOptions, got uint64, fn func(transport.RawRecord) error) error {
+	if got > 0 {
+		o.From = max(o.From, got+1)
+	}
+	if len(o.Subjects) == 0 {
+		if o.To != 0 && o.From > o.To {
+			return nil
+		}
+		return transport.ReadStream(ctx, js, o, fn)
+	}
+	ictx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	st, err := js.Stream(ictx, o.Stream)
+	var info *jetstream.StreamInfo
+	if err == nil {
+		info, err = st.Info(ictx)
+	}
+	cancel()
 	if err != nil {
 		return fmt.Errorf("auditlog: stream %s: %w", o.Stream, err)
 	}
 	if o.To == 0 || o.To > info.State.LastSeq {
 		o.To = info.State.LastSeq
 	}
-	if info.State.Msgs == 0 || o.To == 0 {
+	if info.State.Msgs == 0 || o.To == 0 || o.From > o.To {
 		return nil
 	}
-	var got uint64
+	last := got
 	deadline := time.Now().Add(ReadPatience)
 	for {
 		err := transport.ReadStream(ctx, js, o, func(r transport.RawRecord) error {
-			got = r.Seq
+			last = r.Seq
 			return fn(r)
 		})
-		if err != nil || got >= o.To {
+		if err != nil || last >= o.To {
 			return err
 		}
-		from := max(o.From, got+1)
+		from := max(o.From, last+1)
 		held, err := LeaderHolds(ctx, st, from, o.To, o.Subjects)
 		if err == nil && !held {
 			return nil
@@ -172,6 +225,15 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, o transport.ReadOpt
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// transient reports whether err may pass with an election.
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, jetstream.ErrNoHeartbeat) ||
+		(errors.As(err, &apiErr) && apiErr.Code == 503)
 }
 
 // ReadPatience bounds how long a read waits for a replica that is behind
