@@ -90,11 +90,21 @@ func (d DerivedStream) Outputs(ctx context.Context, fn func(RecordedOutput) erro
 	deadline := time.Now().Add(auditlog.ReadPatience)
 	for {
 		got, err := d.read(ctx, st, from, last, fn)
-		if err != nil || got >= last {
-			return err
-		}
 		if got >= from {
 			from = got + 1
+		}
+		if err != nil && transient(err) && ctx.Err() == nil && time.Now().Before(deadline) {
+			// A read that does not answer through an election: on again
+			// after the last output delivered.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil || got >= last {
+			return err
 		}
 		held, err := auditlog.LeaderHolds(ctx, st, from, last, d.Subjects)
 		if err == nil && !held {
