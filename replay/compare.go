@@ -9,11 +9,13 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/auditlog"
 	"github.com/vigil-dev/vigil/processors"
 )
 
@@ -49,14 +51,34 @@ type DerivedStream struct {
 
 func (d DerivedStream) String() string { return "stream " + events.StreamDerived }
 
-// Outputs reads VIGIL_DERIVED from its first message to the last one
-// stored when the read starts, through an ordered consumer.
+// Outputs reads VIGIL_DERIVED from its first message to the last one the
+// stream's leader holds when the read starts, through ordered consumers.
+// An ordered consumer may sit on a replica that is behind the leader and
+// then says nothing is pending before that last message: the read then
+// asks the leader whether it holds a selected message the consumer did
+// not deliver and, while it does, reads on from there on a new consumer
+// (for at most auditlog.ReadPatience), so an output stored is never reported as
+// missing because one replica had not received it yet.
 func (d DerivedStream) Outputs(ctx context.Context, fn func(RecordedOutput) error) error {
-	st, err := d.JS.Stream(ctx, events.StreamDerived)
-	if err != nil {
-		return fmt.Errorf("replay: stream %s: %w", events.StreamDerived, err)
+	var st jetstream.Stream
+	var info *jetstream.StreamInfo
+	var err error
+	// Asked again through an election (the stream's leader killed).
+	for retryUntil := time.Now().Add(auditlog.ReadPatience); ; {
+		ictx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		st, err = d.JS.Stream(ictx, events.StreamDerived)
+		if err == nil {
+			info, err = st.Info(ictx)
+		}
+		cancel()
+		if err == nil || ctx.Err() != nil || time.Now().After(retryUntil) || !transient(err) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(250 * time.Millisecond):
+		}
 	}
-	info, err := st.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("replay: stream %s: %w", events.StreamDerived, err)
 	}
@@ -64,45 +86,89 @@ func (d DerivedStream) Outputs(ctx context.Context, fn func(RecordedOutput) erro
 		return nil
 	}
 	last := info.State.LastSeq
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: d.Subjects})
+	from := max(info.State.FirstSeq, 1)
+	deadline := time.Now().Add(auditlog.ReadPatience)
+	for {
+		got, err := d.read(ctx, st, from, last, fn)
+		if got >= from {
+			from = got + 1
+		}
+		if err != nil && transient(err) && ctx.Err() == nil && time.Now().Before(deadline) {
+			// A read that does not answer through an election: on again
+			// after the last output delivered.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(250 * time.Millisecond):
+			}
+			continue
+		}
+		if err != nil || got >= last {
+			return err
+		}
+		held, err := auditlog.LeaderHolds(ctx, st, from, last, d.Subjects)
+		if err == nil && !held {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = errors.New("the stream's leader holds it, but no consumer delivered it")
+			}
+			return fmt.Errorf("replay: read %s: stopped before seq %d of %d: %w", events.StreamDerived, from, last, err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// read reads from..to on one ordered consumer until it has nothing
+// pending, and returns the last stream sequence delivered (0 if none).
+func (d DerivedStream) read(ctx context.Context, st jetstream.Stream, from, to uint64, fn func(RecordedOutput) error) (uint64, error) {
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: d.Subjects,
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
 	if err != nil {
-		return fmt.Errorf("replay: read %s: %w", events.StreamDerived, err)
+		return 0, fmt.Errorf("replay: read %s: %w", events.StreamDerived, err)
 	}
 	if ci, err := cons.Info(ctx); err == nil && ci.NumPending == 0 {
-		return nil
+		return 0, nil
 	}
 	it, err := cons.Messages(jetstream.PullMaxMessages(2048))
 	if err != nil {
-		return fmt.Errorf("replay: read %s: %w", events.StreamDerived, err)
+		return 0, fmt.Errorf("replay: read %s: %w", events.StreamDerived, err)
 	}
 	defer it.Stop()
 	stop := context.AfterFunc(ctx, it.Stop)
 	defer stop()
+	var got uint64
 	for {
 		m, err := it.Next()
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return got, ctx.Err()
 			}
-			return fmt.Errorf("replay: read %s: %w", events.StreamDerived, err)
+			return got, fmt.Errorf("replay: read %s: %w", events.StreamDerived, err)
 		}
 		meta, err := m.Metadata()
 		if err != nil {
-			return fmt.Errorf("replay: read %s: %w", events.StreamDerived, err)
+			return got, fmt.Errorf("replay: read %s: %w", events.StreamDerived, err)
 		}
-		if meta.Sequence.Stream > last {
-			return nil
+		if meta.Sequence.Stream > to {
+			return to, nil
 		}
+		got = meta.Sequence.Stream
 		o := RecordedOutput{ID: m.Headers().Get(jetstream.MsgIDHeader), Subject: m.Subject(), Data: m.Data(), StreamSeq: meta.Sequence.Stream}
 		o.BodyID, o.Seq, o.Conversation, o.Err = peekDerived(o.Data)
 		if o.ID == "" {
 			o.ID = o.BodyID
 		}
 		if err := fn(o); err != nil {
-			return err
+			return got, err
 		}
-		if meta.Sequence.Stream >= last || meta.NumPending == 0 {
-			return nil
+		if got >= to || meta.NumPending == 0 {
+			return got, nil
 		}
 	}
 }

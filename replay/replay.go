@@ -94,7 +94,35 @@ type Config struct {
 	// MaxListed bounds the differences and changed actions listed in the
 	// report (all are counted); 0 means 100.
 	MaxListed int
+	// Frontier, when set, says why the replay stops where it does (To):
+	// it is copied to the report.
+	Frontier *Frontier
 }
+
+// Frontier is the last log sequence a replay of a live log compares, and
+// why it is known that both sides reached it: the recorded outputs of
+// every record up to it are stored (a live driver's checkpoint: its
+// outputs are stored before it acknowledges), or the caller chose it.
+type Frontier struct {
+	Seq uint64 `json:"seq"`
+	// By is FrontierCheckpoint, FrontierTo or FrontierLogEnd.
+	By string `json:"by"`
+	// Detail names the checkpoint (the driver's durable consumer) or what
+	// the choice leaves out, for people.
+	Detail string `json:"detail,omitempty"`
+}
+
+// Frontier kinds.
+const (
+	// FrontierCheckpoint: the highest checkpoint of the nodes' live
+	// drivers (their durable consumers' ack floor on VIGIL_LOG).
+	FrontierCheckpoint = "checkpoint"
+	// FrontierTo: the caller's --to.
+	FrontierTo = "to"
+	// FrontierLogEnd: the end of the source (no live driver's checkpoint
+	// is known: an export, or a log no driver ever read).
+	FrontierLogEnd = "log-end"
+)
 
 // Progress reports a replay under way.
 type Progress struct {
@@ -138,7 +166,9 @@ type Report struct {
 	Duplicates uint64        `json:"duplicates,omitempty"`
 	Ignored    uint64        `json:"ignored,omitempty"`
 	WhatIf     *WhatIfReport `json:"what_if,omitempty"`
-	Elapsed    time.Duration `json:"elapsed_ns"`
+	// Frontier says where and why the comparison stops (Config.Frontier).
+	Frontier *Frontier     `json:"frontier,omitempty"`
+	Elapsed  time.Duration `json:"elapsed_ns"`
 }
 
 // Identical reports whether the replay reproduced the record exactly.
@@ -195,7 +225,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	rep := &Report{Source: cfg.Source.String(), Conversation: cfg.Conversation, From: cfg.From, To: cfg.To,
-		Verified: cfg.Recorded != nil || cfg.ExportChecks != nil}
+		Verified: cfg.Recorded != nil || cfg.ExportChecks != nil, Frontier: cfg.Frontier}
 	for _, p := range procs {
 		rep.Processors = append(rep.Processors, p.Name())
 	}

@@ -8,11 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/auditlog"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
 
@@ -45,25 +48,54 @@ func (s Stream) String() string { return "stream " + events.StreamLog }
 
 // Records reads VIGIL_LOG through an ordered consumer, filtered on the
 // conversation's subject and the global subject when a conversation is set.
+// Like the live driver's reader, it never takes a replica's "nothing
+// pending" for the end of the log (auditlog.ReadStream).
 func (s Stream) Records(ctx context.Context, sel Selection, fn func(Record) error) error {
 	o := transport.ReadOptions{Stream: events.StreamLog, To: sel.To}
 	if sel.Conversation != "" {
 		o.Subjects = []string{events.LogSubject(sel.Conversation), events.LogSubject("")}
 	}
-	return transport.ReadStream(ctx, s.JS, o, fn)
+	return auditlog.ReadStream(ctx, s.JS, o, fn)
 }
 
-// LastSeq returns VIGIL_LOG's last sequence.
+// LastSeq returns VIGIL_LOG's last sequence. An answer that does not
+// come (the stream's leader killed, an election under way) is asked for
+// again, for up to auditlog.ReadPatience.
 func (s Stream) LastSeq(ctx context.Context) (uint64, error) {
-	st, err := s.JS.Stream(ctx, events.StreamLog)
+	deadline := time.Now().Add(auditlog.ReadPatience)
+	for {
+		last, err := s.lastSeq(ctx)
+		if err == nil || ctx.Err() != nil || time.Now().After(deadline) || !transient(err) {
+			return last, err
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func (s Stream) lastSeq(ctx context.Context) (uint64, error) {
+	ictx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	st, err := s.JS.Stream(ictx, events.StreamLog)
 	if err != nil {
 		return 0, fmt.Errorf("replay: %w", err)
 	}
-	info, err := st.Info(ctx)
+	info, err := st.Info(ictx)
 	if err != nil {
 		return 0, fmt.Errorf("replay: %w", err)
 	}
 	return info.State.LastSeq, nil
+}
+
+// transient reports whether err may pass with an election.
+func transient(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
+		(errors.As(err, &apiErr) && apiErr.Code == 503)
 }
 
 // Export reads the JSON lines `vigil audit export` writes (processors/audit,

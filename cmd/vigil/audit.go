@@ -484,7 +484,17 @@ func (c *cli) auditExport(ctx context.Context, f auditExportFlags) (err error) {
 		return err
 	}
 	defer cl.Close()
-	cfg := auditlog.ExportConfig{Conversation: f.conversation, From: f.from, Verifiers: vs, Progress: newAuditProgress(c.stderr)}
+	cfg := auditlog.ExportConfig{Conversation: f.conversation, From: f.from, Verifiers: vs, Progress: newAuditProgress(c.stderr),
+		Processed: func(ctx context.Context) (uint64, string, error) {
+			cp, durable, ok, err := liveCheckpoint(ctx, cl.JetStream())
+			if err != nil {
+				fmt.Fprintf(c.stderr, "warning: %v; exporting without it\n", err)
+			}
+			if err != nil || !ok {
+				return 0, "", nil
+			}
+			return cp, durable, nil
+		}}
 	if len(keys) > 0 {
 		cfg.VerifierKey = keys[0]
 	}
@@ -544,6 +554,9 @@ func (c *cli) auditExport(ctx context.Context, f auditExportFlags) (err error) {
 		fmt.Fprintf(rw, "warning: no verifier key (pass --pubkey): checkpoint of tree size %d included unverified\n", cp.Size)
 	default:
 		fmt.Fprintf(rw, "checkpoint: tree size %d, signed by %s\n", cp.Size, strings.Join(auditKeyNames(keys), ", "))
+	}
+	if res.HasProcessed && res.Last > res.Processed {
+		fmt.Fprintf(rw, "note: the live drivers had processed the log up to seq %d (checkpoint of %s): records after it may carry no risk or gate data yet\n", res.Processed, res.ProcessedBy)
 	}
 	if res.Signed && res.Last > cp.Size {
 		fmt.Fprintf(rw, "note: records after seq %d have no proof yet (after the last checkpoint)\n", cp.Size)

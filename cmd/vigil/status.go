@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
@@ -22,6 +24,8 @@ type serverStatus struct {
 	PID     int    `json:"pid,omitempty"`
 	Version string `json:"version,omitempty"`
 	Started string `json:"started,omitempty"`
+	// Node is the name of the server answering (a fleet node's --node).
+	Node string `json:"node,omitempty"`
 	// LogEvents is the number of records in VIGIL_LOG, when the
 	// credentials may read it.
 	LogEvents *uint64 `json:"log_events,omitempty"`
@@ -36,7 +40,60 @@ type serverStatus struct {
 	// (server.FleetBucket); AuditKeyNode is that node.
 	AuditKey     string `json:"audit_key,omitempty"`
 	AuditKeyNode string `json:"audit_key_node,omitempty"`
-	Error        string `json:"error,omitempty"`
+	// FoldsError says why the nodes' folds are not shown.
+	FoldsError string `json:"folds_error,omitempty"`
+	// AuditKeyError says why a fleet's audit key is not shown.
+	AuditKeyError string `json:"audit_key_error,omitempty"`
+	Error         string `json:"error,omitempty"`
+	// foldsKnown: the credentials could list the drivers' consumers.
+	foldsKnown bool
+}
+
+// serves reports whether a node serves: with the drivers' consumers
+// readable, one of them is live (a node answers NATS, and its log stream
+// info, well before its driver has warmed up and gating works). With no
+// driver's consumer at all (a log no node's processors read yet: a node
+// without processors, or one whose first driver is not live yet) the log
+// stream answering is all there is to go by.
+//
+// In a fleet the node connected to (Node) counts: it serves once its own
+// driver's consumer is live; while other nodes have consumers and it has
+// none, its driver is warming up (a fleet of nodes some of which run no
+// processors is not told apart from that). Outside a fleet, any live
+// driver's consumer will do.
+func (st *serverStatus) serves() (bool, string) {
+	if !st.foldsKnown || len(st.Folds) == 0 {
+		return true, ""
+	}
+	any := false
+	for _, f := range st.Folds {
+		if f.Node == st.Node && st.Node != "" {
+			if f.Live {
+				return true, ""
+			}
+			return false, "node " + st.Node + "'s processors are not reading the log yet (starting?)"
+		}
+		any = any || f.Live
+	}
+	if st.Node != "" && st.Log != nil && st.Log.Cluster != "" {
+		// A fleet node without a consumer of its own while others have
+		// one: its driver is warming up (it re-creates its consumer once
+		// live).
+		return false, "node " + st.Node + "'s processors are not reading the log yet (starting?)"
+	}
+	if any {
+		return true, ""
+	}
+	return false, "no node's processors are reading the log (starting, or every node down)"
+}
+
+// notServing reports whether err, from the log stream's info, means the
+// log is not served (as opposed to credentials that may not read it).
+func notServing(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) ||
+		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrTimeout) || (errors.As(err, &apiErr) && apiErr.Code == 503)
 }
 
 // probe connects once and reports what it found.
@@ -51,6 +108,7 @@ func (c *cli) probe(ctx context.Context) serverStatus {
 		}
 		st.NATSURL, st.PID, st.Version, st.Started = si.NATSURL, si.PID, si.Version, si.Started
 	}
+	pctx := ctx
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	o := client.Options{URL: c.natsURL, CredsFile: c.creds, Role: natsutil.RoleAdmin, Name: "vigil-status", Timeout: 2 * time.Second}
@@ -69,17 +127,34 @@ func (c *cli) probe(ctx context.Context) serverStatus {
 		return st
 	}
 	st.NATSURL = cl.Conn().ConnectedUrlRedacted()
+	st.Node = cl.Conn().ConnectedServerName()
 	st.RTTMs = float64(rtt.Microseconds()) / 1000
 	// The log stream answering says the node's JetStream is up too.
 	s, err := cl.JetStream().Stream(ctx, events.StreamLog)
+	var info *jetstream.StreamInfo
 	if err == nil {
-		if info, err := s.Info(ctx); err == nil {
-			n := info.State.Msgs
-			st.LogEvents = &n
-			fleetStatus(ctx, cl.JetStream(), &st, info)
-		}
-	} else if !errors.Is(err, context.DeadlineExceeded) && c.natsURL == "" {
+		info, err = s.Info(ctx)
+	}
+	if err != nil && notServing(err) {
+		// Reached, but JetStream or the log is not there yet (a node
+		// starting, a cluster without its quorum).
 		st.Error = fmt.Sprintf("connected to %s, but the log stream does not answer: %v", st.NATSURL, err)
+		return st
+	}
+	if err == nil {
+		n := info.State.Msgs
+		st.LogEvents = &n
+		// The fleet's details have a budget of their own: on a loaded
+		// machine the connection's 3 s left them out (the audit key).
+		fctx, fcancel := context.WithTimeout(pctx, 5*time.Second)
+		fleetStatus(fctx, cl.JetStream(), &st, info)
+		fcancel()
+	} else if c.natsURL == "" {
+		st.Error = fmt.Sprintf("connected to %s, but the log stream does not answer: %v", st.NATSURL, err)
+		return st
+	}
+	if ok, why := st.serves(); !ok {
+		st.Error = fmt.Sprintf("connected to %s, but %s", st.NATSURL, why)
 		return st
 	}
 	st.Up = true

@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -30,23 +30,45 @@ type replicaStatus struct {
 	Current bool   `json:"current"`
 	Offline bool   `json:"offline,omitempty"`
 	Lag     uint64 `json:"lag"`
+	// Down is set for a peer the leader has not heard from for
+	// peerDownAfter (or that JetStream calls offline); DownSince is when
+	// it was last heard from (RFC 3339).
+	Down      bool   `json:"down,omitempty"`
+	DownSince string `json:"down_since,omitempty"`
 }
 
 // foldStatus is one node's driver: its durable consumer on VIGIL_LOG
 // ("vigil-<node>"), its checkpoint and how far behind the log it is.
+// Live is true while the driver reads the log (a pull request waiting at
+// the consumer, or a delivery within peerDownAfter); a node that is not,
+// and that the streams' leaders do not hear from, is Down since DownSince.
 type foldStatus struct {
 	Node       string `json:"node"`
 	Checkpoint uint64 `json:"checkpoint"`
 	Lag        uint64 `json:"lag"`
 	Leader     string `json:"consumer_leader,omitempty"`
+	Live       bool   `json:"live"`
+	Down       bool   `json:"down,omitempty"`
+	DownSince  string `json:"down_since,omitempty"`
 }
+
+// peerDownAfter is how long a stream leader may not hear from a replica
+// before status calls its node down: Raft heartbeats every second.
+const peerDownAfter = 3 * time.Second
 
 func newStreamStatus(info *jetstream.StreamInfo) streamStatus {
 	s := streamStatus{LastSeq: info.State.LastSeq}
 	if ci := info.Cluster; ci != nil {
 		s.Cluster, s.Leader = ci.Name, ci.Leader
 		for _, p := range ci.Replicas {
-			s.Replicas = append(s.Replicas, replicaStatus{Name: p.Name, Current: p.Current, Offline: p.Offline, Lag: p.Lag})
+			r := replicaStatus{Name: p.Name, Current: p.Current, Offline: p.Offline, Lag: p.Lag}
+			if p.Offline || p.Active > peerDownAfter {
+				r.Down = true
+				if p.Active > 0 {
+					r.DownSince = time.Now().Add(-p.Active).UTC().Format(time.RFC3339)
+				}
+			}
+			s.Replicas = append(s.Replicas, r)
 		}
 	}
 	return s
@@ -88,17 +110,76 @@ func fleetStatus(ctx context.Context, js jetstream.JetStream, st *serverStatus, 
 		if ci.Cluster != nil {
 			f.Leader = ci.Cluster.Leader
 		}
+		last := ci.Delivered.Last
+		f.Live = ci.NumWaiting > 0 || (last != nil && time.Since(*last) < peerDownAfter)
+		if !f.Live {
+			// Not reading the log, and not keeping up as a replica either:
+			// down, since its last delivery (the streams' leaders keep
+			// calling a killed peer "current" or "behind", not offline).
+			if r, ok := laggingReplica(node, st.Log, st.Derived); ok {
+				f.Down, f.DownSince = true, r.DownSince
+				if last != nil {
+					f.DownSince = last.UTC().Format(time.RFC3339)
+				}
+				markDown(node, f.DownSince, st.Log, st.Derived)
+			}
+		}
 		st.Folds = append(st.Folds, f)
 	}
+	if err := names.Err(); err == nil {
+		st.foldsKnown = true
+	} else {
+		st.FoldsError = fmt.Sprintf("the drivers' consumers could not be listed: %v", err)
+	}
 	slices.SortFunc(st.Folds, func(a, b foldStatus) int { return strings.Compare(a.Node, b.Node) })
-	if kv, err := js.KeyValue(ctx, server.FleetBucket); err == nil {
-		if e, err := kv.Get(ctx, server.FleetAuditKey); err == nil {
-			var rec struct {
-				VerifierKey string `json:"verifier_key"`
-				Node        string `json:"node"`
+	// From the bucket's leader: a replica still catching up (a node just
+	// started) answers a key-value get with "not found".
+	var lastErr error = ctx.Err()
+	for ctx.Err() == nil {
+		vk, node, found, err := server.LeaderFleetKey(ctx, js.Conn())
+		lastErr = err
+		if err == nil {
+			if found {
+				st.AuditKey, st.AuditKeyNode = auditkey.KeyID(vk), node
 			}
-			if json.Unmarshal(e.Value(), &rec) == nil {
-				st.AuditKey, st.AuditKeyNode = auditkey.KeyID(rec.VerifierKey), rec.Node
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	st.AuditKeyError = fmt.Sprintf("the fleet's audit key record did not answer in time: %v", lastErr)
+}
+
+// laggingReplica finds node among the streams' replicas that are down or
+// not current.
+func laggingReplica(node string, ss ...*streamStatus) (replicaStatus, bool) {
+	for _, s := range ss {
+		if s == nil {
+			continue
+		}
+		for _, r := range s.Replicas {
+			if r.Name == node && (r.Down || !r.Current) {
+				return r, true
+			}
+		}
+	}
+	return replicaStatus{}, false
+}
+
+// markDown calls node's replicas down since since.
+func markDown(node, since string, ss ...*streamStatus) {
+	for _, s := range ss {
+		if s == nil {
+			continue
+		}
+		for i := range s.Replicas {
+			if r := &s.Replicas[i]; r.Name == node {
+				r.Down = true
+				if r.DownSince == "" {
+					r.DownSince = since
+				}
 			}
 		}
 	}
@@ -117,8 +198,10 @@ func printFleet(w io.Writer, st serverStatus) {
 		for _, r := range s.s.Replicas {
 			state := "current"
 			switch {
-			case r.Offline:
-				state = "offline"
+			case r.Down && r.DownSince != "":
+				state = "down since " + r.DownSince
+			case r.Down:
+				state = "down"
 			case !r.Current:
 				state = fmt.Sprintf("behind by %d", r.Lag)
 			}
@@ -127,9 +210,24 @@ func printFleet(w io.Writer, st serverStatus) {
 		fmt.Fprintln(w)
 	}
 	for _, f := range st.Folds {
-		fmt.Fprintf(w, "node %s: folded to log seq %d (%d behind)\n", f.Node, f.Checkpoint, f.Lag)
+		state := "serving"
+		switch {
+		case f.Down && f.DownSince != "":
+			state = "down since " + f.DownSince
+		case f.Down:
+			state = "down"
+		case !f.Live:
+			state = "not reading the log"
+		}
+		fmt.Fprintf(w, "node %s: %s, folded to log seq %d (%d behind)\n", f.Node, state, f.Checkpoint, f.Lag)
 	}
-	if st.AuditKey != "" {
+	if st.FoldsError != "" {
+		fmt.Fprintf(w, "nodes: unknown (%s)\n", st.FoldsError)
+	}
+	switch {
+	case st.AuditKey != "":
 		fmt.Fprintf(w, "audit key: %s (recorded by node %s; every node must sign with it)\n", st.AuditKey, st.AuditKeyNode)
+	case st.AuditKeyError != "":
+		fmt.Fprintf(w, "audit key: unknown (%s)\n", st.AuditKeyError)
 	}
 }

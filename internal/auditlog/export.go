@@ -35,6 +35,10 @@ type ExportConfig struct {
 	VerifierKey string
 	// Progress is told how far the reads of the log have got (may be nil).
 	Progress Progress
+	// Processed, when set, returns the live drivers' checkpoint: every
+	// record up to it has its risk and gate data stored. It is read
+	// before VIGIL_DERIVED is, and reported as ExportResult.Processed.
+	Processed func(ctx context.Context) (seq uint64, by string, err error)
 }
 
 // ExportResult says what Export wrote.
@@ -49,6 +53,12 @@ type ExportResult struct {
 	// Report is the check of the log against the checkpoints (nil
 	// without Verifiers). Its findings do not stop the export.
 	Report *audit.Report
+	// Processed is the live drivers' checkpoint read before the risk and
+	// gate data (ExportConfig.Processed; ProcessedBy names it): records
+	// after it may carry none yet, only because they were not processed.
+	Processed    uint64
+	ProcessedBy  string
+	HasProcessed bool
 }
 
 // Export writes a JSON-lines trace an auditor can verify offline
@@ -86,6 +96,13 @@ func Export(ctx context.Context, js jetstream.JetStream, w io.Writer, cfg Export
 			return nil, err
 		}
 		res.Checkpoint, res.Signed = cp, true
+	}
+	if cfg.Processed != nil {
+		seq, by, err := cfg.Processed(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.Processed, res.ProcessedBy, res.HasProcessed = seq, by, by != ""
 	}
 	derived, err := ReadDerived(ctx, js, cfg.Conversation)
 	if err != nil {

@@ -444,7 +444,8 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 	if ci := cons.CachedInfo(); ci != nil {
 		created = ci.Config
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(2 * d.cfg.MaxBatch))
+	it, err := cons.Messages(jetstream.PullMaxMessages(2*d.cfg.MaxBatch),
+		jetstream.PullExpiry(pullExpiry), jetstream.PullHeartbeat(pullHeartbeat))
 	if err != nil {
 		return fmt.Errorf("driver: consume: %w", err)
 	}
@@ -552,6 +553,17 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 	}
 }
 
+// A pull request parked at a consumer leader that dies (kill -9, or a
+// leader moving while the node restarts) is answered by nobody: the client
+// notices only when heartbeats stop, after two of them. nats.go's default
+// (half the 30 s expiry) stalled a fold for 30 s after a restart; with
+// these a lost pull is re-issued within 2 s, for one heartbeat a second
+// while the log is quiet.
+const (
+	pullExpiry    = 10 * time.Second
+	pullHeartbeat = time.Second
+)
+
 // drainTimeout bounds the commits after the driver is stopped (see
 // commitLoop).
 const drainTimeout = 5 * time.Second
@@ -631,6 +643,8 @@ func (d *Driver) commitLoop(ctx context.Context, p *pipeline) {
 		}
 	})
 	defer stopDrain()
+	acks := d.startAcker(cctx)
+	defer acks.stop()
 	var err error
 	for fb := range p.work {
 		if err != nil {
@@ -655,7 +669,7 @@ func (d *Driver) commitLoop(ctx context.Context, p *pipeline) {
 			}
 		}
 		linger.Stop()
-		if err = d.commit(cctx, fb); err != nil {
+		if err = d.commit(cctx, fb, acks); err != nil {
 			p.failed <- err
 			continue
 		}
@@ -719,7 +733,7 @@ func (b foldedBatch) then(c foldedBatch) foldedBatch {
 // steps, fold and commit, on two goroutines.)
 func (d *Driver) process(ctx context.Context, st jetstream.Stream, batch []jetstream.Msg) error {
 	fb, stop := d.fold(ctx, st, batch)
-	if err := d.commit(ctx, fb); err != nil {
+	if err := d.commit(ctx, fb, nil); err != nil {
 		return err
 	}
 	return stop
@@ -767,8 +781,9 @@ func (d *Driver) fold(ctx context.Context, st jetstream.Stream, batch []jetstrea
 }
 
 // commit stores the outputs of a folded batch, hands it to the sink, and
-// acknowledges its last delivery.
-func (d *Driver) commit(ctx context.Context, fb foldedBatch) error {
+// acknowledges its last delivery: through acks (confirmed on the acker's
+// goroutine) when set, else confirmed here, within ackTimeout.
+func (d *Driver) commit(ctx context.Context, fb foldedBatch, acks *acker) error {
 	if len(fb.applied) > 0 {
 		if err := d.store(ctx, fb.applied); err != nil {
 			return err
@@ -780,16 +795,78 @@ func (d *Driver) commit(ctx context.Context, fb foldedBatch) error {
 		}
 	}
 	if fb.ack != nil {
-		if err := fb.ack.DoubleAck(ctx); err != nil {
-			// The next batch's ack (AckAll) covers this one; after a restart the
-			// warm-up re-derives anything unacknowledged, identically.
-			d.cfg.Logger.Warn("driver: checkpoint not confirmed", "err", err)
+		if acks == nil {
+			d.confirmAck(ctx, fb.ack)
+		} else {
+			acks.send(fb.ack)
 		}
 		if len(fb.applied) > 0 {
 			d.checkpointed.Store(fb.ackSeq)
 		}
 	}
 	return nil
+}
+
+// ackTimeout bounds the wait for the consumer's leader to confirm one
+// acknowledgement. The acknowledgement is off the commit's path (acker),
+// so the bound only limits how long a confirmation sent to a leader that
+// died is waited for before the next, which covers it (AckAll), is sent.
+const ackTimeout = 2 * time.Second
+
+// confirmAck acknowledges m (AckAll: every record up to it) and waits for
+// the consumer's leader to confirm it, at most ackTimeout. A failure is
+// logged, not returned: the next acknowledgement covers this one, and
+// after a restart the warm-up re-derives anything unacknowledged,
+// identically.
+func (d *Driver) confirmAck(ctx context.Context, m jetstream.Msg) {
+	actx, cancel := context.WithTimeout(ctx, ackTimeout)
+	defer cancel()
+	if err := m.DoubleAck(actx); err != nil {
+		d.cfg.Logger.Warn("driver: checkpoint not confirmed", "err", err)
+	}
+}
+
+// acker confirms the committer's acknowledgements on a goroutine of its
+// own, newest first: a commit never waits for the consumer's leader (one
+// that died with an acknowledgement in flight held every decision stored
+// after it for the API's 5 s default). An acknowledgement still waiting
+// when a newer one comes is dropped: AckAll makes the newer one cover it.
+type acker struct {
+	next chan jetstream.Msg // holds at most the newest acknowledgement
+	done chan struct{}
+}
+
+func (d *Driver) startAcker(ctx context.Context) *acker {
+	a := &acker{next: make(chan jetstream.Msg, 1), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		for m := range a.next {
+			d.confirmAck(ctx, m)
+		}
+	}()
+	return a
+}
+
+// send queues m, replacing an acknowledgement not yet sent. Only the
+// committer calls it.
+func (a *acker) send(m jetstream.Msg) {
+	for {
+		select {
+		case a.next <- m:
+			return
+		default:
+		}
+		select {
+		case <-a.next: // superseded by m
+		default:
+		}
+	}
+}
+
+// stop confirms what is queued and waits for the goroutine to end.
+func (a *acker) stop() {
+	close(a.next)
+	<-a.done
 }
 
 // gapPlan is what to do when log seq delivered arrives after folded, the

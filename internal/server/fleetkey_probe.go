@@ -150,6 +150,16 @@ func leaderFleetKey(ctx context.Context, nc *nats.Conn) (rec fleetKeyRecord, fou
 	return rec, true, nil
 }
 
+// LeaderFleetKey reads the fleet's audit key record (the verifier key and
+// the node that recorded it) from the leader of the fleet's bucket, never
+// from a replica still catching up (which answers "not found", as a
+// key-value get may). found is false only when the leader says there is
+// none; an error means ask again.
+func LeaderFleetKey(ctx context.Context, nc *nats.Conn) (verifierKey, node string, found bool, err error) {
+	rec, found, err := leaderFleetKey(ctx, nc)
+	return rec.VerifierKey, rec.Node, found, err
+}
+
 // JetStream API error codes leaderFleetKey tells apart.
 const (
 	jsErrNoMessageFound = int(natsserver.JSNoMessageFoundErr)
