@@ -57,7 +57,12 @@ type ServerConfig struct {
 	ServerName string
 	// Cluster, when Cluster.Name is set, makes the server a cluster node.
 	Cluster ClusterConfig
-	Logger  *slog.Logger
+	// TLS, when set, makes the client port speak TLS only (the node's
+	// certificate) and the cluster port mutual TLS verified against the
+	// fleet CA, with routes authorized only when the peer presented a
+	// certificate the CA verified (RouteAuth).
+	TLS    *Certs
+	Logger *slog.Logger
 	// ReadyTimeout bounds the wait for the server to accept connections.
 	ReadyTimeout time.Duration
 }
@@ -139,10 +144,19 @@ func StartServer(cfg ServerConfig) (*server.Server, error) {
 		}
 		opts.Cluster = server.ClusterOpts{Name: cfg.Cluster.Name, Host: host, Port: port}
 		opts.Routes = server.RoutesFromStr(joinComma(cfg.Cluster.Routes))
+		if cfg.TLS != nil {
+			opts.Cluster.TLSConfig = cfg.TLS.ClusterConfig()
+			opts.Cluster.TLSTimeout = 2
+			opts.CustomRouterAuthentication = RouteAuth{Logger: cfg.Logger.With("component", "routes")}
+		}
 		opts.DontListen = false
 		if opts.Port == 0 {
 			opts.Port = server.RANDOM_PORT
 		}
+	}
+	if cfg.TLS != nil && !opts.DontListen {
+		opts.TLSConfig = cfg.TLS.ServerConfig()
+		opts.TLS, opts.TLSTimeout = true, 2
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
