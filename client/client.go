@@ -174,6 +174,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 		c.nc, c.own = o.Conn, o.CloseConn
 	} else {
 		url, creds, ca := o.URL, o.CredsFile, o.TLSCA
+		explicitCA := ca != ""
 		if url == "" {
 			dir := o.DataDir
 			if dir == "" {
@@ -185,7 +186,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 			}
 			url = si.NATSURL
 			if ca == "" {
-				ca = si.TLSCA
+				ca, explicitCA = si.TLSCA, si.TLSCA != ""
 			}
 			if creds == "" {
 				role := o.Role
@@ -215,7 +216,7 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 			opts = append(opts, transport.InboxOptions()...)
 		}
 		if ca = transport.CAFor(ca, creds); ca != "" {
-			to, err := transport.TLSOption(ca)
+			to, err := transport.TLSOption(ca, transport.TLSRequired(url, explicitCA))
 			if err != nil {
 				return nil, err
 			}

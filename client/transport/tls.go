@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 )
@@ -44,10 +47,11 @@ func CAFor(ca, credsFile string) string {
 	return p
 }
 
-// TLSOption makes a connection require TLS and verify the server's
-// certificate against the CA in file (the server's name, or its address,
-// must be in the certificate).
-func TLSOption(file string) (nats.Option, error) {
+// TLSOption makes a connection verify the server's certificate against
+// the CA in file (the server's name, or its address, must be in the
+// certificate). With require the connection is TLS or none; without it,
+// a server that offers no TLS is spoken to in clear (see TLSRequired).
+func TLSOption(file string, require bool) (nats.Option, error) {
 	pool, err := LoadCAPool(file)
 	if err != nil {
 		return nil, err
@@ -58,7 +62,41 @@ func TLSOption(file string) (nats.Option, error) {
 		}
 		o.TLSConfig.RootCAs = pool
 		o.TLSConfig.MinVersion = tls.VersionTLS12
-		o.Secure = true
+		if require {
+			o.Secure = true
+		}
 		return nil
 	}, nil
+}
+
+// TLSRequired reports whether a client must speak TLS to urls (a comma
+// list): when the CA was named (explicit), or when any URL is not on
+// loopback or asks for tls://. A CA found only beside the credentials,
+// for a loopback server, is used when that server speaks TLS (a fleet on
+// one machine) and not required of it (a single host, whose credentials
+// directory holds the CA too once `vigil creds create` ran).
+func TLSRequired(urls string, explicit bool) bool {
+	if explicit {
+		return true
+	}
+	for _, u := range strings.Split(urls, ",") {
+		u = strings.TrimSpace(u)
+		if u == "" {
+			continue
+		}
+		pu, err := url.Parse(u)
+		if err != nil || pu.Host == "" {
+			if pu, err = url.Parse("nats://" + u); err != nil {
+				return true
+			}
+		}
+		if pu.Scheme == "tls" {
+			return true
+		}
+		h := pu.Hostname()
+		if ip := net.ParseIP(h); h != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return true
+		}
+	}
+	return false
 }

@@ -265,7 +265,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			return nil, err
 		}
 		if ca := transport.CAFor(cfg.TLSCA, creds); ca != "" {
-			to, err := transport.TLSOption(ca)
+			to, err := transport.TLSOption(ca, transport.TLSRequired(cfg.NATSURL, cfg.TLSCA != ""))
 			if err != nil {
 				return nil, err
 			}

@@ -170,7 +170,9 @@ func loopbackListen(addr string, emptyLoopback bool) bool {
 
 // InsecureLab reports whether the node runs in the lab mode: without TLS
 // where TLS is required, because it was told to.
-func (s *Server) InsecureLab() bool { return s.cfg.InsecureLab && s.cfg.Certs == nil && s.cfg.checkInsecureNeeded() }
+func (s *Server) InsecureLab() bool {
+	return s.cfg.InsecureLab && s.cfg.Certs == nil && s.cfg.checkInsecureNeeded()
+}
 
 // checkInsecureNeeded reports whether this node's setup needs TLS.
 func (c *Config) checkInsecureNeeded() bool {
