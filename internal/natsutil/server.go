@@ -72,6 +72,9 @@ type ClusterConfig struct {
 	Name   string
 	Listen string   // host:port for routes; port -1 picks a free one
 	Routes []string // nats-route://host:port of the other nodes
+	// Advertise is the host:port the other nodes are told to route to
+	// (behind a NAT or a proxy); empty: the listen address.
+	Advertise string
 }
 
 // DefaultMaxPayload is the largest message Vigil accepts: 4 MiB. Larger
@@ -142,7 +145,7 @@ func StartServer(cfg ServerConfig) (*server.Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("natsutil: cluster listen address %q: %w", cfg.Cluster.Listen, err)
 		}
-		opts.Cluster = server.ClusterOpts{Name: cfg.Cluster.Name, Host: host, Port: port}
+		opts.Cluster = server.ClusterOpts{Name: cfg.Cluster.Name, Host: host, Port: port, Advertise: cfg.Cluster.Advertise}
 		opts.Routes = server.RoutesFromStr(joinComma(cfg.Cluster.Routes))
 		if cfg.TLS != nil {
 			opts.Cluster.TLSConfig = cfg.TLS.ClusterConfig()
