@@ -36,7 +36,9 @@ type serverStatus struct {
 	// (server.FleetBucket); AuditKeyNode is that node.
 	AuditKey     string `json:"audit_key,omitempty"`
 	AuditKeyNode string `json:"audit_key_node,omitempty"`
-	Error        string `json:"error,omitempty"`
+	// TLS is each node's certificate expiry, or its lab mode (status_tls.go).
+	TLS   []tlsStatus `json:"tls,omitempty"`
+	Error string      `json:"error,omitempty"`
 }
 
 // probe connects once and reports what it found.
@@ -77,6 +79,7 @@ func (c *cli) probe(ctx context.Context) serverStatus {
 			n := info.State.Msgs
 			st.LogEvents = &n
 			fleetStatus(ctx, cl.JetStream(), &st, info)
+			st.TLS = tlsStatuses(ctx, cl.JetStream(), st.DataDir, time.Now())
 		}
 	} else if !errors.Is(err, context.DeadlineExceeded) && c.natsURL == "" {
 		st.Error = fmt.Sprintf("connected to %s, but the log stream does not answer: %v", st.NATSURL, err)
@@ -148,6 +151,7 @@ Exit status: 0 when the server is up, 1 when it is not (after --wait).`,
 					fmt.Fprintf(c.stdout, "log: %d events\n", *st.LogEvents)
 				}
 				printFleet(c.stdout, st)
+				printTLS(c.stdout, st.TLS)
 			}
 			if !st.Up {
 				msg := "Vigil is not up: " + st.Error

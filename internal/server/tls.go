@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"path/filepath"
 	"strings"
@@ -142,6 +143,9 @@ func (c *Config) checkInsecure() error {
 		return nil
 	}
 	if c.InsecureLab {
+		if c.Logger == nil {
+			c.Logger = slog.New(slog.DiscardHandler)
+		}
 		c.Logger.Warn("INSECURE LAB MODE: this node sends events in clear text and lets any server route to it; never in production (drop --insecure-lab and use TLS, docs/security.md)",
 			"what", strings.Join(problems, "; "))
 		return nil
