@@ -41,6 +41,10 @@ type ServeInfo struct {
 	// not the data directory's own (`vigil serve --creds-dir`, a fleet):
 	// clients given only the data directory read the role's seed there.
 	CredsDir string `json:"creds_dir,omitempty"`
+	// TLSCA is the CA (absolute path) the node's certificate is verified
+	// against, when its listeners speak TLS (a fleet): clients given only
+	// the data directory verify it with this file.
+	TLSCA string `json:"tls_ca,omitempty"`
 }
 
 // DefaultDataDir is $VIGIL_DATA, else $XDG_DATA_HOME/vigil, else
@@ -80,6 +84,13 @@ type Options struct {
 	// URL and CredsFile reach any NATS server (a fleet).
 	URL       string
 	CredsFile string
+	// TLSCA is the CA file the server's certificate is verified against;
+	// empty: the fleet CA beside CredsFile (transport.FleetCAFile) if
+	// there is one, or serve.json's tls_ca. With none the connection is
+	// plain (a single host on loopback); a server that requires TLS then
+	// refuses it, and one whose certificate the CA did not issue is never
+	// reached.
+	TLSCA string
 	// DataDir finds a local `vigil serve` (serve.json and the role's seed)
 	// when URL is empty.
 	DataDir string
@@ -162,7 +173,8 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 	if o.Conn != nil {
 		c.nc, c.own = o.Conn, o.CloseConn
 	} else {
-		url, creds := o.URL, o.CredsFile
+		url, creds, ca := o.URL, o.CredsFile, o.TLSCA
+		explicitCA := ca != ""
 		if url == "" {
 			dir := o.DataDir
 			if dir == "" {
@@ -173,6 +185,9 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 				return nil, err
 			}
 			url = si.NATSURL
+			if ca == "" {
+				ca, explicitCA = si.TLSCA, si.TLSCA != ""
+			}
 			if creds == "" {
 				role := o.Role
 				if role == "" {
@@ -199,6 +214,13 @@ func Connect(ctx context.Context, o Options) (*Client, error) {
 			}
 			opts = append(opts, co)
 			opts = append(opts, transport.InboxOptions()...)
+		}
+		if ca = transport.CAFor(ca, creds); ca != "" {
+			to, err := transport.TLSOption(ca, transport.TLSRequired(url, explicitCA))
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, to)
 		}
 		nc, err := nats.Connect(url, opts...)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/nats-io/nkeys"
 	"github.com/spf13/cobra"
@@ -42,6 +43,8 @@ func newCredsCreateCmd(c *cli) *cobra.Command {
 	var (
 		role, credsDir, out string
 		asJSON              bool
+		tlsNode             string
+		tlsHosts            []string
 	)
 	cmd := &cobra.Command{
 		Use:   "create --role ROLE",
@@ -64,11 +67,24 @@ that take an nkey seed file (nats.go NkeyOptionFromSeed, the nats CLI's
 nats CLI's --creds) cannot use it. Agents and the runtime must also
 declare an inbox token (natsutil.InboxOptions; Vigil's own clients do).
 
+It also makes the fleet's TLS CA in the directory if there is none
+(ECDSA P-256): fleet-ca.pem, the certificate every client verifies a
+node with, and fleet-ca.key (0600), its key and certificate, with which
+a --cluster node issues its own certificate at start. Copying the
+directory to every node therefore gives the fleet TLS on every link.
+To keep the CA key off the nodes, issue each node's certificate here
+(--tls-node NAME --tls-host ADDR,...: <creds dir>/tls/NAME.pem and .key),
+copy fleet-ca.pem, that pair and the role files (not fleet-ca.key) to
+the node, and start it with --tls-cert, --tls-key and --tls-ca.
+
 Prints the file's path and the role's public key.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r := natsutil.Role(role)
-			if !slices.Contains(natsutil.Roles, r) {
+			if role == "" && tlsNode == "" {
+				return errors.New("name a --role (agent, runtime, approver, admin or service), or a --tls-node to issue a certificate for")
+			}
+			if role != "" && !slices.Contains(natsutil.Roles, r) {
 				return fmt.Errorf("--role %q: use one of agent, runtime, approver, admin, service", role)
 			}
 			dir := credsDir
@@ -78,6 +94,17 @@ Prints the file's path and the role's public key.`,
 			pubs, err := natsutil.EnsureCreds(dir)
 			if err != nil {
 				return err
+			}
+			if _, err := natsutil.EnsureFleetCA(dir); err != nil {
+				return err
+			}
+			if tlsNode != "" {
+				if err := issueNodeCert(c, dir, tlsNode, tlsHosts, asJSON && role == ""); err != nil {
+					return err
+				}
+				if role == "" {
+					return nil
+				}
 			}
 			// The HTTP tokens live beside the seeds: made now, a fleet
 			// that copies the directory shares them too.
@@ -116,8 +143,39 @@ Prints the file's path and the role's public key.`,
 	fl.StringVar(&credsDir, "creds-dir", "", "credentials directory (default DIR/creds; a fleet shares one)")
 	fl.StringVar(&out, "out", "", "write here (default <creds dir>/<role>.creds; - for standard output)")
 	fl.BoolVar(&asJSON, "json", false, "print role, file, public_key and creds_dir as JSON")
-	cmd.MarkFlagRequired("role")
+	fl.StringVar(&tlsNode, "tls-node", "", "also issue the TLS certificate of this node (its --node name) from the fleet CA, into <creds dir>/tls/NAME.pem and NAME.key")
+	fl.StringSliceVar(&tlsHosts, "tls-host", nil, "with --tls-node: the addresses and names the node is reached at (its --nats-listen, --cluster-listen and route hosts)")
 	return cmd
+}
+
+// issueNodeCert writes node's certificate and key under dir/tls.
+func issueNodeCert(c *cli, dir, node string, hosts []string, asJSON bool) error {
+	if len(hosts) == 0 {
+		return fmt.Errorf("--tls-node %s needs --tls-host: the addresses and names the node is reached at", node)
+	}
+	ca, err := natsutil.LoadFleetCA(dir)
+	if err != nil {
+		return err
+	}
+	certPath := filepath.Join(dir, natsutil.TLSDir, node+".pem")
+	keyPath := filepath.Join(dir, natsutil.TLSDir, node+".key")
+	for _, p := range []string{certPath, keyPath} {
+		if _, err := os.Stat(p); err == nil {
+			return fmt.Errorf("%s exists already: not overwritten (remove it to issue a new one)", p)
+		}
+	}
+	if err := ca.Issue(node, natsutil.NodeHosts(nil, hosts), natsutil.NodeValidity, certPath, keyPath); err != nil {
+		return err
+	}
+	caPath := filepath.Join(dir, natsutil.FleetCAFile)
+	if asJSON {
+		enc := json.NewEncoder(c.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]string{"node": node, "cert": certPath, "key": keyPath, "ca": caPath})
+	}
+	fmt.Fprintf(c.stdout, "wrote %s and %s (node %s, valid for %s; CA %s)\nstart it with: vigil serve --node %s --tls-cert %s --tls-key %s --tls-ca %s ...\n",
+		certPath, keyPath, node, strings.Join(hosts, ", "), caPath, node, certPath, keyPath, caPath)
+	return nil
 }
 
 // credsFileContent is a .creds file holding seed (an nkey user seed) and

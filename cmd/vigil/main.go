@@ -41,6 +41,7 @@ type cli struct {
 	dataDir        string
 	natsURL        string
 	creds          string
+	tlsCA          string
 	logLevel       string
 }
 
@@ -101,6 +102,7 @@ func newRootCmd(c *cli) *cobra.Command {
 	pf.StringVar(&c.dataDir, "data", "", "data directory of the server (default $VIGIL_DATA or the XDG data directory)")
 	pf.StringVar(&c.natsURL, "nats", "", "NATS URL of a Vigil server or cluster (instead of --data)")
 	pf.StringVar(&c.creds, "creds", "", "NATS credentials file (.creds or nkey seed) to use with --nats")
+	pf.StringVar(&c.tlsCA, "tls-ca", "", "CA file to verify the server's TLS certificate with (default: fleet-ca.pem beside --creds, or the node's, with --data)")
 	pf.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	commands := []func(*cli) *cobra.Command{
 		newServeCmd,
@@ -144,7 +146,7 @@ func (c *cli) data() string {
 // connect reaches the server named by the global flags, as role when the
 // credentials come from the data directory.
 func (c *cli) connect(ctx context.Context, role natsutil.Role) (*client.Client, error) {
-	o := client.Options{URL: c.natsURL, CredsFile: c.creds, Role: role, Name: "vigil-cli"}
+	o := client.Options{URL: c.natsURL, CredsFile: c.creds, TLSCA: c.tlsCA, Role: role, Name: "vigil-cli"}
 	if c.natsURL == "" {
 		o.DataDir = c.data()
 	}

@@ -6,7 +6,10 @@ import (
 
 	"fmt"
 	"net"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -46,6 +49,10 @@ type serveFlags struct {
 	acceptAuditKey bool
 	// shutdownTimeout bounds a shutdown; the budget starts when shutdown does.
 	shutdownTimeout time.Duration
+	// TLS (docs/security.md, "TLS").
+	tlsMode, tlsCert, tlsKey string
+	tlsHosts                 []string
+	insecureLab              bool
 }
 
 func newServeCmd(c *cli) *cobra.Command {
@@ -100,6 +107,11 @@ anything. docs/fleet.md has the setup on three machines or one.`,
 	fl.StringVar(&f.credsDir, "creds-dir", "", "directory of the role credentials (default DIR/creds; share it across a fleet)")
 	fl.BoolVar(&f.acceptNewLog, "accept-new-log", false, "serve a VIGIL_LOG that is not the one this node ran on (deleted and recreated, replaced, or cut short); see docs/durability.md")
 	fl.BoolVar(&f.acceptAuditKey, "accept-audit-key", false, "in a fleet: record this node's audit key as the fleet's (after giving every node a new key on purpose); see docs/fleet.md")
+	fl.StringVar(&f.tlsMode, "tls", server.TLSAuto, "TLS on the NATS, cluster and HTTP listeners: auto (on for a --cluster node, off for a single host on loopback), on, off")
+	fl.StringVar(&f.tlsCert, "tls-cert", "", "this node's certificate (PEM; server and client auth), verified with --tls-ca; default: one the node issues itself from the fleet CA in the creds dir")
+	fl.StringVar(&f.tlsKey, "tls-key", "", "the private key of --tls-cert")
+	fl.StringSliceVar(&f.tlsHosts, "tls-host", nil, "more names or addresses the node's own certificate is valid for (its listen hosts, host name and loopback always are)")
+	fl.BoolVar(&f.insecureLab, "insecure-lab", false, "allow a cluster, or listeners beyond loopback, without TLS (a lab only: logged at every start, shown by status and /metrics)")
 	fl.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long a shutdown may take, counted from the signal")
 	return cmd
 }
@@ -185,6 +197,12 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		SealInterval:   f.sealEvery,
 		AcceptNewLog:   f.acceptNewLog,
 		Logger:         log,
+		TLSMode:        f.tlsMode,
+		TLSCert:        f.tlsCert,
+		TLSKey:         f.tlsKey,
+		TLSCA:          c.tlsCA,
+		TLSHosts:       f.tlsHosts,
+		InsecureLab:    f.insecureLab,
 	}})
 	if errors.Is(err, server.ErrStreamChanged) {
 		return fmt.Errorf("%w\nTo serve VIGIL_LOG as it is now, start once with --accept-new-log", err)
@@ -225,12 +243,29 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		}
 		fmt.Fprintf(c.stderr, "HTTP API on %s (tokens in %s)\n", info.HTTPURL, tokens)
 	}
-	select {
-	case <-ctx.Done():
-	case err := <-s.Err():
-		// A failed node exits non-zero, so a supervisor sees it.
-		log.Error("node failed; shutting down", "err", err)
-		return errors.Join(fmt.Errorf("serve: %w", err), shutdown())
+	if t := s.TLS(); t != nil {
+		fmt.Fprintf(c.stderr, "TLS on every listener: certificate %s (until %s), CA %s; SIGHUP reloads it\n",
+			t.Files().Cert, t.Leaf().NotAfter.UTC().Format(time.DateOnly), t.Files().CA)
+	} else if s.InsecureLab() {
+		fmt.Fprintf(c.stderr, "INSECURE LAB MODE (--insecure-lab): events travel in clear text; never in production\n")
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+		case <-hup:
+			if err := s.ReloadTLS(ctx); err != nil {
+				log.Error("SIGHUP: TLS certificate not reloaded; the one in use stays", "err", err)
+			}
+			continue
+		case err := <-s.Err():
+			// A failed node exits non-zero, so a supervisor sees it.
+			log.Error("node failed; shutting down", "err", err)
+			return errors.Join(fmt.Errorf("serve: %w", err), shutdown())
+		}
+		break
 	}
 	log.Info("shutting down")
 	return shutdown()

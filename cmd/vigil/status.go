@@ -45,6 +45,8 @@ type serverStatus struct {
 	// AuditKeyError says why a fleet's audit key is not shown.
 	AuditKeyError string `json:"audit_key_error,omitempty"`
 	Error         string `json:"error,omitempty"`
+	// TLS is each node's certificate expiry, or its lab mode (status_tls.go).
+	TLS []tlsStatus `json:"tls,omitempty"`
 	// foldsKnown: the credentials could list the drivers' consumers.
 	foldsKnown bool
 }
@@ -148,6 +150,7 @@ func (c *cli) probe(ctx context.Context) serverStatus {
 		// machine the connection's 3 s left them out (the audit key).
 		fctx, fcancel := context.WithTimeout(pctx, 5*time.Second)
 		fleetStatus(fctx, cl.JetStream(), &st, info)
+		st.TLS = tlsStatuses(fctx, cl.JetStream(), st.DataDir, time.Now())
 		fcancel()
 	} else if c.natsURL == "" {
 		st.Error = fmt.Sprintf("connected to %s, but the log stream does not answer: %v", st.NATSURL, err)
@@ -223,6 +226,7 @@ Exit status: 0 when the server is up, 1 when it is not (after --wait).`,
 					fmt.Fprintf(c.stdout, "log: %d events\n", *st.LogEvents)
 				}
 				printFleet(c.stdout, st)
+				printTLS(c.stdout, st.TLS)
 			}
 			if !st.Up {
 				msg := "Vigil is not up: " + st.Error

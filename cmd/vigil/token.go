@@ -12,7 +12,6 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -52,6 +51,13 @@ func (c *cli) tokenAPI(f tokenFlags) (*tokenAPI, error) {
 			return nil, fmt.Errorf("the server in %s serves no HTTP API (vigil serve --http-listen); tokens are HTTP credentials", c.data())
 		}
 		u = info.HTTPURL
+		if c.tlsCA == "" {
+			c.tlsCA = info.TLSCA
+		}
+	}
+	hc, err := httpsClient(c.tlsCA)
+	if err != nil {
+		return nil, err
 	}
 	tok := ""
 	switch {
@@ -70,7 +76,7 @@ func (c *cli) tokenAPI(f tokenFlags) (*tokenAPI, error) {
 		}
 		tok = t
 	}
-	return &tokenAPI{url: strings.TrimRight(u, "/"), token: tok, hc: &http.Client{Timeout: 30 * time.Second}}, nil
+	return &tokenAPI{url: strings.TrimRight(u, "/"), token: tok, hc: hc}, nil
 }
 
 // apiError is the HTTP API's error answer.

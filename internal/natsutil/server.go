@@ -57,7 +57,12 @@ type ServerConfig struct {
 	ServerName string
 	// Cluster, when Cluster.Name is set, makes the server a cluster node.
 	Cluster ClusterConfig
-	Logger  *slog.Logger
+	// TLS, when set, makes the client port speak TLS only (the node's
+	// certificate) and the cluster port mutual TLS verified against the
+	// fleet CA, with routes authorized only when the peer presented a
+	// certificate the CA verified (RouteAuth).
+	TLS    *Certs
+	Logger *slog.Logger
 	// ReadyTimeout bounds the wait for the server to accept connections.
 	ReadyTimeout time.Duration
 }
@@ -67,6 +72,9 @@ type ClusterConfig struct {
 	Name   string
 	Listen string   // host:port for routes; port -1 picks a free one
 	Routes []string // nats-route://host:port of the other nodes
+	// Advertise is the host:port the other nodes are told to route to
+	// (behind a NAT or a proxy); empty: the listen address.
+	Advertise string
 }
 
 // DefaultMaxPayload is the largest message Vigil accepts: 4 MiB. Larger
@@ -137,12 +145,21 @@ func StartServer(cfg ServerConfig) (*server.Server, error) {
 		if err != nil {
 			return nil, fmt.Errorf("natsutil: cluster listen address %q: %w", cfg.Cluster.Listen, err)
 		}
-		opts.Cluster = server.ClusterOpts{Name: cfg.Cluster.Name, Host: host, Port: port}
+		opts.Cluster = server.ClusterOpts{Name: cfg.Cluster.Name, Host: host, Port: port, Advertise: cfg.Cluster.Advertise}
 		opts.Routes = server.RoutesFromStr(joinComma(cfg.Cluster.Routes))
+		if cfg.TLS != nil {
+			opts.Cluster.TLSConfig = cfg.TLS.ClusterConfig()
+			opts.Cluster.TLSTimeout = 2
+			opts.CustomRouterAuthentication = RouteAuth{Logger: cfg.Logger.With("component", "routes")}
+		}
 		opts.DontListen = false
 		if opts.Port == 0 {
 			opts.Port = server.RANDOM_PORT
 		}
+	}
+	if cfg.TLS != nil && !opts.DontListen {
+		opts.TLSConfig = cfg.TLS.ServerConfig()
+		opts.TLS, opts.TLSTimeout = true, 2
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {

@@ -8,11 +8,13 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -128,11 +130,19 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			return nil, err
 		}
 	}
+	// TLS is settled before anything listens: the HTTP API speaks it
+	// with the node's certificate whenever NATS does.
+	if err := server.PrepareTLS(&cfg.Config); err != nil {
+		return nil, err
+	}
 	var httpLn net.Listener
 	if cfg.HTTPListen != "" {
 		ln, url, err := httpapi.Listen(cfg.HTTPListen)
 		if err != nil {
 			return nil, err
+		}
+		if c := cfg.Certs; c != nil {
+			ln, url = tls.NewListener(ln, c.ServerConfig()), "https://"+strings.TrimPrefix(url, "http://")
 		}
 		httpLn, cfg.HTTPURL = ln, url
 	}
@@ -220,6 +230,9 @@ func (n *Node) startHTTP(ctx context.Context, cfg Config, ln net.Listener) error
 		return fmt.Errorf("HTTP API on %s: %w", cfg.HTTPListen, err)
 	}
 	n.http = h
+	if err := h.RegisterCollector(tlsMetrics(n.Server)); err != nil {
+		return err
+	}
 	if n.notifier != nil {
 		if err := h.RegisterCollector(n.notifier); err != nil {
 			return err

@@ -198,7 +198,9 @@ func TestFleetKillEachLeader(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	nc, err := nats.Connect(all, mustCreds(t, natsutil.CredsFileIn(creds, natsutil.RoleAdmin)), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	// The fleet speaks TLS (the CA `vigil creds create` made, beside the seeds).
+	nc, err := nats.Connect(all, mustCreds(t, natsutil.CredsFileIn(creds, natsutil.RoleAdmin)), nats.RootCAs(filepath.Join(creds, natsutil.FleetCAFile)),
+		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,6 +62,10 @@ func probeFleetKey(ctx context.Context, cfg Config, pubs map[natsutil.Role]strin
 		CustomClientAuthentication: natsutil.NewAuthenticator(pubs, slog.New(slog.DiscardHandler)),
 		AlwaysEnableNonce:          true,
 	}
+	if cfg.Certs != nil { // the fleet's mutual TLS (tls.go)
+		opts.Cluster.TLSConfig, opts.Cluster.TLSTimeout = cfg.Certs.ClusterConfig(), 2
+		opts.CustomRouterAuthentication = natsutil.RouteAuth{}
+	}
 	ps, err := natsserver.NewServer(opts)
 	if err != nil {
 		return nil // the real start reports a bad configuration

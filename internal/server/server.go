@@ -38,6 +38,7 @@ import (
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/driver"
@@ -131,6 +132,21 @@ type Config struct {
 	// AcceptAuditKey records AuditKey as the fleet's audit key instead of
 	// comparing it: a deliberate change of the fleet's key.
 	AcceptAuditKey bool
+
+	// TLS (tls.go). TLSMode is TLSAuto (""), TLSOn or TLSOff. TLSCert and
+	// TLSKey are the operator's node certificate, verified (and every
+	// peer's, and by every client) with TLSCA; without TLSCert the node
+	// issues its own from CredsDir's fleet CA, valid for its listen
+	// hosts and TLSHosts. With NATSURL, TLSCA (default: the fleet CA
+	// beside ServiceCreds) verifies the attached NATS.
+	TLSMode     string
+	TLSCert     string
+	TLSKey      string
+	TLSCA       string
+	TLSHosts    []string
+	InsecureLab bool
+	Certs       *natsutil.Certs
+	tlsPrepared bool
 }
 
 // Server is a running node.
@@ -234,6 +250,9 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.CredsDir == "" {
 		cfg.CredsDir = natsutil.CredsDir(cfg.DataDir)
 	}
+	if err := PrepareTLS(&cfg); err != nil {
+		return nil, err
+	}
 	s.cfg = cfg
 	if cfg.NATSURL != "" {
 		creds := cfg.ServiceCreds
@@ -244,6 +263,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		co, err := natsutil.CredsOption(creds)
 		if err != nil {
 			return nil, err
+		}
+		if ca := transport.CAFor(cfg.TLSCA, creds); ca != "" {
+			to, err := transport.TLSOption(ca, transport.TLSRequired(cfg.NATSURL, cfg.TLSCA != ""))
+			if err != nil {
+				return nil, err
+			}
+			opts = append(opts, to)
 		}
 		s.nc, err = nats.Connect(cfg.NATSURL, append(append(opts, co), natsutil.InboxOptions()...)...)
 		if err != nil {
@@ -273,6 +299,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			Auth:         natsutil.NewAuthenticator(pubs, cfg.Logger.With("component", "auth"), "vigil-"+cfg.NodeName, notify.DefaultDurable),
 			ServerName:   cfg.NodeName,
 			Cluster:      cfg.Cluster,
+			TLS:          cfg.Certs,
 			Logger:       cfg.Logger,
 		})
 		if err != nil {
@@ -398,9 +425,13 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cd, err := filepath.Abs(cfg.CredsDir); err == nil && cd != mustAbs(natsutil.CredsDir(cfg.DataDir)) {
 		s.info.CredsDir = cd
 	}
+	if cfg.Certs != nil {
+		s.info.TLSCA = mustAbs(cfg.Certs.Files().CA)
+	}
 	s.fleet = s.fleetInfo(ctx)
+	s.recordTLS(ctx)
 	if s.info.NATSURL != "" {
-		b, _ := json.MarshalIndent(ServeFile{ServeInfo: s.info, Node: cfg.NodeName, Fleet: s.fleet}, "", "  ")
+		b, _ := json.MarshalIndent(ServeFile{ServeInfo: s.info, Node: cfg.NodeName, Fleet: s.fleet, TLS: s.TLSInfo()}, "", "  ")
 		if err := natsutil.WriteFileAtomic(filepath.Join(cfg.DataDir, client.ServeInfoFile), append(b, '\n'), 0o600); err != nil {
 			return nil, err
 		}
@@ -412,6 +443,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if f.AuditKey != "" {
 			attrs = append(attrs, "audit_key", f.AuditKey) // docs/fleet.md: the line names it
 		}
+	}
+	if c := cfg.Certs; c != nil {
+		attrs = append(attrs, "tls", c.Files().Cert, "tls_not_after", c.Leaf().NotAfter.UTC().Format(time.RFC3339))
+	} else if s.InsecureLab() {
+		attrs = append(attrs, "insecure_lab", true)
 	}
 	cfg.Logger.Info("vigil serving", attrs...)
 	if s.drv != nil {
@@ -439,6 +475,8 @@ type ServeFile struct {
 	client.ServeInfo
 	Node  string     `json:"node"`
 	Fleet *FleetInfo `json:"fleet,omitempty"`
+	// TLS is the node's certificate at start (or its lab mode).
+	TLS *TLSInfo `json:"tls,omitempty"`
 }
 
 // FleetInfo describes the cluster a node belongs to, as seen at start.
