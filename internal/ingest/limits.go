@@ -34,7 +34,7 @@ import (
 const (
 	DefaultMaxConversations = 10_000
 	DefaultActionsPerSecond = 2_000
-	DefaultActionBurst      = 4_000
+	DefaultActionBurst      = 10_000
 	DefaultIdleAfter        = 30 * time.Minute
 	// alertEvery bounds how often a cap that keeps being hit raises an alert.
 	alertEvery = time.Minute
