@@ -15,8 +15,8 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
-	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/ingest"
+	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors"
