@@ -13,6 +13,12 @@
 //
 // A request holding several events (a msgpack array or JSON lines) is
 // validated whole before anything is stored, and stored in order.
+//
+// What a producer claims about redaction is not kept: the redactions list
+// it sent is discarded and the redaction step writes the only one stored.
+// Each producer credential (agent, runtime) is held to caps on its live
+// conversations and its actions per second (Limits, limits.go); a request
+// over a cap is refused whole with the reason, and an alert is raised.
 package ingest
 
 import (
