@@ -421,6 +421,18 @@ func (s *Service) handle(m *nats.Msg) {
 		s.refuseOverCap(m, class, lr)
 		return
 	}
+	handed := false
+	if waitAsked {
+		// Gate outputs are remembered from before the action is stored
+		// (its decision may be folded before the wait registers) until
+		// awaitDecision ends; released here if it never starts.
+		s.decisions.interest.Add(1)
+		defer func() {
+			if !handed {
+				s.decisions.interest.Add(-1)
+			}
+		}()
+	}
 	results, err := s.store(evs)
 	if err != nil {
 		var conflict *idConflictError
@@ -439,6 +451,7 @@ func (s *Service) handle(m *nats.Msg) {
 	}
 	s.reply(m, Reply{Results: results})
 	if waitAsked {
+		handed = true
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
