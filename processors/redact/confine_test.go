@@ -258,3 +258,12 @@ func touchedElsewhere(r *Redactor, line string) bool {
 	_, fs := r.RedactString(line)
 	return len(fs) > 0
 }
+
+// TestUnsafeSpanIsReserved: a config's extra rule cannot take the name the
+// scorer reads as "could not be shown".
+func TestUnsafeSpanIsReserved(t *testing.T) {
+	_, err := New(Config{Settings: events.RedactionSettings{ExtraRules: []events.RedactionRule{{Name: RuleUnsafeSpan, Regex: "x+"}}}})
+	if err == nil || !strings.Contains(err.Error(), "built-in") {
+		t.Fatalf("extra rule named %s: err = %v", RuleUnsafeSpan, err)
+	}
+}
