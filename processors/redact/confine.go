@@ -45,15 +45,21 @@ const RuleUnsafeSpan = "vigil.unsafe-span"
 // CommandKey reports whether a string found under the map key key holds a
 // command or code, so that its redactions are confined to shell words and
 // lines: command, cmd, script, code, cli_command, args (a command given
-// as one string), and every key that contains "command", "cmd" or
-// "script" in any case (GIT_SSH_COMMAND, shellCommand, prescript).
+// as one string), and every key that contains "command", "cmd", "script",
+// "args" or "argument" in any case (GIT_SSH_COMMAND, shellCommand,
+// prescript, raw_args, arguments: tool arguments sent as a JSON string).
 func CommandKey(key string) bool {
 	k := strings.ToLower(key)
 	switch k {
 	case "code", "args", "argv", "input", "program", "exec", "run", "shell", "sql", "query", "source", "expression":
 		return true
 	}
-	return strings.Contains(k, "command") || strings.Contains(k, "cmd") || strings.Contains(k, "script")
+	for _, part := range []string{"command", "cmd", "script", "args", "argument"} {
+		if strings.Contains(k, part) {
+			return true
+		}
+	}
+	return false
 }
 
 // isSep reports whether c ends a shell word: blanks and line ends,

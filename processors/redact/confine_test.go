@@ -267,3 +267,16 @@ func TestUnsafeSpanIsReserved(t *testing.T) {
 		t.Fatalf("extra rule named %s: err = %v", RuleUnsafeSpan, err)
 	}
 }
+
+// TestConfinedInJSONArguments: tool arguments sent as one JSON string (the
+// key block's newlines escaped) keep the command between the key lines.
+func TestConfinedInJSONArguments(t *testing.T) {
+	r := newTestRedactor(t)
+	body := fakeKeyLine(5)
+	args := `{"command": "true # -----BEGIN PRIVATE KEY----- ` + body + `\nrm -rf ~\n# -----END PRIVATE KEY-----"}`
+	out, _ := r.RedactEvent(testEvent(map[string]any{"tool": "bash", "arguments": args}))
+	got := out.Data["arguments"].(string)
+	if strings.Contains(got, body) || !strings.Contains(got, `rm -rf ~`) {
+		t.Errorf("arguments stored as %q", got)
+	}
+}
