@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/internal/testnode"
@@ -39,6 +40,8 @@ func startAuditNode(t testing.TB, k uint64) (*server.Server, string) {
 			}
 			return []processors.Processor{a}, nil
 		},
+		// Bulk loads of 50,000 actions: the agent credential's rate cap off.
+		Configure: func(c *server.Config) { c.IngestLimits = ingest.Limits{ActionsPerSecond: -1} },
 	})
 	return s, dir
 }

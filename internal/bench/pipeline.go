@@ -282,6 +282,9 @@ func runVigil(ctx context.Context, cfg PipelineConfig, evs []events.Event) (time
 		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: cfg.Durability,
 		Processors: cfg.Processors, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor, Logger: cfg.Logger,
 		ProjectionsDir: node.ProjectionsDir(dir),
+		// Throughput is measured, not a credential's cap (one agent
+		// credential sends every event here): the caps are off.
+		IngestLimits: ingest.Limits{Conversations: -1, ActionsPerSecond: -1},
 	}})
 	if err != nil {
 		return 0, 0, err

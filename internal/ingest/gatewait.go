@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -50,6 +51,13 @@ type decisionWatcher struct {
 	next   int
 	active int
 	sub    *nats.Subscription
+	// interest counts the requests that asked for their decision and have
+	// not had it yet (from before their action is stored until their wait
+	// ends). While it is zero nobody can need a gate output remembered, so
+	// add and Folded return at once: decoding every decision of the
+	// pipeline for waits nobody holds cost about a tenth of the ingest
+	// path's CPU. A retry, whose decision may be older, reads the stream.
+	interest atomic.Int64
 }
 
 // jsReader reads the derived stream for decisions older than the watcher.
@@ -76,6 +84,9 @@ func (w *decisionWatcher) onMsg(m *nats.Msg) { w.add(m.Data) }
 // waits for its action. The same output may come twice (from the node's
 // own driver, then as published): the second is dropped.
 func (w *decisionWatcher) add(body []byte) {
+	if w.interest.Load() == 0 {
+		return
+	}
 	d, err := events.DecodeDerived(body)
 	if err != nil || (d.Kind != events.KindGateDecided && d.Kind != events.KindGateRequested) {
 		return
@@ -119,7 +130,7 @@ func (w *decisionWatcher) add(body []byte) {
 // other subjects are ignored; it never blocks on the network.
 func (s *Service) Folded(seq uint64, outs []processors.Output) {
 	w := s.decisions
-	if w == nil {
+	if w == nil || w.interest.Load() == 0 {
 		return
 	}
 	for i := range outs {
@@ -220,6 +231,7 @@ func parseWait(m *nats.Msg) (time.Duration, bool, error) {
 // stored at seq to the request's reply inbox, waiting at most d. It runs
 // outside the worker pool: a long wait holds no worker.
 func (s *Service) awaitDecision(m *nats.Msg, ev *events.Event, seq uint64, duplicate bool, d time.Duration) {
+	defer s.decisions.interest.Add(-1) // taken by handle before the action was stored
 	send := func(r WaitReply) {
 		b, err := json.Marshal(r)
 		if err == nil {

@@ -63,6 +63,10 @@ func TestFolded(t *testing.T) {
 		}
 	}
 
+	// A request that asked for its decision is in flight (handle takes
+	// this interest before the action is stored).
+	w.interest.Add(1)
+
 	// A wait registered first; then the driver's outputs, then the same
 	// decision as published.
 	ch, err := w.wait(7)
@@ -96,4 +100,14 @@ func TestFolded(t *testing.T) {
 
 	// Not started: nothing to hand to.
 	(&Service{}).Folded(9, outputs(9))
+
+	// Nobody asked for a decision: outputs are not decoded nor remembered.
+	w.interest.Add(-1)
+	s.Folded(10, outputs(10))
+	w.mu.Lock()
+	_, kept := w.recent[10]
+	w.mu.Unlock()
+	if kept {
+		t.Error("an output was remembered with no request waiting for a decision")
+	}
 }

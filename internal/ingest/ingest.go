@@ -13,6 +13,12 @@
 //
 // A request holding several events (a msgpack array or JSON lines) is
 // validated whole before anything is stored, and stored in order.
+//
+// What a producer claims about redaction is not kept: the redactions list
+// it sent is discarded and the redaction step writes the only one stored.
+// Each producer credential (agent, runtime) is held to caps on its live
+// conversations and its actions per second (Limits, limits.go); a request
+// over a cap is refused whole with the reason, and an alert is raised.
 package ingest
 
 import (
@@ -95,6 +101,10 @@ type Config struct {
 	// DedupWindow is how long the id index recognises a stored id; zero
 	// means natsutil.DefaultDedupWindow.
 	DedupWindow time.Duration
+	// Limits caps the live conversations and the actions per second of
+	// each producer credential (limits.go); the zero value gives the
+	// defaults.
+	Limits Limits
 }
 
 // Service is a running ingest service.
@@ -118,6 +128,8 @@ type Service struct {
 	stopWaits context.CancelFunc
 	// idx is the id index (nil without Config.IndexDir).
 	idx *idIndex
+	// lim holds each producer credential's load (Config.Limits).
+	lim *limiter
 }
 
 // Reply is the JSON answer to an ingest request (events.IngestReply).
@@ -158,10 +170,15 @@ func New(cfg Config) (*Service, error) {
 	if cfg.DedupWindow <= 0 {
 		cfg.DedupWindow = natsutil.DefaultDedupWindow
 	}
+	cfg.Limits.EnsureDefaults()
+	if err := cfg.Limits.Validate(); err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pub := &natsutil.Publisher{JS: cfg.JS, Logger: cfg.Logger}
 	svc := &Service{cfg: cfg, pub: pub, sem: make(chan struct{}, cfg.Workers), ctx: ctx, stop: cancel}
 	svc.waitCtx, svc.stopWaits = context.WithCancel(ctx)
+	svc.lim = newLimiter(cfg.Limits)
 	if cfg.Redactor != nil {
 		svc.redactor.Store(&redactorBox{cfg.Redactor})
 	}
@@ -400,6 +417,22 @@ func (s *Service) handle(m *nats.Msg) {
 		s.refuse(m, &refusal{reason: "header " + HeaderWaitDecision + " needs a request with exactly one action and a reply inbox", index: -1})
 		return
 	}
+	if lr := s.admit(class, token, evs); lr != nil {
+		s.refuseOverCap(m, class, lr)
+		return
+	}
+	handed := false
+	if waitAsked {
+		// Gate outputs are remembered from before the action is stored
+		// (its decision may be folded before the wait registers) until
+		// awaitDecision ends; released here if it never starts.
+		s.decisions.interest.Add(1)
+		defer func() {
+			if !handed {
+				s.decisions.interest.Add(-1)
+			}
+		}()
+	}
 	results, err := s.store(evs)
 	if err != nil {
 		var conflict *idConflictError
@@ -418,6 +451,7 @@ func (s *Service) handle(m *nats.Msg) {
 	}
 	s.reply(m, Reply{Results: results})
 	if waitAsked {
+		handed = true
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -498,6 +532,12 @@ func (s *Service) decode(m *nats.Msg, token string, class *subjectClass) (evs []
 				return nil, &refusal{reason: fmt.Sprintf("event %d: conversation %q does not match the subject's %q", i, ev.Conversation, token), index: i, eventID: ev.ID, tainted: taint(ev)}
 			}
 		}
+		// What was redacted is the service's to say: a producer's own
+		// redactions list is a claim (it could forge "this was redacted",
+		// hold a secret, or name a hundred thousand rules that become
+		// metric series), so it is discarded and the redaction step
+		// writes the only one stored.
+		ev.Redactions = nil
 		if ev.ID == "" {
 			ev.ID = s.cfg.NewID()
 		}
@@ -843,6 +883,47 @@ func (s *Service) refuse(m *nats.Msg, r *refusal) {
 	}
 	if !r.noReply {
 		s.reply(m, Reply{Error: r.reason, Index: r.index})
+	}
+}
+
+// admit holds a request to its credential's limits (limits.go).
+func (s *Service) admit(class *subjectClass, token string, evs []events.Event) *limitRefusal {
+	conv := token
+	if token == events.GlobalScope {
+		conv = ""
+	}
+	actions := 0
+	for i := range evs {
+		if evs[i].Kind == events.KindAction {
+			actions++
+		}
+	}
+	return s.lim.admit(class.origin, conv, actions, s.cfg.Now())
+}
+
+// refuseOverCap answers a request over a cap of its credential: the reply
+// says which cap and what to do; nothing is stored, not even in VIGIL_DLQ,
+// and an alert is raised when one is due (at most once a minute a cap).
+func (s *Service) refuseOverCap(m *nats.Msg, class *subjectClass, lr *limitRefusal) {
+	s.reply(m, Reply{Error: "refused: " + lr.reason, Index: -1})
+	if !lr.alert {
+		return
+	}
+	now := s.cfg.Now().UTC()
+	s.cfg.Logger.Warn("ingest: a producer credential is over its cap", "credential", string(class.origin), "cap", lr.cap)
+	a := events.Alert{Severity: "high", Reason: "ingest: " + lr.reason, Subject: class.prefix + "*"}
+	id := fmt.Sprintf("ingest:cap:%s:%s:%d", class.origin, lr.cap, now.Unix()/int64(alertEvery/time.Second))
+	d := events.Derived{V: events.CurrentVersion, ID: id, Kind: events.KindAlert, Time: now.Format(time.RFC3339Nano), Data: a}
+	body, err := d.Marshal()
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.cfg.AckTimeout)
+	defer cancel()
+	msg := &nats.Msg{Subject: events.SubjectAlert, Data: body, Header: nats.Header{}}
+	msg.Header.Set(jetstream.MsgIDHeader, d.ID)
+	if _, err := s.cfg.JS.PublishMsg(ctx, msg); err != nil {
+		s.cfg.Logger.Error("ingest: cap alert not stored", "cap", lr.cap, "err", err)
 	}
 }
 

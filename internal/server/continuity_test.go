@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
@@ -333,6 +334,8 @@ func BenchmarkContinuityCheck(b *testing.B) {
 			return []processors.Processor{a}, err
 		},
 		AuditVerifiers: vs, SealInterval: 50 * time.Millisecond, NoContinuityCheck: true,
+		// A bulk load of 100,000 actions: the agent credential's rate cap off.
+		IngestLimits: ingest.Limits{ActionsPerSecond: -1},
 	})
 	if err != nil {
 		b.Fatal(err)

@@ -87,6 +87,9 @@ type Config struct {
 	// CheckConfig, when set, is run by the ingest service on every config
 	// event before it is stored (see ingest.Config.CheckConfig).
 	CheckConfig func(events.Config) error
+	// IngestLimits caps each producer credential's live conversations and
+	// actions per second (ingest.Limits; the zero value gives its defaults).
+	IngestLimits ingest.Limits
 	// NodeName names this node's durable consumers and its NATS server;
 	// default "local". It must be unique in a fleet.
 	NodeName string
@@ -326,7 +329,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor,
 		CheckConfig: cfg.CheckConfig, Logger: cfg.Logger.With("component", "ingest"),
-		IndexDir: cfg.ingestIndexDir(), DedupWindow: cfg.DedupWindow})
+		IndexDir: cfg.ingestIndexDir(), DedupWindow: cfg.DedupWindow, Limits: cfg.IngestLimits})
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,12 @@
 // that would pass its work budget (Config.Budget) is replaced whole by
 // [REDACTED:vigil.budget].
 //
+// In strings that hold a command or code (CommandKey), no redaction
+// crosses a shell word, operator, quote or line (confine.go): the stored
+// command has the words and lines of the one that runs, and a replaced
+// piece that may still hide a program is named RuleUnsafeSpan, which the
+// scorer makes HIGH.
+//
 // What callers must do: build the Redactor from the config in force (and
 // rebuild it when a new config event applies), call RedactEvent on every
 // event before it is stored, and store only its result. Nothing this

@@ -84,8 +84,9 @@ func (w *walker) find(s string) ([]Finding, bool) {
 	return fs, ok
 }
 
-// redactString is RedactString within the event's budget.
-func (w *walker) redactString(s string) (out string, fs []Finding) {
+// redactString is RedactString within the event's budget; cmd confines
+// its findings to shell words and lines (confine).
+func (w *walker) redactString(s string, cmd bool) (out string, fs []Finding) {
 	defer func() {
 		if p := recover(); p != nil {
 			out, fs = failClosed(s)
@@ -98,12 +99,15 @@ func (w *walker) redactString(s string) (out string, fs []Finding) {
 	if len(fs) == 0 {
 		return s, nil
 	}
+	if cmd {
+		fs = confine(s, fs)
+	}
 	return apply(s, fs), fs
 }
 
 // redact is redactString that records its findings under path.
-func (w *walker) redact(s, path string) string {
-	out, fs := w.redactString(s)
+func (w *walker) redact(s, path string, cmd bool) string {
+	out, fs := w.redactString(s, cmd)
 	w.record(path, fs)
 	return out
 }
@@ -182,7 +186,7 @@ func (w *walker) walkMap(m map[string]any, path string, depth int) map[string]an
 	newKeys := make([]string, len(keys))
 	keyFs := make([][]Finding, len(keys))
 	for i, k := range keys {
-		nk, fs := w.redactString(k)
+		nk, fs := w.redactString(k, false)
 		newKeys[i], keyFs[i] = nk, fs
 		if len(fs) > 0 {
 			renamed = true
@@ -262,7 +266,7 @@ func (w *walker) walkValue(v any, path, key string, depth int) any {
 		}
 		return w.walkMap(out, path, depth)
 	case []any:
-		if joined, ok := w.strArray(x, path); ok {
+		if joined, ok := w.strArray(x, path, CommandKey(key)); ok {
 			return joined
 		}
 		for i := range x {
@@ -303,8 +307,9 @@ func (w *walker) str(s, path, key string) string {
 	if s == "" {
 		return s
 	}
+	cmd := key != "" && CommandKey(key)
 	if key == "" || len(s) > maxKeyContext || !w.r.kw.contains(key) {
-		return w.redact(s, path)
+		return w.redact(s, path, cmd)
 	}
 	prefix := `"` + key + `": "`
 	ctx := prefix + s + `"`
@@ -320,6 +325,9 @@ func (w *walker) str(s, path, key string) string {
 	local := clip(fs, len(prefix), len(prefix)+len(s))
 	if len(local) == 0 {
 		return s
+	}
+	if cmd {
+		local = confine(s, local)
 	}
 	w.record(path, local)
 	return apply(s, local)
@@ -343,9 +351,10 @@ func clip(fs []Finding, a, b int) []Finding {
 
 // strArray redacts an array made only of strings (an argv, a list of
 // lines) by scanning it joined with spaces, so that "-p" and its value,
-// or "Authorization:" and its token, are seen together. It reports false
-// when the array is not such an array.
-func (w *walker) strArray(x []any, path string) ([]any, bool) {
+// or "Authorization:" and its token, are seen together; cmd confines its
+// findings to shell words (an argv). It reports false when the array is
+// not such an array.
+func (w *walker) strArray(x []any, path string, cmd bool) ([]any, bool) {
 	if len(x) < 2 {
 		return nil, false
 	}
@@ -379,6 +388,9 @@ func (w *walker) strArray(x []any, path string) ([]any, bool) {
 			x[i] = out
 		}
 		return x, true
+	}
+	if cmd {
+		fs = confine(b.String(), fs)
 	}
 	k := 0 // fs[:k] end before the element: not looked at again
 	for i, e := range x {

@@ -364,7 +364,7 @@ func mergeFindings(fs []Finding) []Finding {
 }
 
 func builtinIDs() map[string]bool {
-	ids := map[string]bool{ruleRedactionError: true, RuleBudget: true}
+	ids := map[string]bool{ruleRedactionError: true, RuleBudget: true, RuleUnsafeSpan: true}
 	for _, v := range vigilRegexes {
 		ids[v.id] = true
 	}
