@@ -221,6 +221,16 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.metrics = newMetrics(s)
 	s.hub = newHub()
+	if cfg.Reads != nil {
+		// The actions waiting now: their decisions are a person's to see.
+		if pas, err := cfg.Reads.Pending(); err == nil {
+			keys := make([]waitKey, len(pas))
+			for i, pa := range pas {
+				keys[i] = waitKey{pa.Request.ActionID, pa.Request.LogSeq}
+			}
+			s.hub.seedWaiting(keys)
+		}
+	}
 	if cfg.JetStream != nil {
 		s.prover = auditlog.NewProver(cfg.JetStream, nil, 0)
 		// Follow from what is stored after now, decided here rather than
