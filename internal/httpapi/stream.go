@@ -57,7 +57,7 @@ type streamEvent struct {
 	// seq is the VIGIL_DERIVED seq of the record the event comes from.
 	seq uint64
 	// waited is false for a decision no person waited on (coalesced).
-	waited bool
+	waited  bool
 	outcome events.Outcome
 }
 
