@@ -102,7 +102,13 @@
       return code;
     }
     const hidden = byteLen(s) - byteLen(head) - byteLen(tail) + o.notCarried;
-    const more = el("button", { type: "button", class: "show-all link", onclick: (ev) => { ev.stopPropagation(); whole(); code.classList.add("whole"); } },
+    const more = el("button", { type: "button", class: "show-all link", onclick: (ev) => {
+      ev.stopPropagation();
+      whole();
+      code.classList.add("whole");
+      const pre = code.closest("pre");
+      if (pre) pre.classList.add("expanded");
+    } },
       "show all " + byteLen(s) + " bytes");
     code.append(...visible(head),
       el("span", { class: "cut" }, "\n… " + hidden + " bytes not shown … ", more, "\n"),
@@ -312,7 +318,9 @@
       }
       renderPage(d.pending || []);
       renderConversations(d.conversations || []);
+      if (!document.body.dataset.ready) document.body.dataset.readyAt = String(Math.round(performance.now()));
       document.body.dataset.ready = "1";
+      document.body.dataset.reloads = String(Number(document.body.dataset.reloads || 0) + 1);
     } catch (e) {
       $("range").textContent = "the queue could not be read: " + e + " (retrying)";
       state.refreshAgain = true;
@@ -392,7 +400,7 @@
         el("span", { class: levelClass(p.level), text: p.level || "UNKNOWN" }),
         el("span", { class: "tool" }, visible(p.tool || ""))),
       (p.reasons && p.reasons.length) ? reasons : el("p", { class: "muted", text: "no rule fired" }),
-      el("pre", { class: "command" }, textBlock(command, "command-text", { notCarried: p.command_cut || 0 })),
+      el("pre", { class: "command" }, textBlock(command, "command-text", { headChars: 400, tailChars: 300, notCarried: p.command_cut || 0 })),
       hidden ? el("p", { class: "warn hidden-chars", text: hidden + " hidden or control character" + (hidden > 1 ? "s" : "") + " in the command, shown as ⟨…⟩ or \\x.." }) : null,
       el("p", { class: "meta" },
         el("span", {}, "conversation ", el("code", {}, visible(p.conversation || ""))),
