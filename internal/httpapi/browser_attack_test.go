@@ -397,7 +397,7 @@ func TestBrowserFlood(t *testing.T) {
 	ch := gateInBackground(t, agent, high)
 	sel := cardSel(high.ID)
 	run(t, ctx, 60*time.Second, "the HIGH action mid-flood",
-		chromedp.WaitVisible(sel+" details.context", chromedp.ByQuery))
+		chromedp.WaitVisible(sel+"[data-detail] .placement", chromedp.ByQuery))
 	if got := pageText(t, ctx, sel+" .command-text"); got != high.Data["args"].(map[string]any)["command"] {
 		t.Errorf("the card shows %q", got)
 	}
