@@ -247,14 +247,16 @@ func TestBrowserForgedUserMessage(t *testing.T) {
 }
 
 // appendMany appends n actions made by mk over workers concurrent agent
-// connections, and returns how long it took.
+// connections, and returns how long it took. It may run outside the
+// test's goroutine: a failure is reported with Errorf.
 func appendMany(t testing.TB, dir string, n, workers int, mk func(i int) events.Event) time.Duration {
 	t.Helper()
 	clients := make([]*client.Client, workers)
 	for w := range clients {
 		c, err := client.Connect(context.Background(), client.Options{DataDir: dir, Role: natsutil.RoleAgent, Timeout: 30 * time.Second})
 		if err != nil {
-			t.Fatal(err)
+			t.Errorf("connect as the agent: %v", err)
+			return 0
 		}
 		defer c.Close()
 		clients[w] = c
@@ -281,7 +283,7 @@ func appendMany(t testing.TB, dir string, n, workers int, mk func(i int) events.
 	}
 	wg.Wait()
 	if err, _ := failed.Load().(error); err != nil {
-		t.Fatalf("append: %v", err)
+		t.Errorf("append: %v", err)
 	}
 	return time.Since(start)
 }

@@ -246,7 +246,12 @@
         d.command = c.p.command;
         d.command_bytes = c.p.command_bytes;
         removeCard(d.action_id);
-        scheduleRefresh();
+        // Fill the page from the next one, if there is more.
+        state.page.total = Math.max(0, state.page.total - 1);
+        if (state.page.total - state.page.newer > state.page.offset + state.order.length) scheduleRefresh();
+        else updateCount();
+      } else if (!c && d.waited) {
+        scheduleRefresh(); // decided from this page (its card already gone) or elsewhere: recount
       }
       addHistory(d, true);
     });
@@ -283,9 +288,13 @@
 
   // ---- queue pages ----
 
+  // refreshEvery bounds how often the queue is read (ms): a flood of
+  // pending actions costs the page at most this many reloads a second.
+  const refreshEvery = 300;
+
   function scheduleRefresh() {
     if (state.refreshTimer) return;
-    const wait = Math.max(0, 1000 - (Date.now() - state.lastRefresh));
+    const wait = Math.max(0, refreshEvery - (Date.now() - state.lastRefresh));
     state.refreshTimer = setTimeout(() => { state.refreshTimer = null; refreshNow(); }, wait);
   }
 
@@ -594,7 +603,7 @@
       const r = await api("POST", "/v1/approvals", { action_id: id, verdict, reason });
       if (r.status === 200 || r.status === 202) {
         c.msg.textContent = (r.status === 200 ? "decided: " : "recorded, waiting for the gate: ") + verdict;
-        if (r.status === 200) setTimeout(() => { removeCard(id); scheduleRefresh(); }, 300);
+        if (r.status === 200) setTimeout(() => removeCard(id), 300);
       } else {
         c.msg.textContent = "not decided: " + errText(r);
         if (r.status === 404) setTimeout(() => { removeCard(id); scheduleRefresh(); }, 1500);
