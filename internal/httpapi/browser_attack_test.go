@@ -315,7 +315,7 @@ func waitPendingCount(t testing.TB, url, tok string, n int) {
 // keeps, and the flaps counted by observeLive).
 type pageState struct {
 	Ready, Cards, Loaded, Failures, Retries, Gaps, Reloads, Flaps, Total int
-	ReadyAt                                                          int
+	ReadyAt                                                              int
 }
 
 const readPageState = `(() => { const b = document.body.dataset; return {
