@@ -32,7 +32,9 @@ type serveFlags struct {
 	httpListen string
 	// httpDefault: --http-listen was not given, so a busy default port
 	// falls back to a free one (http_url in serve.json names it).
-	httpDefault  bool
+	httpDefault bool
+	// httpHosts are the names the HTTP API serves beyond its address.
+	httpHosts    []string
 	durability   string
 	syncInterval time.Duration
 	dedupWindow  time.Duration
@@ -93,6 +95,7 @@ anything. docs/fleet.md has the setup on three machines or one.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.natsListen, "nats-listen", "127.0.0.1:4222", "host:port for NATS clients (port 0 picks a free port)")
+	fl.StringArrayVar(&f.httpHosts, "http-host", nil, "a name the HTTP API answers besides its address and localhost (NAME or NAME:PORT; repeatable): a reverse proxy's, a DNS name; other Host values get 421")
 	fl.StringVar(&f.httpListen, "http-listen", "127.0.0.1:7411", "host:port for the HTTP API (docs/http.md; tokens in DIR/creds/<role>.token); empty: none")
 	fl.StringVar(&f.durability, "durability", string(natsutil.DurabilityFsync), "fsync policy: fsync (every write) or interval")
 	fl.DurationVar(&f.syncInterval, "sync-interval", 2*time.Minute, "fsync interval with --durability interval")
@@ -203,7 +206,7 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		TLSCA:          c.tlsCA,
 		TLSHosts:       f.tlsHosts,
 		InsecureLab:    f.insecureLab,
-	}})
+	}, HTTPHosts: f.httpHosts})
 	if errors.Is(err, server.ErrStreamChanged) {
 		return fmt.Errorf("%w\nTo serve VIGIL_LOG as it is now, start once with --accept-new-log", err)
 	}

@@ -227,6 +227,7 @@ var matrixRequests = map[string]matrixRequest{
 	"POST /ui/session":            {path: "/ui/session", session: true},
 	"GET /ui/session":             {path: "/ui/session", session: true},
 	"DELETE /ui/session":          {path: "/ui/session", roles: []natsutil.Role{approverR, adminR}},
+	"GET /ui/pending":             {path: "/ui/pending", roles: []natsutil.Role{approverR, adminR}},
 	"GET /ui/actions/{action_id}": {path: "/ui/actions/nothing-waits", roles: []natsutil.Role{approverR, adminR}},
 	"GET /ui/history":             {path: "/ui/history", roles: []natsutil.Role{approverR, adminR}},
 }

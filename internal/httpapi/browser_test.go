@@ -390,9 +390,11 @@ func checkFitsWidth(t *testing.T, ctx context.Context) {
 	}
 }
 
-// TestBrowserKeyboard: j/k move between pending actions, s allows the
-// selected one for the session, a always allows; each verdict reaches the
-// gate that waits on that action, not the other.
+// TestBrowserKeyboard: the keys decide only the action the person
+// selected: with nothing selected a verdict key decides nothing (never
+// the oldest card implicitly); j/k move between pending actions (newest
+// first), s allows the selected one for the session, a always allows;
+// each verdict reaches the gate that waits on that action, not the other.
 func TestBrowserKeyboard(t *testing.T) {
 	ctx := newBrowser(t)
 	a := startAPI(t)
@@ -402,10 +404,23 @@ func TestBrowserKeyboard(t *testing.T) {
 	ch1 := gateInBackground(t, agent, first)
 	run(t, ctx, 30*time.Second, "the first action", chromedp.WaitVisible(cardSel(first.ID), chromedp.ByQuery))
 	ch2 := gateInBackground(t, agent, second)
-	run(t, ctx, 30*time.Second, "the second action, then j and s",
+	var selected int
+	var hintText string
+	run(t, ctx, 30*time.Second, "the second action, then s with nothing selected",
 		chromedp.WaitVisible(cardSel(second.ID), chromedp.ByQuery),
-		chromedp.WaitVisible(cardSel(first.ID)+".selected", chromedp.ByQuery),
+		chromedp.KeyEvent("s"),
+		chromedp.Evaluate(`document.querySelectorAll("li.card.selected").length`, &selected),
+		chromedp.Text("#hint", &hintText, chromedp.ByID),
+	)
+	if selected != 0 || !strings.Contains(hintText, "Select an action first") {
+		t.Fatalf("with nothing selected: %d cards selected, hint %q", selected, hintText)
+	}
+	run(t, ctx, 30*time.Second, "j (newest first), j, k, s",
 		chromedp.KeyEvent("j"),
+		chromedp.WaitVisible(cardSel(second.ID)+".selected", chromedp.ByQuery),
+		chromedp.KeyEvent("j"),
+		chromedp.WaitVisible(cardSel(first.ID)+".selected", chromedp.ByQuery),
+		chromedp.KeyEvent("k"),
 		chromedp.WaitVisible(cardSel(second.ID)+".selected", chromedp.ByQuery),
 		chromedp.KeyEvent("s"),
 		chromedp.WaitNotPresent(cardSel(second.ID), chromedp.ByQuery),
@@ -413,13 +428,21 @@ func TestBrowserKeyboard(t *testing.T) {
 	if res := waitGate(t, ch2); res.Outcome != events.OutcomeAllow || res.Verdict != events.VerdictSession {
 		t.Fatalf("second: %+v, want allow for the session", res)
 	}
+	// The selected card is gone: nothing is selected for the person.
+	run(t, ctx, 10*time.Second, "a with nothing selected",
+		chromedp.KeyEvent("a"),
+		chromedp.Evaluate(`document.querySelectorAll("li.card.selected").length`, &selected),
+		chromedp.Text("#hint", &hintText, chromedp.ByID))
+	if selected != 0 || !strings.Contains(hintText, "Select an action first") {
+		t.Fatalf("after the selected card was decided: %d cards selected, hint %q", selected, hintText)
+	}
 	select {
 	case g := <-ch1:
-		t.Fatalf("the first action was decided by the second's verdict: %+v %v", g.res, g.err)
+		t.Fatalf("the first action was decided without being selected: %+v %v", g.res, g.err)
 	default:
 	}
-	run(t, ctx, 30*time.Second, "k and a",
-		chromedp.KeyEvent("k"),
+	run(t, ctx, 30*time.Second, "j and a",
+		chromedp.KeyEvent("j"),
 		chromedp.WaitVisible(cardSel(first.ID)+".selected", chromedp.ByQuery),
 		chromedp.KeyEvent("a"),
 		chromedp.WaitNotPresent(cardSel(first.ID), chromedp.ByQuery),

@@ -20,6 +20,12 @@ type conversationEvent struct {
 	Decision *events.GateDecided `json:"decision,omitempty"`
 	// Pending is true while the action waits for a person.
 	Pending bool `json:"pending,omitempty"`
+	// Credential is the class of credential the event arrived with, as
+	// the log stamped it (agent for events stored before origins).
+	Credential events.Origin `json:"credential"`
+	// Claim marks a message whose role is only its sender's claim ("agent-sent,
+	// claims role user"): never the user's words.
+	Claim string `json:"claim,omitempty"`
 }
 
 type conversationResponse struct {
@@ -58,7 +64,10 @@ func (s *Server) conversationEvents(w http.ResponseWriter, r *http.Request, who 
 	var waiting map[string]uint64
 	out := conversationResponse{Conversation: conv, Events: make([]conversationEvent, 0, len(recs))}
 	for _, rec := range recs {
-		ce := conversationEvent{Seq: rec.Seq, Event: rec.Event}
+		ce := conversationEvent{Seq: rec.Seq, Event: rec.Event, Credential: credentialOf(&rec.Event)}
+		if rec.Event.Kind == events.KindMessage {
+			ce.Claim = roleClaim(&rec.Event)
+		}
 		if rec.Event.Kind == events.KindAction {
 			id := rec.Event.ID
 			if ra, err := s.cfg.Reads.RiskOf(id); err == nil && ra.LogSeq == rec.Seq {

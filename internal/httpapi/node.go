@@ -25,8 +25,10 @@ type NodeOptions struct {
 	// embedded server: role clients connect there.
 	NATSURL     string
 	CheckConfig func(events.Config) error
-	Limits      Limits
-	Logger      *slog.Logger
+	// Hosts are the names served beyond the listen address (Config.Hosts).
+	Hosts  []string
+	Limits Limits
+	Logger *slog.Logger
 }
 
 // StartForServer serves the API of the node s: each role's client on an
@@ -52,6 +54,7 @@ func StartForServer(ctx context.Context, s *server.Server, o NodeOptions) (*Serv
 		Healthy:     s.Healthy,
 		Ready:       func() error { return nodeReady(s) },
 		CheckConfig: o.CheckConfig,
+		Hosts:       o.Hosts,
 		Limits:      o.Limits,
 		Logger:      o.Logger,
 	}

@@ -49,6 +49,7 @@ var pageTable = []route{
 	{Route{Method: http.MethodPost, Path: "/ui/session"}, (*Server).login},
 	{Route{Method: http.MethodGet, Path: "/ui/session"}, (*Server).currentSession},
 	{Route{Method: http.MethodDelete, Path: "/ui/session", Roles: people}, (*Server).logout},
+	{Route{Method: http.MethodGet, Path: "/ui/pending", Roles: people}, (*Server).queue},
 	{Route{Method: http.MethodGet, Path: "/ui/actions/{action_id}", Roles: people}, (*Server).actionDetail},
 	{Route{Method: http.MethodGet, Path: "/ui/history", Roles: people}, (*Server).history},
 }
@@ -116,8 +117,18 @@ type eventLine struct {
 	Kind  events.Kind `json:"kind"`
 	Time  string      `json:"time,omitempty"`
 	Agent string      `json:"agent,omitempty"`
-	// Text says what happened, cut to maxTextLen bytes.
+	// Credential is the class of credential the event arrived with, as
+	// the log stamped it (agent when none).
+	Credential events.Origin `json:"credential"`
+	// Role is a message's role, as its sender wrote it; Claim says when
+	// that role is only the sender's claim (a "user" message an agent
+	// credential sent is never the user's words).
+	Role  string `json:"role,omitempty"`
+	Claim string `json:"claim,omitempty"`
+	// Text says what happened, cut to maxTextLen bytes (Cut more bytes
+	// are not shown).
 	Text string `json:"text"`
+	Cut  int    `json:"cut,omitempty"`
 }
 
 // actionDetail is the answer to GET /ui/actions/{action_id}.
@@ -135,6 +146,14 @@ type actionDetail struct {
 	View *risk.View `json:"view,omitempty"`
 	// Context are the conversation's last events before the action.
 	Context []eventLine `json:"context"`
+	// Credential is the class of credential the action arrived with.
+	Credential events.Origin `json:"credential"`
+	// Placement says whether the conversation's id, agent and backend
+	// were attested by the runtime, or are the agent's claims.
+	Placement Placement `json:"placement"`
+	// Command is the whole command as stored (queueCard.Command).
+	Command      string `json:"command"`
+	CommandBytes int    `json:"command_bytes"`
 }
 
 // actionDetail answers what the page shows of one action (?seq= names
@@ -173,7 +192,9 @@ func (s *Server) actionDetail(w http.ResponseWriter, r *http.Request, _ principa
 		return &apiError{Status: http.StatusNotFound, Field: "seq", reason: "not_found",
 			Message: fmt.Sprintf("log seq %d is not action %s", seq, id)}
 	}
-	out := actionDetail{ActionID: id, Conversation: rec.Event.Conversation, Seq: rec.Seq, Event: rec.Event}
+	out := actionDetail{ActionID: id, Conversation: rec.Event.Conversation, Seq: rec.Seq, Event: rec.Event,
+		Credential: credentialOf(&rec.Event), Placement: s.placementOf(&rec.Event, rec.Seq), Command: wholeCommand(&rec.Event)}
+	out.CommandBytes = len(out.Command)
 	if err == nil && ra.LogSeq == rec.Seq {
 		out.Risk = &ra
 	}
@@ -253,14 +274,15 @@ func (s *Server) lastEvents(conversation string, before uint64, n int) ([]eventL
 // lineOf says in a line what an event is.
 func lineOf(rec events.Record) eventLine {
 	ev := &rec.Event
-	l := eventLine{Seq: rec.Seq, Kind: ev.Kind, Agent: ev.Agent}
+	l := eventLine{Seq: rec.Seq, Kind: ev.Kind, Agent: ev.Agent, Credential: credentialOf(ev)}
 	if !ev.Time.IsZero() {
 		l.Time = ev.Time.UTC().Format(time.RFC3339)
 	}
 	var text string
 	switch ev.Kind {
 	case events.KindMessage:
-		text = ev.StringField("role") + ": " + textOf(ev.Data["content"])
+		l.Role, l.Claim = ev.StringField("role"), roleClaim(ev)
+		text = textOf(ev.Data["content"])
 	case events.KindAction:
 		text = ev.StringField("tool")
 		if args, ok := ev.Data["args"].(map[string]any); ok {
@@ -281,7 +303,28 @@ func lineOf(rec events.Record) eventLine {
 		text = textOf(ev.Data)
 	}
 	l.Text = cut(text, maxTextLen)
+	if len(text) > maxTextLen {
+		l.Cut = len(text) - len(strings.TrimSuffix(l.Text, "…"))
+	}
 	return l
+}
+
+// roleClaim says when a message's role is only a claim: a role a person
+// speaks in (user, or anything but assistant and tool) sent with a
+// credential the agent holds. "" when the role is the sender's own.
+func roleClaim(ev *events.Event) string {
+	role := ev.StringField("role")
+	switch role {
+	case "assistant", "tool", "agent":
+		return ""
+	}
+	if credentialOf(ev).Trusted() {
+		return ""
+	}
+	if role == "" {
+		role = "(none)"
+	}
+	return "agent-sent, claims role " + role
 }
 
 // textOf is a value as text: a string as it is, anything else as JSON.
@@ -314,6 +357,9 @@ func cut(s string, n int) string {
 // historyLimit is how many recent decisions GET /ui/history returns at most.
 const historyLimit = 50
 
+// historyCommandLen bounds the command of one history line.
+const historyCommandLen = 4096
+
 // historyScan bounds how many VIGIL_DERIVED records back a history request
 // looks for decisions.
 const historyScan = 1 << 16
@@ -322,8 +368,11 @@ const historyScan = 1 << 16
 type decisionLine struct {
 	Conversation string `json:"conversation"`
 	Time         string `json:"time,omitempty"`
-	// Command is the action's command (or tool), cut.
-	Command string `json:"command,omitempty"`
+	// Command is the action's command (or tool), its first
+	// historyCommandLen bytes; CommandBytes its whole length (the page
+	// says how much it does not show).
+	Command      string `json:"command,omitempty"`
+	CommandBytes int    `json:"command_bytes,omitempty"`
 	events.GateDecided
 }
 
@@ -429,7 +478,8 @@ func (s *Server) recentDecisions(ctx context.Context, limit int) ([]decisionLine
 	if s.cfg.Reads != nil {
 		for i := range out {
 			if rec, err := s.cfg.Reads.EventAt(out[i].LogSeq); err == nil && rec.Event.ID == out[i].ActionID {
-				out[i].Command = cut(strings.TrimPrefix(lineOf(rec).Text, rec.Event.StringField("tool")+": "), 300)
+				whole := wholeCommand(&rec.Event)
+				out[i].Command, out[i].CommandBytes = cut(whole, historyCommandLen), len(whole)
 			}
 		}
 	}

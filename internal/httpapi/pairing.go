@@ -142,7 +142,7 @@ func (s *Server) requestPairing(w http.ResponseWriter, r *http.Request, _ princi
 	// A page of another site may not spend this server's pairing limits
 	// from a visitor's browser (a client with no Origin, curl, may).
 	if r.Header.Get("Origin") != "" {
-		if e := checkSameOrigin(r); e != nil {
+		if e := s.checkSameOrigin(r); e != nil {
 			return e
 		}
 	}

@@ -105,7 +105,7 @@ func (s *Server) routes() http.Handler {
 		s.metrics.refused("not_found")
 		writeError(w, &apiError{Status: http.StatusNotFound, Message: fmt.Sprintf("no route %s %s; see docs/http.md", r.Method, r.URL.Path), reason: "not_found"})
 	})
-	return mux
+	return s.checkHost(mux)
 }
 
 func (s *Server) wrap(rt route) http.Handler {

@@ -65,8 +65,14 @@ type Config struct {
 	// PairingKey keys the hashes of device pairing (pairinglog.LoadOrCreateKey);
 	// nil turns the /pair routes off (503).
 	PairingKey []byte
-	Logger     *slog.Logger
-	Limits     Limits
+	// Hosts are the names this API serves beyond the address a request
+	// arrives on (and localhost, on a loopback address): a reverse
+	// proxy's name, a DNS name of the host. NAME matches with any port,
+	// NAME:PORT only that port. A request with another Host gets 421, and
+	// a browser's Origin must name one of them (host.go).
+	Hosts  []string
+	Logger *slog.Logger
+	Limits Limits
 }
 
 // Limits bound what one request may cost. Zero fields take the defaults.
@@ -141,6 +147,8 @@ type Server struct {
 	hub     *hub
 	// pairing serves device pairing (pairing.go); nil when off.
 	pairing *pairingService
+	// hosts are the names served beyond the connection's address (host.go).
+	hosts hostSet
 	// sessions are the browser sessions (session.go).
 	sessions *sessionStore
 	// prover answers the audit routes from its cache of the log's tree
@@ -176,6 +184,10 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if err != nil {
 		return nil, err
 	}
+	hosts, err := newHostSet(cfg.Hosts)
+	if err != nil {
+		return nil, fmt.Errorf("httpapi: Config.Hosts: %w", err)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -188,7 +200,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	cfg.Limits.ensureDefaults()
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s := &Server{
-		cfg: cfg, log: cfg.Logger, tokens: tokens, clients: map[natsutil.Role]*client.Client{},
+		cfg: cfg, log: cfg.Logger, tokens: tokens, hosts: hosts, clients: map[natsutil.Role]*client.Client{},
 		ctx: runCtx, cancel: cancel,
 		waits: make(chan struct{}, cfg.Limits.MaxWaits), streams: make(chan struct{}, cfg.Limits.MaxStreams),
 	}
@@ -209,6 +221,16 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.metrics = newMetrics(s)
 	s.hub = newHub()
+	if cfg.Reads != nil {
+		// The actions waiting now: their decisions are a person's to see.
+		if pas, err := cfg.Reads.Pending(); err == nil {
+			keys := make([]waitKey, len(pas))
+			for i, pa := range pas {
+				keys[i] = waitKey{pa.Request.ActionID, pa.Request.LogSeq}
+			}
+			s.hub.seedWaiting(keys)
+		}
+	}
 	if cfg.JetStream != nil {
 		s.prover = auditlog.NewProver(cfg.JetStream, nil, 0)
 		// Follow from what is stored after now, decided here rather than

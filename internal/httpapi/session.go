@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -236,7 +235,7 @@ func (s *Server) sessionAuth(r *http.Request, roles []natsutil.Role) (p principa
 			Message: "the token this session logged in with is no longer valid: log in again at /"}, true
 	}
 	if !safeMethod(r.Method) {
-		if e := checkSameOrigin(r); e != nil {
+		if e := s.checkSameOrigin(r); e != nil {
 			return principal{}, e, true
 		}
 		got := r.Header.Get(HeaderCSRF)
@@ -274,16 +273,15 @@ func (s *Server) sessionTokenValid(sess *session) bool {
 // checkSameOrigin refuses a state-changing browser request whose Origin
 // is not this server (a cross-site form or script). Browsers send Origin
 // on every POST, PUT and DELETE; one without it is refused too.
-func checkSameOrigin(r *http.Request) *apiError {
+func (s *Server) checkSameOrigin(r *http.Request) *apiError {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return &apiError{Status: http.StatusForbidden, reason: "csrf", Field: "Origin",
 			Message: "a request that changes state with a session cookie needs an Origin header naming this server"}
 	}
-	u, err := url.Parse(origin)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || !strings.EqualFold(u.Host, r.Host) || u.Path != "" {
+	if !s.originServed(r, origin) {
 		return &apiError{Status: http.StatusForbidden, reason: "csrf", Field: "Origin",
-			Message: fmt.Sprintf("Origin %q is not this server (%s): cross-site requests are refused", origin, r.Host)}
+			Message: fmt.Sprintf("Origin %q is not this server: cross-site requests are refused (a name this server serves is configured with --http-host)", clip(origin, 256))}
 	}
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
 		return &apiError{Status: http.StatusForbidden, reason: "csrf", Field: "Sec-Fetch-Site",
@@ -304,7 +302,7 @@ type loginRequest struct {
 // token is checked like a bearer token; an agent or runtime token gets
 // 403 (it can never approve, so it gets no page).
 func (s *Server) login(w http.ResponseWriter, r *http.Request, _ principal) *apiError {
-	if e := checkSameOrigin(r); e != nil {
+	if e := s.checkSameOrigin(r); e != nil {
 		return e
 	}
 	b, e := readBody(w, r, s.cfg.Limits.MaxSmallBody)

@@ -52,6 +52,9 @@ type Config struct {
 	// HTTPLimits bound the HTTP API's requests (Config.HTTPListen);
 	// zero fields take httpapi's defaults.
 	HTTPLimits httpapi.Limits
+	// HTTPHosts are the names the HTTP API serves beyond its listen
+	// address and localhost (httpapi.Config.Hosts; --http-host).
+	HTTPHosts []string
 }
 
 // Node is a running node.
@@ -225,7 +228,7 @@ func (n *Node) startHTTP(ctx context.Context, cfg Config, ln net.Listener) error
 		credsDir = natsutil.CredsDir(cfg.DataDir)
 	}
 	h, err := httpapi.StartForServer(ctx, n.Server, httpapi.NodeOptions{Listener: ln, CredsDir: credsDir,
-		NATSURL: cfg.NATSURL, CheckConfig: cfg.CheckConfig, Limits: cfg.HTTPLimits, Logger: cfg.Logger.With("component", "http")})
+		NATSURL: cfg.NATSURL, CheckConfig: cfg.CheckConfig, Hosts: cfg.HTTPHosts, Limits: cfg.HTTPLimits, Logger: cfg.Logger.With("component", "http")})
 	if err != nil {
 		return fmt.Errorf("HTTP API on %s: %w", cfg.HTTPListen, err)
 	}

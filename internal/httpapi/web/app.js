@@ -28,15 +28,109 @@
     return e;
   }
 
+  // ---- showing agent text ----
+  //
+  // The agent writes the text shown here, and wants to fool the person
+  // reading it. visible() turns a string into nodes where every character
+  // that could hide or reorder text is shown as an escape, never
+  // interpreted: C0 controls and DEL (ESC as \x1b; newline and tab are
+  // kept), C1 controls, bidi controls (U+202A–U+202E, U+2066–U+2069,
+  // U+061C) and zero-width or invisible characters (U+200B–U+200F,
+  // U+2060–U+2065, U+FEFF, U+2028/U+2029) as ⟨U+202E⟩. Escapes are styled
+  // elements (span.esc), so a literal "\x1b" the agent typed does not look
+  // like one. textBlock() never cuts silently: a long text shows its head
+  // and tail with "… N bytes not shown" and a button for the whole text.
+  const hiddenRe = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g;
+
+  function escName(ch) {
+    const c = ch.codePointAt(0);
+    if (c < 0x20 || c === 0x7f) return "\\x" + c.toString(16).padStart(2, "0");
+    return "⟨U+" + c.toString(16).toUpperCase().padStart(4, "0") + "⟩";
+  }
+
+  function visible(s) {
+    s = String(s === undefined || s === null ? "" : s);
+    const out = [];
+    let last = 0;
+    hiddenRe.lastIndex = 0;
+    for (let m; (m = hiddenRe.exec(s)) !== null;) {
+      if (m.index > last) out.push(document.createTextNode(s.slice(last, m.index)));
+      const e = document.createElement("span");
+      e.className = "esc";
+      e.textContent = escName(m[0]);
+      e.title = "a hidden or control character, shown, not interpreted";
+      out.push(e);
+      last = m.index + m[0].length;
+    }
+    if (last < s.length) out.push(document.createTextNode(s.slice(last)));
+    return out;
+  }
+
+  function hiddenCount(s) {
+    const m = String(s || "").match(hiddenRe);
+    return m ? m.length : 0;
+  }
+
+  const utf8 = new TextEncoder();
+  const byteLen = (s) => utf8.encode(s).length;
+
+  // textBlock shows s in a <code> (class cls): whole when short, else its
+  // first headLines lines (≤ headChars) and last tailLines lines
+  // (≤ tailChars) around a marker saying how many bytes are not shown,
+  // with a button showing the whole. notCarried: bytes the server did not
+  // send at all (said too).
+  function textBlock(s, cls, o) {
+    o = Object.assign({ maxChars: 1200, maxLines: 14, headChars: 600, headLines: 8, tailChars: 400, tailLines: 4, notCarried: 0 }, o || {});
+    s = String(s === undefined || s === null ? "" : s);
+    const code = el("code", { class: cls });
+    const lines = s.split("\n");
+    const long = s.length > o.maxChars || lines.length > o.maxLines;
+    const whole = () => {
+      code.replaceChildren(...visible(s));
+      if (o.notCarried > 0) code.append(el("span", { class: "cut", text: " … " + o.notCarried + " more bytes not sent to the page (in the stored arguments)" }));
+    };
+    if (!long) {
+      whole();
+      return code;
+    }
+    let head = lines.slice(0, o.headLines).join("\n");
+    if (head.length > o.headChars) head = head.slice(0, o.headChars);
+    let tail = lines.slice(-o.tailLines).join("\n");
+    if (tail.length > o.tailChars) tail = tail.slice(-o.tailChars);
+    if (head.length + tail.length >= s.length) {
+      whole();
+      return code;
+    }
+    const hidden = byteLen(s) - byteLen(head) - byteLen(tail) + o.notCarried;
+    const more = el("button", { type: "button", class: "show-all link", onclick: (ev) => {
+      ev.stopPropagation();
+      whole();
+      code.classList.add("whole");
+      const pre = code.closest("pre");
+      if (pre) pre.classList.add("expanded");
+    } },
+      "show all " + byteLen(s) + " bytes");
+    code.append(...visible(head),
+      el("span", { class: "cut" }, "\n… " + hidden + " bytes not shown … ", more, "\n"),
+      ...visible(tail));
+    return code;
+  }
+
   const state = {
     session: null, // {role, name, csrf, expires}
-    cards: new Map(), // action id → {p, node, detail, busy}
-    order: [], // action ids, oldest first
-    selected: null,
+    cards: new Map(), // action id → {p, node, detail, busy, loaded}
+    order: [], // action ids as shown on this page
+    selected: null, // only ever what the person selected
     es: null,
-    snapshot: null, // ids received since the stream (re)opened, until "ready"
     history: [], // decisions, newest first
     view: "queue",
+    page: { order: "newest", offset: 0, limit: 50, anchor: 0, conversation: "", total: 0, newer: 0 },
+    refreshTimer: null,
+    refreshing: false,
+    refreshAgain: false,
+    lastRefresh: 0,
+    auto: { allow: 0, deny: 0 },
+    loads: { active: 0, queue: [], failed: 0, retried: 0 },
   };
 
   // ---- API ----
@@ -123,6 +217,10 @@
   });
 
   // ---- live stream ----
+  //
+  // The stream says what changed; the queue itself is paged from
+  // /ui/pending (at most one reload a second, however fast the agents
+  // ask), so a page with thousands waiting stays as fast as one.
 
   function setLive(s, text) {
     const l = $("live");
@@ -133,24 +231,12 @@
   function connect() {
     if (state.es) state.es.close();
     setLive("connecting", "connecting…");
-    const es = new EventSource("/v1/stream");
+    const es = new EventSource("/v1/stream?snapshot=none");
     state.es = es;
-    es.addEventListener("open", () => { state.snapshot = new Set(); });
-    es.addEventListener("pending", (m) => {
-      const p = parse(m.data);
-      if (!p || typeof p.id !== "string") return;
-      if (state.snapshot) state.snapshot.add(p.id);
-      addCard(p);
-    });
+    es.addEventListener("pending", () => scheduleRefresh());
     es.addEventListener("ready", () => {
-      // After a reconnect, what is not in the queue any more was decided
-      // while the stream was down.
-      if (state.snapshot) {
-        for (const id of [...state.order]) if (!state.snapshot.has(id)) removeCard(id);
-      }
-      state.snapshot = null;
       setLive("on", "live");
-      document.body.dataset.ready = "1";
+      refreshNow();
     });
     es.addEventListener("decided", (m) => {
       const d = parse(m.data);
@@ -158,11 +244,31 @@
       const c = state.cards.get(d.action_id);
       if (c && (!d.log_seq || d.log_seq === c.p.seq)) {
         d.command = c.p.command;
+        d.command_bytes = c.p.command_bytes;
         removeCard(d.action_id);
+        // Fill the page from the next one, if there is more.
+        state.page.total = Math.max(0, state.page.total - 1);
+        if (state.page.total - state.page.newer > state.page.offset + state.order.length) scheduleRefresh();
+        else updateCount();
+      } else if (!c && d.waited) {
+        scheduleRefresh(); // decided from this page (its card already gone) or elsewhere: recount
       }
       addHistory(d, true);
     });
-    es.addEventListener("overflow", () => { es.close(); setTimeout(connect, 500); });
+    es.addEventListener("decided-summary", (m) => {
+      const d = parse(m.data);
+      if (!d) return;
+      state.auto.allow += d.allow || 0;
+      state.auto.deny += d.deny || 0;
+      $("auto").textContent = "decided without a person since this page opened: " + state.auto.allow + " allowed, " + state.auto.deny + " denied";
+    });
+    es.addEventListener("gap", (m) => {
+      // Events were missed (this page read too slowly): reload the queue.
+      const d = parse(m.data) || {};
+      document.body.dataset.gaps = String(Number(document.body.dataset.gaps || 0) + 1);
+      $("auto").textContent = "the live stream skipped " + (d.missed || "some") + " events; the queue was reloaded";
+      scheduleRefresh();
+    });
     es.addEventListener("error", async () => {
       if (es.readyState === EventSource.CLOSED) {
         setLive("off", "offline");
@@ -180,16 +286,107 @@
     try { return JSON.parse(s); } catch (_) { return null; }
   }
 
-  // ---- queue ----
+  // ---- queue pages ----
+
+  // refreshEvery bounds how often the queue is read (ms): a flood of
+  // pending actions costs the page at most this many reloads a second.
+  const refreshEvery = 300;
+
+  function scheduleRefresh() {
+    if (state.refreshTimer) return;
+    const wait = Math.max(0, refreshEvery - (Date.now() - state.lastRefresh));
+    state.refreshTimer = setTimeout(() => { state.refreshTimer = null; refreshNow(); }, wait);
+  }
+
+  async function refreshNow() {
+    if (state.refreshing) { state.refreshAgain = true; return; }
+    state.refreshing = true;
+    state.lastRefresh = Date.now();
+    try {
+      const pg = state.page;
+      // While the whole queue fits on the first page, new actions show at
+      // once; past that the newest-first pages keep their anchor (a flood
+      // does not move the cards under the person) and "newer" counts the rest.
+      if (pg.order === "newest" && pg.offset === 0 && pg.total <= pg.limit) pg.anchor = 0;
+      const q = new URLSearchParams({ order: pg.order, offset: String(pg.offset), limit: String(pg.limit) });
+      if (pg.order === "newest" && pg.anchor) q.set("before", String(pg.anchor));
+      if (pg.conversation) q.set("conversation", pg.conversation);
+      const r = await api("GET", "/ui/pending?" + q.toString());
+      if (r.status !== 200 || !r.data) {
+        $("range").textContent = "the queue could not be read: " + errText(r) + " (retrying)";
+        state.refreshAgain = true;
+        return;
+      }
+      const d = r.data;
+      if (pg.order === "newest" && !pg.anchor) pg.anchor = d.anchor || 0;
+      pg.total = d.total;
+      pg.newer = d.newer;
+      if (pg.offset > 0 && pg.offset >= d.total - d.newer) {
+        pg.offset = Math.max(0, pg.offset - pg.limit);
+        state.refreshAgain = true;
+      }
+      renderPage(d.pending || []);
+      renderConversations(d.conversations || []);
+      if (!document.body.dataset.ready) document.body.dataset.readyAt = String(Math.round(performance.now()));
+      document.body.dataset.ready = "1";
+      document.body.dataset.reloads = String(Number(document.body.dataset.reloads || 0) + 1);
+    } catch (e) {
+      $("range").textContent = "the queue could not be read: " + e + " (retrying)";
+      state.refreshAgain = true;
+    } finally {
+      state.refreshing = false;
+      if (state.refreshAgain) { state.refreshAgain = false; scheduleRefresh(); }
+    }
+  }
+
+  function renderPage(items) {
+    const keep = new Set(items.map((p) => p.id + "@" + p.seq));
+    for (const id of [...state.order]) {
+      const c = state.cards.get(id);
+      if (!c || !keep.has(id + "@" + c.p.seq)) removeCard(id);
+    }
+    const nodes = [];
+    const order = [];
+    let group = null;
+    for (const p of items) {
+      if (typeof p.id !== "string") continue;
+      let c = state.cards.get(p.id);
+      if (!c || c.p.seq !== p.seq) c = makeCard(p);
+      if (state.page.order === "conversation" && p.conversation !== group) {
+        group = p.conversation;
+        nodes.push(el("li", { class: "group-head" }, "conversation ", el("code", {}, visible(group))));
+      }
+      nodes.push(c.node);
+      order.push(p.id);
+    }
+    state.order = order;
+    $("pending").replaceChildren(...nodes);
+    updateCount();
+    for (const id of order) watch(state.cards.get(id));
+  }
+
+  function renderConversations(list) {
+    const sel = $("conv-filter");
+    const cur = state.page.conversation;
+    const opts = [el("option", { value: "" }, "all conversations")];
+    for (const c of list) {
+      opts.push(el("option", { value: c.conversation, selected: c.conversation === cur },
+        visible(c.conversation).map((n) => n.textContent).join("") + " (" + c.count + ", " + (c.level || "UNKNOWN") + ")"));
+    }
+    if (cur && !list.some((c) => c.conversation === cur)) opts.push(el("option", { value: cur, selected: true }, cur + " (0)"));
+    sel.replaceChildren(...opts);
+  }
 
   function levelClass(level) {
     return "level level-" + String(level || "UNKNOWN").toLowerCase().replace(/[^a-z]/g, "");
   }
 
-  function addCard(p) {
-    const old = state.cards.get(p.id);
-    if (old && old.p.seq === p.seq) return;
-    if (old) removeCard(p.id);
+  function credLabel(o) {
+    const c = o || "agent";
+    return "sent with the " + c + " credential" + (c === "agent" ? " (what the agent claims)" : "");
+  }
+
+  function makeCard(p) {
     const reason = el("input", { type: "text", class: "reason", maxlength: "2000", placeholder: "reason (sent with the verdict)", "aria-label": "reason" });
     const msg = el("p", { class: "msg", role: "status" });
     const buttons = el("div", { class: "actions" },
@@ -197,31 +394,36 @@
       verdictButton(p.id, "session", "Allow session", "s"),
       verdictButton(p.id, "always", "Always", "a"),
       verdictButton(p.id, "deny", "Deny", "d"));
-    const detail = el("div", { class: "detail" }, el("p", { class: "muted", text: "loading details…" }));
+    const detail = el("div", { class: "detail" }, el("p", { class: "muted", text: "details load when the card is shown" }));
     const reasons = el("ul", { class: "reasons" },
       (p.reasons || []).map((r) => el("li", {},
         el("span", { class: levelClass(r.level), text: r.level || "-" }), " ",
-        el("code", { text: (r.analyzer || "") + "/" + (r.rule || "") }),
-        r.detail ? ": " + r.detail : "")));
+        el("code", {}, visible((r.analyzer || "") + "/" + (r.rule || ""))),
+        r.detail ? [": ", visible(r.detail)] : "")));
+    const command = p.command || "";
+    const hidden = hiddenCount(command);
+    const placement = el("span", { class: "placement muted", text: "placement: checking…" });
+    // Level and rules first, then the command, then where it claims to run.
     const node = el("li", { class: "card", "data-id": p.id, tabindex: "-1", onclick: () => select(p.id) },
       el("div", { class: "head" },
         el("span", { class: levelClass(p.level), text: p.level || "UNKNOWN" }),
-        el("span", { class: "tool", text: p.tool || "" }),
-        el("span", { class: "meta", text: [p.conversation, p.agent, p.backend].filter(Boolean).join(" · ") })),
-      el("pre", { class: "command" }, el("code", { class: "command-text", text: p.command || "" })),
+        el("span", { class: "tool" }, visible(p.tool || ""))),
       (p.reasons && p.reasons.length) ? reasons : el("p", { class: "muted", text: "no rule fired" }),
+      el("pre", { class: "command" }, textBlock(command, "command-text", { headChars: 400, tailChars: 300, notCarried: p.command_cut || 0 })),
+      hidden ? el("p", { class: "warn hidden-chars", text: hidden + " hidden or control character" + (hidden > 1 ? "s" : "") + " in the command, shown as ⟨…⟩ or \\x.." }) : null,
+      el("p", { class: "meta" },
+        el("span", {}, "conversation ", el("code", {}, visible(p.conversation || ""))),
+        " · agent ", el("code", {}, visible(p.agent || "?")),
+        " · backend ", el("code", {}, visible(p.backend || "local")), " · ", placement),
+      el("p", { class: "sentby muted", text: credLabel(p.credential) }),
       detail,
       el("div", { class: "decide" }, reason, buttons),
       msg,
       el("p", { class: "foot muted", text: "log seq " + p.seq + (p.time ? " · " + p.time : "") + (p.timeout ? " · times out after " + p.timeout : "") }));
-    const c = { p, node, detail, reason, msg, busy: false };
+    const c = { p, node, detail, reason, msg, placement, busy: false, loaded: false, loading: false, tries: 0 };
     state.cards.set(p.id, c);
-    state.order.push(p.id);
-    $("pending").append(node);
     node.dataset.shown = String(Date.now()); // when it appeared (the benchmark reads it)
-    if (!state.selected) select(p.id);
-    updateCount();
-    loadDetail(c);
+    return c;
   }
 
   function verdictButton(id, verdict, label, key) {
@@ -233,54 +435,134 @@
   function removeCard(id) {
     const c = state.cards.get(id);
     if (!c) return;
+    if (observer) observer.unobserve(c.node);
     c.node.remove();
     state.cards.delete(id);
     const i = state.order.indexOf(id);
     if (i >= 0) state.order.splice(i, 1);
+    // Never select another card for the person: the next key press must
+    // not decide an action they did not choose.
     if (state.selected === id) {
       state.selected = null;
-      const next = state.order[Math.min(i, state.order.length - 1)];
-      if (next) select(next);
+      hint("The action you selected is gone. Select another (click, or j / k).");
     }
     updateCount();
   }
 
   function updateCount() {
-    $("count").textContent = String(state.order.length);
-    $("empty").hidden = state.order.length > 0;
-    document.title = (state.order.length ? "(" + state.order.length + ") " : "") + "Vigil — approvals";
+    const pg = state.page;
+    const paged = pg.total - pg.newer;
+    $("count").textContent = String(pg.total);
+    $("empty").hidden = pg.total > 0;
+    document.title = (pg.total ? "(" + pg.total + ") " : "") + "Vigil — approvals";
+    $("range").textContent = state.order.length
+      ? "showing " + (pg.offset + 1) + "–" + (pg.offset + state.order.length) + " of " + paged + " (" + pg.order + " first)"
+      : (paged ? "no actions on this page" : "");
+    $("newer").hidden = !(pg.order === "newest" && pg.newer > 0);
+    $("newer").textContent = pg.newer + " newer waiting: show (n)";
+    $("prev-page").disabled = pg.offset === 0;
+    $("next-page").disabled = pg.offset + pg.limit >= paged;
   }
+
+  function hint(text) { $("hint").textContent = text || ""; }
 
   function select(id) {
     if (state.selected && state.cards.has(state.selected)) state.cards.get(state.selected).node.classList.remove("selected");
     state.selected = id;
+    hint("");
     const c = state.cards.get(id);
     if (c) {
       c.node.classList.add("selected");
+      loadDetail(c, true);
       if (document.activeElement === document.body || !document.activeElement || !c.node.contains(document.activeElement)) {
         c.node.scrollIntoView({ block: "nearest" });
       }
     }
   }
 
-  async function loadDetail(c) {
-    const r = await api("GET", "/ui/actions/" + encodeURIComponent(c.p.id) + "?seq=" + encodeURIComponent(c.p.seq));
-    if (!state.cards.has(c.p.id)) return;
-    c.detail.replaceChildren();
-    if (r.status !== 200) {
-      c.detail.append(el("p", { class: "muted", text: "details unavailable: " + errText(r) }));
+  // ---- details, loaded lazily ----
+  //
+  // A card's detail is loaded when the card is on screen or selected, a
+  // few at a time; a load that fails (the node busy) is retried, so a
+  // page of thousands makes no burst of requests and loses none.
+
+  const observer = ("IntersectionObserver" in window) ? new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      if (!e.isIntersecting) continue;
+      const c = state.cards.get(e.target.dataset.id);
+      if (c) loadDetail(c, false);
+    }
+  }, { rootMargin: "200px" }) : null;
+
+  function watch(c) {
+    if (!c || c.loaded || c.loading) return;
+    if (observer) observer.observe(c.node);
+    else loadDetail(c, false);
+  }
+
+  const maxLoads = 3;
+
+  function loadDetail(c, first) {
+    if (c.loaded || c.loading) return;
+    c.loading = true;
+    if (first) state.loads.queue.unshift(c);
+    else state.loads.queue.push(c);
+    pumpLoads();
+  }
+
+  function pumpLoads() {
+    while (state.loads.active < maxLoads && state.loads.queue.length) {
+      const c = state.loads.queue.shift();
+      if (!state.cards.has(c.p.id)) { c.loading = false; continue; }
+      state.loads.active++;
+      fetchDetail(c).finally(() => { state.loads.active--; pumpLoads(); });
+    }
+  }
+
+  async function fetchDetail(c) {
+    let r;
+    try {
+      r = await api("GET", "/ui/actions/" + encodeURIComponent(c.p.id) + "?seq=" + encodeURIComponent(c.p.seq));
+    } catch (e) {
+      r = { status: 0, data: { error: String(e) } };
+    }
+    if (!state.cards.has(c.p.id)) { c.loading = false; return; }
+    if (r.status === 200) {
+      c.loaded = true;
+      c.loading = false;
+      if (observer) observer.unobserve(c.node);
+      renderDetail(c, r.data);
       return;
     }
-    const d = r.data;
+    if (r.status !== 404 && r.status !== 401 && r.status !== 403 && c.tries < 6) {
+      c.tries++;
+      state.loads.retried++;
+      document.body.dataset.detailRetries = String(state.loads.retried);
+      setTimeout(() => { c.loading = false; loadDetail(c, false); }, 500 * (2 ** Math.min(c.tries, 4)));
+      return;
+    }
+    c.loading = false;
+    state.loads.failed++;
+    document.body.dataset.detailFailures = String(state.loads.failed);
+    c.detail.replaceChildren(el("p", { class: "muted", text: "details unavailable: " + errText(r) }));
+  }
+
+  function renderDetail(c, d) {
     const parts = [];
+    const pl = d.placement || {};
+    c.placement.className = "placement " + (pl.attested && pl.agent_matches ? "attested" : "warn");
+    c.placement.replaceChildren(...visible(pl.attested
+      ? (pl.agent_matches ? "placement attested by the " + pl.attested_by + " credential (log seq " + pl.started_seq + ")" : pl.note)
+      : "not attested: no runtime credential placed this conversation; its id, agent and backend are the agent's claims" +
+        (pl.backend_claimed ? " (it claims backend " + pl.backend_claimed + ")" : "")));
     const v = d.view || {};
     if (v.commands && v.commands.length) {
       parts.push(el("details", { class: "parsed", open: true },
         el("summary", { text: "Commands found (" + v.commands.length + ")" }),
-        el("ul", {}, v.commands.map((cmd) => el("li", { style: null },
-          el("code", { text: "  ".repeat(cmd.depth || 0) + [cmd.name].concat(cmd.argv || []).join(" ") }),
+        el("ul", {}, v.commands.map((cmd) => el("li", {},
+          el("code", {}, visible("  ".repeat(cmd.depth || 0) + [cmd.name].concat(cmd.argv || []).join(" "))),
           cmd.sudo ? el("span", { class: "note", text: " as root" }) : null,
-          (cmd.via && cmd.via.length) ? el("span", { class: "note", text: " via " + cmd.via.join(" → ") }) : null)))));
+          (cmd.via && cmd.via.length) ? el("span", { class: "note" }, " via ", visible(cmd.via.join(" → "))) : null)))));
     }
     const facts = [];
     if (v.paths && v.paths.length) facts.push(["Paths", v.paths.join(", ")]);
@@ -288,23 +570,26 @@
     if (v.parse_error) facts.push(["Parse", v.parse_error]);
     if (d.event && d.event.data && d.event.data.cwd) facts.push(["Cwd", String(d.event.data.cwd)]);
     if (facts.length) {
-      parts.push(el("dl", { class: "facts" }, facts.map(([k, val]) => [el("dt", { text: k }), el("dd", { text: val })])));
+      parts.push(el("dl", { class: "facts" }, facts.map(([k, val]) => [el("dt", { text: k }), el("dd", {}, visible(val))])));
     }
     const args = d.event && d.event.data ? d.event.data.args : undefined;
     if (args !== undefined) {
       parts.push(el("details", { class: "args" },
         el("summary", { text: "Arguments (as stored, secrets redacted)" }),
-        el("pre", {}, el("code", { text: JSON.stringify(args, null, 2) }))));
+        el("pre", {}, el("code", {}, visible(JSON.stringify(args, null, 2))))));
     }
     if (d.context && d.context.length) {
       parts.push(el("details", { class: "context", open: true },
-        el("summary", { text: "Conversation, last " + d.context.length + " events" }),
-        el("ol", {}, d.context.map((e) => el("li", {},
+        el("summary", { text: "Conversation, last " + d.context.length + " events (each with the credential that sent it)" }),
+        el("ol", {}, d.context.map((e) => el("li", { class: e.claim ? "claimed" : null },
           el("span", { class: "kind", text: e.kind }), " ",
-          el("span", { class: "ctx-text", text: e.text }))))));
+          el("span", { class: "cred cred-" + String(e.credential || "agent").replace(/[^a-z]/g, ""), text: "[" + (e.credential || "agent") + "]" }), " ",
+          e.claim ? el("span", { class: "claim warn", text: e.claim + ":" }) : (e.role ? el("span", { class: "role", text: e.role + ":" }) : null), " ",
+          el("span", { class: "ctx-text" }, textBlock(e.text, "ctx-code", { maxChars: 600, headChars: 300, tailChars: 200, notCarried: e.cut || 0 })))))));
     }
     if (!parts.length) parts.push(el("p", { class: "muted", text: "no more detail" }));
-    c.detail.append(...parts);
+    c.detail.replaceChildren(...parts);
+    c.node.dataset.detail = "1";
   }
 
   async function decide(id, verdict) {
@@ -321,7 +606,7 @@
         if (r.status === 200) setTimeout(() => removeCard(id), 300);
       } else {
         c.msg.textContent = "not decided: " + errText(r);
-        if (r.status === 404) setTimeout(() => removeCard(id), 1500);
+        if (r.status === 404) setTimeout(() => { removeCard(id); scheduleRefresh(); }, 1500);
       }
     } catch (e) {
       c.msg.textContent = "not sent: " + e;
@@ -360,11 +645,16 @@
 
   function renderHistory() {
     const body = $("decisions-body");
-    body.replaceChildren(...state.history.map((d) => el("tr", { class: "outcome-" + (d.outcome === "allow" ? "allow" : "deny") },
-      el("td", { text: d.time || "" }),
-      el("td", {}, el("code", { text: d.command || d.action_id }), el("div", { class: "muted", text: d.conversation || "" })),
-      el("td", { text: (d.outcome || "") + (d.verdict ? " (" + d.verdict + ")" : "") + (d.reason ? ": " + d.reason : "") }),
-      el("td", { text: (d.by || "") + (d.approver ? " · " + d.approver : "") }))));
+    body.replaceChildren(...state.history.map((d) => {
+      const cmd = d.command || d.action_id || "";
+      const notSent = Math.max(0, (d.command_bytes || 0) - byteLen(cmd.replace(/…$/, "")));
+      return el("tr", { class: "outcome-" + (d.outcome === "allow" ? "allow" : "deny") },
+        el("td", { text: d.time || "" }),
+        el("td", {}, textBlock(cmd, "hist-cmd", { maxChars: 400, headChars: 200, tailChars: 120, notCarried: notSent }),
+          el("div", { class: "muted" }, visible(d.conversation || ""))),
+        el("td", {}, visible((d.outcome || "") + (d.verdict ? " (" + d.verdict + ")" : "") + (d.reason ? ": " + d.reason : ""))),
+        el("td", {}, visible((d.by || "") + (d.approver ? " · " + d.approver : ""))));
+    }));
   }
 
   // ---- views and keys ----
@@ -382,32 +672,74 @@
   $("tab-history").addEventListener("click", () => show("history"));
   $("help-toggle").addEventListener("click", () => { $("help").hidden = !$("help").hidden; });
 
+  function goPage(delta) {
+    const pg = state.page;
+    const next = Math.max(0, pg.offset + delta * pg.limit);
+    if (next === pg.offset || next >= pg.total - pg.newer) return;
+    pg.offset = next;
+    refreshNow();
+    window.scrollTo(0, 0);
+  }
+
+  function showNewer() {
+    state.page.anchor = 0;
+    state.page.offset = 0;
+    refreshNow();
+  }
+
+  $("order").addEventListener("change", (ev) => {
+    state.page.order = ev.target.value;
+    state.page.offset = 0;
+    state.page.anchor = 0;
+    refreshNow();
+  });
+  $("conv-filter").addEventListener("change", (ev) => {
+    state.page.conversation = ev.target.value;
+    state.page.offset = 0;
+    state.page.anchor = 0;
+    refreshNow();
+  });
+  $("newer").addEventListener("click", showNewer);
+  $("prev-page").addEventListener("click", () => goPage(-1));
+  $("next-page").addEventListener("click", () => goPage(1));
+
   function move(delta) {
     if (!state.order.length) return;
     let i = state.order.indexOf(state.selected);
-    i = i < 0 ? 0 : Math.max(0, Math.min(state.order.length - 1, i + delta));
+    i = i < 0 ? (delta > 0 ? 0 : state.order.length - 1) : Math.max(0, Math.min(state.order.length - 1, i + delta));
     select(state.order[i]);
+  }
+
+  // onSelected runs f on the card the person selected, or says to select one.
+  function onSelected(f) {
+    if (state.selected && state.cards.has(state.selected)) f(state.selected);
+    else hint("Select an action first (click it, or j / k): a key never decides an action you did not select.");
   }
 
   document.addEventListener("keydown", (ev) => {
     if (!state.session || ev.ctrlKey || ev.metaKey || ev.altKey) return;
     const t = ev.target;
-    const typing = t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA");
+    const typing = t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT");
     if (typing) {
       if (ev.key === "Escape") t.blur();
-      else if (ev.key === "Enter" && t.classList.contains("reason") && state.selected) {
-        ev.preventDefault();
-        decide(state.selected, "deny");
+      else if (ev.key === "Enter" && t.classList.contains("reason")) {
+        const card = t.closest("li.card");
+        if (card && state.cards.has(card.dataset.id)) {
+          ev.preventDefault();
+          decide(card.dataset.id, "deny");
+        }
       }
       return;
     }
     const keys = {
       j: () => move(1), ArrowDown: () => move(1), k: () => move(-1), ArrowUp: () => move(-1),
-      o: () => state.selected && decide(state.selected, "once"),
-      s: () => state.selected && decide(state.selected, "session"),
-      a: () => state.selected && decide(state.selected, "always"),
-      d: () => state.selected && decide(state.selected, "deny"),
-      r: () => state.selected && state.cards.get(state.selected).reason.focus(),
+      o: () => onSelected((id) => decide(id, "once")),
+      s: () => onSelected((id) => decide(id, "session")),
+      a: () => onSelected((id) => decide(id, "always")),
+      d: () => onSelected((id) => decide(id, "deny")),
+      r: () => onSelected((id) => state.cards.get(id).reason.focus()),
+      n: () => showNewer(),
+      "]": () => goPage(1), "[": () => goPage(-1),
       q: () => show("queue"), h: () => show("history"),
       "?": () => { $("help").hidden = !$("help").hidden; },
     };
