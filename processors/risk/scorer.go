@@ -97,6 +97,7 @@ func shellFindingsWith(pp *parserPool, cmd string, env Env) ([]finding, View) {
 	w.parsers = pp
 	w.run(cmd)
 	w.judgeAll()
+	w.knownSafeCheck()
 	v := View{Command: cmd, ParseError: w.parseErr}
 	seenPath := map[string]bool{}
 	for _, c := range w.cmds {
@@ -208,6 +209,9 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 		finds = []finding{{analyzer: AnalyzerTool, rule: "unknown-tool", level: events.RiskUnknown, detail: "no analyzer knows the tool " + fmt.Sprintf("%.64q", tool)}}
 	}
 	v.Tool = tool
+	if f, ok := redactionHid(ev); ok {
+		finds = append(finds, f)
+	}
 	if len(ev.Redactions) > 0 {
 		rules := map[string]bool{}
 		var names []string
