@@ -202,6 +202,10 @@ type Processor struct {
 	// idle forgets the conversations gone idle, in log time (backend,
 	// session grants; pending actions and decisions stay).
 	idle *processors.IdleConversations
+	// mcp remembers MCP tool descriptions and, per conversation, the tools
+	// whose description was an injection or changed (risk.MCPMemory): a
+	// call of one of them is HIGH in that conversation.
+	mcp *risk.MCPMemory
 }
 
 type scorerEntry struct {
@@ -277,6 +281,7 @@ func New(opts Options) (*Processor, error) {
 		sessions: map[string]map[string]grant{},
 		allow:    NewAllowlist(),
 		idle:     processors.NewIdleConversations(opts.IdleAfter),
+		mcp:      risk.NewMCPMemory(),
 	}
 	// Build the default (or override) config's scorer now, so a broken
 	// override fails the constructor instead of every action.
@@ -319,6 +324,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 		delete(p.backends, c)
 		delete(p.sessions, c)
 		p.tracker.Forget(c)
+		p.mcp.Forget(c)
 	}
 	switch ev.Kind {
 	case events.KindConfig:
@@ -335,6 +341,11 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 		p.stepAllowlist(o)
 	case events.KindObservation:
 		p.stepObservation(o)
+	case events.KindContextLoaded:
+		if ev.StringField("source") == risk.SourceMCP {
+			cfg, _ := p.tracker.For(ev.Conversation)
+			p.mcp.StepContext(&rec, cfg.Analyzers.Injection)
+		}
 	}
 	return o.out, nil
 }
@@ -563,10 +574,12 @@ func (p *Processor) assess(sc Scorer, rec *events.Record, cfgSeq uint64, cfg eve
 	if rs, ok := sc.(*riskScorer); ok && p.opts.Memo != nil {
 		key := risk.MemoKey{Seq: rec.Seq, ConfigSeq: cfgSeq, Env: risk.Env(env)}
 		if ra, hit := p.opts.Memo.Get(key); hit {
-			return rs.from(ra)
+			return rs.from(ra) // the risk processor raised it already
 		}
 	}
-	return sc.Assess(ev, env)
+	a := sc.Assess(ev, env)
+	a.Level, a.Reasons = p.mcp.Raise(conv, ev.Tool(), a.Level, a.Reasons)
+	return a
 }
 
 func levelOr(l events.Risk) events.Risk {
