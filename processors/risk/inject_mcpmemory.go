@@ -2,6 +2,8 @@ package risk
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
@@ -38,11 +40,32 @@ const (
 	taintAll          = "\x00*" // the conversation's taint list overflowed: every MCP call
 )
 
-// MCPMemoryState is MCPMemory's snapshot form.
+// MCPMemoryState is MCPMemory's snapshot form: sorted lists, so the same
+// memory always encodes to the same bytes.
 type MCPMemoryState struct {
-	Seen       map[string]mcpSeen           `msgpack:"seen,omitempty"`
-	NewServers map[string]int               `msgpack:"new_servers,omitempty"`
-	Taint      map[string]map[string]string `msgpack:"taint,omitempty"`
+	Seen       []MCPSeenEntry  `msgpack:"seen,omitempty"`       // by key
+	NewServers []MCPConvCount  `msgpack:"new_servers,omitempty"` // by conversation
+	Taint      []MCPTaintEntry `msgpack:"taint,omitempty"`       // by conversation, then key
+}
+
+// MCPSeenEntry is one remembered tool: key is server NUL tool.
+type MCPSeenEntry struct {
+	Key    string `msgpack:"k"`
+	Digest string `msgpack:"d"`
+	Seq    uint64 `msgpack:"s"`
+}
+
+// MCPConvCount is how many servers a conversation introduced.
+type MCPConvCount struct {
+	Conv string `msgpack:"c"`
+	N    int    `msgpack:"n"`
+}
+
+// MCPTaintEntry is one tool tainted in a conversation, and why.
+type MCPTaintEntry struct {
+	Conv string `msgpack:"c"`
+	Key  string `msgpack:"k"`
+	Why  string `msgpack:"w"`
 }
 
 // NewMCPMemory returns an empty memory.
@@ -50,10 +73,22 @@ func NewMCPMemory() *MCPMemory {
 	return &MCPMemory{seen: map[string]mcpSeen{}, perServer: map[string]int{}, newServers: map[string]int{}, taint: map[string]map[string]string{}}
 }
 
-// State returns the memory's state for a snapshot (shared maps: encode
-// it before the next Step).
+// State returns the memory's state for a snapshot.
 func (m *MCPMemory) State() MCPMemoryState {
-	return MCPMemoryState{Seen: m.seen, NewServers: m.newServers, Taint: m.taint}
+	var st MCPMemoryState
+	for _, k := range slices.Sorted(maps.Keys(m.seen)) {
+		s := m.seen[k]
+		st.Seen = append(st.Seen, MCPSeenEntry{Key: k, Digest: s.Digest, Seq: s.Seq})
+	}
+	for _, c := range slices.Sorted(maps.Keys(m.newServers)) {
+		st.NewServers = append(st.NewServers, MCPConvCount{Conv: c, N: m.newServers[c]})
+	}
+	for _, c := range slices.Sorted(maps.Keys(m.taint)) {
+		for _, k := range slices.Sorted(maps.Keys(m.taint[c])) {
+			st.Taint = append(st.Taint, MCPTaintEntry{Conv: c, Key: k, Why: m.taint[c][k]})
+		}
+	}
+	return st
 }
 
 // SetState replaces the memory with a snapshot's.
@@ -62,18 +97,23 @@ func (m *MCPMemory) SetState(st MCPMemoryState) error {
 		return fmt.Errorf("mcp memory: %d tools, more than %d", len(st.Seen), maxMCPTools)
 	}
 	n := NewMCPMemory()
-	for k, v := range st.Seen {
-		n.seen[k] = v
-		n.perServer[serverOf(k)]++
+	for _, e := range st.Seen {
+		n.seen[e.Key] = mcpSeen{Digest: e.Digest, Seq: e.Seq}
+		n.perServer[serverOf(e.Key)]++
 	}
-	for k, v := range st.NewServers {
-		n.newServers[k] = v
+	for _, e := range st.NewServers {
+		n.newServers[e.Conv] = e.N
 	}
-	for c, t := range st.Taint {
-		if len(t) > maxTaintPerConv+1 {
-			return fmt.Errorf("mcp memory: conversation %.64q taints %d tools, more than %d", c, len(t), maxTaintPerConv)
+	for _, e := range st.Taint {
+		t := n.taint[e.Conv]
+		if t == nil {
+			t = map[string]string{}
+			n.taint[e.Conv] = t
 		}
-		n.taint[c] = t
+		if len(t) > maxTaintPerConv {
+			return fmt.Errorf("mcp memory: conversation %.64q taints more than %d tools", e.Conv, maxTaintPerConv)
+		}
+		t[e.Key] = e.Why
 	}
 	*m = *n
 	return nil
