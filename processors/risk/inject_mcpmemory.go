@@ -43,7 +43,7 @@ const (
 // MCPMemoryState is MCPMemory's snapshot form: sorted lists, so the same
 // memory always encodes to the same bytes.
 type MCPMemoryState struct {
-	Seen       []MCPSeenEntry  `msgpack:"seen,omitempty"`       // by key
+	Seen       []MCPSeenEntry  `msgpack:"seen,omitempty"`        // by key
 	NewServers []MCPConvCount  `msgpack:"new_servers,omitempty"` // by conversation
 	Taint      []MCPTaintEntry `msgpack:"taint,omitempty"`       // by conversation, then key
 }
