@@ -32,6 +32,8 @@ type snapshotState struct {
 	Idle processors.IdleState  `msgpack:"idle"`
 	// MCP is the MCP memory (version 3).
 	MCP risk.MCPMemoryState `msgpack:"mcp"`
+	// Written is the files tools run from written per conversation (version 3).
+	Written risk.WrittenState `msgpack:"written"`
 }
 
 type snapBackend struct {
@@ -103,6 +105,7 @@ func (p *Processor) Snapshot() ([]byte, error) {
 	st.Gone = p.gone.flat()
 	st.Idle = p.idle.State()
 	st.MCP = p.mcp.State()
+	st.Written = p.written.State()
 	return processors.EncodeState(&st)
 }
 
@@ -133,6 +136,10 @@ func (p *Processor) Restore(b []byte) error {
 	}
 	mem := risk.NewMCPMemory()
 	if err := mem.SetState(st.MCP); err != nil {
+		return fmt.Errorf("%w: %v", processors.ErrSnapshot, err)
+	}
+	written := risk.NewWrittenFiles()
+	if err := written.SetState(st.Written); err != nil {
 		return fmt.Errorf("%w: %v", processors.ErrSnapshot, err)
 	}
 	// The tracker is the last part that can refuse; nothing is changed before.
@@ -166,7 +173,7 @@ func (p *Processor) Restore(b []byte) error {
 		allow.entries[e.ID] = &e
 	}
 	p.backends, p.pending, p.decided, p.order, p.head = backends, pend, decided, order, 0
-	p.sessions, p.allow, p.gone, p.idle, p.mcp = sessions, allow, gone, idle, mem
+	p.sessions, p.allow, p.gone, p.idle, p.mcp, p.written = sessions, allow, gone, idle, mem, written
 	clear(p.scorers)
 	return nil
 }

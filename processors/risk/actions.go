@@ -89,6 +89,9 @@ func (s *Scorer) fileAction(tool string, args map[string]any, ev *events.Event, 
 		f, _ := shellFindings(content, env)
 		for i := range f {
 			f[i].detail = "in " + p + ": " + f[i].detail
+			if f[i].rule != "not-known-safe" {
+				v.RunRisk = events.Max(v.RunRisk, f[i].level)
+			}
 		}
 		finds = append(finds, capLevel(f, events.RiskMedium, "written, not run")...)
 	case ext == ".js" || ext == ".ts" || ext == ".mjs" || ext == ".cjs" || ext == ".rb" || ext == ".pl" || ext == ".php" || ext == ".lua":

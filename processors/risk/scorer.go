@@ -48,6 +48,9 @@ type View struct {
 	// level (the first highest-level reason); empty when no rule fired.
 	TopCommand string `json:"top_command,omitempty"`
 	TopRule    string `json:"top_rule,omitempty"`
+	// RunRisk is, for a file write, the level of running what was written
+	// when the write's own findings were capped ("written, not run").
+	RunRisk events.Risk `json:"run_risk,omitempty"`
 }
 
 // CommandView is one command found in an action.

@@ -160,20 +160,8 @@ func (s *Scorer) argFindings(tool string, args map[string]any, env Env, skip str
 		}
 		return fs
 	}
-	shell := func(cmd, at string) {
-		if cli != "" {
-			if f := strings.Fields(cmd); len(f) > 0 && canonicalName(f[0]) != cli && !knownCommand(canonicalName(f[0])) {
-				cmd = cli + " " + cmd
-			}
-		}
-		f, sv := shellFindingsWith(s.parsers, cmd, env)
-		finds = append(finds, tag(f, at)...)
-		if len(v.Commands) < 64 {
-			v.Commands = append(v.Commands, sv.Commands...)
-		}
-		v.Hosts = append(v.Hosts, sv.Hosts...)
-		v.Paths = append(v.Paths, sv.Paths...)
-	}
+	shell := func(cmd, at string) { s.argShell(&finds, &v, cli, cmd, at, env, tag, true) }
+	sqlText := func(q, at string) { s.argShell(&finds, &v, "", "psql -c "+shellQuote(q), at, env, tag, false) }
 	for _, it := range items {
 		if it.list != nil {
 			if argShellKeys()[it.key] {
@@ -200,7 +188,7 @@ func (s *Scorer) argFindings(tool string, args map[string]any, env Env, skip str
 			}
 			finds = append(finds, tag(analyzeCodeText(lang, it.val, env), it.path)...)
 		case argSQLKeys()[k]:
-			shell("psql -c "+shellQuote(it.val), it.path)
+			sqlText(it.val, it.path)
 		case argURLKeys()[k]:
 			f, nv := networkAction(map[string]any{"url": it.val}, env)
 			finds = append(finds, tag(f, it.path)...)
@@ -221,4 +209,25 @@ func (s *Scorer) argFindings(tool string, args map[string]any, env Env, skip str
 			detail: "the call carries more arguments than Vigil reads (64 strings, 1 MiB, 8 levels); what was not read could not be judged"})
 	}
 	return finds, v
+}
+
+// argShell runs the shell analyzer on a command carried by a tool
+// argument; known, when false, drops not-known-safe (a command Vigil built
+// itself, such as psql -c for a query field).
+func (s *Scorer) argShell(finds *[]finding, v *View, cli, cmd, at string, env Env, tag func([]finding, string) []finding, known bool) {
+	if cli != "" {
+		if f := strings.Fields(cmd); len(f) > 0 && canonicalName(f[0]) != cli && !knownCommand(canonicalName(f[0])) {
+			cmd = cli + " " + cmd
+		}
+	}
+	f, sv := shellFindingsWith(s.parsers, cmd, env)
+	if !known {
+		f = slices.DeleteFunc(f, func(x finding) bool { return x.rule == "not-known-safe" })
+	}
+	*finds = append(*finds, tag(f, at)...)
+	if len(v.Commands) < 64 {
+		v.Commands = append(v.Commands, sv.Commands...)
+	}
+	v.Hosts = append(v.Hosts, sv.Hosts...)
+	v.Paths = append(v.Paths, sv.Paths...)
 }
