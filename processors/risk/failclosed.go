@@ -291,7 +291,7 @@ func templateInCode(sub []string, ph string) bool {
 			}
 		}
 	}
-	codeFlags := []string{"-c"}
+	var codeFlags []string
 	if shells[n] {
 		codeFlags = []string{"-c"}
 	} else if it, ok := interpreters[n]; ok {
