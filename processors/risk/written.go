@@ -176,6 +176,11 @@ func (w *WrittenFiles) Raise(conv string, fe FileEffects, level events.Risk, rea
 	if len(t) == 0 || len(fe.Runs) == 0 {
 		return level, reasons
 	}
+	for _, r := range reasons {
+		if r.Rule == "ran-written-file" {
+			return level, reasons // raised already (the risk processor's assessment, reused by the gate)
+		}
+	}
 	best, bestKey := writtenFile{}, ""
 	for _, k := range slices.Sorted(maps.Keys(t)) { // at most maxWrittenPerConv
 		f := t[k]
