@@ -159,6 +159,9 @@ type Assessment struct {
 	Shape string
 	// Deny lists the deny rules that matched, in config order.
 	Deny []DenyHit
+	// Files is what the action writes of, and runs from, the files tools
+	// run from (risk.EffectsOf); the zero value for scorers that do not say.
+	Files risk.FileEffects
 }
 
 // Scorer assesses actions under one config. It must be deterministic.
@@ -202,6 +205,14 @@ type Processor struct {
 	// idle forgets the conversations gone idle, in log time (backend,
 	// session grants; pending actions and decisions stay).
 	idle *processors.IdleConversations
+	// mcp remembers MCP tool descriptions and, per conversation, the tools
+	// whose description was an injection or changed (risk.MCPMemory): a
+	// call of one of them is HIGH in that conversation.
+	mcp *risk.MCPMemory
+	// written remembers, per conversation, the files tools run from that
+	// the agent wrote and at which risk (risk.WrittenFiles): a later
+	// command that runs one carries that risk.
+	written *risk.WrittenFiles
 }
 
 type scorerEntry struct {
@@ -277,6 +288,8 @@ func New(opts Options) (*Processor, error) {
 		sessions: map[string]map[string]grant{},
 		allow:    NewAllowlist(),
 		idle:     processors.NewIdleConversations(opts.IdleAfter),
+		mcp:      risk.NewMCPMemory(),
+		written:  risk.NewWrittenFiles(),
 	}
 	// Build the default (or override) config's scorer now, so a broken
 	// override fails the constructor instead of every action.
@@ -319,6 +332,8 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 		delete(p.backends, c)
 		delete(p.sessions, c)
 		p.tracker.Forget(c)
+		p.mcp.Forget(c)
+		p.written.Forget(c)
 	}
 	switch ev.Kind {
 	case events.KindConfig:
@@ -335,6 +350,11 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 		p.stepAllowlist(o)
 	case events.KindObservation:
 		p.stepObservation(o)
+	case events.KindContextLoaded:
+		if ev.StringField("source") == risk.SourceMCP {
+			cfg, _ := p.tracker.For(ev.Conversation)
+			p.mcp.StepContext(&rec, cfg.Analyzers.Injection)
+		}
 	}
 	return o.out, nil
 }
@@ -563,10 +583,22 @@ func (p *Processor) assess(sc Scorer, rec *events.Record, cfgSeq uint64, cfg eve
 	if rs, ok := sc.(*riskScorer); ok && p.opts.Memo != nil {
 		key := risk.MemoKey{Seq: rec.Seq, ConfigSeq: cfgSeq, Env: risk.Env(env)}
 		if ra, hit := p.opts.Memo.Get(key); hit {
-			return rs.from(ra)
+			a := rs.from(ra) // the risk processor raised it for MCP taint already
+			return p.rememberFiles(rec, a)
 		}
 	}
-	return sc.Assess(ev, env)
+	a := sc.Assess(ev, env)
+	a.Level, a.Reasons = p.mcp.Raise(conv, ev.Tool(), a.Level, a.Reasons)
+	return p.rememberFiles(rec, a)
+}
+
+// rememberFiles raises a by the files earlier actions of the conversation wrote
+// that it runs, then records the files it writes at its level.
+func (p *Processor) rememberFiles(rec *events.Record, a Assessment) Assessment {
+	conv := rec.Event.Conversation
+	a.Level, a.Reasons = p.written.Raise(conv, a.Files, a.Level, a.Reasons)
+	p.written.Observe(conv, rec.Seq, a.Files, a.Level)
+	return a
 }
 
 func levelOr(l events.Risk) events.Risk {

@@ -49,7 +49,7 @@ func (r *riskScorer) Assess(ev *events.Event, env Env) Assessment {
 // the deny rules evaluated on its view. The reasons are copied: the risk
 // processor's output holds the same slice.
 func (r *riskScorer) from(a risk.Assessment) Assessment {
-	out := Assessment{Level: a.Level, Reasons: slices.Clone(a.Reasons), Shape: r.s.Shape(a)}
+	out := Assessment{Level: a.Level, Reasons: slices.Clone(a.Reasons), Shape: r.s.Shape(a), Files: risk.EffectsOf(a)}
 	if r.deny.Len() > 0 {
 		matched, errs := r.deny.Match(risk.Activation(a.View, a.Level))
 		for _, m := range matched {

@@ -10,10 +10,11 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/risk"
 )
 
 // snapshotVersion is the version of the gate's snapshot.
-const snapshotVersion = 2
+const snapshotVersion = 3
 
 type snapshotState struct {
 	V           int                     `msgpack:"v"`
@@ -29,6 +30,10 @@ type snapshotState struct {
 	// pairs of id hash and action seq, sorted by hash.
 	Gone processors.StateUints `msgpack:"gone"`
 	Idle processors.IdleState  `msgpack:"idle"`
+	// MCP is the MCP memory (version 3).
+	MCP risk.MCPMemoryState `msgpack:"mcp"`
+	// Written is the files tools run from written per conversation (version 3).
+	Written risk.WrittenState `msgpack:"written"`
 }
 
 type snapBackend struct {
@@ -99,6 +104,8 @@ func (p *Processor) Snapshot() ([]byte, error) {
 	st.Allow = p.allow.Entries()
 	st.Gone = p.gone.flat()
 	st.Idle = p.idle.State()
+	st.MCP = p.mcp.State()
+	st.Written = p.written.State()
 	return processors.EncodeState(&st)
 }
 
@@ -126,6 +133,14 @@ func (p *Processor) Restore(b []byte) error {
 	idle := processors.NewIdleConversations(p.idle.After())
 	if err := idle.SetState(st.Idle); err != nil {
 		return err
+	}
+	mem := risk.NewMCPMemory()
+	if err := mem.SetState(st.MCP); err != nil {
+		return fmt.Errorf("%w: %v", processors.ErrSnapshot, err)
+	}
+	written := risk.NewWrittenFiles()
+	if err := written.SetState(st.Written); err != nil {
+		return fmt.Errorf("%w: %v", processors.ErrSnapshot, err)
 	}
 	// The tracker is the last part that can refuse; nothing is changed before.
 	if err := p.tracker.SetState(st.Tracker); err != nil {
@@ -158,7 +173,7 @@ func (p *Processor) Restore(b []byte) error {
 		allow.entries[e.ID] = &e
 	}
 	p.backends, p.pending, p.decided, p.order, p.head = backends, pend, decided, order, 0
-	p.sessions, p.allow, p.gone, p.idle = sessions, allow, gone, idle
+	p.sessions, p.allow, p.gone, p.idle, p.mcp, p.written = sessions, allow, gone, idle, mem, written
 	clear(p.scorers)
 	return nil
 }

@@ -77,7 +77,11 @@ func (s *Scorer) fileAction(tool string, args map[string]any, ev *events.Event, 
 		}
 	}
 	finds = append(finds, w.finds...)
-	// Content: code is analysed as code, scripts as shell.
+	// Content: files that tools execute or configure execution from are
+	// judged as if they ran; other code as code, scripts as shell.
+	if f, ok := s.execConfigFindings(p, content, env, tool); ok {
+		return append(finds, f...), v
+	}
 	switch ext := path.Ext(low); {
 	case ext == ".py" || ext == ".pyw":
 		finds = append(finds, analyzeCodeText("python", content, env)...)
@@ -85,6 +89,9 @@ func (s *Scorer) fileAction(tool string, args map[string]any, ev *events.Event, 
 		f, _ := shellFindings(content, env)
 		for i := range f {
 			f[i].detail = "in " + p + ": " + f[i].detail
+			if f[i].rule != "not-known-safe" {
+				v.RunRisk = events.Max(v.RunRisk, f[i].level)
+			}
 		}
 		finds = append(finds, capLevel(f, events.RiskMedium, "written, not run")...)
 	case ext == ".js" || ext == ".ts" || ext == ".mjs" || ext == ".cjs" || ext == ".rb" || ext == ".pl" || ext == ".php" || ext == ".lua":

@@ -66,6 +66,13 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 	add := func(rule string, lvl events.Risk, detail string) {
 		w.add(finding{analyzer: AnalyzerCode, rule: rule, level: lvl, detail: how + ": " + detail, span: span, command: name})
 	}
+	if folded, ok := foldCode(code); ok {
+		code = folded
+	}
+	w.foldFindings(lang, code, span, name, how)
+	if lang == "expect" || lang == "tcl" {
+		w.tclCode(code, how)
+	}
 	// 1. Shell commands run from code: analyse them as shell.
 	for _, m := range shellCallRe.FindAllStringSubmatch(code, 16) {
 		arg := m[1]

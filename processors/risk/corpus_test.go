@@ -48,6 +48,38 @@ func readJSONL[T any](t *testing.T, name string) []T {
 type shellStats struct {
 	high, highHit, low, lowHigh, medium, mediumHigh, mediumLow int
 	hermesHighHit, hermesLowFlag                               int
+	// the same figures without the fail-closed rules (legacyLevel), and
+	// benign lines left LOW now and then
+	legacyHighHit, legacyLowHigh, lowLow, legacyLowLow int
+}
+
+// failClosedRules are the rules that fail closed: without them (and with
+// the could-not-judge rules back at MEDIUM) the level is what the analyzer
+// gave before it failed closed. Rules of programs found only by the new
+// unwrapping still count in the legacy figure, so it is a lower bound of
+// the change.
+var (
+	failClosedNew    = set("not-known-safe", "glob-command", "env-command", "template-exec", "git-exec-config", "computed-call", "browser-exfiltration", "redaction-hid-content")
+	failClosedRaised = set("unparsable", "unparsable-nested", "analysis-budget", "input-too-large", "unresolved-command")
+)
+
+// legacyLevel is a's level as scored before failing closed.
+func legacyLevel(a Assessment) events.Risk {
+	lvl := events.RiskLow
+	for _, r := range a.Reasons {
+		if failClosedNew[r.Rule] || r.Level == "" {
+			continue
+		}
+		l := r.Level
+		if failClosedRaised[r.Rule] && l == events.RiskHigh {
+			l = events.RiskMedium
+		}
+		lvl = events.Max(lvl, l)
+	}
+	if a.Level == events.RiskUnknown {
+		return a.Level
+	}
+	return lvl
 }
 
 func scoreShellCorpus(t *testing.T, name string) shellStats {
@@ -59,10 +91,14 @@ func scoreShellCorpus(t *testing.T, name string) shellStats {
 	var st shellStats
 	for _, l := range lines {
 		a := s.ScoreCommand(l.Command, Env{})
+		legacy := legacyLevel(a)
 		h := hermesMatch(l.Command) != ""
 		switch l.Expect {
 		case "high":
 			st.high++
+			if legacy == events.RiskHigh {
+				st.legacyHighHit++
+			}
 			if a.Level == events.RiskHigh {
 				st.highHit++
 			} else if *showMisses {
@@ -73,6 +109,15 @@ func scoreShellCorpus(t *testing.T, name string) shellStats {
 			}
 		case "low":
 			st.low++
+			if legacy == events.RiskHigh {
+				st.legacyLowHigh++
+			}
+			if legacy == events.RiskLow {
+				st.legacyLowLow++
+			}
+			if a.Level == events.RiskLow {
+				st.lowLow++
+			}
 			if a.Level == events.RiskHigh {
 				st.lowHigh++
 				if *showMisses {
@@ -126,6 +171,8 @@ func TestShellCorpus(t *testing.T) {
 			fp := pct(st.lowHigh, st.low)
 			t.Logf("%s: HIGH recall %.1f%% (%d/%d); benign scored HIGH %.1f%% (%d/%d); medium scored HIGH %d/%d, LOW %d/%d",
 				name, recall, st.highHit, st.high, fp, st.lowHigh, st.low, st.mediumHigh, st.medium, st.mediumLow, st.medium)
+			t.Logf("%s: fail-closed cost, same run: benign scored HIGH %d/%d before, %d/%d after; benign left LOW %d/%d before, %d/%d after; HIGH recall %d/%d before, %d/%d after",
+				name, st.legacyLowHigh, st.low, st.lowHigh, st.low, st.legacyLowLow, st.low, st.lowLow, st.low, st.legacyHighHit, st.high, st.highHit, st.high)
 			t.Logf("%s: Hermes table baseline: flags %.1f%% of HIGH (%d/%d) and %.1f%% of benign (%d/%d)",
 				name, pct(st.hermesHighHit, st.high), st.hermesHighHit, st.high, pct(st.hermesLowFlag, st.low), st.hermesLowFlag, st.low)
 			if recall < 95 {

@@ -45,6 +45,10 @@ func (w *walker) execute(c *command) {
 	}
 	name := c.name
 	if name == "" {
+		if c.glob {
+			w.globCommand(c)
+			return
+		}
 		w.dynamicCommand(c)
 		return
 	}
@@ -188,9 +192,9 @@ func (w *walker) execute(c *command) {
 			w.reparse(c.stdin.text, c.name, nil, nil, false)
 		}
 	case "tmux":
-		if v, ok := optValue(c.args, "-c", ""); ok {
-			w.reparse(v, "tmux -c", nil, nil, false)
-		}
+		w.tmux(c)
+	case "gdb":
+		w.gdb(c)
 	case "zip":
 		if v, ok := optValue(c.args, "", "-TT", "--unzip-command"); ok {
 			w.reparse(v, "zip -TT", nil, nil, false)
@@ -713,7 +717,7 @@ func (w *walker) findExec(c *command) {
 		if a != "-exec" && a != "-execdir" && a != "-ok" && a != "-okdir" {
 			continue
 		}
-		var sub []string
+		var sub, raw []string
 		j := i + 1
 		for ; j < len(c.args); j++ {
 			if c.args[j] == ";" || c.args[j] == "+" || c.args[j] == `\;` {
@@ -724,8 +728,12 @@ func (w *walker) findExec(c *command) {
 				break
 			}
 			sub = append(sub, strings.ReplaceAll(c.args[j], "{}", item))
+			raw = append(raw, c.args[j])
 		}
 		i = j
+		if templateInCode(raw, "{}") {
+			w.templateExec(c, "find "+a, raw)
+		}
 		if len(sub) > 0 {
 			w.runSynthetic(&command{via: []string{"find " + a}, sudo: c.sudo}, toFields(sub), stmtCtx{})
 		}
@@ -764,18 +772,10 @@ func findRoots(args []string) ([]string, string) {
 
 // gitCode handles git settings whose values are programs.
 func (w *walker) gitCode(c *command) {
-	codeKey := func(k string) bool {
-		k = strings.ToLower(k)
-		switch k {
-		case "core.pager", "core.editor", "core.sshcommand", "core.fsmonitor", "sequence.editor",
-			"diff.external", "gpg.program", "credential.helper", "core.askpass", "pager.log", "pager.diff":
-			return true
-		}
-		return strings.HasPrefix(k, "alias.") || (strings.HasPrefix(k, "filter.") && (strings.HasSuffix(k, ".clean") || strings.HasSuffix(k, ".smudge"))) ||
-			strings.HasPrefix(k, "pager.")
-	}
+	w.gitExecPath(c)
 	judge := func(k, v string) {
-		if !codeKey(k) {
+		w.gitExecConfig(c, k, v)
+		if !gitKeyCmd(k) {
 			return
 		}
 		if strings.HasPrefix(strings.ToLower(k), "alias.") {
@@ -784,8 +784,11 @@ func (w *walker) gitCode(c *command) {
 			}
 			v = v[1:]
 		}
-		if strings.ToLower(k) == "credential.helper" && !strings.HasPrefix(v, "!") {
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "credential.") && strings.HasSuffix(lk, ".helper") && !strings.HasPrefix(v, "!") {
 			return
+		}
+		if lk := strings.ToLower(k); lk == "core.fsmonitor" && (strings.EqualFold(v, "true") || strings.EqualFold(v, "false")) {
+			return // the built-in daemon, or off
 		}
 		w.reparse(strings.TrimPrefix(v, "!"), "git "+k, nil, nil, false)
 	}

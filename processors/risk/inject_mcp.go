@@ -259,17 +259,12 @@ func toolAbout(name, obj string) bool {
 	return false
 }
 
-// mcpSeen is what the processor remembers of an MCP tool: the digest of
-// its description and schema when first seen, and the log sequence.
+// mcpSeen is what the memory keeps of an MCP tool: the digest of its
+// description and schema when first seen, and the log sequence.
 type mcpSeen struct {
 	Digest string `msgpack:"d"`
 	Seq    uint64 `msgpack:"s"`
 }
-
-// maxMCPTools bounds the tools the processor remembers; past it, tools not
-// yet seen are not remembered (and so never flagged as changed). The
-// bound is a count of records, so the outcome is the same in every replay.
-const maxMCPTools = 16384
 
 // mcpKey names a tool across sessions: server and tool.
 func mcpKey(server, tool string) string { return server + "\x00" + tool }
@@ -288,34 +283,5 @@ func (p *Processor) scanContext(rec *events.Record, scan bool) (r ScanResult, wh
 		}
 		return Scan(content, path), fmt.Sprintf("context file %q", path)
 	}
-	server, tool := ev.StringField("server"), ev.StringField("tool")
-	if tool == "" {
-		tool = path
-	}
-	schema := ev.Data["input_schema"]
-	digest := ToolDigest(content, schema)
-	key := mcpKey(server, tool)
-	first, seen := p.mcp[key]
-	if !seen && len(p.mcp) < maxMCPTools {
-		if p.mcp == nil {
-			p.mcp = map[string]mcpSeen{}
-		}
-		p.mcp[key] = mcpSeen{Digest: digest, Seq: rec.Seq}
-	}
-	what = fmt.Sprintf("MCP tool %q of server %q", tool, server)
-	if !scan {
-		return ScanResult{Verdict: VerdictClean}, what
-	}
-	s := &scanner{}
-	text := ToolText(content, schema)
-	if len(text) > maxScan {
-		text = text[:maxScan]
-	}
-	s.scan(text, 0)
-	s.toolRules(tool, text)
-	if seen && first.Digest != digest {
-		s.add("mcp-tool-changed", fmt.Sprintf("the description or schema differs from the one first seen at log seq %d (digest %.12s, now %.12s)", first.Seq, first.Digest, digest),
-			0, len(content), true)
-	}
-	return s.result(), what
+	return p.mcp.StepContext(rec, scan)
 }

@@ -54,7 +54,7 @@ func TestPeerShellSuites(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cases := readJSONL[peerCase](t, filepath.Join("peers", name))
 			byLabel := map[string]*levelCount{}
-			var pos, neg levelCount
+			var pos, neg, legPos, legNeg levelCount
 			for _, c := range cases {
 				a := s.ScoreCommand(c.Input["command"], Env{})
 				lc := byLabel[c.Label]
@@ -65,9 +65,11 @@ func TestPeerShellSuites(t *testing.T) {
 				lc.add(a.Level)
 				if peerPositive[c.Label] {
 					pos.add(a.Level)
+					legPos.add(legacyLevel(a))
 				}
 				if peerNegative[c.Label] {
 					neg.add(a.Level)
+					legNeg.add(legacyLevel(a))
 				}
 				if *showMisses && (peerPositive[c.Label] && a.Level != events.RiskHigh || peerNegative[c.Label] && a.Level != events.RiskLow) {
 					t.Logf("%s %-12s %-6s %q [%s]", c.ID, c.Label, a.Level, trimArg(c.Input["command"]), reasonsBrief(a))
@@ -85,6 +87,8 @@ func TestPeerShellSuites(t *testing.T) {
 			}
 			t.Logf("%s: positives %d: HIGH %.1f%% (%d), HIGH-or-MEDIUM %.1f%% (%d); negatives %d: HIGH %d, HIGH-or-MEDIUM %d%s",
 				name, pos.n, pct(pos.high, pos.n), pos.high, pct(pos.high+pos.med, pos.n), pos.high+pos.med, neg.n, neg.high, neg.high+neg.med, b.String())
+			t.Logf("%s: fail-closed cost, same run: negatives HIGH %d before, %d after; negatives LOW %d before, %d after; positives HIGH %d before, %d after",
+				name, legNeg.high, neg.high, legNeg.low, neg.low, legPos.high, pos.high)
 			if len(cases) == 0 {
 				return
 			}

@@ -39,7 +39,10 @@ type Processor struct {
 	idle *processors.IdleConversations
 	// mcp remembers, per MCP server and tool, the digest of the
 	// description first seen (inject_mcp.go), to flag a later change.
-	mcp map[string]mcpSeen
+	mcp *MCPMemory
+	// written remembers the files tools run from that each conversation
+	// wrote, and at which risk (WrittenFiles).
+	written *WrittenFiles
 }
 
 // WithMemo makes p record each action's assessment in m, for the gate of
@@ -62,7 +65,7 @@ func NewProcessor() *Processor { return NewProcessorWith(processors.Options{}) }
 func NewProcessorWith(opts processors.Options) *Processor {
 	t := processors.NewConfigTracker()
 	t.Override = opts.ConfigOverride
-	return &Processor{tracker: t, scorers: map[uint64]*scorerEntry{}, idle: processors.NewIdleConversations(opts.IdleAfter)}
+	return &Processor{tracker: t, scorers: map[uint64]*scorerEntry{}, idle: processors.NewIdleConversations(opts.IdleAfter), mcp: NewMCPMemory(), written: NewWrittenFiles()}
 }
 
 // Name is "risk".
@@ -94,6 +97,8 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 	ev := &rec.Event
 	for _, c := range p.idle.Touch(ev.Conversation, &rec) {
 		p.tracker.Forget(c)
+		p.mcp.Forget(c)
+		p.written.Forget(c)
 	}
 	switch ev.Kind {
 	case events.KindConfig, events.KindConversationStarted:
@@ -112,6 +117,10 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 			env.Backend = "local" // as the gate sees a conversation that never said
 		}
 		a := s.ScoreAction(ev, env)
+		a.Level, a.Reasons = p.mcp.Raise(ev.Conversation, ev.Tool(), a.Level, a.Reasons)
+		fe := EffectsOf(a)
+		a.Level, a.Reasons = p.written.Raise(ev.Conversation, fe, a.Level, a.Reasons)
+		p.written.Observe(ev.Conversation, rec.Seq, fe, a.Level)
 		if perr == nil && p.memo != nil {
 			_, cfgSeq := p.tracker.For(ev.Conversation)
 			p.memo.Put(MemoKey{Seq: rec.Seq, ConfigSeq: cfgSeq, Env: env}, a)

@@ -2,6 +2,7 @@ package risk
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,6 +48,9 @@ type View struct {
 	// level (the first highest-level reason); empty when no rule fired.
 	TopCommand string `json:"top_command,omitempty"`
 	TopRule    string `json:"top_rule,omitempty"`
+	// RunRisk is, for a file write, the level of running what was written
+	// when the write's own findings were capped ("written, not run").
+	RunRisk events.Risk `json:"run_risk,omitempty"`
 }
 
 // CommandView is one command found in an action.
@@ -97,6 +101,7 @@ func shellFindingsWith(pp *parserPool, cmd string, env Env) ([]finding, View) {
 	w.parsers = pp
 	w.run(cmd)
 	w.judgeAll()
+	w.knownSafeCheck()
 	v := View{Command: cmd, ParseError: w.parseErr}
 	seenPath := map[string]bool{}
 	for _, c := range w.cmds {
@@ -187,10 +192,12 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 			break
 		}
 		finds, v = shellFindingsWith(s.parsers, cmd, env)
+		finds = s.withArgs(finds, &v, tool, args, env, cmd)
 	case pythonTools()[lt]:
 		code := firstString(args, "code", "source", "cell", "command", "script", "input")
 		finds = analyzeCodeText("python", code, env)
 		v = View{Command: code}
+		finds = s.withArgs(finds, &v, tool, args, env, code)
 	case writeTools()[lt]:
 		finds, v = s.fileAction(lt, args, ev, env)
 	case readTools()[lt]:
@@ -201,13 +208,18 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 		finds, v = networkAction(args, env)
 	case strings.HasPrefix(lt, "mcp:") || strings.HasPrefix(lt, "mcp__"):
 		finds, v = mcpAction(tool, args, env)
+		finds = s.withArgs(finds, &v, tool, args, env, "")
 	case benignTools()[lt]:
 		v = View{}
 	default:
 		v = View{}
 		finds = []finding{{analyzer: AnalyzerTool, rule: "unknown-tool", level: events.RiskUnknown, detail: "no analyzer knows the tool " + fmt.Sprintf("%.64q", tool)}}
+		finds = s.withArgs(finds, &v, tool, args, env, "")
 	}
 	v.Tool = tool
+	if f, ok := redactionHid(ev); ok {
+		finds = append(finds, f)
+	}
 	if len(ev.Redactions) > 0 {
 		rules := map[string]bool{}
 		var names []string
@@ -227,6 +239,20 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 		}
 	}
 	return s.finish(finds, v, env, ev)
+}
+
+// withArgs adds the findings of the tool call's other arguments (see
+// argFindings) to finds and their commands, hosts and paths to v.
+func (s *Scorer) withArgs(finds []finding, v *View, tool string, args map[string]any, env Env, skip string) []finding {
+	af, av := s.argFindings(tool, args, env, skip)
+	v.Commands = append(v.Commands, av.Commands...)
+	v.Hosts = uniqSorted(append(v.Hosts, av.Hosts...))
+	for _, p := range av.Paths {
+		if len(v.Paths) < 64 && !slices.Contains(v.Paths, p) {
+			v.Paths = append(v.Paths, p)
+		}
+	}
+	return append(finds, af...)
 }
 
 func nonEmpty(s string) []string {

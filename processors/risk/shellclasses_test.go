@@ -7,7 +7,10 @@ import (
 )
 
 // shellCase is one command and the level it must score; rule, when set,
-// must be among the reasons at that level.
+// must be among the reasons at that level. A want of LOW means that no
+// rule judges the command risky: a command that is also not on the
+// known-safe list scores MEDIUM by not-known-safe alone, which
+// TestKnownSafe covers, and is accepted here.
 type shellCase struct {
 	cmd  string
 	want events.Risk
@@ -19,6 +22,9 @@ func runShellCases(t *testing.T, cases []shellCase) {
 	s := mustScorer(t, events.DefaultConfig())
 	for _, c := range cases {
 		a := s.ScoreCommand(c.cmd, Env{})
+		if c.want == events.RiskLow && a.Level == events.RiskMedium && onlyNotKnownSafe(a) {
+			continue
+		}
 		if a.Level != c.want {
 			t.Errorf("%q: got %s, want %s (%s)", c.cmd, a.Level, c.want, reasonsBrief(a))
 			continue
@@ -59,10 +65,10 @@ func TestShellDynamicCommandNames(t *testing.T) {
 		{cmd: "$W /dev/sdc", want: high, rule: "disk-format"},
 		{cmd: "IFS=,; x=rm,-rf,/; $x", want: high, rule: "destructive-delete-root"},
 		{cmd: "IFS=:; set -- a:b; echo $1", want: low},
-		// unresolved, harmless-looking arguments: MEDIUM, Vigil cannot tell
-		{cmd: "$CMD test", want: med, rule: "unresolved-command"},
-		{cmd: "$A$B$C", want: med, rule: "unresolved-command"},
-		{cmd: "${TOOL} -rf ./build", want: med},
+		// unresolved, harmless-looking arguments: HIGH, Vigil cannot tell what runs
+		{cmd: "$CMD test", want: high, rule: "unresolved-command"},
+		{cmd: "$A$B$C", want: high, rule: "unresolved-command"},
+		{cmd: "${TOOL} -rf ./build", want: high, rule: "unresolved-command"},
 		// resolved names stay as they were
 		{cmd: "$(go env GOPATH)/bin/golangci-lint run ./...", want: low},
 		{cmd: "\"$HOME/.local/bin/ruff\" check .", want: low},
@@ -350,4 +356,19 @@ func TestShellURLsAndPath(t *testing.T) {
 		{cmd: "curl localhost:8080/health", want: low},
 		{cmd: "curl -o notes.txt", want: low},
 	})
+}
+
+// onlyNotKnownSafe reports whether not-known-safe is the only reason at
+// MEDIUM or above.
+func onlyNotKnownSafe(a Assessment) bool {
+	n := 0
+	for _, r := range a.Reasons {
+		if r.Level.Rank() >= events.RiskMedium.Rank() {
+			if r.Rule != "not-known-safe" {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
 }

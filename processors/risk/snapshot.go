@@ -7,20 +7,22 @@ import (
 )
 
 // snapshotVersion is the version of the risk processor's snapshot.
-const snapshotVersion = 3
+const snapshotVersion = 4
 
 type snapshotState struct {
 	V       int                     `msgpack:"v"`
 	Tracker processors.TrackerState `msgpack:"tracker"`
 	Idle    processors.IdleState    `msgpack:"idle"`
-	// MCP is the first digest seen per MCP server and tool (version 3).
-	MCP map[string]mcpSeen `msgpack:"mcp,omitempty"`
+	// MCP is the MCP memory: first digests, server quotas, taints (version 4).
+	MCP MCPMemoryState `msgpack:"mcp"`
+	// Written is the files tools run from written per conversation (version 4).
+	Written WrittenState `msgpack:"written"`
 }
 
 // Snapshot encodes the processor's state: the config tracker. The
 // compiled scorers are a cache, rebuilt on first use after Restore.
 func (p *Processor) Snapshot() ([]byte, error) {
-	return processors.EncodeState(&snapshotState{V: snapshotVersion, Tracker: p.tracker.State(), Idle: p.idle.State(), MCP: p.mcp})
+	return processors.EncodeState(&snapshotState{V: snapshotVersion, Tracker: p.tracker.State(), Idle: p.idle.State(), MCP: p.mcp.State(), Written: p.written.State()})
 }
 
 // Restore replaces the state with a snapshot's (see processors.Snapshotter).
@@ -36,11 +38,20 @@ func (p *Processor) Restore(b []byte) error {
 	if err := idle.SetState(st.Idle); err != nil {
 		return err
 	}
+	mem := NewMCPMemory()
+	if err := mem.SetState(st.MCP); err != nil {
+		return fmt.Errorf("%w: %v", processors.ErrSnapshot, err)
+	}
+	written := NewWrittenFiles()
+	if err := written.SetState(st.Written); err != nil {
+		return fmt.Errorf("%w: %v", processors.ErrSnapshot, err)
+	}
 	if err := p.tracker.SetState(st.Tracker); err != nil {
 		return err
 	}
 	p.idle = idle
-	p.mcp = st.MCP
+	p.mcp = mem
+	p.written = written
 	clear(p.scorers)
 	return nil
 }

@@ -89,6 +89,7 @@ type command struct {
 	inPipe     bool // is one stage of a pipeline with more than one stage
 	pipeOut    bool // stdout goes into a pipe
 	dynName    bool // the command name could not be resolved
+	glob       bool // the command name is an unquoted glob pattern
 	synthetic  bool // built by Vigil (find -exec, xargs) rather than written
 	helpOnly   bool // --help / --version: prints usage, does nothing
 	win        bool // a Windows program or cmdlet: judged by the Windows rules

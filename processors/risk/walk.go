@@ -123,15 +123,15 @@ func (w *walker) parse(src string) (*syntax.File, string) {
 // run analyses a whole input.
 func (w *walker) run(src string) {
 	if len(src) > maxInput {
-		w.add(finding{analyzer: AnalyzerParser, rule: "input-too-large", level: events.RiskMedium,
-			detail: "only the first 1 MiB was analysed", span: [2]int{maxInput, len(src)}})
+		w.add(finding{analyzer: AnalyzerParser, rule: "input-too-large", level: events.RiskHigh,
+			detail: "only the first 1 MiB was analysed; what follows it could not be judged, so a person must", span: [2]int{maxInput, len(src)}})
 		src = src[:maxInput]
 	}
 	w.deceptiveChars(src)
 	f, perr := w.parse(src)
 	if f == nil {
 		w.parseErr = perr
-		w.add(finding{analyzer: AnalyzerParser, rule: "unparsable", level: events.RiskMedium,
+		w.add(finding{analyzer: AnalyzerParser, rule: "unparsable", level: events.RiskHigh,
 			detail: "not valid bash or POSIX sh (" + perr + "); scored from a rough tokenisation", span: [2]int{0, len(src)}})
 		w.fallback(src)
 		return
@@ -155,7 +155,7 @@ func (w *walker) spend(n int) bool {
 	w.expanded += n
 	if w.expanded > maxExpanded {
 		w.exhausted = true
-		w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskMedium,
+		w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskHigh,
 			detail: "variable expansions exceeded the analysis budget (1 MiB); the rest of the script was not walked", span: w.outer})
 		return false
 	}
@@ -176,7 +176,7 @@ func (w *walker) reparse(code, how string, pos []string, stdin *data, sudo bool)
 	w.reparsed += len(code)
 	if w.reparsed > maxReparsed {
 		w.exhausted = true
-		w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskMedium,
+		w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskHigh,
 			detail: "re-parsed code exceeded the analysis budget", span: w.outer})
 		return &data{}
 	}
@@ -192,7 +192,7 @@ func (w *walker) reparse(code, how string, pos []string, stdin *data, sudo bool)
 	w.sudo = w.sudo || sudo
 	var out *data
 	if f == nil {
-		w.add(finding{analyzer: AnalyzerParser, rule: "unparsable-nested", level: events.RiskMedium,
+		w.add(finding{analyzer: AnalyzerParser, rule: "unparsable-nested", level: events.RiskHigh,
 			detail: how + " runs code that does not parse (" + perr + ")", span: w.outer})
 		w.fallback(code)
 		out = &data{}
@@ -248,7 +248,7 @@ func (w *walker) walkStmt(st *syntax.Stmt, ctx stmtCtx) *data {
 	w.steps++
 	if w.steps > maxSteps {
 		w.exhausted = true
-		w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskMedium,
+		w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskHigh,
 			detail: "the script is too large to walk completely", span: w.outer})
 		return &data{}
 	}
@@ -629,6 +629,7 @@ func (w *walker) assign(a *syntax.Assign, export bool, st *syntax.Stmt) {
 
 // checkAssign judges assignments that change the shell's own behaviour.
 func (w *walker) checkAssign(name, val string, dyn bool, span [2]int) {
+	w.envCommand(name, val, dyn, span)
 	switch name {
 	case "HISTFILE":
 		if val == "/dev/null" || val == "" {
@@ -743,6 +744,9 @@ func (w *walker) runFields(fs []field, assigns map[string]string, redirs []redir
 	}
 	cmd.path = fs[0].s
 	cmd.name, cmd.dynName = commandName(fs[0])
+	if fs[0].glob {
+		cmd.name, cmd.dynName, cmd.glob = "", true, true
+	}
 	for _, f := range fs[1:] {
 		cmd.args = append(cmd.args, f.s)
 		cmd.argDyn = append(cmd.argDyn, f.dyn)
@@ -772,7 +776,7 @@ func (w *walker) finish(cmd *command, ctx stmtCtx, st *syntax.Stmt) {
 	if len(w.cmds) >= maxCommands {
 		if !w.exhausted {
 			w.exhausted = true
-			w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskMedium,
+			w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskHigh,
 				detail: "more commands than Vigil walks in one input", span: w.outer})
 		}
 		cmd.out = &data{}

@@ -68,9 +68,10 @@ func (s *scope) clone() *scope {
 
 // field is one word after expansion and splitting.
 type field struct {
-	s   string
-	dyn bool
-	d   *data
+	s    string
+	dyn  bool
+	d    *data
+	glob bool // holds an unquoted glob pattern
 }
 
 // fieldBuilder accumulates the pieces of one word into fields, splitting
@@ -80,6 +81,7 @@ type fieldBuilder struct {
 	cur     strings.Builder
 	curDyn  bool
 	curData *data
+	curGlob bool
 	started bool
 }
 
@@ -143,9 +145,10 @@ func (b *fieldBuilder) flush() {
 		b.curData = nil
 		return
 	}
-	b.out = append(b.out, field{s: b.cur.String(), dyn: b.curDyn, d: b.curData})
+	b.out = append(b.out, field{s: b.cur.String(), dyn: b.curDyn, d: b.curData, glob: b.curGlob})
 	b.cur.Reset()
 	b.curDyn = false
+	b.curGlob = false
 	b.curData = nil
 	b.started = false
 }
@@ -182,6 +185,9 @@ func (w *walker) wordParts(b *fieldBuilder, parts []syntax.WordPart, quoted bool
 			if quoted {
 				b.lit(unescapeDouble(x.Value))
 			} else {
+				if hasGlobMeta(x.Value) {
+					b.curGlob = true
+				}
 				b.lit(unescapeLit(x.Value))
 			}
 		case *syntax.SglQuoted:
@@ -240,6 +246,7 @@ func (w *walker) wordParts(b *fieldBuilder, parts []syntax.WordPart, quoted bool
 			w.walkNodeSubsts(x)
 			b.expansion("0", true, true, nil)
 		case *syntax.ExtGlob:
+			b.curGlob = true
 			b.lit(x.Op.String() + x.Pattern.Value + ")")
 		case *syntax.BraceExp:
 			var sb strings.Builder

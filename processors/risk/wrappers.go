@@ -33,8 +33,9 @@ var wrapperOptArgs = map[string]string{
 	"watch":      " -n --interval -q --equexit -s --shell ",
 	"systemd-run": " -u --unit -p --property --description --slice -E --setenv -M --machine --on-active --on-boot " +
 		"--on-startup --on-unit-active --on-unit-inactive --on-calendar --timer-property --uid --gid --nice --working-directory -D --path-property --socket-property --service-type ",
-	"xargs":  " -a -d -E -I -L -n -P -s --arg-file --delimiter --eof --replace --max-lines --max-args --max-procs --max-chars --process-slot-var ",
-	"script": " -c -E -t -T -I -O -B --command --echo --log-in --log-out --log-io --log-timing ",
+	"unshare": " -S -G -R -w --setuid --setgid --root --wd --map-user --map-group --propagation --setgroups ",
+	"xargs":   " -a -d -E -I -J -L -n -P -s --arg-file --delimiter --eof --replace --max-lines --max-args --max-procs --max-chars --process-slot-var ",
+	"script":  " -c -E -t -T -I -O -B --command --echo --log-in --log-out --log-io --log-timing ",
 }
 
 // shells are programs that run shell code.
@@ -83,7 +84,7 @@ func skipOpts(name string, fs []field) int {
 // records what they implied on cmd. It returns the wrapped command's fields.
 func (w *walker) unwrap(cmd *command, fs []field, ctx stmtCtx) []field {
 	for guard := 0; len(fs) > 0 && guard < 16; guard++ {
-		if fs[0].dyn {
+		if fs[0].dyn || fs[0].glob {
 			return fs
 		}
 		name := canonicalName(fs[0].s)
@@ -327,6 +328,17 @@ func (w *walker) unwrap(cmd *command, fs []field, ctx stmtCtx) []field {
 			return fs
 		case "xargs":
 			return w.xargs(cmd, rest, ctx)
+		case "unshare":
+			fs = unshareCommand(cmd, rest)
+		case "screen":
+			out, ok := w.screenCommand(cmd, rest, ctx)
+			if !ok {
+				return fs
+			}
+			fs = out
+		case "parallel":
+			w.parallel(cmd, rest, ctx)
+			return fs
 		default:
 			return fs
 		}
@@ -379,7 +391,7 @@ func (w *walker) xargs(cmd *command, rest []field, ctx stmtCtx) []field {
 	for j := 0; j < i && j < len(rest); j++ {
 		a := rest[j].s
 		switch {
-		case a == "-I" && j+1 < len(rest):
+		case (a == "-I" || a == "-J") && j+1 < len(rest):
 			repl = rest[j+1].s
 		case strings.HasPrefix(a, "--replace="):
 			repl = strings.TrimPrefix(a, "--replace=")
@@ -398,6 +410,15 @@ func (w *walker) xargs(cmd *command, rest []field, ctx stmtCtx) []field {
 		sub = []field{{s: "echo"}}
 	}
 	items := itemsOf(ctx.stdin)
+	if repl != "" && ctx.stdin != nil && ctx.stdin.known && ctx.stdin.text != "" {
+		// -I reads one item per line, blanks included.
+		items = nil
+		for _, l := range strings.Split(strings.ReplaceAll(ctx.stdin.text, "\x00", "\n"), "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				items = append(items, l)
+			}
+		}
+	}
 	var itemData *data
 	if ctx.stdin != nil {
 		itemData = &data{flags: ctx.stdin.flags, paths: ctx.stdin.paths}
@@ -416,6 +437,20 @@ func (w *walker) xargs(cmd *command, rest []field, ctx stmtCtx) []field {
 		items = items[:16]
 	}
 	out := append([]field(nil), sub...)
+	if dynItem {
+		var ss []string
+		for _, f := range sub {
+			ss = append(ss, f.s)
+		}
+		ph := repl
+		if ph == "" && len(ss) > 0 && (shells[canonicalName(ss[0])] || canonicalName(ss[0]) == "eval") {
+			ph = "\x00items" // appended items become the shell's code or its $0
+			ss = append(ss, ph)
+		}
+		if templateInCode(ss, ph) {
+			w.templateExec(&command{name: "xargs", span: w.outer}, "xargs", ss)
+		}
+	}
 	if repl != "" {
 		for k := range out {
 			if strings.Contains(out[k].s, repl) {
@@ -452,6 +487,9 @@ func (w *walker) runSynthetic(base *command, fs []field, ctx stmtCtx) {
 		}
 		cmd.path = fs[0].s
 		cmd.name, cmd.dynName = commandName(fs[0])
+		if fs[0].glob {
+			cmd.name, cmd.dynName, cmd.glob = "", true, true
+		}
 		for _, f := range fs[1:] {
 			cmd.args = append(cmd.args, f.s)
 			cmd.argDyn = append(cmd.argDyn, f.dyn)

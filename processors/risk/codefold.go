@@ -1,0 +1,90 @@
+package risk
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+// String folding for the code analyzer: what code spells in pieces is put
+// back together before the patterns look at it, so `os.system("r""m -rf /")`,
+// `getattr(os, "sys"+"tem")("…")`, `shutil.rmtree(chr(47))` and Perl's
+// `system qw(rm -rf /)` read as the calls they are. Folding only rewrites
+// literal expressions into the literal they evaluate to; what stays
+// computed (a call name built from a variable, getattr with a non-literal
+// name, __import__ of a computed module) is computed-call, HIGH: the
+// analyzer cannot tell what is called.
+
+var (
+	// "a" "b" (adjacent literals: Python, C) and "a" + "b" / "a" . "b" (Perl, PHP).
+	adjLitRe  = lazyRE(`"((?:[^"\\\n]|\\.)*)"\s*(?:[+.]\s*)?"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'\s*(?:[+.]\s*)?'((?:[^'\\\n]|\\.)*)'`)
+	chrRe     = lazyRE(`\b(?:chr|String\.fromCharCode|unichr)\(\s*(0[xX][0-9a-fA-F]+|\d{1,7})\s*\)`)
+	qwRe      = lazyRE(`\bqw\s*(?:\(([^)]*)\)|\[([^\]]*)\]|\{([^}]*)\}|/([^/]*)/|\|([^|]*)\||!([^!]*)!)`)
+	listCall  = lazyRE(`\b(system|exec|spawn|execFileSync|spawnSync)\s*\(?\s*((?:"[^"\n]*"|'[^'\n]*')(?:\s*,\s*(?:"[^"\n]*"|'[^'\n]*'))+)`)
+	getattrRe = lazyRE(`\bgetattr\(\s*([A-Za-z_][\w.]*)\s*,\s*("[A-Za-z_]\w*"|'[A-Za-z_]\w*')\s*\)`)
+	importRe  = lazyRE(`__import__\(\s*("[\w.]+"|'[\w.]+')\s*\)`)
+	// What stays computed after folding.
+	computedRe = lazyRE(`\bgetattr\(\s*[\w.()]+\s*,\s*[^"'\s)][^)]*\)|__import__\(\s*[^"'\s)]|importlib\.import_module\(\s*[^"'\s)]|\b(?:globals|locals|vars)\(\)\s*\[|__builtins__(?:\.__dict__)?\s*\[|\bwindow\s*\[\s*[^"'\s\]]|\bprocess\s*\[\s*[^"'\s\]]|\brequire\(\s*[^"'\s)]|&\{\s*["$]|&\$\w+\s*\(|\bsend\(\s*:?[a-z_]+\s*\+|\bmethod\(\s*[^:"'\s)]`)
+	// Browser code that reads what a page keeps secret and sends it away.
+	pageSecretRe = lazyRE(`document\.cookie|localStorage|sessionStorage|indexedDB|\.value\b[^;\n]{0,40}password|document\.forms`)
+	pageSendRe   = lazyRE(`fetch\(|XMLHttpRequest|sendBeacon|new\s+Image\b|\.src\s*=|location(?:\.href)?\s*=|WebSocket\(|\.submit\(\)|window\.open\(`)
+)
+
+// foldCode returns code with literal string expressions folded, and
+// whether anything changed.
+func foldCode(code string) (string, bool) {
+	orig := code
+	for range 8 {
+		next := chrRe.ReplaceAllStringFunc(code, func(m string) string {
+			sm := chrRe.FindStringSubmatch(m)
+			n, err := strconv.ParseInt(sm[1], 0, 32)
+			if err != nil || n < 0x20 || n > 0x7e || n == '"' || n == '\\' {
+				return m
+			}
+			return `"` + string(rune(n)) + `"`
+		})
+		next = adjLitRe.ReplaceAllStringFunc(next, func(m string) string {
+			sm := adjLitRe.FindStringSubmatch(m)
+			if sm[1] != "" || sm[2] != "" || strings.HasPrefix(m, `"`) {
+				return `"` + sm[1] + sm[2] + `"`
+			}
+			return `'` + sm[3] + sm[4] + `'`
+		})
+		if next == code {
+			break
+		}
+		code = next
+	}
+	code = qwRe.ReplaceAllStringFunc(code, func(m string) string {
+		sm := qwRe.FindStringSubmatch(m)
+		var parts []string
+		for _, f := range strings.Fields(strings.Join(sm[1:], "")) {
+			parts = append(parts, `"`+strings.ReplaceAll(f, `"`, `\"`)+`"`)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	})
+	code = listCall.ReplaceAllString(code, "$1 [$2]")
+	code = getattrRe.ReplaceAllStringFunc(code, func(m string) string {
+		sm := getattrRe.FindStringSubmatch(m)
+		return sm[1] + "." + strings.Trim(sm[2], `"'`)
+	})
+	code = importRe.ReplaceAllStringFunc(code, func(m string) string {
+		sm := importRe.FindStringSubmatch(m)
+		return strings.Trim(sm[1], `"'`)
+	})
+	return code, code != orig
+}
+
+// foldFindings judges what stays computed in code after folding, and
+// browser code that sends a page's secrets away.
+func (w *walker) foldFindings(lang, code string, span [2]int, name, how string) {
+	if m := computedRe.FindString(code); m != "" {
+		w.add(finding{analyzer: AnalyzerCode, rule: "computed-call", level: events.RiskHigh, span: span, command: name,
+			detail: how + ": the name of what is called is computed at run time (" + trimArg(m) + "); what it calls could not be judged"})
+	}
+	if (lang == "js" || lang == "node" || lang == "javascript") && pageSecretRe.MatchString(code) && pageSendRe.MatchString(code) {
+		w.add(finding{analyzer: AnalyzerCode, rule: "browser-exfiltration", level: events.RiskHigh, span: span, command: name,
+			detail: how + ": reads the page's cookies, storage or passwords and sends them away"})
+	}
+}

@@ -1,0 +1,233 @@
+package risk
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+// Tool calls are judged by what they carry. Every string argument of a
+// tool call (MCP included), in every field and in lists, that holds a
+// command, code, SQL, a URL or a path is analysed by the analyzer for it,
+// chosen by the field's name and, for other fields, by the value's shape:
+//
+//   - command, cmd, cli_command, script, shell, argv, args … and any value
+//     whose first word is a program Vigil knows: the shell analyzer (a list
+//     of strings is read both as one argv and, element by element, as
+//     command lines). A tool named for a CLI (kubectl_generic, call_aws,
+//     gcloud_run …) has its command read as that CLI's, so
+//     {"command":"delete namespace prod"} is kubectl delete namespace prod;
+//   - code, function, expression, javascript, python …: the code analyzer
+//     (JavaScript for browser tools);
+//   - query, sql, statement: the SQL rules;
+//   - url, uri, href, endpoint: the network rules;
+//   - path, file, file_path, directory …: the path rules of a read.
+//
+// The walk is bounded (depth, number of strings, bytes); past the bound
+// the call is HIGH (tool-args-budget): what was not read was not judged.
+
+const (
+	maxArgStrings = 64
+	maxArgBytes   = 1 << 20
+	maxArgDepth   = 8
+)
+
+var (
+	argShellKeys = lazySet("command", "cmd", "cli_command", "shell_command", "command_line", "commandline", "cmdline", "script",
+		"commands", "bash", "shell", "sh", "argv", "args", "arguments", "run", "exec", "execute", "entrypoint", "startup_command", "shell_cmd", "terminal_command")
+	argCodeKeys = lazySet("code", "source", "function", "expression", "js", "javascript", "python", "snippet", "eval", "script_code", "program", "cell")
+	argSQLKeys  = lazySet("query", "sql", "statement", "sql_query", "statements")
+	argURLKeys  = lazySet("url", "uri", "href", "link", "endpoint", "webhook", "webhook_url", "callback_url")
+	argPathKeys = lazySet("path", "file", "file_path", "filepath", "filename", "directory", "dir", "target", "destination", "src", "dest", "source_path", "target_path", "paths", "files")
+	// toolCLIs: a tool whose name holds one of these runs that CLI.
+	toolCLIs = []string{"kubectl", "aws", "gcloud", "az", "helm", "terraform", "docker", "gh", "git", "npm", "psql", "mysql", "redis-cli", "systemctl", "oc", "flyctl", "heroku", "vercel", "doctl", "wrangler"}
+)
+
+// argItem is one string argument found in a tool call.
+type argItem struct {
+	key  string // the field name, lower-cased ("" inside a list of a list)
+	path string // where it is, for reasons: command, args[2], env.X
+	val  string
+	list []string // set for a list of strings: the argv
+}
+
+// collectArgs lists the string arguments of a tool call, in sorted key
+// order (an agent may send many keys: never quadratic), bounded.
+func collectArgs(args map[string]any) (items []argItem, over bool) {
+	bytes := 0
+	var walk func(key, at string, x any, depth int)
+	walk = func(key, at string, x any, depth int) {
+		if over {
+			return
+		}
+		if depth > maxArgDepth {
+			over = true
+			return
+		}
+		switch t := x.(type) {
+		case string:
+			if t == "" {
+				return
+			}
+			bytes += len(t)
+			if len(items) >= maxArgStrings || bytes > maxArgBytes {
+				over = true
+				return
+			}
+			items = append(items, argItem{key: key, path: at, val: t})
+		case []any:
+			var strs []string
+			for i, e := range t {
+				if s, ok := e.(string); ok {
+					strs = append(strs, s)
+				}
+				walk(key, at+"["+itoa(i)+"]", e, depth+1)
+			}
+			if len(strs) > 1 && len(strs) == len(t) && !over {
+				items = append(items, argItem{key: key, path: at, list: strs})
+			}
+		case map[string]any:
+			ks := make([]string, 0, len(t))
+			for k := range t {
+				ks = append(ks, k)
+			}
+			slices.Sort(ks)
+			for _, k := range ks {
+				p := k
+				if at != "" {
+					p = at + "." + k
+				}
+				walk(strings.ToLower(k), p, t[k], depth+1)
+			}
+		}
+	}
+	walk("", "", args, 0)
+	return items, over
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+// looksLikeCommand reports whether s has the shape of a command line: its
+// first word is a program Vigil knows and more follows, or it holds a
+// pipe or list into a known program.
+func looksLikeCommand(s string) bool {
+	s = strings.TrimSpace(s)
+	if s == "" || len(s) > maxInput || strings.Contains(s, "\n\n") {
+		return false
+	}
+	f := strings.Fields(s)
+	if len(f) < 2 {
+		return false
+	}
+	n := canonicalName(f[0])
+	return knownCommand(n) && !mentionCmds()[n] || shells[n] || n == "sudo" || n == "env"
+}
+
+// toolCLI returns the CLI a tool's name says it runs, "" for none.
+func toolCLI(tool string) string {
+	l := strings.ToLower(tool)
+	for _, c := range toolCLIs {
+		for _, sep := range []string{"_", "-", ".", ":", "/"} {
+			if strings.HasPrefix(l, c+sep) || strings.Contains(l, sep+c+sep) || strings.HasSuffix(l, sep+c) || l == c {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+// argFindings judges the arguments of a tool call by what they carry.
+// skip is a value already judged as the tool's main command.
+func (s *Scorer) argFindings(tool string, args map[string]any, env Env, skip string) ([]finding, View) {
+	items, over := collectArgs(args)
+	var finds []finding
+	var v View
+	lt := strings.ToLower(tool)
+	browser := strings.Contains(lt, "browser") || strings.Contains(lt, "playwright") || strings.Contains(lt, "puppeteer") || strings.Contains(lt, "evaluate") || strings.Contains(lt, "chrome")
+	cli := toolCLI(tool)
+	tag := func(fs []finding, at string) []finding {
+		for i := range fs {
+			fs[i].detail = "argument " + at + ": " + fs[i].detail
+			if fs[i].command == "" {
+				fs[i].command = tool
+			}
+		}
+		return fs
+	}
+	shell := func(cmd, at string) { s.argShell(&finds, &v, cli, cmd, at, env, tag, true) }
+	sqlText := func(q, at string) { s.argShell(&finds, &v, "", "psql -c "+shellQuote(q), at, env, tag, false) }
+	for _, it := range items {
+		if it.list != nil {
+			if argShellKeys()[it.key] {
+				q := make([]string, len(it.list))
+				for i, a := range it.list {
+					q[i] = shellQuote(a)
+				}
+				shell(strings.Join(q, " "), it.path)
+			}
+			continue
+		}
+		if it.val == skip {
+			continue
+		}
+		switch k := it.key; {
+		case argShellKeys()[k]:
+			if !strings.Contains(it.path, "[") || strings.ContainsAny(it.val, " \t;|&") {
+				shell(it.val, it.path)
+			}
+		case argCodeKeys()[k]:
+			lang := "python"
+			if browser || k == "function" || k == "js" || k == "javascript" || k == "expression" {
+				lang = "js"
+			}
+			finds = append(finds, tag(analyzeCodeText(lang, it.val, env), it.path)...)
+		case argSQLKeys()[k]:
+			sqlText(it.val, it.path)
+		case argURLKeys()[k]:
+			f, nv := networkAction(map[string]any{"url": it.val}, env)
+			finds = append(finds, tag(f, it.path)...)
+			v.Hosts = append(v.Hosts, nv.Hosts...)
+		case argPathKeys()[k]:
+			finds = append(finds, tag(readFindings(it.val, env), it.path)...)
+			v.Paths = append(v.Paths, it.val)
+		case looksLikeCommand(it.val):
+			shell(it.val, it.path)
+		case strings.HasPrefix(it.val, "http://") || strings.HasPrefix(it.val, "https://"):
+			f, nv := networkAction(map[string]any{"url": it.val}, env)
+			finds = append(finds, tag(f, it.path)...)
+			v.Hosts = append(v.Hosts, nv.Hosts...)
+		}
+	}
+	if over {
+		finds = append(finds, finding{analyzer: AnalyzerTool, rule: "tool-args-budget", level: events.RiskHigh, command: tool,
+			detail: "the call carries more arguments than Vigil reads (64 strings, 1 MiB, 8 levels); what was not read could not be judged"})
+	}
+	return finds, v
+}
+
+// argShell runs the shell analyzer on a command carried by a tool
+// argument; known, when false, drops not-known-safe (a command Vigil built
+// itself, such as psql -c for a query field).
+func (s *Scorer) argShell(finds *[]finding, v *View, cli, cmd, at string, env Env, tag func([]finding, string) []finding, known bool) {
+	if cli != "" {
+		if f := strings.Fields(cmd); len(f) > 0 && canonicalName(f[0]) != cli && !knownCommand(canonicalName(f[0])) {
+			cmd = cli + " " + cmd
+		}
+	}
+	f, sv := shellFindingsWith(s.parsers, cmd, env)
+	if !known {
+		f = slices.DeleteFunc(f, func(x finding) bool { return x.rule == "not-known-safe" })
+	}
+	*finds = append(*finds, tag(f, at)...)
+	if len(v.Commands) < 64 {
+		v.Commands = append(v.Commands, sv.Commands...)
+	}
+	v.Hosts = append(v.Hosts, sv.Hosts...)
+	v.Paths = append(v.Paths, sv.Paths...)
+}
