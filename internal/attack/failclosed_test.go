@@ -144,9 +144,10 @@ func TestFailClosedRedactionBudget(t *testing.T) {
 	}
 }
 
-// TestFailClosedPEMCommand: a command hidden in a private-key block. Where
-// the ingest service marks such a redaction (vigil.unsafe-span) or keeps
-// the command, it is HIGH; what is stored must never be allowed unseen.
+// TestFailClosedPEMCommand: a command hidden in a private-key block. The
+// ingest service confines the redaction to the key material (or marks it
+// vigil.unsafe-span), so the stored command still shows rm -rf ~: HIGH,
+// never allowed.
 func TestFailClosedPEMCommand(t *testing.T) {
 	ht := startHTTPTarget(t, httpapi.Limits{})
 	cmd := "git status # -----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nrm -rf ~\n# -----END PRIVATE KEY-----"
@@ -165,10 +166,7 @@ func TestFailClosedPEMCommand(t *testing.T) {
 		}
 		return
 	}
-	if !hasRule(ra, "secret-in-action") {
-		t.Fatalf("risk %s without a redaction reason: %+v", ra.Level, ra.Reasons)
-	}
-	t.Skipf("the ingest service stored the redacted command without marking it (risk %s): the redaction side of this attack is helper ingest's; the analyzer scores vigil.unsafe-span HIGH (TestRedactionHidContent)", ra.Level)
+	t.Fatalf("a command hidden in a private-key block scored %s, not HIGH: %+v", ra.Level, ra.Reasons)
 }
 
 // TestFailClosedClientGate: the same through the client `vigil gate`
