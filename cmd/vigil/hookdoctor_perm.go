@@ -11,7 +11,7 @@ import (
 // permissionFindings checks, as this process's user (run doctor as the
 // agent's user), what an agent running as it could reach of the Vigil its
 // hooks use (setup.CheckAccess): the credentials of every data directory
-// the hooks name, of the deployment `vigil setup host` recorded and of
+// the hooks name, of --data, of the deployment `vigil setup host` recorded and of
 // its default data directory, but the agent's; the hooks' binaries and
 // settings files. One failed finding per problem, naming its fix, or one
 // ok finding; none when no hook was found.
@@ -43,6 +43,11 @@ func (c *cli) permissionFindings(found []doctorFinding) []doctorFinding {
 	}
 	if len(in.Settings) == 0 {
 		return nil
+	}
+	if c.dataDir != "" {
+		if abs, err := filepath.Abs(c.dataDir); err == nil {
+			add(&in.DataDirs, abs)
+		}
 	}
 	if d, err := setup.ReadDeployment(setup.DefaultEtcDir); err == nil {
 		add(&in.DataDirs, d.DataDir)

@@ -192,19 +192,41 @@ func ReadDeployment(etcDir string) (Deployment, error) {
 	return d, nil
 }
 
-// SingleUser reports whether dataDir is served in single-user mode: no
-// deployment record in etcDir names it as served by this process's user.
+// SingleUser reports whether dataDir is served in single-user mode: this
+// process's user is a person's (it has a login shell) and no deployment
+// record in etcDir names dataDir as served by it. The service user setup
+// makes has no login shell, so no agent session runs as it.
 func SingleUser(etcDir, dataDir string) bool {
+	u, err := user.Current()
+	if err != nil {
+		return true
+	}
+	if !hasLoginShell(u.Username) {
+		return false
+	}
 	d, err := ReadDeployment(etcDir)
 	if err != nil {
 		return true
 	}
 	abs, err := filepath.Abs(dataDir)
-	if err != nil || filepath.Clean(d.DataDir) != abs {
+	return err != nil || filepath.Clean(d.DataDir) != abs || u.Username != d.ServiceUser
+}
+
+// hasLoginShell reports whether /etc/passwd gives name a shell other than
+// nologin or false (true when it cannot tell).
+func hasLoginShell(name string) bool {
+	b, err := os.ReadFile("/etc/passwd")
+	if err != nil {
 		return true
 	}
-	u, err := user.Current()
-	return err != nil || u.Username != d.ServiceUser
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Split(l, ":")
+		if len(f) == 7 && f[0] == name {
+			sh := filepath.Base(f[6])
+			return sh != "nologin" && sh != "false"
+		}
+	}
+	return true
 }
 
 // NoticeSingleUser writes, when dataDir is served in single-user mode
