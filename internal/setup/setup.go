@@ -440,6 +440,10 @@ func dirStep(c Config, dir, owner, group string, mode fs.FileMode, what string) 
 		Command: fmt.Sprintf("install -d -o %s -g %s -m %04o %s", owner, group, mode, dir),
 		Done:    func() (bool, error) { return owned(dir, owner, group, mode) },
 		Apply: func(context.Context) error {
+			// Parents the service and the agents must walk through.
+			if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+				return err
+			}
 			if err := os.MkdirAll(dir, mode); err != nil {
 				return err
 			}
