@@ -730,8 +730,11 @@ func deployment(t *testing.T, e *realEnv) {
 	}
 	ms["allowManagedHooksOnly"] = true
 	b, _ = json.MarshalIndent(ms, "", "  ")
-	if err := os.MkdirAll(filepath.Dir(managedSettings), 0o755); err != nil {
-		t.Fatal(err)
+	if !exists(filepath.Dir(managedSettings)) {
+		if err := os.Mkdir(filepath.Dir(managedSettings), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Remove(filepath.Dir(managedSettings)) })
 	}
 	t.Cleanup(func() { os.Remove(managedSettings) })
 	writeFile(t, managedSettings, string(b)+"\n")
