@@ -837,6 +837,66 @@ func deployment(t *testing.T, e *realEnv) {
 		}
 	})
 
+	t.Run("gemini: system-scope hooks hold for the agent's user", func(t *testing.T) {
+		// Gemini CLI's system settings, root-owned (GEMINI_CLI_SYSTEM_SETTINGS_PATH
+		// names the file; /etc/gemini-cli/settings.json by default).
+		gscratch := filepath.Join(dir, "gscratch")
+		mkdir(t, gscratch, 0o700)
+		if out, errOut, code := root.run(t, time.Minute, e.vigil, "hook", "install", "gemini", "--dir", gscratch,
+			"--binary", bin, "--nats", natsURL, "--creds", agentCreds); code != 0 {
+			t.Fatalf("hook install gemini: %s %s", out, errOut)
+		}
+		gs := filepath.Join(gscratch, ".gemini", "settings.json")
+		shortBudget(t, gs)
+		var m map[string]any
+		b, _ := os.ReadFile(gs)
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}
+		m["privacy"] = map[string]any{"usageStatisticsEnabled": false}
+		m["telemetry"] = map[string]any{"enabled": false}
+		b, _ = json.MarshalIndent(m, "", "  ")
+		// Gemini CLI skips a system settings file under a directory others
+		// can write (such as /tmp): the real path, as on a real host.
+		sys := "/etc/gemini-cli/settings.json"
+		if exists(sys) {
+			t.Skipf("%s exists: this host has Gemini CLI system settings; the suite does not replace them", sys)
+		}
+		if !exists(filepath.Dir(sys)) {
+			mkdir(t, filepath.Dir(sys), 0o755)
+			t.Cleanup(func() { os.Remove(filepath.Dir(sys)) })
+		}
+		t.Cleanup(func() { os.Remove(sys) })
+		writeFile(t, sys, string(b)+"\n")
+		if _, _, code := agent.run(t, 10*time.Second, "sh", "-c", "echo '{}' > "+sys); code == 0 {
+			t.Errorf("the agent's user rewrote %s", sys)
+		}
+		gproj := filepath.Join(home, "gproj")
+		mkdir(t, gproj, 0o755)
+		os.Chown(gproj, int(agent.cred.Uid), int(agent.cred.Gid))
+		gp := agent
+		gp.dir = gproj
+		gm := gp.with(append(geminiEnv(home, e.model.URL()), "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+sys)...)
+		e.model.set("dga", scenario{Steps: []step{shell("echo hi-from-dga | tee gmarker_da")}, Final: "Done dga."})
+		e.geminiRun(t, gm, "dga")
+		if !exists(filepath.Join(gproj, "gmarker_da")) {
+			t.Fatalf("the benign command did not run; the model got:\n%s", resultsText(e.model.resultsOf("dga")))
+		}
+		if geminiAction(e.logEvents(t, root, "--data", data), "echo hi-from-dga | tee gmarker_da") == "" {
+			t.Error("the action is not in Vigil's log: the system-scope hooks did not run")
+		}
+		f := victim(t, filepath.Join(home, "gvictim"))
+		for _, p := range []string{filepath.Dir(f), f} {
+			os.Chown(p, int(agent.cred.Uid), int(agent.cred.Gid))
+		}
+		e.model.set("dgb", scenario{Steps: []step{shell(`rm -rf "$HOME/gvictim"`)}, Final: "Done dgb."})
+		e.geminiRun(t, gm, "dgb")
+		if !exists(f) {
+			t.Errorf("rm -rf ran; the model got:\n%s", resultsText(e.model.resultsOf("dgb")))
+		}
+	})
+
 	t.Run("doctor, as the agent's user, says ok", func(t *testing.T) {
 		// A project whose hooks (and directories) only root can write.
 		rproj := filepath.Join(dir, "rootproj")
