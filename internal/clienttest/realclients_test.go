@@ -688,6 +688,13 @@ func deployment(t *testing.T, e *realEnv) {
 	if strings.Contains(srv.output(), "Single-user mode") {
 		t.Errorf("vigil serve as the service user printed the single-user notice:\n%s", srv.output())
 	}
+	// serve kept every mode setup made: setup finds nothing to do.
+	after, _, _ := root.run(t, time.Minute, e.vigil, setupArgs...)
+	for _, l := range strings.Split(after, "\n") {
+		if strings.HasPrefix(l, "made") {
+			t.Errorf("after vigil serve ran, setup host changed something back: %s", l)
+		}
+	}
 	natsURL := "nats://" + natsAddr
 	agentCreds, agentToken := filepath.Join(etc, "agent.nk"), filepath.Join(etc, "agent.token")
 	agent := proc{cred: credOf(t, depAgent), dir: home, env: []string{"HOME=" + home, "VIGIL_DATA=", "XDG_DATA_HOME=", "USER=" + depAgent}}
