@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/internal/hook"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/setup"
 )
 
 // installClients are the clients `vigil hook install` can configure (the
@@ -479,6 +480,9 @@ vigil serve running, and check with vigil hook doctor.`,
 				fmt.Fprintln(c.stdout, `  older Gemini CLI versions also need "tools": {"enableHooks": true}`)
 			}
 			fmt.Fprintf(c.stdout, "  check it with: %s hook doctor %s\n", shellQuote(bin), args[0])
+			if c.natsURL == "" {
+				setup.NoticeSingleUser(c.stdout, c.data())
+			}
 			return nil
 		},
 	}
@@ -663,6 +667,7 @@ node, 1 when one does not or none is installed.`,
 					}
 				}
 			}
+			found = append(found, c.permissionFindings(found)...)
 			bad := len(found) == 0
 			for _, f := range found {
 				bad = bad || !f.OK

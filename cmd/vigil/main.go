@@ -127,6 +127,7 @@ func newRootCmd(c *cli) *cobra.Command {
 		newCredsCmd,
 		newTokenCmd,
 		newPairingCmd,
+		newSetupCmd,
 	}
 	for _, nc := range commands {
 		root.AddCommand(nc(c))

@@ -24,6 +24,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/setup"
 	"github.com/vigil-dev/vigil/processors"
 )
 
@@ -235,6 +236,7 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	}
 	info := s.Info()
 	fmt.Fprintf(c.stderr, "vigil serving on %s (data %s, durability %s); Ctrl-C to stop\n", info.NATSURL, info.DataDir, dur)
+	setup.NoticeSingleUser(c.stderr, info.DataDir)
 	if fl := s.Fleet(); fl != nil {
 		fmt.Fprintf(c.stderr, "node %s of cluster %s (peers %s; at start: log leader %s, derived leader %s, meta leader %s; audit key %s); 'vigil status' shows it now\n",
 			f.node, fl.Cluster, strings.Join(fl.Peers, ", "), fl.LogLeader, fl.DerivedLeader, fl.MetaLeader, fl.AuditKey)
