@@ -93,10 +93,24 @@ func shellFindings(cmd string, env Env) ([]finding, View) {
 
 // shellFindingsWith is shellFindings parsing with pp's parsers.
 func shellFindingsWith(pp *parserPool, cmd string, env Env) ([]finding, View) {
+	return shellFindingsSelf(pp, cmd, env, nil)
+}
+
+// shellFindingsSelf is shellFindingsWith judging paths against sc, the
+// action's hook's view of Vigil's installation (nil: names only).
+func shellFindingsSelf(pp *parserPool, cmd string, env Env, sc *selfCtx) ([]finding, View) {
 	w := newWalker(env)
 	w.parsers = pp
+	if sc != nil && sc.home != "" {
+		w.self = sc
+		if ws := homeRel(sc.home, env.Workspace); ws != env.Workspace && strings.HasPrefix(env.Workspace, "/") {
+			w.env.Workspace = ws
+		}
+	}
 	w.run(cmd)
 	w.judgeAll()
+	w.self = sc
+	w.selfProtect()
 	v := View{Command: cmd, ParseError: w.parseErr}
 	seenPath := map[string]bool{}
 	for _, c := range w.cmds {
@@ -176,6 +190,7 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 	tool := ev.Tool()
 	args := ev.Args()
 	lt := strings.ToLower(tool)
+	self := newSelfCtx(ev)
 	var finds []finding
 	var v View
 	switch {
@@ -186,15 +201,15 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 			finds = []finding{{analyzer: AnalyzerTool, rule: "no-command", level: events.RiskUnknown, detail: tool + " action without a command"}}
 			break
 		}
-		finds, v = shellFindingsWith(s.parsers, cmd, env)
+		finds, v = shellFindingsSelf(s.parsers, cmd, env, self)
 	case pythonTools()[lt]:
 		code := firstString(args, "code", "source", "cell", "command", "script", "input")
 		finds = analyzeCodeText("python", code, env)
 		v = View{Command: code}
 	case writeTools()[lt]:
-		finds, v = s.fileAction(lt, args, ev, env)
+		finds, v = s.fileAction(lt, self.homeArgs(args), ev, env)
 	case readTools()[lt]:
-		p := firstString(args, "path", "file_path", "filename", "target_file", "file", "pattern")
+		p := firstString(self.homeArgs(args), "path", "file_path", "filename", "target_file", "file", "pattern")
 		v = View{Paths: nonEmpty(p)}
 		finds = readFindings(p, env)
 	case netTools()[lt]:
@@ -206,6 +221,9 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 	default:
 		v = View{}
 		finds = []finding{{analyzer: AnalyzerTool, rule: "unknown-tool", level: events.RiskUnknown, detail: "no analyzer knows the tool " + fmt.Sprintf("%.64q", tool)}}
+	}
+	if !shellTools()[lt] {
+		finds = append(finds, selfToolFindings(self, lt, args)...)
 	}
 	v.Tool = tool
 	if len(ev.Redactions) > 0 {
@@ -265,7 +283,7 @@ func (s *Scorer) finish(finds []finding, v View, env Env, ev *events.Event) Asse
 	cfg := s.cfg
 	var kept []finding
 	for _, f := range finds {
-		if !cfg.Analyzers.Rules && f.analyzer != AnalyzerTool {
+		if !cfg.Analyzers.Rules && f.analyzer != AnalyzerTool && f.analyzer != AnalyzerSelfProtect {
 			continue
 		}
 		kept = append(kept, f)
