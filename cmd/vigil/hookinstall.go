@@ -57,6 +57,32 @@ func settingsPath(clientName string, sc hookScope) (string, error) {
 	return "", fmt.Errorf("client %q: vigil hook install knows %s (OpenHands: see docs/hooks.md)", clientName, strings.Join(installClients, ", "))
 }
 
+// systemRootEnv overrides the root under which the system-wide settings
+// live (tests; a chroot): default "/".
+const systemRootEnv = "VIGIL_HOOK_SYSTEM_ROOT"
+
+// systemSettingsPath is the client's system-wide, root-owned settings
+// file on Linux: Claude Code's managed settings, Gemini CLI's system
+// settings, Cursor's system hooks file.
+func systemSettingsPath(clientName string) (string, error) {
+	root := os.Getenv(systemRootEnv)
+	if root == "" {
+		root = "/"
+	}
+	switch clientName {
+	case hook.ClaudeCode:
+		return filepath.Join(root, "etc", "claude-code", "managed-settings.json"), nil
+	case hook.Gemini:
+		if p := os.Getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH"); p != "" {
+			return p, nil
+		}
+		return filepath.Join(root, "etc", "gemini-cli", "settings.json"), nil
+	case hook.Cursor:
+		return filepath.Join(root, "etc", "cursor", "hooks.json"), nil
+	}
+	return "", fmt.Errorf("client %q has no system settings Vigil knows", clientName)
+}
+
 // settingsPaths lists every settings file a client reads hooks from, in
 // the order doctor reports them.
 func settingsPaths(clientName, dir string) []string {
@@ -68,6 +94,9 @@ func settingsPaths(clientName, dir string) []string {
 	out = append(out, p)
 	if clientName == hook.ClaudeCode {
 		out = append(out, filepath.Join(dir, ".claude", "settings.json"))
+	}
+	if p, err := systemSettingsPath(clientName); err == nil {
+		out = append(out, p)
 	}
 	return out
 }
@@ -181,6 +210,80 @@ func isVigilHook(command, clientName string) bool {
 // by the entries for command: other keys and other hooks are kept as they
 // are, in place; running it twice gives the same settings.
 func mergeHooks(settings map[string]any, clientName, command string) (map[string]any, error) {
+	return mergeHooksOpts(settings, clientName, command, installOpts{})
+}
+
+// installOpts are install's choices beyond the command: the gating hooks'
+// own flags (--budget, --on-pending, --allow-below) and, for system-wide
+// settings, Claude Code's allowManagedHooksOnly.
+type installOpts struct {
+	budget     time.Duration // 0: the default 50s
+	onPending  string
+	allowBelow string
+	system     bool
+}
+
+// gateFlags are the flags of a gating hook whose default flags are def.
+func (io installOpts) gateFlags(def string) string {
+	if !strings.HasPrefix(def, "--budget 50s") {
+		return def
+	}
+	f := def
+	if io.budget > 0 {
+		f = "--budget " + io.budget.String()
+	}
+	if io.onPending != "" {
+		f += " --on-pending " + io.onPending
+	}
+	if io.allowBelow != "" {
+		f += " --allow-below " + io.allowBelow
+	}
+	return f
+}
+
+// gateTimeout is the client's timeout for a gating hook: the default, or
+// the budget and 10 s more when the budget is longer.
+func (io installOpts) gateTimeout(e hookEntry) int {
+	if io.budget <= 50*time.Second || !strings.HasPrefix(e.flags, "--budget 50s") || e.timeout == 0 {
+		return e.timeout
+	}
+	sec := int((io.budget + 10*time.Second + time.Second - 1) / time.Second)
+	if e.timeout >= 1000 { // Gemini: milliseconds
+		return sec * 1000
+	}
+	return sec
+}
+
+// previousOpts reads the gating flags of the Vigil hooks already in the
+// settings file at path, so that a reinstall keeps them.
+func previousOpts(path, clientName string) installOpts {
+	var io installOpts
+	cmds, err := findHookCommands(path, clientName)
+	if err != nil {
+		return io
+	}
+	for _, c := range cmds {
+		w := shellWords(c)
+		for i := 0; i+1 < len(w); i++ {
+			switch w[i] {
+			case "--budget":
+				if d, err := time.ParseDuration(w[i+1]); err == nil && d >= 10*time.Second {
+					io.budget = d
+				}
+			case "--on-pending":
+				io.onPending = w[i+1]
+			case "--allow-below":
+				io.allowBelow = w[i+1]
+			}
+		}
+	}
+	if io.budget == 50*time.Second {
+		io.budget = 0
+	}
+	return io
+}
+
+func mergeHooksOpts(settings map[string]any, clientName, command string, io installOpts) (map[string]any, error) {
 	hooks, _ := settings["hooks"].(map[string]any)
 	if settings["hooks"] != nil && hooks == nil {
 		return nil, errors.New(`"hooks" is not a JSON object`)
@@ -234,9 +337,10 @@ func mergeHooks(settings map[string]any, clientName, command string) (map[string
 	}
 	for _, e := range clientHooks(clientName) {
 		cmd := command
-		if e.flags != "" {
-			cmd += " " + e.flags
+		if f := io.gateFlags(e.flags); f != "" {
+			cmd += " " + f
 		}
+		e.timeout = io.gateTimeout(e)
 		var item map[string]any
 		if clientName == hook.Cursor {
 			item = map[string]any{"command": cmd}
@@ -254,6 +358,11 @@ func mergeHooks(settings map[string]any, clientName, command string) (map[string
 		hooks[e.event] = append(list, item)
 	}
 	settings["hooks"] = hooks
+	if io.system && clientName == hook.ClaudeCode {
+		// Only managed hooks run: project and user settings cannot add,
+		// remove or override a hook.
+		settings["allowManagedHooksOnly"] = true
+	}
 	if clientName == hook.Cursor {
 		if _, ok := settings["version"]; !ok {
 			settings["version"] = 1
@@ -328,6 +437,10 @@ type installResult struct {
 // The file is rewritten only when its content changes, after a copy of the
 // old one is kept beside it; dryRun computes the result and writes nothing.
 func installHook(clientName, path, command string, now time.Time, dryRun bool) (installResult, error) {
+	return installHookOpts(clientName, path, command, now, dryRun, installOpts{})
+}
+
+func installHookOpts(clientName, path, command string, now time.Time, dryRun bool, io installOpts) (installResult, error) {
 	res := installResult{Client: clientName, Path: path, Command: command}
 	settings := map[string]any{}
 	old, err := os.ReadFile(path)
@@ -346,7 +459,7 @@ func installHook(clientName, path, command string, now time.Time, dryRun bool) (
 	default:
 		return res, err
 	}
-	merged, err := mergeHooks(settings, clientName, command)
+	merged, err := mergeHooksOpts(settings, clientName, command, io)
 	if err != nil {
 		return res, fmt.Errorf("%s: %v", path, err)
 	}
@@ -366,6 +479,9 @@ func installHook(clientName, path, command string, now time.Time, dryRun bool) (
 		return res, nil
 	}
 	mode := os.FileMode(0o644)
+	if io.system {
+		mode = 0o644 // root-owned, world-readable, writable by root alone
+	}
 	if old != nil {
 		if fi, err := os.Stat(path); err == nil {
 			mode = fi.Mode().Perm()
@@ -402,8 +518,10 @@ func sameJSON(a, b []byte) bool {
 
 func newHookInstallCmd(c *cli) *cobra.Command {
 	var (
-		project, user, dryRun bool
-		dir, binary           string
+		project, user, dryRun, system bool
+		dir, binary                   string
+		budget                        time.Duration
+		onPending, allowBelow         string
 	)
 	cmd := &cobra.Command{
 		Use:   "install claude-code|gemini|cursor [--project|--user]",
@@ -433,8 +551,20 @@ vigil serve running, and check with vigil hook doctor.`,
   vigil hook doctor`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if project && user {
-				return errors.New("--project and --user: choose one")
+			if project && user || system && (project || user) {
+				return errors.New("--project, --user and --system: choose one")
+			}
+			if budget != 0 && (budget < 5*time.Second || budget > 10*time.Minute) {
+				return fmt.Errorf("--budget %s: use 5s to 10m (the client's hook timeout is set 10s above it)", budget)
+			}
+			if onPending != "" && onPending != hook.Ask && onPending != hook.Deny {
+				return fmt.Errorf("--on-pending %q: use ask or deny", onPending)
+			}
+			if allowBelow != "" {
+				allowBelow = strings.ToUpper(allowBelow)
+				if allowBelow != "LOW" && allowBelow != "MEDIUM" && allowBelow != "HIGH" {
+					return fmt.Errorf("--allow-below %q: use LOW, MEDIUM or HIGH", allowBelow)
+				}
 			}
 			if dir == "" {
 				wd, err := os.Getwd()
@@ -451,6 +581,25 @@ vigil serve running, and check with vigil hook doctor.`,
 			if err != nil {
 				return err
 			}
+			if system {
+				if path, err = systemSettingsPath(args[0]); err != nil {
+					return err
+				}
+			}
+			io := previousOpts(path, args[0])
+			io.system = system
+			if cmd.Flags().Changed("budget") {
+				io.budget = budget
+				if budget == 50*time.Second {
+					io.budget = 0
+				}
+			}
+			if cmd.Flags().Changed("on-pending") {
+				io.onPending = onPending
+			}
+			if cmd.Flags().Changed("allow-below") {
+				io.allowBelow = allowBelow
+			}
 			bin, err := vigilBinary(binary)
 			if err != nil {
 				return err
@@ -459,7 +608,7 @@ vigil serve running, and check with vigil hook doctor.`,
 			if err != nil {
 				return err
 			}
-			res, err := installHook(args[0], path, command, time.Now(), dryRun)
+			res, err := installHookOpts(args[0], path, command, time.Now(), dryRun, io)
 			if err != nil {
 				return err
 			}
@@ -477,6 +626,12 @@ vigil serve running, and check with vigil hook doctor.`,
 			fmt.Fprintf(c.stdout, "  hook command: %s\n", command)
 			if args[0] == hook.Gemini {
 				fmt.Fprintln(c.stdout, `  older Gemini CLI versions also need "tools": {"enableHooks": true}`)
+				fmt.Fprintln(c.stdout, `  headless (gemini -p): set "security": {"auth": {"selectedType": "gemini-api-key"}} in settings, and`)
+				fmt.Fprintln(c.stdout, `  GEMINI_CLI_TRUST_WORKSPACE=true for project hooks; never --skip-trust (it skips the project's`)
+				fmt.Fprintln(c.stdout, `  .gemini/settings.json, hooks included): use --user or --system hooks where the folder is untrusted`)
+			}
+			if system && os.Geteuid() != 0 {
+				fmt.Fprintln(c.stdout, "  warning: not run as root: the agent's user may be able to edit this file; run it with sudo")
 			}
 			fmt.Fprintf(c.stdout, "  check it with: %s hook doctor %s\n", shellQuote(bin), args[0])
 			return nil
@@ -485,6 +640,10 @@ vigil serve running, and check with vigil hook doctor.`,
 	f := cmd.Flags()
 	f.BoolVar(&project, "project", false, "write the project's settings (the default)")
 	f.BoolVar(&user, "user", false, "write the user's settings (every project)")
+	f.BoolVar(&system, "system", false, "write the client's system-wide settings (run as root; Claude Code: /etc/claude-code/managed-settings.json with allowManagedHooksOnly; $VIGIL_HOOK_SYSTEM_ROOT moves the root)")
+	f.DurationVar(&budget, "budget", 50*time.Second, "the gating hooks' --budget (kept across reinstalls)")
+	f.StringVar(&onPending, "on-pending", "", "the gating hooks' --on-pending ask|deny (kept across reinstalls)")
+	f.StringVar(&allowBelow, "allow-below", "", "the gating hooks' --allow-below LOW|MEDIUM|HIGH (kept across reinstalls)")
 	f.StringVar(&dir, "dir", "", "the project's root for --project (default: the current directory)")
 	f.StringVar(&binary, "binary", "", "the vigil binary the hook runs (default: this one)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the merged settings; write nothing")

@@ -86,14 +86,71 @@ type Options struct {
 	StateDir string
 	// Stderr receives diagnostics (never the payload).
 	Stderr io.Writer
+	// Self is what the hook knows about Vigil's installation; it is added to
+	// every action (data.hook.vigil, data.hook.home) so that the risk
+	// scorer's self-protection rules judge exact paths.
+	Self Self
 	// MaxOutput bounds the text of a tool output recorded by an after-hook;
 	// longer outputs keep their start and end with a marker (see
 	// boundContent). Default DefaultMaxOutput.
 	MaxOutput int
 }
 
+// Self is Vigil's installation as the hook sees it.
+type Self struct {
+	Binary   string   // this binary, absolute
+	Data     string   // the data directory, absolute ("" with --nats)
+	Settings []string // the client's hook settings files, absolute
+	HTTP     string   // host:port of the node's HTTP API, if known
+	PID      int64    // vigil serve's pid, if known
+	Home     string   // the client's $HOME
+}
+
+// annotate adds s to an action's data.hook.
+func (s Self) annotate(ev *events.Event) {
+	meta, _ := ev.Data["hook"].(map[string]any)
+	if meta == nil || ev.Kind != events.KindAction {
+		return
+	}
+	v := map[string]any{}
+	if s.Binary != "" {
+		v["binary"] = s.Binary
+	}
+	if s.Data != "" {
+		v["data"] = s.Data
+	}
+	if len(s.Settings) > 0 {
+		l := make([]any, len(s.Settings))
+		for i, p := range s.Settings {
+			l[i] = p
+		}
+		v["settings"] = l
+	}
+	if s.HTTP != "" {
+		v["http"] = s.HTTP
+	}
+	if s.PID > 0 {
+		v["pid"] = s.PID
+	}
+	if len(v) > 0 {
+		meta["vigil"] = v
+	}
+	if s.Home != "" {
+		meta["home"] = s.Home
+	}
+}
+
+// WillNotAsk reports whether the client said it will not put a question
+// to a person (Claude Code's bypassPermissions and dontAsk modes, Gemini
+// CLI's yolo mode where its input says so): an "ask" would then be
+// dropped or answered without anyone.
+func (c Call) WillNotAsk() bool { return c.NoAsk }
+
 // supportsAsk reports whether a client honours an "ask" answer for call.
 func supportsAsk(c Call) bool {
+	if c.NoAsk {
+		return false
+	}
 	switch c.Client {
 	case ClaudeCode:
 		return true
@@ -209,6 +266,7 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 		return Verdict{Permission: Defer}
 	}
 	// PhaseBefore: gate it.
+	o.Self.annotate(&call.Event)
 	if !call.Linked && o.StateDir != "" {
 		if err := rememberCall(o.StateDir, call); err != nil {
 			fmt.Fprintf(o.Stderr, "vigil hook: %v (outputs will be recorded unlinked)\n", err)
@@ -218,6 +276,9 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 	if onPending == "" || !supportsAsk(call) {
 		if onPending == Ask && !supportsAsk(call) {
 			fmt.Fprintf(o.Stderr, "vigil hook: %s cannot ask here; a pending decision is denied\n", call.Client)
+		}
+		if call.NoAsk {
+			fmt.Fprintf(o.Stderr, "vigil hook: %s will not ask a person (%s); a pending decision is denied\n", call.Client, call.Mode)
 		}
 		if onPending == "" && supportsAsk(call) && call.Client == ClaudeCode {
 			onPending = Ask
@@ -241,11 +302,11 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 		if onPending == Ask {
 			handOff(g, call)
 			return Verdict{Permission: Ask,
-				Reason: fmt.Sprintf("Vigil: no decision within %s on this %s; approve or deny it here, or with `vigil approve %s`", waited, what, call.Event.ID),
+				Reason: fmt.Sprintf("Vigil: no decision within %s on this %s (action %s); approve or deny it here", waited, what, call.Event.ID),
 			}
 		}
 		return Verdict{Permission: Deny,
-			Reason:      fmt.Sprintf("Vigil: no decision within %s on this %s, so it is denied (fail closed). Ask the user to approve actions like it in Vigil before retrying.", waited, what),
+			Reason:      fmt.Sprintf("Vigil: no decision within %s on this %s, so it is denied (fail closed). Do not try to approve it yourself; tell the user what you wanted to do.", waited, what),
 			UserMessage: fmt.Sprintf("Vigil denied %s: nobody decided within %s (%s; `vigil pending` lists what waits)", call.Event.ID, waited, what),
 		}
 	default:
