@@ -409,9 +409,13 @@ func (w *walker) selfCommand(sc *selfCtx, c *command) {
 	// Path arguments: what the command does with each.
 	ops := operands(c.args)
 	var vals []string
+	ddOut := ""
 	for _, a := range c.args {
 		if k, v, ok := strings.Cut(a, "="); ok && (strings.HasPrefix(k, "-") || k == "of" || k == "if") {
 			vals = append(vals, v)
+			if k == "of" {
+				ddOut = v
+			}
 		}
 	}
 	inPlace := false
@@ -431,7 +435,7 @@ func (w *walker) selfCommand(sc *selfCtx, c *command) {
 		if writesLast()[c.name] && i == len(ops)-1 && len(ops) > 1 {
 			write = true
 		}
-		if c.name == "dd" && strings.HasPrefix(a, "of=") {
+		if c.name == "dd" && i >= len(ops) && a == ddOut {
 			write = true
 		}
 		if c.name == "find" && (slicesHas(c.args, "-delete")) {
