@@ -19,7 +19,9 @@ type SelfRule struct {
 	Quiet []SelfExample
 }
 
-func sh(cmd string) SelfExample { return SelfExample{Tool: "bash", Args: map[string]any{"command": cmd}} }
+func sh(cmd string) SelfExample {
+	return SelfExample{Tool: "bash", Args: map[string]any{"command": cmd}}
+}
 
 // SelfRules returns the self-protection registry; the examples run as
 // tests (TestSelfProtectRegistry) with the installation of
@@ -84,7 +86,7 @@ func SelfExampleHook() map[string]any {
 	return map[string]any{"client": "claude-code", "home": "/tmp/t/home",
 		"vigil": map[string]any{"binary": "/opt/tools/vigil-hook", "data": "/tmp/t/home/.local/share/vigil",
 			"settings": []any{"/tmp/t/proj/.claude/settings.local.json", "/tmp/t/home/.claude/settings.json"},
-			"http": "127.0.0.1:7500", "pid": int64(4242)}}
+			"http":     "127.0.0.1:7500", "pid": int64(4242)}}
 }
 
 // SelfExampleEvent is ex as the action a hook in /tmp/t/proj records.
