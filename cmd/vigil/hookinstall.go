@@ -118,6 +118,8 @@ func clientHooks(clientName string) []hookEntry {
 			{"PreToolUse", "*", "--budget 50s", 60},
 			{"PostToolUse", "*", "", 30},
 			{"PermissionDenied", "*", "", 30},
+			{"Stop", "", "", 15},
+			{"SessionEnd", "", "", 15},
 		}
 	case hook.Gemini:
 		return []hookEntry{

@@ -232,6 +232,15 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 	if call.Phase == PhaseOther {
 		return Verdict{Permission: Defer}
 	}
+	var abandoned []string
+	if call.Phase == PhaseEnd {
+		if o.StateDir != "" {
+			abandoned = takeHandOffs(o.StateDir, call)
+		}
+		if len(abandoned) == 0 {
+			return Verdict{Permission: Defer}
+		}
+	}
 	if o.Connect == nil {
 		return unreachable(call, o, errors.New("no connection configured"))
 	}
@@ -241,12 +250,20 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 	}
 	defer closeFn()
 	switch call.Phase {
+	case PhaseEnd:
+		for _, id := range abandoned {
+			withdraw(ctx, g, call, id, o.Now())
+		}
+		return Verdict{Permission: Defer}
 	case PhaseStart:
 		if _, err := g.Append(ctx, call.Event); err != nil {
 			fmt.Fprintf(o.Stderr, "vigil hook: record session start: %v\n", err)
 		}
 		return Verdict{Permission: Defer}
 	case PhaseAfter:
+		if call.Linked && o.StateDir != "" {
+			ranHandOff(o.StateDir, call, call.Event.StringField("action_id"))
+		}
 		if !call.Linked && o.StateDir != "" {
 			if id, ok := lookupCall(o.StateDir, call); ok {
 				call.Event.Data["action_id"] = id
@@ -301,6 +318,11 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 		what := pendingText(requested, res)
 		if onPending == Ask {
 			handOff(g, call)
+			if o.StateDir != "" {
+				if err := rememberHandOff(o.StateDir, call); err != nil {
+					fmt.Fprintf(o.Stderr, "vigil hook: %v (an unanswered hand-off stays pending until it expires)\n", err)
+				}
+			}
 			return Verdict{Permission: Ask,
 				Reason: fmt.Sprintf("Vigil: no decision within %s on this %s (action %s); approve or deny it here", waited, what, call.Event.ID),
 			}
@@ -325,6 +347,25 @@ func handOff(g Gater, call Call) {
 		Conversation: call.Conversation, Agent: call.Event.Agent, Time: call.Event.Time,
 		Data: map[string]any{"action_id": call.Event.ID, "status": "handed-off", "client": call.Client,
 			"content": "Vigil's wait ran out; " + call.Client + " asks its user"},
+	}
+	g.Append(ctx, obs)
+}
+
+// withdraw records that nobody waits for action id any more: the client
+// refused it in its own prompt or in -p, or the session ended. The gate
+// denies a pending action on it (by timeout), so `vigil pending` no longer
+// offers an approval nothing would act on.
+func withdraw(ctx context.Context, g Gater, call Call, id string, now time.Time) {
+	const suffix = ":abandoned"
+	eid := id
+	if len(eid)+len(suffix) > events.MaxIDLen {
+		eid = eid[:events.MaxIDLen-len(suffix)]
+	}
+	obs := events.Event{
+		V: events.CurrentVersion, ID: eid + suffix, Kind: events.KindObservation,
+		Conversation: call.Conversation, Agent: call.Client, Time: now.UTC(),
+		Data: map[string]any{"action_id": id, "status": "withdrawn", "client": call.Client,
+			"content": "abandoned: " + call.Client + " did not run it after asking its user (refused in its prompt or in -p mode, or the session ended)"},
 	}
 	g.Append(ctx, obs)
 }

@@ -39,6 +39,10 @@ const (
 	PhaseAfter
 	// PhaseStart: a session starts; the hook records conversation.started.
 	PhaseStart
+	// PhaseEnd: the client finished a turn or the session (Claude Code's
+	// Stop, SessionEnd): every action the hook handed off to the client's
+	// prompt that did not run was refused or abandoned, and is withdrawn.
+	PhaseEnd
 )
 
 // Call is one hook invocation mapped to a Vigil event.
@@ -111,7 +115,7 @@ func Parse(client string, payload []byte, env Env) (Call, error) {
 		// Run links it to the action when it can (see state.go).
 		c.Event.Data["action_id"] = UnlinkedPrefix + c.Digest
 	}
-	if c.Phase != PhaseOther {
+	if c.Phase != PhaseOther && c.Phase != PhaseEnd {
 		c.Event.V = events.CurrentVersion
 		c.Event.Conversation = c.Conversation
 		c.Event.Time = env.Now.UTC()
@@ -295,6 +299,8 @@ func parseClaude(m map[string]any, env Env) (Call, error) {
 	case "SessionStart":
 		c.Phase = PhaseStart
 		c.Event = started(env.NewID(), cwd, meta)
+	case "Stop", "SessionEnd":
+		c.Phase = PhaseEnd
 	default:
 		c.Phase = PhaseOther
 	}
