@@ -659,6 +659,57 @@ type doctorFinding struct {
 	Command string `json:"command"`
 	OK      bool   `json:"ok"`
 	Detail  string `json:"detail"`
+	// Warning: the client may ignore this hook (see scopeWarning).
+	Warning string `json:"warning,omitempty"`
+}
+
+// scopeWarning says when a client would ignore a hook installed in path:
+// Gemini CLI skips project settings in an untrusted folder and with
+// --skip-trust, and runs headless only with an auth type in settings;
+// Claude Code runs only managed hooks once managed settings say
+// allowManagedHooksOnly.
+func scopeWarning(clientName, path, dir string) string {
+	sys, _ := systemSettingsPath(clientName)
+	if path == sys {
+		return ""
+	}
+	switch clientName {
+	case hook.Gemini:
+		var w []string
+		proj, _ := settingsPath(clientName, hookScope{dir: dir})
+		if path == proj {
+			w = append(w, "Gemini CLI ignores project hooks in an untrusted folder and with --skip-trust; headless, set GEMINI_CLI_TRUST_WORKSPACE=true (never --skip-trust), or install with --user or --system")
+		}
+		if !geminiHasAuthType(path) && !geminiHasAuthType(sys) {
+			if up, err := settingsPath(clientName, hookScope{user: true}); err != nil || !geminiHasAuthType(up) {
+				w = append(w, `headless gemini -p also needs "security": {"auth": {"selectedType": "gemini-api-key"}} (or another type) in its settings`)
+			}
+		}
+		return strings.Join(w, "; ")
+	case hook.ClaudeCode:
+		if b, err := os.ReadFile(sys); err == nil {
+			var m map[string]any
+			if json.Unmarshal(b, &m) == nil && m["allowManagedHooksOnly"] == true {
+				return sys + " sets allowManagedHooksOnly: Claude Code ignores this hook (the managed one runs)"
+			}
+		}
+	}
+	return ""
+}
+
+func geminiHasAuthType(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var m struct {
+		Security struct {
+			Auth struct {
+				SelectedType string `json:"selectedType"`
+			} `json:"auth"`
+		} `json:"security"`
+	}
+	return json.Unmarshal(b, &m) == nil && m.Security.Auth.SelectedType != ""
 }
 
 // hookTarget is what a hook command runs and where it reaches Vigil.
@@ -820,7 +871,7 @@ node, 1 when one does not or none is installed.`,
 						}
 						seen[t] = true
 						ok, detail := checkHookTarget(cmd.Context(), t)
-						found = append(found, doctorFinding{Client: cn, Path: path, Command: command, OK: ok, Detail: detail})
+						found = append(found, doctorFinding{Client: cn, Path: path, Command: command, OK: ok, Detail: detail, Warning: scopeWarning(cn, path, dir)})
 					}
 				}
 			}
@@ -847,6 +898,9 @@ node, 1 when one does not or none is installed.`,
 					fmt.Fprintf(c.stdout, "%s %s, %s\n     %s\n", mark, f.Client, f.Path, f.Detail)
 					if f.Command != "" {
 						fmt.Fprintf(c.stdout, "     hook: %s\n", f.Command)
+					}
+					if f.Warning != "" {
+						fmt.Fprintf(c.stdout, "     warning: %s\n", f.Warning)
 					}
 				}
 			}
