@@ -208,13 +208,9 @@ func isVigilHook(command, clientName string) bool {
 	return false
 }
 
-// mergeHooks returns settings with every Vigil hook of clientName replaced
+// mergeHooksOpts returns settings with every Vigil hook of clientName replaced
 // by the entries for command: other keys and other hooks are kept as they
 // are, in place; running it twice gives the same settings.
-func mergeHooks(settings map[string]any, clientName, command string) (map[string]any, error) {
-	return mergeHooksOpts(settings, clientName, command, installOpts{})
-}
-
 // installOpts are install's choices beyond the command: the gating hooks'
 // own flags (--budget, --on-pending, --allow-below) and, for system-wide
 // settings, Claude Code's allowManagedHooksOnly.
@@ -435,13 +431,9 @@ type installResult struct {
 	Settings []byte `json:"-"`
 }
 
-// installHook merges the client's hooks into its settings file at path.
+// installHookOpts merges the client's hooks into its settings file at path.
 // The file is rewritten only when its content changes, after a copy of the
 // old one is kept beside it; dryRun computes the result and writes nothing.
-func installHook(clientName, path, command string, now time.Time, dryRun bool) (installResult, error) {
-	return installHookOpts(clientName, path, command, now, dryRun, installOpts{})
-}
-
 func installHookOpts(clientName, path, command string, now time.Time, dryRun bool, io installOpts) (installResult, error) {
 	res := installResult{Client: clientName, Path: path, Command: command}
 	settings := map[string]any{}
