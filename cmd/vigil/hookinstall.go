@@ -208,9 +208,6 @@ func isVigilHook(command, clientName string) bool {
 	return false
 }
 
-// mergeHooksOpts returns settings with every Vigil hook of clientName replaced
-// by the entries for command: other keys and other hooks are kept as they
-// are, in place; running it twice gives the same settings.
 // installOpts are install's choices beyond the command: the gating hooks'
 // own flags (--budget, --on-pending, --allow-below) and, for system-wide
 // settings, Claude Code's allowManagedHooksOnly.
@@ -281,6 +278,9 @@ func previousOpts(path, clientName string) installOpts {
 	return io
 }
 
+// mergeHooksOpts returns settings with every Vigil hook of clientName replaced
+// by the entries for command: other keys and other hooks are kept as they
+// are, in place; running it twice gives the same settings.
 func mergeHooksOpts(settings map[string]any, clientName, command string, io installOpts) (map[string]any, error) {
 	hooks, _ := settings["hooks"].(map[string]any)
 	if settings["hooks"] != nil && hooks == nil {
