@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,6 +159,7 @@ func (c *cli) runHook(ctx context.Context, args []string) int {
 	if dir, err := os.UserCacheDir(); err == nil {
 		o.StateDir = filepath.Join(dir, "vigil", "hooks")
 	}
+	o.Self = c.hookSelf(clientName)
 	if perr != nil {
 		// The settings are wrong: say so, and fail closed.
 		fmt.Fprintf(c.stderr, "vigil hook %s: %v\n", clientName, perr)
@@ -179,4 +181,38 @@ func (c *cli) runHook(ctx context.Context, args []string) int {
 		return cl, cl.Close, nil
 	}
 	return hook.Run(ctx, clientName, c.stdin, c.stdout, o)
+}
+
+// hookSelf is what the hook knows about Vigil's installation, for the
+// self-protection rules: this binary, the data directory, the client's
+// settings files (user, project in the working directory, system), the
+// node's HTTP address and pid from serve.json, and $HOME.
+func (c *cli) hookSelf(clientName string) hook.Self {
+	var s hook.Self
+	if exe, err := os.Executable(); err == nil {
+		if r, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = r
+		}
+		s.Binary = exe
+	}
+	s.Home = os.Getenv("HOME")
+	if c.natsURL == "" {
+		if d, err := filepath.Abs(c.data()); err == nil {
+			s.Data = d
+			if info, err := client.ReadServeInfo(d); err == nil {
+				s.PID = int64(info.PID)
+				if u, err := url.Parse(info.HTTPURL); err == nil && u.Host != "" {
+					s.HTTP = u.Host
+				}
+			}
+		}
+	}
+	wd, _ := os.Getwd()
+	if slices.Contains(installClients, clientName) {
+		s.Settings = append(s.Settings, settingsPaths(clientName, wd)...)
+		if p, err := systemSettingsPath(clientName); err == nil {
+			s.Settings = append(s.Settings, p)
+		}
+	}
+	return s
 }

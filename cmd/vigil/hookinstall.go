@@ -58,6 +58,32 @@ func settingsPath(clientName string, sc hookScope) (string, error) {
 	return "", fmt.Errorf("client %q: vigil hook install knows %s (OpenHands: see docs/hooks.md)", clientName, strings.Join(installClients, ", "))
 }
 
+// systemRootEnv overrides the root under which the system-wide settings
+// live (tests; a chroot): default "/".
+const systemRootEnv = "VIGIL_HOOK_SYSTEM_ROOT"
+
+// systemSettingsPath is the client's system-wide, root-owned settings
+// file on Linux: Claude Code's managed settings, Gemini CLI's system
+// settings, Cursor's system hooks file.
+func systemSettingsPath(clientName string) (string, error) {
+	root := os.Getenv(systemRootEnv)
+	if root == "" {
+		root = "/"
+	}
+	switch clientName {
+	case hook.ClaudeCode:
+		return filepath.Join(root, "etc", "claude-code", "managed-settings.json"), nil
+	case hook.Gemini:
+		if p := os.Getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH"); p != "" {
+			return p, nil
+		}
+		return filepath.Join(root, "etc", "gemini-cli", "settings.json"), nil
+	case hook.Cursor:
+		return filepath.Join(root, "etc", "cursor", "hooks.json"), nil
+	}
+	return "", fmt.Errorf("client %q has no system settings Vigil knows", clientName)
+}
+
 // settingsPaths lists every settings file a client reads hooks from, in
 // the order doctor reports them.
 func settingsPaths(clientName, dir string) []string {
@@ -69,6 +95,9 @@ func settingsPaths(clientName, dir string) []string {
 	out = append(out, p)
 	if clientName == hook.ClaudeCode {
 		out = append(out, filepath.Join(dir, ".claude", "settings.json"))
+	}
+	if p, err := systemSettingsPath(clientName); err == nil {
+		out = append(out, p)
 	}
 	return out
 }
@@ -90,6 +119,8 @@ func clientHooks(clientName string) []hookEntry {
 			{"PreToolUse", "*", "--budget 50s", 60},
 			{"PostToolUse", "*", "", 30},
 			{"PermissionDenied", "*", "", 30},
+			{"Stop", "", "", 15},
+			{"SessionEnd", "", "", 15},
 		}
 	case hook.Gemini:
 		return []hookEntry{
@@ -178,10 +209,80 @@ func isVigilHook(command, clientName string) bool {
 	return false
 }
 
-// mergeHooks returns settings with every Vigil hook of clientName replaced
+// installOpts are install's choices beyond the command: the gating hooks'
+// own flags (--budget, --on-pending, --allow-below) and, for system-wide
+// settings, Claude Code's allowManagedHooksOnly.
+type installOpts struct {
+	budget     time.Duration // 0: the default 50s
+	onPending  string
+	allowBelow string
+	system     bool
+}
+
+// gateFlags are the flags of a gating hook whose default flags are def.
+func (io installOpts) gateFlags(def string) string {
+	if !strings.HasPrefix(def, "--budget 50s") {
+		return def
+	}
+	f := def
+	if io.budget > 0 {
+		f = "--budget " + io.budget.String()
+	}
+	if io.onPending != "" {
+		f += " --on-pending " + io.onPending
+	}
+	if io.allowBelow != "" {
+		f += " --allow-below " + io.allowBelow
+	}
+	return f
+}
+
+// gateTimeout is the client's timeout for a gating hook: the default, or
+// the budget and 10 s more when the budget is longer.
+func (io installOpts) gateTimeout(e hookEntry) int {
+	if io.budget <= 50*time.Second || !strings.HasPrefix(e.flags, "--budget 50s") || e.timeout == 0 {
+		return e.timeout
+	}
+	sec := int((io.budget + 10*time.Second + time.Second - 1) / time.Second)
+	if e.timeout >= 1000 { // Gemini: milliseconds
+		return sec * 1000
+	}
+	return sec
+}
+
+// previousOpts reads the gating flags of the Vigil hooks already in the
+// settings file at path, so that a reinstall keeps them.
+func previousOpts(path, clientName string) installOpts {
+	var io installOpts
+	cmds, err := findHookCommands(path, clientName)
+	if err != nil {
+		return io
+	}
+	for _, c := range cmds {
+		w := shellWords(c)
+		for i := 0; i+1 < len(w); i++ {
+			switch w[i] {
+			case "--budget":
+				if d, err := time.ParseDuration(w[i+1]); err == nil && d >= 10*time.Second {
+					io.budget = d
+				}
+			case "--on-pending":
+				io.onPending = w[i+1]
+			case "--allow-below":
+				io.allowBelow = w[i+1]
+			}
+		}
+	}
+	if io.budget == 50*time.Second {
+		io.budget = 0
+	}
+	return io
+}
+
+// mergeHooksOpts returns settings with every Vigil hook of clientName replaced
 // by the entries for command: other keys and other hooks are kept as they
 // are, in place; running it twice gives the same settings.
-func mergeHooks(settings map[string]any, clientName, command string) (map[string]any, error) {
+func mergeHooksOpts(settings map[string]any, clientName, command string, io installOpts) (map[string]any, error) {
 	hooks, _ := settings["hooks"].(map[string]any)
 	if settings["hooks"] != nil && hooks == nil {
 		return nil, errors.New(`"hooks" is not a JSON object`)
@@ -235,9 +336,10 @@ func mergeHooks(settings map[string]any, clientName, command string) (map[string
 	}
 	for _, e := range clientHooks(clientName) {
 		cmd := command
-		if e.flags != "" {
-			cmd += " " + e.flags
+		if f := io.gateFlags(e.flags); f != "" {
+			cmd += " " + f
 		}
+		e.timeout = io.gateTimeout(e)
 		var item map[string]any
 		if clientName == hook.Cursor {
 			item = map[string]any{"command": cmd}
@@ -255,6 +357,11 @@ func mergeHooks(settings map[string]any, clientName, command string) (map[string
 		hooks[e.event] = append(list, item)
 	}
 	settings["hooks"] = hooks
+	if io.system && clientName == hook.ClaudeCode {
+		// Only managed hooks run: project and user settings cannot add,
+		// remove or override a hook.
+		settings["allowManagedHooksOnly"] = true
+	}
 	if clientName == hook.Cursor {
 		if _, ok := settings["version"]; !ok {
 			settings["version"] = 1
@@ -325,10 +432,10 @@ type installResult struct {
 	Settings []byte `json:"-"`
 }
 
-// installHook merges the client's hooks into its settings file at path.
+// installHookOpts merges the client's hooks into its settings file at path.
 // The file is rewritten only when its content changes, after a copy of the
 // old one is kept beside it; dryRun computes the result and writes nothing.
-func installHook(clientName, path, command string, now time.Time, dryRun bool) (installResult, error) {
+func installHookOpts(clientName, path, command string, now time.Time, dryRun bool, io installOpts) (installResult, error) {
 	res := installResult{Client: clientName, Path: path, Command: command}
 	settings := map[string]any{}
 	old, err := os.ReadFile(path)
@@ -347,7 +454,7 @@ func installHook(clientName, path, command string, now time.Time, dryRun bool) (
 	default:
 		return res, err
 	}
-	merged, err := mergeHooks(settings, clientName, command)
+	merged, err := mergeHooksOpts(settings, clientName, command, io)
 	if err != nil {
 		return res, fmt.Errorf("%s: %v", path, err)
 	}
@@ -367,6 +474,9 @@ func installHook(clientName, path, command string, now time.Time, dryRun bool) (
 		return res, nil
 	}
 	mode := os.FileMode(0o644)
+	if io.system {
+		mode = 0o644 // root-owned, world-readable, writable by root alone
+	}
 	if old != nil {
 		if fi, err := os.Stat(path); err == nil {
 			mode = fi.Mode().Perm()
@@ -403,8 +513,10 @@ func sameJSON(a, b []byte) bool {
 
 func newHookInstallCmd(c *cli) *cobra.Command {
 	var (
-		project, user, dryRun bool
-		dir, binary           string
+		project, user, dryRun, system bool
+		dir, binary                   string
+		budget                        time.Duration
+		onPending, allowBelow         string
 	)
 	cmd := &cobra.Command{
 		Use:   "install claude-code|gemini|cursor [--project|--user]",
@@ -434,8 +546,20 @@ vigil serve running, and check with vigil hook doctor.`,
   vigil hook doctor`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if project && user {
-				return errors.New("--project and --user: choose one")
+			if project && user || system && (project || user) {
+				return errors.New("--project, --user and --system: choose one")
+			}
+			if budget != 0 && (budget < 5*time.Second || budget > 10*time.Minute) {
+				return fmt.Errorf("--budget %s: use 5s to 10m (the client's hook timeout is set 10s above it)", budget)
+			}
+			if onPending != "" && onPending != hook.Ask && onPending != hook.Deny {
+				return fmt.Errorf("--on-pending %q: use ask or deny", onPending)
+			}
+			if allowBelow != "" {
+				allowBelow = strings.ToUpper(allowBelow)
+				if allowBelow != "LOW" && allowBelow != "MEDIUM" && allowBelow != "HIGH" {
+					return fmt.Errorf("--allow-below %q: use LOW, MEDIUM or HIGH", allowBelow)
+				}
 			}
 			if dir == "" {
 				wd, err := os.Getwd()
@@ -452,6 +576,25 @@ vigil serve running, and check with vigil hook doctor.`,
 			if err != nil {
 				return err
 			}
+			if system {
+				if path, err = systemSettingsPath(args[0]); err != nil {
+					return err
+				}
+			}
+			io := previousOpts(path, args[0])
+			io.system = system
+			if cmd.Flags().Changed("budget") {
+				io.budget = budget
+				if budget == 50*time.Second {
+					io.budget = 0
+				}
+			}
+			if cmd.Flags().Changed("on-pending") {
+				io.onPending = onPending
+			}
+			if cmd.Flags().Changed("allow-below") {
+				io.allowBelow = allowBelow
+			}
 			bin, err := vigilBinary(binary)
 			if err != nil {
 				return err
@@ -460,7 +603,7 @@ vigil serve running, and check with vigil hook doctor.`,
 			if err != nil {
 				return err
 			}
-			res, err := installHook(args[0], path, command, time.Now(), dryRun)
+			res, err := installHookOpts(args[0], path, command, time.Now(), dryRun, io)
 			if err != nil {
 				return err
 			}
@@ -478,6 +621,12 @@ vigil serve running, and check with vigil hook doctor.`,
 			fmt.Fprintf(c.stdout, "  hook command: %s\n", command)
 			if args[0] == hook.Gemini {
 				fmt.Fprintln(c.stdout, `  older Gemini CLI versions also need "tools": {"enableHooks": true}`)
+				fmt.Fprintln(c.stdout, `  headless (gemini -p): set "security": {"auth": {"selectedType": "gemini-api-key"}} in settings, and`)
+				fmt.Fprintln(c.stdout, `  GEMINI_CLI_TRUST_WORKSPACE=true for project hooks; never --skip-trust (it skips the project's`)
+				fmt.Fprintln(c.stdout, `  .gemini/settings.json, hooks included): use --user or --system hooks where the folder is untrusted`)
+			}
+			if system && os.Geteuid() != 0 {
+				fmt.Fprintln(c.stdout, "  warning: not run as root: the agent's user may be able to edit this file; run it with sudo")
 			}
 			fmt.Fprintf(c.stdout, "  check it with: %s hook doctor %s\n", shellQuote(bin), args[0])
 			if c.natsURL == "" {
@@ -489,6 +638,10 @@ vigil serve running, and check with vigil hook doctor.`,
 	f := cmd.Flags()
 	f.BoolVar(&project, "project", false, "write the project's settings (the default)")
 	f.BoolVar(&user, "user", false, "write the user's settings (every project)")
+	f.BoolVar(&system, "system", false, "write the client's system-wide settings (run as root; Claude Code: /etc/claude-code/managed-settings.json with allowManagedHooksOnly; $VIGIL_HOOK_SYSTEM_ROOT moves the root)")
+	f.DurationVar(&budget, "budget", 50*time.Second, "the gating hooks' --budget (kept across reinstalls)")
+	f.StringVar(&onPending, "on-pending", "", "the gating hooks' --on-pending ask|deny (kept across reinstalls)")
+	f.StringVar(&allowBelow, "allow-below", "", "the gating hooks' --allow-below LOW|MEDIUM|HIGH (kept across reinstalls)")
 	f.StringVar(&dir, "dir", "", "the project's root for --project (default: the current directory)")
 	f.StringVar(&binary, "binary", "", "the vigil binary the hook runs (default: this one)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the merged settings; write nothing")
@@ -502,6 +655,57 @@ type doctorFinding struct {
 	Command string `json:"command"`
 	OK      bool   `json:"ok"`
 	Detail  string `json:"detail"`
+	// Warning: the client may ignore this hook (see scopeWarning).
+	Warning string `json:"warning,omitempty"`
+}
+
+// scopeWarning says when a client would ignore a hook installed in path:
+// Gemini CLI skips project settings in an untrusted folder and with
+// --skip-trust, and runs headless only with an auth type in settings;
+// Claude Code runs only managed hooks once managed settings say
+// allowManagedHooksOnly.
+func scopeWarning(clientName, path, dir string) string {
+	sys, _ := systemSettingsPath(clientName)
+	if path == sys {
+		return ""
+	}
+	switch clientName {
+	case hook.Gemini:
+		var w []string
+		proj, _ := settingsPath(clientName, hookScope{dir: dir})
+		if path == proj {
+			w = append(w, "Gemini CLI ignores project hooks in an untrusted folder and with --skip-trust; headless, set GEMINI_CLI_TRUST_WORKSPACE=true (never --skip-trust), or install with --user or --system")
+		}
+		if !geminiHasAuthType(path) && !geminiHasAuthType(sys) {
+			if up, err := settingsPath(clientName, hookScope{user: true}); err != nil || !geminiHasAuthType(up) {
+				w = append(w, `headless gemini -p also needs "security": {"auth": {"selectedType": "gemini-api-key"}} (or another type) in its settings`)
+			}
+		}
+		return strings.Join(w, "; ")
+	case hook.ClaudeCode:
+		if b, err := os.ReadFile(sys); err == nil {
+			var m map[string]any
+			if json.Unmarshal(b, &m) == nil && m["allowManagedHooksOnly"] == true {
+				return sys + " sets allowManagedHooksOnly: Claude Code ignores this hook (the managed one runs)"
+			}
+		}
+	}
+	return ""
+}
+
+func geminiHasAuthType(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var m struct {
+		Security struct {
+			Auth struct {
+				SelectedType string `json:"selectedType"`
+			} `json:"auth"`
+		} `json:"security"`
+	}
+	return json.Unmarshal(b, &m) == nil && m.Security.Auth.SelectedType != ""
 }
 
 // hookTarget is what a hook command runs and where it reaches Vigil.
@@ -663,7 +867,7 @@ node, 1 when one does not or none is installed.`,
 						}
 						seen[t] = true
 						ok, detail := checkHookTarget(cmd.Context(), t)
-						found = append(found, doctorFinding{Client: cn, Path: path, Command: command, OK: ok, Detail: detail})
+						found = append(found, doctorFinding{Client: cn, Path: path, Command: command, OK: ok, Detail: detail, Warning: scopeWarning(cn, path, dir)})
 					}
 				}
 			}
@@ -691,6 +895,9 @@ node, 1 when one does not or none is installed.`,
 					fmt.Fprintf(c.stdout, "%s %s, %s\n     %s\n", mark, f.Client, f.Path, f.Detail)
 					if f.Command != "" {
 						fmt.Fprintf(c.stdout, "     hook: %s\n", f.Command)
+					}
+					if f.Warning != "" {
+						fmt.Fprintf(c.stdout, "     warning: %s\n", f.Warning)
 					}
 				}
 			}

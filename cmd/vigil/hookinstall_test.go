@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -94,7 +96,7 @@ func TestHookInstallClaudeCodeMerges(t *testing.T) {
 			t.Fatalf("%s commands = %q", ev, c)
 		}
 	}
-	if c := commandsOf(s, "Stop"); len(c) != 1 || c[0] != "notify-send done" {
+	if c := commandsOf(s, "Stop"); len(c) != 2 || c[0] != "notify-send done" || c[1] != want {
 		t.Fatalf("Stop commands = %q", c)
 	}
 	bs := backups(t, path)
@@ -214,5 +216,46 @@ func TestHookDoctor(t *testing.T) {
 	}
 	if code != 1 || len(fs) != 1 || !fs[0].OK || len(all) == len(fs) {
 		t.Fatalf("doctor claude-code --json: exit %d %s", code, out)
+	}
+}
+
+// TestHookInstallKeepsFlagsAndSystem: the gating hooks' flags given once
+// are kept by a later install without them; --system writes the managed
+// settings (under $VIGIL_HOOK_SYSTEM_ROOT) with allowManagedHooksOnly.
+func TestHookInstallKeepsFlagsAndSystem(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv(systemRootEnv, root)
+	proj := t.TempDir()
+	data := t.TempDir()
+	bin := filepath.Join(t.TempDir(), "vigil")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) string {
+		t.Helper()
+		var out, errb bytes.Buffer
+		c := &cli{stdout: &out, stderr: &errb, dataDir: data}
+		cmd := newRootCmd(c)
+		cmd.SetArgs(append([]string{"hook", "install"}, args...))
+		cmd.SetOut(&out)
+		cmd.SetErr(&errb)
+		if err := cmd.ExecuteContext(context.Background()); err != nil {
+			t.Fatalf("install %v: %v\n%s", args, err, errb.String())
+		}
+		return out.String()
+	}
+	path := filepath.Join(proj, ".claude", "settings.local.json")
+	run("claude-code", "--dir", proj, "--binary", bin, "--budget", "90s", "--on-pending", "deny", "--allow-below", "low")
+	run("claude-code", "--dir", proj, "--binary", bin)
+	s := readJSON(t, path)
+	pre := commandsOf(s, "PreToolUse")
+	if len(pre) != 1 || !strings.HasSuffix(pre[0], "--budget 1m30s --on-pending deny --allow-below LOW") {
+		t.Fatalf("PreToolUse after reinstall = %q", pre)
+	}
+	run("claude-code", "--system", "--binary", bin)
+	sys := filepath.Join(root, "etc", "claude-code", "managed-settings.json")
+	m := readJSON(t, sys)
+	if m["allowManagedHooksOnly"] != true || len(commandsOf(m, "PreToolUse")) != 1 {
+		t.Fatalf("managed settings: %v", m)
 	}
 }

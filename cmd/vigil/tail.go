@@ -16,8 +16,9 @@ import (
 
 func newTailCmd(c *cli) *cobra.Command {
 	var (
-		o      client.TailOptions
-		asJSON bool
+		o         client.TailOptions
+		asJSON    bool
+		decisions bool
 	)
 	cmd := &cobra.Command{
 		Use:   "tail",
@@ -38,14 +39,21 @@ event. Without --follow it prints what is there and exits.`,
 			w := bufio.NewWriter(c.stdout)
 			defer w.Flush()
 			jsonOut := asJSON || !isTerminal(c.stdout)
+			var dec map[uint64]string
+			if decisions {
+				if dec, err = tailDecisions(cmd.Context(), cl.JetStream(), o.Conversation); err != nil {
+					return err
+				}
+			}
 			return cl.Tail(cmd.Context(), o, func(r events.Record) error {
 				if jsonOut {
 					if err := writeRecordJSON(w, r); err != nil {
 						return err
 					}
+
 				} else {
-					fmt.Fprintf(w, "%6d  %s  %-12s %-20s %s\n", r.Seq, r.Event.Time.Format("2006-01-02T15:04:05Z07:00"),
-						r.Event.SubjectToken(), r.Event.Kind, summary(&r.Event))
+					fmt.Fprintf(w, "%6d  %s  %-12s %-20s %s%s\n", r.Seq, r.Event.Time.Format("2006-01-02T15:04:05Z07:00"),
+						r.Event.SubjectToken(), r.Event.Kind, decisionColumn(dec, r), summary(&r.Event))
 				}
 				if o.Follow {
 					return w.Flush()
@@ -60,6 +68,7 @@ event. Without --follow it prints what is there and exits.`,
 	fl.StringVar(&o.Conversation, "conversation", "", "only this conversation")
 	fl.BoolVar(&o.Follow, "follow", false, "keep printing new events until interrupted")
 	fl.BoolVar(&asJSON, "json", false, "JSON lines (the default when not on a terminal)")
+	fl.BoolVar(&decisions, "decisions", false, "show each action's gate decision ([allow by mode], [deny by human], [pending]) in the text output")
 	return cmd
 }
 

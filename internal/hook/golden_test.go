@@ -166,7 +166,7 @@ func TestGolden(t *testing.T) {
 }
 
 func phaseName(p Phase) string {
-	return [...]string{"other", "before", "after", "start"}[p]
+	return [...]string{"other", "before", "after", "start", "end"}[p]
 }
 
 // TestFailClosed: whatever goes wrong before an answer, a before-hook

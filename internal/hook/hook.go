@@ -86,14 +86,71 @@ type Options struct {
 	StateDir string
 	// Stderr receives diagnostics (never the payload).
 	Stderr io.Writer
+	// Self is what the hook knows about Vigil's installation; it is added to
+	// every action (data.hook.vigil, data.hook.home) so that the risk
+	// scorer's self-protection rules judge exact paths.
+	Self Self
 	// MaxOutput bounds the text of a tool output recorded by an after-hook;
 	// longer outputs keep their start and end with a marker (see
 	// boundContent). Default DefaultMaxOutput.
 	MaxOutput int
 }
 
+// Self is Vigil's installation as the hook sees it.
+type Self struct {
+	Binary   string   // this binary, absolute
+	Data     string   // the data directory, absolute ("" with --nats)
+	Settings []string // the client's hook settings files, absolute
+	HTTP     string   // host:port of the node's HTTP API, if known
+	PID      int64    // vigil serve's pid, if known
+	Home     string   // the client's $HOME
+}
+
+// annotate adds s to an action's data.hook.
+func (s Self) annotate(ev *events.Event) {
+	meta, _ := ev.Data["hook"].(map[string]any)
+	if meta == nil || ev.Kind != events.KindAction {
+		return
+	}
+	v := map[string]any{}
+	if s.Binary != "" {
+		v["binary"] = s.Binary
+	}
+	if s.Data != "" {
+		v["data"] = s.Data
+	}
+	if len(s.Settings) > 0 {
+		l := make([]any, len(s.Settings))
+		for i, p := range s.Settings {
+			l[i] = p
+		}
+		v["settings"] = l
+	}
+	if s.HTTP != "" {
+		v["http"] = s.HTTP
+	}
+	if s.PID > 0 {
+		v["pid"] = s.PID
+	}
+	if len(v) > 0 {
+		meta["vigil"] = v
+	}
+	if s.Home != "" {
+		meta["home"] = s.Home
+	}
+}
+
+// WillNotAsk reports whether the client said it will not put a question
+// to a person (Claude Code's bypassPermissions and dontAsk modes, Gemini
+// CLI's yolo mode where its input says so): an "ask" would then be
+// dropped or answered without anyone.
+func (c Call) WillNotAsk() bool { return c.NoAsk }
+
 // supportsAsk reports whether a client honours an "ask" answer for call.
 func supportsAsk(c Call) bool {
+	if c.NoAsk {
+		return false
+	}
 	switch c.Client {
 	case ClaudeCode:
 		return true
@@ -175,6 +232,15 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 	if call.Phase == PhaseOther {
 		return Verdict{Permission: Defer}
 	}
+	var abandoned []string
+	if call.Phase == PhaseEnd {
+		if o.StateDir != "" {
+			abandoned = takeHandOffs(o.StateDir, call)
+		}
+		if len(abandoned) == 0 {
+			return Verdict{Permission: Defer}
+		}
+	}
 	if o.Connect == nil {
 		return unreachable(call, o, errors.New("no connection configured"))
 	}
@@ -184,12 +250,20 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 	}
 	defer closeFn()
 	switch call.Phase {
+	case PhaseEnd:
+		for _, id := range abandoned {
+			withdraw(ctx, g, call, id, o.Now())
+		}
+		return Verdict{Permission: Defer}
 	case PhaseStart:
 		if _, err := g.Append(ctx, call.Event); err != nil {
 			fmt.Fprintf(o.Stderr, "vigil hook: record session start: %v\n", err)
 		}
 		return Verdict{Permission: Defer}
 	case PhaseAfter:
+		if call.Linked && o.StateDir != "" {
+			ranHandOff(o.StateDir, call, call.Event.StringField("action_id"))
+		}
 		if !call.Linked && o.StateDir != "" {
 			if id, ok := lookupCall(o.StateDir, call); ok {
 				call.Event.Data["action_id"] = id
@@ -209,6 +283,7 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 		return Verdict{Permission: Defer}
 	}
 	// PhaseBefore: gate it.
+	o.Self.annotate(&call.Event)
 	if !call.Linked && o.StateDir != "" {
 		if err := rememberCall(o.StateDir, call); err != nil {
 			fmt.Fprintf(o.Stderr, "vigil hook: %v (outputs will be recorded unlinked)\n", err)
@@ -218,6 +293,9 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 	if onPending == "" || !supportsAsk(call) {
 		if onPending == Ask && !supportsAsk(call) {
 			fmt.Fprintf(o.Stderr, "vigil hook: %s cannot ask here; a pending decision is denied\n", call.Client)
+		}
+		if call.NoAsk {
+			fmt.Fprintf(o.Stderr, "vigil hook: %s will not ask a person (%s); a pending decision is denied\n", call.Client, call.Mode)
 		}
 		if onPending == "" && supportsAsk(call) && call.Client == ClaudeCode {
 			onPending = Ask
@@ -240,12 +318,17 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 		what := pendingText(requested, res)
 		if onPending == Ask {
 			handOff(g, call)
+			if o.StateDir != "" {
+				if err := rememberHandOff(o.StateDir, call); err != nil {
+					fmt.Fprintf(o.Stderr, "vigil hook: %v (an unanswered hand-off stays pending until it expires)\n", err)
+				}
+			}
 			return Verdict{Permission: Ask,
-				Reason: fmt.Sprintf("Vigil: no decision within %s on this %s; approve or deny it here, or with `vigil approve %s`", waited, what, call.Event.ID),
+				Reason: fmt.Sprintf("Vigil: no decision within %s on this %s (action %s); approve or deny it here", waited, what, call.Event.ID),
 			}
 		}
 		return Verdict{Permission: Deny,
-			Reason:      fmt.Sprintf("Vigil: no decision within %s on this %s, so it is denied (fail closed). Ask the user to approve actions like it in Vigil before retrying.", waited, what),
+			Reason:      fmt.Sprintf("Vigil: no decision within %s on this %s, so it is denied (fail closed). Do not try to approve it yourself; tell the user what you wanted to do.", waited, what),
 			UserMessage: fmt.Sprintf("Vigil denied %s: nobody decided within %s (%s; `vigil pending` lists what waits)", call.Event.ID, waited, what),
 		}
 	default:
@@ -264,6 +347,25 @@ func handOff(g Gater, call Call) {
 		Conversation: call.Conversation, Agent: call.Event.Agent, Time: call.Event.Time,
 		Data: map[string]any{"action_id": call.Event.ID, "status": "handed-off", "client": call.Client,
 			"content": "Vigil's wait ran out; " + call.Client + " asks its user"},
+	}
+	g.Append(ctx, obs)
+}
+
+// withdraw records that nobody waits for action id any more: the client
+// refused it in its own prompt or in -p, or the session ended. The gate
+// denies a pending action on it (by timeout), so `vigil pending` no longer
+// offers an approval nothing would act on.
+func withdraw(ctx context.Context, g Gater, call Call, id string, now time.Time) {
+	const suffix = ":abandoned"
+	eid := id
+	if len(eid)+len(suffix) > events.MaxIDLen {
+		eid = eid[:events.MaxIDLen-len(suffix)]
+	}
+	obs := events.Event{
+		V: events.CurrentVersion, ID: eid + suffix, Kind: events.KindObservation,
+		Conversation: call.Conversation, Agent: call.Client, Time: now.UTC(),
+		Data: map[string]any{"action_id": id, "status": "withdrawn", "client": call.Client,
+			"content": "abandoned: " + call.Client + " did not run it after asking its user (refused in its prompt or in -p mode, or the session ended)"},
 	}
 	g.Append(ctx, obs)
 }

@@ -39,6 +39,10 @@ const (
 	PhaseAfter
 	// PhaseStart: a session starts; the hook records conversation.started.
 	PhaseStart
+	// PhaseEnd: the client finished a turn or the session (Claude Code's
+	// Stop, SessionEnd): every action the hook handed off to the client's
+	// prompt that did not run was refused or abandoned, and is withdrawn.
+	PhaseEnd
 )
 
 // Call is one hook invocation mapped to a Vigil event.
@@ -60,6 +64,10 @@ type Call struct {
 	// Linked is true when the action id comes from the client's own call
 	// id, so an after hook names its action without local state.
 	Linked bool
+	// NoAsk: the client said it will not ask a person (see WillNotAsk);
+	// Mode is the permission or approval mode it named.
+	NoAsk bool
+	Mode  string
 }
 
 // Env holds what Parse needs from outside the payload.
@@ -107,7 +115,7 @@ func Parse(client string, payload []byte, env Env) (Call, error) {
 		// Run links it to the action when it can (see state.go).
 		c.Event.Data["action_id"] = UnlinkedPrefix + c.Digest
 	}
-	if c.Phase != PhaseOther {
+	if c.Phase != PhaseOther && c.Phase != PhaseEnd {
 		c.Event.V = events.CurrentVersion
 		c.Event.Conversation = c.Conversation
 		c.Event.Time = env.Now.UTC()
@@ -256,6 +264,8 @@ func parseClaude(m map[string]any, env Env) (Call, error) {
 	}
 	input := obj(m["tool_input"])
 	cwd := str(m, "cwd")
+	c.Mode = str(m, "permission_mode")
+	c.NoAsk = c.Mode == "bypassPermissions" || c.Mode == "dontAsk"
 	useID := str(m, "tool_use_id")
 	actionID := ""
 	if useID != "" {
@@ -279,15 +289,18 @@ func parseClaude(m map[string]any, env Env) (Call, error) {
 		}
 		c.Event = observation(env.NewID(), actionID, content, meta)
 	case "PermissionDenied":
-		// The user refused the call in Claude Code's own prompt (after the
-		// hook answered ask): the gate records the refusal.
+		// Claude Code's auto-mode classifier refused the call (the only
+		// refusal this event reports: not a "No" in the prompt, not a -p
+		// refusal): the gate records it.
 		c.Phase = PhaseAfter
-		c.Event = observation(env.NewID(), actionID, "the user denied it in Claude Code", meta)
+		c.Event = observation(env.NewID(), actionID, "Claude Code refused it (auto-mode classifier)", meta)
 		c.Event.Data["status"] = "denied-in-client"
 		c.Event.Data["client"] = ClaudeCode
 	case "SessionStart":
 		c.Phase = PhaseStart
 		c.Event = started(env.NewID(), cwd, meta)
+	case "Stop", "SessionEnd":
+		c.Phase = PhaseEnd
 	default:
 		c.Phase = PhaseOther
 	}
@@ -339,6 +352,11 @@ func parseGemini(m map[string]any, env Env) (Call, error) {
 	}
 	input := obj(m["tool_input"])
 	cwd := str(m, "cwd")
+	c.Mode = str(m, "approval_mode", "approvalMode")
+	c.NoAsk = strings.EqualFold(c.Mode, "yolo")
+	if c.Mode != "" {
+		meta["approval_mode"] = c.Mode
+	}
 	c.Digest = digest(c.ToolName, input)
 	switch name {
 	case "BeforeTool":
@@ -530,8 +548,10 @@ func parseOpenHands(m map[string]any, env Env) (Call, error) {
 		c.Phase = PhaseBefore
 		c.Event = action(env.NewID(), mapOpenHandsTool(c.ToolName, input), cwd, meta)
 	case "PostToolUse":
+		// Released SDKs send the observation's model_dump as
+		// tool_response; tool_output is the earlier spelling.
 		c.Phase = PhaseAfter
-		c.Event = observation(env.NewID(), "", m["tool_output"], meta)
+		c.Event = observation(env.NewID(), "", firstOf(m, "tool_response", "tool_output"), meta)
 	case "SessionStart":
 		c.Phase = PhaseStart
 		c.Event = started(env.NewID(), cwd, meta)

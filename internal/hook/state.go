@@ -73,3 +73,67 @@ func lookupCall(dir string, c Call) (string, bool) {
 	}
 	return id, found
 }
+
+// Actions handed off to the client's own prompt are listed, per session,
+// in "<state file>.handoff"; a PostToolUse that names one removes it
+// (marked "ran"), and Stop or SessionEnd takes the rest: the client did not
+// run them.
+
+func handOffFile(dir string, c Call) string { return stateFile(dir, c) + ".handoff" }
+
+func rememberHandOff(dir string, c Call) error {
+	return appendLine(dir, handOffFile(dir, c), "asked "+c.Event.ID)
+}
+
+func ranHandOff(dir string, c Call, id string) {
+	if id == "" {
+		return
+	}
+	if _, err := os.Stat(handOffFile(dir, c)); err != nil {
+		return
+	}
+	appendLine(dir, handOffFile(dir, c), "ran "+id)
+}
+
+// takeHandOffs returns the handed-off actions that did not run, oldest
+// first, and forgets them all.
+func takeHandOffs(dir string, c Call) []string {
+	path := handOffFile(dir, c)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	os.Remove(path)
+	var asked []string
+	ran := map[string]bool{}
+	for _, l := range strings.Split(string(b), "\n") {
+		verb, id, ok := strings.Cut(l, " ")
+		switch {
+		case !ok || id == "":
+		case verb == "asked":
+			asked = append(asked, id)
+		case verb == "ran":
+			ran[id] = true
+		}
+	}
+	var out []string
+	for _, id := range asked {
+		if !ran[id] && len(out) < 256 {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func appendLine(dir, path, line string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("hook state: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("hook state: %w", err)
+	}
+	defer f.Close()
+	_, err = fmt.Fprintln(f, line)
+	return err
+}

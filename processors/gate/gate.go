@@ -505,6 +505,9 @@ func (p *Processor) stepAction(o *outputs) {
 			denyHit = h
 		}
 	}
+	if askHit == nil {
+		askHit = selfProtectHit(a)
+	}
 	overThreshold := cfg.Confirmation.Threshold != "" && level.Rank() >= cfg.Confirmation.Threshold.Rank()
 
 	// 1. Deny rules win over everything.
@@ -557,7 +560,7 @@ func (p *Processor) stepAction(o *outputs) {
 		Agent: ev.Agent, Backend: backend, BackendClaimed: where.claimed(), Digest: d.Digest,
 	}
 	if askHit != nil {
-		req.Reasons = append(slices.Clone(req.Reasons), events.Reason{Analyzer: "deny_rules", Rule: askHit.Rule, Detail: "a person must approve every match", Level: d.Level})
+		req.Reasons = append(slices.Clone(req.Reasons), askReason(askHit, d.Level))
 	} else if claim := where.claimed(); claim != "" {
 		if ok, _ := sandboxLets(cfg, claim, level); ok {
 			// The claim would have let it through: say why it did not.

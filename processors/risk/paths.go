@@ -97,7 +97,8 @@ func classify(p, cwd, workspace string) pathClass {
 		return pcDynamic
 	}
 	r := resolvePath(p, cwd)
-	if workspace != "" && strings.HasPrefix(r, "/") && usableWorkspace(workspace) {
+	// A workspace under the hook's home is written ~/… like the paths.
+	if workspace != "" && (strings.HasPrefix(r, "/") || strings.HasPrefix(r, "~/") && strings.HasPrefix(workspace, "~/")) && usableWorkspace(workspace) {
 		ws := path.Clean(workspace)
 		if r == ws || strings.HasPrefix(r, ws+"/") {
 			return pcWorkspace

@@ -97,10 +97,24 @@ func shellFindings(cmd string, env Env) ([]finding, View) {
 
 // shellFindingsWith is shellFindings parsing with pp's parsers.
 func shellFindingsWith(pp *parserPool, cmd string, env Env) ([]finding, View) {
+	return shellFindingsSelf(pp, cmd, env, nil)
+}
+
+// shellFindingsSelf is shellFindingsWith judging paths against sc, the
+// action's hook's view of Vigil's installation (nil: names only).
+func shellFindingsSelf(pp *parserPool, cmd string, env Env, sc *selfCtx) ([]finding, View) {
 	w := newWalker(env)
 	w.parsers = pp
+	if sc != nil && sc.home != "" {
+		w.self = sc
+		if ws := homeRel(sc.home, env.Workspace); ws != env.Workspace && strings.HasPrefix(env.Workspace, "/") {
+			w.env.Workspace = ws
+		}
+	}
 	w.run(cmd)
 	w.judgeAll()
+	w.self = sc
+	w.selfProtect()
 	w.knownSafeCheck()
 	v := View{Command: cmd, ParseError: w.parseErr}
 	seenPath := map[string]bool{}
@@ -181,6 +195,7 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 	tool := ev.Tool()
 	args := ev.Args()
 	lt := strings.ToLower(tool)
+	self := newSelfCtx(ev)
 	var finds []finding
 	var v View
 	switch {
@@ -191,7 +206,7 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 			finds = []finding{{analyzer: AnalyzerTool, rule: "no-command", level: events.RiskUnknown, detail: tool + " action without a command"}}
 			break
 		}
-		finds, v = shellFindingsWith(s.parsers, cmd, env)
+		finds, v = shellFindingsSelf(s.parsers, cmd, env, self)
 		finds = s.withArgs(finds, &v, tool, args, env, cmd)
 	case pythonTools()[lt]:
 		code := firstString(args, "code", "source", "cell", "command", "script", "input")
@@ -199,9 +214,9 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 		v = View{Command: code}
 		finds = s.withArgs(finds, &v, tool, args, env, code)
 	case writeTools()[lt]:
-		finds, v = s.fileAction(lt, args, ev, env)
+		finds, v = s.fileAction(lt, self.homeArgs(args), ev, env)
 	case readTools()[lt]:
-		p := firstString(args, "path", "file_path", "filename", "target_file", "file", "pattern")
+		p := firstString(self.homeArgs(args), "path", "file_path", "filename", "target_file", "file", "pattern")
 		v = View{Paths: nonEmpty(p)}
 		finds = readFindings(p, env)
 	case netTools()[lt]:
@@ -215,6 +230,9 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 		v = View{}
 		finds = []finding{{analyzer: AnalyzerTool, rule: "unknown-tool", level: events.RiskUnknown, detail: "no analyzer knows the tool " + fmt.Sprintf("%.64q", tool)}}
 		finds = s.withArgs(finds, &v, tool, args, env, "")
+	}
+	if !shellTools()[lt] {
+		finds = append(finds, selfToolFindings(self, lt, args)...)
 	}
 	v.Tool = tool
 	if f, ok := redactionHid(ev); ok {
@@ -291,7 +309,7 @@ func (s *Scorer) finish(finds []finding, v View, env Env, ev *events.Event) Asse
 	cfg := s.cfg
 	var kept []finding
 	for _, f := range finds {
-		if !cfg.Analyzers.Rules && f.analyzer != AnalyzerTool {
+		if !cfg.Analyzers.Rules && f.analyzer != AnalyzerTool && f.analyzer != AnalyzerSelfProtect {
 			continue
 		}
 		kept = append(kept, f)

@@ -58,6 +58,10 @@ type walker struct {
 	exhausted bool
 	parseErr  string
 	hosts     []string
+
+	// self is what the action's hook said about Vigil's installation
+	// (selfprotect.go); nil: names only.
+	self *selfCtx
 }
 
 func newWalker(env Env) *walker {

@@ -163,6 +163,11 @@ func (w *walker) fields(word *syntax.Word) []field {
 	var b fieldBuilder
 	w.wordParts(&b, word.Parts, false)
 	b.flush()
+	if w.self != nil && w.self.home != "" {
+		for i := range b.out {
+			b.out[i].s = homeRel(w.self.home, b.out[i].s)
+		}
+	}
 	return b.out
 }
 
@@ -175,6 +180,9 @@ func (w *walker) str(word *syntax.Word) field {
 	var b fieldBuilder
 	w.wordParts(&b, word.Parts, true)
 	f := field{s: b.cur.String(), dyn: b.curDyn, d: b.curData}
+	if w.self != nil && w.self.home != "" {
+		f.s = homeRel(w.self.home, f.s)
+	}
 	return f
 }
 

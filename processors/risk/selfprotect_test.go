@@ -1,0 +1,76 @@
+package risk
+
+import (
+	"testing"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+func TestSelfProtectRegistry(t *testing.T) {
+	s := mustScorer(t, events.DefaultConfig())
+	for _, r := range SelfRules() {
+		if r.Doc == "" || len(r.Fires) == 0 || len(r.Quiet) == 0 {
+			t.Errorf("%s: incomplete declaration", r.ID)
+		}
+		for _, ex := range r.Fires {
+			ev := SelfExampleEvent(ex)
+			a := s.ScoreAction(&ev, Env{Workspace: "/tmp/t/proj"})
+			ok := false
+			for _, re := range a.Reasons {
+				if re.Analyzer == AnalyzerSelfProtect && re.Rule == r.ID && re.Level == events.RiskHigh {
+					ok = true
+				}
+			}
+			if !ok || a.Level != events.RiskHigh {
+				t.Errorf("%s must fire HIGH on %s %v: %s %s", r.ID, ex.Tool, ex.Args, a.Level, reasonsBrief(a))
+			}
+		}
+		for _, ex := range r.Quiet {
+			ev := SelfExampleEvent(ex)
+			a := s.ScoreAction(&ev, Env{Workspace: "/tmp/t/proj"})
+			for _, re := range a.Reasons {
+				if re.Analyzer == AnalyzerSelfProtect {
+					t.Errorf("%s: must not fire on %s %v: %s/%s %s", r.ID, ex.Tool, ex.Args, re.Analyzer, re.Rule, re.Detail)
+				}
+			}
+			if r.ID != ruleSelfCreds && a.Level == events.RiskHigh {
+				t.Errorf("%s: benign %s %v scores HIGH: %s", r.ID, ex.Tool, ex.Args, reasonsBrief(a))
+			}
+		}
+	}
+}
+
+// The self-protection findings stay when the config turns built-in
+// rules off.
+func TestSelfProtectSurvivesRulesOff(t *testing.T) {
+	cfg := events.DefaultConfig()
+	cfg.Analyzers.Rules = false
+	s := mustScorer(t, cfg)
+	ev := SelfExampleEvent(sh("vigil approve X --scope always"))
+	a := s.ScoreAction(&ev, Env{})
+	if a.Level != events.RiskHigh {
+		t.Fatalf("rules off: %s %s", a.Level, reasonsBrief(a))
+	}
+}
+
+// A HOME under /tmp is the user's home: deleting in it is a home delete.
+func TestHomeUnderTmp(t *testing.T) {
+	s := mustScorer(t, events.DefaultConfig())
+	ev := SelfExampleEvent(sh("rm -rf /tmp/t/home/victim"))
+	a := s.ScoreAction(&ev, Env{Workspace: "/tmp/t/proj"})
+	if a.Level != events.RiskHigh {
+		t.Errorf("rm -rf <home>/victim with HOME=/tmp/t/home: %s %s", a.Level, reasonsBrief(a))
+	}
+	ev = SelfExampleEvent(sh("rm -rf /tmp/t/proj/build"))
+	if a := s.ScoreAction(&ev, Env{Workspace: "/tmp/t/proj"}); a.Level == events.RiskHigh {
+		t.Errorf("rm -rf of the workspace's build: %s %s", a.Level, reasonsBrief(a))
+	}
+	// A home claimed at / or /etc moves nothing into the user's.
+	for _, h := range []string{"/", "/etc"} {
+		ev := SelfExampleEvent(sh("echo x >> /etc/sudoers"))
+		ev.Data["hook"].(map[string]any)["home"] = h
+		if a := s.ScoreAction(&ev, Env{}); a.Level != events.RiskHigh {
+			t.Errorf("home %s lowered a sudoers write: %s", h, reasonsBrief(a))
+		}
+	}
+}
