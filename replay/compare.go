@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/auditlog"
 	"github.com/vigil-dev/vigil/processors"
 )
 
@@ -57,14 +57,14 @@ func (d DerivedStream) String() string { return "stream " + events.StreamDerived
 // then says nothing is pending before that last message: the read then
 // asks the leader whether it holds a selected message the consumer did
 // not deliver and, while it does, reads on from there on a new consumer
-// (for at most auditlog.ReadPatience), so an output stored is never reported as
+// (for at most transport.ReadPatience), so an output stored is never reported as
 // missing because one replica had not received it yet.
 func (d DerivedStream) Outputs(ctx context.Context, fn func(RecordedOutput) error) error {
 	var st jetstream.Stream
 	var info *jetstream.StreamInfo
 	var err error
 	// Asked again through an election (the stream's leader killed).
-	for retryUntil := time.Now().Add(auditlog.ReadPatience); ; {
+	for retryUntil := time.Now().Add(transport.ReadPatience); ; {
 		ictx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		st, err = d.JS.Stream(ictx, events.StreamDerived)
 		if err == nil {
@@ -87,7 +87,7 @@ func (d DerivedStream) Outputs(ctx context.Context, fn func(RecordedOutput) erro
 	}
 	last := info.State.LastSeq
 	from := max(info.State.FirstSeq, 1)
-	deadline := time.Now().Add(auditlog.ReadPatience)
+	deadline := time.Now().Add(transport.ReadPatience)
 	for {
 		got, err := d.read(ctx, st, from, last, fn)
 		if got >= from {
@@ -106,7 +106,7 @@ func (d DerivedStream) Outputs(ctx context.Context, fn func(RecordedOutput) erro
 		if err != nil || got >= last {
 			return err
 		}
-		held, err := auditlog.LeaderHolds(ctx, st, from, last, d.Subjects)
+		held, err := transport.LeaderHolds(ctx, st, from, last, d.Subjects)
 		if err == nil && !held {
 			return nil
 		}

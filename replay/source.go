@@ -15,7 +15,6 @@ import (
 
 	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/internal/auditlog"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
 
@@ -49,20 +48,20 @@ func (s Stream) String() string { return "stream " + events.StreamLog }
 // Records reads VIGIL_LOG through an ordered consumer, filtered on the
 // conversation's subject and the global subject when a conversation is set.
 // Like the live driver's reader, it never takes a replica's "nothing
-// pending" for the end of the log (auditlog.ReadStream).
+// pending" for the end of the log (transport.ReadStreamPatient).
 func (s Stream) Records(ctx context.Context, sel Selection, fn func(Record) error) error {
 	o := transport.ReadOptions{Stream: events.StreamLog, To: sel.To}
 	if sel.Conversation != "" {
 		o.Subjects = []string{events.LogSubject(sel.Conversation), events.LogSubject("")}
 	}
-	return auditlog.ReadStream(ctx, s.JS, o, fn)
+	return transport.ReadStreamPatient(ctx, s.JS, o, fn)
 }
 
 // LastSeq returns VIGIL_LOG's last sequence. An answer that does not
 // come (the stream's leader killed, an election under way) is asked for
-// again, for up to auditlog.ReadPatience.
+// again, for up to transport.ReadPatience.
 func (s Stream) LastSeq(ctx context.Context) (uint64, error) {
-	deadline := time.Now().Add(auditlog.ReadPatience)
+	deadline := time.Now().Add(transport.ReadPatience)
 	for {
 		last, err := s.lastSeq(ctx)
 		if err == nil || ctx.Err() != nil || time.Now().After(deadline) || !transient(err) {

@@ -2,11 +2,8 @@ package auditlog
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/client/transport"
@@ -44,7 +41,7 @@ func readLog(ctx context.Context, js jetstream.JetStream, p Progress, what strin
 	if p != nil {
 		defer p.Done()
 	}
-	return ReadStream(ctx, js, transport.ReadOptions{Stream: events.StreamLog, From: from, To: to, Subjects: subjects},
+	return transport.ReadStreamPatient(ctx, js, transport.ReadOptions{Stream: events.StreamLog, From: from, To: to, Subjects: subjects},
 		func(r transport.RawRecord) error {
 			if p != nil {
 				p.Show(what, r.Seq, to)
@@ -78,7 +75,7 @@ func ReadDerived(ctx context.Context, js jetstream.JetStream, conversation strin
 		subjects = []string{events.RiskSubject(conversation), events.GateSubject(conversation)}
 	}
 	out := Derived{Risk: map[uint64]any{}, Gate: map[uint64]any{}}
-	err := ReadStream(ctx, js, transport.ReadOptions{Stream: events.StreamDerived, Subjects: subjects},
+	err := transport.ReadStreamPatient(ctx, js, transport.ReadOptions{Stream: events.StreamDerived, Subjects: subjects},
 		func(r transport.RawRecord) error {
 			d, err := events.DecodeDerived(r.Data)
 			if err != nil {
@@ -118,152 +115,4 @@ func uintOf(v any) uint64 {
 		}
 	}
 	return 0
-}
-
-// ReadStream reads as transport.ReadStream does, and holds on through
-// what a live fleet goes through:
-//
-//   - a stream's info or a read that does not answer (its leader killed,
-//     an election under way) is asked again, resuming after the last
-//     message delivered, for at most ReadPatience;
-//   - a replica's "nothing pending" is not taken for the end of a filtered
-//     read either (the transport checks with the stream's leader only for
-//     unfiltered reads): an ordered consumer may sit on a replica behind
-//     the leader, so after a filtered read it asks the leader for the next
-//     selected message after the last delivered and, while there is one
-//     within the read, reads on from there.
-//
-// fn's errors end the read at once. o.Follow is not supported (it is
-// passed to the transport as is).
-func ReadStream(ctx context.Context, js jetstream.JetStream, o transport.ReadOptions, fn func(transport.RawRecord) error) error {
-	if o.Follow {
-		return transport.ReadStream(ctx, js, o, fn)
-	}
-	var got uint64
-	var fnErr error
-	deliver := func(r transport.RawRecord) error {
-		if err := fn(r); err != nil {
-			fnErr = err
-			return err
-		}
-		got = r.Seq
-		return nil
-	}
-	deadline := time.Now().Add(ReadPatience)
-	for {
-		err := readSelected(ctx, js, o, got, deliver)
-		if err == nil || fnErr != nil || ctx.Err() != nil || time.Now().After(deadline) || !transient(err) {
-			if fnErr != nil {
-				return fnErr
-			}
-			return err
-		}
-		if got > 0 {
-			o.From = max(o.From, got+1)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-}
-
-// readSelected is one attempt of ReadStream, after the message got (0:
-// none yet).
-func readSelected(ctx context.Context, js jetstream.JetStream, o transport.ReadOptions, got uint64, fn func(transport.RawRecord) error) error {
-	if got > 0 {
-		o.From = max(o.From, got+1)
-	}
-	if len(o.Subjects) == 0 {
-		if o.To != 0 && o.From > o.To {
-			return nil
-		}
-		return transport.ReadStream(ctx, js, o, fn)
-	}
-	ictx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	st, err := js.Stream(ictx, o.Stream)
-	var info *jetstream.StreamInfo
-	if err == nil {
-		info, err = st.Info(ictx)
-	}
-	cancel()
-	if err != nil {
-		return fmt.Errorf("auditlog: stream %s: %w", o.Stream, err)
-	}
-	if o.To == 0 || o.To > info.State.LastSeq {
-		o.To = info.State.LastSeq
-	}
-	if info.State.Msgs == 0 || o.To == 0 || o.From > o.To {
-		return nil
-	}
-	last := got
-	deadline := time.Now().Add(ReadPatience)
-	for {
-		err := transport.ReadStream(ctx, js, o, func(r transport.RawRecord) error {
-			last = r.Seq
-			return fn(r)
-		})
-		if err != nil || last >= o.To {
-			return err
-		}
-		from := max(o.From, last+1)
-		held, err := LeaderHolds(ctx, st, from, o.To, o.Subjects)
-		if err == nil && !held {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			if err == nil {
-				err = errors.New("the stream's leader holds it, but no consumer delivered it")
-			}
-			return fmt.Errorf("auditlog: read %s: stopped before seq %d of %d: %w", o.Stream, from, o.To, err)
-		}
-		o.From = from
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// transient reports whether err may pass with an election.
-func transient(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) ||
-		errors.Is(err, nats.ErrNoResponders) || errors.Is(err, jetstream.ErrNoStreamResponse) ||
-		errors.Is(err, nats.ErrConnectionReconnecting) || errors.Is(err, jetstream.ErrNoHeartbeat) ||
-		(errors.As(err, &apiErr) && apiErr.Code == 503)
-}
-
-// ReadPatience bounds how long a read waits for a replica that is behind
-// the stream's leader to deliver what the leader holds.
-const ReadPatience = 30 * time.Second
-
-// LeaderHolds reports whether the stream's leader holds a message at
-// from..to on one of subjects (all, when empty). A message get is answered
-// by the leader (Vigil's streams do not allow direct gets from replicas).
-// No answer is an error: the caller asks again.
-func LeaderHolds(ctx context.Context, st jetstream.Stream, from, to uint64, subjects []string) (bool, error) {
-	if from > to {
-		return false, nil
-	}
-	if len(subjects) == 0 {
-		subjects = []string{">"}
-	}
-	gctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	for _, subj := range subjects {
-		m, err := st.GetMsg(gctx, from, jetstream.WithGetMsgSubject(subj))
-		if errors.Is(err, jetstream.ErrMsgNotFound) {
-			continue
-		}
-		if err != nil {
-			return false, err
-		}
-		if m.Sequence <= to {
-			return true, nil
-		}
-	}
-	return false, nil
 }
