@@ -23,7 +23,7 @@ func TestPendingAndApproveShowTheTruth(t *testing.T) {
 	printPending(&pend, []pendingAction{p}, time.Now(), false)
 	printAction(&appr, p)
 	for name, out := range map[string]string{"pending": pend.String(), "approve": appr.String()} {
-		if strings.ContainsAny(out, "\x1b\x9b\r") {
+		if strings.ContainsAny(out, "\x1b\u009b\r") {
 			t.Fatalf("%s output holds an escape byte: %q", name, out)
 		}
 		for _, want := range []string{"HIGH", display.Escape(p.Command), display.Escape(p.Agent)} {
