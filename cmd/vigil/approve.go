@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/display"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -41,8 +42,14 @@ func newApproveCmd(c *cli) *cobra.Command {
                    vigil allowlist list shows and vigil allowlist revoke ends
 Deny rules still win over session and always approvals.
 
-With no ID, on a terminal, walks the queue: for each waiting action it asks
-[o]nce [s]ession [a]lways [d]eny (Enter denies) or [q]uit (leave it waiting).
+With no ID, on a terminal, walks the queue: for each waiting action it shows
+its level and rules first, then its conversation, agent and whole command
+(never cut), and asks [o]nce [s]ession [a]lways [d]eny (Enter denies) or
+[q]uit (leave it waiting). With an ID it shows the action the same way before
+the decision. What the agent wrote is shown through one filter
+(docs/security.md, "What a person sees"): control characters, escape
+sequences, bidi and invisible characters appear as escapes such as \x1b or
+\u202e, never interpreted.
 
 The verdict names the action's log seq and digest as vigil pending shows
 them, so it decides exactly that action: if another action waits under the
@@ -148,6 +155,9 @@ func (c *cli) decideOne(ctx context.Context, cl *client.Client, id string, verdi
 	if err != nil {
 		return err
 	}
+	if !f.asJSON {
+		printAction(c.stdout, p)
+	}
 	d, err := decide(ctx, cl, p, verdict, f)
 	if err != nil {
 		return err
@@ -160,20 +170,66 @@ func (c *cli) decideOne(ctx context.Context, cl *client.Client, id string, verdi
 }
 
 func printDecision(w io.Writer, d decision) {
+	id := display.Escape(d.ID)
 	if !d.Confirmed {
-		fmt.Fprintf(w, "%s: %s recorded at log seq %d; the gate has not confirmed it yet (is vigil serve running?)\n", d.ID, d.Verdict, d.Seq)
+		fmt.Fprintf(w, "%s: %s recorded at log seq %d; the gate has not confirmed it yet (is vigil serve running?)\n", id, display.Escape(string(d.Verdict)), d.Seq)
 		return
 	}
-	fmt.Fprintf(w, "%s: %s → %s (by %s)", d.ID, d.Verdict, d.Outcome, d.By)
+	fmt.Fprintf(w, "%s: %s → %s (by %s)", id, display.Escape(string(d.Verdict)), display.Escape(string(d.Outcome)), display.Escape(d.By))
 	if d.EntryID != "" {
-		fmt.Fprintf(w, ", allowlist entry %s", d.EntryID)
+		fmt.Fprintf(w, ", allowlist entry %s", display.Escape(d.EntryID))
 	}
 	if d.Note != "" {
-		fmt.Fprintf(w, "; %s", d.Note)
+		fmt.Fprintf(w, "; %s", display.Escape(d.Note))
 	}
 	fmt.Fprintln(w)
 	if len(d.Released) > 0 {
-		fmt.Fprintf(w, "  also let through: %s\n", strings.Join(d.Released, ", "))
+		ids := make([]string, len(d.Released))
+		for i, r := range d.Released {
+			ids[i] = display.Escape(r)
+		}
+		fmt.Fprintf(w, "  also let through: %s\n", strings.Join(ids, ", "))
+	}
+}
+
+// maxShownReasons is how many reasons printAction lists; it says how many
+// more there are.
+const maxShownReasons = 8
+
+// printAction shows a waiting action before a person decides on it: what
+// Vigil concluded first (level and rules), then where it comes from, then
+// the whole command, never cut; every field the agent wrote goes through
+// display, so no escape sequence, bidi or invisible character in it can
+// redraw, reorder or hide what is shown.
+func printAction(w io.Writer, p pendingAction) {
+	rules := make([]string, 0, len(p.Reasons))
+	for _, r := range p.Reasons {
+		rules = append(rules, r.Analyzer+"/"+r.Rule)
+	}
+	fmt.Fprintf(w, "level %s\n", display.Line(string(p.Level), rules...))
+	fmt.Fprintf(w, "  action        %s (log seq %d)\n", display.Field(p.ID, 0, true), p.Seq)
+	fmt.Fprintf(w, "  conversation  %s\n", display.Field(p.Conversation, 0, true))
+	fmt.Fprintf(w, "  agent         %s\n", display.Field(p.Agent, 0, true))
+	if p.Backend != "" {
+		fmt.Fprintf(w, "  backend       %s\n", display.Escape(p.Backend))
+	}
+	if p.Tool != "" {
+		fmt.Fprintf(w, "  tool          %s\n", display.Escape(p.Tool))
+	}
+	fmt.Fprintf(w, "  command       %s\n", display.Field(p.Command, 0, true))
+	if len(p.Command) > 0 {
+		fmt.Fprintf(w, "                (%d bytes, shown whole)\n", len(p.Command))
+	}
+	for i, r := range p.Reasons {
+		if i == maxShownReasons {
+			fmt.Fprintf(w, "  … %d more reasons (vigil pending --json lists them all)\n", len(p.Reasons)-maxShownReasons)
+			break
+		}
+		fmt.Fprintf(w, "  - %s %s", display.Field(string(r.Level), 16, false), display.Field(r.Analyzer+"/"+r.Rule, 96, false))
+		if r.Detail != "" {
+			fmt.Fprintf(w, ": %s", display.Field(r.Detail, 200, false))
+		}
+		fmt.Fprintln(w)
 	}
 }
 
@@ -207,14 +263,8 @@ func (c *cli) walkPending(ctx context.Context, cl *client.Client, f decideFlags)
 			fmt.Fprintln(c.stdout, "no more actions waiting for a decision")
 			return nil
 		}
-		fmt.Fprintf(c.stdout, "\n%s  conversation %s  agent %s  level %s\n  %s\n", p.ID, p.Conversation, p.Agent, p.Level, p.Command)
-		for i, r := range p.Reasons {
-			if i == 5 {
-				fmt.Fprintf(c.stdout, "  … %d more reasons\n", len(p.Reasons)-5)
-				break
-			}
-			fmt.Fprintf(c.stdout, "  - %s/%s %s %s\n", r.Analyzer, r.Rule, r.Level, r.Detail)
-		}
+		fmt.Fprintln(c.stdout)
+		printAction(c.stdout, *p)
 		var verdict events.Verdict
 		for verdict == "" {
 			fmt.Fprintf(c.stdout, "[o]nce [s]ession [a]lways [d]eny [q]uit (Enter: deny)? ")

@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/internal/display"
 	"github.com/vigil-dev/vigil/internal/hook"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
@@ -82,11 +83,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintf(stderr, "vigil: %v\n", ee.err)
+			fmt.Fprintf(stderr, "vigil: %s\n", display.Text(ee.err.Error()))
 		}
 		return ee.code
 	}
-	fmt.Fprintf(stderr, "vigil: %v\n", err)
+	// An error may echo what an agent wrote (an id, a name): through
+	// display, as every other surface.
+	fmt.Fprintf(stderr, "vigil: %s\n", display.Text(err.Error()))
 	return 1
 }
 

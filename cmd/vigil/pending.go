@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/display"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -32,15 +33,23 @@ func findPending(ctx context.Context, cl *client.Client, id string) (pendingActi
 func newPendingCmd(c *cli) *cobra.Command {
 	var (
 		asJSON       bool
+		full         bool
 		conversation string
 	)
 	cmd := &cobra.Command{
 		Use:   "pending",
 		Short: "List the actions waiting for a person's decision",
-		Long: `Lists the actions the gate holds for a person, oldest first: id,
-conversation, command, level and reasons. Decide with vigil approve / vigil
-deny. JSON lines (one waiting action per line) with --json or when the output
-is not a terminal.`,
+		Long: `Lists the actions the gate holds for a person, oldest first: level and
+reasons first, then id, conversation, agent, how long it has waited and the
+command. Decide with vigil approve / vigil deny. JSON lines (one waiting
+action per line, the exact bytes) with --json or when the output is not a
+terminal.
+
+What the agent wrote is shown through one filter (docs/security.md,
+"What a person sees"): control characters, escape sequences, bidi and
+invisible characters appear as escapes such as \x1b or \u202e, never
+interpreted. A long command is cut in the middle, never at its end:
+its head, "… N bytes not shown …", and its tail; --full shows it whole.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cl, err := c.connect(cmd.Context(), natsutil.RoleApprover)
@@ -61,33 +70,50 @@ is not a terminal.`,
 				}
 				return nil
 			}
-			printPending(c.stdout, ps, time.Now())
+			printPending(c.stdout, ps, time.Now(), full)
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON lines")
+	cmd.Flags().BoolVar(&full, "full", false, "show each command whole (the table cuts a long one in the middle)")
 	cmd.Flags().StringVar(&conversation, "conversation", "", "only this conversation")
 	return cmd
 }
 
-func printPending(w io.Writer, ps []pendingAction, now time.Time) {
+// pendingCommandWidth is how wide vigil pending shows a command without
+// --full: its head and tail around the bytes not shown.
+const pendingCommandWidth = 72
+
+// printPending writes the table of waiting actions: what Vigil concluded
+// (level, reasons) first, every field the agent wrote through display.
+func printPending(w io.Writer, ps []pendingAction, now time.Time, full bool) {
 	if len(ps) == 0 {
 		fmt.Fprintln(w, "no action is waiting for a decision")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tCONVERSATION\tLEVEL\tWAITING\tCOMMAND\tREASONS")
+	fmt.Fprintln(tw, "LEVEL\tREASONS\tID\tCONVERSATION\tAGENT\tWAITING\tCOMMAND")
 	for _, p := range ps {
 		age := "?"
 		if t, err := time.Parse(time.RFC3339Nano, p.Time); err == nil {
 			age = now.Sub(t).Round(time.Second).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Conversation, p.Level, age, truncate(p.Command, 60), reasonList(p.Reasons, 2))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", display.Field(string(p.Level), 16, false), reasonList(p.Reasons, 2),
+			display.Field(p.ID, 40, full), display.Field(p.Conversation, 40, full), display.Field(p.Agent, 40, full), age,
+			display.Field(actionText(p), pendingCommandWidth, full))
 	}
 	tw.Flush()
 }
 
-// reasonList names the first n reasons.
+// actionText is what a waiting action does: its command, else its tool.
+func actionText(p pendingAction) string {
+	if p.Command != "" {
+		return p.Command
+	}
+	return p.Tool
+}
+
+// reasonList names the first n reasons (analyzer/rule, through display).
 func reasonList(rs []events.Reason, n int) string {
 	var parts []string
 	for i, r := range rs {
@@ -95,7 +121,7 @@ func reasonList(rs []events.Reason, n int) string {
 			parts = append(parts, fmt.Sprintf("+%d", len(rs)-n))
 			break
 		}
-		parts = append(parts, r.Analyzer+"/"+r.Rule)
+		parts = append(parts, display.Field(r.Analyzer+"/"+r.Rule, 48, false))
 	}
 	if len(parts) == 0 {
 		return "-"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/display"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -19,13 +20,20 @@ func newTailCmd(c *cli) *cobra.Command {
 		o         client.TailOptions
 		asJSON    bool
 		decisions bool
+		full      bool
 	)
 	cmd := &cobra.Command{
 		Use:   "tail",
 		Short: "Print the canonical log",
 		Long: `Print VIGIL_LOG in log order: as JSON lines (each the JSON envelope plus
 "seq") with --json or when the output is not a terminal, else one line per
-event. Without --follow it prints what is there and exits.`,
+event. Without --follow it prints what is there and exits.
+
+On a terminal, what the agent wrote is shown through one filter
+(docs/security.md, "What a person sees"): control characters, escape
+sequences, bidi and invisible characters appear as escapes such as \x1b or
+\u202e, never interpreted; a long command or message is cut in the middle
+("… N bytes not shown …"), never at its end, and --full shows it whole.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Count < 0 {
@@ -50,10 +58,9 @@ event. Without --follow it prints what is there and exits.`,
 					if err := writeRecordJSON(w, r); err != nil {
 						return err
 					}
-
 				} else {
 					fmt.Fprintf(w, "%6d  %s  %-12s %-20s %s%s\n", r.Seq, r.Event.Time.Format("2006-01-02T15:04:05Z07:00"),
-						r.Event.SubjectToken(), r.Event.Kind, decisionColumn(dec, r), summary(&r.Event))
+						display.Field(r.Event.SubjectToken(), 40, full), display.Field(string(r.Event.Kind), 32, false), decisionColumn(dec, r), summary(&r.Event, full))
 				}
 				if o.Follow {
 					return w.Flush()
@@ -67,6 +74,7 @@ event. Without --follow it prints what is there and exits.`,
 	fl.IntVar(&o.Count, "count", 0, "print at most N events (0: all)")
 	fl.StringVar(&o.Conversation, "conversation", "", "only this conversation")
 	fl.BoolVar(&o.Follow, "follow", false, "keep printing new events until interrupted")
+	fl.BoolVar(&full, "full", false, "show each command and message whole (else cut in the middle)")
 	fl.BoolVar(&asJSON, "json", false, "JSON lines (the default when not on a terminal)")
 	fl.BoolVar(&decisions, "decisions", false, "show each action's gate decision ([allow by mode], [deny by human], [pending]) in the text output")
 	return cmd
@@ -88,28 +96,27 @@ func writeRecordJSON(w io.Writer, r events.Record) error {
 	return err
 }
 
-// summary is a short human description of an event.
-func summary(ev *events.Event) string {
+// summaryWidth is how wide tail shows a command or a message without
+// --full.
+const summaryWidth = 96
+
+// summary is a short human description of an event, every field the
+// agent wrote through display.
+func summary(ev *events.Event, full bool) string {
+	field := func(s string) string { return display.Field(s, summaryWidth, full) }
 	switch ev.Kind {
 	case events.KindAction:
 		if cmd, ok := ev.Args()["command"].(string); ok {
-			return ev.Tool() + ": " + truncate(cmd, 80)
+			return display.Field(ev.Tool(), 40, false) + ": " + field(cmd)
 		}
-		return ev.Tool()
+		return display.Field(ev.Tool(), 40, false)
 	case events.KindMessage:
 		s, _ := ev.Data["content"].(string)
-		return truncate(s, 80)
+		return display.Field(ev.StringField("role"), 16, false) + ": " + field(s)
 	case events.KindContextLoaded, events.KindConversationStarted:
-		return ev.StringField("path") + ev.StringField("backend")
+		return field(ev.StringField("path") + ev.StringField("backend"))
 	case events.KindApprovalDecision:
-		return ev.StringField("verdict") + " " + ev.StringField("action_id")
+		return display.Field(ev.StringField("verdict"), 16, false) + " " + field(ev.StringField("action_id"))
 	}
 	return ""
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

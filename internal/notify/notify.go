@@ -47,6 +47,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/display"
 )
 
 // Headers of a notification.
@@ -274,37 +275,84 @@ type Payload struct {
 	Time         string          `json:"time,omitempty"`
 }
 
-// maxTextCommand bounds the command quoted in Text.
-const maxTextCommand = 200
+// Bounds of what a notification quotes: the command in Text, and each
+// field of the body. Longer text is cut in the middle (display.Clip: head,
+// "… N bytes not shown …", tail), never at its end.
+const (
+	maxTextCommand = 1500
+	maxTextField   = 120
+	maxBodyField   = 8192
+)
 
+// payloadOf builds the body of a notification. Every field the agent
+// wrote (command, agent, conversation, tool, backend, reasons) goes
+// through display: control characters, escape sequences, bidi and
+// invisible characters become visible escapes; long text keeps its head
+// and tail. Text is Slack mrkdwn (see slackText).
 func payloadOf(d events.Derived, r events.GateRequested) Payload {
-	p := Payload{Type: string(events.KindGateRequested), ActionID: r.ActionID, Conversation: d.Conversation,
-		LogSeq: r.LogSeq, Level: r.Level, Reasons: r.Reasons, Tool: r.Tool, Command: r.Command,
-		Agent: r.Agent, Backend: r.Backend, Timeout: r.Timeout, Digest: r.Digest, Time: d.Time}
-	if p.Reasons == nil {
-		p.Reasons = []events.Reason{}
+	field := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return display.Clip(s, maxBodyField)
 	}
+	p := Payload{Type: string(events.KindGateRequested), ActionID: field(r.ActionID), Conversation: field(d.Conversation),
+		LogSeq: r.LogSeq, Tool: field(r.Tool), Command: field(r.Command),
+		Agent: field(r.Agent), Backend: field(r.Backend), Timeout: field(r.Timeout), Digest: field(r.Digest), Time: field(d.Time)}
+	p.Level = events.Risk(field(string(r.Level)))
+	p.Reasons = make([]events.Reason, len(r.Reasons))
+	for i, x := range r.Reasons {
+		x.Analyzer, x.Rule, x.Detail = field(x.Analyzer), field(x.Rule), field(x.Detail)
+		x.Level = events.Risk(field(string(x.Level)))
+		p.Reasons[i] = x
+	}
+	p.Text = slackText(d, r)
+	return p
+}
+
+// slackText is the summary in Slack mrkdwn: the level first, then the
+// rules, then where the action comes from, then the command in a code
+// block. Nothing the agent wrote can leave its code span: each agent
+// field is quoted in inline code, the command in a ``` block, and inside
+// them a backtick is shown as ˋ (U+02CB; Slack has no escape for it) and
+// &, <, > as Slack's entities, so no backtick can close the code, and no
+// *bold*, _italic_, ~strike~, <link|label> or <!channel> is read from the
+// agent's text.
+func slackText(d events.Derived, r events.GateRequested) string {
 	what := r.Command
 	if what == "" {
 		what = r.Tool
 	}
-	if len(what) > maxTextCommand {
-		what = what[:maxTextCommand] + "…"
-	}
 	var rules []string
 	for _, x := range r.Reasons {
-		rules = append(rules, x.Rule)
+		rules = append(rules, slackCode(display.Clip(x.Analyzer+"/"+x.Rule, maxTextField)))
 	}
-	text := fmt.Sprintf("Vigil: a %s action waits for approval in %s: `%s`", r.Level, d.Conversation, what)
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%s* Vigil: an action waits for approval", slackEscape(display.Clip(string(r.Level), 16)))
 	if len(rules) > 0 {
-		text += " (" + strings.Join(rules, ", ") + ")"
+		b.WriteString(" (" + strings.Join(rules, ", ") + ")")
 	}
-	text += "; action " + r.ActionID
+	fmt.Fprintf(&b, "; conversation %s, agent %s, action %s",
+		slackCode(display.Clip(d.Conversation, maxTextField)), slackCode(display.Field(r.Agent, maxTextField, false)),
+		slackCode(display.Clip(r.ActionID, maxTextField)))
 	if r.Timeout != "" {
-		text += ", denied in " + r.Timeout + " unless approved"
+		fmt.Fprintf(&b, ", denied in %s unless approved", slackCode(display.Clip(r.Timeout, 32)))
 	}
-	p.Text = slackEscape(text)
-	return p
+	b.WriteString(":\n```\n" + slackQuote(display.Clip(what, maxTextCommand)) + "\n```")
+	return b.String()
+}
+
+// slackCode quotes s in inline code.
+func slackCode(s string) string {
+	if s == "" {
+		s = "-"
+	}
+	return "`" + slackQuote(s) + "`"
+}
+
+// slackQuote makes s safe inside a Slack code span or block.
+func slackQuote(s string) string {
+	return strings.ReplaceAll(slackEscape(s), "`", "\u02cb")
 }
 
 // slackEscape escapes what Slack reads as markup.
