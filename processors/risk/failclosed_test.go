@@ -81,7 +81,7 @@ func TestKnownSafe(t *testing.T) {
 		{"ls", true}, {"cat a b | wc -l", true}, {"git diff HEAD~1", true}, {"git -C sub log", true},
 		{"grep -r x . > out.txt", true}, {"mkdir -p build/x", true}, {"cp a.txt b.txt", true},
 		{"git -c user.name=x log", false}, {"git log --output=/tmp/x", false}, {"find . -delete", false},
-		{"sort -o /etc/x y", false}, {"touch ~/x", false}, {"cp a ../b", false}, {"go run .", false},
+		{"sort -o /etc/x y", false}, {"touch ~/x", false}, {"echo x | tee out.txt", true}, {"echo x | tee ../out.txt", false}, {"echo x | tee Makefile", false}, {"cp a ../b", false}, {"go run .", false},
 		{"sudo ls", false}, {"ls > ../x", false}, {"awk '{print}' f", false},
 	} {
 		a := s.ScoreCommand(c.cmd, Env{})
