@@ -111,7 +111,9 @@ func TestFailClosedHTTPGate(t *testing.T) {
 // api_key lines, with the command first: stored as [REDACTED:vigil.budget]
 // and HIGH. Redacting it takes the ingest service seconds of CPU, so it
 // runs only with VIGIL_SOAK set; the analyzer's side is
-// TestRedactionHidContent in processors/risk.
+// TestRedactionHidContent in processors/risk. The gate's wait (30 s) is
+// under the test client's 60 s: a HIGH action waits for a person, so the
+// answer is "no decision yet" with the action's log seq.
 func TestFailClosedRedactionBudget(t *testing.T) {
 	if os.Getenv("VIGIL_SOAK") == "" {
 		t.Skip("set VIGIL_SOAK=1 to redact 3.7 MB through the ingest service")
@@ -122,7 +124,7 @@ func TestFailClosedRedactionBudget(t *testing.T) {
 	for b.Len() < 3_700_000 {
 		b.WriteString("\napi_key=sk_live_4eC39HqLyjWDarjtT1zdp7dcXYZ")
 	}
-	r := ht.do(t, natsutil.RoleAgent, "POST", "/v1/gate?wait=2m", jsonAction("fc-budget", "c-fc", b.String()))
+	r := ht.do(t, natsutil.RoleAgent, "POST", "/v1/gate?wait=30", jsonAction("fc-budget", "c-fc", b.String()))
 	var g struct {
 		Seq     uint64 `json:"seq"`
 		Outcome string `json:"outcome"`
