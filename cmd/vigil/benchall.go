@@ -128,38 +128,33 @@ func (b *benchAll) run(restartEvents int, skip map[string]bool) *bench.AllReport
 		out := b.vigil(rep, args)
 		rep.Figures = append(rep.Figures, bench.RestartFigure(out, "vigil "+strings.Join(args, " ")))
 	}
-	if !skip["replay"] {
-		args := []string{"test", "-run", "^$", "-bench", "Replay$", "-benchtime", replayN, "./replay/"}
-		out, note := b.goTest(args)
-		f := bench.ReplayFigure(out, "go "+strings.Join(args, " "))
-		if note != "" {
-			f.Note = note
-		}
-		rep.Figures = append(rep.Figures, f)
+	bt := "2s"
+	if b.quick {
+		bt = "200ms"
 	}
-	if !skip["hook"] {
-		args := []string{"test", "-run", "^$", "-bench", "HookProcess", "-benchtime", hookN, "./cmd/vigil/"}
-		out, note := b.goTest(args)
-		f := bench.HookFigure(out, "go "+strings.Join(args, " "))
-		if note != "" {
-			f.Note = note
+	for _, g := range []struct {
+		name string
+		args []string
+		read func(out []byte, command string) []bench.Figure
+	}{
+		{"replay", []string{"test", "-run", "^$", "-bench", "Replay$", "-benchtime", replayN, "./replay/"},
+			func(out []byte, c string) []bench.Figure { return []bench.Figure{bench.ReplayFigure(out, c)} }},
+		{"hook", []string{"test", "-run", "^$", "-bench", "HookProcess", "-benchtime", hookN, "./cmd/vigil/"},
+			func(out []byte, c string) []bench.Figure { return []bench.Figure{bench.HookFigure(out, c)} }},
+		{"redaction", []string{"test", "-run", "^$", "-bench", "Redact$|RedactAdversarial", "-benchtime", bt, "./processors/redact/"},
+			bench.RedactFigures},
+	} {
+		if skip[g.name] {
+			continue
 		}
-		rep.Figures = append(rep.Figures, f)
-	}
-	if !skip["redaction"] {
-		bt := "2s"
-		if b.quick {
-			bt = "200ms"
-		}
-		args := []string{"test", "-run", "^$", "-bench", "Redact$|RedactAdversarial", "-benchtime", bt, "./processors/redact/"}
-		out, note := b.goTest(args)
-		fs := bench.RedactFigures(out, "go "+strings.Join(args, " "))
-		for i := range fs {
+		out, note := b.goTest(g.args)
+		figs := g.read(out, "go "+strings.Join(g.args, " "))
+		for i := range figs {
 			if note != "" {
-				fs[i].Note = note
+				figs[i].Note = note
 			}
 		}
-		rep.Figures = append(rep.Figures, fs...)
+		rep.Figures = append(rep.Figures, figs...)
 	}
 	rep.LoadAfter = loadAverage()
 	rep.SecondsUsed = time.Since(start).Seconds()
