@@ -131,10 +131,30 @@ func looksLikeCommand(s string) bool {
 
 // toolCLI returns the CLI a tool's name says it runs, "" for none.
 func toolCLI(tool string) string {
+	// c names the tool when it is one of the name's parts split at one
+	// separator (kubectl_generic, aws.s3, mcp__x__gh), or the whole name.
 	l := strings.ToLower(tool)
+	var parts [][]string
+	for _, sep := range []string{"_", "-", ".", ":", "/"} {
+		if strings.Contains(l, sep) {
+			parts = append(parts, strings.Split(l, sep))
+		}
+	}
 	for _, c := range toolCLIs {
-		for _, sep := range []string{"_", "-", ".", ":", "/"} {
-			if strings.HasPrefix(l, c+sep) || strings.Contains(l, sep+c+sep) || strings.HasSuffix(l, sep+c) || l == c {
+		if l == c {
+			return c
+		}
+		if strings.ContainsAny(c, "_-.:/") {
+			// A name with a separator in it is no single part.
+			for _, sep := range []string{"_", "-", ".", ":", "/"} {
+				if strings.HasPrefix(l, c+sep) || strings.Contains(l, sep+c+sep) || strings.HasSuffix(l, sep+c) {
+					return c
+				}
+			}
+			continue
+		}
+		for _, ps := range parts {
+			if slices.Contains(ps, c) {
 				return c
 			}
 		}
