@@ -765,15 +765,15 @@ var raftHeartbeat time.Duration
 
 var fastElectionsOnce sync.Once
 
-// fastElections makes a dead stream leader replaced within 1.5–3 s
-// (heartbeats every 0.5 s: three missed in a row at least), so gating
-// resumes within 5 s whichever node dies (BENCHMARKS.md, "Fleet: node
+// fastElections makes a dead stream leader replaced within 1.2–2 s
+// (heartbeats every 0.4 s: three missed in a row at least), so gating
+// resumes within 3 s whichever node dies (BENCHMARKS.md, "Fleet: node
 // loss"). They are the process's nats-server settings, set once before
 // the first clustered server starts; every node of a fleet runs the same.
 func fastElections() {
 	fastElectionsOnce.Do(func() {
-		raftHeartbeat = 500 * time.Millisecond
-		raftMinElection = 1500 * time.Millisecond
-		raftMaxElection = 3 * time.Second
+		raftHeartbeat = 400 * time.Millisecond
+		raftMinElection = 1200 * time.Millisecond
+		raftMaxElection = 2 * time.Second
 	})
 }
