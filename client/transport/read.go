@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
@@ -31,8 +32,8 @@ type ReadOptions struct {
 // errStop ends a read early without an error.
 var errStop = errors.New("stop")
 
-// ReadStream calls fn for every message selected by o, in stream order,
-// through an ordered consumer. It returns fn's first error.
+// ReadStream calls fn for every message selected by o, in stream order
+// (see readOrdered). It returns fn's first error.
 func ReadStream(ctx context.Context, js jetstream.JetStream, o ReadOptions, fn func(RawRecord) error) error {
 	st, err := js.Stream(ctx, o.Stream)
 	if err != nil {
@@ -58,7 +59,7 @@ func ReadStream(ctx context.Context, js jetstream.JetStream, o ReadOptions, fn f
 			return nil
 		}
 	}
-	// An ordered consumer is placed on any replica of a clustered stream,
+	// A reader's consumer is placed on any replica of a clustered stream,
 	// one behind the leader too (a node just restarted): it then has
 	// nothing pending before the read's end. An unfiltered read that ends
 	// short of a message the leader holds starts again after the last
@@ -107,48 +108,116 @@ func shortRead(ctx context.Context, st jetstream.Stream, to uint64) (bool, error
 	return true, err // unknown (no answer) counts as short: asked again
 }
 
-// readOrdered reads from..to (to 0: forever, with o.Follow) on one
-// ordered consumer until the consumer has nothing pending, and returns the
-// last sequence delivered (0 if none).
+// readOrdered reads from..to (to 0: forever, with o.Follow) in stream
+// order until nothing is pending, and returns the last sequence delivered
+// (0 if none). It reads on ephemeral consumers it never deletes (the
+// client roles may not: an abandoned one is removed by the server after
+// readInactive): when one fails (a missed heartbeat, a leader change, the
+// consumer gone, a gap in its delivery), the next starts after the last
+// message delivered. A read that is not following gives up after
+// shortReadPatience without progress.
 func readOrdered(ctx context.Context, st jetstream.Stream, o ReadOptions, from, to uint64, fn func(RawRecord) error) (uint64, error) {
-	cfg := jetstream.OrderedConsumerConfig{
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
-		OptStartSeq:    from,
-		FilterSubjects: o.Subjects,
-	}
-	cons, err := st.OrderedConsumer(ctx, cfg)
-	if err != nil {
-		return 0, fmt.Errorf("transport: read %s: %w", o.Stream, err)
-	}
-	if !o.Follow {
-		ci, err := cons.Info(ctx)
-		if err == nil && ci.NumPending == 0 {
-			return 0, nil
+	var last uint64
+	next := from
+	backoff := 50 * time.Millisecond
+	stuckSince := time.Now()
+	for {
+		l, err := readConsumer(ctx, st, o, next, to, fn)
+		if l > last {
+			last = l
+			next = l + 1
+			stuckSince = time.Now()
+			backoff = 50 * time.Millisecond
 		}
+		var fnErr callbackError
+		switch {
+		case err == nil:
+			return last, nil
+		case errors.As(err, &fnErr):
+			return last, fnErr.err
+		case ctx.Err() != nil:
+			if o.Follow {
+				return last, nil
+			}
+			return last, ctx.Err()
+		case !resumable(err), !o.Follow && time.Since(stuckSince) > shortReadPatience:
+			return last, fmt.Errorf("transport: read %s: %w", o.Stream, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 2*time.Second)
 	}
-	it, err := cons.Messages(jetstream.PullMaxMessages(1024))
+}
+
+// readInactive is how long the server keeps a reader's consumer with no
+// pull pending before it removes it.
+const readInactive = time.Minute
+
+// errGap reports a consumer that skipped a message of its own delivery.
+var errGap = errors.New("consumer delivery skipped a message")
+
+// callbackError carries fn's error out of readConsumer unchanged.
+type callbackError struct{ err error }
+
+func (e callbackError) Error() string { return e.err.Error() }
+
+// resumable reports whether a read that failed with err may go on on a new
+// consumer: not when the stream is gone or the role may not read it.
+func resumable(err error) bool {
+	return !errors.Is(err, jetstream.ErrStreamNotFound) &&
+		!errors.Is(err, nats.ErrPermissionViolation) &&
+		!errors.Is(err, nats.ErrAuthorization) &&
+		!errors.Is(err, nats.ErrConnectionClosed)
+}
+
+// readConsumer reads from..to on one new ephemeral consumer; see
+// readOrdered.
+func readConsumer(ctx context.Context, st jetstream.Stream, o ReadOptions, from, to uint64, fn func(RawRecord) error) (uint64, error) {
+	cfg := jetstream.ConsumerConfig{
+		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:       from,
+		AckPolicy:         jetstream.AckNonePolicy,
+		InactiveThreshold: readInactive,
+		Replicas:          1,
+		MemoryStorage:     true,
+	}
+	if len(o.Subjects) == 1 {
+		cfg.FilterSubject = o.Subjects[0]
+	} else {
+		cfg.FilterSubjects = o.Subjects
+	}
+	cons, err := st.CreateConsumer(ctx, cfg)
 	if err != nil {
-		return 0, fmt.Errorf("transport: read %s: %w", o.Stream, err)
+		return 0, err
+	}
+	if !o.Follow && cons.CachedInfo().NumPending == 0 {
+		return 0, nil
+	}
+	it, err := cons.Messages(jetstream.PullMaxMessages(1024),
+		jetstream.PullExpiry(5*time.Second), jetstream.PullHeartbeat(time.Second),
+		jetstream.WithMessagesErrOnMissingHeartbeat(true))
+	if err != nil {
+		return 0, err
 	}
 	defer it.Stop()
 	stopOnDone := context.AfterFunc(ctx, it.Stop)
 	defer stopOnDone()
-	var last uint64
+	var last, delivered uint64
 	for {
 		msg, err := it.Next()
 		if err != nil {
-			if ctx.Err() != nil {
-				if o.Follow {
-					return last, nil
-				}
-				return last, ctx.Err()
-			}
-			return last, fmt.Errorf("transport: read %s: %w", o.Stream, err)
+			return last, err
 		}
 		meta, err := msg.Metadata()
 		if err != nil {
-			return last, fmt.Errorf("transport: read %s: metadata: %w", o.Stream, err)
+			return last, callbackError{fmt.Errorf("transport: read %s: metadata: %w", o.Stream, err)}
 		}
+		if delivered != 0 && meta.Sequence.Consumer != delivered+1 {
+			return last, errGap
+		}
+		delivered = meta.Sequence.Consumer
 		seq := meta.Sequence.Stream
 		if to != 0 && seq > to {
 			return to, nil
@@ -158,7 +227,7 @@ func readOrdered(ctx context.Context, st jetstream.Stream, o ReadOptions, from, 
 			if errors.Is(err, errStop) {
 				return to, nil
 			}
-			return last, err
+			return last, callbackError{err}
 		}
 		if !o.Follow && (seq >= to || meta.NumPending == 0) {
 			return last, nil

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/client/transport"
@@ -131,5 +132,81 @@ func TestReadStreamMissing(t *testing.T) {
 	}
 	if err := transport.ReadStream(t.Context(), js, transport.ReadOptions{Stream: "NOPE"}, fn); !errors.Is(err, jetstream.ErrStreamNotFound) {
 		t.Fatalf("missing stream: err %v, want ErrStreamNotFound", err)
+	}
+}
+
+// TestReadStreamFollowOutlivesItsConsumer removes the reader's consumer
+// under it, as a leader change or the server's cleanup does: the read goes
+// on after the last message delivered, every message once, and the reader
+// never asks to delete a consumer (the client roles may not).
+func TestReadStreamFollowOutlivesItsConsumer(t *testing.T) {
+	js := stream(t, 3)
+	nc := js.Conn()
+	deletes := make(chan string, 16)
+	sub, err := nc.Subscribe("$JS.API.CONSUMER.DELETE.>", func(m *nats.Msg) { deletes <- m.Subject })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	got := make(chan uint64, 64)
+	done := make(chan error, 1)
+	go func() {
+		done <- transport.ReadStream(ctx, js, transport.ReadOptions{Stream: "T", Follow: true}, func(r transport.RawRecord) error {
+			got <- r.Seq
+			return nil
+		})
+	}()
+	var seqs []uint64
+	want := func(n int) {
+		t.Helper()
+		for len(seqs) < n {
+			select {
+			case s := <-got:
+				seqs = append(seqs, s)
+			case err := <-done:
+				t.Fatalf("read ended after %v: %v", seqs, err)
+			case <-time.After(30 * time.Second):
+				t.Fatalf("read %v, want %d messages", seqs, n)
+			}
+		}
+	}
+	want(3)
+	st, err := js.Stream(ctx, "T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mine int
+	for name := range st.ConsumerNames(ctx).Name() {
+		if err := st.DeleteConsumer(ctx, name); err != nil {
+			t.Fatal(err)
+		}
+		mine++
+	}
+	if mine == 0 {
+		t.Fatal("the read made no consumer to remove")
+	}
+	for i := 4; i <= 6; i++ {
+		if _, err := js.Publish(ctx, "t.a", fmt.Appendf(nil, "m%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want(6)
+	if !slices.Equal(seqs, []uint64{1, 2, 3, 4, 5, 6}) {
+		t.Fatalf("read %v, want 1..6 once each", seqs)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("follow read ended with %v, want nil on cancel", err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(deletes); n != mine {
+		t.Fatalf("%d consumer deletions seen, %d of them the test's: the reader asked to delete a consumer", n, mine)
 	}
 }
