@@ -47,7 +47,7 @@ func InboxOptions() []nats.Option { return transport.InboxOptions() }
 //   - agent: request on its agent ingest subjects; replies on its inbox.
 //   - runtime: the agent subjects and the runtime subjects.
 //   - approver: verdicts on the approval subjects; read the streams
-//     (stream info, message get, ordered consumers that deliver to its
+//     (stream info, message get, ephemeral consumers that deliver to its
 //     inbox); follow gate requests, decisions, risk and alerts live. Not:
 //     configs, raw ingest requests, the ingest queue group, consumer
 //     deletion or durable consumers, stream changes.
