@@ -189,6 +189,13 @@ func (d *Driver) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("driver: %w", err)
 	}
+	// Outputs go to a single-replica VIGIL_DERIVED as chains: there an
+	// atomic batch costs a file store per batch (natsutil.Publisher.Chain).
+	if p, ok := d.pub.(*natsutil.Publisher); ok {
+		if ds, err := js.Stream(ctx, events.StreamDerived); err == nil && ds.CachedInfo().Config.Replicas <= 1 {
+			p.Chain = true
+		}
+	}
 	var floor uint64
 	if c, err := st.Consumer(ctx, d.cfg.Durable); err == nil {
 		info, err := c.Info(ctx)

@@ -522,6 +522,7 @@ func TestPublishOrderSurvivesServerRestart(t *testing.T) {
 	logs := &countingHandler{}
 	p := &Publisher{JS: n.js, AttemptTimeout: 500 * time.Millisecond, Logger: slog.New(logs)}
 	oneByOne := &Publisher{JS: n.js, AttemptTimeout: 500 * time.Millisecond, Logger: slog.New(logs), MinAtomicBatch: MaxBatchMessages + 1}
+	chained := &Publisher{JS: n.js, AttemptTimeout: 500 * time.Millisecond, Logger: slog.New(logs), Chain: true}
 	ctx := ctxT(t)
 
 	const rounds, size = 40, 50
@@ -532,11 +533,13 @@ func TestPublishOrderSurvivesServerRestart(t *testing.T) {
 		for r := range rounds {
 			msgs := logMsgs("round"+strconv.Itoa(r), size, 100)
 			publish := p.PublishBatch
-			switch r % 3 {
+			switch r % 4 {
 			case 1:
 				publish = p.PublishAll // atomic chunks
 			case 2:
 				publish = oneByOne.PublishAll
+			case 3:
+				publish = chained.PublishAll
 			}
 			acks, err := publish(ctx, msgs)
 			if err != nil {

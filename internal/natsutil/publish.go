@@ -33,7 +33,13 @@ type Publisher struct {
 	// batch; fewer are stored one at a time. Zero means
 	// DefaultMinAtomicBatch.
 	MinAtomicBatch int
-	Logger         *slog.Logger
+	// Chain makes PublishAll send each chunk whose messages all carry a
+	// Nats-Msg-Id as one chain (chain.go): one round trip, no atomic
+	// batch. It suits a single-replica file stream, where nats-server
+	// stages every atomic batch in a file store of its own; on a
+	// replicated stream atomic batches are staged in memory.
+	Chain  bool
+	Logger *slog.Logger
 
 	// batchMu keeps the messages of one atomic batch contiguous on the
 	// connection.
@@ -161,8 +167,10 @@ func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, first error) (*jet
 // nothing. It takes any number of messages, and streams without atomic
 // publish.
 //
-// The stream stores msgs in their order whatever fails. Fewer than
-// MinAtomicBatch messages are stored one at a time, each acknowledged before
+// The stream stores msgs in their order whatever fails. With Chain, a
+// chunk whose messages all carry ids goes as one chain (chain.go), and
+// what the chain leaves as below. Otherwise fewer than MinAtomicBatch
+// messages are stored one at a time, each acknowledged before
 // the next is sent; more are sent in chunks of at most MaxBatchMessages, each
 // one atomic batch (see PublishBatch) sent once the previous one is
 // acknowledged, or one at a time where a chunk cannot be atomic (the stream
@@ -194,7 +202,9 @@ func (p *Publisher) PublishAll(ctx context.Context, msgs []*nats.Msg) ([]*jetstr
 		chunk := msgs[i:min(i+MaxBatchMessages, len(msgs))]
 		var a []*jetstream.PubAck
 		var err error
-		if minAtomic := cmp.Or(p.MinAtomicBatch, DefaultMinAtomicBatch); len(chunk) < minAtomic {
+		if p.Chain && p.stream == nil && chainable(chunk) {
+			a, err = p.publishChained(ctx, chunk)
+		} else if minAtomic := cmp.Or(p.MinAtomicBatch, DefaultMinAtomicBatch); len(chunk) < minAtomic {
 			a, err = p.inOrder(ctx, chunk)
 		} else {
 			a, err = p.publishOrdered(ctx, chunk, true)

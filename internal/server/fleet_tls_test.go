@@ -373,6 +373,8 @@ func TestFleetTLSReloadUnderLoad(t *testing.T) {
 		before[i] = s.TLS().Fingerprint()
 	}
 	var disconnects atomic.Int64
+	var whyMu sync.Mutex
+	var why []string // each drop's error, for the failure message
 	const producers, per = 3, 300
 	ids := make([][]string, producers)
 	var acked atomic.Int64
@@ -390,9 +392,12 @@ func TestFleetTLSReloadUnderLoad(t *testing.T) {
 			}
 			var closing atomic.Bool
 			defer func() { closing.Store(true); c.Close() }()
-			c.Conn().SetDisconnectErrHandler(func(*nats.Conn, error) {
+			c.Conn().SetDisconnectErrHandler(func(_ *nats.Conn, err error) {
 				if !closing.Load() {
 					disconnects.Add(1)
+					whyMu.Lock()
+					why = append(why, fmt.Sprint(err))
+					whyMu.Unlock()
 				}
 			})
 			for i := 0; i < per; i += 10 {
@@ -459,7 +464,9 @@ func TestFleetTLSReloadUnderLoad(t *testing.T) {
 		tc.Close()
 	}
 	if n := disconnects.Load(); n != 0 {
-		t.Errorf("%d client connections dropped during the reload", n)
+		whyMu.Lock()
+		t.Errorf("%d client connections dropped during the reload: %v", n, why)
+		whyMu.Unlock()
 	}
 	for i, s := range nodes {
 		if n := s.NATS().NumRoutes(); n < 2 {
