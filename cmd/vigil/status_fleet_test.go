@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
@@ -80,7 +81,7 @@ func startCLIFleet(t *testing.T, auditKey string) ([]*server.Server, string) {
 			dir := filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i))
 			nodes[i], errs[i] = server.Start(t.Context(), server.Config{
 				DataDir: dir, CredsDir: creds, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-				NodeName: fmt.Sprintf("n%d", i), Replicas: 3, ProjectionsDir: projectionsDir(dir), AuditKey: auditKey,
+				NodeName: fmt.Sprintf("n%d", i), Replicas: 3, ProjectionsDir: datadir.New(dir).Projections(), AuditKey: auditKey,
 				Cluster:    natsutil.ClusterConfig{Name: "vigil-cli", Listen: "127.0.0.1:" + ports[i], Routes: routes},
 				Processors: func() ([]processors.Processor, error) { return []processors.Processor{stats.New()}, nil },
 			})
@@ -148,7 +149,7 @@ func TestProjectionsOnFleetNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, stderr, code = runCLI(t, "", "projections", "status", "--data", dir)
-	if code != 0 || !strings.Contains(out, "read models in "+projectionsDir(dir)) || !strings.Contains(out, "fleet node") {
+	if code != 0 || !strings.Contains(out, "read models in "+datadir.New(dir).Projections()) || !strings.Contains(out, "fleet node") {
 		t.Fatalf("status of a stopped fleet node: exit %d: %s%s", code, out, stderr)
 	}
 	out, _, code = runCLI(t, "", "projections", "status", "--data", dir, "--json")

@@ -34,14 +34,8 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-)
-
-// File names inside the data directory.
-const (
-	DirName      = "audit"
-	SignerFile   = "signer.key"
-	VerifierFile = "verifier.key"
 )
 
 // ErrNoKey means the data directory has no audit key yet.
@@ -52,14 +46,14 @@ var ErrNoKey = errors.New("auditkey: no audit key")
 // longer verify with the key the node holds).
 var ErrKeyExists = errors.New("auditkey: an audit key exists already")
 
-// Dir is DIR/audit.
-func Dir(dataDir string) string { return filepath.Join(dataDir, DirName) }
+// Dir is DIR/audit (datadir.Layout.Audit).
+func Dir(dataDir string) string { return datadir.New(dataDir).Audit() }
 
-// SignerPath is the private key's file.
-func SignerPath(dataDir string) string { return filepath.Join(Dir(dataDir), SignerFile) }
+// SignerPath is the private key's file (datadir.Layout.Signer).
+func SignerPath(dataDir string) string { return datadir.New(dataDir).Signer() }
 
-// VerifierPath is the public key's file.
-func VerifierPath(dataDir string) string { return filepath.Join(Dir(dataDir), VerifierFile) }
+// VerifierPath is the public key's file (datadir.Layout.Verifier).
+func VerifierPath(dataDir string) string { return datadir.New(dataDir).Verifier() }
 
 // LoadOrCreate returns the data directory's audit signer and its verifier
 // key, generating a new key (named "vigil-audit-<8 hex digits>") on first

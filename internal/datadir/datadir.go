@@ -3,6 +3,10 @@
 // (TestNoHandBuiltPaths checks the rest of the tree). It also holds the
 // directory's Lock, which one process at a time owns.
 //
+// The few names a client reads (serve.json, creds/ROLE.nk, fleet-ca.pem)
+// are public, in client/transport, because public packages may not import
+// internal/: this package takes them from there.
+//
 // It sits under the path into the log and the path out of it alike: the
 // node writes the directory, the CLI and clients read it. The package does
 // no I/O but the Lock's; writers keep their own permissions, listed here.
@@ -48,12 +52,13 @@ package datadir
 import (
 	"path/filepath"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
 )
 
 // Names of the entries of a data directory.
 const (
-	ServeInfoFile     = "serve.json"
+	ServeInfoFile     = transport.ServeInfoFile
 	LockFile          = "serve.lock"
 	JetStreamDir      = "jetstream"
 	ProjectionsDir    = "projections"
@@ -62,7 +67,6 @@ const (
 	StreamsFile       = "streams.json"
 	RedactionSeenFile = "redaction-seen"
 	ContinuityFile    = "continuity.json"
-	CredsDir          = "creds"
 	TLSDir            = "tls"
 	AuditDir          = "audit"
 	SignerFile        = "signer.key"
@@ -71,10 +75,9 @@ const (
 
 // Names of the entries of a credentials directory.
 const (
-	FleetCAFile    = "fleet-ca.pem"
+	FleetCAFile    = transport.FleetCAFile
 	FleetCAKeyFile = "fleet-ca.key"
 	PairingKeyFile = "pairing.key"
-	SeedExt        = ".nk"
 	TokenExt       = ".token"
 	NATSCredsExt   = ".creds"
 )
@@ -137,7 +140,7 @@ func (l Layout) RedactionSeen() string { return l.join(RedactionSeenFile) }
 func (l Layout) Continuity() string { return l.join(ContinuityFile) }
 
 // Creds is the data directory's own credentials directory, DATA/creds.
-func (l Layout) Creds() Creds { return CredsAt(l.join(CredsDir)) }
+func (l Layout) Creds() Creds { return CredsAt(transport.CredsDir(l.dir)) }
 
 // TLS is DATA/tls, where the node keeps the certificate it issued itself.
 func (l Layout) TLS() string { return l.join(TLSDir) }
@@ -168,7 +171,7 @@ func CredsAt(dir string) Creds { return Creds{dir: dir} }
 func (c Creds) Dir() string { return c.dir }
 
 // Seed is ROLE.nk, the role's nkey seed.
-func (c Creds) Seed(r events.Role) string { return filepath.Join(c.dir, string(r)+SeedExt) }
+func (c Creds) Seed(r events.Role) string { return transport.CredsFileIn(c.dir, r) }
 
 // Token is ROLE.token, the role's HTTP bearer token.
 func (c Creds) Token(r events.Role) string { return filepath.Join(c.dir, string(r)+TokenExt) }

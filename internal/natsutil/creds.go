@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 )
 
 // Role is a NATS identity with a fixed set of permissions (events.Role:
@@ -31,17 +32,17 @@ const (
 // Roles lists every role, in the order credentials are generated.
 var Roles = []Role{RoleAgent, RoleRuntime, RoleApprover, RoleAdmin, RoleService}
 
-// CredsDir is where role seeds live, inside the data directory
-// (transport.CredsDir).
-func CredsDir(dataDir string) string { return transport.CredsDir(dataDir) }
+// CredsDir is a data directory's credentials directory
+// (datadir.Layout.Creds).
+func CredsDir(dataDir string) string { return datadir.New(dataDir).Creds().Dir() }
 
 // CredsFile is the seed file of a role in a data directory
-// (transport.CredsFile).
-func CredsFile(dataDir string, r Role) string { return transport.CredsFile(dataDir, r) }
+// (datadir.Creds.Seed).
+func CredsFile(dataDir string, r Role) string { return datadir.New(dataDir).Creds().Seed(r) }
 
 // CredsFileIn is the seed file of a role in a credentials directory
-// (transport.CredsFileIn).
-func CredsFileIn(credsDir string, r Role) string { return transport.CredsFileIn(credsDir, r) }
+// (datadir.Creds.Seed).
+func CredsFileIn(credsDir string, r Role) string { return datadir.CredsAt(credsDir).Seed(r) }
 
 // EnsureCreds creates an nkey user seed for every role in dir (mode 0600,
 // directory 0700) if missing, and returns each role's public key. Existing

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vigil-dev/vigil/internal/datadir"
 )
 
 // HTTP API tokens. Each role that people and agents use over HTTP has one
@@ -30,7 +32,7 @@ const tokenBytes = 32
 
 // TokenFileIn is the token file of a role in a credentials directory.
 func TokenFileIn(credsDir string, r Role) string {
-	return filepath.Join(credsDir, string(r)+".token")
+	return datadir.CredsAt(credsDir).Token(r)
 }
 
 // TokenFile is the token file of a role in a data directory.

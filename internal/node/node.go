@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/ingest"
@@ -79,8 +79,9 @@ type Node struct {
 	notifyDone chan struct{}
 }
 
-// ProjectionsDir is where a data directory keeps its Pebble read models.
-func ProjectionsDir(dataDir string) string { return filepath.Join(dataDir, "projections") }
+// ProjectionsDir is where a data directory keeps its Pebble read models
+// (datadir.Layout.Projections).
+func ProjectionsDir(dataDir string) string { return datadir.New(dataDir).Projections() }
 
 // Start starts a node. Defaults: the default redaction rules, rebuilt
 // from each global config's redaction settings; the node's processors

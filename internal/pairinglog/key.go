@@ -14,21 +14,18 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/processors/pairing"
 )
-
-// KeyFile is the pairing key's file name in a node's credentials
-// directory (DATA/creds, mode 0700), beside the role seeds.
-const KeyFile = "pairing.key"
 
 // ErrNoKey means a credentials directory holds no pairing key.
 var ErrNoKey = errors.New("pairinglog: no pairing key")
 
-// KeyPath is the pairing key's path in credsDir.
-func KeyPath(credsDir string) string { return filepath.Join(credsDir, KeyFile) }
+// KeyPath is the pairing key's path in credsDir (datadir.Creds.PairingKey:
+// DATA/creds/pairing.key, beside the role seeds).
+func KeyPath(credsDir string) string { return datadir.CredsAt(credsDir).PairingKey() }
 
 // LoadKey reads the pairing key of credsDir (hex, mode 0600).
 func LoadKey(credsDir string) ([]byte, error) {

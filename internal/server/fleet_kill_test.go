@@ -23,6 +23,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -199,7 +200,7 @@ func TestFleetKillEachLeader(t *testing.T) {
 	}
 	defer admin.Close()
 	// The fleet speaks TLS (the CA `vigil creds create` made, beside the seeds).
-	nc, err := nats.Connect(all, mustCreds(t, natsutil.CredsFileIn(creds, natsutil.RoleAdmin)), nats.RootCAs(filepath.Join(creds, natsutil.FleetCAFile)),
+	nc, err := nats.Connect(all, mustCreds(t, natsutil.CredsFileIn(creds, natsutil.RoleAdmin)), nats.RootCAs(datadir.CredsAt(creds).FleetCA()),
 		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
