@@ -36,7 +36,7 @@ func TestNATSURLOrderKept(t *testing.T) {
 		t.Cleanup(func() { s.Close(context.Background()) })
 		urls = append(urls, s.Info().NATSURL)
 	}
-	admin := natsutil.CredsFileIn(creds, natsutil.RoleAdmin)
+	admin := datadir.CredsAt(creds).Seed(natsutil.RoleAdmin)
 	for _, order := range [][]string{{urls[0], urls[1]}, {urls[1], urls[0]}} {
 		for i := range 8 {
 			out, stderr, code := runCLI(t, "", "status", "--nats", strings.Join(order, ","), "--creds", admin, "--json")
@@ -117,7 +117,7 @@ func TestProjectionsOnFleetNode(t *testing.T) {
 	nodes, creds := startCLIFleet(t, vkey)
 	dir := nodes[0].Info().DataDir
 	// vigil status shows the fleet's audit key and the leaders.
-	admin := natsutil.CredsFileIn(creds, natsutil.RoleAdmin)
+	admin := datadir.CredsAt(creds).Seed(natsutil.RoleAdmin)
 	// Each node records its consumer, and the first one the fleet's key,
 	// as it starts: on a loaded machine status may see them a moment later.
 	var (

@@ -32,17 +32,13 @@ const (
 // Roles lists every role, in the order credentials are generated.
 var Roles = []Role{RoleAgent, RoleRuntime, RoleApprover, RoleAdmin, RoleService}
 
-// CredsDir is a data directory's credentials directory
-// (datadir.Layout.Creds).
+// CredsDir is a data directory's credentials directory: a shorthand of
+// datadir.Layout.Creds.
 func CredsDir(dataDir string) string { return datadir.New(dataDir).Creds().Dir() }
 
-// CredsFile is the seed file of a role in a data directory
-// (datadir.Creds.Seed).
+// CredsFile is the seed file of a role in a data directory: a shorthand
+// of datadir.Creds.Seed.
 func CredsFile(dataDir string, r Role) string { return datadir.New(dataDir).Creds().Seed(r) }
-
-// CredsFileIn is the seed file of a role in a credentials directory
-// (datadir.Creds.Seed).
-func CredsFileIn(credsDir string, r Role) string { return datadir.CredsAt(credsDir).Seed(r) }
 
 // EnsureCreds creates an nkey user seed for every role in dir (mode 0600,
 // directory 0700) if missing, and returns each role's public key. Existing
@@ -57,7 +53,7 @@ func EnsureCreds(dir string) (map[Role]string, error) {
 	}
 	pubs := make(map[Role]string, len(Roles))
 	for _, r := range Roles {
-		path := CredsFileIn(dir, r)
+		path := datadir.CredsAt(dir).Seed(r)
 		seed, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			kp, err := nkeys.CreateUser()

@@ -184,7 +184,7 @@ func TestFleetTLSRogueRoute(t *testing.T) {
 	}
 
 	url := nodes[0].Info().NATSURL
-	agent := natsutil.CredsFileIn(nodes[0].cfg.CredsDir, natsutil.RoleAgent)
+	agent := datadir.CredsAt(nodes[0].cfg.CredsDir).Seed(natsutil.RoleAgent)
 	co := mustCreds(t, agent)
 	for _, tc := range []struct {
 		name string
@@ -315,7 +315,7 @@ func TestFleetTLSNoPlaintext(t *testing.T) {
 			clientProxy := newRecorder(t)
 			clientProxy.forward(hostPort(nodes[0].Info().NATSURL))
 			c, err := client.Connect(t.Context(), client.Options{URL: "nats://" + clientProxy.addr(),
-				CredsFile: natsutil.CredsFileIn(nodes[0].cfg.CredsDir, natsutil.RoleAgent), Timeout: 10 * time.Second})
+				CredsFile: datadir.CredsAt(nodes[0].cfg.CredsDir).Seed(natsutil.RoleAgent), Timeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -384,7 +384,7 @@ func TestFleetTLSReloadUnderLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			c, err := client.Connect(t.Context(), client.Options{URL: strings.Join(append([]string{urls[p]}, urls...), ","),
-				CredsFile: natsutil.CredsFileIn(credsDir, natsutil.RoleAgent), Timeout: 10 * time.Second})
+				CredsFile: datadir.CredsAt(credsDir).Seed(natsutil.RoleAgent), Timeout: 10 * time.Second})
 			if err != nil {
 				errc <- err
 				return

@@ -250,7 +250,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.NATSURL != "" {
 		creds := cfg.ServiceCreds
 		if creds == "" {
-			creds = natsutil.CredsFileIn(cfg.CredsDir, natsutil.RoleService)
+			creds = datadir.CredsAt(cfg.CredsDir).Seed(natsutil.RoleService)
 		}
 		opts := []nats.Option{nats.Name("vigil-serve-" + cfg.NodeName), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond), nats.DontRandomize()}
 		co, err := natsutil.CredsOption(creds)
@@ -298,7 +298,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if err != nil {
 			return nil, err
 		}
-		s.nc, err = natsutil.ConnectInProcess(s.ns, natsutil.CredsFileIn(cfg.CredsDir, natsutil.RoleService), "vigil-serve")
+		s.nc, err = natsutil.ConnectInProcess(s.ns, datadir.CredsAt(cfg.CredsDir).Seed(natsutil.RoleService), "vigil-serve")
 		if err != nil {
 			return nil, err
 		}
@@ -669,7 +669,7 @@ func (s *Server) Client(ctx context.Context, role natsutil.Role) (*client.Client
 	if s.ns == nil {
 		return nil, errors.New("server: in-process clients need an embedded server")
 	}
-	nc, err := natsutil.ConnectInProcess(s.ns, natsutil.CredsFileIn(s.cfg.CredsDir, role), "vigil-"+string(role))
+	nc, err := natsutil.ConnectInProcess(s.ns, datadir.CredsAt(s.cfg.CredsDir).Seed(role), "vigil-"+string(role))
 	if err != nil {
 		return nil, err
 	}

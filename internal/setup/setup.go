@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -258,7 +259,7 @@ func Plan(c Config) ([]Step, error) {
 		credsStep(c),
 		dirStep(c, c.EtcDir, "root", "root", 0o755, "etc directory"),
 		agentCopyStep(c, natsutil.CredsFile(c.DataDir, natsutil.RoleAgent), AgentCredsFile, "agent nkey seed"),
-		agentCopyStep(c, natsutil.TokenFile(c.DataDir, natsutil.RoleAgent), AgentTokenFile, "agent HTTP token"),
+		agentCopyStep(c, datadir.New(c.DataDir).Creds().Token(natsutil.RoleAgent), AgentTokenFile, "agent HTTP token"),
 		recordStep(c),
 	)
 	if c.Systemd == SystemdYes || c.Systemd == SystemdAuto && c.SystemdRunning() {
@@ -526,10 +527,10 @@ func credsStep(c Config) Step {
 	files := func() []string {
 		var fs []string
 		for _, r := range natsutil.Roles {
-			fs = append(fs, natsutil.CredsFileIn(dir, r))
+			fs = append(fs, datadir.CredsAt(dir).Seed(r))
 		}
 		for _, r := range natsutil.TokenRoles {
-			fs = append(fs, natsutil.TokenFileIn(dir, r))
+			fs = append(fs, datadir.CredsAt(dir).Token(r))
 		}
 		return fs
 	}

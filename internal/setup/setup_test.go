@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -105,7 +106,7 @@ func TestRunMakesTheDeploymentOnce(t *testing.T) {
 		{cfg.DataDir, 0o700, "root"},
 		{natsutil.CredsDir(cfg.DataDir), 0o700, "root"},
 		{natsutil.CredsFile(cfg.DataDir, natsutil.RoleApprover), 0o600, "root"},
-		{natsutil.TokenFile(cfg.DataDir, natsutil.RoleAdmin), 0o600, "root"},
+		{datadir.New(cfg.DataDir).Creds().Token(natsutil.RoleAdmin), 0o600, "root"},
 		{filepath.Join(cfg.EtcDir, AgentCredsFile), 0o640, cfg.AgentGroup},
 		{filepath.Join(cfg.EtcDir, AgentTokenFile), 0o640, cfg.AgentGroup},
 		{filepath.Join(cfg.EtcDir, DeploymentFile), 0o644, "root"},
