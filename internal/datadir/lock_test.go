@@ -1,8 +1,12 @@
 package datadir_test
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -103,4 +107,68 @@ func TestLockUnwritableDir(t *testing.T) {
 	if err == nil || errors.Is(err, datadir.ErrLocked) || !strings.HasPrefix(err.Error(), "lock ") {
 		t.Fatalf("%v, want a lock PATH: error", err)
 	}
+}
+
+// TestLockAcrossProcesses: a lock held by another process is refused,
+// naming that process, and is released when the holder is killed.
+func TestLockAcrossProcesses(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHelperProcess$")
+	cmd.Env = append(os.Environ(), "VIGIL_DATADIR_LOCK_HELPER="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		stdin.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "locked\n" {
+		t.Fatalf("helper said %q, %v; want locked", line, err)
+	}
+	l := datadir.New(dir)
+	_, err = l.Lock()
+	if !errors.Is(err, datadir.ErrLocked) {
+		t.Fatalf("%v, want ErrLocked", err)
+	}
+	if want := "(pid " + strconv.Itoa(cmd.Process.Pid) + ")"; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("%q: want the directory and the holder %s", err, want)
+	}
+	// Killed, the holder closes nothing: the kernel releases the lock.
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+	k, err := l.LockExisting()
+	if err != nil {
+		t.Fatalf("lock after the holder was killed: %v", err)
+	}
+	k.Close()
+}
+
+// TestLockHelperProcess holds a lock for TestLockAcrossProcesses until
+// its standard input closes.
+func TestLockHelperProcess(t *testing.T) {
+	dir := os.Getenv("VIGIL_DATADIR_LOCK_HELPER")
+	if dir == "" {
+		t.Skip("run by TestLockAcrossProcesses")
+	}
+	k, err := datadir.New(dir).Lock()
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Println("locked")
+	io.Copy(io.Discard, os.Stdin)
+	k.Close()
+	os.Exit(0)
 }
