@@ -10,10 +10,10 @@ import (
 	"github.com/vigil-dev/vigil/processors/audit"
 )
 
-// continuityFile, in the data directory, holds what the last continuity
-// check verified: the Merkle frontier of records 1..Size, whose root
-// equalled the one a checkpoint signed with the node's audit key signs for
-// that size. The next check reads only the records after Size, so a start
+// The continuity file (datadir.Layout.Continuity) holds what the last
+// continuity check verified: the Merkle frontier of records 1..Size, whose
+// root equalled the one a checkpoint signed with the node's audit key signs
+// for that size. The next check reads only the records after Size, so a start
 // costs what the log grew by since, not the whole history (issue 14).
 //
 // What that leaves unchecked at start: a record up to Size that was
@@ -22,8 +22,6 @@ import (
 // whole log; deleting this file makes the next start read it all again.
 // The file is the node's, like the store it describes: whoever can
 // rewrite it can rewrite the log too.
-//
-// The file is datadir.Layout.Continuity.
 
 // continuityState is the continuity file's content.
 type continuityState struct {

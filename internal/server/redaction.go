@@ -16,9 +16,9 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
-// The redaction-seen file (datadir.Layout.RedactionSeen) remembers what the last
-// start found of the redaction settings in force: the settings of the
-// latest global config event up to a log seq, so the next start reads
+// The redaction-seen file (datadir.Layout.RedactionSeen) remembers what
+// the last start found of the redaction settings in force: the settings of
+// the latest global config event up to a log seq, so the next start reads
 // only the global subject's records after it.
 //
 // Why (issue 14): the global subject vigil.log._ holds few records (16 in
