@@ -163,7 +163,7 @@ func TestProjectionsOnFleetNode(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "fleet node's data directory") || !strings.Contains(stderr, "--at-next-start") {
 		t.Fatalf("rebuild on a fleet node: exit %d: %s", code, stderr)
 	}
-	if _, err := os.Stat(natsutil.CredsDir(dir)); err == nil {
+	if _, err := os.Stat(datadir.New(dir).Creds().Dir()); err == nil {
 		t.Fatalf("a creds directory was created in %s", dir)
 	}
 }

@@ -32,7 +32,7 @@ func TestTLSHTTPAPIRefusesClearAndStrangers(t *testing.T) {
 	if !strings.HasPrefix(u, "https://") {
 		t.Fatalf("HTTP API at %s, want https", u)
 	}
-	tok, err := natsutil.ReadToken(natsutil.CredsDir(dir), natsutil.RoleAdmin)
+	tok, err := natsutil.ReadToken(datadir.New(dir).Creds().Dir(), natsutil.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,7 +139,7 @@ func buildLog(t *testing.T, dir string, n int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: natsutil.CredsFile(dir, natsutil.RoleAgent), Timeout: time.Minute})
+			c, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: datadir.New(dir).Creds().Seed(natsutil.RoleAgent), Timeout: time.Minute})
 			if err != nil {
 				errs <- err
 				return
@@ -245,7 +245,7 @@ func TestRestartBenchChild(t *testing.T) {
 	}
 	defer s.Close(context.Background())
 	started := time.Since(start)
-	c, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: natsutil.CredsFile(dir, natsutil.RoleAgent), Timeout: time.Minute})
+	c, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: datadir.New(dir).Creds().Seed(natsutil.RoleAgent), Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/ingest"
-	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/notify"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
 	"github.com/vigil-dev/vigil/internal/server"
@@ -226,7 +225,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 func (n *Node) startHTTP(ctx context.Context, cfg Config, ln net.Listener) error {
 	credsDir := cfg.CredsDir
 	if credsDir == "" {
-		credsDir = natsutil.CredsDir(cfg.DataDir)
+		credsDir = datadir.New(cfg.DataDir).Creds().Dir()
 	}
 	h, err := httpapi.StartForServer(ctx, n.Server, httpapi.NodeOptions{Listener: ln, CredsDir: credsDir,
 		NATSURL: cfg.NATSURL, CheckConfig: cfg.CheckConfig, Hosts: cfg.HTTPHosts, Limits: cfg.HTTPLimits, Logger: cfg.Logger.With("component", "http")})

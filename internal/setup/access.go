@@ -238,5 +238,5 @@ func NoticeSingleUser(w io.Writer, dataDir string) {
 	}
 	fmt.Fprintf(w, "Single-user mode: Vigil's credentials in %s are readable by %s, so an agent running as this user can approve its own actions. "+
 		"That is fine for trying Vigil out; to keep agents from it, run Vigil as its own user (sudo vigil setup host; docs/deploy.md).\n",
-		natsutil.CredsDir(dataDir), whoami())
+		datadir.New(dataDir).Creds().Dir(), whoami())
 }

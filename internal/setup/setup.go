@@ -258,7 +258,7 @@ func Plan(c Config) ([]Step, error) {
 		dirStep(c, c.DataDir, c.ServiceUser, c.ServiceGroup, 0o700, "data directory"),
 		credsStep(c),
 		dirStep(c, c.EtcDir, "root", "root", 0o755, "etc directory"),
-		agentCopyStep(c, natsutil.CredsFile(c.DataDir, natsutil.RoleAgent), AgentCredsFile, "agent nkey seed"),
+		agentCopyStep(c, datadir.New(c.DataDir).Creds().Seed(natsutil.RoleAgent), AgentCredsFile, "agent nkey seed"),
 		agentCopyStep(c, datadir.New(c.DataDir).Creds().Token(natsutil.RoleAgent), AgentTokenFile, "agent HTTP token"),
 		recordStep(c),
 	)
@@ -523,7 +523,7 @@ func writeOwned(path string, data []byte, owner, group string, mode fs.FileMode)
 // service user, mode 0600 in a 0700 directory (what vigil serve makes and
 // keeps at every start).
 func credsStep(c Config) Step {
-	dir := natsutil.CredsDir(c.DataDir)
+	dir := datadir.New(c.DataDir).Creds().Dir()
 	files := func() []string {
 		var fs []string
 		for _, r := range natsutil.Roles {
