@@ -14,35 +14,35 @@
 // A data directory DATA (vigil serve --data, default client.DefaultDataDir;
 // the directory itself 0700, made by the node at start):
 //
-//	path                                 what                                              written by                         mode
-//	serve.json                           how to reach the running node (client.ServeInfo)  the node at start; removed at stop  0600
-//	serve.lock                           the Lock; holds its holder's pid                  Lock (serve; offline CLI commands)  0600
-//	jetstream/                           the JetStream store (the log, derived, buckets)   nats-server (StoreDir)              0700
-//	jetstream/jetstream/$SYS/_js_/_meta_ the cluster's meta group: a fleet node's store    nats-server, in a cluster only      0700
-//	projections/                         the read models (Pebble)                          projections.Store                   Pebble's
-//	projections.lock                     the read models' own lock                         projections.Open                    0600
-//	snapshots/                           fold snapshots of a single host (a fleet: bucket) internal/driver                     0700, files 0600
-//	ingest-ids/                          the ingest id index of a single host (Pebble)     internal/ingest                     Pebble's
-//	streams.json                         the streams the node runs on (stream watch)       internal/server                     0600
-//	redaction-seen                       the redaction settings in force, a start cache    internal/server                     0600
-//	continuity.json                      how far the log was verified, a start cache       internal/server                     0600
-//	creds/                               the credentials directory (Creds), unless         natsutil.EnsureCreds                0700
-//	                                     --creds-dir names another
-//	tls/node.pem, tls/node.key           the certificate the node issued itself            natsutil.EnsureNodeCert             0644, 0600 (dir 0700)
-//	audit/signer.key                     the audit signing key (private)                   auditkey                            0600 (dir 0700)
-//	audit/verifier.key                   the audit verifier key (public)                   auditkey                            0644
+//	path                                  what                                               written by                          mode
+//	serve.json                            how to reach the running node (client.ServeInfo)   the node at start; removed at stop  0600
+//	serve.lock                            the Lock; holds its holder's pid                   Lock (serve; offline CLI commands)  0600
+//	jetstream/                            the JetStream store (the log, derived, buckets)    nats-server (StoreDir)              0700
+//	jetstream/jetstream/$SYS/_js_/_meta_  the cluster's meta group: a fleet node's store     nats-server, in a cluster only      0700
+//	projections/                          the read models (Pebble)                           projections.Store                   Pebble's
+//	projections.lock                      the read models' own lock                          projections.Open                    0600
+//	snapshots/                            fold snapshots of a single host (a fleet: bucket)  internal/driver                     0700, files 0600
+//	ingest-ids/                           the ingest id index of a single host (Pebble)      internal/ingest                     Pebble's
+//	streams.json                          the streams the node runs on (stream watch)        internal/server                     0600
+//	redaction-seen                        the redaction settings in force, a start cache     internal/server                     0600
+//	continuity.json                       how far the log was verified, a start cache        internal/server                     0600
+//	creds/                                the credentials directory (Creds), unless          natsutil.EnsureCreds                0700
+//	                                      --creds-dir names another
+//	tls/node.pem, tls/node.key            the certificate the node issued itself             natsutil.EnsureNodeCert             0644, 0600 (dir 0700)
+//	audit/signer.key                      the audit signing key (private)                    auditkey                            0600 (dir 0700)
+//	audit/verifier.key                    the audit verifier key (public)                    auditkey                            0644
 //
 // A credentials directory (DATA/creds, or the --creds-dir a fleet shares
 // and copies to every node):
 //
-//	path                 what                                           written by                                  mode
-//	ROLE.nk              the role's nkey seed (every natsutil.Roles)    natsutil.EnsureCreds                        0600
-//	ROLE.token           the role's HTTP bearer token (TokenRoles)      natsutil.EnsureTokens                       0600
-//	ROLE.creds           the role's seed as a NATS .creds file          vigil creds create (default --out)          0600
-//	pairing.key          the key of the pairing codes                   pairinglog                                  0600
-//	fleet-ca.pem         the fleet CA's certificate                     natsutil.EnsureFleetCA; vigil creds create  0644
-//	fleet-ca.key         the fleet CA's key and certificate             natsutil.EnsureFleetCA; vigil creds create  0600
-//	tls/NAME.pem, .key   a node's certificate issued off the node       vigil creds create --tls-node NAME          0644, 0600
+//	path                what                                         written by                                  mode
+//	ROLE.nk             the role's nkey seed (every natsutil.Roles)  natsutil.EnsureCreds                        0600
+//	ROLE.token          the role's HTTP bearer token (TokenRoles)    natsutil.EnsureTokens                       0600
+//	ROLE.creds          the role's seed as a NATS .creds file        vigil creds create (default --out)          0600
+//	pairing.key         the key of the pairing codes                 pairinglog                                  0600
+//	fleet-ca.pem        the fleet CA's certificate                   natsutil.EnsureFleetCA; vigil creds create  0644
+//	fleet-ca.key        the fleet CA's key and certificate           natsutil.EnsureFleetCA; vigil creds create  0600
+//	tls/NAME.pem, .key  a node's certificate issued off the node     vigil creds create --tls-node NAME          0644, 0600
 //
 // Relative url_file and secret_file paths of a config's webhooks resolve
 // under DATA too (internal/notify); they are the operator's files, not
