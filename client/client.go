@@ -27,7 +27,7 @@ import (
 
 // ServeInfoFile is the name of the file `vigil serve` writes in its data
 // directory so client commands can find it.
-const ServeInfoFile = "serve.json"
+const ServeInfoFile = transport.ServeInfoFile
 
 // ServeInfo is the content of serve.json.
 type ServeInfo struct {

@@ -13,6 +13,15 @@ import (
 	"github.com/vigil-dev/vigil/events"
 )
 
+// What a client reads in a node's data directory: the node's serve.json,
+// the role seeds in creds/ and the fleet CA beside them (FleetCAFile).
+// internal/datadir holds the whole layout of the directory and builds on
+// these names.
+
+// ServeInfoFile is the file `vigil serve` writes in its data directory so
+// that clients find it (client.ServeInfo).
+const ServeInfoFile = "serve.json"
+
 // CredsDir is where role seeds live, inside a node's data directory.
 func CredsDir(dataDir string) string { return filepath.Join(dataDir, "creds") }
 

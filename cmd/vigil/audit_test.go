@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
@@ -176,7 +177,7 @@ func TestAuditVerifyClean(t *testing.T) {
 		}
 	}
 	// The key file is private; the verifier key is what `audit key` prints.
-	fi, err := os.Stat(auditkey.SignerPath(dir))
+	fi, err := os.Stat(datadir.New(dir).Signer())
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("signer key: %v, mode %v", err, fi.Mode())
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 )
 
 // addAuditKeyCreate adds `vigil audit key create` under `vigil audit key`.
@@ -50,7 +51,7 @@ started with another key refuses to start (docs/fleet.md).`,
 				file = out
 				vkey, err = auditkey.CreateFile(out)
 			} else {
-				file = auditkey.SignerPath(c.data())
+				file = datadir.New(c.data()).Signer()
 				vkey, err = auditkey.Create(c.data())
 			}
 			if err != nil {

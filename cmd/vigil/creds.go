@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/nats-io/nkeys"
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -89,7 +89,7 @@ Prints the file's path and the role's public key.`,
 			}
 			dir := credsDir
 			if dir == "" {
-				dir = natsutil.CredsDir(c.data())
+				dir = datadir.New(c.data()).Creds().Dir()
 			}
 			pubs, err := natsutil.EnsureCreds(dir)
 			if err != nil {
@@ -111,7 +111,7 @@ Prints the file's path and the role's public key.`,
 			if _, err := natsutil.EnsureTokens(dir); err != nil {
 				return err
 			}
-			seed, err := os.ReadFile(natsutil.CredsFileIn(dir, r))
+			seed, err := os.ReadFile(datadir.CredsAt(dir).Seed(r))
 			if err != nil {
 				return err
 			}
@@ -124,7 +124,7 @@ Prints the file's path and the role's public key.`,
 				return err
 			}
 			if out == "" {
-				out = filepath.Join(dir, role+".creds")
+				out = datadir.CredsAt(dir).NATSCreds(r)
 			}
 			if err := writeNewFile(out, body, 0o600); err != nil {
 				return err
@@ -157,8 +157,8 @@ func issueNodeCert(c *cli, dir, node string, hosts []string, asJSON bool) error 
 	if err != nil {
 		return err
 	}
-	certPath := filepath.Join(dir, natsutil.TLSDir, node+".pem")
-	keyPath := filepath.Join(dir, natsutil.TLSDir, node+".key")
+	certPath := datadir.CredsAt(dir).NodeCert(node)
+	keyPath := datadir.CredsAt(dir).NodeKey(node)
 	for _, p := range []string{certPath, keyPath} {
 		if _, err := os.Stat(p); err == nil {
 			return fmt.Errorf("%s exists already: not overwritten (remove it to issue a new one)", p)
@@ -167,7 +167,7 @@ func issueNodeCert(c *cli, dir, node string, hosts []string, asJSON bool) error 
 	if err := ca.Issue(node, natsutil.NodeHosts(nil, hosts), natsutil.NodeValidity, certPath, keyPath); err != nil {
 		return err
 	}
-	caPath := filepath.Join(dir, natsutil.FleetCAFile)
+	caPath := datadir.CredsAt(dir).FleetCA()
 	if asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")

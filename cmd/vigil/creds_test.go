@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/internal/testnode"
@@ -34,10 +35,10 @@ func TestCredsCreate(t *testing.T) {
 		t.Fatalf("creds create printed %v", res)
 	}
 	for _, r := range natsutil.Roles {
-		if _, err := os.Stat(natsutil.CredsFileIn(creds, r)); err != nil {
+		if _, err := os.Stat(datadir.CredsAt(creds).Seed(r)); err != nil {
 			t.Errorf("seed of %s not made: %v", r, err)
 		}
-		if _, err := os.Stat(natsutil.TokenFileIn(creds, r)); err != nil && r != natsutil.RoleService {
+		if _, err := os.Stat(datadir.CredsAt(creds).Token(r)); err != nil && r != natsutil.RoleService {
 			t.Errorf("token of %s not made: %v", r, err)
 		}
 	}
@@ -104,17 +105,17 @@ func TestAuditKeyCreate(t *testing.T) {
 	if _, got, err := auditkey.Load(dir); err != nil || got != vkey {
 		t.Fatalf("the key serve loads: %q, %v; printed %q", got, err, vkey)
 	}
-	if !strings.Contains(stderr, auditkey.KeyID(vkey)) || !strings.Contains(stderr, auditkey.SignerPath(dir)) {
+	if !strings.Contains(stderr, auditkey.KeyID(vkey)) || !strings.Contains(stderr, datadir.New(dir).Signer()) {
 		t.Fatalf("stderr does not name the key id and file: %s", stderr)
 	}
 	if printed, _, _ := runCLI(t, "", "audit", "key", "--data", dir); strings.TrimSpace(printed) != vkey {
 		t.Fatalf("vigil audit key prints %q, want %q", printed, vkey)
 	}
-	before, _ := os.ReadFile(auditkey.SignerPath(dir))
+	before, _ := os.ReadFile(datadir.New(dir).Signer())
 	if _, stderr, code := runCLI(t, "", "audit", "key", "create", "--data", dir); code != 2 || !strings.Contains(stderr, "exists already") {
 		t.Fatalf("second create: exit %d: %s", code, stderr)
 	}
-	if after, _ := os.ReadFile(auditkey.SignerPath(dir)); string(after) != string(before) {
+	if after, _ := os.ReadFile(datadir.New(dir).Signer()); string(after) != string(before) {
 		t.Fatal("the key was overwritten")
 	}
 	file := filepath.Join(t.TempDir(), "fleet.key")

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
 	"github.com/vigil-dev/vigil/processors/pairing"
@@ -206,7 +207,7 @@ func (c *cli) pairingKey(file string) ([]byte, error) {
 	if file != "" {
 		return pairinglog.LoadKeyFile(file)
 	}
-	key, err := pairinglog.LoadKey(natsutil.CredsDir(c.data()))
+	key, err := pairinglog.LoadKey(datadir.New(c.data()).Creds().Dir())
 	if errors.Is(err, pairinglog.ErrNoKey) && c.natsURL != "" {
 		return nil, fmt.Errorf("%w: with --nats, give the node's key with --pairing-key FILE", err)
 	}

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,13 +14,11 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/projections"
 	"github.com/vigil-dev/vigil/replay"
 )
-
-// projectionsDir is where a node keeps its read models.
-func projectionsDir(dataDir string) string { return filepath.Join(dataDir, "projections") }
 
 func newProjectionsCmd(c *cli) *cobra.Command {
 	cmd := &cobra.Command{
@@ -55,25 +50,8 @@ func errServeRunning(dir string) error {
 // the fleet's, replicated: it cannot be opened alone in this process (a
 // standalone server refuses the replicated streams).
 func fleetNodeDir(dir string) bool {
-	fi, err := os.Stat(filepath.Join(dir, "jetstream", "jetstream", "$SYS", "_js_", "_meta_"))
+	fi, err := os.Stat(datadir.New(dir).JetStreamMeta())
 	return err == nil && fi.IsDir()
-}
-
-// lockServeDir takes the data directory's serve lock (as vigil serve
-// does), so no node starts on it meanwhile; ErrLocked when one runs.
-func lockServeDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "serve.lock"), os.O_RDWR, 0o600)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("no vigil serve data in %s", dir)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, server.ErrLocked
-	}
-	return f, nil
 }
 
 // fleetProjectionsStatus is 'vigil projections status' on a stopped fleet
@@ -83,8 +61,8 @@ func lockServeDir(dir string) (*os.File, error) {
 // starts again.
 func (c *cli) fleetProjectionsStatus(asJSON bool) error {
 	dir := c.data()
-	lock, err := lockServeDir(dir)
-	if errors.Is(err, server.ErrLocked) {
+	lock, err := datadir.New(dir).LockExisting()
+	if errors.Is(err, datadir.ErrLocked) {
 		return errServeRunning(dir)
 	}
 	if err != nil {
@@ -95,7 +73,7 @@ func (c *cli) fleetProjectionsStatus(asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	store, err := projections.Open(projectionsDir(dir), projections.Options{Logger: log})
+	store, err := projections.Open(datadir.New(dir).Projections(), projections.Options{Logger: log})
 	if err != nil {
 		return err
 	}
@@ -148,7 +126,7 @@ func (c *cli) printProjectionsStatus(store *projections.Store, asJSON bool, flee
 func (c *cli) openProjections(ctx context.Context) (*server.Server, *projections.Store, error) {
 	dir := c.data()
 	if fleetNodeDir(dir) {
-		if lock, err := lockServeDir(dir); errors.Is(err, server.ErrLocked) {
+		if lock, err := datadir.New(dir).LockExisting(); errors.Is(err, datadir.ErrLocked) {
 			return nil, nil, errServeRunning(dir)
 		} else if lock != nil {
 			lock.Close()
@@ -158,7 +136,7 @@ func (c *cli) openProjections(ctx context.Context) (*server.Server, *projections
 	}
 	s, err := c.startLocal(ctx)
 	if err != nil {
-		if errors.Is(err, server.ErrLocked) {
+		if errors.Is(err, datadir.ErrLocked) {
 			return nil, nil, errServeRunning(dir)
 		}
 		return nil, nil, err
@@ -173,7 +151,7 @@ func (c *cli) openProjections(ctx context.Context) (*server.Server, *projections
 		s.Close(context.Background())
 		return nil, nil, err
 	}
-	store, err := projections.Open(projectionsDir(dir), projections.Options{Logger: log, Log: &ls})
+	store, err := projections.Open(datadir.New(dir).Projections(), projections.Options{Logger: log, Log: &ls})
 	if err != nil {
 		s.Close(context.Background())
 		return nil, nil, err
@@ -237,7 +215,7 @@ stopped; with --at-next-start it only marks the read models, and the next
 				if len(args) > 0 {
 					return fmt.Errorf("--at-next-start rebuilds every read model; drop the names, or stop vigil serve and rebuild %s now", strings.Join(args, " "))
 				}
-				dir := projectionsDir(c.data())
+				dir := datadir.New(c.data()).Projections()
 				if err := projections.RequestRebuild(dir); err != nil {
 					return err
 				}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
@@ -270,7 +270,7 @@ func (c *cli) openLog(ctx context.Context) (jetstream.JetStream, func(), error) 
 // processors and no network listener.
 func (c *cli) startLocal(ctx context.Context) (*server.Server, error) {
 	dir := c.data()
-	if fi, err := os.Stat(filepath.Join(dir, "jetstream")); err != nil || !fi.IsDir() {
+	if fi, err := os.Stat(datadir.New(dir).JetStream()); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("no Vigil log in %s (no running server either): pass --data DIR of a node, or --nats URL", dir)
 	}
 	log, err := c.logger()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/internal/testnode"
@@ -58,7 +59,7 @@ func startReplayNode(t *testing.T, dir string) (*server.Server, *projections.Sto
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := projections.Open(projectionsDir(dir), projections.Options{})
+	store, err := projections.Open(datadir.New(dir).Projections(), projections.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestReplayCLI(t *testing.T) {
 	if code != replayExitOK || !strings.Contains(out, "log seq 1..10") {
 		t.Fatalf("local replay exit %d\n%s%s", code, out, stderr)
 	}
-	st, err := projections.Open(projectionsDir(dir), projections.Options{})
+	st, err := projections.Open(datadir.New(dir).Projections(), projections.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestReplayCLI(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "when vigil serve next starts") {
 		t.Fatalf("--at-next-start: %d %s", code, out)
 	}
-	if _, err := os.Stat(filepath.Join(projectionsDir(dir), "REBUILD")); err != nil {
+	if _, err := os.Stat(filepath.Join(datadir.New(dir).Projections(), "REBUILD")); err != nil {
 		t.Fatal(err)
 	}
 	if _, stderr, code := runWith(t, "replay", "--from", "9", "--to", "2", "--data", dir); code != replayExitUsage || !strings.Contains(stderr, "--from 9 is after --to 2") {

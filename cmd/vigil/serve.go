@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/memlimit"
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -197,7 +198,7 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		Processors:     signerProcessors(signer),
 		AuditKey:       auditKey,
 		AcceptAuditKey: f.acceptAuditKey,
-		ProjectionsDir: projectionsDir(c.data()),
+		ProjectionsDir: datadir.New(c.data()).Projections(),
 		SealInterval:   f.sealEvery,
 		AcceptNewLog:   f.acceptNewLog,
 		Logger:         log,
@@ -244,7 +245,7 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	if info.HTTPURL != "" {
 		tokens := f.credsDir
 		if tokens == "" {
-			tokens = natsutil.CredsDir(info.DataDir)
+			tokens = datadir.New(info.DataDir).Creds().Dir()
 		}
 		fmt.Fprintf(c.stderr, "HTTP API on %s (tokens in %s)\n", info.HTTPURL, tokens)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
@@ -35,7 +36,7 @@ func TestNATSURLOrderKept(t *testing.T) {
 		t.Cleanup(func() { s.Close(context.Background()) })
 		urls = append(urls, s.Info().NATSURL)
 	}
-	admin := natsutil.CredsFileIn(creds, natsutil.RoleAdmin)
+	admin := datadir.CredsAt(creds).Seed(natsutil.RoleAdmin)
 	for _, order := range [][]string{{urls[0], urls[1]}, {urls[1], urls[0]}} {
 		for i := range 8 {
 			out, stderr, code := runCLI(t, "", "status", "--nats", strings.Join(order, ","), "--creds", admin, "--json")
@@ -80,7 +81,7 @@ func startCLIFleet(t *testing.T, auditKey string) ([]*server.Server, string) {
 			dir := filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i))
 			nodes[i], errs[i] = server.Start(t.Context(), server.Config{
 				DataDir: dir, CredsDir: creds, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-				NodeName: fmt.Sprintf("n%d", i), Replicas: 3, ProjectionsDir: projectionsDir(dir), AuditKey: auditKey,
+				NodeName: fmt.Sprintf("n%d", i), Replicas: 3, ProjectionsDir: datadir.New(dir).Projections(), AuditKey: auditKey,
 				Cluster:    natsutil.ClusterConfig{Name: "vigil-cli", Listen: "127.0.0.1:" + ports[i], Routes: routes},
 				Processors: func() ([]processors.Processor, error) { return []processors.Processor{stats.New()}, nil },
 			})
@@ -116,7 +117,7 @@ func TestProjectionsOnFleetNode(t *testing.T) {
 	nodes, creds := startCLIFleet(t, vkey)
 	dir := nodes[0].Info().DataDir
 	// vigil status shows the fleet's audit key and the leaders.
-	admin := natsutil.CredsFileIn(creds, natsutil.RoleAdmin)
+	admin := datadir.CredsAt(creds).Seed(natsutil.RoleAdmin)
 	// Each node records its consumer, and the first one the fleet's key,
 	// as it starts: on a loaded machine status may see them a moment later.
 	var (
@@ -148,7 +149,7 @@ func TestProjectionsOnFleetNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, stderr, code = runCLI(t, "", "projections", "status", "--data", dir)
-	if code != 0 || !strings.Contains(out, "read models in "+projectionsDir(dir)) || !strings.Contains(out, "fleet node") {
+	if code != 0 || !strings.Contains(out, "read models in "+datadir.New(dir).Projections()) || !strings.Contains(out, "fleet node") {
 		t.Fatalf("status of a stopped fleet node: exit %d: %s%s", code, out, stderr)
 	}
 	out, _, code = runCLI(t, "", "projections", "status", "--data", dir, "--json")
@@ -162,7 +163,7 @@ func TestProjectionsOnFleetNode(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "fleet node's data directory") || !strings.Contains(stderr, "--at-next-start") {
 		t.Fatalf("rebuild on a fleet node: exit %d: %s", code, stderr)
 	}
-	if _, err := os.Stat(natsutil.CredsDir(dir)); err == nil {
+	if _, err := os.Stat(datadir.New(dir).Creds().Dir()); err == nil {
 		t.Fatalf("a creds directory was created in %s", dir)
 	}
 }

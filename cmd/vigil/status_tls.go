@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/server"
 )
 
@@ -40,7 +39,7 @@ func tlsStatuses(ctx context.Context, js jetstream.JetStream, dataDir string, no
 	infos, _ := server.ReadFleetTLS(ctx, js)
 	if len(infos) == 0 && dataDir != "" {
 		var sf server.ServeFile
-		if b, err := os.ReadFile(filepath.Join(dataDir, client.ServeInfoFile)); err == nil && json.Unmarshal(b, &sf) == nil && sf.TLS != nil {
+		if b, err := os.ReadFile(datadir.New(dataDir).ServeInfo()); err == nil && json.Unmarshal(b, &sf) == nil && sf.TLS != nil {
 			infos = append(infos, *sf.TLS)
 		}
 	}

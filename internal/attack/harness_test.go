@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/server"
@@ -66,7 +67,7 @@ func (tg *target) dial(t testing.TB, role natsutil.Role, extra ...nats.Option) *
 }
 
 func (tg *target) tryDial(role natsutil.Role, extra ...nats.Option) (*nats.Conn, error) {
-	co, err := natsutil.CredsOption(natsutil.CredsFile(tg.dir, role))
+	co, err := natsutil.CredsOption(datadir.New(tg.dir).Creds().Seed(role))
 	if err != nil {
 		return nil, err
 	}

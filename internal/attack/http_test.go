@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
@@ -46,7 +47,7 @@ func startHTTPTarget(t *testing.T, l httpapi.Limits) *httpTarget {
 		t.Fatal("the node serves no HTTP API")
 	}
 	for _, r := range natsutil.TokenRoles {
-		tok, err := natsutil.ReadToken(natsutil.CredsDir(tg.dir), r)
+		tok, err := natsutil.ReadToken(datadir.New(tg.dir).Creds().Dir(), r)
 		if err != nil {
 			t.Fatal(err)
 		}

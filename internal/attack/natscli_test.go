@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -32,7 +33,7 @@ func runNats(t *testing.T, bin string, tg *target, args ...string) (string, erro
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	base := []string{"--server", tg.url, "--nkey", natsutil.CredsFile(tg.dir, natsutil.RoleAgent), "--timeout", "3s"}
+	base := []string{"--server", tg.url, "--nkey", datadir.New(tg.dir).Creds().Seed(natsutil.RoleAgent), "--timeout", "3s"}
 	cmd := exec.CommandContext(ctx, bin, append(base, args...)...)
 	cmd.Env = append(os.Environ(), "HOME="+t.TempDir()) // no saved contexts
 	out, err := cmd.CombinedOutput()

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
@@ -131,7 +132,7 @@ func TestAgentCannotReadPairing(t *testing.T) {
 			t.Errorf("%s read %d pairing records (err %v)", role, got, err)
 		}
 	}
-	fi, err := os.Stat(pairinglog.KeyPath(natsutil.CredsDir(ht.dir)))
+	fi, err := os.Stat(datadir.New(ht.dir).Creds().PairingKey())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,12 +4,12 @@ import (
 	"crypto/tls"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigil-dev/vigil/client/transport"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/server"
@@ -32,7 +32,7 @@ func TestTLSHTTPAPIRefusesClearAndStrangers(t *testing.T) {
 	if !strings.HasPrefix(u, "https://") {
 		t.Fatalf("HTTP API at %s, want https", u)
 	}
-	tok, err := natsutil.ReadToken(natsutil.CredsDir(dir), natsutil.RoleAdmin)
+	tok, err := natsutil.ReadToken(datadir.New(dir).Creds().Dir(), natsutil.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestTLSHTTPAPIRefusesClearAndStrangers(t *testing.T) {
 	if _, err := get(plain, u+"/metrics"); err == nil {
 		t.Error("a client without the fleet CA reached the HTTP API")
 	}
-	pool, err := transport.LoadCAPool(filepath.Join(natsutil.CredsDir(dir), natsutil.FleetCAFile))
+	pool, err := transport.LoadCAPool(datadir.New(dir).Creds().FleetCA())
 	if err != nil {
 		t.Fatal(err)
 	}

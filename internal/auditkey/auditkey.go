@@ -34,14 +34,8 @@ import (
 
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-)
-
-// File names inside the data directory.
-const (
-	DirName      = "audit"
-	SignerFile   = "signer.key"
-	VerifierFile = "verifier.key"
 )
 
 // ErrNoKey means the data directory has no audit key yet.
@@ -52,15 +46,6 @@ var ErrNoKey = errors.New("auditkey: no audit key")
 // longer verify with the key the node holds).
 var ErrKeyExists = errors.New("auditkey: an audit key exists already")
 
-// Dir is DIR/audit.
-func Dir(dataDir string) string { return filepath.Join(dataDir, DirName) }
-
-// SignerPath is the private key's file.
-func SignerPath(dataDir string) string { return filepath.Join(Dir(dataDir), SignerFile) }
-
-// VerifierPath is the public key's file.
-func VerifierPath(dataDir string) string { return filepath.Join(Dir(dataDir), VerifierFile) }
-
 // LoadOrCreate returns the data directory's audit signer and its verifier
 // key, generating a new key (named "vigil-audit-<8 hex digits>") on first
 // use. `vigil serve` calls it before building the audit processor.
@@ -69,7 +54,7 @@ func LoadOrCreate(dataDir string) (note.Signer, string, error) {
 	if !errors.Is(err, ErrNoKey) {
 		return s, vkey, err
 	}
-	dir := Dir(dataDir)
+	dir := datadir.New(dataDir).Audit()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, "", fmt.Errorf("auditkey: create %s: %w", dir, err)
 	}
@@ -80,8 +65,8 @@ func LoadOrCreate(dataDir string) (note.Signer, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	if err := natsutil.WriteFileAtomic(SignerPath(dataDir), []byte(skey+"\n"), 0o600); err != nil {
-		return nil, "", fmt.Errorf("auditkey: write %s: %w", SignerPath(dataDir), err)
+	if err := natsutil.WriteFileAtomic(datadir.New(dataDir).Signer(), []byte(skey+"\n"), 0o600); err != nil {
+		return nil, "", fmt.Errorf("auditkey: write %s: %w", datadir.New(dataDir).Signer(), err)
 	}
 	return Load(dataDir)
 }
@@ -104,14 +89,14 @@ func generate() (string, error) {
 // returns its verifier key. It never overwrites: a key already there
 // fails with ErrKeyExists. `vigil audit key create` calls it.
 func Create(dataDir string) (string, error) {
-	dir := Dir(dataDir)
+	dir := datadir.New(dataDir).Audit()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("auditkey: create %s: %w", dir, err)
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return "", fmt.Errorf("auditkey: chmod %s: %w", dir, err)
 	}
-	vkey, err := CreateFile(SignerPath(dataDir))
+	vkey, err := CreateFile(datadir.New(dataDir).Signer())
 	if err != nil {
 		return "", err
 	}
@@ -214,10 +199,10 @@ func NoteSigners(msg string) ([]string, error) {
 // (replay and tools). It refuses a signer key readable by others, and
 // rewrites verifier.key when it is missing or does not match.
 func Load(dataDir string) (note.Signer, string, error) {
-	path := SignerPath(dataDir)
+	path := datadir.New(dataDir).Signer()
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", fmt.Errorf("%w in %s (vigil serve or vigil audit key create makes one)", ErrNoKey, Dir(dataDir))
+		return nil, "", fmt.Errorf("%w in %s (vigil serve or vigil audit key create makes one)", ErrNoKey, datadir.New(dataDir).Audit())
 	}
 	if err != nil {
 		return nil, "", fmt.Errorf("auditkey: %w", err)
@@ -238,7 +223,7 @@ func Load(dataDir string) (note.Signer, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("auditkey: %s: %w", path, err)
 	}
-	vpath := VerifierPath(dataDir)
+	vpath := datadir.New(dataDir).Verifier()
 	if cur, err := os.ReadFile(vpath); err != nil || strings.TrimSpace(string(cur)) != vkey {
 		if err := natsutil.WriteFileAtomic(vpath, []byte(vkey+"\n"), 0o644); err != nil {
 			return nil, "", fmt.Errorf("auditkey: write %s: %w", vpath, err)
@@ -249,9 +234,9 @@ func Load(dataDir string) (note.Signer, string, error) {
 
 // VerifierKey reads DIR/audit/verifier.key (public; no server needed).
 func VerifierKey(dataDir string) (string, error) {
-	b, err := os.ReadFile(VerifierPath(dataDir))
+	b, err := os.ReadFile(datadir.New(dataDir).Verifier())
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%w: no %s (pass --pubkey, or --data of the server's data directory)", ErrNoKey, VerifierPath(dataDir))
+		return "", fmt.Errorf("%w: no %s (pass --pubkey, or --data of the server's data directory)", ErrNoKey, datadir.New(dataDir).Verifier())
 	}
 	if err != nil {
 		return "", fmt.Errorf("auditkey: %w", err)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/mod/sumdb/note"
+
+	"github.com/vigil-dev/vigil/internal/datadir"
 )
 
 func TestLoadOrCreate(t *testing.T) {
@@ -21,7 +23,7 @@ func TestLoadOrCreate(t *testing.T) {
 	if !strings.HasPrefix(s.Name(), "vigil-audit-") || !strings.HasPrefix(vkey, s.Name()+"+") {
 		t.Fatalf("name %q, vkey %q", s.Name(), vkey)
 	}
-	for path, mode := range map[string]os.FileMode{Dir(dir): 0o700, SignerPath(dir): 0o600, VerifierPath(dir): 0o644} {
+	for path, mode := range map[string]os.FileMode{datadir.New(dir).Audit(): 0o700, datadir.New(dir).Signer(): 0o600, datadir.New(dir).Verifier(): 0o644} {
 		fi, err := os.Stat(path)
 		if err != nil || fi.Mode().Perm() != mode {
 			t.Fatalf("%s: %v mode %v, want %v", path, err, fi.Mode().Perm(), mode)
@@ -47,7 +49,7 @@ func TestLoadOrCreate(t *testing.T) {
 		t.Fatalf("VerifierKey = %q, %v", got, err)
 	}
 	// A lost verifier.key is rewritten from the signer key.
-	os.Remove(VerifierPath(dir))
+	os.Remove(datadir.New(dir).Verifier())
 	if _, _, err := Load(dir); err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +57,7 @@ func TestLoadOrCreate(t *testing.T) {
 		t.Fatalf("rewritten verifier key %q", got)
 	}
 	// A signer key readable by others is refused.
-	if err := os.Chmod(SignerPath(dir), 0o644); err != nil {
+	if err := os.Chmod(datadir.New(dir).Signer(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "chmod 600") {
@@ -95,11 +97,11 @@ func TestCreateRefusesToOverwrite(t *testing.T) {
 	if id := KeyID(vkey); id != SignerKeyID(s) || !strings.HasPrefix(id, "vigil-audit-") {
 		t.Fatalf("KeyID %q, SignerKeyID %q", id, SignerKeyID(s))
 	}
-	before, _ := os.ReadFile(SignerPath(dir))
+	before, _ := os.ReadFile(datadir.New(dir).Signer())
 	if _, err := Create(dir); !errors.Is(err, ErrKeyExists) {
 		t.Fatalf("second Create: %v, want ErrKeyExists", err)
 	}
-	after, _ := os.ReadFile(SignerPath(dir))
+	after, _ := os.ReadFile(datadir.New(dir).Signer())
 	if string(after) != string(before) {
 		t.Fatal("Create replaced an existing key")
 	}
@@ -120,11 +122,11 @@ func TestCreateRefusesToOverwrite(t *testing.T) {
 	}
 	// The file works as a node's key once installed.
 	d2 := t.TempDir()
-	if err := os.MkdirAll(Dir(d2), 0o700); err != nil {
+	if err := os.MkdirAll(datadir.New(d2).Audit(), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(out)
-	if err := os.WriteFile(SignerPath(d2), b, 0o600); err != nil {
+	if err := os.WriteFile(datadir.New(d2).Signer(), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, got, err := Load(d2); err != nil || got != v2 {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
@@ -281,7 +282,7 @@ func runVigil(ctx context.Context, cfg PipelineConfig, evs []events.Event) (time
 	s, err := node.Start(ctx, node.Config{Config: server.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: cfg.Durability,
 		Processors: cfg.Processors, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor, Logger: cfg.Logger,
-		ProjectionsDir: node.ProjectionsDir(dir),
+		ProjectionsDir: datadir.New(dir).Projections(),
 		// Throughput is measured, not a credential's cap (one agent
 		// credential sends every event here): the caps are off.
 		IngestLimits: ingest.Limits{Conversations: -1, ActionsPerSecond: -1},
@@ -302,7 +303,7 @@ func runVigil(ctx context.Context, cfg PipelineConfig, evs []events.Event) (time
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: natsutil.CredsFile(dir, natsutil.RoleAgent), Timeout: time.Minute})
+			c, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: datadir.New(dir).Creds().Seed(natsutil.RoleAgent), Timeout: time.Minute})
 			if err != nil {
 				errs <- err
 				return

@@ -26,6 +26,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -181,7 +182,7 @@ func RunRestart(ctx context.Context, cfg RestartConfig) (RestartResult, error) {
 		}
 		res.LogRecords = last
 	} else {
-		if _, err := os.Stat(filepath.Join(dir, "jetstream")); err == nil {
+		if _, err := os.Stat(datadir.New(dir).JetStream()); err == nil {
 			return res, fmt.Errorf("bench restart: %s holds a log already (not one of %d events built by this bench): give an empty --dir", dir, cfg.Events)
 		}
 		start := time.Now()
@@ -197,7 +198,7 @@ func RunRestart(ctx context.Context, cfg RestartConfig) (RestartResult, error) {
 			return res, err
 		}
 	}
-	res.LogMB = float64(dirSize(filepath.Join(dir, "jetstream"))) / (1 << 20)
+	res.LogMB = float64(dirSize(datadir.New(dir).JetStream())) / (1 << 20)
 	for i := range cfg.Runs {
 		cfg.Progress("restart %d of %d (%d events in the log)", i+1, cfg.Runs, cfg.Events)
 		r, err := measureRestart(ctx, cfg, dir, i)
@@ -221,7 +222,7 @@ type serveChild struct {
 
 func startServe(cfg RestartConfig, dir, logName string, extra ...string) (*serveChild, error) {
 	// A serve.json left by the last child names its old port.
-	if err := os.Remove(filepath.Join(dir, client.ServeInfoFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(datadir.New(dir).ServeInfo()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 	logPath := filepath.Join(dir, logName)

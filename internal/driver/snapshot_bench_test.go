@@ -35,6 +35,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/bench"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
@@ -138,7 +139,7 @@ func buildLog(t *testing.T, dir string, n int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: natsutil.CredsFile(dir, natsutil.RoleAgent), Timeout: time.Minute})
+			c, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: datadir.New(dir).Creds().Seed(natsutil.RoleAgent), Timeout: time.Minute})
 			if err != nil {
 				errs <- err
 				return
@@ -244,7 +245,7 @@ func TestRestartBenchChild(t *testing.T) {
 	}
 	defer s.Close(context.Background())
 	started := time.Since(start)
-	c, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: natsutil.CredsFile(dir, natsutil.RoleAgent), Timeout: time.Minute})
+	c, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: datadir.New(dir).Creds().Seed(natsutil.RoleAgent), Timeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +283,7 @@ func TestRestartBenchChild(t *testing.T) {
 	}
 	wu := s.Driver().WarmUp()
 	var snapMB float64
-	if fi, err := os.Stat(filepath.Join(dir, server.SnapshotDir, wu.RestoredFrom)); err == nil && wu.RestoredFrom != "" {
+	if fi, err := os.Stat(filepath.Join(datadir.New(dir).Snapshots(), wu.RestoredFrom)); err == nil && wu.RestoredFrom != "" {
 		snapMB = float64(fi.Size()) / (1 << 20) // a single host's (see driver.SnapshotConfig.Dir)
 	} else if wu.RestoredFrom != "" {
 		if ob, err := s.JetStream().ObjectStore(ctx, driver.SnapshotBucket); err == nil {

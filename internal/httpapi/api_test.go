@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/server"
@@ -51,7 +52,7 @@ func startAPI(t *testing.T) *api {
 		t.Fatal("no http_url in the node's info")
 	}
 	for _, r := range natsutil.TokenRoles {
-		tok, err := natsutil.ReadToken(natsutil.CredsDir(dir), r)
+		tok, err := natsutil.ReadToken(datadir.New(dir).Creds().Dir(), r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -559,7 +560,7 @@ func TestCloseEndsWaitsAndStreams(t *testing.T) {
 	}
 	a := &api{Node: n, url: n.Info().HTTPURL, tokens: map[natsutil.Role]string{}}
 	for _, r := range natsutil.TokenRoles {
-		a.tokens[r], _ = natsutil.ReadToken(natsutil.CredsDir(dir), r)
+		a.tokens[r], _ = natsutil.ReadToken(datadir.New(dir).Creds().Dir(), r)
 	}
 	tr := &http.Transport{}
 	client := &http.Client{Transport: tr}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
 	"github.com/vigil-dev/vigil/internal/server"
@@ -81,7 +82,7 @@ func Listen(addr string) (net.Listener, string, error) {
 
 func roleClients(s *server.Server, o NodeOptions) func(context.Context, natsutil.Role) (*client.Client, error) {
 	return func(ctx context.Context, role natsutil.Role) (*client.Client, error) {
-		seed := natsutil.CredsFileIn(o.CredsDir, role)
+		seed := datadir.CredsAt(o.CredsDir).Seed(role)
 		name := "vigil-http-" + string(role)
 		co := client.Options{Name: name, Runtime: role == natsutil.RoleRuntime}
 		if ns := s.NATS(); ns != nil {

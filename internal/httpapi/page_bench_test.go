@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/server"
@@ -37,7 +38,7 @@ func startBenchNode(b *testing.B) (url, dir, tok string) {
 		defer cancel()
 		n.Close(ctx)
 	})
-	tok, err = natsutil.ReadToken(natsutil.CredsDir(dir), natsutil.RoleApprover)
+	tok, err = natsutil.ReadToken(datadir.New(dir).Creds().Dir(), natsutil.RoleApprover)
 	if err != nil {
 		b.Fatal(err)
 	}

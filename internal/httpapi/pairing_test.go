@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
@@ -108,7 +109,7 @@ func (a *api) admin(t *testing.T) *admin {
 		t.Fatal(err)
 	}
 	t.Cleanup(cl.Close)
-	key, err := pairinglog.LoadKey(natsutil.CredsDir(dir))
+	key, err := pairinglog.LoadKey(datadir.New(dir).Creds().Dir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/internal/testnode"
@@ -160,7 +161,7 @@ func TestIndexRecognisesRetriesAfterStreamWindow(t *testing.T) {
 	}
 
 	// Lost index: rebuilt from the whole log before anything is answered.
-	if err := os.RemoveAll(filepath.Join(dir, server.IngestIndexDir)); err != nil {
+	if err := os.RemoveAll(datadir.New(dir).IngestIndex()); err != nil {
 		t.Fatal(err)
 	}
 	s = startIndexed(t, dir, &logs)

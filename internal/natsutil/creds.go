@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 )
 
 // Role is a NATS identity with a fixed set of permissions (events.Role:
@@ -31,17 +32,13 @@ const (
 // Roles lists every role, in the order credentials are generated.
 var Roles = []Role{RoleAgent, RoleRuntime, RoleApprover, RoleAdmin, RoleService}
 
-// CredsDir is where role seeds live, inside the data directory
-// (transport.CredsDir).
-func CredsDir(dataDir string) string { return transport.CredsDir(dataDir) }
+// CredsDir is a data directory's credentials directory: a shorthand of
+// datadir.Layout.Creds.
+func CredsDir(dataDir string) string { return datadir.New(dataDir).Creds().Dir() }
 
-// CredsFile is the seed file of a role in a data directory
-// (transport.CredsFile).
-func CredsFile(dataDir string, r Role) string { return transport.CredsFile(dataDir, r) }
-
-// CredsFileIn is the seed file of a role in a credentials directory
-// (transport.CredsFileIn).
-func CredsFileIn(credsDir string, r Role) string { return transport.CredsFileIn(credsDir, r) }
+// CredsFile is the seed file of a role in a data directory: a shorthand
+// of datadir.Creds.Seed.
+func CredsFile(dataDir string, r Role) string { return datadir.New(dataDir).Creds().Seed(r) }
 
 // EnsureCreds creates an nkey user seed for every role in dir (mode 0600,
 // directory 0700) if missing, and returns each role's public key. Existing
@@ -56,7 +53,7 @@ func EnsureCreds(dir string) (map[Role]string, error) {
 	}
 	pubs := make(map[Role]string, len(Roles))
 	for _, r := range Roles {
-		path := CredsFileIn(dir, r)
+		path := datadir.CredsAt(dir).Seed(r)
 		seed, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			kp, err := nkeys.CreateUser()

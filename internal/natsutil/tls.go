@@ -25,22 +25,13 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/vigil-dev/vigil/client/transport"
+	"github.com/vigil-dev/vigil/internal/datadir"
 )
 
-// The fleet's TLS files in a credentials directory (beside the role seeds,
-// so the directory a fleet copies to every node carries them).
+// Names of what Vigil issues. The files are in a credentials directory
+// (datadir.Creds: fleet-ca.pem, fleet-ca.key, tls/NAME.pem) or a data
+// directory (datadir.Layout.NodeCert).
 const (
-	// FleetCAFile is the fleet CA's certificate (transport.FleetCAFile):
-	// every client verifies a node against it.
-	FleetCAFile = transport.FleetCAFile
-	// FleetCAKeyFile holds the fleet CA's private key and its
-	// certificate (mode 0600): a node that has it issues its own
-	// certificate at start. Keep it off a node to issue nodes'
-	// certificates elsewhere (`vigil creds create --tls-node`).
-	FleetCAKeyFile = "fleet-ca.key"
-	// TLSDir is where a node keeps the certificate it issued itself,
-	// under its data directory.
-	TLSDir = "tls"
 	// NodeOU is the organizational unit of every node certificate Vigil
 	// issues; the fleet CA's is CAOU.
 	NodeOU = "vigil-node"
@@ -59,12 +50,12 @@ const (
 // ErrNoFleetCA means the credentials directory holds no fleet CA key.
 var ErrNoFleetCA = errors.New("natsutil: no fleet CA")
 
-// EnsureFleetCA makes the fleet CA in dir (FleetCAKeyFile, then
-// FleetCAFile) unless dir has one, and reports whether it made it. Two
+// EnsureFleetCA makes the fleet CA in dir (datadir.FleetCAKeyFile, then
+// datadir.FleetCAFile) unless dir has one, and reports whether it made it. Two
 // processes racing on one directory agree on one CA: the key file is
 // created exclusively, and the loser reads the winner's.
 func EnsureFleetCA(dir string) (bool, error) {
-	keyPath := filepath.Join(dir, FleetCAKeyFile)
+	keyPath := datadir.CredsAt(dir).FleetCAKey()
 	created := false
 	if _, err := os.Stat(keyPath); errors.Is(err, fs.ErrNotExist) {
 		body, err := newCA()
@@ -102,7 +93,7 @@ func EnsureFleetCA(dir string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	certPath := filepath.Join(dir, FleetCAFile)
+	certPath := datadir.CredsAt(dir).FleetCA()
 	pemCert := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.Cert.Raw})
 	if old, err := os.ReadFile(certPath); err != nil || !bytes.Equal(old, pemCert) {
 		if err := writeFileAtomic(certPath, pemCert, 0o644); err != nil {
@@ -156,9 +147,9 @@ type FleetCA struct {
 	Key  *ecdsa.PrivateKey
 }
 
-// LoadFleetCA reads dir's FleetCAKeyFile; ErrNoFleetCA when there is none.
+// LoadFleetCA reads dir's datadir.FleetCAKeyFile; ErrNoFleetCA when there is none.
 func LoadFleetCA(dir string) (*FleetCA, error) {
-	path := filepath.Join(dir, FleetCAKeyFile)
+	path := datadir.CredsAt(dir).FleetCAKey()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: no %s", ErrNoFleetCA, path)

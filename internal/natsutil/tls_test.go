@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-dev/vigil/internal/datadir"
 )
 
 // TestEnsureFleetCARace: processes making the CA in one directory at
@@ -39,14 +41,14 @@ func TestEnsureFleetCARace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pool, err := LoadCAPool(filepath.Join(dir, FleetCAFile))
+	pool, err := LoadCAPool(datadir.CredsAt(dir).FleetCA())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ca.Cert.Verify(x509.VerifyOptions{Roots: pool}); err != nil {
 		t.Fatalf("fleet-ca.pem is not the CA in fleet-ca.key: %v", err)
 	}
-	if fi, _ := os.Stat(filepath.Join(dir, FleetCAKeyFile)); fi.Mode().Perm() != 0o600 {
+	if fi, _ := os.Stat(datadir.CredsAt(dir).FleetCAKey()); fi.Mode().Perm() != 0o600 {
 		t.Errorf("fleet-ca.key mode %v, want 0600", fi.Mode().Perm())
 	}
 }
@@ -87,7 +89,7 @@ func TestEnsureNodeCert(t *testing.T) {
 			if issued != tc.issued {
 				t.Fatalf("issued %v, want %v", issued, tc.issued)
 			}
-			c, err := LoadCerts(TLSFiles{Cert: cert, Key: key, CA: filepath.Join(dir, FleetCAFile)})
+			c, err := LoadCerts(TLSFiles{Cert: cert, Key: key, CA: datadir.CredsAt(dir).FleetCA()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -98,7 +100,7 @@ func TestEnsureNodeCert(t *testing.T) {
 			}
 		})
 	}
-	if _, err := LoadCerts(TLSFiles{Cert: cert, Key: key, CA: filepath.Join(other, FleetCAFile)}); err == nil {
+	if _, err := LoadCerts(TLSFiles{Cert: cert, Key: key, CA: datadir.CredsAt(other).FleetCA()}); err == nil {
 		t.Error("a certificate of another CA was loaded")
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vigil-dev/vigil/internal/datadir"
 )
 
 // HTTP API tokens. Each role that people and agents use over HTTP has one
@@ -27,14 +29,6 @@ const TokenPrefix = "vigil_"
 
 // tokenBytes is the entropy of a token: 256 bits.
 const tokenBytes = 32
-
-// TokenFileIn is the token file of a role in a credentials directory.
-func TokenFileIn(credsDir string, r Role) string {
-	return filepath.Join(credsDir, string(r)+".token")
-}
-
-// TokenFile is the token file of a role in a data directory.
-func TokenFile(dataDir string, r Role) string { return TokenFileIn(CredsDir(dataDir), r) }
 
 // NewToken returns a fresh random token.
 func NewToken() (string, error) {
@@ -65,7 +59,7 @@ func EnsureTokens(dir string) (map[Role]string, error) {
 	}
 	out := make(map[Role]string, len(TokenRoles))
 	for _, r := range TokenRoles {
-		path := TokenFileIn(dir, r)
+		path := datadir.CredsAt(dir).Token(r)
 		b, err := os.ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			tok, terr := NewToken()
@@ -97,7 +91,7 @@ func EnsureTokens(dir string) (map[Role]string, error) {
 
 // ReadToken reads a role's token from a credentials directory.
 func ReadToken(credsDir string, r Role) (string, error) {
-	path := TokenFileIn(credsDir, r)
+	path := datadir.CredsAt(credsDir).Token(r)
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", fmt.Errorf("read token %s: %w (vigil serve creates it)", path, err)

@@ -4,6 +4,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/vigil-dev/vigil/internal/datadir"
 )
 
 // TestEnsureTokens: one token per role, 0600, distinct, kept across
@@ -21,7 +23,7 @@ func TestEnsureTokens(t *testing.T) {
 			t.Fatalf("%s token %q: invalid or repeated", r, tok)
 		}
 		seen[tok] = true
-		fi, err := os.Stat(TokenFileIn(dir, r))
+		fi, err := os.Stat(datadir.CredsAt(dir).Token(r))
 		if err != nil || fi.Mode().Perm() != 0o600 {
 			t.Fatalf("%s token file: %v %v", r, fi.Mode(), err)
 		}
@@ -41,7 +43,7 @@ func TestEnsureTokens(t *testing.T) {
 			t.Fatalf("%s token changed across calls", r)
 		}
 	}
-	if err := os.WriteFile(TokenFileIn(dir, RoleAgent), []byte("hunter2\n"), 0o600); err != nil {
+	if err := os.WriteFile(datadir.CredsAt(dir).Token(RoleAgent), []byte("hunter2\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := EnsureTokens(dir); err == nil {

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -22,10 +21,10 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/ingest"
-	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/notify"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
 	"github.com/vigil-dev/vigil/internal/server"
@@ -79,8 +78,9 @@ type Node struct {
 	notifyDone chan struct{}
 }
 
-// ProjectionsDir is where a data directory keeps its Pebble read models.
-func ProjectionsDir(dataDir string) string { return filepath.Join(dataDir, "projections") }
+// ProjectionsDir is where a data directory keeps its Pebble read models
+// (datadir.Layout.Projections).
+func ProjectionsDir(dataDir string) string { return datadir.New(dataDir).Projections() }
 
 // Start starts a node. Defaults: the default redaction rules, rebuilt
 // from each global config's redaction settings; the node's processors
@@ -225,7 +225,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 func (n *Node) startHTTP(ctx context.Context, cfg Config, ln net.Listener) error {
 	credsDir := cfg.CredsDir
 	if credsDir == "" {
-		credsDir = natsutil.CredsDir(cfg.DataDir)
+		credsDir = datadir.New(cfg.DataDir).Creds().Dir()
 	}
 	h, err := httpapi.StartForServer(ctx, n.Server, httpapi.NodeOptions{Listener: ln, CredsDir: credsDir,
 		NATSURL: cfg.NATSURL, CheckConfig: cfg.CheckConfig, Hosts: cfg.HTTPHosts, Limits: cfg.HTTPLimits, Logger: cfg.Logger.With("component", "http")})

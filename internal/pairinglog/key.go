@@ -14,25 +14,18 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/processors/pairing"
 )
-
-// KeyFile is the pairing key's file name in a node's credentials
-// directory (DATA/creds, mode 0700), beside the role seeds.
-const KeyFile = "pairing.key"
 
 // ErrNoKey means a credentials directory holds no pairing key.
 var ErrNoKey = errors.New("pairinglog: no pairing key")
 
-// KeyPath is the pairing key's path in credsDir.
-func KeyPath(credsDir string) string { return filepath.Join(credsDir, KeyFile) }
-
 // LoadKey reads the pairing key of credsDir (hex, mode 0600).
 func LoadKey(credsDir string) ([]byte, error) {
-	key, err := LoadKeyFile(KeyPath(credsDir))
+	key, err := LoadKeyFile(datadir.CredsAt(credsDir).PairingKey())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w in %s (vigil serve with --http-listen creates it; approve on the node's host with --data DIR)", ErrNoKey, credsDir)
 	}
@@ -67,7 +60,7 @@ func LoadOrCreateKey(credsDir string) ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("pairinglog: %w", err)
 	}
-	f, err := os.OpenFile(KeyPath(credsDir), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(datadir.CredsAt(credsDir).PairingKey(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
 		// Another process made it first: use theirs.
 		return LoadKey(credsDir)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
@@ -208,11 +209,11 @@ func TestKey(t *testing.T) {
 	if err != nil || string(k1) != string(k2) {
 		t.Fatal("the key changed on the second load")
 	}
-	fi, err := os.Stat(pairinglog.KeyPath(dir))
+	fi, err := os.Stat(datadir.CredsAt(dir).PairingKey())
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file %v, %v", fi.Mode(), err)
 	}
-	os.WriteFile(pairinglog.KeyPath(dir), []byte("not hex\n"), 0o600)
+	os.WriteFile(datadir.CredsAt(dir).PairingKey(), []byte("not hex\n"), 0o600)
 	if _, err := pairinglog.LoadKey(dir); err == nil {
 		t.Fatal("a damaged key loaded")
 	}

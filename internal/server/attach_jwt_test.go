@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
@@ -67,7 +68,7 @@ func operatorNATS(t *testing.T) (*natsserver.Server, string, func(name string, p
 	if _, err := natsutil.EnsureNodeCert(dir, "corp-nats", natsutil.NodeHosts(nil, nil), cert, key); err != nil {
 		t.Fatal(err)
 	}
-	ca := filepath.Join(dir, natsutil.FleetCAFile)
+	ca := datadir.CredsAt(dir).FleetCA()
 	certs, err := natsutil.LoadCerts(natsutil.TLSFiles{Cert: cert, Key: key, CA: ca})
 	if err != nil {
 		t.Fatal(err)

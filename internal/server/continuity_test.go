@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors"
@@ -414,7 +415,7 @@ func TestContinuityReadsOnlyWhatFollows(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	state := filepath.Join(cfg.DataDir, continuityFile)
+	state := datadir.New(cfg.DataDir).Continuity()
 	b, err := os.ReadFile(state)
 	if err != nil {
 		t.Fatal(err)

@@ -4,16 +4,16 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
 
-// continuityFile, in the data directory, holds what the last continuity
-// check verified: the Merkle frontier of records 1..Size, whose root
-// equalled the one a checkpoint signed with the node's audit key signs for
-// that size. The next check reads only the records after Size, so a start
+// The continuity file (datadir.Layout.Continuity) holds what the last
+// continuity check verified: the Merkle frontier of records 1..Size, whose
+// root equalled the one a checkpoint signed with the node's audit key signs
+// for that size. The next check reads only the records after Size, so a start
 // costs what the log grew by since, not the whole history (issue 14).
 //
 // What that leaves unchecked at start: a record up to Size that was
@@ -22,9 +22,8 @@ import (
 // whole log; deleting this file makes the next start read it all again.
 // The file is the node's, like the store it describes: whoever can
 // rewrite it can rewrite the log too.
-const continuityFile = "continuity.json"
 
-// continuityState is continuityFile's content.
+// continuityState is the continuity file's content.
 type continuityState struct {
 	// LogCreated is VIGIL_LOG's creation time: a frontier of another log
 	// (deleted and recreated) is ignored.
@@ -40,7 +39,7 @@ type continuityState struct {
 // holds one for this log that the newest checkpoint (of cpSize records)
 // and the log's end (to) still cover.
 func (s *Server) loadContinuity(logCreated time.Time, cpSize, to uint64) (*audit.Frontier, bool) {
-	b, err := os.ReadFile(filepath.Join(s.cfg.DataDir, continuityFile))
+	b, err := os.ReadFile(datadir.New(s.cfg.DataDir).Continuity())
 	if err != nil {
 		return nil, false
 	}
@@ -71,7 +70,7 @@ func (s *Server) saveContinuity(logCreated time.Time, size uint64, hashes []byte
 	if err != nil {
 		return
 	}
-	path := filepath.Join(s.cfg.DataDir, continuityFile)
+	path := datadir.New(s.cfg.DataDir).Continuity()
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
 		s.cfg.Logger.Warn("continuity check: cannot record what it verified; the next start reads the whole log", "err", err)

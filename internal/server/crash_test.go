@@ -19,6 +19,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/soak"
 	"github.com/vigil-dev/vigil/processors"
@@ -217,7 +218,7 @@ func killMidLoad(t *testing.T, durability string) {
 	dir := t.TempDir()
 	node := startChild(t, dir, "-1", durability)
 	url := node.url
-	creds := natsutil.CredsFile(dir, natsutil.RoleAgent)
+	creds := datadir.New(dir).Creds().Seed(natsutil.RoleAgent)
 
 	var acked atomic.Int64
 	ackedIDs := make([]map[string]uint64, producers)

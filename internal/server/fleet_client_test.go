@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/gate"
@@ -49,7 +50,7 @@ func TestFleetClientSurvivesItsNode(t *testing.T) {
 			list = append(list, urls[i])
 		}
 		c, err := client.Connect(t.Context(), client.Options{URL: strings.Join(list, ","),
-			CredsFile: natsutil.CredsFileIn(creds, role), Timeout: 60 * time.Second})
+			CredsFile: datadir.CredsAt(creds).Seed(role), Timeout: 60 * time.Second})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +149,7 @@ func TestFleetClientSurvivesItsNode(t *testing.T) {
 	// sends a request in flight again.
 	producer := func() *client.Client {
 		c, err := client.Connect(t.Context(), client.Options{URL: strings.Join([]string{urls[doomed], urls[0], urls[2]}, ","),
-			CredsFile: natsutil.CredsFileIn(creds, natsutil.RoleAgent), Timeout: 5 * time.Minute, AttemptTimeout: 5 * time.Minute})
+			CredsFile: datadir.CredsAt(creds).Seed(natsutil.RoleAgent), Timeout: 5 * time.Minute, AttemptTimeout: 5 * time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -142,18 +143,18 @@ func TestFleetKillEachLeader(t *testing.T) {
 		}
 	}
 	keySrc := filepath.Join(root, "key")
-	if err := os.MkdirAll(auditkey.Dir(keySrc), 0o700); err != nil {
+	if err := os.MkdirAll(datadir.New(keySrc).Audit(), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if b, err := os.ReadFile(keyFile); err != nil {
 		t.Fatal(err)
-	} else if err := os.WriteFile(auditkey.SignerPath(keySrc), b, 0o600); err != nil {
+	} else if err := os.WriteFile(datadir.New(keySrc).Signer(), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := auditkey.Load(keySrc); err != nil { // writes verifier.key
 		t.Fatal(err)
 	}
-	verifier := auditkey.VerifierPath(keySrc)
+	verifier := datadir.New(keySrc).Verifier()
 	const n = 3
 	nodes := make([]*vigilNode, n)
 	routes := make([]string, n)
@@ -165,7 +166,7 @@ func TestFleetKillEachLeader(t *testing.T) {
 	var urls []string
 	for i := range n {
 		dir := filepath.Join(root, fmt.Sprintf("n%d", i))
-		copyDir(t, auditkey.Dir(keySrc), auditkey.Dir(dir))
+		copyDir(t, datadir.New(keySrc).Audit(), datadir.New(dir).Audit())
 		port := freePort(t)
 		urls = append(urls, "nats://127.0.0.1:"+port)
 		nodes[i] = &vigilNode{name: fmt.Sprintf("n%d", i), dir: dir, port: port, args: []string{
@@ -198,13 +199,13 @@ func TestFleetKillEachLeader(t *testing.T) {
 		waitFile(t, filepath.Join(nd.dir, client.ServeInfoFile), 90*time.Second)
 	}
 	all := strings.Join(urls, ",")
-	admin, err := client.Connect(t.Context(), client.Options{URL: all, CredsFile: natsutil.CredsFileIn(creds, natsutil.RoleAdmin), Timeout: 5 * time.Second})
+	admin, err := client.Connect(t.Context(), client.Options{URL: all, CredsFile: datadir.CredsAt(creds).Seed(natsutil.RoleAdmin), Timeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer admin.Close()
 	// The fleet speaks TLS (the CA `vigil creds create` made, beside the seeds).
-	nc, err := nats.Connect(all, mustCreds(t, natsutil.CredsFileIn(creds, natsutil.RoleAdmin)), nats.RootCAs(filepath.Join(creds, natsutil.FleetCAFile)),
+	nc, err := nats.Connect(all, mustCreds(t, datadir.CredsAt(creds).Seed(natsutil.RoleAdmin)), nats.RootCAs(datadir.CredsAt(creds).FleetCA()),
 		nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +233,7 @@ func TestFleetKillEachLeader(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			order := append([]string{urls[a]}, urls...)
-			c, err := client.Connect(ctx, client.Options{URL: strings.Join(order, ","), CredsFile: natsutil.CredsFileIn(creds, natsutil.RoleAgent), Timeout: 2 * time.Second})
+			c, err := client.Connect(ctx, client.Options{URL: strings.Join(order, ","), CredsFile: datadir.CredsAt(creds).Seed(natsutil.RoleAgent), Timeout: 2 * time.Second})
 			if err != nil {
 				agentErrs <- err
 				return
@@ -533,7 +534,7 @@ func probeGate(t *testing.T, urls []string, creds string, killed *vigilNode, wha
 			order = append(order, u)
 		}
 	}
-	c, err := client.Connect(t.Context(), client.Options{URL: strings.Join(order, ","), CredsFile: natsutil.CredsFileIn(creds, natsutil.RoleAgent), Timeout: 2 * time.Second})
+	c, err := client.Connect(t.Context(), client.Options{URL: strings.Join(order, ","), CredsFile: datadir.CredsAt(creds).Seed(natsutil.RoleAgent), Timeout: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/soak"
 	"github.com/vigil-dev/vigil/internal/testnode/wait"
@@ -174,7 +175,7 @@ func TestFleetNodeKilledMidLoad(t *testing.T) {
 			defer wg.Done()
 			// Each producer prefers a different node; all know every node.
 			order := append([]string{urls[p]}, urls...)
-			c, err := client.Connect(t.Context(), client.Options{URL: strings.Join(order, ","), CredsFile: natsutil.CredsFileIn(credsDir, natsutil.RoleAgent), Timeout: 2 * time.Second})
+			c, err := client.Connect(t.Context(), client.Options{URL: strings.Join(order, ","), CredsFile: datadir.CredsAt(credsDir).Seed(natsutil.RoleAgent), Timeout: 2 * time.Second})
 			if err != nil {
 				errc <- err
 				return

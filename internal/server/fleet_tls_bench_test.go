@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/gate"
@@ -44,7 +45,7 @@ func TestFleetTLSCost(t *testing.T) {
 			for _, s := range nodes {
 				urls = append(urls, s.Info().NATSURL)
 			}
-			creds := natsutil.CredsFileIn(nodes[0].cfg.CredsDir, natsutil.RoleAgent)
+			creds := datadir.CredsAt(nodes[0].cfg.CredsDir).Seed(natsutil.RoleAgent)
 			dial := func(first int) *client.Client {
 				c, err := client.Connect(t.Context(), client.Options{URL: strings.Join(append([]string{urls[first]}, urls...), ","), CredsFile: creds, Timeout: 30 * time.Second})
 				if err != nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/testnode/wait"
 )
@@ -110,7 +111,7 @@ func otherCA(t *testing.T) *natsutil.Certs {
 	if _, err := natsutil.EnsureNodeCert(dir, "n9", natsutil.NodeHosts(nil, nil), cert, key); err != nil {
 		t.Fatal(err)
 	}
-	c, err := natsutil.LoadCerts(natsutil.TLSFiles{Cert: cert, Key: key, CA: filepath.Join(dir, natsutil.FleetCAFile)})
+	c, err := natsutil.LoadCerts(natsutil.TLSFiles{Cert: cert, Key: key, CA: datadir.CredsAt(dir).FleetCA()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestFleetTLSRogueRoute(t *testing.T) {
 	}
 
 	url := nodes[0].Info().NATSURL
-	agent := natsutil.CredsFileIn(nodes[0].cfg.CredsDir, natsutil.RoleAgent)
+	agent := datadir.CredsAt(nodes[0].cfg.CredsDir).Seed(natsutil.RoleAgent)
 	co := mustCreds(t, agent)
 	for _, tc := range []struct {
 		name string
@@ -193,7 +194,7 @@ func TestFleetTLSRogueRoute(t *testing.T) {
 		{"no CA (the system's roots)", nil, false},
 		{"in clear", []nats.Option{func(o *nats.Options) error { o.TLSConfig = nil; o.Secure = false; return nil }}, false},
 		{"another CA", []nats.Option{nats.RootCAs(otherCA(t).Files().CA)}, false},
-		{"the fleet CA", []nats.Option{nats.RootCAs(filepath.Join(nodes[0].cfg.CredsDir, natsutil.FleetCAFile))}, true},
+		{"the fleet CA", []nats.Option{nats.RootCAs(datadir.CredsAt(nodes[0].cfg.CredsDir).FleetCA())}, true},
 	} {
 		t.Run("client "+tc.name, func(t *testing.T) {
 			nc, err := nats.Connect(url, append([]nats.Option{co, nats.MaxReconnects(0), nats.Timeout(2 * time.Second)}, append(natsutil.InboxOptions(), tc.opts...)...)...)
@@ -314,7 +315,7 @@ func TestFleetTLSNoPlaintext(t *testing.T) {
 			clientProxy := newRecorder(t)
 			clientProxy.forward(hostPort(nodes[0].Info().NATSURL))
 			c, err := client.Connect(t.Context(), client.Options{URL: "nats://" + clientProxy.addr(),
-				CredsFile: natsutil.CredsFileIn(nodes[0].cfg.CredsDir, natsutil.RoleAgent), Timeout: 10 * time.Second})
+				CredsFile: datadir.CredsAt(nodes[0].cfg.CredsDir).Seed(natsutil.RoleAgent), Timeout: 10 * time.Second})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -385,7 +386,7 @@ func TestFleetTLSReloadUnderLoad(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			c, err := client.Connect(t.Context(), client.Options{URL: strings.Join(append([]string{urls[p]}, urls...), ","),
-				CredsFile: natsutil.CredsFileIn(credsDir, natsutil.RoleAgent), Timeout: 10 * time.Second})
+				CredsFile: datadir.CredsAt(credsDir).Seed(natsutil.RoleAgent), Timeout: 10 * time.Second})
 			if err != nil {
 				errc <- err
 				return

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 )
 
 // ErrAuditKeyMismatch means a fleet node holds another audit key than
@@ -73,7 +74,7 @@ func (s *Server) checkAuditKeyOnce(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	own := auditkey.KeyID(s.cfg.AuditKey)
-	keyFile := auditkey.SignerPath(s.cfg.DataDir)
+	keyFile := datadir.New(s.cfg.DataDir).Signer()
 	fix := auditKeyFix(s.cfg.DataDir)
 	kv, err := s.fleetBucket(ctx)
 	if err != nil {
@@ -128,7 +129,7 @@ func (s *Server) checkAuditKeyOnce(ctx context.Context) error {
 func auditKeyFix(dataDir string) string {
 	return fmt.Sprintf("Copy audit/signer.key from another node's data directory to %s (mode 0600) and start again; "+
 		"to make this node's key the fleet's on purpose, stop every node, give each this key, and start one with --accept-audit-key",
-		auditkey.SignerPath(dataDir))
+		datadir.New(dataDir).Signer())
 }
 
 // readFleetKey reads FleetAuditKey; found is false when there is none.

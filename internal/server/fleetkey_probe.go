@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -84,7 +85,7 @@ func probeFleetKey(ctx context.Context, cfg Config, pubs map[natsutil.Role]strin
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	nc, err := natsutil.ConnectInProcess(ps, natsutil.CredsFileIn(cfg.CredsDir, natsutil.RoleService), "vigil-keycheck-"+cfg.NodeName,
+	nc, err := natsutil.ConnectInProcess(ps, datadir.CredsAt(cfg.CredsDir).Seed(natsutil.RoleService), "vigil-keycheck-"+cfg.NodeName,
 		nats.MaxReconnects(0))
 	if err != nil {
 		return nil
@@ -103,7 +104,7 @@ func probeFleetKey(ctx context.Context, cfg Config, pubs map[natsutil.Role]strin
 			own := auditkey.KeyID(cfg.AuditKey)
 			if id := auditkey.KeyID(fleet.VerifierKey); id != own {
 				return fmt.Errorf("%w (found before joining the cluster): this node signs with %s (%s), but the fleet signs with %s (recorded by node %s at %s). %s",
-					ErrAuditKeyMismatch, own, auditkey.SignerPath(cfg.DataDir), id, fleet.Node, fleet.Recorded, auditKeyFix(cfg.DataDir))
+					ErrAuditKeyMismatch, own, datadir.New(cfg.DataDir).Signer(), id, fleet.Node, fleet.Recorded, auditKeyFix(cfg.DataDir))
 			}
 			return nil
 		}

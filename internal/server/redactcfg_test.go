@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors/redact"
@@ -101,7 +101,7 @@ func TestRedactionFollowsConfig(t *testing.T) {
 	// before remembered (the config among them), the second none; then
 	// with the memory damaged, and with one of another log, the whole
 	// subject again. Each applies the config in force.
-	seenPath := filepath.Join(dir, RedactionSeenFile)
+	seenPath := datadir.New(dir).RedactionSeen()
 	for i, damage := range []func(){
 		func() {},
 		func() {},

@@ -16,9 +16,9 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
-// RedactionSeenFile, under the data directory, remembers what the last
-// start found of the redaction settings in force: the settings of the
-// latest global config event up to a log seq, so the next start reads
+// The redaction-seen file (datadir.Layout.RedactionSeen) remembers what
+// the last start found of the redaction settings in force: the settings of
+// the latest global config event up to a log seq, so the next start reads
 // only the global subject's records after it.
 //
 // Why (issue 14): the global subject vigil.log._ holds few records (16 in
@@ -30,7 +30,6 @@ import (
 // time, and one of another log, of a seq past the log's end, or that does
 // not decode is ignored (the whole subject is read, as before). Only the
 // node's own user can write the data directory, as with the rest of it.
-const RedactionSeenFile = "redaction-seen"
 
 const redactionSeenVersion = 1
 

@@ -28,7 +28,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	_ "unsafe" // go:linkname, for fastElections
 
@@ -41,6 +40,7 @@ import (
 	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -161,7 +161,7 @@ type Server struct {
 	ing    *ingest.Service
 	drv    *driver.Driver
 	store  *projections.Store
-	lock   *os.File
+	lock   *datadir.Lock
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	drvErr chan error
@@ -171,9 +171,6 @@ type Server struct {
 	mu     sync.Mutex
 	watch  watchState
 }
-
-// IngestIndexDir is the ingest service's id index, under the data directory.
-const IngestIndexDir = "ingest-ids"
 
 // indexed reports whether the ingest service keeps its id index, so that
 // VIGIL_LOG's own JetStream window can be short. Only on a single host:
@@ -189,18 +186,14 @@ func (c *Config) indexed() bool { return c.singleHost() }
 // replicas): the ingest id index and snapshot files are for such a node.
 func (c *Config) singleHost() bool { return c.Replicas <= 1 }
 
-// SnapshotDir is the directory, under DataDir, of a single host's fold
-// snapshots (a fleet keeps them in the VIGIL_SNAPSHOTS bucket, where every
-// node sees them).
-const SnapshotDir = "snapshots"
-
-// snapshotDir is where this node's driver keeps its snapshots: "" for the
-// bucket.
+// snapshotDir is where this node's driver keeps its snapshots: a single
+// host's datadir.Layout.Snapshots, or "" for the VIGIL_SNAPSHOTS bucket,
+// where every node of a fleet sees them.
 func (c *Config) snapshotDir() string {
 	if !c.singleHost() {
 		return ""
 	}
-	return filepath.Join(c.DataDir, SnapshotDir)
+	return datadir.New(c.DataDir).Snapshots()
 }
 
 // streamOptions are the stream definitions' options of this node.
@@ -212,17 +205,14 @@ func (c *Config) streamOptions() natsutil.StreamOptions {
 	return o
 }
 
-// ingestIndexDir is where the ingest service keeps its id index, or ""
-// for none (see indexed).
+// ingestIndexDir is where the ingest service keeps its id index
+// (datadir.Layout.IngestIndex), or "" for none (see indexed).
 func (c *Config) ingestIndexDir() string {
 	if !c.indexed() {
 		return ""
 	}
-	return filepath.Join(c.DataDir, IngestIndexDir)
+	return datadir.New(c.DataDir).IngestIndex()
 }
-
-// ErrLocked means another process serves the same data directory.
-var ErrLocked = errors.New("data directory in use")
 
 // Start brings a node up. On error everything started is stopped again.
 func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
@@ -247,11 +237,11 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			s.Close(context.Background())
 		}
 	}()
-	if err := s.lockDir(); err != nil {
+	if s.lock, err = datadir.New(cfg.DataDir).Lock(); err != nil {
 		return nil, err
 	}
 	if cfg.CredsDir == "" {
-		cfg.CredsDir = natsutil.CredsDir(cfg.DataDir)
+		cfg.CredsDir = datadir.New(cfg.DataDir).Creds().Dir()
 	}
 	if err := PrepareTLS(&cfg); err != nil {
 		return nil, err
@@ -260,7 +250,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	if cfg.NATSURL != "" {
 		creds := cfg.ServiceCreds
 		if creds == "" {
-			creds = natsutil.CredsFileIn(cfg.CredsDir, natsutil.RoleService)
+			creds = datadir.CredsAt(cfg.CredsDir).Seed(natsutil.RoleService)
 		}
 		opts := []nats.Option{nats.Name("vigil-serve-" + cfg.NodeName), nats.MaxReconnects(-1), nats.ReconnectWait(250 * time.Millisecond), nats.DontRandomize()}
 		co, err := natsutil.CredsOption(creds)
@@ -295,7 +285,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 			fastElections()
 		}
 		s.ns, err = natsutil.StartServer(natsutil.ServerConfig{
-			StoreDir:     filepath.Join(cfg.DataDir, "jetstream"),
+			StoreDir:     datadir.New(cfg.DataDir).JetStream(),
 			Listen:       cfg.NATSListen,
 			Durability:   cfg.Durability,
 			SyncInterval: cfg.SyncInterval,
@@ -308,7 +298,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		if err != nil {
 			return nil, err
 		}
-		s.nc, err = natsutil.ConnectInProcess(s.ns, natsutil.CredsFileIn(cfg.CredsDir, natsutil.RoleService), "vigil-serve")
+		s.nc, err = natsutil.ConnectInProcess(s.ns, datadir.CredsAt(cfg.CredsDir).Seed(natsutil.RoleService), "vigil-serve")
 		if err != nil {
 			return nil, err
 		}
@@ -334,7 +324,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 		return nil, err
 	}
 	if cfg.NewRedactor != nil {
-		if rs, ok, err := lastGlobalRedaction(ctx, s.js, filepath.Join(cfg.DataDir, RedactionSeenFile), cfg.Logger); err != nil {
+		if rs, ok, err := lastGlobalRedaction(ctx, s.js, datadir.New(cfg.DataDir).RedactionSeen(), cfg.Logger); err != nil {
 			return nil, err
 		} else if ok {
 			if err := s.ing.SetRedactionSettings(rs); err != nil {
@@ -425,7 +415,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	// A credentials directory of its own (--creds-dir, a fleet's shared
 	// one) is named, so `vigil ... --data DIR` finds the seeds (issue 15).
-	if cd, err := filepath.Abs(cfg.CredsDir); err == nil && cd != mustAbs(natsutil.CredsDir(cfg.DataDir)) {
+	if cd, err := filepath.Abs(cfg.CredsDir); err == nil && cd != mustAbs(datadir.New(cfg.DataDir).Creds().Dir()) {
 		s.info.CredsDir = cd
 	}
 	if cfg.Certs != nil {
@@ -435,7 +425,7 @@ func Start(ctx context.Context, cfg Config) (_ *Server, err error) {
 	s.recordTLS(ctx)
 	if s.info.NATSURL != "" {
 		b, _ := json.MarshalIndent(ServeFile{ServeInfo: s.info, Node: cfg.NodeName, Fleet: s.fleet, TLS: s.TLSInfo()}, "", "  ")
-		if err := natsutil.WriteFileAtomic(filepath.Join(cfg.DataDir, client.ServeInfoFile), append(b, '\n'), 0o600); err != nil {
+		if err := natsutil.WriteFileAtomic(datadir.New(cfg.DataDir).ServeInfo(), append(b, '\n'), 0o600); err != nil {
 			return nil, err
 		}
 	}
@@ -584,20 +574,6 @@ func durabilityName(d natsutil.Durability) string {
 	return string(d)
 }
 
-func (s *Server) lockDir() error {
-	path := filepath.Join(s.cfg.DataDir, "serve.lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return fmt.Errorf("lock %s: %w", path, err)
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return fmt.Errorf("%w: another vigil serve uses %s (stop it, or pass another --data)", ErrLocked, s.cfg.DataDir)
-	}
-	s.lock = f
-	return nil
-}
-
 // Info is what serve.json says.
 func (s *Server) Info() client.ServeInfo { return s.info }
 
@@ -693,7 +669,7 @@ func (s *Server) Client(ctx context.Context, role natsutil.Role) (*client.Client
 	if s.ns == nil {
 		return nil, errors.New("server: in-process clients need an embedded server")
 	}
-	nc, err := natsutil.ConnectInProcess(s.ns, natsutil.CredsFileIn(s.cfg.CredsDir, role), "vigil-"+string(role))
+	nc, err := natsutil.ConnectInProcess(s.ns, datadir.CredsAt(s.cfg.CredsDir).Seed(role), "vigil-"+string(role))
 	if err != nil {
 		return nil, err
 	}
@@ -741,7 +717,7 @@ func (s *Server) Close(ctx context.Context) error {
 		s.ns.WaitForShutdown()
 	}
 	if s.info.NATSURL != "" {
-		os.Remove(filepath.Join(s.cfg.DataDir, client.ServeInfoFile))
+		os.Remove(datadir.New(s.cfg.DataDir).ServeInfo())
 	}
 	if s.lock != nil {
 		s.lock.Close()

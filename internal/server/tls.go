@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -73,7 +73,7 @@ func PrepareTLS(cfg *Config) error {
 		return nil
 	}
 	if cfg.CredsDir == "" {
-		cfg.CredsDir = natsutil.CredsDir(cfg.DataDir)
+		cfg.CredsDir = datadir.New(cfg.DataDir).Creds().Dir()
 	}
 	switch cfg.TLSMode {
 	case "", TLSAuto, TLSOn, TLSOff:
@@ -92,19 +92,18 @@ func PrepareTLS(cfg *Config) error {
 		if _, err := natsutil.EnsureFleetCA(cfg.CredsDir); err != nil {
 			return err
 		}
-		dir := filepath.Join(cfg.DataDir, natsutil.TLSDir)
-		files.Cert, files.Key = filepath.Join(dir, "node.pem"), filepath.Join(dir, "node.key")
+		files.Cert, files.Key = datadir.New(cfg.DataDir).NodeCert(), datadir.New(cfg.DataDir).NodeKey()
 		if err := cfg.issueNodeCert(files); err != nil {
 			return err
 		}
 		if files.CA == "" {
-			files.CA = filepath.Join(cfg.CredsDir, natsutil.FleetCAFile)
+			files.CA = datadir.CredsAt(cfg.CredsDir).FleetCA()
 		}
 	} else if files.Key == "" {
 		return fmt.Errorf("--tls-cert %s needs --tls-key (its private key)", files.Cert)
 	}
 	if files.CA == "" {
-		files.CA = filepath.Join(cfg.CredsDir, natsutil.FleetCAFile)
+		files.CA = datadir.CredsAt(cfg.CredsDir).FleetCA()
 	}
 	certs, err := natsutil.LoadCerts(files)
 	if err != nil {
@@ -120,7 +119,7 @@ func (c *Config) issueNodeCert(files natsutil.TLSFiles) error {
 	hosts := natsutil.NodeHosts([]string{c.NATSListen, c.Cluster.Listen, c.HTTPListen}, c.TLSHosts)
 	_, err := natsutil.EnsureNodeCert(c.CredsDir, c.NodeName, hosts, files.Cert, files.Key)
 	if errors.Is(err, natsutil.ErrNoFleetCA) {
-		return fmt.Errorf("%w: pass --tls-cert, --tls-key and --tls-ca (your certificate), or copy the fleet's credentials directory with %s (docs/fleet.md)", err, natsutil.FleetCAKeyFile)
+		return fmt.Errorf("%w: pass --tls-cert, --tls-key and --tls-ca (your certificate), or copy the fleet's credentials directory with %s (docs/fleet.md)", err, datadir.FleetCAKeyFile)
 	}
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -80,8 +81,8 @@ func TestPrepareTLSOperatorFiles(t *testing.T) {
 		name, ca string
 		ok       bool
 	}{
-		{"its CA", filepath.Join(ca, natsutil.FleetCAFile), true},
-		{"another CA", filepath.Join(other, natsutil.FleetCAFile), false},
+		{"its CA", datadir.CredsAt(ca).FleetCA(), true},
+		{"another CA", datadir.CredsAt(other).FleetCA(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{DataDir: t.TempDir(), NodeName: "a", NATSListen: "10.0.0.1:4222", TLSCert: cert, TLSKey: key, TLSCA: tc.ca, Logger: slog.New(slog.DiscardHandler)}

@@ -54,7 +54,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -64,6 +63,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -73,10 +73,8 @@ import (
 // Config.AcceptNewLog is set; a running node sends it on Err and stops.
 var ErrStreamChanged = errors.New("server: a stream changed under the node")
 
-// StreamsFile is the file in the data directory in which a node records
-// the streams it runs on (see the package's stream watch notes in watch.go
-// and docs/durability.md).
-const StreamsFile = "streams.json"
+// A node records the streams it runs on in datadir.Layout.Streams (see
+// the package's stream watch notes in watch.go and docs/durability.md).
 
 // DefaultStreamWatchInterval is how often a running node reads its
 // streams' info when no advisory arrives first.
@@ -239,7 +237,7 @@ func waitJetStream(ctx context.Context, js jetstream.JetStream) error {
 }
 
 func readStreamsState(dataDir string) (streamsState, error) {
-	path := filepath.Join(dataDir, StreamsFile)
+	path := datadir.New(dataDir).Streams()
 	var st streamsState
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -277,7 +275,7 @@ func (s *Server) recordStreams() error {
 	if err != nil {
 		return err
 	}
-	return natsutil.WriteFileAtomic(filepath.Join(s.cfg.DataDir, StreamsFile), append(b, '\n'), 0o600)
+	return natsutil.WriteFileAtomic(datadir.New(s.cfg.DataDir).Streams(), append(b, '\n'), 0o600)
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

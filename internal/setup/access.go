@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -80,8 +80,8 @@ func CheckAccess(in AccessInput) []Problem {
 // seed, token and .creds file but the agent's, everything else in the
 // creds directory (when it can be listed), the audit signer key.
 func credentialFiles(dataDir string) []string {
-	dirs := []string{natsutil.CredsDir(dataDir)}
-	if b, err := os.ReadFile(filepath.Join(dataDir, "serve.json")); err == nil {
+	dirs := []string{datadir.New(dataDir).Creds().Dir()}
+	if b, err := os.ReadFile(datadir.New(dataDir).ServeInfo()); err == nil {
 		var si struct {
 			CredsDir string `json:"creds_dir"`
 		}
@@ -95,9 +95,8 @@ func credentialFiles(dataDir string) []string {
 			if r == natsutil.RoleAgent {
 				continue
 			}
-			for _, ext := range []string{".nk", ".token", ".creds"} {
-				out = append(out, filepath.Join(dir, string(r)+ext))
-			}
+			cd := datadir.CredsAt(dir)
+			out = append(out, cd.Seed(r), cd.Token(r), cd.NATSCreds(r))
 		}
 		if ents, err := os.ReadDir(dir); err == nil {
 			for _, e := range ents {
@@ -107,7 +106,7 @@ func credentialFiles(dataDir string) []string {
 			}
 		}
 	}
-	out = append(out, auditkey.SignerPath(dataDir))
+	out = append(out, datadir.New(dataDir).Signer())
 	var exist []string
 	for _, f := range out {
 		if _, err := os.Lstat(f); err == nil || !errors.Is(err, fs.ErrNotExist) {
@@ -239,5 +238,5 @@ func NoticeSingleUser(w io.Writer, dataDir string) {
 	}
 	fmt.Fprintf(w, "Single-user mode: Vigil's credentials in %s are readable by %s, so an agent running as this user can approve its own actions. "+
 		"That is fine for trying Vigil out; to keep agents from it, run Vigil as its own user (sudo vigil setup host; docs/deploy.md).\n",
-		natsutil.CredsDir(dataDir), whoami())
+		datadir.New(dataDir).Creds().Dir(), whoami())
 }

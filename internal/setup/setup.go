@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -257,8 +258,8 @@ func Plan(c Config) ([]Step, error) {
 		dirStep(c, c.DataDir, c.ServiceUser, c.ServiceGroup, 0o700, "data directory"),
 		credsStep(c),
 		dirStep(c, c.EtcDir, "root", "root", 0o755, "etc directory"),
-		agentCopyStep(c, natsutil.CredsFile(c.DataDir, natsutil.RoleAgent), AgentCredsFile, "agent nkey seed"),
-		agentCopyStep(c, natsutil.TokenFile(c.DataDir, natsutil.RoleAgent), AgentTokenFile, "agent HTTP token"),
+		agentCopyStep(c, datadir.New(c.DataDir).Creds().Seed(natsutil.RoleAgent), AgentCredsFile, "agent nkey seed"),
+		agentCopyStep(c, datadir.New(c.DataDir).Creds().Token(natsutil.RoleAgent), AgentTokenFile, "agent HTTP token"),
 		recordStep(c),
 	)
 	if c.Systemd == SystemdYes || c.Systemd == SystemdAuto && c.SystemdRunning() {
@@ -522,14 +523,14 @@ func writeOwned(path string, data []byte, owner, group string, mode fs.FileMode)
 // service user, mode 0600 in a 0700 directory (what vigil serve makes and
 // keeps at every start).
 func credsStep(c Config) Step {
-	dir := natsutil.CredsDir(c.DataDir)
+	dir := datadir.New(c.DataDir).Creds().Dir()
 	files := func() []string {
 		var fs []string
 		for _, r := range natsutil.Roles {
-			fs = append(fs, natsutil.CredsFileIn(dir, r))
+			fs = append(fs, datadir.CredsAt(dir).Seed(r))
 		}
 		for _, r := range natsutil.TokenRoles {
-			fs = append(fs, natsutil.TokenFileIn(dir, r))
+			fs = append(fs, datadir.CredsAt(dir).Token(r))
 		}
 		return fs
 	}

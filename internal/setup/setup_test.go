@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -103,9 +104,9 @@ func TestRunMakesTheDeploymentOnce(t *testing.T) {
 		group string
 	}{
 		{cfg.DataDir, 0o700, "root"},
-		{natsutil.CredsDir(cfg.DataDir), 0o700, "root"},
-		{natsutil.CredsFile(cfg.DataDir, natsutil.RoleApprover), 0o600, "root"},
-		{natsutil.TokenFile(cfg.DataDir, natsutil.RoleAdmin), 0o600, "root"},
+		{datadir.New(cfg.DataDir).Creds().Dir(), 0o700, "root"},
+		{datadir.New(cfg.DataDir).Creds().Seed(natsutil.RoleApprover), 0o600, "root"},
+		{datadir.New(cfg.DataDir).Creds().Token(natsutil.RoleAdmin), 0o600, "root"},
 		{filepath.Join(cfg.EtcDir, AgentCredsFile), 0o640, cfg.AgentGroup},
 		{filepath.Join(cfg.EtcDir, AgentTokenFile), 0o640, cfg.AgentGroup},
 		{filepath.Join(cfg.EtcDir, DeploymentFile), 0o644, "root"},
@@ -120,7 +121,7 @@ func TestRunMakesTheDeploymentOnce(t *testing.T) {
 		}
 	}
 	agent, _ := os.ReadFile(filepath.Join(cfg.EtcDir, AgentCredsFile))
-	seed, _ := os.ReadFile(natsutil.CredsFile(cfg.DataDir, natsutil.RoleAgent))
+	seed, _ := os.ReadFile(datadir.New(cfg.DataDir).Creds().Seed(natsutil.RoleAgent))
 	if len(agent) == 0 || !bytes.Equal(agent, seed) {
 		t.Error("the agent's copy is not the agent's seed")
 	}
@@ -141,7 +142,7 @@ func TestRunMakesTheDeploymentOnce(t *testing.T) {
 		}
 	}
 	// A widened credential is narrowed again.
-	if err := os.Chmod(natsutil.CredsFile(cfg.DataDir, natsutil.RoleApprover), 0o644); err != nil {
+	if err := os.Chmod(datadir.New(cfg.DataDir).Creds().Seed(natsutil.RoleApprover), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	res, _ = Run(t.Context(), steps, false, nil)
@@ -190,7 +191,7 @@ func TestUnitRunsAsTheServiceUser(t *testing.T) {
 func TestCheckAccess(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data")
-	if _, err := natsutil.EnsureCreds(natsutil.CredsDir(data)); err != nil {
+	if _, err := natsutil.EnsureCreds(datadir.New(data).Creds().Dir()); err != nil {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "vigil")
@@ -209,12 +210,12 @@ func TestCheckAccess(t *testing.T) {
 			t.Errorf("problem without a fix: %+v", p)
 		}
 	}
-	for _, want := range []string{natsutil.CredsFile(data, natsutil.RoleApprover), natsutil.CredsFile(data, natsutil.RoleAdmin), bin, settings} {
+	for _, want := range []string{datadir.New(data).Creds().Seed(natsutil.RoleApprover), datadir.New(data).Creds().Seed(natsutil.RoleAdmin), bin, settings} {
 		if !slices.Contains(paths, want) {
 			t.Errorf("CheckAccess does not report %s: %v", want, paths)
 		}
 	}
-	if slices.Contains(paths, natsutil.CredsFile(data, natsutil.RoleAgent)) {
+	if slices.Contains(paths, datadir.New(data).Creds().Seed(natsutil.RoleAgent)) {
 		t.Error("CheckAccess reports the agent's own credential")
 	}
 }
