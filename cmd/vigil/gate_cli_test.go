@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/bench"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/internal/testnode"
@@ -354,7 +355,7 @@ func TestBenchGateSmoke(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench gate: exit %d\n%s%s", code, out, stderr)
 	}
-	var res gateBenchResult
+	var res bench.GateResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
