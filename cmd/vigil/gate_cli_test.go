@@ -15,6 +15,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/bench"
+	"github.com/vigil-dev/vigil/internal/configlog"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/internal/testnode"
@@ -112,11 +113,11 @@ approval_timeout: 2m
 		t.Fatalf("set (good): exit %d\n%s%s", code, out, stderr)
 	}
 	out, _, _ = runGate(t, "", "config", "show", "--data", dir, "--json")
-	var shown configShown
+	var shown configlog.Shown
 	if err := json.Unmarshal([]byte(out), &shown); err != nil {
 		t.Fatal(err)
 	}
-	if shown.Source != "event" || shown.Config.Confirmation.Threshold != events.RiskMedium || !shown.SecurityRisk.Ask || shown.Seq != res.Seq {
+	if shown.Source != "global" || shown.Config.Confirmation.Threshold != events.RiskMedium || !shown.SecurityRisk.Ask || shown.Seq != res.Seq {
 		t.Fatalf("show = %+v", shown)
 	}
 	// At a position before it, the default was in force.
