@@ -200,10 +200,10 @@ func TestGateCLI(t *testing.T) {
 		out, _, code := runGate(t, `{"id":"w1","conversation":"c1","data":{"tool":"bash","args":{"command":"rm -rf /"}}}`, "gate", "--data", dir)
 		done <- gateRun{out, code}
 	}()
-	var ps []pendingAction
+	var ps []client.PendingAction
 	testnode.Eventually(t, 10*time.Second, func() string {
 		out, _, _ = runGate(t, "", "pending", "--data", dir, "--json")
-		if ps = parsePendingLines(t, out); !slices.ContainsFunc(ps, func(p pendingAction) bool { return p.ID == "w1" }) {
+		if ps = parsePendingLines(t, out); !slices.ContainsFunc(ps, func(p client.PendingAction) bool { return p.ID == "w1" }) {
 			return fmt.Sprintf("w1 not pending: %+v", ps)
 		}
 		return ""
@@ -367,14 +367,14 @@ func TestBenchGateSmoke(t *testing.T) {
 }
 
 // parsePendingLines reads `vigil pending --json`: one JSON object per line.
-func parsePendingLines(t *testing.T, out string) []pendingAction {
+func parsePendingLines(t *testing.T, out string) []client.PendingAction {
 	t.Helper()
-	var ps []pendingAction
+	var ps []client.PendingAction
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if line == "" {
 			continue
 		}
-		var p pendingAction
+		var p client.PendingAction
 		if err := json.Unmarshal([]byte(line), &p); err != nil {
 			t.Fatalf("pending --json line %q: %v", line, err)
 		}

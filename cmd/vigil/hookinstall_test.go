@@ -195,7 +195,7 @@ func TestHookDoctor(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	// Single-user mode: the hook reaches the node, and doctor fails
-	// because this user reads the approver's credential (hookdoctor_perm.go).
+	// because this user reads the approver's credential (install.PermissionFindings).
 	out, stderr, code := runGate(t, "", "hook", "doctor", "--dir", project)
 	if code != 1 || !strings.Contains(out, "FAIL permissions") || !strings.Contains(out, "ok   claude-code") || !strings.Contains(out, "reaches the node at nats://127.0.0.1:") || strings.Count(out, "ok   ") != 1 {
 		t.Fatalf("doctor (running): exit %d\n%s%s", code, out, stderr)
