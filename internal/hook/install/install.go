@@ -149,7 +149,11 @@ func Quote(s string) string {
 }
 
 // words splits a command line as a POSIX shell would, for the simple
-// quoting install writes (single and double quotes, backslashes).
+// quoting install writes (single and double quotes, backslashes). It
+// splits on blanks only and expands nothing, so a hand-written
+// "cd /x && vigil hook cursor" still shows its vigil words (a shell
+// parser refuses the && and would hide that hook from install and
+// doctor).
 func words(s string) []string {
 	var out []string
 	var cur strings.Builder
