@@ -19,11 +19,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
-// appendBatch is how many events `vigil append` sends per AppendBatch: at
-// most one atomic request's worth (natsutil.MaxBatchMessages). The client
-// splits a batch further by subject family and size.
-const appendBatch = natsutil.MaxBatchMessages
-
 func newAppendCmd(c *cli) *cobra.Command {
 	var conversation string
 	var timeout time.Duration
@@ -84,7 +79,7 @@ goes to stderr.`,
 				return err
 			}
 			_, err = storeEvents(ctx, cl, storeOptions{name: name, in: r, conversation: conversation, now: now,
-				total: total, batch: appendBatch, out: c.stdout, progress: prog})
+				total: total, batch: natsutil.MaxBatchMessages, out: c.stdout, progress: prog})
 			return err
 		},
 	}

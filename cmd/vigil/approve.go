@@ -147,11 +147,8 @@ func isTerminalReader(r io.Reader) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// decision is what the gate made of an approval.
-type decision = client.Decision
-
 func (c *cli) decideOne(ctx context.Context, cl *client.Client, id string, verdict events.Verdict, f decideFlags) error {
-	p, err := findPending(ctx, cl, id)
+	p, err := cl.FindPending(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -169,7 +166,7 @@ func (c *cli) decideOne(ctx context.Context, cl *client.Client, id string, verdi
 	return nil
 }
 
-func printDecision(w io.Writer, d decision) {
+func printDecision(w io.Writer, d client.Decision) {
 	id := display.Escape(d.ID)
 	if !d.Confirmed {
 		fmt.Fprintf(w, "%s: %s recorded at log seq %d; the gate has not confirmed it yet (is vigil serve running?)\n", id, display.Escape(string(d.Verdict)), d.Seq)
@@ -201,7 +198,7 @@ const maxShownReasons = 8
 // the whole command, never cut; every field the agent wrote goes through
 // display, so no escape sequence, bidi or invisible character in it can
 // redraw, reorder or hide what is shown.
-func printAction(w io.Writer, p pendingAction) {
+func printAction(w io.Writer, p client.PendingAction) {
 	rules := make([]string, 0, len(p.Reasons))
 	for _, r := range p.Reasons {
 		rules = append(rules, r.Analyzer+"/"+r.Rule)
@@ -235,7 +232,7 @@ func printAction(w io.Writer, p pendingAction) {
 
 // decide records the verdict on p and waits for the gate to act on it
 // (client.Client.Decide).
-func decide(ctx context.Context, cl *client.Client, p pendingAction, verdict events.Verdict, f decideFlags) (decision, error) {
+func decide(ctx context.Context, cl *client.Client, p client.PendingAction, verdict events.Verdict, f decideFlags) (client.Decision, error) {
 	approver := f.approver
 	if approver == "" {
 		approver = operatorName()
@@ -248,11 +245,11 @@ func (c *cli) walkPending(ctx context.Context, cl *client.Client, f decideFlags)
 	in := bufio.NewReader(c.stdin)
 	skipped := map[string]bool{}
 	for {
-		ps, err := readPending(ctx, cl, "")
+		ps, err := cl.Pending(ctx, "")
 		if err != nil {
 			return err
 		}
-		var p *pendingAction
+		var p *client.PendingAction
 		for i := range ps {
 			if !skipped[ps[i].ID] {
 				p = &ps[i]

@@ -17,7 +17,6 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/configlog"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/gate"
 )
 
@@ -133,11 +132,11 @@ func configError(name string, version int64, err error) error {
 // (whatever its version).
 func setConfig(ctx context.Context, cl *client.Client, name string, cfg events.Config, onlyIfChanged bool) (configSetResult, error) {
 	res := configSetResult{Scope: configlog.ScopeLabel(cfg)}
-	st, err := readConfigs(ctx, cl, cfg.Conversation, 0)
+	h, err := configlog.ReadHistory(ctx, cl.JetStream(), cfg.Conversation, 0)
 	if err != nil {
 		return res, err
 	}
-	cur, curVersion := st.sameScope(cfg)
+	cur, curVersion := h.SameScope(cfg)
 	if onlyIfChanged && cur != nil && configlog.Same(*cur, cfg) {
 		res.Unchanged, res.Version = true, cur.Version
 		return res, nil
@@ -180,85 +179,6 @@ func applyConfigFile(ctx context.Context, cl *client.Client, path string, w io.W
 	return nil
 }
 
-// configEvents is the config history read from the log.
-type configEvents struct {
-	tracker *processors.ConfigTracker
-	ids     map[uint64]string
-	// latest config per scope key ("" = global, else the conversation).
-	latest map[string]events.Config
-	// last is the last log sequence read.
-	last uint64
-}
-
-// sameScope returns the latest config of cfg's scope, and its version (0
-// when there is none: the built-in default is version 0).
-func (s *configEvents) sameScope(cfg events.Config) (*events.Config, int64) {
-	key := configlog.ScopeKey(cfg)
-	if c, ok := s.latest[key]; ok {
-		return &c, c.Version
-	}
-	if key == "" {
-		d := events.DefaultConfig()
-		return &d, 0
-	}
-	return nil, 0
-}
-
-// readConfigs folds the config events of the log up to seq at (0: all).
-// Global configs live on the "_" log subject, a conversation's own on its
-// subject (events.Validate refuses a global config sent on a
-// conversation), so only those subjects are read.
-func readConfigs(ctx context.Context, cl *client.Client, conversation string, at uint64) (*configEvents, error) {
-	st := &configEvents{tracker: processors.NewConfigTracker(), ids: map[uint64]string{}, latest: map[string]events.Config{}}
-	subjects := []string{events.LogSubject("")}
-	if conversation != "" {
-		subjects = append(subjects, events.LogSubject(conversation))
-	}
-	err := natsutil.ReadStream(ctx, cl.JetStream(), natsutil.ReadOptions{Stream: events.StreamLog, Subjects: subjects, To: at},
-		func(r natsutil.RawRecord) error {
-			st.last = r.Seq
-			ev, err := events.DecodeMsgpack(r.Data)
-			if err != nil || ev.Kind != events.KindConfig {
-				return nil
-			}
-			rec := events.Record{Seq: r.Seq, Subject: r.Subject, Raw: r.Data, Event: ev}
-			if _, err := st.tracker.Observe(&rec); err != nil {
-				return nil
-			}
-			cfg, err := events.DataAs[events.Config](&ev)
-			if err != nil {
-				return nil
-			}
-			st.ids[r.Seq] = ev.ID
-			key := ""
-			if cfg.Scope == events.ScopeConversation {
-				key = cfg.Conversation
-				if key == "" {
-					key = ev.Conversation
-				}
-			}
-			st.latest[key] = cfg
-			return nil
-		})
-	if err != nil {
-		return nil, fmt.Errorf("read config events: %w", err)
-	}
-	return st, nil
-}
-
-// configShown is what config show prints.
-type configShown struct {
-	Conversation string `json:"conversation,omitempty"`
-	// At is the log position asked for (0: now).
-	At uint64 `json:"at,omitempty"`
-	// Source is "default" (no config event was ever appended) or "event".
-	Source       string        `json:"source"`
-	EventID      string        `json:"event_id,omitempty"`
-	Seq          uint64        `json:"seq,omitempty"`
-	Config       events.Config `json:"config"`
-	SecurityRisk gate.Hint     `json:"security_risk"`
-}
-
 func newConfigShowCmd(c *cli) *cobra.Command {
 	var (
 		conversation string
@@ -282,16 +202,11 @@ ask their LLM for security_risk under it. YAML by default; --json for JSON.`,
 				return err
 			}
 			defer cl.Close()
-			st, err := readConfigs(cmd.Context(), cl, conversation, at)
+			h, err := configlog.ReadHistory(cmd.Context(), cl.JetStream(), conversation, at)
 			if err != nil {
 				return err
 			}
-			cfg, seq := st.tracker.For(conversation)
-			shown := configShown{Conversation: conversation, At: at, Source: "default", Seq: seq,
-				Config: cfg.WithDefaults(), SecurityRisk: gate.HintFor(cfg, seq)}
-			if seq > 0 {
-				shown.Source, shown.EventID = "event", st.ids[seq]
-			}
+			shown := h.Show(conversation, at)
 			if asJSON {
 				return gateJSON(c.stdout, shown)
 			}
@@ -305,7 +220,7 @@ ask their LLM for security_risk under it. YAML by default; --json for JSON.`,
 	return cmd
 }
 
-func printConfigYAML(w io.Writer, s configShown) error {
+func printConfigYAML(w io.Writer, s configlog.Shown) error {
 	where := "globally"
 	if s.Conversation != "" {
 		where = "for conversation " + s.Conversation
@@ -315,7 +230,7 @@ func printConfigYAML(w io.Writer, s configShown) error {
 		when = fmt.Sprintf("at log seq %d", s.At)
 	}
 	fmt.Fprintf(w, "# config in force %s, %s\n", where, when)
-	if s.Source == "default" {
+	if s.Source == configlog.SourceDefault {
 		fmt.Fprintf(w, "# source: the built-in default: no config event was ever appended\n")
 		fmt.Fprintf(w, "#   (mode risky, threshold HIGH; rules, policy and injection analyzers on; LLM hint off)\n")
 	} else {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 )
 
@@ -55,7 +56,7 @@ func renderInTmux(t *testing.T, out []byte) string {
 // shows the true command, its level and the agent; the same text printed
 // raw erases itself (so the test would see the attack work).
 func TestPendingRenderedScreen(t *testing.T) {
-	p := pendingAction{ID: "a-1", Conversation: "c-1", Level: events.RiskHigh, Seq: 3,
+	p := client.PendingAction{ID: "a-1", Conversation: "c-1", Level: events.RiskHigh, Seq: 3,
 		Command: "rm -rf ~ #\x1b[2K\x1b[1G git status", Agent: "coder\x1b[8m-1",
 		Reasons: []events.Reason{{Analyzer: "rules", Rule: "rm-recursive", Level: events.RiskHigh}}}
 	raw := renderInTmux(t, []byte("HIGH  "+p.Agent+"  "+p.Command+"\n"))
@@ -63,7 +64,7 @@ func TestPendingRenderedScreen(t *testing.T) {
 		t.Fatalf("the raw attack did not hide the command, so this test proves nothing: %q", raw)
 	}
 	var b bytes.Buffer
-	printPending(&b, []pendingAction{p}, time.Now(), false)
+	printPending(&b, []client.PendingAction{p}, time.Now(), false)
 	screen := renderInTmux(t, b.Bytes())
 	for _, want := range []string{"HIGH", "rm -rf ~", "git status", "coder", "rules/rm-recursive"} {
 		if !strings.Contains(screen, want) {

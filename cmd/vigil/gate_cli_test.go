@@ -14,6 +14,8 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/bench"
+	"github.com/vigil-dev/vigil/internal/configlog"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/internal/testnode"
@@ -111,11 +113,11 @@ approval_timeout: 2m
 		t.Fatalf("set (good): exit %d\n%s%s", code, out, stderr)
 	}
 	out, _, _ = runGate(t, "", "config", "show", "--data", dir, "--json")
-	var shown configShown
+	var shown configlog.Shown
 	if err := json.Unmarshal([]byte(out), &shown); err != nil {
 		t.Fatal(err)
 	}
-	if shown.Source != "event" || shown.Config.Confirmation.Threshold != events.RiskMedium || !shown.SecurityRisk.Ask || shown.Seq != res.Seq {
+	if shown.Source != "global" || shown.Config.Confirmation.Threshold != events.RiskMedium || !shown.SecurityRisk.Ask || shown.Seq != res.Seq {
 		t.Fatalf("show = %+v", shown)
 	}
 	// At a position before it, the default was in force.
@@ -198,10 +200,10 @@ func TestGateCLI(t *testing.T) {
 		out, _, code := runGate(t, `{"id":"w1","conversation":"c1","data":{"tool":"bash","args":{"command":"rm -rf /"}}}`, "gate", "--data", dir)
 		done <- gateRun{out, code}
 	}()
-	var ps []pendingAction
+	var ps []client.PendingAction
 	testnode.Eventually(t, 10*time.Second, func() string {
 		out, _, _ = runGate(t, "", "pending", "--data", dir, "--json")
-		if ps = parsePendingLines(t, out); !slices.ContainsFunc(ps, func(p pendingAction) bool { return p.ID == "w1" }) {
+		if ps = parsePendingLines(t, out); !slices.ContainsFunc(ps, func(p client.PendingAction) bool { return p.ID == "w1" }) {
 			return fmt.Sprintf("w1 not pending: %+v", ps)
 		}
 		return ""
@@ -354,7 +356,7 @@ func TestBenchGateSmoke(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("bench gate: exit %d\n%s%s", code, out, stderr)
 	}
-	var res gateBenchResult
+	var res bench.GateResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -365,14 +367,14 @@ func TestBenchGateSmoke(t *testing.T) {
 }
 
 // parsePendingLines reads `vigil pending --json`: one JSON object per line.
-func parsePendingLines(t *testing.T, out string) []pendingAction {
+func parsePendingLines(t *testing.T, out string) []client.PendingAction {
 	t.Helper()
-	var ps []pendingAction
+	var ps []client.PendingAction
 	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		if line == "" {
 			continue
 		}
-		var p pendingAction
+		var p client.PendingAction
 		if err := json.Unmarshal([]byte(line), &p); err != nil {
 			t.Fatalf("pending --json line %q: %v", line, err)
 		}

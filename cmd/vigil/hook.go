@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/hook"
+	"github.com/vigil-dev/vigil/internal/hook/install"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -208,9 +209,9 @@ func (c *cli) hookSelf(clientName string) hook.Self {
 		}
 	}
 	wd, _ := os.Getwd()
-	if slices.Contains(installClients, clientName) {
-		s.Settings = append(s.Settings, settingsPaths(clientName, wd)...)
-		if p, err := systemSettingsPath(clientName); err == nil {
+	if slices.Contains(install.Clients(), clientName) {
+		s.Settings = append(s.Settings, install.SettingsPaths(clientName, wd)...)
+		if p, err := install.SystemSettingsPath(clientName); err == nil {
 			s.Settings = append(s.Settings, p)
 		}
 	}

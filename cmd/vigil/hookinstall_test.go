@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-dev/vigil/internal/hook/install"
 )
 
 // fakeBinary is an executable file standing in for an installed vigil.
@@ -83,7 +85,7 @@ func TestHookInstallClaudeCodeMerges(t *testing.T) {
 	if p, _ := s["permissions"].(map[string]any); p == nil {
 		t.Fatalf("permissions lost: %v", s)
 	}
-	want := shellQuote(bin) + " hook claude-code --data " + data
+	want := install.Quote(bin) + " hook claude-code --data " + data
 	if !strings.Contains(want, "'") {
 		t.Fatalf("a path with a space must be quoted: %s", want)
 	}
@@ -115,7 +117,7 @@ func TestHookInstallClaudeCodeMerges(t *testing.T) {
 		t.Fatal("a second install changed the file or backed it up again")
 	}
 	// The command parses back to the same binary and data directory.
-	if tg, ok := parseHookCommand(pre[1]); !ok || tg.bin != bin || tg.data != data {
+	if tg, ok := install.ParseCommand(pre[1]); !ok || tg.Bin != bin || tg.Data != data {
 		t.Fatalf("parsed %+v from %s", tg, pre[1])
 	}
 }
@@ -163,7 +165,7 @@ func TestHookInstallScopes(t *testing.T) {
 	if _, stderr, code := runGate(t, "", "hook", "install", "vscode", "--binary", bin); code != 1 || !strings.Contains(stderr, "claude-code, gemini, cursor") {
 		t.Fatalf("unknown client: %s", stderr)
 	}
-	if _, err := vigilBinary(""); err == nil || !strings.Contains(err.Error(), "go run") {
+	if _, err := install.Binary(""); err == nil || !strings.Contains(err.Error(), "go run") {
 		// The test binary lives in a go-build temporary directory.
 		t.Fatalf("the test binary was accepted as the hook's binary: %v", err)
 	}
@@ -193,7 +195,7 @@ func TestHookDoctor(t *testing.T) {
 		t.Fatal(stderr)
 	}
 	// Single-user mode: the hook reaches the node, and doctor fails
-	// because this user reads the approver's credential (hookdoctor_perm.go).
+	// because this user reads the approver's credential (install.PermissionFindings).
 	out, stderr, code := runGate(t, "", "hook", "doctor", "--dir", project)
 	if code != 1 || !strings.Contains(out, "FAIL permissions") || !strings.Contains(out, "ok   claude-code") || !strings.Contains(out, "reaches the node at nats://127.0.0.1:") || strings.Count(out, "ok   ") != 1 {
 		t.Fatalf("doctor (running): exit %d\n%s%s", code, out, stderr)
@@ -207,7 +209,7 @@ func TestHookDoctor(t *testing.T) {
 		t.Fatalf("doctor (one down): exit %d\n%s", code, out)
 	}
 	out, _, code = runGate(t, "", "hook", "doctor", "claude-code", "--dir", project, "--json")
-	var all, fs []doctorFinding
+	var all, fs []install.Finding
 	json.Unmarshal([]byte(out), &all)
 	for _, f := range all {
 		if f.Client != "permissions" {
@@ -224,7 +226,7 @@ func TestHookDoctor(t *testing.T) {
 // settings (under $VIGIL_HOOK_SYSTEM_ROOT) with allowManagedHooksOnly.
 func TestHookInstallKeepsFlagsAndSystem(t *testing.T) {
 	root := t.TempDir()
-	t.Setenv(systemRootEnv, root)
+	t.Setenv(install.SystemRootEnv, root)
 	proj := t.TempDir()
 	data := t.TempDir()
 	bin := filepath.Join(t.TempDir(), "vigil")

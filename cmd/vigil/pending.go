@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -16,19 +15,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/display"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
-
-// pendingAction is one action waiting for a person, as vigil pending lists it.
-type pendingAction = client.PendingAction
-
-// readPending lists the actions waiting for a person (client.Client.Pending).
-func readPending(ctx context.Context, cl *client.Client, conversation string) ([]pendingAction, error) {
-	return cl.Pending(ctx, conversation)
-}
-
-// findPending returns the pending action id, or an error that says what to do.
-func findPending(ctx context.Context, cl *client.Client, id string) (pendingAction, error) {
-	return cl.FindPending(ctx, id)
-}
 
 func newPendingCmd(c *cli) *cobra.Command {
 	var (
@@ -57,7 +43,7 @@ its head, "… N bytes not shown …", and its tail; --full shows it whole.`,
 				return err
 			}
 			defer cl.Close()
-			ps, err := readPending(cmd.Context(), cl, conversation)
+			ps, err := cl.Pending(cmd.Context(), conversation)
 			if err != nil {
 				return err
 			}
@@ -86,7 +72,7 @@ const pendingCommandWidth = 72
 
 // printPending writes the table of waiting actions: what Vigil concluded
 // (level, reasons) first, every field the agent wrote through display.
-func printPending(w io.Writer, ps []pendingAction, now time.Time, full bool) {
+func printPending(w io.Writer, ps []client.PendingAction, now time.Time, full bool) {
 	if len(ps) == 0 {
 		fmt.Fprintln(w, "no action is waiting for a decision")
 		return
@@ -106,7 +92,7 @@ func printPending(w io.Writer, ps []pendingAction, now time.Time, full bool) {
 }
 
 // actionText is what a waiting action does: its command, else its tool.
-func actionText(p pendingAction) string {
+func actionText(p client.PendingAction) string {
 	if p.Command != "" {
 		return p.Command
 	}

@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,17 +13,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/client/api"
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
-
-// tokenAPI is how `vigil token` reaches a node: its HTTP API, with an
-// admin token. Tokens are HTTP credentials, and the API answers a change
-// only once the node applied it, so "revoked" means refused from now on.
-type tokenAPI struct {
-	url, token string
-	hc         *http.Client
-}
 
 type tokenFlags struct {
 	url, tokenFile string
@@ -37,7 +27,10 @@ func (f *tokenFlags) add(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.tokenFile, "token-file", "", "file holding an admin token (default $VIGIL_TOKEN, else DATA/creds/admin.token)")
 }
 
-func (c *cli) tokenAPI(f tokenFlags) (*tokenAPI, error) {
+// tokenAPI is how `vigil token` reaches a node: its HTTP API, with an
+// admin token. Tokens are HTTP credentials, and the API answers a change
+// only once the node applied it, so "revoked" means refused from now on.
+func (c *cli) tokenAPI(f tokenFlags) (*api.Client, error) {
 	u := f.url
 	if u == "" {
 		u = os.Getenv("VIGIL_URL")
@@ -55,7 +48,7 @@ func (c *cli) tokenAPI(f tokenFlags) (*tokenAPI, error) {
 			c.tlsCA = info.TLSCA
 		}
 	}
-	hc, err := httpsClient(c.tlsCA)
+	hc, err := api.HTTPClient(c.tlsCA)
 	if err != nil {
 		return nil, err
 	}
@@ -76,59 +69,18 @@ func (c *cli) tokenAPI(f tokenFlags) (*tokenAPI, error) {
 		}
 		tok = t
 	}
-	return &tokenAPI{url: strings.TrimRight(u, "/"), token: tok, hc: hc}, nil
+	return api.New(u, tok, hc), nil
 }
 
-// apiError is the HTTP API's error answer.
-type apiErrorBody struct {
-	Error string   `json:"error"`
-	Field string   `json:"field"`
-	Needs []string `json:"needs"`
-}
-
-// do sends a request and decodes a 2xx answer into out.
-func (a *tokenAPI) do(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
+// tokenDo sends one request of `vigil token`; a refusal for want of
+// rights says that managing tokens needs an admin token.
+func tokenDo(ctx context.Context, a *api.Client, method, path string, body, out any) error {
+	err := a.Do(ctx, method, path, body, out)
+	var e *api.Error
+	if errors.As(err, &e) && e.Message != "" && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden) {
+		return fmt.Errorf("%s (managing tokens needs an admin token)", e.Message)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, a.url+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+a.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := a.hc.Do(req)
-	if err != nil {
-		return fmt.Errorf("reach the HTTP API at %s: %w", a.url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("read the answer of %s %s: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var e apiErrorBody
-		if json.Unmarshal(b, &e) != nil || e.Error == "" {
-			return fmt.Errorf("%s %s: %s", method, path, resp.Status)
-		}
-		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			return fmt.Errorf("%s (managing tokens needs an admin token)", e.Error)
-		}
-		return errors.New(e.Error)
-	}
-	if out != nil {
-		if err := json.Unmarshal(b, out); err != nil {
-			return fmt.Errorf("%s %s: the answer does not decode: %w", method, path, err)
-		}
-	}
-	return nil
+	return err
 }
 
 func newTokenCmd(c *cli) *cobra.Command {
@@ -167,12 +119,12 @@ func newTokenCreateCmd(c *cli) *cobra.Command {
 			if role == "" {
 				return fmt.Errorf("--role is required: agent, runtime, approver or admin")
 			}
-			api, err := c.tokenAPI(f)
+			a, err := c.tokenAPI(f)
 			if err != nil {
 				return err
 			}
 			var out httpapi.TokenCreated
-			if err := api.do(cmd.Context(), http.MethodPost, "/v1/tokens", map[string]string{"role": role, "name": name}, &out); err != nil {
+			if err := tokenDo(cmd.Context(), a, http.MethodPost, "/v1/tokens", map[string]string{"role": role, "name": name}, &out); err != nil {
 				return fmt.Errorf("create a %s token: %w", role, err)
 			}
 			if asJSON || !isTerminal(c.stdout) {
@@ -205,7 +157,7 @@ func newTokenListCmd(c *cli) *cobra.Command {
 		Short: "List the named tokens (never the tokens themselves)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			api, err := c.tokenAPI(f)
+			a, err := c.tokenAPI(f)
 			if err != nil {
 				return err
 			}
@@ -218,7 +170,7 @@ func newTokenListCmd(c *cli) *cobra.Command {
 				path += "?" + q.Encode()
 			}
 			var out httpapi.TokenList
-			if err := api.do(cmd.Context(), http.MethodGet, path, nil, &out); err != nil {
+			if err := tokenDo(cmd.Context(), a, http.MethodGet, path, nil, &out); err != nil {
 				return fmt.Errorf("list tokens: %w", err)
 			}
 			rows := out.Tokens[:0]
@@ -258,7 +210,7 @@ func newTokenRevokeCmd(c *cli) *cobra.Command {
 		Short: "Revoke a named token; the node refuses it once this returns",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			api, err := c.tokenAPI(f)
+			a, err := c.tokenAPI(f)
 			if err != nil {
 				return err
 			}
@@ -271,7 +223,7 @@ func newTokenRevokeCmd(c *cli) *cobra.Command {
 				Seq     uint64 `json:"seq"`
 				Applied bool   `json:"applied"`
 			}
-			if err := api.do(cmd.Context(), http.MethodDelete, path, nil, &out); err != nil {
+			if err := tokenDo(cmd.Context(), a, http.MethodDelete, path, nil, &out); err != nil {
 				return fmt.Errorf("revoke %s: %w", args[0], err)
 			}
 			if asJSON || !isTerminal(c.stdout) {

@@ -4,8 +4,13 @@
 // and PUT /v1/config all use it, so a configuration is refused or accepted
 // the same way whichever way it comes.
 //
-// The package reads and writes nothing: callers find the version in force
-// (from the log or the read models) and append the event it returns.
+// It is also which config is in force: History folds a log's config events
+// with the gate's own tracker, and Show is the one answer `vigil config
+// show` and GET /v1/config give (the same source, the same fields).
+//
+// The package writes nothing, and reads only in ReadHistory: callers find
+// the version in force (from the log or the read models) and append the
+// event Prepare returns.
 package configlog
 
 import (

@@ -6,20 +6,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/configlog"
-	"github.com/vigil-dev/vigil/processors/gate"
 )
-
-// configShown is the answer to GET /v1/config (as `vigil config show --json`).
-type configShown struct {
-	Conversation string `json:"conversation,omitempty"`
-	// Source is "default" (no config event was ever appended),
-	// "global" or "conversation" (the scope of the config event in force).
-	Source       string        `json:"source"`
-	EventID      string        `json:"event_id,omitempty"`
-	Seq          uint64        `json:"seq,omitempty"`
-	Config       events.Config `json:"config"`
-	SecurityRisk gate.Hint     `json:"security_risk"`
-}
 
 // showConfig answers with the config in force now, globally or for
 // ?conversation= (a conversation's own config overrides the global one),
@@ -32,18 +19,17 @@ func (s *Server) showConfig(w http.ResponseWriter, r *http.Request, who principa
 	if s.cfg.Reads == nil {
 		return unavailable("this node keeps no read models; use vigil config show")
 	}
-	cs, source, err := s.cfg.Reads.ConfigFor(conv)
+	cs, _, err := s.cfg.Reads.ConfigFor(conv)
 	if err != nil {
 		return readError(err)
 	}
-	shown := configShown{Conversation: conv, Source: source, Seq: cs.Seq,
-		Config: cs.Config.WithDefaults(), SecurityRisk: gate.HintFor(cs.Config, cs.Seq)}
+	var id string
 	if cs.Seq > 0 {
 		if rec, err := s.cfg.Reads.EventAt(cs.Seq); err == nil {
-			shown.EventID = rec.Event.ID
+			id = rec.Event.ID
 		}
 	}
-	writeJSON(w, http.StatusOK, shown)
+	writeJSON(w, http.StatusOK, configlog.Show(conv, 0, cs.Config, cs.Seq, id))
 	return nil
 }
 
