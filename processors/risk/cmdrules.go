@@ -20,7 +20,7 @@ var ruledCmds = lazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "
 	"csrutil", "tmutil", "mdatp", "defaults", "auditctl", "ufw", "iptables", "ip6tables", "nft", "pfctl", "journalctl", "log",
 	"history", "unset", "set", "security", "kickstart", "systemsetup", "git", "gh", "pip", "npm", "yarn", "pnpm", "bun", "cargo",
 	"go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "pacman", "apk", "conda", "mamba", "pipx",
-	"uv", "uvx", "npx", "bunx", "poetry", "make", "twine", "docker", "kubectl", "oc", "helm", "terraform", "tofu", "aws", "gcloud",
+	"uv", "uvx", "npx", "bunx", "poetry", "make", "twine", "docker", "podman", "nerdctl", "kubectl", "oc", "helm", "terraform", "tofu", "aws", "gcloud",
 	"az", "doctl", "heroku", "flyctl", "psql", "mysql", "sqlite3", "clickhouse-client", "cockroach", "sqlcmd", "duckdb", "mongo",
 	"redis-cli", "curl", "wget", "nc", "socat", "telnet", "scp", "sftp", "rsync", "ftp", "lftp", "smbclient", "ssh", "dig",
 	"nslookup", "host", "nmap", "masscan", "zmap", "nikto", "tcpdump", "tshark", "ping", "ngrok", "cloudflared", "code", "python",
@@ -552,12 +552,15 @@ func (w *walker) commandRules(c *command) {
 		if hasArg(a, "install", "uninstall") {
 			w.hit(c, "package-install", med, "make install writes outside the workspace")
 		}
-	case "docker":
+	case "docker", "podman", "nerdctl":
 		w.docker(c)
 	case "kubectl", "oc":
 		w.kubectl(c)
 	case "helm":
-		if len(a) > 0 && (a[0] == "install" || a[0] == "upgrade" || a[0] == "uninstall" || a[0] == "delete" || a[0] == "rollback") {
+		switch {
+		case len(a) > 1 && (a[0] == "uninstall" || a[0] == "delete" || a[0] == "del" || a[0] == "un") && !hasArg(a, "--dry-run"):
+			w.hit(c, "cluster-delete", high, "helm "+a[0]+" removes a release and its resources from a cluster")
+		case len(a) > 0 && (a[0] == "install" || a[0] == "upgrade" || a[0] == "uninstall" || a[0] == "delete" || a[0] == "rollback"):
 			w.hit(c, "cluster-change", med, "helm "+a[0]+" changes a cluster")
 		}
 	case "terraform", "tofu":
@@ -822,6 +825,10 @@ func (w *walker) deleteTarget(c *command, t string, recursive bool, i int) (lvl 
 	case pcHome:
 		return high, "destructive-delete-home", verb + " deletes the home directory " + t
 	case pcSystem:
+		if tempRoot(rt) {
+			// all of /tmp: other programs' scratch files, nothing kept
+			return med, "delete-temp", verb + " deletes everything in the temporary directory " + rt
+		}
 		return high, "destructive-delete-system", verb + " deletes the system path " + rt
 	case pcLog:
 		return high, "log-tampering", verb + " deletes the log " + rt
@@ -865,6 +872,17 @@ func (w *walker) deleteTarget(c *command, t string, recursive bool, i int) (lvl 
 		return high, "history-tampering", verb + " deletes " + rt
 	}
 	return med, "delete-workspace", verb + " deletes " + t + " in the workspace"
+}
+
+// tempRoot reports whether rp is a temporary directory itself or a glob of
+// everything in it (/tmp, /var/tmp/*, /private/tmp).
+func tempRoot(rp string) bool {
+	for _, t := range []string{"/tmp", "/var/tmp", "/private/tmp", "/private/var/tmp", "/dev/shm"} {
+		if rp == t || rp == t+"/" || strings.HasPrefix(rp, t+"/") && isGlobOnly(strings.TrimPrefix(rp, t+"/")) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *walker) chmod(c *command) {
@@ -1034,7 +1052,10 @@ func (w *walker) git(c *command) {
 		if dry {
 			return
 		}
-		force := flagSet(rest, 'f', "--force", "--force-with-lease", "--force-if-includes") || hasArg(rest, "--mirror")
+		// --force-with-lease (and --force-if-includes) refuse to overwrite
+		// commits the pusher has not seen: what they drop was seen first.
+		force := flagSet(rest, 'f', "--force") || hasArg(rest, "--mirror")
+		lease := flagSet(rest, 0, "--force-with-lease", "--force-if-includes")
 		del := flagSet(rest, 'd', "--delete") || hasArg(rest, "--prune")
 		ops := operands(rest)
 		var refs []string
@@ -1061,21 +1082,37 @@ func (w *walker) git(c *command) {
 		case (force || del) && prot:
 			w.hit(c, "git-force-push-protected", high, "git push rewrites or deletes a protected branch ("+strings.Join(refs, " ")+")")
 		case force:
-			w.hit(c, "git-force-push", med, "git push --force rewrites remote history")
+			w.hit(c, "git-force-push", high, "git push --force replaces the remote branch: commits pushed by others are dropped from it")
+		case lease:
+			w.hit(c, "git-force-push", med, "git push --force-with-lease rewrites remote history it has seen")
 		case del:
 			w.hit(c, "git-delete-remote-ref", med, "git push deletes a remote branch or tag")
 		}
+	// Uncommitted changes and untracked files have no other copy: git
+	// cannot give back what these discard.
 	case "reset":
-		if hasArg(rest, "--hard", "--merge", "--keep") {
-			w.hit(c, "git-discard-changes", med, "git reset --hard discards uncommitted work")
+		switch {
+		case hasArg(rest, "--hard"):
+			w.hit(c, "git-discard-changes", high, "git reset --hard discards uncommitted work, which has no other copy")
+		case hasArg(rest, "--merge", "--keep"):
+			w.hit(c, "git-discard-changes", med, "git reset --merge/--keep moves the branch (it keeps local changes)")
 		}
 	case "clean":
 		if !dry && flagSet(rest, 'f', "--force") {
-			w.hit(c, "git-discard-changes", med, "git clean deletes untracked files")
+			w.hit(c, "git-discard-changes", high, "git clean deletes untracked files, which git has no copy of")
 		}
-	case "checkout", "restore":
-		if hasArg(rest, "--") && hasArg(rest, ".") || hasArg(rest, ".") || hasArg(rest, "--worktree") || flagSet(rest, 'f', "--force") {
-			w.hit(c, "git-discard-changes", med, "git "+sub+" discards uncommitted changes")
+	case "checkout":
+		if hasArg(rest, "--") && len(operands(rest)) > 0 || hasArg(rest, ".") || flagSet(rest, 'f', "--force") {
+			w.hit(c, "git-discard-changes", high, "git checkout overwrites uncommitted changes to the paths it names")
+		}
+	case "restore":
+		staged, worktree := flagSet(rest, 'S', "--staged"), flagSet(rest, 'W', "--worktree")
+		if (!staged || worktree) && len(operands(rest)) > 0 {
+			w.hit(c, "git-discard-changes", high, "git restore overwrites uncommitted changes in the working tree")
+		}
+	case "worktree":
+		if len(rest) > 0 && rest[0] == "remove" && flagSet(rest[1:], 'f', "--force") {
+			w.hit(c, "git-discard-changes", high, "git worktree remove --force deletes a worktree with its uncommitted changes")
 		}
 	case "branch":
 		if flagSet(rest, 'D') || hasArg(rest, "--delete") || flagSet(rest, 'd') {
@@ -1087,7 +1124,7 @@ func (w *walker) git(c *command) {
 		}
 	case "stash":
 		if hasArg(rest, "drop", "clear") {
-			w.hit(c, "git-discard-changes", med, "git stash drop/clear deletes stashed work")
+			w.hit(c, "git-discard-changes", high, "git stash drop/clear deletes stashed work")
 		}
 	case "rebase":
 		if !hasArg(rest, "--abort", "--continue", "--skip", "--quit") {
@@ -1257,10 +1294,12 @@ func (w *walker) docker(c *command) {
 		}
 	case sub == "system prune":
 		if hasArg(a, "--volumes") {
-			w.hit(c, "container-data-delete", high, "docker system prune --volumes deletes all unused data, including volumes")
+			w.hit(c, "container-data-delete", high, c.name+" system prune --volumes deletes all unused data, including volumes")
 		} else {
 			w.hit(c, "container-delete", med, "docker system prune deletes unused containers and images")
 		}
+	case sub == "volume rm" || sub == "volume prune":
+		w.hit(c, "container-data-delete", high, c.name+" "+sub+" deletes volumes and the data in them")
 	case strings.HasSuffix(sub, "prune") || sub == "rm" || sub == "rmi" || sub == "kill" || sub == "stop" || sub == "volume rm" || sub == "container rm" || sub == "image rm" || sub == "compose down" || sub == "network rm":
 		w.hit(c, "container-delete", med, "docker "+sub+" removes or stops containers or data")
 	case sub == "push" || sub == "image push" || sub == "buildx build" && hasArg(a, "--push"):
@@ -1287,8 +1326,11 @@ func (w *walker) kubectl(c *command) {
 		}
 		if hasArg(a, "--all", "-A", "--all-namespaces") || strings.HasPrefix(kinds, "namespace") || kinds == "ns" || strings.HasPrefix(kinds, "node") || kinds == "no" || strings.HasPrefix(kinds, "pv") || strings.HasPrefix(kinds, "persistentvolume") || strings.HasPrefix(kinds, "crd") || strings.HasPrefix(kinds, "customresourcedefinition") || strings.HasPrefix(kinds, "clusterrole") {
 			w.hit(c, "cluster-delete", high, c.name+" delete removes cluster-wide resources")
-		} else {
+		} else if hasArg(a, "--dry-run") || hasArgPrefix(a, "--dry-run=") || kinds == "po" || strings.HasPrefix(kinds, "pod") || kinds == "" && !hasArg(a, "-f", "--filename", "-k", "--kustomize") {
+			// pods are recreated by their controllers
 			w.hit(c, "cluster-change", med, c.name+" delete removes resources")
+		} else {
+			w.hit(c, "cluster-delete", high, c.name+" delete removes "+kinds+" from the cluster")
 		}
 	case "apply", "create", "replace", "patch", "scale", "rollout", "edit", "set", "label", "annotate", "drain", "cordon", "uncordon", "taint", "autoscale", "expose", "run", "cp":
 		w.hit(c, "cluster-change", med, c.name+" "+verb+" changes the cluster")
@@ -1322,8 +1364,10 @@ func (w *walker) aws(c *command) {
 		case "rm":
 			if hasArg(a, "--recursive") {
 				w.hit(c, "cloud-delete", high, "aws s3 rm --recursive deletes a bucket's contents")
+			} else if hasArg(a, "--dryrun") {
+				w.hit(c, "cloud-change", med, "aws s3 rm --dryrun lists what it would delete")
 			} else {
-				w.hit(c, "cloud-change", med, "aws s3 rm deletes an object")
+				w.hit(c, "cloud-delete", high, "aws s3 rm deletes an object (S3 keeps no copy unless versioning is on)")
 			}
 		case "cp", "mv", "sync":
 			w.hit(c, "cloud-change", med, "aws s3 "+op+" copies data to or from S3")

@@ -62,6 +62,7 @@ func (w *walker) http(c *command) {
 		return true
 	}
 	uploaded, wrote, download := false, false, false
+	method, authed := "", false
 	for i, x := range a {
 		opt, val, vi := x, "", i+1
 		if eq := strings.IndexByte(x, '='); eq > 0 && strings.HasPrefix(x, "--") {
@@ -80,7 +81,14 @@ func (w *walker) http(c *command) {
 		case "-X", "--request", "--method":
 			if u := strings.ToUpper(val); u != "GET" && u != "HEAD" && u != "OPTIONS" {
 				wrote = true
+				method = u
 			}
+		case "-H", "--header":
+			if credentialHeader(val) {
+				authed = true
+			}
+		case "-u", "--user", "--oauth2-bearer", "--aws-sigv4", "--netrc", "-n", "--netrc-file", "--http-user", "--http-password", "--password", "-b", "--cookie", "--load-cookies":
+			authed = true
 		case "-o", "--output", "-O", "--output-document", "--remote-name", "-P", "--directory-prefix":
 			download = true
 		default:
@@ -112,8 +120,39 @@ func (w *walker) http(c *command) {
 	if c.name == "aria2c" || c.name == "lwp-download" {
 		download = true
 	}
+	for _, x := range a {
+		if len(x) > 2 && strings.HasPrefix(x, "-X") && !strings.HasPrefix(x, "--") {
+			method, wrote = strings.ToUpper(x[2:]), true
+		}
+		if strings.Contains(x, "://") && strings.Contains(strings.SplitN(strings.SplitN(x, "://", 2)[1], "/", 2)[0], "@") {
+			authed = true // https://user:token@host/…
+		}
+	}
 	if download {
 		w.recordDownload(c)
+	}
+	hosted := false
+	for _, h := range hostsOf(urls) {
+		if !isLocalHost(h) && !isPrivateHost(h) {
+			hosted = true
+		}
+	}
+	destroyPath := false
+	for _, u := range urls {
+		if p := urlPath(u); p != "" {
+			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
+				if _, k := verbOf(seg); k == 2 {
+					destroyPath = true
+				}
+			}
+		}
+	}
+	switch {
+	case !authed || !hosted:
+	case method == "DELETE" || method == "PURGE" || wrote && destroyPath:
+		w.hitA(c, AnalyzerNetwork, "authenticated-api-write", high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that removes a resource with the user's credentials")
+	case method == "PUT" || method == "PATCH":
+		w.hitA(c, AnalyzerNetwork, "authenticated-api-write", high, c.name+" sends an authenticated "+method+" to "+strings.Join(hostsOf(urls), ", ")+" that overwrites a resource with the user's credentials")
 	}
 	switch {
 	case uploaded:
@@ -389,4 +428,38 @@ func noValueOpt(o string) bool {
 		return strings.Contains(o, "=")
 	}
 	return strings.Trim(o[1:], "sSLfkvqiIgGnNjJOR#46") == ""
+}
+
+// credentialHeader reports whether an HTTP header carries credentials.
+func credentialHeader(h string) bool {
+	name, _, ok := strings.Cut(h, ":")
+	if !ok {
+		return false
+	}
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "private-token", "job-token", "x-api-key", "api-key", "apikey",
+		"x-auth-token", "x-access-token", "x-token", "x-vault-token", "x-consul-token", "x-nomad-token", "x-goog-api-key",
+		"x-functions-key", "ocp-apim-subscription-key", "dd-api-key", "dd-application-key", "x-figma-token", "x-shopify-access-token":
+		return true
+	}
+	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-api-key") || strings.HasSuffix(n, "-apikey") || strings.HasSuffix(n, "-secret")
+}
+
+// urlPath returns the path and query of u, "" if it has none.
+func urlPath(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	}
+	if i := strings.IndexAny(u, "/?"); i >= 0 {
+		return u[i:]
+	}
+	return ""
+}
+
+func orStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -1,0 +1,295 @@
+package risk
+
+import (
+	"strings"
+	"unicode"
+)
+
+// The open-world rule judges programs by the effect their words name, not
+// by a table of programs: a command-line tool whose subcommand or option is
+// a destructive verb (delete, destroy, terminate, purge, drop, prune …)
+// irreversibly removes something the tool manages, and a tool Vigil has no
+// table for manages resources elsewhere (a secret store, a backup
+// repository, a database, a cluster, a cloud account) more often than
+// files in the workspace. Programs whose own rules judge deletion (rm,
+// git, docker, package managers, SQL clients …) are left to those rules.
+
+// destroyVerbs remove what they name: HIGH against a named resource.
+var destroyVerbs = lazySet("delete", "destroy", "terminate", "purge", "drop", "wipe", "erase", "nuke", "obliterate",
+	"expunge", "deprovision", "decommission", "teardown", "truncate", "flushall", "flushdb", "shred", "prune", "dropdb", "dropuser",
+	"deletecollection", "deleteall", "destroyall", "dropall", "purgeall", "wipeall")
+
+// bulkVerbs act on everything they can reach: HIGH with no resource named.
+var bulkVerbs = lazySet("prune", "purge", "wipe", "nuke", "flushall", "flushdb", "obliterate", "expunge", "deleteall",
+	"destroyall", "dropall", "purgeall", "wipeall", "destroy", "teardown", "decommission", "deprovision", "terminate")
+
+// dataNouns in a subcommand path name the store a verb acts on: "db reset",
+// "pg:reset", "db:drop" remove a database with nothing more named.
+var dataNouns = lazySet("db", "database", "databases", "pg", "postgres", "mysql", "redis", "data", "bucket", "buckets",
+	"volume", "volumes", "cluster", "clusters", "table", "tables", "index", "indices", "collection", "collections",
+	"keyspace", "namespace", "stack", "stacks", "env", "environment", "project", "projects", "repo", "repository",
+	"vault", "secret", "secrets", "backup", "backups", "snapshot", "snapshots", "schema", "storage", "disk", "disks",
+	"instance", "instances", "account", "org", "organization", "zone", "domain", "dns", "kv", "queue", "topic")
+
+// openWorldKnown are programs with a table of their own that does not
+// judge their destructive subcommands; the open-world rule judges those.
+var openWorldKnown = lazySet("gh", "helm", "heroku", "flyctl", "doctl", "restic", "rclone", "gsutil", "s3cmd")
+
+// removeVerbs are milder spellings (rm, remove, del …) that also name local
+// uninstalls: HIGH when forced or recursive, or when the resource they name
+// is plainly remote (a URL, bucket:path, an ARN); MEDIUM otherwise.
+var removeVerbs = lazySet("rm", "remove", "del", "rb", "rmdir", "reset", "revoke", "deregister", "unregister", "detach",
+	"uninstall", "clear", "rmi")
+
+// openWorldSkip are programs whose own rules judge what their verbs delete,
+// or whose verbs act on the local machine only.
+var openWorldSkip = lazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "git", "docker", "podman", "nerdctl",
+	"kubectl", "oc", "aws", "terraform", "tofu", "gcloud", "az", "psql", "mysql", "sqlite3", "clickhouse-client",
+	"cockroach", "sqlcmd", "duckdb", "mongo", "mongosh", "redis-cli", "find", "xargs", "parallel", "sudo", "env",
+	"pip", "pip3", "npm", "yarn", "pnpm", "bun", "cargo", "go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude",
+	"yum", "dnf", "zypper", "pacman", "apk", "conda", "mamba", "pipx", "uv", "poetry", "snap", "flatpak", "port",
+	"choco", "winget", "scoop", "rustup", "pyenv", "nvm", "asdf", "rbenv", "sdk", "echo", "printf", "man", "help",
+	"tldr", "history", "unset", "alias", "unalias", "hash", "crontab", "at", "atrm", "gpg", "gpg2", "security",
+	"systemctl", "launchctl", "service", "journalctl", "tmux", "screen", "ssh-keygen", "ssh-add", "trash", "trash-rm",
+	"gio", "kill", "pkill", "killall", "truncate", "dd", "make", "cmake", "ninja", "bazel", "gradle", "mvn", "tar", "zip",
+	"unzip", "7z", "rsync", "sed", "awk", "perl", "python", "python3", "node", "ruby", "php", "lua", "tee", "touch",
+	"mkdir", "cp", "mv", "ln", "chmod", "chown", "test", "[", "setfacl", "ip", "iptables", "ip6tables", "nft", "ufw",
+	"useradd", "userdel", "groupdel", "deluser", "usermod", "passwd", "xattr", "defaults", "tmutil", "sysctl",
+	"modprobe", "rmmod", "mkfs", "wipefs", "fdisk", "parted", "sfdisk", "gdisk", "sgdisk", "blkdiscard", "vim", "vi",
+	"nvim", "emacs", "nano", "code", "ed", "docker-compose", "ssh", "eval", "exec", "command", "builtin", "source",
+	"mongosh", "composer", "pipenv", "pdm", "rye", "hatch", "npx", "bunx", "pnpx", "uvx", "dotnet", "nuget", "vcpkg",
+	"conan", "opam", "cabal", "stack", "mix", "rebar3", "lein", "sbt", "swift", "flutter", "dart", "deno", "sdkmanager")
+
+// forceFlags say "do not ask, do not stop": they turn a removal into one
+// that cannot be taken back.
+func forceFlag(a string) bool {
+	if len(a) < 2 || a[0] != '-' {
+		return false
+	}
+	if a[1] != '-' {
+		if len(a) > 2 && isLetters(a[1:]) && len(a) <= 4 {
+			// a cluster of short flags: -f, -rf, -fy
+			return strings.ContainsAny(a[1:], "fyrR")
+		}
+		a = "-" + a // Go's flag package: -force, -recurse, -yes
+	}
+	if eq := strings.IndexByte(a, '='); eq > 0 {
+		if v := strings.ToLower(a[eq+1:]); v == "false" || v == "0" || v == "no" {
+			return false
+		}
+		a = a[:eq]
+	}
+	switch strings.ToLower(a) {
+	case "--force", "--yes", "--recursive", "--recurse", "--all", "--confirm", "--no-confirm", "--noconfirm",
+		"--no-prompt", "--non-interactive", "--auto-approve", "--assume-yes", "--skip-confirmation",
+		"--no-interactive", "--permanent", "--permanently", "--hard", "--cascade", "--everything", "--purge":
+		return true
+	}
+	l := strings.ToLower(a)
+	return strings.HasPrefix(l, "--all-") || strings.HasPrefix(l, "--force-") || strings.HasPrefix(l, "--yes-") ||
+		strings.HasPrefix(l, "--i-") || strings.HasSuffix(l, "-all")
+}
+
+// verbWords splits a subcommand or option into its words: "delete-stack",
+// "apps:destroy", "kv_delete", "deleteBucket" and "--force-delete" each
+// hold a verb.
+func verbWords(s string) []string {
+	s = strings.TrimLeft(s, "-")
+	var out []string
+	cur := []rune{}
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prev := rune(0)
+	for _, r := range s {
+		switch {
+		case r == '-' || r == '_' || r == ':':
+			flush()
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	flush()
+	return out
+}
+
+// verbOf returns the destructive verb word s holds, and its kind: 2 a
+// destroy verb, 1 a remove verb, 0 none. A negated option (--no-prune,
+// --skip-delete, --keep-…) holds none.
+func verbOf(s string) (string, int) {
+	ws := verbWords(s)
+	if len(ws) == 0 || len(ws) > 5 {
+		return "", 0
+	}
+	switch ws[0] {
+	case "no", "skip", "keep", "without", "dry", "disable", "prevent", "protect", "show", "list", "get", "describe", "can", "allow", "undo", "un", "restore", "recover", "cancel":
+		return "", 0
+	}
+	for _, w := range ws {
+		if destroyVerbs()[w] {
+			return w, 2
+		}
+	}
+	for _, w := range ws {
+		if removeVerbs()[w] {
+			return w, 1
+		}
+	}
+	return "", 0
+}
+
+// remoteResource reports whether operand x names something plainly not a
+// local file: a URL, a scheme or remote prefix (s3://b, remote:bucket,
+// host:path), an ARN or a resource path such as projects/p/…
+func remoteResource(x string) bool {
+	if strings.Contains(x, "://") || strings.HasPrefix(x, "arn:") {
+		return true
+	}
+	if i := strings.IndexByte(x, ':'); i > 0 && i < len(x)-1 && !strings.ContainsAny(x[:i], "/\\ ") && x[i+1] != '\\' {
+		return true
+	}
+	return false
+}
+
+// openWorld applies the open-world rule to c.
+func (w *walker) openWorld(c *command) {
+	if c.name == "" || c.dynName || c.helpOnly || openWorldSkip()[c.name] || shells[c.name] ||
+		knownCommand(c.name) && !openWorldKnown()[c.name] || w.knownSafe(c) {
+		return
+	}
+	a := c.args
+	force := false
+	for _, x := range a {
+		lx := strings.ToLower(x)
+		switch {
+		case lx == "--dry-run" || strings.HasPrefix(lx, "--dry-run=") || lx == "--dryrun" || lx == "-dry-run" ||
+			lx == "--what-if" || lx == "--whatif" || lx == "help" || lx == "--help" || lx == "-h":
+			return
+		case forceFlag(x):
+			force = true
+		}
+	}
+	ops := operands(a)
+	prod := false
+	for _, o := range ops {
+		if prodName(o) {
+			prod = true
+		}
+	}
+	// the program's own name may hold the verb (dropdb, vault-delete …);
+	// a program named just "delete" or "drop" is SQL sent to a shell,
+	// which runs nothing
+	if (destroyVerbs()[c.name] || removeVerbs()[c.name]) && !strings.HasPrefix(c.name, "drop") || c.name == "drop" {
+		return
+	}
+	if v, k := verbOf(c.name); k == 2 && (len(ops) > 0 || bulkVerbs()[v]) {
+		w.hitA(c, AnalyzerShell, "resource-destroy", high, c.name+" irreversibly removes "+nameOf(ops, v))
+		return
+	}
+	// a verb among the leading words (the subcommand path), then what it names
+	for i, x := range ops {
+		if i >= 4 || strings.ContainsAny(x, " =\"'$./\\") {
+			break
+		}
+		v, k := verbOf(x)
+		if k == 0 {
+			continue
+		}
+		named := ops[i+1:]
+		path := strings.Join(ops[:i+1], " ")
+		strong := force || prod
+		for _, n := range named {
+			if remoteResource(n) {
+				strong = true
+			}
+		}
+		for _, p := range ops[:i+1] {
+			for _, wd := range verbWords(p) {
+				if dataNouns()[wd] {
+					strong = true
+				}
+			}
+		}
+		switch {
+		case k == 2 && (len(named) > 0 || strong || bulkVerbs()[v]):
+			w.hitA(c, AnalyzerShell, "resource-destroy", high, c.name+" "+path+" irreversibly removes "+nameOf(named, v))
+		case k == 1 && strong:
+			w.hitA(c, AnalyzerShell, "resource-destroy", high, c.name+" "+path+" removes "+nameOf(named, v)+" without asking")
+		default:
+			w.hitA(c, AnalyzerShell, "resource-remove", med, c.name+" "+path+" removes "+nameOf(named, v))
+		}
+		return
+	}
+	// a destructive option: --delete, -purge, --prune, --force-delete, --delete-all
+	for _, x := range a {
+		if len(x) < 3 || x[0] != '-' || x == "--" {
+			continue
+		}
+		opt := x
+		if eq := strings.IndexByte(opt, '='); eq > 0 {
+			if v := strings.ToLower(opt[eq+1:]); v == "false" || v == "0" || v == "no" {
+				continue
+			}
+			opt = opt[:eq]
+		}
+		if opt[1] != '-' && len(opt) <= 4 {
+			continue // a cluster of short flags
+		}
+		v, ok := destroyOption(opt)
+		if !ok {
+			continue
+		}
+		if len(ops) > 0 || force || bulkVerbs()[v] {
+			w.hitA(c, AnalyzerShell, "resource-destroy", high, c.name+" "+x+" irreversibly removes "+nameOf(ops, v))
+		} else {
+			w.hitA(c, AnalyzerShell, "resource-remove", med, c.name+" "+x+" removes data")
+		}
+		return
+	}
+}
+
+// destroyOption reports whether opt is an option whose whole meaning is a
+// destructive verb: --delete, -purge, --force-delete, --delete-all; not an
+// option that deletes one named by-product (--delete-branch, --rm).
+func destroyOption(opt string) (string, bool) {
+	ws := verbWords(opt)
+	switch len(ws) {
+	case 1:
+		return ws[0], destroyVerbs()[ws[0]]
+	case 2:
+		switch {
+		case (ws[0] == "force" || ws[0] == "hard" || ws[0] == "permanently" || ws[0] == "permanent") && destroyVerbs()[ws[1]]:
+			return ws[1], true
+		case destroyVerbs()[ws[0]] && (ws[1] == "all" || ws[1] == "everything" || ws[1] == "data" || ws[1] == "volumes" || ws[1] == "force"):
+			return ws[0], true
+		}
+	}
+	return "", false
+}
+
+// prodName reports whether a named resource is a production one.
+func prodName(s string) bool {
+	for _, w := range verbWords(strings.ToLower(s)) {
+		if w == "prod" || w == "production" || w == "live" {
+			return true
+		}
+	}
+	return false
+}
+
+func nameOf(named []string, verb string) string {
+	if len(named) == 0 {
+		if bulkVerbs()[verb] {
+			return "everything it manages"
+		}
+		return "what it manages"
+	}
+	return trimArg(strings.Join(named, " "))
+}
