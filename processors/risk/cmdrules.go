@@ -1115,8 +1115,12 @@ func (w *walker) git(c *command) {
 			w.hit(c, "git-discard-changes", high, "git worktree remove --force deletes a worktree with its uncommitted changes")
 		}
 	case "branch":
-		if flagSet(rest, 'D') || hasArg(rest, "--delete") || flagSet(rest, 'd') {
-			w.hit(c, "git-branch-delete", med, "git branch -D deletes a branch")
+		switch del := hasArg(rest, "--delete") || flagSet(rest, 'd'); {
+		case flagSet(rest, 'D') || del && flagSet(rest, 'f', "--force"):
+			// unmerged commits are left reachable only from the reflog
+			w.hit(c, "git-branch-delete", high, "git branch -D deletes a branch even when its commits are merged nowhere")
+		case del:
+			w.hit(c, "git-branch-delete", med, "git branch -d deletes a merged branch")
 		}
 	case "tag":
 		if flagSet(rest, 'd', "--delete") {

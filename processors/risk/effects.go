@@ -3,6 +3,8 @@ package risk
 import (
 	"strings"
 	"unicode"
+
+	"github.com/vigil-dev/vigil/events"
 )
 
 // The open-world rule judges programs by the effect their words name, not
@@ -39,7 +41,7 @@ var openWorldKnown = lazySet("gh", "helm", "heroku", "flyctl", "doctl", "restic"
 // uninstalls: HIGH when forced or recursive, or when the resource they name
 // is plainly remote (a URL, bucket:path, an ARN); MEDIUM otherwise.
 var removeVerbs = lazySet("rm", "remove", "del", "rb", "rmdir", "reset", "revoke", "deregister", "unregister", "detach",
-	"uninstall", "clear", "rmi")
+	"uninstall", "clear", "rmi", "disable", "forget")
 
 // openWorldSkip are programs whose own rules judge what their verbs delete,
 // or whose verbs act on the local machine only.
@@ -67,7 +69,7 @@ func forceFlag(a string) bool {
 		return false
 	}
 	if a[1] != '-' {
-		if len(a) > 2 && isLetters(a[1:]) && len(a) <= 4 {
+		if isLetters(a[1:]) && len(a) <= 4 {
 			// a cluster of short flags: -f, -rf, -fy
 			return strings.ContainsAny(a[1:], "fyrR")
 		}
@@ -128,9 +130,11 @@ func verbOf(s string) (string, int) {
 	if len(ws) == 0 || len(ws) > 5 {
 		return "", 0
 	}
-	switch ws[0] {
-	case "no", "skip", "keep", "without", "dry", "disable", "prevent", "protect", "show", "list", "get", "describe", "can", "allow", "undo", "un", "restore", "recover", "cancel":
-		return "", 0
+	if len(ws) > 1 {
+		switch ws[0] {
+		case "no", "skip", "keep", "without", "dry", "disable", "prevent", "protect", "show", "list", "get", "describe", "can", "allow", "undo", "un", "restore", "recover", "cancel":
+			return "", 0
+		}
 	}
 	for _, w := range ws {
 		if destroyVerbs()[w] {
@@ -158,10 +162,74 @@ func remoteResource(x string) bool {
 	return false
 }
 
+// runners run the program named by their first operand: the open-world
+// rule judges that program.
+var runners = map[string]string{"npx": "", "bunx": "", "pnpx": "", "uvx": "", "pipx": "run", "bundle": "exec",
+	"poetry": "run", "uv": "run", "pdm": "run", "pipenv": "run", "rye": "run", "hatch": "run", "yarn": "dlx",
+	"pnpm": "dlx", "npm": "exec", "dotnet": "tool", "go": "run"}
+
+// scriptCLIs are interpreters whose script, when named, is a command-line
+// tool with subcommands of its own (manage.py, artisan, bin/rails).
+var scriptCLIs = lazySet("python", "python3", "php", "node", "ruby", "perl", "bun", "deno")
+
 // openWorld applies the open-world rule to c.
 func (w *walker) openWorld(c *command) {
-	if c.name == "" || c.dynName || c.helpOnly || openWorldSkip()[c.name] || shells[c.name] ||
-		knownCommand(c.name) && !openWorldKnown()[c.name] || w.knownSafe(c) {
+	if c.name == "" || c.dynName || c.helpOnly {
+		return
+	}
+	if sub, ok := runners[c.name]; ok {
+		ops := operands(c.args)
+		k := 0
+		if sub != "" {
+			if len(ops) == 0 || ops[0] != sub {
+				return
+			}
+			k = 1
+		}
+		if len(ops) <= k {
+			return
+		}
+		start := slicesIndex(c.args, ops[k])
+		inner := *c
+		inner.name, inner.args = canonicalName(ops[k]), c.args[start+1:]
+		inner.argDyn = nil
+		w.openWorldCmd(&inner, c.name+" "+ops[k])
+		return
+	}
+	if scriptCLIs()[c.name] {
+		ops := operands(c.args)
+		if len(ops) == 0 || hasArg(c.args, "-c", "-e", "-r", "-m", "--eval") {
+			return
+		}
+		if s := ops[0]; strings.HasSuffix(s, ".py") || strings.HasSuffix(s, ".php") || strings.HasSuffix(s, ".js") ||
+			strings.HasSuffix(s, ".rb") || strings.HasSuffix(s, ".ts") || strings.HasSuffix(s, ".pl") || s == "artisan" ||
+			strings.HasSuffix(s, "/rails") || strings.HasSuffix(s, "/console") || strings.HasSuffix(s, "/rake") {
+			start := slicesIndex(c.args, s)
+			inner := *c
+			inner.name, inner.args = canonicalName(s), c.args[start+1:]
+			inner.argDyn = nil
+			w.openWorldCmd(&inner, c.name+" "+s)
+		}
+		return
+	}
+	if openWorldSkip()[c.name] || shells[c.name] || knownCommand(c.name) && !openWorldKnown()[c.name] || w.knownSafe(c) {
+		return
+	}
+	w.openWorldCmd(c, c.name)
+}
+
+func slicesIndex(a []string, s string) int {
+	for i, x := range a {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// openWorldCmd judges c, shown as prog, by the verbs its words name.
+func (w *walker) openWorldCmd(c *command, prog string) {
+	if openWorldSkip()[c.name] && !scriptCLIs()[strings.Fields(prog)[0]] {
 		return
 	}
 	a := c.args
@@ -176,6 +244,7 @@ func (w *walker) openWorld(c *command) {
 			force = true
 		}
 	}
+	w.sqlArgs(c, prog)
 	ops := operands(a)
 	prod := false
 	for _, o := range ops {
@@ -183,14 +252,20 @@ func (w *walker) openWorld(c *command) {
 			prod = true
 		}
 	}
-	// the program's own name may hold the verb (dropdb, vault-delete …);
-	// a program named just "delete" or "drop" is SQL sent to a shell,
-	// which runs nothing
-	if (destroyVerbs()[c.name] || removeVerbs()[c.name]) && !strings.HasPrefix(c.name, "drop") || c.name == "drop" {
-		return
+	best, detail := events.RiskLow, ""
+	raise := func(l events.Risk, d string) {
+		if l == high && best != high || best == events.RiskLow {
+			best, detail = l, d
+		}
 	}
-	if v, k := verbOf(c.name); k == 2 && (len(ops) > 0 || bulkVerbs()[v]) {
-		w.hitA(c, AnalyzerShell, "resource-destroy", high, c.name+" irreversibly removes "+nameOf(ops, v))
+	// the program's own name may hold the verb (dropdb, dropuser); a
+	// program named just "delete" or "drop" is SQL sent to a shell, which
+	// runs nothing
+	if !(destroyVerbs()[c.name] || removeVerbs()[c.name] || c.name == "drop") || strings.HasPrefix(c.name, "drop") && c.name != "drop" {
+		if v, k := verbOf(c.name); k == 2 && (len(ops) > 0 || bulkVerbs()[v]) {
+			raise(high, prog+" irreversibly removes "+nameOf(ops, v))
+		}
+	} else {
 		return
 	}
 	// a verb among the leading words (the subcommand path), then what it names
@@ -203,7 +278,7 @@ func (w *walker) openWorld(c *command) {
 			continue
 		}
 		named := ops[i+1:]
-		path := strings.Join(ops[:i+1], " ")
+		path := prog + " " + strings.Join(ops[:i+1], " ")
 		strong := force || prod
 		for _, n := range named {
 			if remoteResource(n) {
@@ -219,13 +294,13 @@ func (w *walker) openWorld(c *command) {
 		}
 		switch {
 		case k == 2 && (len(named) > 0 || strong || bulkVerbs()[v]):
-			w.hitA(c, AnalyzerShell, "resource-destroy", high, c.name+" "+path+" irreversibly removes "+nameOf(named, v))
+			raise(high, path+" irreversibly removes "+nameOf(named, v))
 		case k == 1 && strong:
-			w.hitA(c, AnalyzerShell, "resource-destroy", high, c.name+" "+path+" removes "+nameOf(named, v)+" without asking")
+			raise(high, path+" removes "+nameOf(named, v)+" without asking")
 		default:
-			w.hitA(c, AnalyzerShell, "resource-remove", med, c.name+" "+path+" removes "+nameOf(named, v))
+			raise(med, path+" removes "+nameOf(named, v))
 		}
-		return
+		break
 	}
 	// a destructive option: --delete, -purge, --prune, --force-delete, --delete-all
 	for _, x := range a {
@@ -247,11 +322,40 @@ func (w *walker) openWorld(c *command) {
 			continue
 		}
 		if len(ops) > 0 || force || bulkVerbs()[v] {
-			w.hitA(c, AnalyzerShell, "resource-destroy", high, c.name+" "+x+" irreversibly removes "+nameOf(ops, v))
+			raise(high, prog+" "+x+" irreversibly removes "+nameOf(ops, v))
 		} else {
-			w.hitA(c, AnalyzerShell, "resource-remove", med, c.name+" "+x+" removes data")
+			raise(med, prog+" "+x+" removes data")
 		}
-		return
+		break
+	}
+	switch best {
+	case high:
+		w.hitA(c, AnalyzerShell, "resource-destroy", high, detail)
+	case med:
+		w.hitA(c, AnalyzerShell, "resource-remove", med, detail)
+	}
+}
+
+// sqlArgs judges arguments of a program with no table of its own that are
+// SQL statements (`cqlsh -e 'DROP KEYSPACE …'`, `snowsql -q …`): by what
+// the statements do, as for the SQL clients Vigil knows.
+func (w *walker) sqlArgs(c *command, prog string) {
+	for _, x := range c.args {
+		t := strings.ToUpper(strings.TrimSpace(x))
+		if !strings.ContainsAny(t, " \t\n") {
+			continue
+		}
+		first := strings.Fields(t)[0]
+		switch first {
+		case "DROP", "TRUNCATE", "DELETE", "UPDATE", "ALTER", "GRANT", "REVOKE", "WITH", "FLUSHALL", "FLUSHDB":
+		default:
+			if !strings.Contains(t, ";") {
+				continue
+			}
+		}
+		for _, h := range sqlFindings(x) {
+			w.hitA(c, AnalyzerSQL, h.rule, h.level, prog+": "+h.detail)
+		}
 	}
 }
 
