@@ -1034,9 +1034,20 @@ func protectedRef(r string) bool {
 }
 
 func (w *walker) git(c *command) {
-	a := c.args
+	w.gitArgs(c, c.args, 0)
+}
+
+// gitArgs judges git run with arguments a; an alias set with -c that names
+// other git arguments (`-c alias.x='reset --hard' x`) is judged as them.
+func (w *walker) gitArgs(c *command, a []string, depth int) {
 	i := 0
+	aliases := map[string]string{}
 	for i < len(a) && strings.HasPrefix(a[i], "-") {
+		if a[i] == "-c" && i+1 < len(a) {
+			if k, v, ok := strings.Cut(a[i+1], "="); ok && strings.HasPrefix(strings.ToLower(k), "alias.") && !strings.HasPrefix(strings.TrimSpace(v), "!") {
+				aliases[strings.ToLower(k[len("alias."):])] = v
+			}
+		}
 		if a[i] == "-c" || a[i] == "-C" || a[i] == "--git-dir" || a[i] == "--work-tree" {
 			i++
 		}
@@ -1046,6 +1057,10 @@ func (w *walker) git(c *command) {
 		return
 	}
 	sub, rest := a[i], a[i+1:]
+	if v, ok := aliases[strings.ToLower(sub)]; ok && depth < 4 {
+		w.gitArgs(c, append(strings.Fields(v), rest...), depth+1)
+		return
+	}
 	dry := flagSet(rest, 'n', "--dry-run")
 	switch sub {
 	case "push":
@@ -1172,6 +1187,10 @@ func (w *walker) git(c *command) {
 				return
 			}
 			w.hit(c, "system-write", med, "git apply --unsafe-paths writes outside the repository")
+		}
+	case "switch":
+		if hasArg(rest, "--discard-changes") || flagSet(rest, 'f', "--force") {
+			w.hit(c, "git-discard-changes", high, "git switch --discard-changes throws away uncommitted changes")
 		}
 	case "rm":
 		if flagSet(rest, 'r') && !hasArg(rest, "--cached") {

@@ -212,7 +212,7 @@ func (w *walker) openWorld(c *command) {
 		}
 		return
 	}
-	if openWorldSkip()[c.name] || shells[c.name] || knownCommand(c.name) && !openWorldKnown()[c.name] || w.knownSafe(c) {
+	if _, wrapper := wrapperOptArgs[c.name]; wrapper || openWorldSkip()[c.name] || shells[c.name] || knownCommand(c.name) && !openWorldKnown()[c.name] || w.knownSafe(c) {
 		return
 	}
 	w.openWorldCmd(c, c.name)
