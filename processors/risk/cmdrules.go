@@ -20,7 +20,7 @@ var ruledCmds = lazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "
 	"csrutil", "tmutil", "mdatp", "defaults", "auditctl", "ufw", "iptables", "ip6tables", "nft", "pfctl", "journalctl", "log",
 	"history", "unset", "set", "security", "kickstart", "systemsetup", "git", "gh", "pip", "npm", "yarn", "pnpm", "bun", "cargo",
 	"go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "pacman", "apk", "conda", "mamba", "pipx",
-	"uv", "uvx", "npx", "bunx", "poetry", "make", "twine", "docker", "podman", "nerdctl", "kubectl", "oc", "helm", "terraform", "tofu", "aws", "gcloud",
+	"uv", "uvx", "npx", "bunx", "poetry", "make", "twine", "docker", "podman", "nerdctl", "docker-compose", "podman-compose", "kubectl", "oc", "helm", "terraform", "tofu", "aws", "gcloud",
 	"az", "doctl", "heroku", "flyctl", "psql", "mysql", "sqlite3", "clickhouse-client", "cockroach", "sqlcmd", "duckdb", "mongo",
 	"redis-cli", "curl", "wget", "nc", "socat", "telnet", "scp", "sftp", "rsync", "ftp", "lftp", "smbclient", "ssh", "dig",
 	"nslookup", "host", "nmap", "masscan", "zmap", "nikto", "tcpdump", "tshark", "ping", "ngrok", "cloudflared", "code", "python",
@@ -554,6 +554,10 @@ func (w *walker) commandRules(c *command) {
 		}
 	case "docker", "podman", "nerdctl":
 		w.docker(c)
+	case "docker-compose", "podman-compose":
+		c2 := *c
+		c2.name, c2.args = "docker", append([]string{"compose"}, a...)
+		w.docker(&c2)
 	case "kubectl", "oc":
 		w.kubectl(c)
 	case "helm":
@@ -1321,7 +1325,7 @@ func (w *walker) docker(c *command) {
 		} else {
 			w.hit(c, "container-delete", med, "docker system prune deletes unused containers and images")
 		}
-	case sub == "volume rm" || sub == "volume prune":
+	case sub == "volume rm" || sub == "volume prune" || sub == "compose down" && flagSet(a, 'v', "--volumes"):
 		w.hit(c, "container-data-delete", high, c.name+" "+sub+" deletes volumes and the data in them")
 	case strings.HasSuffix(sub, "prune") || sub == "rm" || sub == "rmi" || sub == "kill" || sub == "stop" || sub == "volume rm" || sub == "container rm" || sub == "image rm" || sub == "compose down" || sub == "network rm":
 		w.hit(c, "container-delete", med, "docker "+sub+" removes or stops containers or data")

@@ -35,7 +35,8 @@ var dataNouns = lazySet("db", "database", "databases", "pg", "postgres", "mysql"
 
 // openWorldKnown are programs with a table of their own that does not
 // judge their destructive subcommands; the open-world rule judges those.
-var openWorldKnown = lazySet("gh", "helm", "heroku", "flyctl", "doctl", "restic", "rclone", "gsutil", "s3cmd")
+var openWorldKnown = lazySet("gh", "helm", "heroku", "flyctl", "doctl", "restic", "rclone", "gsutil", "s3cmd", "terraform",
+	"tofu", "gcloud", "az")
 
 // removeVerbs are milder spellings (rm, remove, del …) that also name local
 // uninstalls: HIGH when forced or recursive, or when the resource they name
@@ -46,7 +47,7 @@ var removeVerbs = lazySet("rm", "remove", "del", "rb", "rmdir", "reset", "revoke
 // openWorldSkip are programs whose own rules judge what their verbs delete,
 // or whose verbs act on the local machine only.
 var openWorldSkip = lazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "git", "docker", "podman", "nerdctl",
-	"kubectl", "oc", "aws", "terraform", "tofu", "gcloud", "az", "psql", "mysql", "sqlite3", "clickhouse-client",
+	"kubectl", "oc", "aws", "psql", "mysql", "sqlite3", "clickhouse-client",
 	"cockroach", "sqlcmd", "duckdb", "mongo", "mongosh", "redis-cli", "find", "xargs", "parallel", "sudo", "env",
 	"pip", "pip3", "npm", "yarn", "pnpm", "bun", "cargo", "go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude",
 	"yum", "dnf", "zypper", "pacman", "apk", "conda", "mamba", "pipx", "uv", "poetry", "snap", "flatpak", "port",
@@ -84,7 +85,7 @@ func forceFlag(a string) bool {
 	switch strings.ToLower(a) {
 	case "--force", "--yes", "--recursive", "--recurse", "--all", "--confirm", "--no-confirm", "--noconfirm",
 		"--no-prompt", "--non-interactive", "--auto-approve", "--assume-yes", "--skip-confirmation",
-		"--no-interactive", "--permanent", "--permanently", "--hard", "--cascade", "--everything", "--purge":
+		"--no-interactive", "--permanent", "--permanently", "--hard", "--cascade", "--everything", "--purge", "--prefix":
 		return true
 	}
 	l := strings.ToLower(a)
