@@ -675,7 +675,18 @@ func (w *walker) commandRules(c *command) {
 	case "find":
 		roots, _ := findRoots(a)
 		if hasArg(a, "-delete") {
-			w.deletion(c, true, roots)
+			if !findFiltered(a) {
+				w.deletion(c, true, roots)
+			} else {
+				// only what the tests match: the workspace as a whole is not lost
+				for i, r := range roots {
+					lvl, rule, why := w.deleteTarget(c, r, true, i)
+					if rule == "destructive-delete-workspace" {
+						lvl, rule, why = med, "delete-workspace", "find -delete deletes the files it matches in "+r
+					}
+					w.hitA(c, AnalyzerFiles, rule, lvl, why)
+				}
+			}
 		}
 		for i, x := range a {
 			if (x == "-fprint" || x == "-fprintf" || x == "-fprint0" || x == "-fls") && i+1 < len(a) {
@@ -875,7 +886,45 @@ func (w *walker) deleteTarget(c *command, t string, recursive bool, i int) (lvl 
 	if historyFile(rt) {
 		return high, "history-tampering", verb + " deletes " + rt
 	}
+	if recursive && w.wholeWorkspace(c, rt) {
+		return high, "destructive-delete-workspace", verb + " deletes " + t + ": the whole workspace, uncommitted and untracked work included"
+	}
+	if recursive && (rt == ".git" || strings.HasSuffix(rt, "/.git")) {
+		return high, "destructive-delete-workspace", verb + " deletes the repository " + t + ": history, branches and stashes not pushed anywhere are lost"
+	}
 	return med, "delete-workspace", verb + " deletes " + t + " in the workspace"
+}
+
+// findFiltered reports whether find's expression has a test that selects
+// some files (-name, -type, -mtime …) rather than everything under a root.
+func findFiltered(a []string) bool {
+	for _, x := range a {
+		if len(x) < 2 || x[0] != '-' {
+			continue
+		}
+		switch x {
+		case "-delete", "-depth", "-d", "-mindepth", "-maxdepth", "-xdev", "-mount", "-L", "-P", "-H", "-print", "-print0", "-ignore_readdir_race", "-noleaf", "-true":
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// wholeWorkspace reports whether rp, resolved in c's directory, is the
+// workspace itself or everything in it (., *, ./*, the workspace's path):
+// the starting directory when no cd moved away from it.
+func (w *walker) wholeWorkspace(c *command, rp string) bool {
+	if ws := w.env.Workspace; ws != "" && usableWorkspace(ws) {
+		ws = path.Clean(ws)
+		if rp == ws || strings.HasPrefix(rp, ws+"/") && isGlobOnly(strings.TrimPrefix(rp, ws+"/")) {
+			return true
+		}
+	}
+	if c.cwd != "" && c.cwd != "." {
+		return false
+	}
+	return rp == "." || isGlobOnly(strings.TrimPrefix(rp, "./"))
 }
 
 // tempRoot reports whether rp is a temporary directory itself or a glob of

@@ -101,8 +101,8 @@ func (w *walker) execute(c *command) {
 				w.sc.cwd = path.Clean(ops[0])
 			} else if w.sc.cwd != "" {
 				w.sc.cwd = path.Clean(w.sc.cwd + "/" + ops[0])
-			} else if strings.HasPrefix(ops[0], "..") {
-				w.sc.cwd = path.Clean(ops[0])
+			} else {
+				w.sc.cwd = path.Clean(ops[0]) // relative to the workspace
 			}
 		}
 	case "ssh":
