@@ -1302,6 +1302,9 @@ func (w *walker) packages(c *command) {
 		w.hit(c, "package-install", med, c.name+" "+first+" installs, removes or upgrades packages")
 	case "publish", "push", "release":
 		w.hit(c, "publish", med, c.name+" "+first+" publishes a package")
+	case "unpublish":
+		// a registry never takes the same name and version again
+		w.hit(c, "registry-delete", high, c.name+" unpublish removes a published package from the registry for good")
 	case "config", "set":
 		if hasArg(a, "set") || first == "set" {
 			w.hit(c, "package-config", med, c.name+" config changes package manager settings")
