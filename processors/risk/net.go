@@ -147,7 +147,22 @@ func (w *walker) http(c *command) {
 			}
 		}
 	}
+	store := ""
+	for _, u := range append(hostPortArgs(a), urls...) {
+		if k := datastoreURL(u); k != "" {
+			store = k
+		}
+		if p := urlPath(u); p != "" && !destroyPath {
+			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
+				if _, k := verbOf(seg); k == 2 {
+					destroyPath = true
+				}
+			}
+		}
+	}
 	switch {
+	case store != "" && (method == "DELETE" || wrote && destroyPath):
+		w.hitA(c, AnalyzerNetwork, "datastore-http-delete", high, c.name+" sends "+orStr(method, "a delete request")+" to the HTTP API of "+store+": it deletes stored data, on any host")
 	case !authed || !hosted:
 	case method == "DELETE" || method == "PURGE" || wrote && destroyPath:
 		w.hitA(c, AnalyzerNetwork, "authenticated-api-write", high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that removes a resource with the user's credentials")
@@ -462,4 +477,51 @@ func orStr(s, def string) string {
 		return def
 	}
 	return s
+}
+
+// datastorePorts are the default ports of datastores that take deletions
+// over HTTP.
+var datastorePorts = map[string]string{"9200": "Elasticsearch/OpenSearch", "5984": "CouchDB", "8500": "Consul",
+	"8200": "Vault", "2379": "etcd", "8086": "InfluxDB", "7474": "Neo4j", "8983": "Solr", "6333": "Qdrant",
+	"7700": "Meilisearch", "8108": "Typesense", "8529": "ArangoDB", "9000": "ClickHouse/MinIO", "8123": "ClickHouse",
+	"8091": "Couchbase", "19530": "Milvus"}
+
+// datastoreURL names the datastore u addresses, "" if none: by its
+// default port, or by a path that deletes in bulk (_all, _delete_by_query,
+// a wildcard index).
+func datastoreURL(u string) string {
+	rest := u
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	hostport, p, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndexByte(hostport, '@'); i >= 0 {
+		hostport = hostport[i+1:]
+	}
+	if _, port, ok := strings.Cut(hostport, ":"); ok {
+		if k := datastorePorts[port]; k != "" {
+			return k
+		}
+	}
+	for _, seg := range strings.Split(p, "/") {
+		seg, _, _ = strings.Cut(seg, "?")
+		if seg == "_all" || seg == "_delete_by_query" || seg == "*" || len(seg) > 1 && strings.HasSuffix(seg, "*") {
+			return "a search or document store"
+		}
+	}
+	return ""
+}
+
+var hostPortRe = lazyRE(`^[A-Za-z0-9][A-Za-z0-9.-]*:[0-9]{2,5}(/|$)`)
+
+// hostPortArgs returns the arguments written host:port/path with no scheme
+// (curl reads them as http).
+func hostPortArgs(a []string) []string {
+	var out []string
+	for _, x := range a {
+		if hostPortRe.MatchString(x) {
+			out = append(out, "http://"+x)
+		}
+	}
+	return out
 }
