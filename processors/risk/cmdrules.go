@@ -1241,6 +1241,19 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 			}
 			w.hit(c, "system-write", med, "git apply --unsafe-paths writes outside the repository")
 		}
+	case "submodule":
+		switch {
+		case len(rest) > 1 && rest[0] == "foreach":
+			code := rest[1:]
+			if len(code) > 0 && code[0] == "--recursive" {
+				code = code[1:]
+			}
+			if len(code) > 0 {
+				w.reparse(strings.Join(code, " "), "git submodule foreach", nil, nil, c.sudo)
+			}
+		case len(rest) > 0 && rest[0] == "deinit" && flagSet(rest[1:], 'f', "--force"):
+			w.hit(c, "git-discard-changes", high, "git submodule deinit --force deletes submodule working trees with their local changes")
+		}
 	case "switch":
 		if hasArg(rest, "--discard-changes") || flagSet(rest, 'f', "--force") {
 			w.hit(c, "git-discard-changes", high, "git switch --discard-changes throws away uncommitted changes")

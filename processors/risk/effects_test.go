@@ -89,3 +89,38 @@ func TestShellArgumentTemplates(t *testing.T) {
 		{cmd: "echo build | xargs --replace rm -rf {}", want: med, rule: "delete-workspace"},
 	})
 }
+
+// Git: what has no other copy (uncommitted changes, untracked files,
+// unmerged commits, the remote's history) is HIGH to discard.
+func TestShellGitEffects(t *testing.T) {
+	runShellCases(t, []shellCase{
+		{cmd: "git reset --hard origin/dev", want: high, rule: "git-discard-changes"},
+		{cmd: "git reset --ha", want: high, rule: "git-discard-changes"},
+		{cmd: "git reset --keep HEAD~2", want: med, rule: "git-discard-changes"},
+		{cmd: "git reset --soft HEAD~1", want: med, rule: "not-known-safe"},
+		{cmd: "git checkout -- README.md", want: high, rule: "git-discard-changes"},
+		{cmd: "git checkout v2 -- pkg/", want: high, rule: "git-discard-changes"},
+		{cmd: "git checkout -b spike", want: low},
+		{cmd: "git restore docs/", want: high, rule: "git-discard-changes"},
+		{cmd: "git restore -SW docs/", want: high, rule: "git-discard-changes"},
+		{cmd: "git restore --staged docs/", want: low},
+		{cmd: "git switch -f release", want: high, rule: "git-discard-changes"},
+		{cmd: "git clean -f -d", want: high, rule: "git-discard-changes"},
+		{cmd: "git clean -fdn", want: med, rule: "not-known-safe"},
+		{cmd: "git stash drop stash@{2}", want: high, rule: "git-discard-changes"},
+		{cmd: "git worktree remove --force /work/old-tree", want: high, rule: "git-discard-changes"},
+		{cmd: "git worktree remove /work/old-tree", want: med, rule: "not-known-safe"},
+		{cmd: "git submodule foreach 'git checkout -- .'", want: high, rule: "git-discard-changes"},
+		{cmd: "git submodule deinit --force vendor/lib", want: high, rule: "git-discard-changes"},
+		{cmd: "git branch -D spike", want: high, rule: "git-branch-delete"},
+		{cmd: "git branch -d spike", want: med, rule: "git-branch-delete"},
+		{cmd: "git push -f origin spike", want: high, rule: "git-force-push"},
+		{cmd: "git push origin +spike:spike", want: high, rule: "git-force-push"},
+		{cmd: "git push --force-with-lease origin spike", want: med, rule: "git-force-push"},
+		{cmd: "git push --force-if-includes --force-with-lease origin spike", want: med, rule: "git-force-push"},
+		{cmd: "git -c alias.wipe='clean -fdx' wipe", want: high, rule: "git-discard-changes"},
+		{cmd: "git -c alias.up='push --force' up origin spike", want: high, rule: "git-force-push"},
+		{cmd: "git -c alias.l='log --oneline' l", want: med, rule: "not-known-safe"},
+		{cmd: "rm -rf .git", want: high, rule: "destructive-delete-workspace"},
+	})
+}
