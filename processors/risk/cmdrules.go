@@ -905,6 +905,8 @@ func findFiltered(a []string) bool {
 		switch x {
 		case "-delete", "-depth", "-d", "-mindepth", "-maxdepth", "-xdev", "-mount", "-L", "-P", "-H", "-print", "-print0", "-ignore_readdir_race", "-noleaf", "-true":
 			continue
+		case "-exec", "-execdir", "-ok", "-okdir":
+			return false // an action: the tests are before it
 		}
 		return true
 	}

@@ -124,3 +124,24 @@ func TestShellGitEffects(t *testing.T) {
 		{cmd: "rm -rf .git", want: high, rule: "destructive-delete-workspace"},
 	})
 }
+
+// The workspace as a whole, and what find deletes when nothing filters it.
+func TestShellWholeWorkspace(t *testing.T) {
+	runShellCases(t, []shellCase{
+		{cmd: "rm -rf .", want: high, rule: "destructive-delete-workspace"},
+		{cmd: "rm -fr ./*", want: high, rule: "destructive-delete-workspace"},
+		{cmd: "rm -rf .git/", want: high, rule: "destructive-delete-workspace"},
+		{cmd: "find . -delete", want: high, rule: "destructive-delete-workspace"},
+		{cmd: "find . -exec rm {} +", want: high, rule: "destructive-delete-workspace"},
+		{cmd: "find . -mindepth 1 -exec unlink {} \\;", want: high, rule: "destructive-delete-workspace"},
+		{cmd: "rm -rf ./vendor", want: med, rule: "delete-workspace"},
+		{cmd: "cd out && rm -rf ./*", want: med, rule: "delete-workspace"},
+		{cmd: "rm -f *", want: med, rule: "delete-workspace"},
+		{cmd: "find . -name '*.orig' -delete", want: med, rule: "delete-workspace"},
+		{cmd: "find . -type d -name __pycache__ -exec rm -rf {} +", want: med, rule: "delete-workspace"},
+		{cmd: "rm -rf /tmp", want: med, rule: "delete-temp"},
+		{cmd: "rm -rf /var/tmp/*", want: med, rule: "delete-temp"},
+		{cmd: "rm -rf \"$TMPDIR\"", want: med, rule: "delete-temp"},
+		{cmd: "find /tmp -exec rm {} +", want: med, rule: "delete-temp"},
+	})
+}

@@ -734,6 +734,13 @@ func (w *walker) findExec(c *command) {
 		if templateInCode(raw, "{}") {
 			w.templateExec(c, "find "+a, raw)
 		}
+		if len(sub) > 1 && !findFiltered(c.args) {
+			switch canonicalName(sub[0]) {
+			case "rm", "unlink", "srm", "shred":
+				// every file under the root, one by one: a recursive delete
+				sub = append([]string{sub[0], "-r"}, sub[1:]...)
+			}
+		}
 		if len(sub) > 0 {
 			w.runSynthetic(&command{via: []string{"find " + a}, sudo: c.sudo}, toFields(sub), stmtCtx{})
 		}
