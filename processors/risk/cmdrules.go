@@ -1464,6 +1464,10 @@ func (w *walker) aws(c *command) {
 				w.hit(c, "cloud-delete", high, "aws s3 rm deletes an object (S3 keeps no copy unless versioning is on)")
 			}
 		case "cp", "mv", "sync":
+			if op == "sync" && hasArg(a, "--delete") && !hasArg(a, "--dryrun") && len(ops) >= 3 && strings.HasPrefix(ops[len(ops)-1], "s3://") {
+				w.hit(c, "cloud-delete", high, "aws s3 sync --delete deletes the objects in "+ops[len(ops)-1]+" that the source does not have")
+				return
+			}
 			w.hit(c, "cloud-change", med, "aws s3 "+op+" copies data to or from S3")
 		}
 		return

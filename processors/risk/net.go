@@ -374,6 +374,10 @@ func (w *walker) copyRemote(c *command) {
 				return
 			}
 		}
+		if c.name == "rsync" && flagSet(a, 0, "--delete", "--delete-after", "--delete-before", "--delete-during", "--delete-excluded", "--remove-source-files") {
+			w.hitA(c, AnalyzerNetwork, "remote-delete", high, "rsync --delete deletes the files on "+hostOfSSH(ops[len(ops)-1])+" that the source does not have")
+			return
+		}
 		w.hitA(c, AnalyzerNetwork, "remote-copy", med, c.name+" copies files to a remote host")
 		return
 	}
