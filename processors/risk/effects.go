@@ -18,8 +18,11 @@ import (
 
 // destroyVerbs remove what they name: HIGH against a named resource.
 var destroyVerbs = lazySet("delete", "destroy", "terminate", "purge", "drop", "wipe", "erase", "nuke", "obliterate",
-	"expunge", "deprovision", "decommission", "teardown", "truncate", "flushall", "flushdb", "shred", "prune", "dropdb", "dropuser",
+	"expunge", "deprovision", "decommission", "teardown", "truncate", "flushall", "flushdb", "shred", "prune",
 	"deletecollection", "deleteall", "destroyall", "dropall", "purgeall", "wipeall")
+
+// destroyPrograms are named for what they destroy.
+var destroyPrograms = lazySet("dropdb", "dropuser", "dropcluster", "pg_dropcluster")
 
 // bulkVerbs act on everything they can reach: HIGH with no resource named.
 var bulkVerbs = lazySet("prune", "purge", "wipe", "nuke", "flushall", "flushdb", "obliterate", "expunge", "deleteall",
@@ -259,15 +262,15 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 			best, detail = l, d
 		}
 	}
-	// the program's own name may hold the verb (dropdb, dropuser); a
-	// program named just "delete" or "drop" is SQL sent to a shell, which
-	// runs nothing
-	if !(destroyVerbs()[c.name] || removeVerbs()[c.name] || c.name == "drop") || strings.HasPrefix(c.name, "drop") && c.name != "drop" {
-		if v, k := verbOf(c.name); k == 2 && (len(ops) > 0 || bulkVerbs()[v]) {
-			raise(high, prog+" irreversibly removes "+nameOf(ops, v))
-		}
-	} else {
+	// A program named just "delete" or "drop" is SQL sent to a shell, which
+	// runs nothing. A program named for what it destroys (dropdb, dropuser)
+	// does it to what it names; a project script named delete_… is judged
+	// by its arguments like any other.
+	switch {
+	case destroyVerbs()[c.name] && !destroyPrograms()[c.name] || removeVerbs()[c.name]:
 		return
+	case destroyPrograms()[c.name] && len(ops) > 0:
+		raise(high, prog+" irreversibly removes "+nameOf(ops, c.name))
 	}
 	// a verb among the leading words (the subcommand path), then what it names
 	for i, x := range ops {
