@@ -297,6 +297,9 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 			}
 		}
 		switch {
+		case k == 2 && len(named) > 0 && !strong && !bulkVerbs()[v] && allLocalFiles(named):
+			// a file in the workspace, by its name: a workspace deletion
+			raise(med, path+" removes "+nameOf(named, v))
 		case k == 2 && (len(named) > 0 || strong || bulkVerbs()[v]):
 			raise(high, path+" irreversibly removes "+nameOf(named, v))
 		case k == 1 && strong:
@@ -380,6 +383,28 @@ func destroyOption(opt string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// localFileExts are extensions of files a tool deletes on this machine.
+var localFileExts = lazySet("txt", "log", "json", "yaml", "yml", "md", "csv", "tmp", "bak", "out", "html", "xml", "toml",
+	"ini", "cfg", "py", "js", "ts", "go", "rs", "java", "rb", "sh", "png", "jpg", "pdf", "zip", "tar", "gz", "tgz", "lock", "pyc", "o")
+
+// allLocalFiles reports whether every name in named is written as a local
+// file (./x, ../x, ~/x, or a file name with a common extension).
+func allLocalFiles(named []string) bool {
+	for _, n := range named {
+		if remoteResource(n) {
+			return false
+		}
+		if strings.HasPrefix(n, "./") || strings.HasPrefix(n, "../") || strings.HasPrefix(n, "~/") {
+			continue
+		}
+		i := strings.LastIndexByte(n, '.')
+		if i <= 0 || !localFileExts()[strings.ToLower(n[i+1:])] {
+			return false
+		}
+	}
+	return true
 }
 
 // prodName reports whether a named resource is a production one.

@@ -30,6 +30,9 @@ func TestShellOpenWorldVerbs(t *testing.T) {
 		{cmd: "sync-tool remove backup:photos", want: high, rule: "resource-destroy"},
 		{cmd: "svcctl remove billing-prod", want: high, rule: "resource-destroy"},
 		{cmd: "objcli rm store/tmp.txt", want: med, rule: "resource-remove"},
+		{cmd: "notes delete ./drafts/old.md", want: med, rule: "resource-remove"},
+		{cmd: "notes delete todo.txt", want: med, rule: "resource-remove"},
+		{cmd: "notes delete --force todo.txt", want: high, rule: "resource-destroy"},
 		{cmd: "plugins uninstall lint-extra", want: med, rule: "resource-remove"},
 		// destructive options
 		{cmd: "mirror --delete ./site web:/var/www", want: high, rule: "resource-destroy"},

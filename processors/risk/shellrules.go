@@ -600,7 +600,7 @@ var shellRules = []ShellRule{
 		Doc:   "open-world: a program with no table of its own whose subcommand or option is a destructive verb (delete, destroy, terminate, purge, drop, wipe, prune, truncate …, in any spelling: `delete-stack`, `apps:destroy`, `kv_delete`, `deleteBucket`, `--force-delete`, `-purge`) against a named resource, or with nothing named for verbs that act on everything (prune, purge, destroy …) or a data store in the subcommand (`db reset`, `pg:reset`); the milder rm/remove/del/reset when forced (`--force`, `-y`, `--all`, `-r`), against a URL, `remote:path` or ARN, or against a production name",
 		Fires: []string{"vaultctl secrets delete team/payments", "backupd forget --prune", "objcli rm --force store/archive", "queuectl purge", "acme-cli db reset", "svcctl remove billing-prod", "dbtool dropTable events", "infra teardown", "dropdb orders"}, Quiet: []string{"vaultctl secrets list", "objcli rm store/tmp.txt", "acme-cli delete --help", "infra teardown --dry-run", "DELETE FROM users WHERE id = 1", "ghx pr merge 7 --delete-branch"}},
 	{ID: "resource-remove", Analyzer: AnalyzerShell, Levels: lvMed, Category: catInfra,
-		Doc:   "open-world, milder: a destructive subcommand with nothing named, or rm/remove/del/reset on a local-looking name without force",
+		Doc:   "open-world, milder: a destructive subcommand with nothing named or naming a local file (`./x`, `notes.txt`), or rm/remove/del/reset on a local-looking name, without force",
 		Fires: []string{"objcli rm store/tmp.txt", "svcctl remove billing", "clusterctl delete"}, Quiet: []string{"svcctl list"}},
 	{ID: "cloud-change", Analyzer: AnalyzerShell, Levels: lvMed, Category: catInfra,
 		Doc:   "changes cloud resources",
