@@ -146,5 +146,7 @@ func TestShellWholeWorkspace(t *testing.T) {
 		{cmd: "rm -rf /var/tmp/*", want: med, rule: "delete-temp"},
 		{cmd: "rm -rf \"$TMPDIR\"", want: med, rule: "delete-temp"},
 		{cmd: "find /tmp -exec rm {} +", want: med, rule: "delete-temp"},
+		{cmd: "rm -rf /var/folders/q1/x9k2/T/build.41", want: med, rule: "delete-temp"},
+		{cmd: "rm -rf /var/folders", want: high, rule: "destructive-delete-system"},
 	})
 }

@@ -79,7 +79,7 @@ var shellRules = []ShellRule{
 		Doc:   "deletes files in the workspace",
 		Fires: []string{"rm -rf ./build", "find . -name '*.pyc' -delete", "git rm -r old/"}, Quiet: []string{"ls build", "rm -rf /"}},
 	{ID: "delete-temp", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catDelete,
-		Doc:   "deletes files in `/tmp`, `/var/tmp`, `/dev/shm`, or the temporary directory itself (`rm -rf /tmp`, `\"$TMPDIR\"`): scratch space, nothing in it is kept",
+		Doc:   "deletes files in `/tmp`, `/var/tmp`, `/dev/shm`, macOS's `/var/folders/…/T`, or the temporary directory itself (`rm -rf /tmp`, `\"$TMPDIR\"`): scratch space, nothing in it is kept",
 		Fires: []string{"rm -rf /tmp/x", "rm -rf /var/tmp", `rm -rf "$TMPDIR"`}, Quiet: []string{"ls /tmp"}},
 	{ID: "delete-cache", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catDelete,
 		Doc:   "deletes a well-known cache under the home (`~/.cache`, `~/.npm`, `go/pkg/mod` …)",
