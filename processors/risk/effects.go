@@ -63,11 +63,12 @@ var openWorldSkip = lazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "gi
 	"useradd", "userdel", "groupdel", "deluser", "usermod", "passwd", "xattr", "defaults", "tmutil", "sysctl",
 	"modprobe", "rmmod", "mkfs", "wipefs", "fdisk", "parted", "sfdisk", "gdisk", "sgdisk", "blkdiscard", "vim", "vi",
 	"nvim", "emacs", "nano", "code", "ed", "docker-compose", "ssh", "eval", "exec", "command", "builtin", "source",
-	"mongosh", "composer", "pipenv", "pdm", "rye", "hatch", "npx", "bunx", "pnpx", "uvx", "dotnet", "nuget", "vcpkg",
+	"composer", "pipenv", "pdm", "rye", "hatch", "npx", "bunx", "pnpx", "uvx", "dotnet", "nuget", "vcpkg",
 	"conan", "opam", "cabal", "stack", "mix", "rebar3", "lein", "sbt", "swift", "flutter", "dart", "deno", "sdkmanager")
 
-// forceFlags say "do not ask, do not stop": they turn a removal into one
-// that cannot be taken back.
+// forceFlag reports whether option a says "do not ask, do not stop"
+// (--force, -y, --all, -r …): it turns a removal into one that cannot be
+// taken back.
 func forceFlag(a string) bool {
 	if len(a) < 2 || a[0] != '-' {
 		return false
