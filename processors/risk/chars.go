@@ -83,5 +83,11 @@ func (w *walker) wideCommand(c *command) {
 	}
 	if n := canonicalName(first); ruledCmds()[n] && !mentionCmds()[n] || shells[n] {
 		w.hit(c, "deceptive-characters", med, "the command name "+trimArg(c.path)+" is written with fullwidth letters or wide spaces: it displays like "+trimArg(folded)+" but names another program")
+		if strings.ContainsRune(c.path, 0x3000) && !strings.ContainsAny(folded, "$`\\'\"") {
+			// Tokenizers differ: POSIX shells keep U+3000 inside a word,
+			// Python's str.split and .NET's char.IsWhiteSpace split on it.
+			// The command is judged in the reading that splits too.
+			w.reparse(strings.Join(append([]string{folded}, c.args...), " "), "ideographic spaces read as spaces", nil, nil, c.sudo)
+		}
 	}
 }

@@ -20,7 +20,7 @@ var ruledCmds = lazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "
 	"csrutil", "tmutil", "mdatp", "defaults", "auditctl", "ufw", "iptables", "ip6tables", "nft", "pfctl", "journalctl", "log",
 	"history", "unset", "set", "security", "kickstart", "systemsetup", "git", "gh", "pip", "npm", "yarn", "pnpm", "bun", "cargo",
 	"go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "pacman", "apk", "conda", "mamba", "pipx",
-	"uv", "uvx", "npx", "bunx", "poetry", "make", "twine", "docker", "kubectl", "oc", "helm", "terraform", "tofu", "aws", "gcloud",
+	"uv", "uvx", "npx", "bunx", "poetry", "make", "twine", "docker", "podman", "nerdctl", "docker-compose", "podman-compose", "kubectl", "oc", "helm", "terraform", "tofu", "aws", "gcloud",
 	"az", "doctl", "heroku", "flyctl", "psql", "mysql", "sqlite3", "clickhouse-client", "cockroach", "sqlcmd", "duckdb", "mongo",
 	"redis-cli", "curl", "wget", "nc", "socat", "telnet", "scp", "sftp", "rsync", "ftp", "lftp", "smbclient", "ssh", "dig",
 	"nslookup", "host", "nmap", "masscan", "zmap", "nikto", "tcpdump", "tshark", "ping", "ngrok", "cloudflared", "code", "python",
@@ -552,12 +552,19 @@ func (w *walker) commandRules(c *command) {
 		if hasArg(a, "install", "uninstall") {
 			w.hit(c, "package-install", med, "make install writes outside the workspace")
 		}
-	case "docker":
+	case "docker", "podman", "nerdctl":
 		w.docker(c)
+	case "docker-compose", "podman-compose":
+		c2 := *c
+		c2.name, c2.args = "docker", append([]string{"compose"}, a...)
+		w.docker(&c2)
 	case "kubectl", "oc":
 		w.kubectl(c)
 	case "helm":
-		if len(a) > 0 && (a[0] == "install" || a[0] == "upgrade" || a[0] == "uninstall" || a[0] == "delete" || a[0] == "rollback") {
+		switch {
+		case len(a) > 1 && (a[0] == "uninstall" || a[0] == "delete" || a[0] == "del" || a[0] == "un") && !hasArg(a, "--dry-run"):
+			w.hit(c, "cluster-delete", high, "helm "+a[0]+" removes a release and its resources from a cluster")
+		case len(a) > 0 && (a[0] == "install" || a[0] == "upgrade" || a[0] == "uninstall" || a[0] == "delete" || a[0] == "rollback"):
 			w.hit(c, "cluster-change", med, "helm "+a[0]+" changes a cluster")
 		}
 	case "terraform", "tofu":
@@ -668,7 +675,18 @@ func (w *walker) commandRules(c *command) {
 	case "find":
 		roots, _ := findRoots(a)
 		if hasArg(a, "-delete") {
-			w.deletion(c, true, roots)
+			if !findFiltered(a) {
+				w.deletion(c, true, roots)
+			} else {
+				// only what the tests match: the workspace as a whole is not lost
+				for i, r := range roots {
+					lvl, rule, why := w.deleteTarget(c, r, true, i)
+					if rule == "destructive-delete-workspace" {
+						lvl, rule, why = med, "delete-workspace", "find -delete deletes the files it matches in "+r
+					}
+					w.hitA(c, AnalyzerFiles, rule, lvl, why)
+				}
+			}
 		}
 		for i, x := range a {
 			if (x == "-fprint" || x == "-fprintf" || x == "-fprint0" || x == "-fls") && i+1 < len(a) {
@@ -822,6 +840,10 @@ func (w *walker) deleteTarget(c *command, t string, recursive bool, i int) (lvl 
 	case pcHome:
 		return high, "destructive-delete-home", verb + " deletes the home directory " + t
 	case pcSystem:
+		if tempRoot(rt) {
+			// all of /tmp: other programs' scratch files, nothing kept
+			return med, "delete-temp", verb + " deletes everything in the temporary directory " + rt
+		}
 		return high, "destructive-delete-system", verb + " deletes the system path " + rt
 	case pcLog:
 		return high, "log-tampering", verb + " deletes the log " + rt
@@ -864,7 +886,58 @@ func (w *walker) deleteTarget(c *command, t string, recursive bool, i int) (lvl 
 	if historyFile(rt) {
 		return high, "history-tampering", verb + " deletes " + rt
 	}
+	if recursive && w.wholeWorkspace(c, rt) {
+		return high, "destructive-delete-workspace", verb + " deletes " + t + ": the whole workspace, uncommitted and untracked work included"
+	}
+	if recursive && (rt == ".git" || strings.HasSuffix(rt, "/.git")) {
+		return high, "destructive-delete-workspace", verb + " deletes the repository " + t + ": history, branches and stashes not pushed anywhere are lost"
+	}
 	return med, "delete-workspace", verb + " deletes " + t + " in the workspace"
+}
+
+// findFiltered reports whether find's expression has a test that selects
+// some files (-name, -type, -mtime …) rather than everything under a root.
+func findFiltered(a []string) bool {
+	for _, x := range a {
+		if len(x) < 2 || x[0] != '-' {
+			continue
+		}
+		switch x {
+		case "-delete", "-depth", "-d", "-mindepth", "-maxdepth", "-xdev", "-mount", "-L", "-P", "-H", "-print", "-print0", "-ignore_readdir_race", "-noleaf", "-true":
+			continue
+		case "-exec", "-execdir", "-ok", "-okdir":
+			return false // an action: the tests are before it
+		}
+		return true
+	}
+	return false
+}
+
+// wholeWorkspace reports whether rp, resolved in c's directory, is the
+// workspace itself or everything in it (., *, ./*, the workspace's path):
+// the starting directory when no cd moved away from it.
+func (w *walker) wholeWorkspace(c *command, rp string) bool {
+	if ws := w.env.Workspace; ws != "" && usableWorkspace(ws) {
+		ws = path.Clean(ws)
+		if rp == ws || strings.HasPrefix(rp, ws+"/") && isGlobOnly(strings.TrimPrefix(rp, ws+"/")) {
+			return true
+		}
+	}
+	if c.cwd != "" && c.cwd != "." {
+		return false
+	}
+	return rp == "." || isGlobOnly(strings.TrimPrefix(rp, "./"))
+}
+
+// tempRoot reports whether rp is a temporary directory itself or a glob of
+// everything in it (/tmp, /var/tmp/*, /private/tmp).
+func tempRoot(rp string) bool {
+	for _, t := range []string{"/tmp", "/var/tmp", "/private/tmp", "/private/var/tmp", "/dev/shm"} {
+		if rp == t || rp == t+"/" || strings.HasPrefix(rp, t+"/") && isGlobOnly(strings.TrimPrefix(rp, t+"/")) {
+			return true
+		}
+	}
+	return false
 }
 
 func (w *walker) chmod(c *command) {
@@ -1016,9 +1089,20 @@ func protectedRef(r string) bool {
 }
 
 func (w *walker) git(c *command) {
-	a := c.args
+	w.gitArgs(c, c.args, 0)
+}
+
+// gitArgs judges git run with arguments a; an alias set with -c that names
+// other git arguments (`-c alias.x='reset --hard' x`) is judged as them.
+func (w *walker) gitArgs(c *command, a []string, depth int) {
 	i := 0
+	aliases := map[string]string{}
 	for i < len(a) && strings.HasPrefix(a[i], "-") {
+		if a[i] == "-c" && i+1 < len(a) {
+			if k, v, ok := strings.Cut(a[i+1], "="); ok && strings.HasPrefix(strings.ToLower(k), "alias.") && !strings.HasPrefix(strings.TrimSpace(v), "!") {
+				aliases[strings.ToLower(k[len("alias."):])] = v
+			}
+		}
 		if a[i] == "-c" || a[i] == "-C" || a[i] == "--git-dir" || a[i] == "--work-tree" {
 			i++
 		}
@@ -1028,13 +1112,20 @@ func (w *walker) git(c *command) {
 		return
 	}
 	sub, rest := a[i], a[i+1:]
+	if v, ok := aliases[strings.ToLower(sub)]; ok && depth < 4 {
+		w.gitArgs(c, append(strings.Fields(v), rest...), depth+1)
+		return
+	}
 	dry := flagSet(rest, 'n', "--dry-run")
 	switch sub {
 	case "push":
 		if dry {
 			return
 		}
-		force := flagSet(rest, 'f', "--force", "--force-with-lease", "--force-if-includes") || hasArg(rest, "--mirror")
+		// --force-with-lease (and --force-if-includes) refuse to overwrite
+		// commits the pusher has not seen: what they drop was seen first.
+		force := flagSet(rest, 'f', "--force") || hasArg(rest, "--mirror")
+		lease := flagSet(rest, 0, "--force-with-lease", "--force-if-includes")
 		del := flagSet(rest, 'd', "--delete") || hasArg(rest, "--prune")
 		ops := operands(rest)
 		var refs []string
@@ -1061,25 +1152,45 @@ func (w *walker) git(c *command) {
 		case (force || del) && prot:
 			w.hit(c, "git-force-push-protected", high, "git push rewrites or deletes a protected branch ("+strings.Join(refs, " ")+")")
 		case force:
-			w.hit(c, "git-force-push", med, "git push --force rewrites remote history")
+			w.hit(c, "git-force-push", high, "git push --force replaces the remote branch: commits pushed by others are dropped from it")
+		case lease:
+			w.hit(c, "git-force-push", med, "git push --force-with-lease rewrites remote history it has seen")
 		case del:
 			w.hit(c, "git-delete-remote-ref", med, "git push deletes a remote branch or tag")
 		}
+	// Uncommitted changes and untracked files have no other copy: git
+	// cannot give back what these discard.
 	case "reset":
-		if hasArg(rest, "--hard", "--merge", "--keep") {
-			w.hit(c, "git-discard-changes", med, "git reset --hard discards uncommitted work")
+		switch {
+		case hasArg(rest, "--hard"):
+			w.hit(c, "git-discard-changes", high, "git reset --hard discards uncommitted work, which has no other copy")
+		case hasArg(rest, "--merge", "--keep"):
+			w.hit(c, "git-discard-changes", med, "git reset --merge/--keep moves the branch (it keeps local changes)")
 		}
 	case "clean":
 		if !dry && flagSet(rest, 'f', "--force") {
-			w.hit(c, "git-discard-changes", med, "git clean deletes untracked files")
+			w.hit(c, "git-discard-changes", high, "git clean deletes untracked files, which git has no copy of")
 		}
-	case "checkout", "restore":
-		if hasArg(rest, "--") && hasArg(rest, ".") || hasArg(rest, ".") || hasArg(rest, "--worktree") || flagSet(rest, 'f', "--force") {
-			w.hit(c, "git-discard-changes", med, "git "+sub+" discards uncommitted changes")
+	case "checkout":
+		if hasArg(rest, "--") && len(operands(rest)) > 0 || hasArg(rest, ".") || flagSet(rest, 'f', "--force") {
+			w.hit(c, "git-discard-changes", high, "git checkout overwrites uncommitted changes to the paths it names")
+		}
+	case "restore":
+		staged, worktree := flagSet(rest, 'S', "--staged"), flagSet(rest, 'W', "--worktree")
+		if (!staged || worktree) && len(operands(rest)) > 0 {
+			w.hit(c, "git-discard-changes", high, "git restore overwrites uncommitted changes in the working tree")
+		}
+	case "worktree":
+		if len(rest) > 0 && rest[0] == "remove" && flagSet(rest[1:], 'f', "--force") {
+			w.hit(c, "git-discard-changes", high, "git worktree remove --force deletes a worktree with its uncommitted changes")
 		}
 	case "branch":
-		if flagSet(rest, 'D') || hasArg(rest, "--delete") || flagSet(rest, 'd') {
-			w.hit(c, "git-branch-delete", med, "git branch -D deletes a branch")
+		switch del := hasArg(rest, "--delete") || flagSet(rest, 'd'); {
+		case flagSet(rest, 'D') || del && flagSet(rest, 'f', "--force"):
+			// unmerged commits are left reachable only from the reflog
+			w.hit(c, "git-branch-delete", high, "git branch -D deletes a branch even when its commits are merged nowhere")
+		case del:
+			w.hit(c, "git-branch-delete", med, "git branch -d deletes a merged branch")
 		}
 	case "tag":
 		if flagSet(rest, 'd', "--delete") {
@@ -1087,7 +1198,7 @@ func (w *walker) git(c *command) {
 		}
 	case "stash":
 		if hasArg(rest, "drop", "clear") {
-			w.hit(c, "git-discard-changes", med, "git stash drop/clear deletes stashed work")
+			w.hit(c, "git-discard-changes", high, "git stash drop/clear deletes stashed work")
 		}
 	case "rebase":
 		if !hasArg(rest, "--abort", "--continue", "--skip", "--quit") {
@@ -1131,6 +1242,23 @@ func (w *walker) git(c *command) {
 				return
 			}
 			w.hit(c, "system-write", med, "git apply --unsafe-paths writes outside the repository")
+		}
+	case "submodule":
+		switch {
+		case len(rest) > 1 && rest[0] == "foreach":
+			code := rest[1:]
+			if len(code) > 0 && code[0] == "--recursive" {
+				code = code[1:]
+			}
+			if len(code) > 0 {
+				w.reparse(strings.Join(code, " "), "git submodule foreach", nil, nil, c.sudo)
+			}
+		case len(rest) > 0 && rest[0] == "deinit" && flagSet(rest[1:], 'f', "--force"):
+			w.hit(c, "git-discard-changes", high, "git submodule deinit --force deletes submodule working trees with their local changes")
+		}
+	case "switch":
+		if hasArg(rest, "--discard-changes") || flagSet(rest, 'f', "--force") {
+			w.hit(c, "git-discard-changes", high, "git switch --discard-changes throws away uncommitted changes")
 		}
 	case "rm":
 		if flagSet(rest, 'r') && !hasArg(rest, "--cached") {
@@ -1189,6 +1317,9 @@ func (w *walker) packages(c *command) {
 		w.hit(c, "package-install", med, c.name+" "+first+" installs, removes or upgrades packages")
 	case "publish", "push", "release":
 		w.hit(c, "publish", med, c.name+" "+first+" publishes a package")
+	case "unpublish":
+		// a registry never takes the same name and version again
+		w.hit(c, "registry-delete", high, c.name+" unpublish removes a published package from the registry for good")
 	case "config", "set":
 		if hasArg(a, "set") || first == "set" {
 			w.hit(c, "package-config", med, c.name+" config changes package manager settings")
@@ -1257,10 +1388,12 @@ func (w *walker) docker(c *command) {
 		}
 	case sub == "system prune":
 		if hasArg(a, "--volumes") {
-			w.hit(c, "container-data-delete", high, "docker system prune --volumes deletes all unused data, including volumes")
+			w.hit(c, "container-data-delete", high, c.name+" system prune --volumes deletes all unused data, including volumes")
 		} else {
 			w.hit(c, "container-delete", med, "docker system prune deletes unused containers and images")
 		}
+	case sub == "volume rm" || sub == "volume prune" || sub == "compose down" && flagSet(a, 'v', "--volumes"):
+		w.hit(c, "container-data-delete", high, c.name+" "+sub+" deletes volumes and the data in them")
 	case strings.HasSuffix(sub, "prune") || sub == "rm" || sub == "rmi" || sub == "kill" || sub == "stop" || sub == "volume rm" || sub == "container rm" || sub == "image rm" || sub == "compose down" || sub == "network rm":
 		w.hit(c, "container-delete", med, "docker "+sub+" removes or stops containers or data")
 	case sub == "push" || sub == "image push" || sub == "buildx build" && hasArg(a, "--push"):
@@ -1287,8 +1420,11 @@ func (w *walker) kubectl(c *command) {
 		}
 		if hasArg(a, "--all", "-A", "--all-namespaces") || strings.HasPrefix(kinds, "namespace") || kinds == "ns" || strings.HasPrefix(kinds, "node") || kinds == "no" || strings.HasPrefix(kinds, "pv") || strings.HasPrefix(kinds, "persistentvolume") || strings.HasPrefix(kinds, "crd") || strings.HasPrefix(kinds, "customresourcedefinition") || strings.HasPrefix(kinds, "clusterrole") {
 			w.hit(c, "cluster-delete", high, c.name+" delete removes cluster-wide resources")
-		} else {
+		} else if hasArg(a, "--dry-run") || hasArgPrefix(a, "--dry-run=") || kinds == "po" || strings.HasPrefix(kinds, "pod") || kinds == "" && !hasArg(a, "-f", "--filename", "-k", "--kustomize") {
+			// pods are recreated by their controllers
 			w.hit(c, "cluster-change", med, c.name+" delete removes resources")
+		} else {
+			w.hit(c, "cluster-delete", high, c.name+" delete removes "+kinds+" from the cluster")
 		}
 	case "apply", "create", "replace", "patch", "scale", "rollout", "edit", "set", "label", "annotate", "drain", "cordon", "uncordon", "taint", "autoscale", "expose", "run", "cp":
 		w.hit(c, "cluster-change", med, c.name+" "+verb+" changes the cluster")
@@ -1322,10 +1458,16 @@ func (w *walker) aws(c *command) {
 		case "rm":
 			if hasArg(a, "--recursive") {
 				w.hit(c, "cloud-delete", high, "aws s3 rm --recursive deletes a bucket's contents")
+			} else if hasArg(a, "--dryrun") {
+				w.hit(c, "cloud-change", med, "aws s3 rm --dryrun lists what it would delete")
 			} else {
-				w.hit(c, "cloud-change", med, "aws s3 rm deletes an object")
+				w.hit(c, "cloud-delete", high, "aws s3 rm deletes an object (S3 keeps no copy unless versioning is on)")
 			}
 		case "cp", "mv", "sync":
+			if op == "sync" && hasArg(a, "--delete") && !hasArg(a, "--dryrun") && len(ops) >= 3 && strings.HasPrefix(ops[len(ops)-1], "s3://") {
+				w.hit(c, "cloud-delete", high, "aws s3 sync --delete deletes the objects in "+ops[len(ops)-1]+" that the source does not have")
+				return
+			}
 			w.hit(c, "cloud-change", med, "aws s3 "+op+" copies data to or from S3")
 		}
 		return

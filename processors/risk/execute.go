@@ -101,8 +101,8 @@ func (w *walker) execute(c *command) {
 				w.sc.cwd = path.Clean(ops[0])
 			} else if w.sc.cwd != "" {
 				w.sc.cwd = path.Clean(w.sc.cwd + "/" + ops[0])
-			} else if strings.HasPrefix(ops[0], "..") {
-				w.sc.cwd = path.Clean(ops[0])
+			} else {
+				w.sc.cwd = path.Clean(ops[0]) // relative to the workspace
 			}
 		}
 	case "ssh":
@@ -733,6 +733,13 @@ func (w *walker) findExec(c *command) {
 		i = j
 		if templateInCode(raw, "{}") {
 			w.templateExec(c, "find "+a, raw)
+		}
+		if len(sub) > 1 && !findFiltered(c.args) {
+			switch canonicalName(sub[0]) {
+			case "rm", "unlink", "srm", "shred":
+				// every file under the root, one by one: a recursive delete
+				sub = append([]string{sub[0], "-r"}, sub[1:]...)
+			}
 		}
 		if len(sub) > 0 {
 			w.runSynthetic(&command{via: []string{"find " + a}, sudo: c.sudo}, toFields(sub), stmtCtx{})

@@ -62,6 +62,7 @@ func (w *walker) http(c *command) {
 		return true
 	}
 	uploaded, wrote, download := false, false, false
+	method, authed := "", false
 	for i, x := range a {
 		opt, val, vi := x, "", i+1
 		if eq := strings.IndexByte(x, '='); eq > 0 && strings.HasPrefix(x, "--") {
@@ -80,7 +81,14 @@ func (w *walker) http(c *command) {
 		case "-X", "--request", "--method":
 			if u := strings.ToUpper(val); u != "GET" && u != "HEAD" && u != "OPTIONS" {
 				wrote = true
+				method = u
 			}
+		case "-H", "--header":
+			if credentialHeader(val) {
+				authed = true
+			}
+		case "-u", "--user", "--oauth2-bearer", "--aws-sigv4", "--netrc", "-n", "--netrc-file", "--http-user", "--http-password", "--password", "-b", "--cookie", "--load-cookies":
+			authed = true
 		case "-o", "--output", "-O", "--output-document", "--remote-name", "-P", "--directory-prefix":
 			download = true
 		default:
@@ -112,8 +120,54 @@ func (w *walker) http(c *command) {
 	if c.name == "aria2c" || c.name == "lwp-download" {
 		download = true
 	}
+	for _, x := range a {
+		if len(x) > 2 && strings.HasPrefix(x, "-X") && !strings.HasPrefix(x, "--") {
+			method, wrote = strings.ToUpper(x[2:]), true
+		}
+		if strings.Contains(x, "://") && strings.Contains(strings.SplitN(strings.SplitN(x, "://", 2)[1], "/", 2)[0], "@") {
+			authed = true // https://user:token@host/…
+		}
+	}
 	if download {
 		w.recordDownload(c)
+	}
+	hosted := false
+	for _, h := range hostsOf(urls) {
+		if !isLocalHost(h) && !isPrivateHost(h) {
+			hosted = true
+		}
+	}
+	destroyPath := false
+	for _, u := range urls {
+		if p := urlPath(u); p != "" {
+			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
+				if _, k := verbOf(seg); k == 2 {
+					destroyPath = true
+				}
+			}
+		}
+	}
+	store := ""
+	for _, u := range append(hostPortArgs(a), urls...) {
+		if k := datastoreURL(u); k != "" {
+			store = k
+		}
+		if p := urlPath(u); p != "" && !destroyPath {
+			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
+				if _, k := verbOf(seg); k == 2 {
+					destroyPath = true
+				}
+			}
+		}
+	}
+	switch {
+	case store != "" && (method == "DELETE" || wrote && destroyPath):
+		w.hitA(c, AnalyzerNetwork, "datastore-http-delete", high, c.name+" sends "+orStr(method, "a delete request")+" to the HTTP API of "+store+": it deletes stored data, on any host")
+	case !authed || !hosted:
+	case method == "DELETE" || method == "PURGE" || wrote && destroyPath:
+		w.hitA(c, AnalyzerNetwork, "authenticated-api-write", high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that removes a resource with the user's credentials")
+	case method == "PUT" || method == "PATCH":
+		w.hitA(c, AnalyzerNetwork, "authenticated-api-write", high, c.name+" sends an authenticated "+method+" to "+strings.Join(hostsOf(urls), ", ")+" that overwrites a resource with the user's credentials")
 	}
 	switch {
 	case uploaded:
@@ -320,6 +374,10 @@ func (w *walker) copyRemote(c *command) {
 				return
 			}
 		}
+		if c.name == "rsync" && flagSet(a, 0, "--delete", "--delete-after", "--delete-before", "--delete-during", "--delete-excluded", "--remove-source-files") {
+			w.hitA(c, AnalyzerNetwork, "remote-delete", high, "rsync --delete deletes the files on "+hostOfSSH(ops[len(ops)-1])+" that the source does not have")
+			return
+		}
 		w.hitA(c, AnalyzerNetwork, "remote-copy", med, c.name+" copies files to a remote host")
 		return
 	}
@@ -389,4 +447,85 @@ func noValueOpt(o string) bool {
 		return strings.Contains(o, "=")
 	}
 	return strings.Trim(o[1:], "sSLfkvqiIgGnNjJOR#46") == ""
+}
+
+// credentialHeader reports whether an HTTP header carries credentials.
+func credentialHeader(h string) bool {
+	name, _, ok := strings.Cut(h, ":")
+	if !ok {
+		return false
+	}
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "private-token", "job-token", "x-api-key", "api-key", "apikey",
+		"x-auth-token", "x-access-token", "x-token", "x-vault-token", "x-consul-token", "x-nomad-token", "x-goog-api-key",
+		"x-functions-key", "ocp-apim-subscription-key", "dd-api-key", "dd-application-key", "x-figma-token", "x-shopify-access-token":
+		return true
+	}
+	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-api-key") || strings.HasSuffix(n, "-apikey") || strings.HasSuffix(n, "-secret")
+}
+
+// urlPath returns the path and query of u, "" if it has none.
+func urlPath(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	}
+	if i := strings.IndexAny(u, "/?"); i >= 0 {
+		return u[i:]
+	}
+	return ""
+}
+
+func orStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// datastorePorts are the default ports of datastores that take deletions
+// over HTTP.
+var datastorePorts = map[string]string{"9200": "Elasticsearch/OpenSearch", "5984": "CouchDB", "8500": "Consul",
+	"8200": "Vault", "2379": "etcd", "8086": "InfluxDB", "7474": "Neo4j", "8983": "Solr", "6333": "Qdrant",
+	"7700": "Meilisearch", "8108": "Typesense", "8529": "ArangoDB", "9000": "ClickHouse/MinIO", "8123": "ClickHouse",
+	"8091": "Couchbase", "19530": "Milvus"}
+
+// datastoreURL names the datastore u addresses, "" if none: by its
+// default port, or by a path that deletes in bulk (_all, _delete_by_query,
+// a wildcard index).
+func datastoreURL(u string) string {
+	rest := u
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	hostport, p, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndexByte(hostport, '@'); i >= 0 {
+		hostport = hostport[i+1:]
+	}
+	if _, port, ok := strings.Cut(hostport, ":"); ok {
+		if k := datastorePorts[port]; k != "" {
+			return k
+		}
+	}
+	for _, seg := range strings.Split(p, "/") {
+		seg, _, _ = strings.Cut(seg, "?")
+		if seg == "_all" || seg == "_delete_by_query" || seg == "*" || len(seg) > 1 && strings.HasSuffix(seg, "*") {
+			return "a search or document store"
+		}
+	}
+	return ""
+}
+
+var hostPortRe = lazyRE(`^[A-Za-z0-9][A-Za-z0-9.-]*:[0-9]{2,5}(/|$)`)
+
+// hostPortArgs returns the arguments written host:port/path with no scheme
+// (curl reads them as http).
+func hostPortArgs(a []string) []string {
+	var out []string
+	for _, x := range a {
+		if hostPortRe.MatchString(x) {
+			out = append(out, "http://"+x)
+		}
+	}
+	return out
 }

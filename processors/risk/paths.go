@@ -136,7 +136,7 @@ func classify(p, cwd, workspace string) pathClass {
 			}
 			return pcTemp
 		case "/var":
-			if strings.HasPrefix(r, "/var/tmp/") {
+			if strings.HasPrefix(r, "/var/tmp/") || macTempDir(r) {
 				return pcTemp
 			}
 			if strings.HasPrefix(r, "/var/log") || strings.HasPrefix(r, "/var/spool/mail") || strings.HasPrefix(r, "/var/mail") || strings.HasPrefix(r, "/var/audit") {
@@ -218,6 +218,13 @@ var cacheDirs = []string{
 	".cargo/git", ".rustup/tmp", "go/pkg/mod", ".bun/install/cache", "Library/Caches", ".local/share/Trash",
 	".nuget/packages", ".ivy2/cache", ".sbt", ".conda/pkgs", ".pyenv/cache", ".node-gyp", ".electron", ".expo",
 	".Trash", ".thumbnails", ".local/share/virtualenvs", ".venv",
+}
+
+// macTempDir reports whether r is in a macOS per-user temporary directory
+// (/var/folders/XX/ID/T, which $TMPDIR names there).
+func macTempDir(r string) bool {
+	parts := strings.Split(strings.TrimPrefix(r, "/"), "/")
+	return len(parts) >= 5 && parts[0] == "var" && parts[1] == "folders" && parts[4] == "T"
 }
 
 func isGlobOnly(s string) bool {

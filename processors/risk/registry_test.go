@@ -20,7 +20,7 @@ import (
 // the registry must declare.
 var shellSources = []string{"cmdrules.go", "walk.go", "execute.go", "wrappers.go", "paths.go", "words.go", "rules.go", "net.go",
 	"sql.go", "fallback.go", "dynamic.go", "windows.go", "reach.go", "flags.go", "chars.go", "shadow.go",
-	"failclosed.go", "launchers.go", "codefold.go"}
+	"failclosed.go", "launchers.go", "codefold.go", "effects.go"}
 
 // emitRe finds rule ids at emit sites: w.hit(c, "id", …), w.hitA(c, X, "id", …),
 // finding{… rule: "id" …}, sqlHit{"id", …}, and the rule names returned by

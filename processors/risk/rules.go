@@ -128,6 +128,10 @@ func (w *walker) judge(c *command) {
 		// inside a container is the container's, not the host's.
 		if c.container && !c.remote {
 			w.hit(c, "sudo", med, "runs with root privileges inside a container")
+		} else if sudoReadOnly(c) {
+			// root's reach without root's power to change anything: what it
+			// reads is judged by the read rules (/etc/shadow is HIGH)
+			w.hit(c, "sudo", med, "runs the read-only program "+c.name+" as root (through "+viaOf(c)+")")
 		} else {
 			w.hit(c, "sudo", high, "runs with root privileges (privilege escalation through "+viaOf(c)+")")
 		}
@@ -141,6 +145,7 @@ func (w *walker) judge(c *command) {
 	w.credentialArgs(c)
 	w.commandRules(c)
 	w.writeFlags(c)
+	w.openWorld(c)
 	if c.name == "" && c.inPipe && c.pipeOut {
 		// an unresolved program in the middle of a pipeline: judged by what it feeds
 		return
@@ -359,6 +364,52 @@ func (w *walker) shellEscape(c *command) {
 	if c.sudo && (c.name == "screen" || c.name == "tmux" || c.name == "byobu") && len(operands(c.args)) == 0 {
 		w.hit(c, "root-shell", high, "opens a root shell through "+c.name)
 	}
+}
+
+// sudoReadOnlyCmds print what they read and change nothing, have no
+// option that runs a program, and start no pager or editor (less, man, vim
+// and git log open a shell as root with a keystroke).
+var sudoReadOnlyCmds = lazySet("ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "id", "whoami", "pwd",
+	"uname", "stat", "file", "du", "df", "tree", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum",
+	"cksum", "ps", "free", "uptime", "nproc", "lscpu", "lsblk", "lsof", "ss", "netstat", "dmesg", "tac", "nl",
+	"strings", "od", "hexdump", "readlink", "realpath", "ls", "getfacl", "lsattr", "blkid", "lsmod", "lspci", "lsusb",
+	"ip", "true", "groups", "test", "[", "printenv", "sort", "uniq", "cut", "jq", "find")
+
+// sudoReadOnly reports whether c, run as root, only reads: a program of
+// sudoReadOnlyCmds with every argument resolved, no option that runs or
+// writes (find -exec, sort -o, ip … add, dmesg -c), and no root shell
+// around it.
+func sudoReadOnly(c *command) bool {
+	if !sudoReadOnlyCmds()[c.name] || c.sudoPass || c.stdin != nil && !c.inPipe || c.dynName || c.glob || c.remote || c.win {
+		return false
+	}
+	for _, d := range c.argDyn {
+		if d {
+			return false
+		}
+	}
+	a := c.args
+	switch c.name {
+	case "find":
+		for _, x := range a {
+			switch x {
+			case "-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls":
+				return false
+			}
+		}
+	case "sort":
+		if _, ok := optValue(a, "-o", "--output"); ok || hasArg(a, "--compress-program") {
+			return false
+		}
+	case "ip":
+		ops := operands(a)
+		return len(ops) >= 1 && (len(ops) == 1 || ops[len(ops)-1] == "show" || ops[1] == "show" || ops[1] == "list")
+	case "dmesg":
+		return !flagSet(a, 'c', "--clear", "--read-clear") && !flagSet(a, 'C', "--console-off", "--console-on", "--console-level") && !flagSet(a, 'n', "--console-level") && !flagSet(a, 'D', "--console-off") && !flagSet(a, 'E', "--console-on")
+	case "ss", "netstat":
+		return !flagSet(a, 'K', "--kill")
+	}
+	return true
 }
 
 // viaOf names the wrappers that raised c's privileges, "sudo" when none is

@@ -84,8 +84,9 @@ func TestShellDynamicCommandNames(t *testing.T) {
 func TestShellLongOptionAbbreviations(t *testing.T) {
 	runShellCases(t, []shellCase{
 		{cmd: "git push --forc origin main", want: high, rule: "git-force-push-protected"},
-		{cmd: "git push --force-w origin master", want: high, rule: "git-force-push-protected"},
-		{cmd: "git reset --har HEAD~3", want: med, rule: "git-discard-changes"},
+		{cmd: "git push --force-w origin master", want: med, rule: "git-force-push"}, // --force-with-lease
+		{cmd: "git push --forc origin topic", want: high, rule: "git-force-push"},
+		{cmd: "git reset --har HEAD~3", want: high, rule: "git-discard-changes"},
 		{cmd: "chown --recur root /etc", want: high, rule: "ownership-system"},
 		{cmd: "rm --recurs --no-pres /", want: high, rule: "destructive-delete-root"},
 		{cmd: "git push --mirr backup", want: high, rule: "git-push-mirror"},
@@ -119,7 +120,12 @@ func TestShellMacOSPathAliases(t *testing.T) {
 func TestShellPrivilegeEscalation(t *testing.T) {
 	runShellCases(t, []shellCase{
 		{cmd: "sudo apt-get update", want: high, rule: "sudo"},
-		{cmd: "   sudo ls", want: high, rule: "sudo"},
+		{cmd: "   sudo ls", want: med, rule: "sudo"}, // read-only: MEDIUM
+		{cmd: "sudo ls -S /root", want: med, rule: "sudo"},
+		{cmd: "sudo -S ls", want: high, rule: "sudo"}, // the agent hands over the password
+		{cmd: "sudo less /var/log/syslog", want: high, rule: "sudo"},
+		{cmd: "sudo find / -name x -exec id \\;", want: high, rule: "sudo"},
+		{cmd: "sudo sort -o /etc/hosts /tmp/h", want: high},
 		{cmd: "SUDO apt install", want: high, rule: "sudo"},
 		{cmd: "sud\\o apt-get install x", want: high, rule: "sudo"},
 		{cmd: "doas pkg_add nginx", want: high, rule: "sudo"},
@@ -334,7 +340,9 @@ func TestShellDeceptiveCharacters(t *testing.T) {
 		{cmd: "ls\rnpm install evil", want: med, rule: "deceptive-characters"},
 		{cmd: "echo ok\u202e; rm -rf ./x", want: med, rule: "deceptive-characters"},
 		{cmd: "ｒｍ -ｒｆ /", want: med, rule: "deceptive-characters"},
-		{cmd: "rm\u3000-rf\u3000/", want: med, rule: "deceptive-characters"},
+		// judged as written (a program that does not exist) and as Python and .NET split it
+		{cmd: "rm\u3000-rf\u3000/", want: high, rule: "destructive-delete-root"},
+		{cmd: "ｒｍ　-rf　./build", want: med, rule: "deceptive-characters"},
 		{cmd: "ｃｈｍｏｄ 777 /etc/passwd", want: med, rule: "deceptive-characters"},
 		{cmd: "ls\r\nnpm test", want: low},
 		{cmd: "ｌｓ -ｌａ", want: low},

@@ -76,6 +76,7 @@ type command struct {
 	written *data // what it printed into a redirected file (out before redirection)
 
 	sudo      bool     // runs with raised privileges (sudo, doas, su, pkexec)
+	sudoPass  bool     // the agent hands sudo its password (-S stdin, -A askpass)
 	via       []string // wrappers and re-parse hops that led here
 	depth     int      // re-parse depth (0 = the input itself)
 	span      [2]int

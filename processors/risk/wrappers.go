@@ -34,7 +34,7 @@ var wrapperOptArgs = map[string]string{
 	"systemd-run": " -u --unit -p --property --description --slice -E --setenv -M --machine --on-active --on-boot " +
 		"--on-startup --on-unit-active --on-unit-inactive --on-calendar --timer-property --uid --gid --nice --working-directory -D --path-property --socket-property --service-type ",
 	"unshare": " -S -G -R -w --setuid --setgid --root --wd --map-user --map-group --propagation --setgroups ",
-	"xargs":   " -a -d -E -I -J -L -n -P -s --arg-file --delimiter --eof --replace --max-lines --max-args --max-procs --max-chars --process-slot-var ",
+	"xargs":   " -a -d -E -I -J -L -n -P -R -S -s --arg-file --delimiter --max-lines --max-args --max-procs --max-chars --process-slot-var ",
 	"script":  " -c -E -t -T -I -O -B --command --echo --log-in --log-out --log-io --log-timing ",
 }
 
@@ -107,6 +107,11 @@ func (w *walker) unwrap(cmd *command, fs []field, ctx stmtCtx) []field {
 				}
 				cmd.via = append(cmd.via, name)
 				return []field{{s: "sh"}}
+			}
+			for _, o := range opts {
+				if o.s == "-S" || o.s == "-A" || longOpt(o.s, "--stdin") || longOpt(o.s, "--askpass") || len(o.s) > 2 && o.s[0] == '-' && o.s[1] != '-' && strings.ContainsAny(o.s[1:], "SA") && isLetters(o.s[1:]) {
+					cmd.sudoPass = true
+				}
 			}
 			cmd.via = append(cmd.via, name)
 			fs = rest[i:]
@@ -395,6 +400,8 @@ func (w *walker) xargs(cmd *command, rest []field, ctx stmtCtx) []field {
 			repl = rest[j+1].s
 		case strings.HasPrefix(a, "--replace="):
 			repl = strings.TrimPrefix(a, "--replace=")
+		case a == "--replace":
+			repl = "{}" // GNU: an optional value, attached with "=" only
 		case strings.HasPrefix(a, "-i"):
 			repl = "{}"
 			if len(a) > 2 {
