@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -36,7 +37,6 @@ var forgeries = []struct{ name, command, agent, conv, rule string }{
 // command whole (head and tail) in one fenced block, and no @ a receiver
 // reads as a mention.
 func TestMarkdownTextCannotBeEscaped(t *testing.T) {
-	md := goldmark.New(goldmark.WithExtensions(extension.GFM))
 	for _, c := range forgeries {
 		t.Run(c.name, func(t *testing.T) {
 			d := events.Derived{Conversation: c.conv, Time: "2026-12-01T00:00:00Z"}
@@ -49,48 +49,24 @@ func TestMarkdownTextCannotBeEscaped(t *testing.T) {
 			if strings.Contains(p.Text, "@") {
 				t.Fatalf("the text holds an @ a receiver may read as a mention: %q", p.Text)
 			}
-			src := []byte(p.Text)
-			doc := md.Parser().Parse(text.NewReader(src))
-			var strong, blocks, spans int
-			err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-				if !entering {
-					return ast.WalkContinue, nil
-				}
-				switch n := n.(type) {
-				case *ast.Document, *ast.Paragraph, *ast.Text:
-				case *ast.Emphasis:
-					strong++
-					if strong > 1 || n.Level != 2 || string(n.Text(src)) != "HIGH" {
-						t.Fatalf("emphasis %q (level %d) the agent made: %q", n.Text(src), n.Level, p.Text)
-					}
-				case *ast.CodeSpan:
-					spans++
-					return ast.WalkSkipChildren, nil
-				case *ast.FencedCodeBlock:
-					blocks++
-					var b strings.Builder
-					for i := 0; i < n.Lines().Len(); i++ {
-						l := n.Lines().At(i)
-						b.Write(l.Value(src))
-					}
-					shown := strings.TrimSuffix(b.String(), "\n")
-					want := strings.NewReplacer("`", "ˋ", "@", "＠").Replace(display.Clip(c.command, maxTextCommand))
-					if shown != want {
-						t.Fatalf("the block shows %q, want %q", shown, want)
-					}
-					if strings.HasSuffix(c.command, "rm -rf ~") && !strings.HasSuffix(shown, "rm -rf ~") {
-						t.Fatalf("the command's tail fell off: %q", shown)
-					}
-					if len(c.command) > maxTextCommand && !strings.Contains(shown, "bytes not shown") {
-						t.Fatalf("cut without saying so: %q", shown)
-					}
-				default:
-					t.Fatalf("the agent's text made a %s: %q", n.Kind(), p.Text)
-				}
-				return ast.WalkContinue, nil
-			})
+			m, err := readMarkdown(p.Text)
 			if err != nil {
 				t.Fatal(err)
+			}
+			want := strings.NewReplacer("`", "ˋ", "@", "＠").Replace(display.Clip(c.command, maxTextCommand))
+			if len(m.blocks) != 1 || m.blocks[0] != want {
+				t.Fatalf("the blocks show %q, want one showing %q", m.blocks, want)
+			}
+			shown := m.blocks[0]
+			if strings.HasSuffix(c.command, "rm -rf ~") && !strings.HasSuffix(shown, "rm -rf ~") {
+				t.Fatalf("the command's tail fell off: %q", shown)
+			}
+			if len(c.command) > maxTextCommand && !strings.Contains(shown, "bytes not shown") {
+				t.Fatalf("cut without saying so: %q", shown)
+			}
+			blocks, strong, spans := len(m.blocks), len(m.strong), m.spans
+			if strong != 1 || m.strong[0] != "HIGH" {
+				t.Fatalf("strong spans %q, want only the level: %q", m.strong, p.Text)
 			}
 			if blocks != 1 || strong != 1 || spans != 4 {
 				t.Fatalf("%d blocks, %d strong, %d code spans; want 1, 1 and 4 (rule, conversation, agent, action): %q",
@@ -106,6 +82,48 @@ func TestMarkdownTextCannotBeEscaped(t *testing.T) {
 			}
 		})
 	}
+}
+
+// markdownRead is a Markdown text as a CommonMark renderer with GitHub's
+// extensions reads it.
+type markdownRead struct {
+	strong []string // text of each emphasis
+	spans  int      // code spans
+	blocks []string // content of each fenced block, without its last line feed
+}
+
+// readMarkdown parses s (CommonMark + GFM: autolinks of bare URLs,
+// tables, strikethrough, task lists) and fails on any node other than a
+// paragraph, text, emphasis, code span or fenced block: a link, autolink,
+// image, heading, HTML, list, quote or break was made.
+func readMarkdown(s string) (markdownRead, error) {
+	var out markdownRead
+	src := []byte(s)
+	doc := goldmark.New(goldmark.WithExtensions(extension.GFM)).Parser().Parse(text.NewReader(src))
+	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Document, *ast.Paragraph, *ast.Text:
+		case *ast.Emphasis:
+			out.strong = append(out.strong, string(n.Text(src)))
+		case *ast.CodeSpan:
+			out.spans++
+			return ast.WalkSkipChildren, nil
+		case *ast.FencedCodeBlock:
+			var b strings.Builder
+			for i := 0; i < n.Lines().Len(); i++ {
+				l := n.Lines().At(i)
+				b.Write(l.Value(src))
+			}
+			out.blocks = append(out.blocks, strings.TrimSuffix(b.String(), "\n"))
+		default:
+			return ast.WalkStop, fmt.Errorf("the text makes a %s: %q", n.Kind(), s)
+		}
+		return ast.WalkContinue, nil
+	})
+	return out, err
 }
 
 // TestPlainTextIsOneLinePlusCommand: the plain text has the summary on
