@@ -282,36 +282,10 @@ func (n *Notifier) wholeCommand(ctx context.Context, r events.GateRequested) str
 	if err != nil || ev.ID != r.ActionID || ev.Kind != events.KindAction {
 		return r.Command
 	}
-	if c := CommandOf(&ev); c != "" {
+	if c := display.Command(ev.Tool(), ev.Args()); c != "" {
 		return c
 	}
 	return r.Command
-}
-
-// CommandOf is what an action runs, as stored: its shell command (or
-// code, script), else its tool and main argument, else its tool and
-// arguments as JSON. Unlike the gate's summary it is never cut.
-func CommandOf(ev *events.Event) string {
-	args := ev.Args()
-	for _, k := range []string{"command", "cmd", "code", "script"} {
-		if s, ok := args[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	tool := ev.Tool()
-	for _, k := range []string{"path", "file_path", "url", "query", "pattern"} {
-		if s, ok := args[k].(string); ok && s != "" {
-			return tool + " " + s
-		}
-	}
-	if len(args) == 0 {
-		return tool
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return tool
-	}
-	return tool + " " + string(b)
 }
 
 // Payload is the JSON body of a notification.
