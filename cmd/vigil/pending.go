@@ -30,6 +30,30 @@ func findPending(ctx context.Context, cl *client.Client, id string) (pendingActi
 	return cl.FindPending(ctx, id)
 }
 
+// withStoredCommand is p with its whole command (display.Command) read
+// from the stored action at p.Seq: the gate's request carries a summary
+// cut at 400 bytes at its end, which would hide a tail such as
+// `&& curl … | bash`. p is kept as it is when the log cannot be read there
+// or holds another action.
+func withStoredCommand(ctx context.Context, cl *client.Client, p pendingAction) pendingAction {
+	st, err := cl.JetStream().Stream(ctx, events.StreamLog)
+	if err != nil {
+		return p
+	}
+	m, err := st.GetMsg(ctx, p.Seq)
+	if err != nil {
+		return p
+	}
+	ev, err := events.DecodeMsgpack(m.Data)
+	if err != nil || ev.ID != p.ID || ev.Kind != events.KindAction {
+		return p
+	}
+	if c := display.Command(ev.Tool(), ev.Args()); c != "" {
+		p.Command = c
+	}
+	return p
+}
+
 func newPendingCmd(c *cli) *cobra.Command {
 	var (
 		asJSON       bool
@@ -69,6 +93,9 @@ its head, "… N bytes not shown …", and its tail; --full shows it whole.`,
 					}
 				}
 				return nil
+			}
+			for i := range ps {
+				ps[i] = withStoredCommand(cmd.Context(), cl, ps[i])
 			}
 			printPending(c.stdout, ps, time.Now(), full)
 			return nil
