@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -191,10 +192,19 @@ func readText(t *testing.T, format string, p notify.Payload, level string) strin
 		return m.Blocks[0]
 	default:
 		lines := strings.Split(p.Text, "\n")
-		if len(lines) != 2 || !strings.HasPrefix(lines[0], level+" Vigil: ") {
-			t.Fatalf("text: want the summary line, then the command: %q", p.Text)
+		labels := []string{level + " Vigil: ", "rules: ", "conversation: ", "agent: ", "action: ", "command: "}
+		if p.Timeout != "" {
+			labels = slices.Insert(labels, 5, "denied in: ")
 		}
-		return lines[1]
+		if len(lines) != len(labels) {
+			t.Fatalf("text: %d lines, want %d (%q): %q", len(lines), len(labels), labels, p.Text)
+		}
+		for i, l := range labels {
+			if !strings.HasPrefix(lines[i], l) {
+				t.Fatalf("text: line %d is %q, want it to start with %q", i, lines[i], l)
+			}
+		}
+		return strings.TrimPrefix(lines[len(lines)-1], "command: ")
 	}
 }
 

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -126,24 +127,34 @@ func readMarkdown(s string) (markdownRead, error) {
 	return out, err
 }
 
-// TestPlainTextIsOneLinePlusCommand: the plain text has the summary on
-// one line and the command on the next, nothing a terminal or chat client
-// interprets, and the level first.
-func TestPlainTextIsOneLinePlusCommand(t *testing.T) {
-	for _, c := range forgeries {
+// TestPlainTextIsOneFieldPerLine: the plain text has Vigil's line (the
+// level first), then one line per field, its label first, the command
+// last; nothing a terminal or chat client interprets; and no agent text
+// starts a line.
+func TestPlainTextIsOneFieldPerLine(t *testing.T) {
+	for _, c := range append(forgeries, struct{ name, command, agent, conv, rule string }{
+		"quotes and separators", "ls\nagent: alice\ncommand: ls", `coder", approved by "alice`, "c; agent: alice", "r, rules/ok"}) {
 		t.Run(c.name, func(t *testing.T) {
 			d := events.Derived{Conversation: c.conv, Time: "2026-12-01T00:00:00Z"}
-			r := events.GateRequested{ActionID: "a-1", LogSeq: 7, Level: events.RiskHigh, Tool: "bash",
+			r := events.GateRequested{ActionID: "a-1", LogSeq: 7, Level: events.RiskHigh, Tool: "bash", Timeout: "10m0s",
 				Agent: c.agent, Reasons: []events.Reason{{Analyzer: "rules", Rule: c.rule, Level: events.RiskHigh}}}
 			p := payloadOf(d, r, c.command, events.FormatText)
 			if p.Content != "" || p.AllowedMentions != nil {
 				t.Fatalf("a text webhook got Discord fields: %+v", p)
 			}
-			lines := strings.Split(p.Text, "\n")
-			if len(lines) != 2 || !strings.HasPrefix(lines[0], "HIGH Vigil: ") || lines[1] != display.Clip(c.command, maxTextCommand) {
-				t.Fatalf("text %q: want the summary line, then the command", p.Text)
+			want := []string{
+				"HIGH Vigil: an action waits for approval",
+				"rules: " + display.Clip("rules/"+c.rule, maxTextField),
+				"conversation: " + display.Clip(c.conv, maxTextField),
+				"agent: " + display.Clip(c.agent, maxTextField),
+				"action: a-1",
+				"denied in: 10m0s unless approved",
+				"command: " + display.Clip(c.command, maxTextCommand),
 			}
-			for _, l := range lines {
+			if got := strings.Split(p.Text, "\n"); !slices.Equal(got, want) {
+				t.Fatalf("text lines %q, want %q", got, want)
+			}
+			for _, l := range want {
 				if !display.Safe(l) {
 					t.Fatalf("line %q holds a control, bidi or invisible character", l)
 				}
@@ -165,4 +176,47 @@ func TestTextNamesFewRules(t *testing.T) {
 			t.Fatalf("%s: %d bytes of text, naming: %q", f, len(p.Text), p.Text[:200])
 		}
 	}
+}
+
+// FuzzText: for any command, agent, conversation and rule, the text of
+// every format reads as Vigil wrote it: Markdown parses to no link,
+// image, heading, HTML, list or quote, one strong span (the level) and
+// one block (the command); Slack has one bold span, no link and one
+// block; plain text has its seven labelled lines.
+func FuzzText(f *testing.F) {
+	for _, c := range forgeries {
+		f.Add(c.command, c.agent, c.conv, c.rule)
+	}
+	f.Fuzz(func(t *testing.T, command, agent, conv, rule string) {
+		d := events.Derived{Conversation: conv}
+		r := events.GateRequested{ActionID: "a-1", Level: events.RiskHigh, Tool: "bash", Agent: agent, Timeout: "1m",
+			Reasons: []events.Reason{{Analyzer: "rules", Rule: rule}}}
+		if command == "" {
+			command = "ls"
+		}
+		m, err := readMarkdown(payloadOf(d, r, command, events.FormatMarkdown).Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(m.strong) != 1 || m.strong[0] != "HIGH" || len(m.blocks) != 1 || m.spans != 5 {
+			t.Fatalf("markdown: strong %q, %d blocks, %d spans", m.strong, len(m.blocks), m.spans)
+		}
+		var bold, blocks int
+		for _, sp := range renderSlack(payloadOf(d, r, command, events.FormatSlack).Text) {
+			switch sp.kind {
+			case "bold":
+				bold++
+			case "block":
+				blocks++
+			case "link", "italic", "strike":
+				t.Fatalf("slack: a %s span %q", sp.kind, sp.text)
+			}
+		}
+		if bold != 1 || blocks != 1 {
+			t.Fatalf("slack: %d bold, %d blocks", bold, blocks)
+		}
+		if k := strings.Count(payloadOf(d, r, command, events.FormatText).Text, "\n"); k != 6 {
+			t.Fatalf("text: %d line feeds, want 6", k)
+		}
+	})
 }

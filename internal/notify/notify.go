@@ -3,6 +3,16 @@
 // HMAC-SHA256, to every webhook of the config in force (the config's
 // notify section, events.Notify) whose levels include the action's.
 //
+// # What a receiver shows
+//
+// The body quotes the stored action's whole command (read from the log at
+// the request's seq), not the gate's summary, and every field the agent
+// wrote through internal/display, clipped head and tail. Its text is
+// written in the webhook's format (events.Webhook.Format: Slack mrkdwn,
+// Markdown or plain text), the level first, so that no text of the
+// agent's can close a code span or block, or make a link, mention,
+// heading, emphasis or line of its own in the receiver.
+//
 // # What it does not do
 //
 // It never stands between an action and its decision: it is a separate
@@ -371,7 +381,7 @@ func payloadOf(d events.Derived, r events.GateRequested, command, format string)
 		p.Content = p.Text
 		p.AllowedMentions = &AllowedMentions{Parse: []string{}}
 	case events.FormatText:
-		p.Text = sum.render(plain)
+		p.Text = sum.plain()
 	default:
 		p.Text = sum.render(slack)
 	}
@@ -500,12 +510,27 @@ func markdownEscape(s string) string {
 	return b.String()
 }
 
-// plain is text with no markup, for receivers that show it as it is: the
-// agent's fields in quotes, the command on its own line.
-var plain = markup{
-	strong: func(s string) string { return s },
-	code:   func(s string) string { return "\"" + s + "\"" },
-	block:  func(s string) string { return s },
+// plain writes the summary as text with no markup, for receivers that
+// show it as it is: Vigil's line (the level first), then one line per
+// field, its label first and the agent's text after it to the end of the
+// line (display shows a line feed as \n), so no quote or separator the
+// agent writes can end its field or start another.
+func (s summary) plain() string {
+	var b strings.Builder
+	b.WriteString(s.level + " Vigil: an action waits for approval\n")
+	rules := "-"
+	if len(s.rules) > 0 {
+		rules = strings.Join(s.rules, ", ")
+		if s.more > 0 {
+			rules += fmt.Sprintf(" and %d more", s.more)
+		}
+	}
+	fmt.Fprintf(&b, "rules: %s\nconversation: %s\nagent: %s\naction: %s\n", rules, s.conversation, s.agent, s.action)
+	if s.timeout != "" {
+		fmt.Fprintf(&b, "denied in: %s unless approved\n", s.timeout)
+	}
+	b.WriteString("command: " + s.command)
+	return b.String()
 }
 
 // deliver POSTs body to h, retrying with backoff.
