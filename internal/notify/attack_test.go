@@ -177,6 +177,9 @@ func readText(t *testing.T, format string, p notify.Payload, level string) strin
 		if !strings.HasPrefix(p.Text, "*"+level+"*") || len(s.Bold) != 1 || len(s.Links) != 0 || len(s.Other) != 0 || len(s.Blocks) != 1 {
 			t.Fatalf("slack: bold %q, links %q, other %q, %d blocks: %q", s.Bold, s.Links, s.Other, len(s.Blocks), p.Text)
 		}
+		if strings.Contains(p.Text, "@") {
+			t.Fatalf("slack: an @ Mattermost may read as a mention: %q", p.Text)
+		}
 		return strings.Trim(s.Blocks[0], "\n")
 	case events.FormatMarkdown:
 		m, err := notify.ReadMarkdown(p.Text)

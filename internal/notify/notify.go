@@ -448,18 +448,20 @@ func (s summary) render(m markup) string {
 // slack is Slack mrkdwn. Nothing the agent wrote can leave its code span:
 // each agent field is in inline code, the command in a ``` block, and
 // inside them a backtick is shown as ˋ (U+02CB; Slack has no escape for
-// it) and &, <, > as Slack's entities, so no backtick can close the code,
-// and no *bold*, _italic_, ~strike~, <link|label> or <!channel> is read
-// from the agent's text.
+// it), @ as ＠ and &, <, > as Slack's entities, so no backtick can close
+// the code, and no *bold*, _italic_, ~strike~, <link|label>, <!channel>
+// or @channel is read from the agent's text.
 var slack = markup{
 	strong: func(s string) string { return "*" + slackEscape(s) + "*" },
 	code:   func(s string) string { return "`" + slackQuote(s) + "`" },
 	block:  func(s string) string { return "```\n" + slackQuote(s) + "\n```" },
 }
 
-// slackQuote makes s safe inside a Slack code span or block.
+// slackQuote makes s safe inside a Slack code span or block: no
+// backtick, and @ shown as ＠ (U+FF20), since Mattermost, which reads
+// Slack's format, takes @channel and @all as mentions.
 func slackQuote(s string) string {
-	return strings.ReplaceAll(slackEscape(s), "`", "\u02cb")
+	return strings.NewReplacer("`", "\u02cb", "@", "\uff20").Replace(slackEscape(s))
 }
 
 // slackEscape escapes what Slack reads as markup.

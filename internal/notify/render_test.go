@@ -106,7 +106,7 @@ func TestSlackTextCannotBeEscaped(t *testing.T) {
 				case "block":
 					blocks++
 					shown := unentity(strings.Trim(sp.text, "\n"))
-					want := strings.ReplaceAll(display.Clip(c.command, maxTextCommand), "`", "ˋ")
+					want := strings.NewReplacer("`", "ˋ", "@", "＠").Replace(display.Clip(c.command, maxTextCommand))
 					if shown != want {
 						t.Fatalf("the block shows %q, want %q", shown, want)
 					}
