@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -54,7 +55,7 @@ func TestMarkdownTextCannotBeEscaped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := strings.NewReplacer("`", "ˋ", "@", "＠").Replace(display.Clip(c.command, maxTextCommand))
+			want := strings.NewReplacer("`", "ˋ", "@", "＠").Replace(display.Clip(c.command, markdownBounds.command))
 			if len(m.blocks) != 1 || m.blocks[0] != want {
 				t.Fatalf("the blocks show %q, want one showing %q", m.blocks, want)
 			}
@@ -62,7 +63,7 @@ func TestMarkdownTextCannotBeEscaped(t *testing.T) {
 			if strings.HasSuffix(c.command, "rm -rf ~") && !strings.HasSuffix(shown, "rm -rf ~") {
 				t.Fatalf("the command's tail fell off: %q", shown)
 			}
-			if len(c.command) > maxTextCommand && !strings.Contains(shown, "bytes not shown") {
+			if len(c.command) > markdownBounds.command && !strings.Contains(shown, "bytes not shown") {
 				t.Fatalf("cut without saying so: %q", shown)
 			}
 			blocks, strong, spans := len(m.blocks), len(m.strong), m.spans
@@ -163,17 +164,23 @@ func TestPlainTextIsOneFieldPerLine(t *testing.T) {
 	}
 }
 
-// TestTextNamesFewRules: many reasons do not make the text unbounded.
+// TestTextNamesFewRules: many reasons and long fields do not make the
+// text unbounded, and a Markdown text fits a Discord message (2,000
+// characters).
 func TestTextNamesFewRules(t *testing.T) {
 	var rs []events.Reason
 	for range 1000 {
-		rs = append(rs, events.Reason{Analyzer: "rules", Rule: strings.Repeat("r", 500)})
+		rs = append(rs, events.Reason{Analyzer: "rules", Rule: strings.Repeat("r\x1b", 500)})
 	}
-	r := events.GateRequested{ActionID: "a-1", Level: events.RiskHigh, Reasons: rs}
+	long := strings.Repeat("\x1b[2K@`", 5000)
+	r := events.GateRequested{ActionID: long, Level: events.RiskHigh, Reasons: rs, Agent: long, Timeout: long}
 	for _, f := range events.WebhookFormats {
-		p := payloadOf(events.Derived{Conversation: "c"}, r, "ls", f)
-		if len(p.Text) > 4096 || !strings.Contains(p.Text, "and 995 more") {
+		p := payloadOf(events.Derived{Conversation: long}, r, long, f)
+		if len(p.Text) > 8192 || !strings.Contains(p.Text, "and 995 more") {
 			t.Fatalf("%s: %d bytes of text, naming: %q", f, len(p.Text), p.Text[:200])
+		}
+		if n := utf8.RuneCountInString(p.Content); n > 2000 {
+			t.Fatalf("%s: %d characters of content, over Discord's 2,000", f, n)
 		}
 	}
 }

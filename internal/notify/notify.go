@@ -345,6 +345,17 @@ const (
 	maxBodyField   = 8192
 )
 
+// textBounds bound, in runes, the command and each other field a text
+// quotes.
+type textBounds struct{ command, field int }
+
+var (
+	defaultBounds = textBounds{command: maxTextCommand, field: maxTextField}
+	// markdownBounds keep a Markdown text within the 2,000 characters
+	// of a Discord message, whatever the agent sends.
+	markdownBounds = textBounds{command: 1000, field: 64}
+)
+
 // payloadOf builds the body of a notification for a webhook of format
 // (events.Webhook.Format); command is the action's whole command. Every
 // field the agent wrote (command, agent, conversation, tool, backend,
@@ -374,16 +385,15 @@ func payloadOf(d events.Derived, r events.GateRequested, command, format string)
 	if command == "" {
 		command = r.Tool
 	}
-	sum := summaryOf(d, r, command)
 	switch format {
 	case events.FormatMarkdown:
-		p.Text = sum.render(markdown)
+		p.Text = summaryOf(d, r, command, markdownBounds).render(markdown)
 		p.Content = p.Text
 		p.AllowedMentions = &AllowedMentions{Parse: []string{}}
 	case events.FormatText:
-		p.Text = sum.plain()
+		p.Text = summaryOf(d, r, command, defaultBounds).plain()
 	default:
-		p.Text = sum.render(slack)
+		p.Text = summaryOf(d, r, command, defaultBounds).render(slack)
 	}
 	return p
 }
@@ -397,10 +407,10 @@ type summary struct {
 	more                                                 int // rules not named
 }
 
-func summaryOf(d events.Derived, r events.GateRequested, command string) summary {
-	s := summary{level: display.Field(string(r.Level), 16, false), conversation: display.Field(d.Conversation, maxTextField, false),
-		agent: display.Field(r.Agent, maxTextField, false), action: display.Field(r.ActionID, maxTextField, false),
-		command: display.Field(command, maxTextCommand, false)}
+func summaryOf(d events.Derived, r events.GateRequested, command string, b textBounds) summary {
+	s := summary{level: display.Field(string(r.Level), 16, false), conversation: display.Field(d.Conversation, b.field, false),
+		agent: display.Field(r.Agent, b.field, false), action: display.Field(r.ActionID, b.field, false),
+		command: display.Field(command, b.command, false)}
 	if r.Timeout != "" {
 		s.timeout = display.Field(r.Timeout, 32, false)
 	}
@@ -409,7 +419,7 @@ func summaryOf(d events.Derived, r events.GateRequested, command string) summary
 			s.more = len(r.Reasons) - i
 			break
 		}
-		s.rules = append(s.rules, display.Field(x.Analyzer+"/"+x.Rule, maxTextField, false))
+		s.rules = append(s.rules, display.Field(x.Analyzer+"/"+x.Rule, b.field, false))
 	}
 	return s
 }
