@@ -3,6 +3,7 @@ package events
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -36,7 +37,25 @@ type Webhook struct {
 	SecretFile string `msgpack:"secret_file,omitempty" json:"secret_file,omitempty" yaml:"secret_file,omitempty"`
 	// Levels are the risk levels announced; empty means every level.
 	Levels []Risk `msgpack:"levels,omitempty" json:"levels,omitempty" yaml:"levels,omitempty"`
+	// Format is the markup of the body's text, as the receiver reads it:
+	// FormatSlack (the default), FormatMarkdown or FormatText.
+	Format string `msgpack:"format,omitempty" json:"format,omitempty" yaml:"format,omitempty"`
 }
+
+// Webhook formats: how the body's text is written for its receiver.
+const (
+	// FormatSlack is Slack mrkdwn (Slack, Mattermost's Slack-compatible
+	// webhooks, Google Chat).
+	FormatSlack = "slack"
+	// FormatMarkdown is CommonMark as Discord, Microsoft Teams, Matrix
+	// and GitHub-like receivers read it.
+	FormatMarkdown = "markdown"
+	// FormatText is plain text with no markup.
+	FormatText = "text"
+)
+
+// WebhookFormats are the formats a webhook may name.
+var WebhookFormats = []string{FormatSlack, FormatMarkdown, FormatText}
 
 // MaxWebhooks bounds the webhooks of one config.
 const MaxWebhooks = 16
@@ -110,6 +129,9 @@ func notifyErrors(n *Notify) []error {
 		if w.SecretEnv != "" && !validEnvName(w.SecretEnv) {
 			add(at+".secret_env", "is %q; an environment variable name is letters, digits and _", w.SecretEnv)
 		}
+		if w.Format != "" && !slices.Contains(WebhookFormats, w.Format) {
+			add(at+".format", "is %q; it must be %s", w.Format, strings.Join(WebhookFormats, ", "))
+		}
 		for j, l := range w.Levels {
 			if !l.Valid() {
 				add(fmt.Sprintf("%s.levels[%d]", at, j), "is %q; it must be LOW, MEDIUM, HIGH or UNKNOWN", l)
@@ -141,6 +163,7 @@ var webhookShape = shape{typ: objectType, fields: []field{
 	{"secret_env", false, stringShape},
 	{"secret_file", false, stringShape},
 	{"levels", false, shape{typ: arrayType, items: &levelShape}},
+	{"format", false, stringShape},
 }, check: func(m map[string]any, path string) error {
 	for k := range m {
 		if strings.Contains(strings.ToLower(k), "secret") && k != "secret_env" && k != "secret_file" {

@@ -7,7 +7,7 @@ import (
 )
 
 // TestNotifyValidation: webhooks name their URL once, never hold a
-// secret inline, and list real levels; each problem names its field.
+// secret inline, list real levels and a known format; each problem names its field.
 func TestNotifyValidation(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -27,6 +27,11 @@ func TestNotifyValidation(t *testing.T) {
 		{"bad env", map[string]any{"url": "https://h.example.com", "secret_env": "A-B"}, "data.notify.webhooks[0].secret_env"},
 		{"bad level", map[string]any{"url": "https://h.example.com", "levels": []any{"SEVERE"}}, "data.notify.webhooks[0].levels[0]"},
 		{"bad name", map[string]any{"name": "a b", "url": "https://h.example.com"}, "data.notify.webhooks[0].name"},
+		{"markdown", map[string]any{"url": "https://h.example.com", "format": "markdown"}, ""},
+		{"text", map[string]any{"url": "https://h.example.com", "format": "text"}, ""},
+		{"slack", map[string]any{"url": "https://h.example.com", "format": "slack"}, ""},
+		{"bad format", map[string]any{"url": "https://h.example.com", "format": "html"}, "data.notify.webhooks[0].format"},
+		{"format not a string", map[string]any{"url": "https://h.example.com", "format": int64(1)}, "data.notify.webhooks[0].format"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

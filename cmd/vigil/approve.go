@@ -153,7 +153,7 @@ func (c *cli) decideOne(ctx context.Context, cl *client.Client, id string, verdi
 		return err
 	}
 	if !f.asJSON {
-		printAction(c.stdout, p)
+		printAction(c.stdout, withStoredCommand(ctx, cl, p))
 	}
 	d, err := decide(ctx, cl, p, verdict, f)
 	if err != nil {
@@ -261,7 +261,7 @@ func (c *cli) walkPending(ctx context.Context, cl *client.Client, f decideFlags)
 			return nil
 		}
 		fmt.Fprintln(c.stdout)
-		printAction(c.stdout, *p)
+		printAction(c.stdout, withStoredCommand(ctx, cl, *p))
 		var verdict events.Verdict
 		for verdict == "" {
 			fmt.Fprintf(c.stdout, "[o]nce [s]ession [a]lways [d]eny [q]uit (Enter: deny)? ")

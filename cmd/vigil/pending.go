@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,30 @@ import (
 	"github.com/vigil-dev/vigil/internal/display"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
+
+// withStoredCommand is p with its whole command (display.Command) read
+// from the stored action at p.Seq: the gate's request carries a summary
+// cut at 400 bytes at its end, which would hide a tail such as
+// `&& curl … | bash`. p is kept as it is when the log cannot be read there
+// or holds another action.
+func withStoredCommand(ctx context.Context, cl *client.Client, p client.PendingAction) client.PendingAction {
+	st, err := cl.JetStream().Stream(ctx, events.StreamLog)
+	if err != nil {
+		return p
+	}
+	m, err := st.GetMsg(ctx, p.Seq)
+	if err != nil {
+		return p
+	}
+	ev, err := events.DecodeMsgpack(m.Data)
+	if err != nil || ev.ID != p.ID || ev.Kind != events.KindAction {
+		return p
+	}
+	if c := display.Command(ev.Tool(), ev.Args()); c != "" {
+		p.Command = c
+	}
+	return p
+}
 
 func newPendingCmd(c *cli) *cobra.Command {
 	var (
@@ -55,6 +80,9 @@ its head, "… N bytes not shown …", and its tail; --full shows it whole.`,
 					}
 				}
 				return nil
+			}
+			for i := range ps {
+				ps[i] = withStoredCommand(cmd.Context(), cl, ps[i])
 			}
 			printPending(c.stdout, ps, time.Now(), full)
 			return nil

@@ -38,6 +38,7 @@
 package display
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"unicode"
@@ -164,6 +165,32 @@ func Line(level string, rules ...string) string {
 		b.WriteString(Field(r, 64, false))
 	}
 	return b.String()
+}
+
+// Command is what an action of tool with args runs, whole, as a person
+// reads it before deciding: its shell command (or code, script), else the
+// tool and its main argument (path, url, query, pattern), else the tool
+// and its arguments as JSON. It is never cut (unlike the gate's summary,
+// which ends at 400 bytes) and not escaped: show it with Field or Clip.
+func Command(tool string, args map[string]any) string {
+	for _, k := range []string{"command", "cmd", "code", "script"} {
+		if s, ok := args[k].(string); ok && s != "" {
+			return s
+		}
+	}
+	for _, k := range []string{"path", "file_path", "url", "query", "pattern"} {
+		if s, ok := args[k].(string); ok && s != "" {
+			return tool + " " + s
+		}
+	}
+	if len(args) == 0 {
+		return tool
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return tool
+	}
+	return tool + " " + string(b)
 }
 
 // Text is Escape for a message of several lines (an error): each line is

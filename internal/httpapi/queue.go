@@ -2,12 +2,12 @@ package httpapi
 
 import (
 	"cmp"
-	"encoding/json"
 	"net/http"
 	"slices"
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/display"
 )
 
 // The page's queue: GET /ui/pending pages the actions that wait for a
@@ -170,31 +170,11 @@ func (s *Server) cardOf(p client.PendingAction) queueCard {
 	return c
 }
 
-// wholeCommand is what an action runs, as stored: its shell command (or
-// code, script), else its tool and main argument, else its tool and
-// arguments as JSON. Unlike the gate's summary it is never cut and keeps
-// its whitespace.
+// wholeCommand is what an action runs, as stored (display.Command, as
+// the CLI and the webhooks show it): unlike the gate's summary it is never
+// cut and keeps its whitespace.
 func wholeCommand(ev *events.Event) string {
-	args := ev.Args()
-	for _, k := range []string{"command", "cmd", "code", "script"} {
-		if s, ok := args[k].(string); ok && s != "" {
-			return s
-		}
-	}
-	tool := ev.Tool()
-	for _, k := range []string{"path", "file_path", "url", "query", "pattern"} {
-		if s, ok := args[k].(string); ok && s != "" {
-			return tool + " " + s
-		}
-	}
-	if len(args) == 0 {
-		return tool
-	}
-	b, err := json.Marshal(args)
-	if err != nil {
-		return tool
-	}
-	return tool + " " + string(b)
+	return display.Command(ev.Tool(), ev.Args())
 }
 
 // credentialOf is the credential an event arrived with, as the log

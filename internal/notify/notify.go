@@ -3,6 +3,16 @@
 // HMAC-SHA256, to every webhook of the config in force (the config's
 // notify section, events.Notify) whose levels include the action's.
 //
+// # What a receiver shows
+//
+// The body quotes the stored action's whole command (read from the log at
+// the request's seq), not the gate's summary, and every field the agent
+// wrote through internal/display, clipped head and tail. Its text is
+// written in the webhook's format (events.Webhook.Format: Slack mrkdwn,
+// Markdown or plain text), the level first, so that no text of the
+// agent's can close a code span or block, or make a link, mention,
+// heading, emphasis or line of its own in the receiver.
+//
 // # What it does not do
 //
 // It never stands between an action and its decision: it is a separate
@@ -231,15 +241,24 @@ func (n *Notifier) handle(ctx context.Context, data []byte) {
 		n.o.Logger.Warn("notify: no config to announce an action with", "action", req.ActionID, "err", err)
 		return
 	}
-	var body []byte
+	var (
+		bodies = map[string][]byte{} // by format
+		whole  string
+		read   bool
+	)
 	for i, h := range hooks {
 		if !h.Wants(req.Level) {
 			continue
 		}
+		if !read {
+			whole, read = n.wholeCommand(ctx, req), true
+		}
+		body := bodies[h.Format]
 		if body == nil {
-			if body, err = json.Marshal(payloadOf(d, req)); err != nil {
+			if body, err = json.Marshal(payloadOf(d, req, whole, h.Format)); err != nil {
 				return
 			}
+			bodies[h.Format] = body
 		}
 		select {
 		case n.slots <- struct{}{}:
@@ -255,49 +274,106 @@ func (n *Notifier) handle(ctx context.Context, data []byte) {
 	}
 }
 
+// wholeCommand is what the requested action runs, read from the stored
+// action in the log (the gate's summary in the request is cut at its end);
+// the summary when the log cannot be read or holds another action there.
+func (n *Notifier) wholeCommand(ctx context.Context, r events.GateRequested) string {
+	ctx, cancel := context.WithTimeout(ctx, n.o.AttemptTimeout)
+	defer cancel()
+	st, err := n.o.JetStream.Stream(ctx, events.StreamLog)
+	if err != nil {
+		return r.Command
+	}
+	m, err := st.GetMsg(ctx, r.LogSeq)
+	if err != nil {
+		return r.Command
+	}
+	ev, err := events.DecodeMsgpack(m.Data)
+	if err != nil || ev.ID != r.ActionID || ev.Kind != events.KindAction {
+		return r.Command
+	}
+	if c := display.Command(ev.Tool(), ev.Args()); c != "" {
+		return c
+	}
+	return r.Command
+}
+
 // Payload is the JSON body of a notification.
 type Payload struct {
 	// Type is "gate.requested".
 	Type string `json:"type"`
-	// Text is a one-line summary, as Slack's incoming webhooks read it.
-	Text         string          `json:"text"`
-	ActionID     string          `json:"action_id"`
-	Conversation string          `json:"conversation"`
-	LogSeq       uint64          `json:"log_seq"`
-	Level        events.Risk     `json:"level"`
-	Reasons      []events.Reason `json:"reasons"`
-	Tool         string          `json:"tool,omitempty"`
-	Command      string          `json:"command,omitempty"`
-	Agent        string          `json:"agent,omitempty"`
-	Backend      string          `json:"backend,omitempty"`
-	Timeout      string          `json:"timeout,omitempty"`
-	Digest       string          `json:"digest,omitempty"`
-	Time         string          `json:"time,omitempty"`
+	// Text is a summary in the webhook's format (events.Webhook.Format):
+	// Slack mrkdwn, Markdown or plain text.
+	Text string `json:"text"`
+	// Content is Text again for a Markdown webhook (Discord reads
+	// content), with AllowedMentions set to none (Discord pings no one
+	// whatever the text holds).
+	Content         string           `json:"content,omitempty"`
+	AllowedMentions *AllowedMentions `json:"allowed_mentions,omitempty"`
+	ActionID        string           `json:"action_id"`
+	Conversation    string           `json:"conversation"`
+	LogSeq          uint64           `json:"log_seq"`
+	Level           events.Risk      `json:"level"`
+	Reasons         []events.Reason  `json:"reasons"`
+	Tool            string           `json:"tool,omitempty"`
+	// Command is the whole command of the stored action (clipped at
+	// maxBodyField runes, head and tail), not the gate's summary;
+	// CommandBytes is its length before any clip.
+	Command      string `json:"command,omitempty"`
+	CommandBytes int    `json:"command_bytes,omitempty"`
+	Agent        string `json:"agent,omitempty"`
+	Backend      string `json:"backend,omitempty"`
+	Timeout      string `json:"timeout,omitempty"`
+	Digest       string `json:"digest,omitempty"`
+	Time         string `json:"time,omitempty"`
 }
 
-// Bounds of what a notification quotes: the command in Text, and each
-// field of the body. Longer text is cut in the middle (display.Clip: head,
-// "… N bytes not shown …", tail), never at its end.
+// AllowedMentions is Discord's allowed_mentions: Parse lists the mention
+// kinds a message may ping; empty pings none.
+type AllowedMentions struct {
+	Parse []string `json:"parse"`
+}
+
+// Bounds of what a notification quotes: the command in Text, each other
+// field in Text, the rules named in Text, and each field of the body.
+// Longer text is cut in the middle (display.Clip: head, "… N bytes not
+// shown …", tail), never at its end.
 const (
 	maxTextCommand = 1500
 	maxTextField   = 120
+	maxTextRules   = 5
 	maxBodyField   = 8192
 )
 
-// payloadOf builds the body of a notification. Every field the agent
-// wrote (command, agent, conversation, tool, backend, reasons) goes
-// through display: control characters, escape sequences, bidi and
-// invisible characters become visible escapes; long text keeps its head
-// and tail. Text is Slack mrkdwn (see slackText).
-func payloadOf(d events.Derived, r events.GateRequested) Payload {
+// textBounds bound, in runes, the command and each other field a text
+// quotes.
+type textBounds struct{ command, field int }
+
+var (
+	defaultBounds = textBounds{command: maxTextCommand, field: maxTextField}
+	// markdownBounds keep a Markdown text within the 2,000 characters
+	// of a Discord message, whatever the agent sends.
+	markdownBounds = textBounds{command: 1000, field: 64}
+)
+
+// payloadOf builds the body of a notification for a webhook of format
+// (events.Webhook.Format); command is the action's whole command. Every
+// field the agent wrote (command, agent, conversation, tool, backend,
+// reasons) goes through display: control characters, escape sequences,
+// bidi and invisible characters become visible escapes; long text keeps
+// its head and tail.
+func payloadOf(d events.Derived, r events.GateRequested, command, format string) Payload {
 	field := func(s string) string {
 		if s == "" {
 			return ""
 		}
 		return display.Clip(s, maxBodyField)
 	}
+	if command == "" {
+		command = r.Command
+	}
 	p := Payload{Type: string(events.KindGateRequested), ActionID: field(r.ActionID), Conversation: field(d.Conversation),
-		LogSeq: r.LogSeq, Tool: field(r.Tool), Command: field(r.Command),
+		LogSeq: r.LogSeq, Tool: field(r.Tool), Command: field(command), CommandBytes: len(command),
 		Agent: field(r.Agent), Backend: field(r.Backend), Timeout: field(r.Timeout), Digest: field(r.Digest), Time: field(d.Time)}
 	p.Level = events.Risk(field(string(r.Level)))
 	p.Reasons = make([]events.Reason, len(r.Reasons))
@@ -306,58 +382,167 @@ func payloadOf(d events.Derived, r events.GateRequested) Payload {
 		x.Level = events.Risk(field(string(x.Level)))
 		p.Reasons[i] = x
 	}
-	p.Text = slackText(d, r)
+	if command == "" {
+		command = r.Tool
+	}
+	switch format {
+	case events.FormatMarkdown:
+		p.Text = summaryOf(d, r, command, markdownBounds).render(markdown)
+		p.Content = p.Text
+		p.AllowedMentions = &AllowedMentions{Parse: []string{}}
+	case events.FormatText:
+		p.Text = summaryOf(d, r, command, defaultBounds).plain()
+	default:
+		p.Text = summaryOf(d, r, command, defaultBounds).render(slack)
+	}
 	return p
 }
 
-// slackText is the summary in Slack mrkdwn: the level first, then the
-// rules, then where the action comes from, then the command in a code
-// block. Nothing the agent wrote can leave its code span: each agent
-// field is quoted in inline code, the command in a ``` block, and inside
-// them a backtick is shown as ˋ (U+02CB; Slack has no escape for it) and
-// &, <, > as Slack's entities, so no backtick can close the code, and no
-// *bold*, _italic_, ~strike~, <link|label> or <!channel> is read from the
-// agent's text.
-func slackText(d events.Derived, r events.GateRequested) string {
-	what := r.Command
-	if what == "" {
-		what = r.Tool
-	}
-	var rules []string
-	for _, x := range r.Reasons {
-		rules = append(rules, slackCode(display.Clip(x.Analyzer+"/"+x.Rule, maxTextField)))
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "*%s* Vigil: an action waits for approval", slackEscape(display.Clip(string(r.Level), 16)))
-	if len(rules) > 0 {
-		b.WriteString(" (" + strings.Join(rules, ", ") + ")")
-	}
-	fmt.Fprintf(&b, "; conversation %s, agent %s, action %s",
-		slackCode(display.Clip(d.Conversation, maxTextField)), slackCode(display.Field(r.Agent, maxTextField, false)),
-		slackCode(display.Clip(r.ActionID, maxTextField)))
+// summary is what a notification's text says, each agent field already
+// through display: the level, the rules, where the action comes from and
+// the command.
+type summary struct {
+	level, conversation, agent, action, timeout, command string
+	rules                                                []string
+	more                                                 int // rules not named
+}
+
+func summaryOf(d events.Derived, r events.GateRequested, command string, b textBounds) summary {
+	s := summary{level: display.Field(string(r.Level), 16, false), conversation: display.Field(d.Conversation, b.field, false),
+		agent: display.Field(r.Agent, b.field, false), action: display.Field(r.ActionID, b.field, false),
+		command: display.Field(command, b.command, false)}
 	if r.Timeout != "" {
-		fmt.Fprintf(&b, ", denied in %s unless approved", slackCode(display.Clip(r.Timeout, 32)))
+		s.timeout = display.Field(r.Timeout, 32, false)
 	}
-	b.WriteString(":\n```\n" + slackQuote(display.Clip(what, maxTextCommand)) + "\n```")
+	for i, x := range r.Reasons {
+		if i == maxTextRules {
+			s.more = len(r.Reasons) - i
+			break
+		}
+		s.rules = append(s.rules, display.Field(x.Analyzer+"/"+x.Rule, b.field, false))
+	}
+	return s
+}
+
+// markup writes a summary in one format: strong for Vigil's own
+// conclusion (the level), code for an agent field inline, block for the
+// command.
+type markup struct {
+	strong, code, block func(string) string
+}
+
+// render writes the summary: the level first, then the rules, then where
+// the action comes from, then the command in a block of its own.
+func (s summary) render(m markup) string {
+	var b strings.Builder
+	b.WriteString(m.strong(s.level) + " Vigil: an action waits for approval")
+	if len(s.rules) > 0 {
+		codes := make([]string, len(s.rules))
+		for i, r := range s.rules {
+			codes[i] = m.code(r)
+		}
+		b.WriteString(" (" + strings.Join(codes, ", "))
+		if s.more > 0 {
+			fmt.Fprintf(&b, " and %d more", s.more)
+		}
+		b.WriteString(")")
+	}
+	fmt.Fprintf(&b, "; conversation %s, agent %s, action %s", m.code(s.conversation), m.code(s.agent), m.code(s.action))
+	if s.timeout != "" {
+		fmt.Fprintf(&b, ", denied in %s unless approved", m.code(s.timeout))
+	}
+	b.WriteString(":\n" + m.block(s.command))
 	return b.String()
 }
 
-// slackCode quotes s in inline code.
-func slackCode(s string) string {
-	if s == "" {
-		s = "-"
-	}
-	return "`" + slackQuote(s) + "`"
+// slack is Slack mrkdwn. Nothing the agent wrote can leave its code span:
+// each agent field is in inline code, the command in a ``` block, and
+// inside them a backtick is shown as ˋ (U+02CB; Slack has no escape for
+// it), @ as ＠ and &, <, > as Slack's entities, so no backtick can close
+// the code, and no *bold*, _italic_, ~strike~, <link|label>, <!channel>
+// or @channel is read from the agent's text.
+var slack = markup{
+	strong: func(s string) string { return "*" + slackEscape(s) + "*" },
+	code:   func(s string) string { return "`" + slackQuote(s) + "`" },
+	block:  func(s string) string { return "```\n" + slackQuote(s) + "\n```" },
 }
 
-// slackQuote makes s safe inside a Slack code span or block.
+// slackQuote makes s safe inside a Slack code span or block: no
+// backtick, and @ shown as ＠ (U+FF20), since Mattermost, which reads
+// Slack's format, takes @channel and @all as mentions.
 func slackQuote(s string) string {
-	return strings.ReplaceAll(slackEscape(s), "`", "\u02cb")
+	return strings.NewReplacer("`", "\u02cb", "@", "\uff20").Replace(slackEscape(s))
 }
 
 // slackEscape escapes what Slack reads as markup.
 func slackEscape(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// markdown is CommonMark as Discord, Teams, Matrix and GitHub read it.
+// Each agent field is in an inline code span and the command in a ```
+// fenced block, on one line (display shows a line feed as \n); inside
+// them nothing is markup (no emphasis, link, autolink, heading, HTML or
+// entity), and:
+//
+//   - a backtick is shown as ˋ (U+02CB), so no run of backticks can close
+//     the span or the fence (Discord closes a block at the next ``` of any
+//     length, and a code span has no escape);
+//   - @ is shown as ＠ (U+FF20), so no @everyone, @here, @room or
+//     @user mention is read (Matrix's @room rule and GitHub's mentions
+//     look at the raw text, code or not).
+//
+// The level, Vigil's own text, is escaped with backslashes.
+var markdown = markup{
+	strong: func(s string) string { return "**" + markdownEscape(s) + "**" },
+	code:   func(s string) string { return "`" + markdownQuote(s) + "`" },
+	block:  func(s string) string { return "```\n" + markdownQuote(s) + "\n```" },
+}
+
+// markdownQuote makes s safe inside a Markdown code span or block.
+func markdownQuote(s string) string {
+	return strings.NewReplacer("`", "\u02cb", "@", "\uff20").Replace(s)
+}
+
+// markdownEscape backslash-escapes every ASCII punctuation character of s
+// (CommonMark escapes them all) and shows @ as ＠.
+func markdownEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '@':
+			b.WriteRune('\uff20')
+		case r < 0x80 && strings.ContainsRune("!\"#$%&'()*+,-./:;<=>?[\\]^_`{|}~", r):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// plain writes the summary as text with no markup, for receivers that
+// show it as it is: Vigil's line (the level first), then one line per
+// field, its label first and the agent's text after it to the end of the
+// line (display shows a line feed as \n), so no quote or separator the
+// agent writes can end its field or start another.
+func (s summary) plain() string {
+	var b strings.Builder
+	b.WriteString(s.level + " Vigil: an action waits for approval\n")
+	rules := "-"
+	if len(s.rules) > 0 {
+		rules = strings.Join(s.rules, ", ")
+		if s.more > 0 {
+			rules += fmt.Sprintf(" and %d more", s.more)
+		}
+	}
+	fmt.Fprintf(&b, "rules: %s\nconversation: %s\nagent: %s\naction: %s\n", rules, s.conversation, s.agent, s.action)
+	if s.timeout != "" {
+		fmt.Fprintf(&b, "denied in: %s unless approved\n", s.timeout)
+	}
+	b.WriteString("command: " + s.command)
+	return b.String()
 }
 
 // deliver POSTs body to h, retrying with backoff.
