@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 )
 
 // TestCommitsDoNotWaitForAnAck: an acknowledgement whose confirmation
@@ -43,9 +45,12 @@ func TestCommitsDoNotWaitForAnAck(t *testing.T) {
 	p := &pipeline{work: make(chan foldedBatch, 8), failed: make(chan error, 1), freed: make(chan struct{}, 1), done: make(chan struct{})}
 	go d.commitLoop(t.Context(), p)
 	p.work <- batch(1, 2, true)
-	for !hung.Load() {
-		time.Sleep(time.Millisecond)
-	}
+	wait.Eventually(t, wait.Default, func() string {
+		if !hung.Load() {
+			return "the first batch's store has not started"
+		}
+		return ""
+	})
 	p.work <- batch(3, 4, false)
 	p.work <- batch(5, 6, false)
 	for d.Checkpointed() != 6 {

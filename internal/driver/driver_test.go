@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 )
 
@@ -270,14 +271,13 @@ func (r *running) alive(t *testing.T) {
 // waitFolded waits until the driver has checkpointed seq.
 func (r *running) waitFolded(t *testing.T, seq uint64) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for r.d.Checkpointed() < seq {
+	wait.Eventually(t, wait.Default, func() string {
 		r.alive(t)
-		if time.Now().After(deadline) {
-			t.Fatalf("driver checkpointed %d, waiting for %d", r.d.Checkpointed(), seq)
+		if got := r.d.Checkpointed(); got < seq {
+			return fmt.Sprintf("driver checkpointed %d, waiting for %d", got, seq)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return ""
+	})
 }
 
 // TestDriverRefusedOutput: an output the stream refuses for good (over
@@ -554,8 +554,7 @@ func TestDriverConsumerChanged(t *testing.T) {
 				t.Fatal(err)
 			}
 			var alert events.Alert
-			deadline := time.Now().Add(20 * time.Second)
-			for alert.Reason == "" {
+			wait.Eventually(t, wait.Default, func() string {
 				for id, d := range e.derived(t) {
 					if strings.HasPrefix(id, "driver:vigil-test:consumer:") && !seen[id] {
 						seen[id] = true
@@ -563,11 +562,11 @@ func TestDriverConsumerChanged(t *testing.T) {
 					}
 				}
 				r.alive(t)
-				if time.Now().After(deadline) {
-					t.Fatal("no alert")
+				if alert.Reason == "" {
+					return "no consumer alert yet"
 				}
-				time.Sleep(20 * time.Millisecond)
-			}
+				return ""
+			})
 			if !strings.Contains(alert.Reason, tc.want) {
 				t.Fatalf("alert %q, want %q", alert.Reason, tc.want)
 			}

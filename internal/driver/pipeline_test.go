@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 )
 
@@ -106,17 +107,16 @@ func TestDriverFoldsAheadOfStores(t *testing.T) {
 	for i := range n {
 		last = e.append(t, fmt.Sprintf("ahead-%d", i))
 	}
-	deadline := time.Now().Add(20 * time.Second)
 	// With MaxAhead 4 the fold runs 4 records ahead of a committer that
 	// cannot store (more when the first batch handed over is big): it must
 	// get that far, and no further than MaxAhead plus one batch of 2.
-	for f.count() < 4 {
+	wait.Eventually(t, wait.Default, func() string {
 		r.alive(t)
-		if time.Now().After(deadline) {
-			t.Fatalf("folded %d records while the stream stored nothing", f.count())
+		if n := f.count(); n < 4 {
+			return fmt.Sprintf("folded %d records while the stream stored nothing, want 4", n)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return ""
+	})
 	time.Sleep(100 * time.Millisecond) // room to overrun the bound, were it not kept
 	if got := f.count(); got > 4+2 {
 		t.Fatalf("folded %d records ahead of a committer that stored nothing; MaxAhead is 4 (+ one batch of 2 waiting)", got)
@@ -208,14 +208,13 @@ func TestDriverStopCommitsWhatIsFolded(t *testing.T) {
 			for i := range 6 {
 				e.append(t, fmt.Sprintf("stop-%d", i))
 			}
-			deadline := time.Now().Add(20 * time.Second)
-			for f.count() < c.folded {
+			wait.Eventually(t, wait.Default, func() string {
 				r.alive(t)
-				if time.Now().After(deadline) {
-					t.Fatalf("folded %d of %d records", f.count(), c.folded)
+				if n := f.count(); n < c.folded {
+					return fmt.Sprintf("folded %d of %d records", n, c.folded)
 				}
-				time.Sleep(5 * time.Millisecond)
-			}
+				return ""
+			})
 			// The fold has reached its wait for room (or the log's end)
 			// once it stops moving.
 			for n := -1; n != f.count(); time.Sleep(200 * time.Millisecond) {

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 )
 
@@ -138,17 +138,14 @@ func seqsIn(t *testing.T, st SnapshotStore) []uint64 {
 // waitSnapshot waits until st holds a snapshot at seq or later.
 func waitSnapshot(t *testing.T, r *running, st SnapshotStore, seq uint64) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if s := seqsIn(t, st); len(s) > 0 && s[len(s)-1] >= seq {
-			return
+	wait.Eventually(t, wait.Default, func() string {
+		s := seqsIn(t, st)
+		if len(s) > 0 && s[len(s)-1] >= seq {
+			return ""
 		}
 		r.alive(t)
-		if time.Now().After(deadline) {
-			t.Fatalf("no snapshot at %d or later: %v", seq, seqsIn(t, st))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Sprintf("no snapshot at %d or later: %v", seq, s)
+	})
 }
 
 // fromZero folds the log's first n records into a fresh tally.
@@ -396,19 +393,16 @@ func readLog(t *testing.T, e *env, n uint64, fn func(seq uint64, subject string,
 // loses its checkpoint and folds from the start next time).
 func waitConsumer(t *testing.T, e *env, floor uint64) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	wait.Eventually(t, wait.Default, func() string {
 		c, err := e.js.Consumer(t.Context(), events.StreamLog, "vigil-test")
 		if err == nil {
-			if info, err := c.Info(t.Context()); err == nil && info.AckFloor.Stream >= floor {
-				return
+			var info *jetstream.ConsumerInfo
+			if info, err = c.Info(t.Context()); err == nil && info.AckFloor.Stream >= floor {
+				return ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("consumer not back at %d: %v", floor, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return fmt.Sprintf("consumer not back at %d: %v", floor, err)
+	})
 }
 
 // renamed is a pipeline under another name.
