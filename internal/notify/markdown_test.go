@@ -109,7 +109,7 @@ func readMarkdown(s string) (markdownRead, error) {
 		switch n := n.(type) {
 		case *ast.Document, *ast.Paragraph, *ast.Text:
 		case *ast.Emphasis:
-			out.strong = append(out.strong, string(n.Text(src)))
+			out.strong = append(out.strong, emphasisText(n, src))
 		case *ast.CodeSpan:
 			out.spans++
 			return ast.WalkSkipChildren, nil
@@ -226,4 +226,18 @@ func FuzzText(f *testing.F) {
 			t.Fatalf("text: %d line feeds, want 6", k)
 		}
 	})
+}
+
+// emphasisText is the text of an emphasis node's text children.
+func emphasisText(n ast.Node, src []byte) string {
+	var b strings.Builder
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		switch c := c.(type) {
+		case *ast.Text:
+			b.Write(c.Value(src))
+		default:
+			b.WriteString(emphasisText(c, src))
+		}
+	}
+	return b.String()
 }
