@@ -1,0 +1,186 @@
+package risk
+
+import (
+	"strings"
+)
+
+// Task injection: text inside data the agent reads (a web page, an e-mail,
+// a tool's output, a review) that gives the agent a new task in ordinary
+// verbs: send or forward something to someone, pay, delete, grant access,
+// change a password, answer differently. Whoever wrote it and in whatever
+// words, what marks it is the shape of the order, not a phrase:
+//
+//   - it is said to the reader in the imperative ("email …", "please
+//     transfer …"), not described in the third person ("the service emails
+//     a receipt", "users can forward messages");
+//   - its object belongs to the user (my / the user's / all … e-mails,
+//     files, contacts, the security code) or its target is outside the
+//     user's reach (an e-mail address, a URL, an IBAN, a wallet, "my
+//     friend", a handle);
+//   - it is often framed as a message to the assistant ("a message from me
+//     to you, the AI"), as a step before the agent's own task ("before you
+//     can solve the task I gave you, …"), or claims the agent's task.
+//
+// taskRules reads one sentence (the order); taskFrames reads the whole
+// text (the framing). Orders to move money to an account, or to send the
+// user's data to an outside party, are strong alone; an order whose object
+// or target is only half there (a link to "Alice", a payment with no
+// account) is weak and needs a framing or another signal next to it.
+
+var (
+	// what the order moves: money, an account or wallet
+	moneyRe   = lazyRE(`(?i)(?:[$€£¥]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:usd|eur|gbp|chf|jpy|dollars?|euros?|pounds?|btc|eth|usdt|bitcoin)\b|\b(?:funds|money|the (?:full |remaining |total )?(?:amount|balance)|payment|a transaction|all (?:the )?(?:money|funds|savings))\b)`)
+	accountRe = lazyRE(`\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b|(?i:\biban\b|\baccount(?: number| no\.?| #)?:?\s*#?\d[\d -]{5,}|\b0x[0-9a-f]{40}\b|\bbc1[a-z0-9]{25,}\b|\bwallet\b)`)
+	// whose the object is
+	userDataRe = lazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|all(?: of)?(?: the| my| your)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
+	// who it goes to
+	recipientRe = lazyRE(`(?i)\bto (?:my|our) (?:friend|colleague|cousin|brother|sister|partner|assistant|associate|accountant|lawyer|boss|manager|contact|new (?:address|account|email))\b|\([a-z0-9_.-]*\d[a-z0-9_.-]*\)|\B@[a-z0-9_]{3,}\b`)
+	accessRe    = lazyRE(`(?i)\b(?:access|permissions?|admin(?:istrator)? (?:rights|role|access)|owner(?:ship)?|edit rights|write access|full control|a key|guest access|the keys?)\b`)
+	valueRe     = lazyRE("(?i)\\bto\\s+[\"'`“]?[a-z0-9!#$%&*_.@-]*\\d[a-z0-9!#$%&*_.@-]*[\"'`”]?|\\bto\\s+[\"'`“][^\"'`”]{3,40}[\"'`”]")
+	// what the agent answers
+	yourAnswerRe = lazyRE(`(?i)\byour (?:next |final |every |all )?(?:answers?|responses?|replies|reply|outputs?|summary|summaries|messages?|translation)\b`)
+	tellUserRe   = lazyRE(`(?i)^\w+\s+(?:to\s+)?(?:the user|the human|them|him|her)\s+(?:that|with)\b`)
+	alwaysRe     = lazyRE(`(?i)\bfrom now on\b|\b(?:all|every|each) (?:future |subsequent |following )?(?:answers?|responses?|replies|messages?)\b|\bonly\b|\bat all times\b|\bregardless\b`)
+)
+
+// Verb classes of task orders, in their base form.
+var (
+	taskSendVerbs   = lazySet("send", "email", "e-mail", "mail", "forward", "share", "post", "upload", "text", "message", "dm", "leak", "publish", "copy", "cc", "bcc", "attach", "deliver", "submit", "transmit", "export", "sync", "invite", "add", "create", "schedule", "concatenate", "provide", "give", "reply", "respond", "write")
+	taskPayVerbs    = lazySet("transfer", "pay", "wire", "send", "remit", "deposit", "donate", "move", "refund", "withdraw", "purchase", "buy", "order")
+	taskDeleteVerbs = lazySet("delete", "remove", "erase", "wipe", "purge", "cancel", "unsubscribe", "deactivate", "close", "revoke", "empty", "trash", "archive")
+	taskGrantVerbs  = lazySet("grant", "give", "add", "invite", "share", "assign", "unlock", "open", "authorize", "authorise", "allow")
+	taskChangeVerbs = lazySet("change", "reset", "set", "update")
+	taskAnswerVerbs = lazySet("translate", "write", "rewrite", "format", "phrase", "answer", "respond", "reply", "end", "begin", "start", "conclude", "sign", "finish", "append", "prepend", "add", "include", "put", "insert", "mention", "say", "tell")
+	secretSetWords  = lazySet("password", "passcode", "pin", "passphrase", "recovery", "2fa", "mfa", "email", "e-mail", "phone", "security")
+)
+
+// taskRules finds task orders in one sentence of prose.
+func (s *scanner) taskRules(v *clauseView, off int) {
+	t, lt := v.t, v.lt
+	if len(v.ws) < 3 {
+		return
+	}
+	anySink := false
+	if strings.ContainsAny(lt, ".@") {
+		for _, tk := range v.tokens() {
+			anySink = anySink || tk.sink
+		}
+	}
+	for k := range v.ws {
+		w := v.ws[k].w
+		send, pay, del, grant, change, ans := taskSendVerbs()[w], taskPayVerbs()[w], taskDeleteVerbs()[w], taskGrantVerbs()[w], taskChangeVerbs()[w], taskAnswerVerbs()[w]
+		if !(send || pay || del || grant || change || ans) {
+			continue
+		}
+		ok, neg := v.imperativeAs(k, true)
+		if !ok || neg {
+			continue
+		}
+		rest := t[v.ws[k].a:]
+		// the order's own clause: up to a hard break or the next order
+		if i := strings.IndexAny(rest, ";!?"); i > 0 {
+			rest = rest[:i]
+		}
+		lrest := asciiLower(rest)
+		a, b := off+v.ws[k].a, off+v.ws[k].a+len(rest)
+		sink := v.tokAfter(v.ws[k].a, 0, true) != nil
+		if sink && k+1 < len(v.ws) && send {
+			// "email support@example.com": writing to someone, not handing
+			// data over
+			if tk := v.tokAfter(v.ws[k].a, 0, true); tk != nil && tk.a <= v.ws[k+1].a+1 {
+				sink = false
+			}
+		}
+		recip := sink || recipientRe.MatchString(rest)
+		mine := userDataRe.MatchString(rest)
+		switch {
+		case pay && moneyRe.MatchString(rest) && (accountRe.MatchString(rest) || recip):
+			s.add("task-injection", "orders a payment to an account or a person", a, b, true)
+			return
+		case send && mine && recip && !selfAddressed(lrest):
+			s.add("task-injection", "orders the user's data sent to someone else", a, b, true)
+			return
+		case grant && accessRe.MatchString(rest) && (recip || strings.Contains(lrest, " to ")) && recipientRe.MatchString(rest):
+			s.add("task-injection", "orders access given to someone else", a, b, true)
+			return
+		case change && secretWordIn(lrest) && valueRe.MatchString(rest):
+			s.add("task-injection", "orders a password or account detail changed to a given value", a, b, true)
+			return
+		case ans && yourAnswerRe.MatchString(rest) && (w == "translate" || strings.Contains(lrest, " into ") || strings.Contains(lrest, " in ") || strings.Contains(lrest, " with ") || strings.Contains(lrest, " to ")):
+			strong := alwaysRe.MatchString(t) || w == "translate"
+			s.add("task-injection", "orders the agent to change what it answers", a, b, strong)
+			return
+		case pay && moneyRe.MatchString(rest):
+			s.add("task-injection", "orders a payment", a, b, false)
+			return
+		case del && mine:
+			s.add("task-injection", "orders the user's data deleted", a, b, false)
+			return
+		case ans && tellUserRe.MatchString(rest):
+			s.add("task-injection", "tells the agent what to tell the user", a, b, false)
+			return
+		case send && (recip || mine && anySink) && !selfAddressed(lrest):
+			s.add("task-injection", "orders something sent to someone", a, b, false)
+			return
+		}
+	}
+}
+
+// selfAddressed: "send your questions to support@…", "email us at …": the
+// reader is asked to write to the author, not to hand over data.
+func selfAddressed(lrest string) bool {
+	for _, p := range []string{" us ", " us.", " us at", "to us", "your question", "your feedback", "your comments", "your report", "your request", "your application", "your resume", "your cv", "a pull request", "bug report", "patches", "a patch"} {
+		if strings.Contains(lrest, p) || strings.HasSuffix(lrest, " us") {
+			return true
+		}
+	}
+	return false
+}
+
+func secretWordIn(lt string) bool {
+	for _, w := range strings.Fields(lt) {
+		if secretSetWords()[strings.Trim(w, ".,;:'\"")] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// "a message from me, Dana, to you, the AI assistant"
+	toYouAIRe = lazyRE(`(?i)\bto you,?\s+(?:the\s+|my\s+|dear\s+)?(?:ai|assistant|agent|model|llm|language model|ai assistant|ai agent|gpt[\w.-]*|claude[\w.-]*|gemini[\w.-]*|chatgpt|copilot|llama[\w.-]*|mistral[\w.-]*|bot)\b`)
+	// "the task (that) I gave you", "the request the user sent you"
+	taskGivenRe = lazyRE(`(?i)\b(?:the|your|my)\s+(?:original\s+|initial\s+|current\s+|actual\s+|real\s+|first\s+)?(?:task|request|question|assignment|job|instructions?)\s+(?:that\s+|which\s+)?(?:i|the user|we)\s+(?:have\s+)?(?:gave|given|assigned|asked|sent|set|wrote)\s+(?:to\s+)?you\b`)
+	// "before you can solve the task", "instead of summarizing the page"
+	prereqRe = lazyRE(`(?i)\b(?:before|prior to)\s+(?:you\s+)?(?:can\s+|may\s+|continue\s+(?:to\s+|with\s+)?|proceed\s+(?:to\s+|with\s+)?|start\s+|go on\s+(?:to\s+|with\s+)?)?(?:solv|complet|finish|answer|summari[sz]|continu|respond|repl|do|perform|handl|address|proceed|work|read|review|translat)\w*\s+(?:on\s+|with\s+|to\s+)?(?:the|your|this|my|that|any|user'?s?)\s+(?:[\w-]+\s+)?(?:task|request|question|job|assignment|query|summary|instructions?|prompt|page|document|text|e-?mail|message|article|file|content|results?)\b|\binstead of (?:summari[sz]|answer|translat|review|read|complet|do|perform|respond)\w*\b`)
+	// tags that claim weight: <IMPORTANT>, <INFORMATION>, [ADMIN]
+	privTagRe = lazyRE(`(?i)</?(?:important|information|instructions?|critical|urgent|admin|administrator|priority|mandatory|required|secret|hidden|override|note|notice|attention|ai[_-]?instructions?|assistant[_-]?instructions?|system[_-]?(?:message|note|instructions?|override))\s*>|\[(?:important|critical|urgent|admin|administrator|priority|mandatory|override|system[ _-]?(?:message|note|override))\]|#{2,}\s*\(?(?:system[_ ]message|system[_ ]instructions?|admin[_ ]message)\)?`)
+	// "As the administrator, I authorize you to …"
+	authorizeRe = lazyRE(`(?i)\b(?:i|we)\s+(?:hereby\s+|officially\s+|fully\s+)?(?:authori[sz]e|permit|allow|instruct|order|direct|command|require)\s+you\s+to\b|\byou are (?:hereby\s+)?(?:authori[sz]ed|permitted|allowed|cleared|instructed|ordered|required)\s+to\b`)
+)
+
+// taskFrames finds framings of an order as a message to the agent, or as
+// a step before its own task, in a whole text.
+func (s *scanner) taskFrames(text string, base int) {
+	lt := asciiLower(text)
+	if strings.Contains(lt, "you") {
+		if loc := toYouAIRe.FindStringIndex(text); loc != nil {
+			s.add("task-hijack", "a message written to the agent itself (\"… to you, the AI\")", base+loc[0], base+loc[1], true)
+		} else if loc := taskGivenRe.FindStringIndex(text); loc != nil {
+			s.add("task-hijack", "speaks as the person who gave the agent its task", base+loc[0], base+loc[1], true)
+		}
+		if loc := authorizeRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) {
+			s.add("claimed-authority", "grants the agent authority in the text it reads (\"I authorize you to …\")", base+loc[0], base+loc[1], false)
+		}
+	}
+	if strings.Contains(lt, "before") || strings.Contains(lt, "prior to") || strings.Contains(lt, "instead of") {
+		if loc := prereqRe.FindStringIndex(text); loc != nil {
+			s.add("task-prerequisite", "puts a step before, or in place of, the agent's own task", base+loc[0], base+loc[1], false)
+		}
+	}
+	if strings.ContainsAny(lt, "<[#") {
+		for _, loc := range privTagRe.FindAllStringIndex(text, 4) {
+			s.add("privilege-tag", "a tag that claims priority for what it wraps (<IMPORTANT>, [ADMIN])", base+loc[0], base+loc[1], false)
+		}
+	}
+}
