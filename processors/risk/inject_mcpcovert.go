@@ -111,7 +111,7 @@ func (s *scanner) toolSmuggle(text string, params map[string]bool) {
 			continue
 		}
 		// the verb before it, in the same sentence, is an order
-		ss := strings.LastIndexAny(desc[:m[0]], ".!?\n") + 1
+		ss := sentenceStart(desc, m[0])
 		sent := desc[ss:m[1]]
 		v := newClauseView(sent, asciiLower(sent))
 		ordered := false
@@ -145,4 +145,15 @@ func schemaParams(text string) map[string]bool {
 		}
 	}
 	return out
+}
+
+// sentenceStart: where the sentence holding byte i of text starts (after
+// ". ", "! ", "? " or a line break; a dot inside a path does not end it).
+func sentenceStart(text string, i int) int {
+	for j := i - 1; j > 0; j-- {
+		if text[j] == '\n' || text[j] == ' ' && strings.IndexByte(".!?", text[j-1]) >= 0 {
+			return j + 1
+		}
+	}
+	return 0
 }

@@ -119,8 +119,8 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		case ans && tellUserRe.MatchString(rest):
 			s.add("task-injection", "tells the agent what to tell the user", a, b, false)
 			return
-		case send && (recip || mine && anySink) && !selfAddressed(lrest):
-			s.add("task-injection", "orders something sent to someone", a, b, false)
+		case send && mine && !recip && anySink && !selfAddressed(lrest):
+			s.add("task-injection", "orders the user's data sent", a, b, false)
 			return
 		}
 	}
