@@ -622,7 +622,7 @@ var genericSecretWords = wordSet("genericSecretWords")
 
 // vocativeRe: the sentence calls the agent by what it is ("hey AI, …",
 // "Assistant: please …", "attention, language model").
-var vocativeRe = lazyRE(`(?:^|[.!?]\s+)\W{0,3}(?:(?:hey|hi|hello|dear|attention|psst|yo|note to|message to|message for|instructions for|reminder for|to)\s*,?\s+(?:the\s+|my\s+|any\s+)?(?:ai|assistant|agent|model|language model|llm|bot|gpt[\w.-]*|claude|gemini|chatgpt|copilot)s?\b|(?:ai|assistant|ai assistant|ai agent|claude|gpt|chatgpt|gemini|copilot|llm)\s*[,:]\s+(?:please\s+|now\s+|you\s+)?[a-z]{3,})`)
+var vocativeRe = lazyRE(`(?:^|[.!?]\s+)\W{0,3}(?:(?:hey|hi|hello|dear|attention|psst|yo|note to|message to|message for|instructions for|reminder for|to)\s*,?\s+(?:the\s+|my\s+|any\s+)?(?:ai|assistant|agent|model|language model|llm|bot|gpt[\w.-]*|claude|gemini|chatgpt|copilot)s?\b|(?:ai|assistant|ai assistant|ai agent|agent|model|bot|claude|gpt|chatgpt|gemini|copilot|llm)\s*[,:]\s+(?:please\s+|now\s+|you\s+)?[a-z]{3,})`)
 
 var (
 	trigOverride     = []string{"ignor", "disregard", "forget", "overrid", "overrul", "bypass", "skip", "abandon", "discard", "drop"}

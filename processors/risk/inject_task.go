@@ -32,9 +32,10 @@ var (
 	moneyRe   = lazyRE(`(?i)(?:[$€£¥]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:usd|eur|gbp|chf|jpy|dollars?|euros?|pounds?|btc|eth|usdt|bitcoin)\b|\b(?:funds|money|the (?:full |remaining |total )?(?:amount|balance)|payment|a transaction|all (?:the )?(?:money|funds|savings))\b)`)
 	accountRe = lazyRE(`\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b|(?i:\biban\b|\baccount(?: number| no\.?| #)?:?\s*#?\d[\d -]{5,}|\b0x[0-9a-f]{40}\b|\bbc1[a-z0-9]{25,}\b|\bwallet\b)`)
 	// whose the object is
-	userDataRe = lazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|all(?: of)?(?: the| my| your)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
+	userDataRe = lazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\b(?:all(?: of)?(?: the)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|contacts?|passwords?|security codes?|verification codes?|credentials?|api keys?|secrets?|bank \w+|transactions?|channels?|chat history)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
+	ownRe      = lazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+`)
 	// who it goes to
-	recipientRe = lazyRE(`(?i)\bto (?:my|our) (?:friend|colleague|cousin|brother|sister|partner|assistant|associate|accountant|lawyer|boss|manager|contact|new (?:address|account|email))\b|\([a-z0-9_.-]*\d[a-z0-9_.-]*\)|\B@[a-z0-9_]{3,}\b`)
+	recipientRe = lazyRE(`(?i)\bto (?:my|our) (?:friend|colleague|cousin|brother|sister|partner|associate|accountant|lawyer|boss|manager|contact|new (?:address|account|email))\b|\([a-z][a-z0-9_.-]*\d[a-z0-9_.-]*\)|\bto\s+@[a-z0-9_]{3,}\b[^/]`)
 	accessRe    = lazyRE(`(?i)\b(?:access|permissions?|admin(?:istrator)? (?:rights|role|access)|owner(?:ship)?|edit rights|write access|full control|a key|guest access|the keys?)\b`)
 	valueRe     = lazyRE("(?i)\\bto\\s+[\"'`“]?[a-z0-9!#$%&*_.@-]*\\d[a-z0-9!#$%&*_.@-]*[\"'`”]?|\\bto\\s+[\"'`“][^\"'`”]{3,40}[\"'`”]")
 	// what the agent answers
@@ -48,7 +49,7 @@ var (
 	taskSendVerbs   = lazySet("send", "email", "e-mail", "mail", "forward", "share", "post", "upload", "text", "message", "dm", "leak", "publish", "copy", "cc", "bcc", "attach", "deliver", "submit", "transmit", "export", "sync", "invite", "add", "create", "schedule", "concatenate", "provide", "give", "reply", "respond", "write")
 	taskPayVerbs    = lazySet("transfer", "pay", "wire", "send", "remit", "deposit", "donate", "move", "refund", "withdraw", "purchase", "buy", "order")
 	taskDeleteVerbs = lazySet("delete", "remove", "erase", "wipe", "purge", "cancel", "unsubscribe", "deactivate", "close", "revoke", "empty", "trash", "archive")
-	taskGrantVerbs  = lazySet("grant", "give", "add", "invite", "share", "assign", "unlock", "open", "authorize", "authorise", "allow")
+	taskGrantVerbs  = lazySet("grant", "give", "add", "invite", "share", "assign", "authorize", "authorise")
 	taskChangeVerbs = lazySet("change", "reset", "set", "update")
 	taskAnswerVerbs = lazySet("translate", "write", "rewrite", "format", "phrase", "answer", "respond", "reply", "end", "begin", "start", "conclude", "sign", "finish", "append", "prepend", "add", "include", "put", "insert", "mention", "say", "tell")
 	secretSetWords  = lazySet("password", "passcode", "pin", "passphrase", "recovery", "2fa", "mfa", "email", "e-mail", "phone", "security")
@@ -83,7 +84,8 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		}
 		lrest := asciiLower(rest)
 		a, b := off+v.ws[k].a, off+v.ws[k].a+len(rest)
-		sink := v.tokAfter(v.ws[k].a, 0, true) != nil
+		sinkTok := v.tokAfter(v.ws[k].a, 0, true)
+		sink := sinkTok != nil && (v.destination(sinkTok.a) || strings.HasSuffix(strings.TrimSpace(asciiLower(t[:sinkTok.a])), " with"))
 		if sink && k+1 < len(v.ws) && send {
 			// "email support@example.com": writing to someone, not handing
 			// data over
@@ -100,10 +102,10 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		case send && mine && recip && !selfAddressed(lrest):
 			s.add("task-injection", "orders the user's data sent to someone else", a, b, true)
 			return
-		case grant && accessRe.MatchString(rest) && (recip || strings.Contains(lrest, " to ")) && recipientRe.MatchString(rest):
+		case grant && accessRe.MatchString(rest) && recipientRe.MatchString(rest):
 			s.add("task-injection", "orders access given to someone else", a, b, true)
 			return
-		case change && secretWordIn(lrest) && valueRe.MatchString(rest):
+		case change && secretWordIn(lrest) && valueRe.MatchString(rest) && (ownRe.MatchString(rest) || strings.Contains(lrest, "account")):
 			s.add("task-injection", "orders a password or account detail changed to a given value", a, b, true)
 			return
 		case ans && yourAnswerRe.MatchString(rest) && (w == "translate" || strings.Contains(lrest, " into ") || strings.Contains(lrest, " in ") || strings.Contains(lrest, " with ") || strings.Contains(lrest, " to ")):
@@ -113,7 +115,7 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		case pay && moneyRe.MatchString(rest):
 			s.add("task-injection", "orders a payment", a, b, false)
 			return
-		case del && mine:
+		case del && mine && ownRe.MatchString(rest):
 			s.add("task-injection", "orders the user's data deleted", a, b, false)
 			return
 		case ans && tellUserRe.MatchString(rest):
@@ -180,6 +182,10 @@ func (s *scanner) taskFrames(text string, base int) {
 	}
 	if strings.ContainsAny(lt, "<[#") {
 		for _, loc := range privTagRe.FindAllStringIndex(text, 4) {
+			if strings.Contains(lt[loc[0]:loc[1]], "system") && strings.HasPrefix(lt[loc[0]:], "#") {
+				s.add("fake-role-tag", "a heading written as a system message", base+loc[0], base+loc[1], true)
+				continue
+			}
 			s.add("privilege-tag", "a tag that claims priority for what it wraps (<IMPORTANT>, [ADMIN])", base+loc[0], base+loc[1], false)
 		}
 	}
