@@ -39,8 +39,13 @@ var (
 	accessRe    = lazyRE(`(?i)\b(?:access|permissions?|admin(?:istrator)? (?:rights|role|access)|owner(?:ship)?|edit rights|write access|full control|a key|guest access|the keys?)\b`)
 	valueRe     = lazyRE("(?i)\\bto\\s+[\"'`“]?[a-z0-9!#$%&*_.@-]*\\d[a-z0-9!#$%&*_.@-]*[\"'`”]?|\\bto\\s+[\"'`“][^\"'`”]{3,40}[\"'`”]")
 	// what the agent answers
-	yourAnswerRe = lazyRE(`(?i)\byour (?:next |final |every |all )?(?:answers?|responses?|replies|reply|outputs?|summary|summaries|messages?|translation)\b`)
+	yourAnswerRe = lazyRE(`(?i)\b(?:your|every|each|all) (?:next |final |every |all |future |subsequent )?(?:answers?|responses?|replies|reply|outputs?|summary|summaries|messages?|translation)\b`)
 	tellUserRe   = lazyRE(`(?i)^\w+\s+(?:to\s+)?(?:the user|the human|them|him|her)\s+(?:that|with)\b`)
+	fwdRuleRe    = lazyRE(`(?i)\b(?:forwarding|redirect(?:ion)?|auto-?forward(?:ing)?)\s+(?:rule|filter)\b|\ball (?:incoming |new |future )?(?:mail|e-?mails?|messages)\b`)
+	onlyWithRe   = lazyRE("(?i)^\\w+\\s+(?:only\\s+)?with\\s+[\"'`“]")
+	fromNowRe    = lazyRE(`(?i)\bfrom now on\b|\b(?:all|every) (?:future|subsequent) (?:answers?|responses?|replies|messages?)\b`)
+	labelRe      = lazyRE(`(?m)^[ \t>*_#-]*(?:SYSTEM|SYSTEM MESSAGE|SYSTEM PROMPT|SYSTEM NOTE|SYSTEM OVERRIDE|ADMIN|ADMIN MESSAGE|ADMINISTRATOR|DEVELOPER|DEVELOPER MESSAGE|OPERATOR)\s*:[ \t]+\S`)
+	vendorRe     = lazyRE(`(?i)\b(?:openai|anthropic|google deepmind|the assistant'?s? (?:developers?|creators?|operators?)|your (?:developers?|creators?|operators?|provider))\s+(?:[\w-]+\s+)?(?:policy|policies|update|notice|directive|announcement|requirement|mandate)s?\b`)
 	alwaysRe     = lazyRE(`(?i)\bfrom now on\b|\b(?:all|every|each) (?:future |subsequent |following )?(?:answers?|responses?|replies|messages?)\b|\bonly\b|\bat all times\b|\bregardless\b`)
 )
 
@@ -99,6 +104,15 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		case pay && moneyRe.MatchString(rest) && (accountRe.MatchString(rest) || recip):
 			s.add("task-injection", "orders a payment to an account or a person", a, b, true)
 			return
+		case (w == "reply" || w == "respond") && mine && strings.Contains(lrest, " with "):
+			s.add("task-injection", "orders a reply that carries the user's data", a, b, true)
+			return
+		case send && fwdRuleRe.MatchString(rest) && sink:
+			s.add("task-injection", "orders the user's mail forwarded to an outside address", a, b, true)
+			return
+		case ans && onlyWithRe.MatchString(rest) && alwaysRe.MatchString(t):
+			s.add("task-injection", "orders the agent to answer with given text from now on", a, b, true)
+			return
 		case send && mine && recip && !selfAddressed(lrest):
 			s.add("task-injection", "orders the user's data sent to someone else", a, b, true)
 			return
@@ -109,7 +123,7 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 			s.add("task-injection", "orders a password or account detail changed to a given value", a, b, true)
 			return
 		case ans && yourAnswerRe.MatchString(rest) && (w == "translate" || strings.Contains(lrest, " into ") || strings.Contains(lrest, " in ") || strings.Contains(lrest, " with ") || strings.Contains(lrest, " to ")):
-			strong := alwaysRe.MatchString(t) || w == "translate"
+			strong := fromNowRe.MatchString(t) || w == "translate"
 			s.add("task-injection", "orders the agent to change what it answers", a, b, strong)
 			return
 		case pay && moneyRe.MatchString(rest):
@@ -158,7 +172,7 @@ var (
 	// tags that claim weight: <IMPORTANT>, <INFORMATION>, [ADMIN]
 	privTagRe = lazyRE(`(?i)</?(?:important|information|instructions?|critical|urgent|admin|administrator|priority|mandatory|required|secret|hidden|override|note|notice|attention|ai[_-]?instructions?|assistant[_-]?instructions?|system[_-]?(?:message|note|instructions?|override))\s*>|\[(?:important|critical|urgent|admin|administrator|priority|mandatory|override|system[ _-]?(?:message|note|override))\]|#{2,}\s*\(?(?:system[_ ]message|system[_ ]instructions?|admin[_ ]message)\)?`)
 	// "As the administrator, I authorize you to …"
-	authorizeRe = lazyRE(`(?i)\b(?:i|we)\s+(?:hereby\s+|officially\s+|fully\s+)?(?:authori[sz]e|permit|allow|instruct|order|direct|command|require)\s+you\s+to\b|\byou are (?:hereby\s+)?(?:authori[sz]ed|permitted|allowed|cleared|instructed|ordered|required)\s+to\b`)
+	authorizeRe = lazyRE(`(?i)\b(?:i|we)\s+(?:am\s+|are\s+)?(?:hereby\s+|officially\s+|fully\s+|now\s+)?(?:authori[sz](?:e|ing)|permit(?:ting)?|allow(?:ing)?|instruct(?:ing)?|order(?:ing)?|direct(?:ing)?|command(?:ing)?|requir(?:e|ing))\s+you\s+to\b|\byou are (?:hereby\s+)?(?:authori[sz]ed|permitted|allowed|cleared|instructed|ordered|required)\s+to\b`)
 )
 
 // taskFrames finds framings of an order as a message to the agent, or as
@@ -172,12 +186,24 @@ func (s *scanner) taskFrames(text string, base int) {
 			s.add("task-hijack", "speaks as the person who gave the agent its task", base+loc[0], base+loc[1], true)
 		}
 		if loc := authorizeRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) {
-			s.add("claimed-authority", "grants the agent authority in the text it reads (\"I authorize you to …\")", base+loc[0], base+loc[1], false)
+			// with a claimed role ("as your administrator, I instruct you
+			// to …") it is an order given on an authority the text cannot have
+			claim := claimRe.FindStringIndex(text)
+			strong := claim != nil && near([2]int{claim[0], claim[1]}, [2]int{loc[0], loc[1]}) && loc[0]-claim[1] < 200
+			s.add("claimed-authority", "grants the agent authority in the text it reads (\"I authorize you to …\")", base+loc[0], base+loc[1], strong)
 		}
 	}
 	if strings.Contains(lt, "before") || strings.Contains(lt, "prior to") || strings.Contains(lt, "instead of") {
 		if loc := prereqRe.FindStringIndex(text); loc != nil {
 			s.add("task-prerequisite", "puts a step before, or in place of, the agent's own task", base+loc[0], base+loc[1], false)
+		}
+	}
+	if loc := labelRe.FindStringIndex(text); loc != nil {
+		s.add("privilege-tag", "a line labelled as a system or admin message", base+loc[0], base+loc[1]-1, false)
+	}
+	if strings.Contains(lt, "polic") || strings.Contains(lt, "update") || strings.Contains(lt, "notice") || strings.Contains(lt, "directive") || strings.Contains(lt, "requirement") || strings.Contains(lt, "announcement") || strings.Contains(lt, "mandate") {
+		if loc := vendorRe.FindStringIndex(text); loc != nil {
+			s.add("claimed-authority", "claims a rule from the agent's vendor or developers", base+loc[0], base+loc[1], false)
 		}
 	}
 	if strings.ContainsAny(lt, "<[#") {
