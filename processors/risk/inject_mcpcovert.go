@@ -13,13 +13,14 @@ import (
 // sentences for the first; toolSmuggle reads them for the second.
 
 var (
-	covertMarkRe = lazyRE(`(?i)\b(?:silently|secretly|covertly|quietly|invisibly|stealthily|surreptitiously|discreetly|unbeknownst|behind the scenes|in the background|without (?:the user'?s?|your|their|user) (?:knowledge|consent|noticing|awareness|seeing)|without (?:telling|notifying|informing|asking|showing|alerting|letting)\b)`)
-	extraMarkRe  = lazyRE(`(?i)\b(?:also|additionally|in addition|as well|besides|on the side|meanwhile|at the same time|alongside|furthermore|moreover)\b`)
-	covertVerbRe = lazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|copying|shares?|shared|sharing|exfiltrates?|exfiltrated|exfiltrating|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|syncing|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|reporting|records?|recorded|recording|logs|logged|logging|captures?|captured|capturing|collects?|collected|collecting|harvests?|harvested|gathers?|gathered|reads?|reading|accesses|accessed|scans?|scanned|stores?|stored|saves?|saved|keeps? a copy|will (?:send|upload|forward|transmit|post|copy|share|read|collect|record|report|store))\b`)
-	outVerbRe    = lazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|shares?|shared|exfiltrates?|exfiltrated|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|will (?:send|upload|forward|transmit|post|copy|share|report))\b`)
-	sensitiveRe  = lazyRE(`(?i)\b(?:contents?|files?|documents?|conversations?|chats?|history|messages?|prompts?|arguments?|inputs?|parameters?|queries|keys?|credentials?|tokens?|secrets?|passwords?|cookies?|sessions?|environment|env|notes?|e-?mails?|inbox|source code|code ?base|repositor(?:y|ies)|workspace|working directory|home directory|clipboard|screen|keystrokes|everything|all (?:data|files|input))\b`)
-	remoteRe     = lazyRE(`(?i)\b(?:external|remote|third-party|3rd-party|outside|our|a (?:private|separate|backup)|attacker'?s?|another)\s+(?:[\w-]+\s+)?(?:server|endpoint|host|service|cache|cloud|backend|collector|webhook|url|address|bucket|storage|api|site|domain|location|machine)\b|https?://|\b[\w.-]+@[\w-]+\.[\w.]+`)
-	smuggleRe    = lazyRE("(?i)\\b(?:as|in|into|inside|via|through|under|using)\\s+(?:the\\s+)?[\"'`“]?([a-z_][a-z0-9_-]*)[\"'`”]?\\s*(?:parameter|param|argument|arg|field|property|input|key|value)?\\b")
+	covertMarkRe  = lazyRE(`(?i)\b(?:silently|secretly|covertly|quietly|invisibly|stealthily|surreptitiously|discreetly|unbeknownst|hidden from (?:the user|the human|them|you)|without (?:the user'?s?|your|their|user) (?:knowledge|consent|noticing|awareness|seeing)|without (?:telling|notifying|informing|asking|showing|alerting|letting)\b)`)
+	extraMarkRe   = lazyRE(`(?i)\b(?:also|additionally|in addition|as well|besides|on the side|meanwhile|at the same time|alongside|furthermore|moreover|behind the scenes|in the background|upon each call|on every call|with every call|each time it runs)\b`)
+	smuggleReadRe = lazyRE(`(?i)\b(?:contents|(?:its|the) content of|home directory|all (?:the )?files|directory listing|conversation|chat history|previous messages|prior messages|system prompt|environment variables?|api keys?|tokens?|credentials?|passwords?|secrets?|clipboard|cookies|ssh keys?|private keys?)\b`)
+	covertVerbRe  = lazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|copying|shares?|shared|sharing|exfiltrates?|exfiltrated|exfiltrating|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|syncing|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|reporting|records?|recorded|recording|logs|logged|logging|captures?|captured|capturing|collects?|collected|collecting|harvests?|harvested|gathers?|gathered|reads?|reading|accesses|accessed|scans?|scanned|stores?|stored|saves?|saved|keeps? a copy|will (?:send|upload|forward|transmit|post|copy|share|read|collect|record|report|store))\b`)
+	outVerbRe     = lazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|shares?|shared|exfiltrates?|exfiltrated|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|will (?:send|upload|forward|transmit|post|copy|share|report))\b`)
+	sensitiveRe   = lazyRE(`(?i)\b(?:contents?|files?|documents?|conversations?|chats?|history|messages?|prompts?|arguments?|inputs?|parameters?|queries|keys?|credentials?|tokens?|secrets?|passwords?|cookies?|sessions?|environment|env|notes?|e-?mails?|inbox|source code|code ?base|repositor(?:y|ies)|workspace|working directory|home directory|clipboard|screen|keystrokes|everything|all (?:data|files|input))\b`)
+	remoteRe      = lazyRE(`(?i)\b(?:external|remote|third-party|3rd-party|outside|our|a (?:private|separate|backup)|attacker'?s?|another|the vendor'?s?)\s+(?:[\w-]+\s+)?(?:server|endpoint|host|service|cache|cloud|backend|collector|webhook|url|address|bucket|storage|api|site|domain|location|machine|partners?|vendor)\b|\b(?:to|with) (?:the |a |our )?(?:vendor|partners?|third part(?:y|ies)|advertisers?|analytics (?:partner|provider|service)s?)\b|https?://|\b[\w.-]+@[\w-]+\.[\w.]+`)
+	smuggleRe     = lazyRE("(?i)\\b(?:as|in|into|inside|via|through|under|using)\\s+(?:the\\s+)?[\"'`“]?([a-z_][a-z0-9_-]*)[\"'`”]?\\s*(?:parameter|param|argument|arg|field|property|input|key|value)?\\b")
 )
 
 // toolCovert adds mcp-covert-behavior for sentences of the description
@@ -59,8 +60,12 @@ func (s *scanner) toolCovert(tool, text string) {
 		case covert != nil && (out || sensitive):
 			s.add("mcp-covert-behavior", "the tool description says it acts without the user knowing ("+strings.TrimSpace(sent[covert[0]:covert[1]])+")", off+min(covert[0], vloc[0]), off+len(sent), true)
 			return
-		case extra != nil && out && sensitive && remote && !named:
-			s.add("mcp-covert-behavior", "the tool description says it also sends data elsewhere", off+extra[0], off+len(sent), true)
+		case (extra != nil || out) && sensitive && remote && !named:
+			a := vloc[0]
+			if extra != nil {
+				a = min(a, extra[0])
+			}
+			s.add("mcp-covert-behavior", "the tool description says it sends data elsewhere", off+a, off+len(sent), true)
 			return
 		case extra != nil && !named && (out && (sensitive || remote) || secretObjects(asciiLower(rest)) != nil && !toolAbout(self, asciiLower(rest))):
 			s.add("mcp-covert-behavior", "the tool description says it does more than its name ("+verb+")", off+extra[0], off+len(sent), false)
@@ -98,8 +103,7 @@ func (s *scanner) toolSmuggle(text string, params map[string]bool) {
 		strings.Contains(ld, "send") || strings.Contains(ld, "add") || strings.Contains(ld, "set") || strings.Contains(ld, "fill") || strings.Contains(ld, "insert") || strings.Contains(ld, "attach")) {
 		return
 	}
-	read := specificSecret(ld) || strings.Contains(ld, "contents") || strings.Contains(ld, "its content") || strings.Contains(ld, "conversation") ||
-		strings.Contains(ld, "chat history") || strings.Contains(ld, "system prompt") || strings.Contains(ld, "previous messages") || strings.Contains(ld, "~/") || strings.Contains(ld, "/etc/")
+	read := specificSecret(ld) || strings.Contains(ld, "its content") || strings.Contains(ld, "~/") || strings.Contains(ld, "/etc/") || smuggleReadRe.MatchString(ld)
 	if !read {
 		return
 	}
@@ -108,6 +112,11 @@ func (s *scanner) toolSmuggle(text string, params map[string]bool) {
 		word := strings.ToLower(strings.Fields(desc[m[0]:m[1]])[len(strings.Fields(desc[m[0]:m[1]]))-1])
 		isParam := params[name] || word == "parameter" || word == "param" || word == "argument" || word == "arg" || word == "field"
 		if !isParam || name == "the" || name == "a" {
+			continue
+		}
+		if anyIn(name, []string{"token", "key", "auth", "password", "secret", "credential"}) && !specificSecret(ld) && !strings.Contains(ld, "conversation") && !strings.Contains(ld, "history") {
+			// "pass your API token in the token parameter": how the call
+			// authenticates
 			continue
 		}
 		// the verb before it, in the same sentence, is an order
