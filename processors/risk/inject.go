@@ -620,6 +620,28 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 
 var genericSecretWords = wordSet("genericSecretWords")
 
+// vocativeCandidate: lt holds what every vocativeRe match holds, a
+// greeting or an agent's name right before "," or ":".
+func vocativeCandidate(lt string) bool {
+	if anyOf(lt, []string{"hey", "hi ", "hello", "dear", "attention", "psst", "yo ", "note to", "message to", "message for", "instructions for", "reminder for", "to the ", "to any "}) {
+		return true
+	}
+	for _, n := range agentNames {
+		for i := 0; ; {
+			j := strings.Index(lt[i:], n)
+			if j < 0 {
+				break
+			}
+			k := i + j + len(n)
+			if k < len(lt) && (lt[k] == ',' || lt[k] == ':') {
+				return true
+			}
+			i = k
+		}
+	}
+	return false
+}
+
 // vocativeRe: the sentence calls the agent by what it is ("hey AI, …",
 // "Assistant: please …", "attention, language model").
 var vocativeRe = lazyRE(`(?:^|[.!?]\s+)\W{0,3}(?:(?:hey|hi|hello|dear|attention|psst|yo|note to|message to|message for|instructions for|reminder for|to)\s*,?\s+(?:the\s+|my\s+|any\s+)?(?:ai|assistant|agent|model|language model|llm|bot|gpt[\w.-]*|claude|gemini|chatgpt|copilot)s?\b|(?:ai|assistant|ai assistant|ai agent|agent|model|bot|claude|gpt|chatgpt|gemini|copilot|llm)\s*[,:]\s+(?:please\s+|now\s+|you\s+)?[a-z]{3,})`)
@@ -682,7 +704,7 @@ func findForeign(t, lt string, g *gate) []int {
 }
 
 func addressPhrase(lt string) bool {
-	if vocativeRe.MatchString(lt) {
+	if vocativeCandidate(lt) && vocativeRe.MatchString(lt) {
 		return true
 	}
 	for _, p := range addrPhrases {

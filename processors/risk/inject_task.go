@@ -2,6 +2,7 @@ package risk
 
 import (
 	"strings"
+	"sync"
 )
 
 // Task injection: text inside data the agent reads (a web page, an e-mail,
@@ -61,6 +62,7 @@ var (
 	taskGrantVerbs  = lazySet("grant", "give", "add", "invite", "share", "assign", "authorize", "authorise")
 	taskChangeVerbs = lazySet("change", "reset", "set", "update")
 	taskAnswerVerbs = lazySet("translate", "write", "rewrite", "format", "phrase", "answer", "respond", "reply", "end", "begin", "start", "conclude", "sign", "finish", "append", "prepend", "add", "include", "put", "insert", "mention", "say", "tell")
+	taskVerbs       = lazyUnion(taskSendVerbs, taskPayVerbs, taskDeleteVerbs, taskGrantVerbs, taskChangeVerbs, taskAnswerVerbs, taskGuardVerbs)
 	secretSetWords  = lazySet("password", "passcode", "pin", "passphrase", "recovery", "2fa", "mfa", "email", "e-mail", "phone", "security")
 )
 
@@ -78,6 +80,9 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 	}
 	for k := range v.ws {
 		w := v.ws[k].w
+		if !taskVerbs()[w] {
+			continue
+		}
 		send, pay, del, grant, change, ans := taskSendVerbs()[w], taskPayVerbs()[w], taskDeleteVerbs()[w], taskGrantVerbs()[w], taskChangeVerbs()[w], taskAnswerVerbs()[w]
 		guard := taskGuardVerbs()[w]
 		if (w == "make" || w == "place" || w == "complete") && !purchaseRe.MatchString(t[v.ws[k].a:]) {
@@ -193,43 +198,108 @@ var (
 )
 
 // taskFrames finds framings of an order as a message to the agent, or as
-// a step before its own task, in a whole text.
+// a step before its own task, in a whole text. Each expression runs only on
+// windows around a literal every match holds, so a long clean file costs
+// a few substring searches.
 func (s *scanner) taskFrames(text string, base int) {
 	lt := asciiLower(text)
-	if strings.Contains(lt, "you") {
-		if loc := toYouAIRe.FindStringIndex(text); loc != nil {
-			s.add("task-hijack", "a message written to the agent itself (\"… to you, the AI\")", base+loc[0], base+loc[1], true)
-		} else if loc := taskGivenRe.FindStringIndex(text); loc != nil {
-			s.add("task-hijack", "speaks as the person who gave the agent its task", base+loc[0], base+loc[1], true)
-		}
-		if loc := authorizeRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) {
-			// with a claimed role ("as your administrator, I instruct you
-			// to …") it is an order given on an authority the text cannot have
-			claim := claimRe.FindStringIndex(text)
-			strong := claim != nil && near([2]int{claim[0], claim[1]}, [2]int{loc[0], loc[1]}) && loc[0]-claim[1] < 200
-			s.add("claimed-authority", "grants the agent authority in the text it reads (\"I authorize you to …\")", base+loc[0], base+loc[1], strong)
-		}
+	add := func(loc []int, rule, detail string, strong bool) {
+		s.add(rule, detail, base+loc[0], base+loc[1], strong)
 	}
-	if strings.Contains(lt, "before") || strings.Contains(lt, "prior to") || strings.Contains(lt, "instead of") {
-		if loc := prereqRe.FindStringIndex(text); loc != nil {
-			s.add("task-prerequisite", "puts a step before, or in place of, the agent's own task", base+loc[0], base+loc[1], false)
-		}
+	if loc := findNear(toYouAIRe, text, lt, []string{"to you"}, 8, 60); loc != nil {
+		add(loc, "task-hijack", "a message written to the agent itself (\"… to you, the AI\")", true)
+	} else if loc := findNear(taskGivenRe, text, lt, []string{"gave you", "given you", "assigned you", "asked you", "sent you", "set you", "wrote you", "given to you", "sent to you", "assigned to you"}, 90, 20); loc != nil {
+		add(loc, "task-hijack", "speaks as the person who gave the agent its task", true)
 	}
-	if loc := labelRe.FindStringIndex(text); loc != nil {
-		s.add("privilege-tag", "a line labelled as a system or admin message", base+loc[0], base+loc[1]-1, false)
+	if loc := findNear(authorizeRe, text, lt, []string{" you to"}, 60, 10); loc != nil && !negatedBefore(text, loc[0]) {
+		// with a claimed role ("as your administrator, I instruct you
+		// to …") it is an order given on an authority the text cannot have
+		lo := max(loc[0]-200, 0)
+		claim := claimRe.FindStringIndex(text[lo:loc[1]])
+		s.add("claimed-authority", "grants the agent authority in the text it reads (\"I authorize you to …\")", base+loc[0], base+loc[1], claim != nil)
 	}
-	if strings.Contains(lt, "polic") || strings.Contains(lt, "update") || strings.Contains(lt, "notice") || strings.Contains(lt, "directive") || strings.Contains(lt, "requirement") || strings.Contains(lt, "announcement") || strings.Contains(lt, "mandate") {
-		if loc := vendorRe.FindStringIndex(text); loc != nil {
-			s.add("claimed-authority", "claims a rule from the agent's vendor or developers", base+loc[0], base+loc[1], false)
+	if loc := findNearIf(prereqRe, text, lt, []string{"before", "prior to", "instead of"}, 0, 120, prereqNouns); loc != nil {
+		add(loc, "task-prerequisite", "puts a step before, or in place of, the agent's own task", false)
+	}
+	if anyOf(text, []string{"SYSTEM", "ADMIN", "DEVELOPER", "OPERATOR"}) {
+		if loc := labelRe.FindStringIndex(text); loc != nil {
+			add([]int{loc[0], loc[1] - 1}, "privilege-tag", "a line labelled as a system or admin message", false)
 		}
 	}
-	if strings.ContainsAny(lt, "<[#") {
+	if loc := findNear(vendorRe, text, lt, []string{"openai", "anthropic", "deepmind", "developer", "creator", "operator", "provider"}, 30, 80); loc != nil {
+		add(loc, "claimed-authority", "claims a rule from the agent's vendor or developers", false)
+	}
+	if anyOf(lt, privTagWords) {
 		for _, loc := range privTagRe.FindAllStringIndex(text, 4) {
 			if strings.Contains(lt[loc[0]:loc[1]], "system") && strings.HasPrefix(lt[loc[0]:], "#") {
-				s.add("fake-role-tag", "a heading written as a system message", base+loc[0], base+loc[1], true)
+				add(loc, "fake-role-tag", "a heading written as a system message", true)
 				continue
 			}
-			s.add("privilege-tag", "a tag that claims priority for what it wraps (<IMPORTANT>, [ADMIN])", base+loc[0], base+loc[1], false)
+			add(loc, "privilege-tag", "a tag that claims priority for what it wraps (<IMPORTANT>, [ADMIN])", false)
 		}
 	}
+}
+
+// prereqNouns: one of them, or "instead of", is in every match of prereqRe.
+var prereqNouns = []string{"task", "request", "question", "job", "assignment", "quer", "summar", "instruction", "prompt", "page", "document", "text", "mail", "message", "article", "file", "content", "result", "instead of"}
+
+// privTagWords: one of them is in every match of privTagRe.
+var privTagWords = []string{"important>", "information>", "instruction>", "instructions>", "critical>", "urgent>", "admin>", "administrator>",
+	"priority>", "mandatory>", "required>", "secret>", "hidden>", "override>", "note>", "notice>", "attention>", "message>", "note >",
+	"important]", "critical]", "urgent]", "admin]", "administrator]", "priority]", "mandatory]", "override]", "message]", "note]",
+	"system_message", "system message", "system_instruction", "system instruction", "admin_message", "admin message", "instructions >", "important >"}
+
+// findNear runs re on windows of text around each occurrence (in lt) of
+// one of the literals, from before bytes ahead of it to after bytes past
+// it, and returns the first match in text's offsets.
+func findNear(re reMatcher, text, lt string, lits []string, before, after int) []int {
+	return findNearIf(re, text, lt, lits, before, after, nil)
+}
+
+// findNearIf is findNear on the windows that hold one of must (all, when
+// must is empty).
+func findNearIf(re reMatcher, text, lt string, lits []string, before, after int, must []string) []int {
+	var best []int
+	for _, lit := range lits {
+		for i := 0; i < len(lt); {
+			j := strings.Index(lt[i:], lit)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			lo, hi := max(at-before, 0), min(at+len(lit)+after, len(text))
+			// widen to word boundaries so \b holds as on the whole text
+			for lo > 0 && isWordByte(lt[lo-1]) {
+				lo--
+			}
+			for hi < len(text) && isWordByte(lt[hi]) {
+				hi++
+			}
+			if len(must) > 0 && !anyOf(lt[lo:hi], must) {
+				i = at + len(lit)
+				continue
+			}
+			if loc := re.FindStringIndex(text[lo:hi]); loc != nil {
+				if best == nil || lo+loc[0] < best[0] {
+					best = []int{lo + loc[0], lo + loc[1]}
+				}
+				break
+			}
+			i = at + len(lit)
+		}
+	}
+	return best
+}
+
+// lazyUnion is the union of sets, built on first use.
+func lazyUnion(sets ...func() map[string]bool) func() map[string]bool {
+	return sync.OnceValue(func() map[string]bool {
+		m := map[string]bool{}
+		for _, s := range sets {
+			for k := range s() {
+				m[k] = true
+			}
+		}
+		return m
+	})
 }
