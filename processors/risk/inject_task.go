@@ -31,7 +31,7 @@ import (
 var (
 	// what the order moves: money, an account or wallet
 	moneyRe   = lazyRE(`(?i)(?:\b(?:my|all my|all of my|the user'?s)\s+(?:[\w-]+\s+)?(?:holdings|savings|funds|money|stocks|shares|crypto|bitcoin|ethereum|balance|portfolio)\b|[$€£¥]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:usd|eur|gbp|chf|jpy|dollars?|euros?|pounds?|btc|eth|usdt|bitcoin)\b|\b(?:funds|money|the (?:full |remaining |total )?(?:amount|balance)|payment|a transaction|all (?:the )?(?:money|funds|savings))\b)`)
-	accountRe = lazyRE(`\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b|(?i:\biban\b|\baccount(?: number| no\.?| #)?:?\s*#?\d[\d -]{5,}|\b0x[0-9a-f]{40}\b|\bbc1[a-z0-9]{25,}\b|\bwallet\b)`)
+	accountRe = lazyRE(`\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b|(?i:\biban\b|\baccount(?: number| no\.?| #|[_ ]id)?:?\s*[#'"(]?\d[\d -]{5,}|\baccount[_ ]id\b|\b0x[0-9a-f]{40}\b|\bbc1[a-z0-9]{25,}\b|\bwallet\b)`)
 	// whose the object is
 	userDataRe = lazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\b(?:all(?: of)?(?: the)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|contacts?|passwords?|security codes?|verification codes?|credentials?|api keys?|secrets?|bank \w+|transactions?|channels?|chat history)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
 	ownRe      = lazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+`)
@@ -53,11 +53,12 @@ var (
 // Verb classes of task orders, in their base form.
 var (
 	taskSendVerbs   = lazySet("send", "email", "e-mail", "mail", "forward", "share", "post", "upload", "text", "message", "dm", "leak", "publish", "copy", "cc", "bcc", "attach", "deliver", "submit", "transmit", "export", "sync", "invite", "add", "create", "schedule", "concatenate", "provide", "give", "reply", "respond", "write")
-	taskPayVerbs    = lazySet("transfer", "pay", "wire", "send", "remit", "deposit", "donate", "move", "refund", "withdraw", "purchase", "buy", "order", "sell", "liquidate", "make", "place", "complete")
-	taskGuardVerbs  = lazySet("disable", "deactivate", "turn", "switch", "remove", "bypass")
+	taskPayVerbs    = lazySet("transfer", "pay", "wire", "send", "remit", "deposit", "donate", "move", "refund", "withdraw", "purchase", "buy", "order", "sell", "liquidate", "make", "place", "complete", "initiate", "schedule", "execute")
+	taskGuardVerbs  = lazySet("disable", "deactivate", "turn", "switch", "remove", "bypass", "unlock", "open", "unarm", "disarm")
 	guardRe         = lazyRE(`(?i)\b(?:two-factor|2fa|mfa|multi-factor|two-step|login alerts?|security alerts?|fraud alerts?|notifications?|firewall|antivirus|screen lock|passcode|security questions?)\b`)
 	userPayRe       = lazyRE(`(?i)\b(?:my|the user'?s)\s+(?:saved\s+|stored\s+|default\s+)?(?:payment method|card|credit card|debit card|paypal|wallet|bank account|account)\b`)
-	purchaseRe      = lazyRE(`(?i)^(?:make|place|complete)\s+(?:a|an|the)\s+(?:purchase|payment|transfer|order|transaction)\b`)
+	purchaseRe      = lazyRE(`(?i)^(?:make|place|complete|initiate|schedule|set up|execute)\s+(?:a|an|the)\s+(?:[\w-]+\s+)?(?:purchase|payment|transfer|order|transaction|wire)\b`)
+	doorRe          = lazyRE(`(?i)\b(?:my|the user'?s)\s+(?:[\w-]+\s+){0,2}?(?:door|lock|gate|garage|car|safe|alarm)\b`)
 	taskDeleteVerbs = lazySet("delete", "remove", "erase", "wipe", "purge", "cancel", "unsubscribe", "deactivate", "close", "revoke", "empty", "trash", "archive")
 	taskGrantVerbs  = lazySet("grant", "give", "add", "invite", "share", "assign", "authorize", "authorise")
 	taskChangeVerbs = lazySet("change", "reset", "set", "update")
@@ -85,7 +86,7 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		}
 		send, pay, del, grant, change, ans := taskSendVerbs()[w], taskPayVerbs()[w], taskDeleteVerbs()[w], taskGrantVerbs()[w], taskChangeVerbs()[w], taskAnswerVerbs()[w]
 		guard := taskGuardVerbs()[w]
-		if (w == "make" || w == "place" || w == "complete") && !purchaseRe.MatchString(t[v.ws[k].a:]) {
+		if (w == "make" || w == "place" || w == "complete" || w == "initiate" || w == "schedule" || w == "execute") && !purchaseRe.MatchString(t[v.ws[k].a:]) {
 			pay = false
 		}
 		if !(send || pay || del || grant || change || ans || guard) {
@@ -117,13 +118,19 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		case pay && userPayRe.MatchString(rest) && (w == "purchase" || w == "buy" || w == "order" || purchaseRe.MatchString(rest)):
 			s.add("task-injection", "orders a purchase with the user's payment method", a, b, true)
 			return
+		case guard && (w == "unlock" || w == "open" || w == "disarm" || w == "unarm") && doorRe.MatchString(rest):
+			s.add("task-injection", "orders the user's door, lock or alarm opened", a, b, true)
+			return
+		case pay && (w == "sell" || w == "liquidate" || w == "withdraw") && ownRe.MatchString(rest) && moneyRe.MatchString(rest):
+			s.add("task-injection", "orders the user's assets sold or withdrawn", a, b, true)
+			return
 		case guard && guardRe.MatchString(rest) && ownRe.MatchString(rest):
 			s.add("task-injection", "orders a protection of the user's account switched off", a, b, true)
 			return
 		case change && secretWordIn(lrest) && ownRe.MatchString(rest) && anySink:
 			s.add("task-injection", "orders the user's password changed and sent out", a, b, true)
 			return
-		case pay && moneyRe.MatchString(rest) && (accountRe.MatchString(rest) || recip):
+		case pay && moneyRe.MatchString(rest) && (accountRe.MatchString(rest) || recip || ownRe.MatchString(rest) || strings.Contains(lrest, "payee")):
 			s.add("task-injection", "orders a payment to an account or a person", a, b, true)
 			return
 		case (w == "reply" || w == "respond") && mine && strings.Contains(lrest, " with "):
