@@ -267,6 +267,7 @@ func (s *scanner) body(text string, base int) {
 	// Hidden channels: their content is scanned as instructions too.
 	s.hidden(text, base)
 	s.boundaryRules(text, base)
+	s.taskFrames(text, base)
 	// Visible text, outside comments.
 	s.prose(text, base)
 	s.code(text, base)
@@ -528,7 +529,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		a, b := span(loc)
 		s.add("role-override", "tries to change who the agent is or who is speaking", a, b, true)
 	}
-	if loc := findIf(g.roleTag && anyT(tRoleTag, trigRoleTag), roleTagRe, t); loc != nil && !(loc[1] < len(t) && (t[loc[1]] == '(' || t[loc[1]] == ':')) {
+	if loc := findIf(g.roleTag && anyT(tRoleTag, trigRoleTag), roleTagRe, t); loc != nil && !(loc[1] < len(t) && (t[loc[1]] == '(' || t[loc[1]] == ':' && linkDefinition(t[loc[1]+1:]))) {
 		a, b := span(loc)
 		s.add("fake-role-tag", "a fake system or role marker", a, b, true)
 	}
@@ -605,6 +606,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	}
 	s.identityRules(t, off, lt)
 	s.clauseRules(view(), off, n0)
+	s.taskRules(view(), off)
 	s.socialRules(t, off, lt)
 	if g.address && addressPhrase(lt) {
 		loc := agentAddrRe.FindStringIndex(t)
@@ -617,6 +619,32 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 }
 
 var genericSecretWords = wordSet("genericSecretWords")
+
+// vocativeCandidate: lt holds what every vocativeRe match holds, a
+// greeting or an agent's name right before "," or ":".
+func vocativeCandidate(lt string) bool {
+	if anyOf(lt, []string{"hey", "hi ", "hello", "dear", "attention", "psst", "yo ", "note to", "message to", "message for", "instructions for", "reminder for", "to the ", "to any "}) {
+		return true
+	}
+	for _, n := range agentNames {
+		for i := 0; ; {
+			j := strings.Index(lt[i:], n)
+			if j < 0 {
+				break
+			}
+			k := i + j + len(n)
+			if k < len(lt) && (lt[k] == ',' || lt[k] == ':') {
+				return true
+			}
+			i = k
+		}
+	}
+	return false
+}
+
+// vocativeRe: the sentence calls the agent by what it is ("hey AI, …",
+// "Assistant: please …", "attention, language model").
+var vocativeRe = lazyRE(`(?:^|[.!?]\s+)\W{0,3}(?:(?:hey|hi|hello|dear|attention|psst|yo|note to|message to|message for|instructions for|reminder for|to)\s*,?\s+(?:the\s+|my\s+|any\s+)?(?:ai|assistant|agent|model|language model|llm|bot|gpt[\w.-]*|claude|gemini|chatgpt|copilot)s?\b|(?:ai|assistant|ai assistant|ai agent|agent|model|bot|claude|gpt|chatgpt|gemini|copilot|llm)\s*[,:]\s+(?:please\s+|now\s+|you\s+)?[a-z]{3,})`)
 
 var (
 	trigOverride     = []string{"ignor", "disregard", "forget", "overrid", "overrul", "bypass", "skip", "abandon", "discard", "drop"}
@@ -631,6 +659,7 @@ var (
 	trigNeg          = []string{"do not", "don't", "never", "without"}
 	trigDestroy      = []string{"delete", "remove", "wipe", "drop", "destroy", "erase"}
 	trigDestroyObj   = []string{"all", "every", "the test", "database", "repo", "branches", "production"}
+	agentNames       = []string{"ai", "assistant", "agent", "model", "llm", "bot", "gpt", "claude", "gemini", "copilot"}
 	addrPhrases      = []string{"if you are an ai", "note to the ai", "dear ai", "for llms only", "agents only", "ai agents reading this", "hey copilot", "note to agent", "hidden instruction"}
 )
 
@@ -675,6 +704,9 @@ func findForeign(t, lt string, g *gate) []int {
 }
 
 func addressPhrase(lt string) bool {
+	if vocativeCandidate(lt) && vocativeRe.MatchString(lt) {
+		return true
+	}
 	for _, p := range addrPhrases {
 		if strings.Contains(lt, p) {
 			return true
@@ -879,7 +911,7 @@ func newGate(lt, text string) gate {
 		secrecy: anyOf(lt, trigSecrecyAdv) || anyOf(lt, trigNeg) && anyOf(lt, trigSecrecy), intent: anyOf(lt, trigIntent),
 		urlSubst: strings.Contains(lt, "$("), secret: anyOf(lt, trigSecret) || strings.ContainsAny(lt, "$"), img: strings.Contains(lt, "!["), http: strings.Contains(lt, "http"),
 		deceive: anyOf(lt, trigDeceive), codeIns: anyOf(lt, trigCodeIns), response: anyOf(lt, trigResponse),
-		persist: anyOf(lt, trigPersist), destroy: anyOf(lt, trigDestroy) || strings.Contains(lt, "force"), address: anyOf(lt, addrPhrases),
+		persist: anyOf(lt, trigPersist), destroy: anyOf(lt, trigDestroy) || strings.Contains(lt, "force"), address: anyOf(lt, addrPhrases) || anyOf(lt, agentNames),
 	}
 }
 
@@ -1128,4 +1160,14 @@ func reportsCondition(m string) bool {
 		}
 	}
 	return false
+}
+
+// linkDefinition: after "[system]:" a URL or a path makes the line a
+// markdown link reference definition, not a role marker.
+func linkDefinition(rest string) bool {
+	f := strings.Fields(rest)
+	if len(f) == 0 {
+		return true
+	}
+	return strings.Contains(f[0], "://") || strings.HasPrefix(f[0], "/") || strings.HasPrefix(f[0], "./") || strings.HasPrefix(f[0], "#") || strings.HasPrefix(f[0], "<")
 }

@@ -831,6 +831,11 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 		if strings.HasSuffix(v.ws[e-1].w, "'s") {
 			return true
 		}
+		if e < n && v.ws[e].w == "your" {
+			// "do not tell anyone your password": the reader's own secret,
+			// security advice
+			return true
+		}
 		add("conceal-from-user", "tells the agent to keep something from the user", i, e, true)
 		return false
 	})

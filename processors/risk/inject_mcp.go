@@ -187,6 +187,19 @@ func (s *scanner) toolRules(tool, text string) {
 			return true
 		})
 	}
+	if anyIn(self, []string{"secret", "credential", "vault", "key", "token", "password", "keychain", "auth"}) {
+		// a credentials tool reads and returns secrets by its name: a
+		// weak secret-request describes what it is for
+		kept := s.findings[:0]
+		for _, f := range s.findings {
+			if f.Rule != "secret-request" || f.Strong {
+				kept = append(kept, f)
+			}
+		}
+		s.findings = kept
+	}
+	s.toolCovert(tool, text)
+	s.toolSmuggle(text, schemaParams(text))
 	if loc := shadowRe.FindStringIndex(text); loc != nil {
 		s.add("mcp-tool-shadowing", "the tool description tells the model to prefer it over other tools", loc[0], loc[1], false)
 	}
@@ -229,7 +242,10 @@ func (s *scanner) toolRules(tool, text string) {
 			continue
 		}
 		lv := asciiLower(val)
-		if loc := exfilParamRe.FindStringIndex(val); loc != nil || secretObjects(lv) != nil && !toolAbout(self+" "+param, lv) {
+		// a credential the call itself needs ("Bearer token for the API",
+		// "your API key") is how authenticated tools work; a secret store
+		// the tool has no business with (~/.ssh/id_rsa, .env) is not
+		if loc := exfilParamRe.FindStringIndex(val); loc != nil || specificSecret(lv) && !toolAbout(self+" "+param, lv) {
 			s.add("mcp-exfil-parameter", "a parameter asks the model for the conversation, the prompt, secrets or file contents ("+param+")", lineOff, lineOff+len(line), true)
 		}
 	}
@@ -251,6 +267,12 @@ func paramName(path string) string {
 // toolAbout: the tool's name says it deals with what obj names (an ssh
 // tool may name ~/.ssh, a dotenv tool .env).
 func toolAbout(name, obj string) bool {
+	// credentials are one family: a vault tool may name keys, tokens,
+	// passwords and the keychain; an ssh tool its id_* keys
+	family := []string{"secret", "credential", "key", "vault", "token", "auth", "password", "keychain", "keyring", "pass", "login", "cred"}
+	if anyIn(name, family) && anyIn(obj, family) || strings.Contains(name, "ssh") && (strings.Contains(obj, "id_") || strings.Contains(obj, "known_hosts")) {
+		return true
+	}
 	for _, w := range []string{"ssh", "aws", "env", "secret", "credential", "key", "vault", "token", "auth", "password", "kube", "docker", "git", "npm", "pypi", "cloud", "gcloud", "azure", "config"} {
 		if strings.Contains(name, w) && strings.Contains(obj, w) {
 			return true
@@ -284,4 +306,25 @@ func (p *Processor) scanContext(rec *events.Record, scan bool) (r ScanResult, wh
 		return Scan(content, path), fmt.Sprintf("context file %q", path)
 	}
 	return p.mcp.StepContext(rec, scan)
+}
+
+func anyIn(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// specificSecret: lt names a secret store (a key file, a credentials
+// file, a dotenv file), not only a generic credential word.
+func specificSecret(lt string) bool {
+	for _, o := range secretObjects(lt) {
+		obj := strings.Trim(strings.TrimSpace(lt[o[0]:o[1]]), "`'\"(")
+		if !genericSecretWords()[obj] && !genericSecretWords()[strings.TrimSuffix(obj, "s")] {
+			return true
+		}
+	}
+	return false
 }
