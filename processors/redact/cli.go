@@ -48,6 +48,13 @@ var cliSpecs = []cliSpec{
 		{name: "-pass", spaced: true, prefix: "pass:"}, {name: "-k", spaced: true}}},
 	{cmds: []string{"aws"}, sub: "set", flags: []cliFlag{
 		{name: "aws_secret_access_key", spaced: true}, {name: "aws_session_token", spaced: true}}},
+	{cmds: []string{"keytool", "jarsigner"}, flags: []cliFlag{
+		{name: "-storepass", spaced: true}, {name: "-keypass", spaced: true},
+		{name: "-srcstorepass", spaced: true}, {name: "-deststorepass", spaced: true},
+		{name: "-srckeypass", spaced: true}, {name: "-destkeypass", spaced: true}}},
+	{cmds: []string{"zip", "unzip", "zipcloak"}, flags: []cliFlag{{name: "-P", spaced: true}, {name: "--password", spaced: true}}},
+	{cmds: []string{"7z", "7za", "7zr"}, flags: []cliFlag{{name: "-p", attached: true}}},
+	{cmds: []string{"gpg", "gpg2"}, flags: []cliFlag{{name: "--passphrase", spaced: true, eq: true}}},
 	{cmds: []string{"htpasswd"}, flags: nil}, // htpasswd -b FILE USER PASSWORD: positional, see below
 }
 

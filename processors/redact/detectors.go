@@ -379,10 +379,18 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		sc.charge(ne - ns + 1)
 		last = ne
 		cls := classifyName(s[ns:ne])
+		if cls != nameNone {
+			// "API KEY", "Vendor Token", "cache key": a name may be two
+			// words; the word before decides with it.
+			if pw := wordBefore(s, ns); pw != "" {
+				cls = classifyName(pw + "_" + s[ns:ne])
+			}
+		}
 		if cls == nameNone || password != (cls == namePassword) {
 			continue
 		}
 		flag := s[ns] == '-'
+		loose := false
 		vs, ve, quoted, ok := sc.assignedValue(ns, ne, flag)
 		if !ok {
 			// name: DB_PASSWORD / value: … pairs (Kubernetes env, ECS, Helm).
@@ -395,7 +403,12 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 				if vs, ve, ok = sc.comparedValue(ns, ne); ok {
 					quoted = true
 				} else if vs, ve, quoted, ok = sc.besideValue(ns, ne); !ok {
-					continue
+					// VENDOR_TOKEN VALUE, export X_TOKEN VALUE, set PASSWORD
+					// VALUE: no operator, so the value must look generated.
+					if vs, ve, quoted, ok = sc.spacedValue(ns, ne); !ok {
+						continue
+					}
+					loose = true
 				}
 			}
 		}
@@ -420,7 +433,7 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		if !quoted && bareStatement(s, vs, ve) {
 			continue // password = DEFAULT_PW; / password => m{{…}}: code, not a literal
 		}
-		if !assignedSecret(v, cls, quoted, sc.r.threshold) {
+		if !assignedSecret(v, cls, quoted, sc.r.threshold) || loose && !generatedValue(v, cls, sc.r.threshold) {
 			continue
 		}
 		sc.emit(vs, ve, min(ns, vs), max(ve, ne))
@@ -972,6 +985,65 @@ func (sc *scan) besideValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 		return 0, 0, false, false
 	}
 	return vs, ve, false, true
+}
+
+// spacedValue finds a value written after its name and one to four blanks,
+// anywhere on a line (VENDOR TOKEN VALUE, export API_TOKEN VALUE, set
+// PASSWORD VALUE, Ruby and Tcl calls): the value, quoted or bare, must then
+// end at a blank, a line end or closing punctuation. With no operator
+// between them the pair may be prose, so the caller also requires the
+// value to look generated (generatedValue).
+func (sc *scan) spacedValue(ns, ne int) (vs, ve int, quoted, ok bool) {
+	s := sc.s
+	i := skipNameEnd(s, ns, ne)
+	j := skipBlanks(s, i)
+	if j == i || j-i > 4 || j >= len(s) {
+		return 0, 0, false, false
+	}
+	vs, ve, quoted, ok = sc.parseValue(j, false)
+	if !ok {
+		return 0, 0, false, false
+	}
+	e := ve
+	if quoted {
+		e++
+	}
+	if e < len(s) && !isSpace(s[e]) && strings.IndexByte(";,)]}\"'`", s[e]) < 0 {
+		return 0, 0, false, false
+	}
+	return vs, ve, quoted, true
+}
+
+// generatedValue reports whether a value written beside its name without
+// an operator looks machine-made: a token of at least 16 characters (a
+// password: 8) that mixes letters and digits, reads as no word or
+// identifier, and has the entropy of a random string.
+func generatedValue(v string, cls nameClass, threshold float64) bool {
+	if !hasDigit(v) || countDigits(v) == len(v) || isIdentifier(v) && isWordySnake(v) {
+		return false
+	}
+	if cls == namePassword && len(v) >= 8 && len(v) < 16 {
+		return charClasses(v) >= 3 && !isWordyPhrase(v) && entropy(v) >= 2.5
+	}
+	return looksRandomToken(v, 16, max(threshold, 3.0))
+}
+
+// wordBefore returns the word, in lower case, that ends one blank before
+// s[ns] when it is letters only (at most 16): the first word of a two-word
+// name ("api key", "Vendor Token"). Otherwise it returns "".
+func wordBefore(s string, ns int) string {
+	if ns < 2 || s[ns-1] != ' ' && s[ns-1] != '\t' {
+		return ""
+	}
+	k := ns - 1
+	b := k
+	for k > 0 && b-k < 17 && (isUpper(s[k-1]) || isLower(s[k-1])) {
+		k--
+	}
+	if k == b || b-k > 16 || k > 0 && isIdentChar(s[k-1]) {
+		return ""
+	}
+	return strings.ToLower(s[k:b])
 }
 
 // parseValue reads a quoted, escaped-quoted (\"…\") or bare value at s[j:].
