@@ -135,6 +135,27 @@ func secretCases() []secretCase {
 		{"pem truncated", pemRSA[:300] + "\n[output truncated]", []string{pemRSA[40:300]}, "private-key-block"},
 		{"kubeconfig client key", "client-key-data: " + b64PEM(), []string{b64PEM()}, "base64-private-key"},
 
+		// A secret name, then its value with no operator.
+		{"vendor token spaced", "ACME TOKEN " + tok40, []string{tok40}, "secret-assignment"},
+		{"two-word api key", "Vendor API KEY " + tok40 + " (rotate monthly)", []string{tok40}, "secret-assignment"},
+		{"two-word name with colon", "api key: " + tok40[:20], []string{tok40[:20]}, "secret-assignment"},
+		{"export without equals", "export DEPLOY_TOKEN " + tok40, []string{tok40}, "secret-assignment"},
+		{"set password", "set PASSWORD " + pw1, []string{pw1}, "password-assignment"},
+		{"flag spaced long", "deploy --api-token " + tok40 + " --env prod", []string{tok40}, ""},
+		{"flag password spaced", "backup --password " + pwSym + " --target s3", []string{pwSym}, ""},
+		{"ruby hash rocket", `config["token"] => "` + tok40 + `"`, []string{tok40}, ""},
+		{"go short decl", `token := "` + tok40 + `"`, []string{tok40}, ""},
+		{"xml secret", "<clientSecret>" + tok40 + "</clientSecret>", []string{tok40}, ""},
+		{"env file", "# service\nSERVICE_SECRET=" + tok40 + "\n", []string{tok40}, ""},
+		{"keytool storepass", "keytool -importkeystore -srckeystore a.p12 -srcstorepass " + pw2 + " -deststorepass " + pw1, []string{pw1, pw2}, "cli-password"},
+		{"zip -P", "zip -P " + pwSym + " backup.zip db.sql", []string{pwSym}, "cli-password"},
+		{"7z -p", "7z a -p" + pw2 + " backup.7z data/", []string{pw2}, "cli-password"},
+		{"gpg passphrase", "gpg --batch --passphrase " + pw1 + " -d secrets.gpg", []string{pw1}, "cli-password"},
+		{"okta header", "Authorization: SSWS 00" + tok40, []string{"00" + tok40}, ""},
+		{"putty key", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAI" + b64key[:39] + "\nPrivate-Lines: 1\n" + b64key[:44] + "\nPrivate-MAC: " + hex32 + "\n",
+			[]string{b64key[:44]}, "putty-private-key"},
+		{"shadow line", "deploy:$6$" + tok40[:16] + "$" + randMixed(tr, alnum+"./", 86) + ":19700:0:99999:7:::", []string{"$6$" + tok40[:16]}, "password-hash"},
+
 		// .netrc.
 		{"netrc one line", "machine api.example.com login deploy password " + pw1, []string{pw1}, "netrc-password"},
 		{"netrc lines", "machine git.example.com\n  login deploy\n  password " + pw2 + "\n", []string{pw2}, "netrc-password"},
@@ -217,6 +238,23 @@ var cleanCases = []string{
 	`machine example.com login me password <password>`,
 	`env: [{name: API_TOKEN, valueFrom: {secretKeyRef: {name: api, key: token}}}]`,
 	`docker login -u "$USER" --password-stdin <<< "$PASS"`,
+
+	// Selectors, UI labels and resource names that hold a secret word.
+	`input[type=password] { border: 1px solid #ccc; }`,
+	`.password-field, .token-input { width: 100%; }`,
+	`<input type="password" name="password" placeholder="Enter your password">`,
+	`<label for="api-key">API key</label>`,
+	`Password: ********`,
+	`label="Password"`,
+	`"SecretId": "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/AppSecret-q7Rt2Z"`,
+	`secret: arn:aws:secretsmanager:us-east-1:123456789012:secret:rds!db-4a7e1c2b-9d3f-4e5a-8b6c-1f2e3d4c5b6a`,
+	`API_TOKEN=<your-token>`,
+	`export API_TOKEN ${API_TOKEN}`,
+	`api_key = "xxxx"`,
+	`the access token expires after 3600 seconds`,
+	`cache key 7a5df6e6f200481129bea2134caada0e481011cf`,
+	`public key AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsab`,
+	`export TOKEN_FILE /run/secrets/token`,
 
 	// Ordinary code and prose that mentions secrets.
 	`if (password !== confirmPassword) setError("Passwords do not match");`,
