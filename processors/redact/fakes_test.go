@@ -158,7 +158,9 @@ var fakeKinds = []fakeKind{
 	{"sha512crypt", func(r *rand.Rand) string {
 		return "$6$" + randMixed(r, alnum, 16) + "$" + randMixed(r, alnum+"./", 86)
 	}},
-	{"md5crypt", func(r *rand.Rand) string { return "$apr1$" + randMixed(r, alnum, 8) + "$" + randMixed(r, alnum+"./", 22) }},
+	{"md5crypt", func(r *rand.Rand) string {
+		return "$apr1$" + randMixed(r, alnum, 8) + "$" + randMixed(r, alnum+"./", 22)
+	}},
 	{"private-key", func(r *rand.Rand) string { return fakePEM(r, "RSA PRIVATE KEY", "\n") }},
 	{"openssh-key", func(r *rand.Rand) string { return fakePEM(r, "OPENSSH PRIVATE KEY", "\n") }},
 }
