@@ -383,7 +383,7 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 			// "API KEY", "Vendor Token", "cache key": a name may be two
 			// words; the word before decides with it.
 			if pw := wordBefore(s, ns); pw != "" {
-				cls = classifyName(pw + "_" + s[ns:ne])
+				cls = qualifyName(cls, s[ns:ne], pw)
 			}
 		}
 		if cls == nameNone || password != (cls == namePassword) {
@@ -395,9 +395,17 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		if !ok {
 			// name: DB_PASSWORD / value: … pairs (Kubernetes env, ECS, Helm).
 			if cls == nameWeak {
-				continue
-			}
-			if vs, ve, quoted, ok = sc.pairedValue(ns, ne); !ok {
+				// VENDOR_KEY VALUE: a compound name, and a generated value.
+				if !multiPart(s[ns:ne]) {
+					continue
+				}
+				if vs, ve, quoted, ok = sc.spacedValue(ns, ne); !ok {
+					continue
+				}
+				loose = true
+			} else if vs, ve, quoted, ok = sc.elementValue(ns, ne); ok {
+				// <entry key="password">VALUE</entry>, <string name="api_key">VALUE</string>
+			} else if vs, ve, quoted, ok = sc.pairedValue(ns, ne); !ok {
 				// password == "…", "…" != token: a literal compared with
 				// the name; password "…"; or a config line "token VALUE".
 				if vs, ve, ok = sc.comparedValue(ns, ne); ok {
@@ -605,10 +613,7 @@ func classifyName(name string) nameClass {
 		if keyDeny[prev] {
 			return nameNone
 		}
-		switch prev {
-		case "api", "access", "secret", "private", "signing", "master", "auth", "encryption",
-			"client", "app", "service", "subscription", "admin", "account", "storage", "license",
-			"shared", "hmac", "jwt", "session", "webhook", "crypto", "cipher", "aes", "secure", "x":
+		if keySecret[prev] {
 			return nameSecret
 		}
 		return nameWeak
@@ -626,6 +631,57 @@ func classifyName(name string) nameClass {
 		return nameSecret
 	}
 	return nameNone
+}
+
+// multiPart reports whether an identifier has two parts or more, split as
+// splitName splits it (VENDOR_KEY, vendor-key, vendorKey).
+func multiPart(name string) bool {
+	name = strings.Trim(name, "-._")
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; c == '_' || c == '-' || c == '.' || isUpper(c) && isLower(name[i-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// keySecret are the words that, before a final "key", name a secret key.
+var keySecret = map[string]bool{
+	"api": true, "access": true, "secret": true, "private": true, "signing": true, "master": true,
+	"auth": true, "encryption": true, "client": true, "app": true, "service": true,
+	"subscription": true, "admin": true, "account": true, "storage": true, "license": true,
+	"shared": true, "hmac": true, "jwt": true, "session": true, "webhook": true, "crypto": true,
+	"cipher": true, "aes": true, "secure": true, "x": true, "preshared": true, "consumer": true,
+}
+
+// qualifyName is classifyName of the two-word name "word name" (name of
+// class cls), decided without building the joined string: the word before
+// can deny the name (public token, cache key, csrf token) or make a lone
+// "key" a secret key (api key, secret key).
+func qualifyName(cls nameClass, name, word string) nameClass {
+	var buf [16]byte
+	w := buf[:0]
+	for i := 0; i < len(word) && i < len(buf); i++ {
+		w = append(w, lowerASCII(word[i]))
+	}
+	if nameDeny[string(w)] {
+		return nameNone
+	}
+	switch {
+	case strings.EqualFold(name, "key"):
+		if keyDeny[string(w)] {
+			return nameNone
+		}
+		if keySecret[string(w)] {
+			return nameSecret
+		}
+	case strings.EqualFold(name, "token"):
+		switch string(w) {
+		case "csrf", "xsrf", "max", "next", "page", "continuation":
+			return nameNone
+		}
+	}
+	return cls
 }
 
 // splitName lowercases name and splits it on _ - . and camelCase.
@@ -1000,6 +1056,9 @@ func (sc *scan) spacedValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 	if j == i || j-i > 4 || j >= len(s) {
 		return 0, 0, false, false
 	}
+	if j+3 < len(s) && (s[j] == 'i' || s[j] == 'I') && (s[j+1] == 's' || s[j+1] == 'S') && isBlank(s[j+2]) {
+		j = skipBlanks(s, j+2) // "the vendor token is VALUE"
+	}
 	vs, ve, quoted, ok = sc.parseValue(j, false)
 	if !ok {
 		return 0, 0, false, false
@@ -1012,6 +1071,43 @@ func (sc *scan) spacedValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 		return 0, 0, false, false
 	}
 	return vs, ve, quoted, true
+}
+
+// elementValue reads the content of an XML element whose key or name
+// attribute is the name at s[ns:ne]: <entry key="password">VALUE</entry>
+// (Java properties XML), <string name="api_key">VALUE</string> (Android
+// resources). The value is treated as quoted: the markup delimits it.
+func (sc *scan) elementValue(ns, ne int) (vs, ve int, quoted, ok bool) {
+	s := sc.s
+	if ns < 6 || ne+2 > len(s) || !isQuote(s[ns-1]) || s[ne] != s[ns-1] || s[ns-2] != '=' {
+		return 0, 0, false, false
+	}
+	a := ns - 2
+	k := a
+	for k > 0 && isWordByte(s[k-1]) && a-k < 8 {
+		k--
+	}
+	if attr := strings.ToLower(s[k:a]); attr != "key" && attr != "name" || k == 0 || s[k-1] != ' ' {
+		return 0, 0, false, false
+	}
+	i := ne + 1
+	if i >= len(s) || s[i] != '>' {
+		return 0, 0, false, false
+	}
+	i++
+	e := strings.IndexByte(s[i:min(len(s), i+1024)], '<')
+	sc.charge(max(e, 0))
+	if e <= 0 || i+e+1 >= len(s) || s[i+e+1] != '/' {
+		return 0, 0, false, false
+	}
+	vs, ve = i, i+e
+	for vs < ve && isSpace(s[vs]) {
+		vs++
+	}
+	for ve > vs && isSpace(s[ve-1]) {
+		ve--
+	}
+	return vs, ve, vs < ve, vs < ve
 }
 
 // generatedValue reports whether a value written beside its name without
@@ -1028,9 +1124,9 @@ func generatedValue(v string, cls nameClass, threshold float64) bool {
 	return looksRandomToken(v, 16, max(threshold, 3.0))
 }
 
-// wordBefore returns the word, in lower case, that ends one blank before
-// s[ns] when it is letters only (at most 16): the first word of a two-word
-// name ("api key", "Vendor Token"). Otherwise it returns "".
+// wordBefore returns the word that ends one blank before s[ns] when it is
+// letters only (at most 16): the first word of a two-word name ("api key",
+// "Vendor Token"). Otherwise it returns "".
 func wordBefore(s string, ns int) string {
 	if ns < 2 || s[ns-1] != ' ' && s[ns-1] != '\t' {
 		return ""
@@ -1043,7 +1139,7 @@ func wordBefore(s string, ns int) string {
 	if k == b || b-k > 16 || k > 0 && isIdentChar(s[k-1]) {
 		return ""
 	}
-	return strings.ToLower(s[k:b])
+	return s[k:b]
 }
 
 // parseValue reads a quoted, escaped-quoted (\"…\") or bare value at s[j:].
@@ -1377,17 +1473,22 @@ func looksLikeCode(v string) bool {
 // sameName reports whether a value only repeats the name it is assigned
 // to, in any case or separator style (CHALLENGE_PASSWORD: "challengePassword").
 func sameName(v, name string) bool {
-	norm := func(x string) string {
-		var b strings.Builder
-		for i := 0; i < len(x); i++ {
-			if c := x[i]; isAlnum(c) {
-				b.WriteByte(lowerASCII(c))
-			}
+	i, j, n := 0, 0, 0
+	for {
+		for i < len(v) && !isAlnum(v[i]) {
+			i++
 		}
-		return b.String()
+		for j < len(name) && !isAlnum(name[j]) {
+			j++
+		}
+		if i == len(v) || j == len(name) {
+			return i == len(v) && j == len(name) && n > 0
+		}
+		if lowerASCII(v[i]) != lowerASCII(name[j]) {
+			return false
+		}
+		i, j, n = i+1, j+1, n+1
 	}
-	nv := norm(v)
-	return nv != "" && nv == norm(name)
 }
 
 // copiesField reports whether v is a member path ending in the same field

@@ -115,20 +115,47 @@ var placeholderWords = map[string]bool{
 // hasPlaceholderWord splits s into alphanumeric words and looks for one of
 // placeholderWords, or for "replace me"/"put here" style pairs.
 func hasPlaceholderWord(s string) bool {
-	prev := ""
+	// prev is the word before, as far as the pairs care: "replace",
+	// "change", "not", another word, or none yet.
+	const (
+		none = iota
+		other
+		replace
+		change
+		not
+	)
+	var buf [16]byte
+	prev := none
 	for w := range words(s) {
-		lw := strings.ToLower(w)
-		if placeholderWords[lw] {
+		if len(w) > len(buf) {
+			prev = other // no placeholder word is this long
+			continue
+		}
+		b := buf[:0]
+		for i := 0; i < len(w); i++ {
+			b = append(b, lowerASCII(w[i]))
+		}
+		if placeholderWords[string(b)] {
 			return true
 		}
+		lw := b
 		switch {
-		case prev == "replace" && (lw == "me" || lw == "this" || lw == "with"),
-			prev == "change" && lw == "me",
-			prev == "not" && (lw == "real" || lw == "a"),
-			lw == "here" && prev != "":
+		case prev == replace && (string(lw) == "me" || string(lw) == "this" || string(lw) == "with"),
+			prev == change && string(lw) == "me",
+			prev == not && (string(lw) == "real" || string(lw) == "a"),
+			string(lw) == "here" && prev != none:
 			return true
 		}
-		prev = lw
+		switch string(lw) {
+		case "replace":
+			prev = replace
+		case "change":
+			prev = change
+		case "not":
+			prev = not
+		default:
+			prev = other
+		}
 	}
 	return false
 }
