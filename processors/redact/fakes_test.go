@@ -154,6 +154,7 @@ var fakeKinds = []fakeKind{
 	{"browserbase", func(r *rand.Rand) string { return "bb_live_" + randMixed(r, urlsafe, 27) }},
 	{"netlify", func(r *rand.Rand) string { return "nfp_" + randMixed(r, alnum, 36) }},
 	{"contentful", func(r *rand.Rand) string { return "CFPAT-" + randMixed(r, urlsafe, 43) }},
+	{"segment", func(r *rand.Rand) string { return "sgp_" + randMixed(r, alnum, 64) }},
 	{"bcrypt", func(r *rand.Rand) string { return "$2b$12$" + randMixed(r, alnum+"./", 53) }},
 	{"sha512crypt", func(r *rand.Rand) string {
 		return "$6$" + randMixed(r, alnum, 16) + "$" + randMixed(r, alnum+"./", 86)

@@ -259,10 +259,10 @@ func isPlaceholderValue(v string) bool {
 	if isConstantName(t) {
 		return true
 	}
-	if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+	if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") && !isBracedBlob(t) {
 		return true
 	}
-	if strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") {
+	if strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") && !isBracedBlob(v) {
 		return true // {token} in f-strings and format strings
 	}
 	lv := strings.ToLower(v)
@@ -277,6 +277,22 @@ func isPlaceholderValue(v string) bool {
 		}
 	}
 	return isSynthetic(t)
+}
+
+// isBracedBlob reports whether {…} wraps a base64 blob rather than a
+// name: Jenkins stores each credential encrypted as {AQAAABAAAAAQ…=},
+// which a format string's {token} never resembles.
+func isBracedBlob(v string) bool {
+	in := v[1 : len(v)-1]
+	if len(in) < 24 {
+		return false
+	}
+	for i := 0; i < len(in); i++ {
+		if !isB64(in[i]) {
+			return false
+		}
+	}
+	return looksRandomToken(in, 24, 3.5)
 }
 
 // placeholderInfixes mark a value picked by its name as a stand-in even

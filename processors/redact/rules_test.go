@@ -154,6 +154,9 @@ func secretCases() []secretCase {
 		{"dockerfile env", "ENV SERVICE_API_TOKEN " + tok40, []string{tok40}, "secret-assignment"},
 		{"powershell securestring", `$cred = ConvertTo-SecureString "` + pwSym + `" -AsPlainText -Force`, []string{pwSym}, "powershell-plaintext-password"},
 		{"net user", "net user svc_backup " + pw1 + " /add /domain", []string{pw1}, "windows-net-user-password"},
+		{"jenkins encrypted credential", "<password>{AQAAABAAAAAQ" + b64key[:44] + "=}</password>", []string{b64key[:44]}, "password-assignment"},
+		{"s3 presigned url", "https://b.s3.amazonaws.com/a.zip?X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Signature=" + hex32 + hex32, []string{hex32 + hex32}, "presigned-url-signature"},
+		{"wireguard preshared key", "PresharedKey = " + b64key[:43] + "=", []string{b64key[:43]}, "secret-assignment"},
 		{"keytool storepass", "keytool -importkeystore -srckeystore a.p12 -srcstorepass " + pw2 + " -deststorepass " + pw1, []string{pw1, pw2}, "cli-password"},
 		{"zip -P", "zip -P " + pwSym + " backup.zip db.sql", []string{pwSym}, "cli-password"},
 		{"7z -p", "7z a -p" + pw2 + " backup.7z data/", []string{pw2}, "cli-password"},
@@ -267,6 +270,9 @@ var cleanCases = []string{
 	`the token is expired, refresh it`,
 	`cache_key 7a5df6e6f200481129bea2134caada0e481011cf`,
 	`net user alice * /add`,
+	`msg = "{user_token}"`,
+	`password: "{password}"`,
+	`{"password": {"type": "string", "minLength": 12}}`,
 	`$p = Read-Host -AsSecureString`,
 
 	// Ordinary code and prose that mentions secrets.
