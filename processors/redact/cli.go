@@ -15,6 +15,7 @@ type cliFlag struct {
 	spaced   bool   // -p SECRET
 	eq       bool   // --password=SECRET
 	userPass bool   // the value is user:password; the password is the secret
+	keyValue bool   // the value is KEY=VALUE, whatever KEY is; VALUE is the secret
 	prefix   string // the value must start with this (openssl "pass:"), which is kept
 }
 
@@ -55,6 +56,10 @@ var cliSpecs = []cliSpec{
 	{cmds: []string{"zip", "unzip", "zipcloak"}, flags: []cliFlag{{name: "-P", spaced: true}, {name: "--password", spaced: true}}},
 	{cmds: []string{"7z", "7za", "7zr"}, flags: []cliFlag{{name: "-p", attached: true}}},
 	{cmds: []string{"gpg", "gpg2"}, flags: []cliFlag{{name: "--passphrase", spaced: true, eq: true}}},
+	{cmds: []string{"rar", "unrar"}, flags: []cliFlag{{name: "-p", attached: true}}},
+	{cmds: []string{"ssh-keygen"}, flags: []cliFlag{{name: "-N", spaced: true}, {name: "-P", spaced: true}}},
+	{cmds: []string{"kubectl", "oc"}, sub: "secret", flags: []cliFlag{{name: "--from-literal", spaced: true, eq: true, keyValue: true}}},
+	{cmds: []string{"gh"}, sub: "set", flags: []cliFlag{{name: "--body", spaced: true, eq: true}, {name: "-b", spaced: true, attached: true}}},
 	{cmds: []string{"htpasswd"}, flags: nil}, // htpasswd -b FILE USER PASSWORD: positional, see below
 }
 
@@ -126,6 +131,13 @@ func detectCLIPassword(sc *scan, hits []ruleHit) {
 						continue
 					}
 					va += len(f.prefix)
+				}
+				if f.keyValue {
+					e := strings.IndexByte(s[va:vb], '=')
+					if e <= 0 {
+						continue
+					}
+					va += e + 1
 				}
 				if f.userPass {
 					v := s[va:vb]

@@ -429,8 +429,8 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		if !quoted && copiesField(s[ns:ne], v) || sameName(v, s[ns:ne]) {
 			continue // u.Token = o.Token; password := "password"; X_PASSWORD: "xPassword"
 		}
-		if ns > 0 && s[ns-1] == ':' && (ns < 2 || s[ns-2] != '/') {
-			continue // a colon-separated record: name:password:uid:gid (not .npmrc's //host/:_authToken=)
+		if ns > 0 && s[ns-1] == ':' && (ns < 2 || s[ns-2] != '/') && !(ns >= 5 && strings.EqualFold(s[ns-5:ns], "$env:")) {
+			continue // a colon-separated record: name:password:uid:gid (not .npmrc's //host/:_authToken=, nor PowerShell's $env:NAME)
 		}
 		if s[ns:ne] == "PASS" && s[ne] == ':' {
 			continue // test runner output: "--- PASS: TestX/case (0.01s)"
