@@ -405,6 +405,8 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 				loose = true
 			} else if vs, ve, quoted, ok = sc.elementValue(ns, ne); ok {
 				// <entry key="password">VALUE</entry>, <string name="api_key">VALUE</string>
+			} else if vs, ve, quoted, ok = sc.argumentValue(ns, ne); ok {
+				// setProperty("password", "VALUE"), Header.Set("X-Api-Key", "VALUE")
 			} else if vs, ve, quoted, ok = sc.pairedValue(ns, ne); !ok {
 				// password == "…", "…" != token: a literal compared with
 				// the name; password "…"; or a config line "token VALUE".
@@ -1108,6 +1110,33 @@ func (sc *scan) elementValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 		ve--
 	}
 	return vs, ve, vs < ve, vs < ve
+}
+
+// argumentValue reads the literal passed beside a quoted name as the last
+// argument of a call: props.setProperty("password", "VALUE"),
+// req.Header.Set("X-Api-Key", "VALUE"), ("token", "VALUE") in a list of
+// pairs. The literal must close the call or the pair.
+func (sc *scan) argumentValue(ns, ne int) (vs, ve int, quoted, ok bool) {
+	s := sc.s
+	if ns == 0 || ne >= len(s) || !isQuote(s[ns-1]) || s[ne] != s[ns-1] {
+		return 0, 0, false, false
+	}
+	j := skipBlanks(s, ne+1)
+	if j >= len(s) || s[j] != ',' {
+		return 0, 0, false, false
+	}
+	j = skipBlanks(s, j+1)
+	if j >= len(s) || !isQuote(s[j]) {
+		return 0, 0, false, false
+	}
+	vs, ve, quoted, ok = sc.parseValue(j, false)
+	if !ok || !quoted {
+		return 0, 0, false, false
+	}
+	if e := skipBlanks(s, ve+1); e >= len(s) || s[e] != ')' {
+		return 0, 0, false, false
+	}
+	return vs, ve, true, true
 }
 
 // generatedValue reports whether a value written beside its name without
