@@ -88,6 +88,9 @@ func detectCLIPassword(sc *scan, hits []ruleHit) {
 		if h.start < next || !cmdStart(s, h.start) {
 			continue
 		}
+		if h.end < len(s) && isWordByte(s[h.end]) && !strings.EqualFold(s[h.start:h.end], "ldap") {
+			continue // "gh" in ghp_…, "mysql" in mysqldump (a keyword of its own); ldap is a prefix
+		}
 		// The command word, and the spec it belongs to.
 		we := sc.runEnd(runCLIWord, h.start)
 		word := s[h.start:we]
