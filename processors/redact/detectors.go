@@ -285,8 +285,12 @@ func detectAuthorization(sc *scan, hits []ruleHit) {
 		i := skipNameEnd(s, h.start, h.end)
 		j, ok := assignOp(s, i, false)
 		if !ok {
-			continue
+			// "Authorization Token VALUE": a scheme word must follow.
+			if j = skipBlanks(s, i); j == i || j-i > 4 {
+				continue
+			}
 		}
+		schemeOnly := !ok
 		j = skipBlanks(s, j)
 		sc.charge(j - h.start)
 		if j < len(s) && isQuote(s[j]) {
@@ -307,9 +311,12 @@ func detectAuthorization(sc *scan, hits []ruleHit) {
 				skip = sc.emitLongRun(runCred, g.vs, g.ve, h.start)
 				continue
 			}
-			if c := s[cs:ce]; len(c) >= 8 && !isPlaceholderValue(c) {
+			if c := s[cs:ce]; len(c) >= 8 && !isPlaceholderValue(c) && (!schemeOnly || looksRandomToken(c, 16, sc.r.threshold)) {
 				sc.emit(cs, ce, h.start, ce)
 			}
+			continue
+		}
+		if schemeOnly {
 			continue
 		}
 		ce := sc.runEnd(runCred, j)
