@@ -575,6 +575,11 @@ var keyDeny = map[string]bool{
 var nameNeutral = map[string]bool{
 	"value": true, "val": true, "str": true, "string": true, "b64": true, "base64": true,
 	"raw": true, "plain": true, "plaintext": true, "hex": true, "data": true, "content": true,
+	// Environments and generations a deployment keeps a secret for
+	// (API_KEY_PROD, SECRET_KEY_BASE, TOKEN_V2).
+	"prod": true, "production": true, "staging": true, "stage": true, "dev": true, "live": true,
+	"sandbox": true, "qa": true, "uat": true, "base": true, "v1": true, "v2": true, "v3": true,
+	"primary": true, "secondary": true, "old": true, "new": true, "current": true, "previous": true,
 }
 
 // classifyName decides whether an identifier names a secret.
