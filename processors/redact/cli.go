@@ -15,6 +15,7 @@ type cliFlag struct {
 	spaced   bool   // -p SECRET
 	eq       bool   // --password=SECRET
 	userPass bool   // the value is user:password; the password is the secret
+	keyValue bool   // the value is KEY=VALUE, whatever KEY is; VALUE is the secret
 	prefix   string // the value must start with this (openssl "pass:"), which is kept
 }
 
@@ -48,6 +49,17 @@ var cliSpecs = []cliSpec{
 		{name: "-pass", spaced: true, prefix: "pass:"}, {name: "-k", spaced: true}}},
 	{cmds: []string{"aws"}, sub: "set", flags: []cliFlag{
 		{name: "aws_secret_access_key", spaced: true}, {name: "aws_session_token", spaced: true}}},
+	{cmds: []string{"keytool", "jarsigner"}, flags: []cliFlag{
+		{name: "-storepass", spaced: true}, {name: "-keypass", spaced: true},
+		{name: "-srcstorepass", spaced: true}, {name: "-deststorepass", spaced: true},
+		{name: "-srckeypass", spaced: true}, {name: "-destkeypass", spaced: true}}},
+	{cmds: []string{"zip", "unzip", "zipcloak"}, flags: []cliFlag{{name: "-P", spaced: true}, {name: "--password", spaced: true}}},
+	{cmds: []string{"7z", "7za", "7zr"}, flags: []cliFlag{{name: "-p", attached: true}}},
+	{cmds: []string{"gpg", "gpg2"}, flags: []cliFlag{{name: "--passphrase", spaced: true, eq: true}}},
+	{cmds: []string{"rar", "unrar"}, flags: []cliFlag{{name: "-p", attached: true}}},
+	{cmds: []string{"ssh-keygen"}, flags: []cliFlag{{name: "-N", spaced: true}, {name: "-P", spaced: true}}},
+	{cmds: []string{"kubectl", "oc"}, sub: "secret", flags: []cliFlag{{name: "--from-literal", spaced: true, eq: true, keyValue: true}}},
+	{cmds: []string{"gh"}, sub: "set", flags: []cliFlag{{name: "--body", spaced: true, eq: true}, {name: "-b", spaced: true, attached: true}}},
 	{cmds: []string{"htpasswd"}, flags: nil}, // htpasswd -b FILE USER PASSWORD: positional, see below
 }
 
@@ -75,6 +87,9 @@ func detectCLIPassword(sc *scan, hits []ruleHit) {
 		}
 		if h.start < next || !cmdStart(s, h.start) {
 			continue
+		}
+		if h.end < len(s) && isWordByte(s[h.end]) && !strings.EqualFold(s[h.start:h.end], "ldap") {
+			continue // "gh" in ghp_…, "mysql" in mysqldump (a keyword of its own); ldap is a prefix
 		}
 		// The command word, and the spec it belongs to.
 		we := sc.runEnd(runCLIWord, h.start)
@@ -119,6 +134,13 @@ func detectCLIPassword(sc *scan, hits []ruleHit) {
 						continue
 					}
 					va += len(f.prefix)
+				}
+				if f.keyValue {
+					e := strings.IndexByte(s[va:vb], '=')
+					if e <= 0 {
+						continue
+					}
+					va += e + 1
 				}
 				if f.userPass {
 					v := s[va:vb]

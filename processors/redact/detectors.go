@@ -285,8 +285,12 @@ func detectAuthorization(sc *scan, hits []ruleHit) {
 		i := skipNameEnd(s, h.start, h.end)
 		j, ok := assignOp(s, i, false)
 		if !ok {
-			continue
+			// "Authorization Token VALUE": a scheme word must follow.
+			if j = skipBlanks(s, i); j == i || j-i > 4 {
+				continue
+			}
 		}
+		schemeOnly := !ok
 		j = skipBlanks(s, j)
 		sc.charge(j - h.start)
 		if j < len(s) && isQuote(s[j]) {
@@ -307,9 +311,12 @@ func detectAuthorization(sc *scan, hits []ruleHit) {
 				skip = sc.emitLongRun(runCred, g.vs, g.ve, h.start)
 				continue
 			}
-			if c := s[cs:ce]; len(c) >= 8 && !isPlaceholderValue(c) {
+			if c := s[cs:ce]; len(c) >= 8 && !isPlaceholderValue(c) && (!schemeOnly || looksRandomToken(c, 16, sc.r.threshold)) {
 				sc.emit(cs, ce, h.start, ce)
 			}
+			continue
+		}
+		if schemeOnly {
 			continue
 		}
 		ce := sc.runEnd(runCred, j)
@@ -379,23 +386,46 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		sc.charge(ne - ns + 1)
 		last = ne
 		cls := classifyName(s[ns:ne])
+		if cls != nameNone {
+			// "API KEY", "Vendor Token", "cache key": a name may be two
+			// words; the word before decides with it.
+			if pw := wordBefore(s, ns); pw != "" {
+				cls = qualifyName(cls, s[ns:ne], pw)
+			}
+		}
 		if cls == nameNone || password != (cls == namePassword) {
 			continue
 		}
 		flag := s[ns] == '-'
+		loose := false
 		vs, ve, quoted, ok := sc.assignedValue(ns, ne, flag)
 		if !ok {
 			// name: DB_PASSWORD / value: … pairs (Kubernetes env, ECS, Helm).
 			if cls == nameWeak {
-				continue
-			}
-			if vs, ve, quoted, ok = sc.pairedValue(ns, ne); !ok {
+				// VENDOR_KEY VALUE: a compound name, and a generated value.
+				if !multiPart(s[ns:ne]) {
+					continue
+				}
+				if vs, ve, quoted, ok = sc.spacedValue(ns, ne); !ok {
+					continue
+				}
+				loose = true
+			} else if vs, ve, quoted, ok = sc.elementValue(ns, ne); ok {
+				// <entry key="password">VALUE</entry>, <string name="api_key">VALUE</string>
+			} else if vs, ve, quoted, ok = sc.argumentValue(ns, ne); ok {
+				// setProperty("password", "VALUE"), Header.Set("X-Api-Key", "VALUE")
+			} else if vs, ve, quoted, ok = sc.pairedValue(ns, ne); !ok {
 				// password == "…", "…" != token: a literal compared with
 				// the name; password "…"; or a config line "token VALUE".
 				if vs, ve, ok = sc.comparedValue(ns, ne); ok {
 					quoted = true
 				} else if vs, ve, quoted, ok = sc.besideValue(ns, ne); !ok {
-					continue
+					// VENDOR_TOKEN VALUE, export X_TOKEN VALUE, set PASSWORD
+					// VALUE: no operator, so the value must look generated.
+					if vs, ve, quoted, ok = sc.spacedValue(ns, ne); !ok {
+						continue
+					}
+					loose = true
 				}
 			}
 		}
@@ -408,8 +438,8 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		if !quoted && copiesField(s[ns:ne], v) || sameName(v, s[ns:ne]) {
 			continue // u.Token = o.Token; password := "password"; X_PASSWORD: "xPassword"
 		}
-		if ns > 0 && s[ns-1] == ':' && (ns < 2 || s[ns-2] != '/') {
-			continue // a colon-separated record: name:password:uid:gid (not .npmrc's //host/:_authToken=)
+		if ns > 0 && s[ns-1] == ':' && (ns < 2 || s[ns-2] != '/') && !(ns >= 5 && strings.EqualFold(s[ns-5:ns], "$env:")) {
+			continue // a colon-separated record: name:password:uid:gid (not .npmrc's //host/:_authToken=, nor PowerShell's $env:NAME)
 		}
 		if s[ns:ne] == "PASS" && s[ne] == ':' {
 			continue // test runner output: "--- PASS: TestX/case (0.01s)"
@@ -420,7 +450,7 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		if !quoted && bareStatement(s, vs, ve) {
 			continue // password = DEFAULT_PW; / password => m{{…}}: code, not a literal
 		}
-		if !assignedSecret(v, cls, quoted, sc.r.threshold) {
+		if !assignedSecret(v, cls, quoted, sc.r.threshold) || loose && !generatedValue(v, cls, sc.r.threshold) {
 			continue
 		}
 		sc.emit(vs, ve, min(ns, vs), max(ve, ne))
@@ -545,6 +575,11 @@ var keyDeny = map[string]bool{
 var nameNeutral = map[string]bool{
 	"value": true, "val": true, "str": true, "string": true, "b64": true, "base64": true,
 	"raw": true, "plain": true, "plaintext": true, "hex": true, "data": true, "content": true,
+	// Environments and generations a deployment keeps a secret for
+	// (API_KEY_PROD, SECRET_KEY_BASE, TOKEN_V2).
+	"prod": true, "production": true, "staging": true, "stage": true, "dev": true, "live": true,
+	"sandbox": true, "qa": true, "uat": true, "base": true, "v1": true, "v2": true, "v3": true,
+	"primary": true, "secondary": true, "old": true, "new": true, "current": true, "previous": true,
 }
 
 // classifyName decides whether an identifier names a secret.
@@ -592,10 +627,7 @@ func classifyName(name string) nameClass {
 		if keyDeny[prev] {
 			return nameNone
 		}
-		switch prev {
-		case "api", "access", "secret", "private", "signing", "master", "auth", "encryption",
-			"client", "app", "service", "subscription", "admin", "account", "storage", "license",
-			"shared", "hmac", "jwt", "session", "webhook", "crypto", "cipher", "aes", "secure", "x":
+		if keySecret[prev] {
 			return nameSecret
 		}
 		return nameWeak
@@ -613,6 +645,57 @@ func classifyName(name string) nameClass {
 		return nameSecret
 	}
 	return nameNone
+}
+
+// multiPart reports whether an identifier has two parts or more, split as
+// splitName splits it (VENDOR_KEY, vendor-key, vendorKey).
+func multiPart(name string) bool {
+	name = strings.Trim(name, "-._")
+	for i := 1; i < len(name); i++ {
+		if c := name[i]; c == '_' || c == '-' || c == '.' || isUpper(c) && isLower(name[i-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// keySecret are the words that, before a final "key", name a secret key.
+var keySecret = map[string]bool{
+	"api": true, "access": true, "secret": true, "private": true, "signing": true, "master": true,
+	"auth": true, "encryption": true, "client": true, "app": true, "service": true,
+	"subscription": true, "admin": true, "account": true, "storage": true, "license": true,
+	"shared": true, "hmac": true, "jwt": true, "session": true, "webhook": true, "crypto": true,
+	"cipher": true, "aes": true, "secure": true, "x": true, "preshared": true, "consumer": true,
+}
+
+// qualifyName is classifyName of the two-word name "word name" (name of
+// class cls), decided without building the joined string: the word before
+// can deny the name (public token, cache key, csrf token) or make a lone
+// "key" a secret key (api key, secret key).
+func qualifyName(cls nameClass, name, word string) nameClass {
+	var buf [16]byte
+	w := buf[:0]
+	for i := 0; i < len(word) && i < len(buf); i++ {
+		w = append(w, lowerASCII(word[i]))
+	}
+	if nameDeny[string(w)] {
+		return nameNone
+	}
+	switch {
+	case strings.EqualFold(name, "key"):
+		if keyDeny[string(w)] {
+			return nameNone
+		}
+		if keySecret[string(w)] {
+			return nameSecret
+		}
+	case strings.EqualFold(name, "token"):
+		switch string(w) {
+		case "csrf", "xsrf", "max", "next", "page", "continuation":
+			return nameNone
+		}
+	}
+	return cls
 }
 
 // splitName lowercases name and splits it on _ - . and camelCase.
@@ -974,6 +1057,132 @@ func (sc *scan) besideValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 	return vs, ve, false, true
 }
 
+// spacedValue finds a value written after its name and one to four blanks,
+// anywhere on a line (VENDOR TOKEN VALUE, export API_TOKEN VALUE, set
+// PASSWORD VALUE, Ruby and Tcl calls): the value, quoted or bare, must then
+// end at a blank, a line end or closing punctuation. With no operator
+// between them the pair may be prose, so the caller also requires the
+// value to look generated (generatedValue).
+func (sc *scan) spacedValue(ns, ne int) (vs, ve int, quoted, ok bool) {
+	s := sc.s
+	i := skipNameEnd(s, ns, ne)
+	j := skipBlanks(s, i)
+	if j == i || j-i > 4 || j >= len(s) {
+		return 0, 0, false, false
+	}
+	if j+3 < len(s) && (s[j] == 'i' || s[j] == 'I') && (s[j+1] == 's' || s[j+1] == 'S') && isBlank(s[j+2]) {
+		j = skipBlanks(s, j+2) // "the vendor token is VALUE"
+	}
+	vs, ve, quoted, ok = sc.parseValue(j, false)
+	if !ok {
+		return 0, 0, false, false
+	}
+	e := ve
+	if quoted {
+		e++
+	}
+	if e < len(s) && !isSpace(s[e]) && strings.IndexByte(";,)]}\"'`", s[e]) < 0 {
+		return 0, 0, false, false
+	}
+	return vs, ve, quoted, true
+}
+
+// elementValue reads the content of an XML element whose key or name
+// attribute is the name at s[ns:ne]: <entry key="password">VALUE</entry>
+// (Java properties XML), <string name="api_key">VALUE</string> (Android
+// resources). The value is treated as quoted: the markup delimits it.
+func (sc *scan) elementValue(ns, ne int) (vs, ve int, quoted, ok bool) {
+	s := sc.s
+	if ns < 6 || ne+2 > len(s) || !isQuote(s[ns-1]) || s[ne] != s[ns-1] || s[ns-2] != '=' {
+		return 0, 0, false, false
+	}
+	a := ns - 2
+	k := a
+	for k > 0 && isWordByte(s[k-1]) && a-k < 8 {
+		k--
+	}
+	if attr := strings.ToLower(s[k:a]); attr != "key" && attr != "name" || k == 0 || s[k-1] != ' ' {
+		return 0, 0, false, false
+	}
+	i := ne + 1
+	if i >= len(s) || s[i] != '>' {
+		return 0, 0, false, false
+	}
+	i++
+	e := strings.IndexByte(s[i:min(len(s), i+1024)], '<')
+	sc.charge(max(e, 0))
+	if e <= 0 || i+e+1 >= len(s) || s[i+e+1] != '/' {
+		return 0, 0, false, false
+	}
+	vs, ve = i, i+e
+	for vs < ve && isSpace(s[vs]) {
+		vs++
+	}
+	for ve > vs && isSpace(s[ve-1]) {
+		ve--
+	}
+	return vs, ve, vs < ve, vs < ve
+}
+
+// argumentValue reads the literal passed beside a quoted name as the last
+// argument of a call: props.setProperty("password", "VALUE"),
+// req.Header.Set("X-Api-Key", "VALUE"), ("token", "VALUE") in a list of
+// pairs. The literal must close the call or the pair.
+func (sc *scan) argumentValue(ns, ne int) (vs, ve int, quoted, ok bool) {
+	s := sc.s
+	if ns == 0 || ne >= len(s) || !isQuote(s[ns-1]) || s[ne] != s[ns-1] {
+		return 0, 0, false, false
+	}
+	j := skipBlanks(s, ne+1)
+	if j >= len(s) || s[j] != ',' {
+		return 0, 0, false, false
+	}
+	j = skipBlanks(s, j+1)
+	if j >= len(s) || !isQuote(s[j]) {
+		return 0, 0, false, false
+	}
+	vs, ve, quoted, ok = sc.parseValue(j, false)
+	if !ok || !quoted {
+		return 0, 0, false, false
+	}
+	if e := skipBlanks(s, ve+1); e >= len(s) || s[e] != ')' {
+		return 0, 0, false, false
+	}
+	return vs, ve, true, true
+}
+
+// generatedValue reports whether a value written beside its name without
+// an operator looks machine-made: a token of at least 16 characters (a
+// password: 8) that mixes letters and digits, reads as no word or
+// identifier, and has the entropy of a random string.
+func generatedValue(v string, cls nameClass, threshold float64) bool {
+	if !hasDigit(v) || countDigits(v) == len(v) || isIdentifier(v) && isWordySnake(v) {
+		return false
+	}
+	if cls == namePassword && len(v) >= 8 && len(v) < 16 {
+		return charClasses(v) >= 3 && !isWordyPhrase(v) && entropy(v) >= 2.5
+	}
+	return looksRandomToken(v, 16, max(threshold, 3.0))
+}
+
+// wordBefore returns the word that ends one blank before s[ns] when it is
+// letters only (at most 16): the first word of a two-word name ("api key",
+// "Vendor Token"). Otherwise it returns "".
+func wordBefore(s string, ns int) string {
+	if ns < 2 || s[ns-1] != ' ' && s[ns-1] != '\t' {
+		return ""
+	}
+	k := ns - 1
+	b := k
+	for k > 0 && b-k < 17 && (isUpper(s[k-1]) || isLower(s[k-1])) {
+		k--
+	}
+	if k == b || b-k > 16 || k > 0 && isIdentChar(s[k-1]) {
+		return ""
+	}
+	return s[k:b]
+}
+
 // parseValue reads a quoted, escaped-quoted (\"…\") or bare value at s[j:].
 // The end of a bare value is remembered (runEnd), so hits inside one long
 // run (password=password=…) do not each walk it.
@@ -1305,17 +1514,22 @@ func looksLikeCode(v string) bool {
 // sameName reports whether a value only repeats the name it is assigned
 // to, in any case or separator style (CHALLENGE_PASSWORD: "challengePassword").
 func sameName(v, name string) bool {
-	norm := func(x string) string {
-		var b strings.Builder
-		for i := 0; i < len(x); i++ {
-			if c := x[i]; isAlnum(c) {
-				b.WriteByte(lowerASCII(c))
-			}
+	i, j, n := 0, 0, 0
+	for {
+		for i < len(v) && !isAlnum(v[i]) {
+			i++
 		}
-		return b.String()
+		for j < len(name) && !isAlnum(name[j]) {
+			j++
+		}
+		if i == len(v) || j == len(name) {
+			return i == len(v) && j == len(name) && n > 0
+		}
+		if lowerASCII(v[i]) != lowerASCII(name[j]) {
+			return false
+		}
+		i, j, n = i+1, j+1, n+1
 	}
-	nv := norm(v)
-	return nv != "" && nv == norm(name)
 }
 
 // copiesField reports whether v is a member path ending in the same field

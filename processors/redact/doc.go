@@ -14,8 +14,10 @@
 // rules/ (MIT licence, rules/LICENSE.gitleaks) and parsed at New; and
 // Vigil's own rules for what agents handle that it lacks (LLM provider
 // keys, passwords and tokens assigned in shell, env files, YAML, JSON and
-// code, credentials in URLs, headers, command lines and .netrc, PEM blocks
-// with escaped newlines). The config event in force adds extra rules,
+// code, and beside their names with no operator when the value looks
+// generated; credentials in URLs, headers, command lines, SQL and .netrc;
+// password hashes; PEM blocks with escaped newlines; vendor formats the
+// file lacks). The config event in force adds extra rules,
 // allowed values and the entropy threshold (events.RedactionSettings).
 //
 // How it stays fast (≥ 20 MB/s of typical event text on one core): one

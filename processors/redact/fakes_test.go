@@ -123,6 +123,45 @@ var fakeKinds = []fakeKind{
 		p := base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"` + randFrom(r, digits, 9) + `","name":"` + randFrom(r, lower, 6) + `","iat":1716239022}`))
 		return h + "." + p + "." + randMixed(r, urlsafe, 43)
 	}},
+	{"okta-ssws", func(r *rand.Rand) string { return "SSWS 00" + randMixed(r, urlsafe, 40) }},
+	{"dependency-track", func(r *rand.Rand) string { return "odt_" + randMixed(r, alnum, 32) }},
+	{"dependency-track-prefixed", func(r *rand.Rand) string {
+		return "odt_" + randMixed(r, alnum, 8) + "_" + randMixed(r, alnum, 32)
+	}},
+	{"newrelic-query", func(r *rand.Rand) string { return "NRIQ-" + randMixed(r, urlsafe, 32) }},
+	{"newrelic-license", func(r *rand.Rand) string { return randFrom(r, hexLower, 36) + "NRAL" }},
+	{"tailscale", func(r *rand.Rand) string {
+		return "tskey-auth-" + randMixed(r, alnum, 12) + "-" + randMixed(r, alnum, 33)
+	}},
+	{"pinecone", func(r *rand.Rand) string { return "pcsk_" + randMixed(r, alnum, 6) + "_" + randMixed(r, alnum, 63) }},
+	{"e2b", func(r *rand.Rand) string { return "e2b_" + randFrom(r, hexLower, 40) }},
+	{"firecrawl", func(r *rand.Rand) string { return "fc-" + randFrom(r, hexLower, 32) }},
+	{"elevenlabs", func(r *rand.Rand) string { return "sk_" + randFrom(r, hexLower, 48) }},
+	{"sonarqube", func(r *rand.Rand) string { return "squ_" + randFrom(r, hexLower, 40) }},
+	{"neon", func(r *rand.Rand) string { return "napi_" + randFrom(r, lower+digits, 64) }},
+	{"render", func(r *rand.Rand) string { return "rnd_" + randMixed(r, alnum, 32) }},
+	{"circleci", func(r *rand.Rand) string {
+		return "CCIPAT_" + randMixed(r, alnum, 22) + "_" + randFrom(r, hexLower, 40)
+	}},
+	{"nuget", func(r *rand.Rand) string { return "oy2" + randFrom(r, lower+digits, 43) }},
+	{"azure-devops", func(r *rand.Rand) string { return randMixed(r, alnum, 76) + "AZDO" + randMixed(r, alnum, 4) }},
+	{"bitbucket-app-password", func(r *rand.Rand) string { return "ATBB" + randMixed(r, alnum, 32) }},
+	{"salesforce", func(r *rand.Rand) string {
+		return "00D" + randMixed(r, alnum, 15) + "!" + randMixed(r, alnum+"._", 96)
+	}},
+	{"notion-legacy", func(r *rand.Rand) string { return "secret_" + randMixed(r, alnum, 43) }},
+	{"supabase-secret", func(r *rand.Rand) string { return "sb_secret_" + randMixed(r, urlsafe, 31) }},
+	{"browserbase", func(r *rand.Rand) string { return "bb_live_" + randMixed(r, urlsafe, 27) }},
+	{"netlify", func(r *rand.Rand) string { return "nfp_" + randMixed(r, alnum, 36) }},
+	{"contentful", func(r *rand.Rand) string { return "CFPAT-" + randMixed(r, urlsafe, 43) }},
+	{"segment", func(r *rand.Rand) string { return "sgp_" + randMixed(r, alnum, 64) }},
+	{"bcrypt", func(r *rand.Rand) string { return "$2b$12$" + randMixed(r, alnum+"./", 53) }},
+	{"sha512crypt", func(r *rand.Rand) string {
+		return "$6$" + randMixed(r, alnum, 16) + "$" + randMixed(r, alnum+"./", 86)
+	}},
+	{"md5crypt", func(r *rand.Rand) string {
+		return "$apr1$" + randMixed(r, alnum, 8) + "$" + randMixed(r, alnum+"./", 22)
+	}},
 	{"private-key", func(r *rand.Rand) string { return fakePEM(r, "RSA PRIVATE KEY", "\n") }},
 	{"openssh-key", func(r *rand.Rand) string { return fakePEM(r, "OPENSSH PRIVATE KEY", "\n") }},
 }

@@ -115,20 +115,47 @@ var placeholderWords = map[string]bool{
 // hasPlaceholderWord splits s into alphanumeric words and looks for one of
 // placeholderWords, or for "replace me"/"put here" style pairs.
 func hasPlaceholderWord(s string) bool {
-	prev := ""
+	// prev is the word before, as far as the pairs care: "replace",
+	// "change", "not", another word, or none yet.
+	const (
+		none = iota
+		other
+		replace
+		change
+		not
+	)
+	var buf [16]byte
+	prev := none
 	for w := range words(s) {
-		lw := strings.ToLower(w)
-		if placeholderWords[lw] {
+		if len(w) > len(buf) {
+			prev = other // no placeholder word is this long
+			continue
+		}
+		b := buf[:0]
+		for i := 0; i < len(w); i++ {
+			b = append(b, lowerASCII(w[i]))
+		}
+		if placeholderWords[string(b)] {
 			return true
 		}
+		lw := b
 		switch {
-		case prev == "replace" && (lw == "me" || lw == "this" || lw == "with"),
-			prev == "change" && lw == "me",
-			prev == "not" && (lw == "real" || lw == "a"),
-			lw == "here" && prev != "":
+		case prev == replace && (string(lw) == "me" || string(lw) == "this" || string(lw) == "with"),
+			prev == change && string(lw) == "me",
+			prev == not && (string(lw) == "real" || string(lw) == "a"),
+			string(lw) == "here" && prev != none:
 			return true
 		}
-		prev = lw
+		switch string(lw) {
+		case "replace":
+			prev = replace
+		case "change":
+			prev = change
+		case "not":
+			prev = not
+		default:
+			prev = other
+		}
 	}
 	return false
 }
@@ -232,10 +259,10 @@ func isPlaceholderValue(v string) bool {
 	if isConstantName(t) {
 		return true
 	}
-	if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") {
+	if strings.HasPrefix(t, "{") && strings.HasSuffix(t, "}") && !isBracedBlob(t) {
 		return true
 	}
-	if strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") {
+	if strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") && !isBracedBlob(v) {
 		return true // {token} in f-strings and format strings
 	}
 	lv := strings.ToLower(v)
@@ -250,6 +277,22 @@ func isPlaceholderValue(v string) bool {
 		}
 	}
 	return isSynthetic(t)
+}
+
+// isBracedBlob reports whether {…} wraps a base64 blob rather than a
+// name: Jenkins stores each credential encrypted as {AQAAABAAAAAQ…=},
+// which a format string's {token} never resembles.
+func isBracedBlob(v string) bool {
+	in := v[1 : len(v)-1]
+	if len(in) < 24 {
+		return false
+	}
+	for i := 0; i < len(in); i++ {
+		if !isB64(in[i]) {
+			return false
+		}
+	}
+	return looksRandomToken(in, 24, 3.5)
 }
 
 // placeholderInfixes mark a value picked by its name as a stand-in even

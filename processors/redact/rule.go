@@ -96,6 +96,9 @@ type rule struct {
 	// ctxValue applies the full placeholder policy (isPlaceholderValue) to
 	// the secret: for rules that pick a value by its context, not its shape.
 	ctxValue bool
+	// shape: the secret is known by its shape, so isMasked (which takes a
+	// leading $ for a reference) does not apply.
+	shape bool
 	// check, when set, must accept the secret (e.g. it decodes to user:pass).
 	check func(secret string) bool
 

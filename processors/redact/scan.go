@@ -569,8 +569,11 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 	if _, ok := r.allowed[secret]; ok {
 		return
 	}
-	if ru.source != sourceConfig && isMasked(secret) {
+	if ru.source != sourceConfig && !ru.shape && isMasked(secret) {
 		return
+	}
+	if ru.prio != prioSpecific && inARN(s, start) {
+		return // arn:aws:secretsmanager:…:secret:name names a secret, it is not one
 	}
 	if ru.ctxValue && isPlaceholderValue(secret) {
 		return
@@ -863,4 +866,17 @@ func sortRuleHits(rh []ruleHit) {
 		}
 		return cmp.Compare(x.end, y.end)
 	})
+}
+
+// inARN reports whether s[i] lies in an Amazon Resource Name
+// (arn:PARTITION:SERVICE:…): the shell word or quoted string holding it
+// starts with "arn:aws". An ARN names a resource, a secret's too
+// (arn:aws:secretsmanager:…:secret:prod/db-AbCdEf), and holds none.
+func inARN(s string, i int) bool {
+	from := max(0, i-256)
+	k := i
+	for k > from && !isSpace(s[k-1]) && !isQuote(s[k-1]) && s[k-1] != '=' && s[k-1] != ',' && s[k-1] != '(' && s[k-1] != '[' {
+		k--
+	}
+	return strings.HasPrefix(s[k:], "arn:aws")
 }

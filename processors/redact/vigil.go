@@ -23,7 +23,10 @@ type vigilRegex struct {
 	// ctxValue: the secret is picked by context, so apply the full
 	// placeholder policy (isPlaceholderValue), not just isMasked.
 	ctxValue bool
-	check    func(secret string) bool
+	// shape: the secret is known by its shape alone, which may begin like
+	// a variable reference ($2b$…): the mask check (isMasked) is skipped.
+	shape bool
+	check func(secret string) bool
 }
 
 var vigilRegexes = []vigilRegex{
@@ -76,6 +79,65 @@ var vigilRegexes = []vigilRegex{
 	{id: "telegram-bot-token", desc: "Telegram bot token (<bot id>:AA…), also inside api.telegram.org/bot<token>/ URLs.",
 		keywords: []string{":aa"}, re: `(?:\bbot|\b)(\d{6,12}:AA[0-9A-Za-z_-]{33})(?:[^0-9A-Za-z_-]|$)`, entropy: 3},
 
+	// Vendor formats with a fixed prefix or shape that gitleaks' file lacks.
+	{id: "okta-api-token", desc: "Okta API token after the SSWS scheme (00 and 40 base64url characters), in or out of an Authorization header.",
+		keywords: []string{"ssws"}, re: `\bSSWS\s{1,4}(00[A-Za-z0-9_-]{40})\b`, entropy: 3},
+	{id: "dependency-track-api-key", desc: "OWASP Dependency-Track API key (odt_, optionally with its key prefix and an underscore).",
+		keywords: []string{"odt_"}, re: `\b(odt_[A-Za-z0-9]{8,64}(?:_[A-Za-z0-9]{16,64})?)\b`, entropy: 3, check: hasDigit},
+	{id: "newrelic-key", desc: "New Relic Insights query keys (NRIQ-), Synthetics keys (NRSP-) and license keys (36 hex digits then NRAL).",
+		keywords: []string{"nriq-", "nrsp-", "nral"}, re: `\b(NR(?:IQ|SP)-[A-Za-z0-9_-]{32}|[a-f0-9]{36}NRAL)\b`, entropy: 3},
+	{id: "tailscale-key", desc: "Tailscale auth, API, OAuth client and webhook keys (tskey-auth-…, tskey-api-…).",
+		keywords: []string{"tskey-"}, re: `\b(tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,32}-[A-Za-z0-9]{16,64})\b`, entropy: 3},
+	{id: "pinecone-api-key", desc: "Pinecone API key (pcsk_).",
+		keywords: []string{"pcsk_"}, re: `\b(pcsk_[A-Za-z0-9]{4,16}_[A-Za-z0-9]{40,80})\b`, entropy: 3.5},
+	{id: "e2b-api-key", desc: "E2B sandbox API key (e2b_ and 40 hex digits).",
+		keywords: []string{"e2b_"}, re: `\b(e2b_[a-f0-9]{40})\b`, entropy: 3},
+	{id: "firecrawl-api-key", desc: "Firecrawl API key (fc- and 32 hex digits).",
+		keywords: []string{"fc-"}, re: `\b(fc-[a-f0-9]{32})\b`, entropy: 3},
+	{id: "elevenlabs-api-key", desc: "ElevenLabs API key (sk_ and 48 hex digits).",
+		keywords: []string{"sk_"}, re: `\b(sk_[a-f0-9]{48})\b`, entropy: 3},
+	{id: "sonarqube-token", desc: "SonarQube / SonarCloud user, project and global analysis tokens (squ_, sqp_, sqa_ and 40 hex digits), without the word sonar gitleaks requires.",
+		keywords: []string{"squ_", "sqp_", "sqa_"}, re: `\b(sq[upa]_[a-f0-9]{40})\b`, entropy: 3},
+	{id: "neon-api-key", desc: "Neon API key (napi_).",
+		keywords: []string{"napi_"}, re: `\b(napi_[a-z0-9]{64})\b`, entropy: 3.5},
+	{id: "render-api-key", desc: "Render API key (rnd_).",
+		keywords: []string{"rnd_"}, re: `\b(rnd_[A-Za-z0-9]{32})\b`, entropy: 3.5},
+	{id: "circleci-token", desc: "CircleCI personal and project API tokens (CCIPAT_, CCIPRJ_).",
+		keywords: []string{"ccipat_", "cciprj_"}, re: `\b(CCIP(?:AT|RJ)_[A-Za-z0-9]{20,24}_[a-f0-9]{40})\b`, entropy: 3},
+	{id: "nuget-api-key", desc: "NuGet.org API key (oy2 and 43 lower-case letters and digits).",
+		keywords: []string{"oy2"}, re: `\b(oy2[a-z0-9]{43})\b`, entropy: 3.5, check: hasDigit},
+	{id: "azure-devops-pat", desc: "Azure DevOps personal access token of the identifiable 84-character shape (AZDO at characters 77-80).",
+		keywords: []string{"azdo"}, re: `\b([A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})\b`, entropy: 3.5},
+	{id: "bitbucket-app-password", desc: "Bitbucket app password and Atlassian cloud admin token (ATBB, ATCTT3xFfG).",
+		keywords: []string{"atbb", "atctt3xffg"}, re: `\b((?:ATBB|ATCTT3xFfG)[A-Za-z0-9_=.-]{28,})`, entropy: 3.5},
+	{id: "salesforce-access-token", desc: "Salesforce session / OAuth access token (the 00D organisation id, !, then the session part).",
+		keywords: []string{"00d"}, re: `\b(00D[A-Za-z0-9]{12,15}![A-Za-z0-9_.]{80,120})`, entropy: 3.5},
+	{id: "notion-integration-secret", desc: "Notion internal integration secret of the older shape (secret_ and 43 letters and digits).",
+		keywords: []string{"secret_"}, re: `\b(secret_[A-Za-z0-9]{43})\b`, entropy: 3.5, check: hasDigit},
+	{id: "supabase-secret-key", desc: "Supabase secret API key (sb_secret_).",
+		keywords: []string{"sb_secret_"}, re: `\b(sb_secret_[A-Za-z0-9_-]{24,})`, entropy: 3.5},
+	{id: "browserbase-api-key", desc: "Browserbase API key (bb_live_).",
+		keywords: []string{"bb_live_"}, re: `\b(bb_live_[A-Za-z0-9_-]{20,})`, entropy: 3.5},
+	{id: "netlify-pat", desc: "Netlify personal access token (nfp_), without the word netlify gitleaks requires.",
+		keywords: []string{"nfp_"}, re: `\b(nfp_[A-Za-z0-9]{36,40})\b`, entropy: 3.5},
+	{id: "contentful-pat", desc: "Contentful personal access token (CFPAT-).",
+		keywords: []string{"cfpat-"}, re: `\b(CFPAT-[A-Za-z0-9_-]{43})`, entropy: 3.5},
+	{id: "putty-private-key", desc: "The private lines of a PuTTY private key file (.ppk, versions 2 and 3).",
+		keywords: []string{"private-lines:"}, re: `(?s)Private-Lines:[ \t]*\d{1,3}\r?\n((?:[A-Za-z0-9+/=]+\r?\n){0,40}[A-Za-z0-9+/=]{4,64})`},
+	{id: "sql-password", desc: "The password of SQL's IDENTIFIED BY '…' (MySQL, MariaDB, Oracle CREATE/ALTER USER and GRANT).",
+		prio: prioContext, keywords: []string{"identified"}, ctxValue: true,
+		re: `(?i)\bIDENTIFIED\s+(?:WITH\s+['"]?\w+['"]?\s+)?BY\s+(?:PASSWORD\s+)?(?:'([^'\r\n]{3,128})'|"([^"\r\n]{3,128})"|([A-Za-z0-9_#$!@%^&*+=-]{3,128}))`},
+	{id: "ldap-password-hash", desc: "An LDAP userPassword hash with its scheme ({SSHA}…, {SHA}, {SMD5}, {CRYPT}$6$…, {PBKDF2-SHA512}…, {ARGON2}…): offline guessing recovers weak passwords from it.",
+		keywords: []string{"{ssha", "{sha", "{smd5}", "{md5}", "{crypt}", "{pbkdf2", "{argon2}"}, shape: true, entropy: 3,
+		re: `(?i)\{(?:SSHA(?:256|384|512)?|SHA(?:256|384|512)?|SMD5|MD5|CRYPT|PBKDF2(?:-SHA(?:1|256|512))?|ARGON2)\}([A-Za-z0-9+/=$.,:-]{16,512})`},
+	{id: "segment-api-token", desc: "Segment public API token (sgp_ and 64 letters and digits; Sourcegraph's sgp_ tokens have another shape).",
+		keywords: []string{"sgp_"}, re: `\b(sgp_[A-Za-z0-9]{64})\b`, entropy: 3.5},
+	{id: "presigned-url-signature", desc: "The signature of an S3 (X-Amz-Signature) or Google Cloud Storage (X-Goog-Signature) presigned URL, which grants access to the object until it expires.",
+		keywords: []string{"x-amz-signature=", "x-goog-signature="}, re: `(?i)[?&]X-(?:Amz|Goog)-Signature=([a-f0-9]{64,512})\b`, entropy: 3},
+	{id: "password-hash", desc: "Crypt(3) password hashes as /etc/shadow and htpasswd store them: bcrypt ($2a$, $2b$, $2y$), md5crypt and Apache apr1 ($1$, $apr1$), sha256crypt and sha512crypt ($5$, $6$) and yescrypt ($y$); offline guessing recovers weak passwords from them.",
+		keywords: []string{"$2a$", "$2b$", "$2y$", "$1$", "$apr1$", "$5$", "$6$", "$y$"}, shape: true,
+		re: `(\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}|\$(?:1|apr1)\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|\$[56]\$(?:rounds=\d{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}|\$y\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43})`},
+
 	// Cloud credentials, metadata services, registries.
 	{id: "aws-secret-access-key", desc: "AWS secret access key assigned to its usual names (env, credentials file, JSON from STS or the instance metadata service).",
 		keywords: []string{"secret_access_key", "secretaccesskey", "secret-access-key", "aws_secret_key", "awssecretkey"},
@@ -105,6 +167,26 @@ var vigilRegexes = []vigilRegex{
 	{id: "json-web-token", desc: "JSON Web Token (header.payload.signature, base64url, both parts starting eyJ), signed or not (header.payload), whose header decodes to a JSON object.",
 		keywords: []string{"eyj"}, re: `\b(eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]*)?)`, entropy: 3,
 		check: jwtHeaderIsJSON},
+	{id: "powershell-plaintext-password", desc: "The literal of PowerShell's ConvertTo-SecureString … -AsPlainText, a password written into a script.",
+		prio: prioContext, keywords: []string{"convertto-securestring"}, ctxValue: true,
+		re: `(?i)ConvertTo-SecureString\s+(?:-String\s+)?["']([^"'\r\n]{4,128})["']\s+-AsPlainText`},
+	{id: "windows-net-user-password", desc: "The password of Windows' net user NAME PASSWORD (/add, /domain).",
+		prio: prioContext, keywords: []string{"net user"}, ctxValue: true,
+		re:    `(?i)\bnet\s+user\s+(?:"[^"\r\n]{1,64}"|[^\s"/]{1,64})\s+("[^"\r\n*]{4,128}"|[^\s"*/]{4,128})(?:\s+/|\s*$)`,
+		check: func(s string) bool { return !isPlaceholderValue(strings.Trim(s, `"`)) }},
+	{id: "windows-net-use-password", desc: "The password of Windows' net use \\\\SERVER\\SHARE PASSWORD /user:NAME.",
+		prio: prioContext, keywords: []string{"net use"}, ctxValue: true,
+		re:    `(?i)\bnet\s+use\s+(?:[A-Z]:\s+)?\S+\s+("[^"\r\n*]{3,128}"|[^\s"*/]{3,128})\s+/u(?:ser)?:`,
+		check: func(s string) bool { return !isPlaceholderValue(strings.Trim(s, `"`)) }},
+	{id: "smb-user-password", desc: "The password of a Samba client's -U USER%PASSWORD (smbclient, rpcclient, smbmap, smbcacls, nxc/crackmapexec).",
+		prio: prioContext, keywords: []string{"smbclient", "rpcclient", "smbmap", "smbcacls", "crackmapexec", "nxc"}, ctxValue: true,
+		re: `\b(?:smbclient|rpcclient|smbmap|smbcacls|crackmapexec|nxc)\b[^\n|;&]{0,200}?\s(?:-U|--user(?:name)?=?)\s*['"]?[^%\s'"]{1,64}%([^\s'"]{3,128})`},
+	{id: "sqlplus-password", desc: "The password of Oracle's sqlplus / rman / expdp / impdp USER/PASSWORD@DB.",
+		prio: prioContext, keywords: []string{"sqlplus", "rman", "expdp", "impdp", "sqlldr"}, ctxValue: true,
+		re: `\b(?:sqlplus|rman\s+target|expdp|impdp|sqlldr)\s+(?:-\w+\s+)*['"]?[A-Za-z][A-Za-z0-9_$#]{0,63}/([^@\s/'"]{3,128})@`},
+	{id: "piped-password", desc: "A literal echoed into a program that reads a password from its input: echo SECRET | sudo -S …, echo SECRET | docker login --password-stdin ….",
+		prio: prioContext, keywords: []string{"sudo", "password-stdin"}, ctxValue: true,
+		re: `\b(?:echo|printf)\s+(?:-[ne]{1,2}\s+)?(?:"([^"\r\n$\x60]{3,128})"|'([^'\r\n]{3,128})'|([^\s'"|;&$\x60]{3,128}))\s*\|\s*(?:sudo\s+(?:-[A-Za-z]+\s+)*-S\b|[^|\n]{0,160}--password-stdin)`},
 	{id: "basic-auth-credentials", desc: "Base64 user:password after the word Basic, outside an Authorization header too; kept only if it decodes to user:password.",
 		prio: prioContext, keywords: []string{"basic"}, re: `(?i)\bbasic\s{1,4}([A-Za-z0-9+/]{8,512}={0,2})(?:[^A-Za-z0-9+/=]|$)`,
 		check: isBasicCredential},
@@ -207,7 +289,7 @@ func compileVigilRules() ([]*rule, error) {
 		out = append(out, &rule{
 			id: v.id, description: v.desc, source: sourceVigil, prio: v.prio,
 			keywords: lowerAll(v.keywords), re: re, entropy: v.entropy,
-			ctxValue: v.ctxValue, check: v.check,
+			ctxValue: v.ctxValue, check: v.check, shape: v.shape,
 		})
 	}
 	for _, d := range vigilDetectors {
