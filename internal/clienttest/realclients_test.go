@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"runtime"
 	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -202,10 +203,15 @@ func (e *realEnv) startServe(t *testing.T, p proc, dataDir string, argv ...strin
 		b, _ := os.ReadFile(s.log)
 		t.Fatalf("vigil serve did not come up: %s %s\n%s", out, errOut, b)
 	}
-	// serve prints its banner (and any notice) right after serve.json.
+	// serve prints its banner right after serve.json, then any notice,
+	// then the HTTP API's line: wait for the last of them.
+	last := "vigil serving on"
+	if slices.Contains(argv, "--http-listen") {
+		last = "HTTP API on"
+	}
 	waitFor(t, 20*time.Second, "serve's start banner", func() bool {
 		b, _ := os.ReadFile(s.log)
-		return bytes.Contains(b, []byte("vigil serving on"))
+		return bytes.Contains(b, []byte(last))
 	})
 	return s
 }
