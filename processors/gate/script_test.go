@@ -1,21 +1,20 @@
 package gate
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/datadriven"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+var update = flag.Bool("update", false, "rewrite the expected outputs in testdata/scripts")
 
 // scriptScorer is a deterministic stand-in for the risk scorer in the
 // decision-table scripts, so that they state levels exactly and test the
@@ -101,6 +100,8 @@ type script struct {
 	all  []processors.Output
 	raws [][]byte // the log: record seq n is raws[n-1]
 	base time.Time
+	// lines are the script lines run so far, to replay them.
+	lines []string
 }
 
 func newScript(t *testing.T, opts Options) *script {
@@ -304,80 +305,70 @@ func render(o processors.Output) string {
 	return fmt.Sprintf("%s [%s %s]", strings.Join(parts, " "), o.Subject, d.ID)
 }
 
-// runScript runs testdata/scripts/NAME.txt and compares with NAME.golden.
+// runScript runs the datadriven file at path: each directive is one script
+// line (the directive, then its input: a config's JSON, an action's
+// command, an approval's reason) and its expected output is what the gate
+// emits for it. -update (or datadriven's -rewrite) rewrites the file.
 func runScript(t *testing.T, path string, opts Options) *script {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s := newScript(t, opts)
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			s.out.WriteString(line + "\n")
-			continue
-		}
-		s.out.WriteString("> " + line + "\n")
-		s.run(line)
-	}
-	golden := strings.TrimSuffix(path, ".txt") + ".golden"
 	if *update {
-		if err := os.WriteFile(golden, []byte(s.out.String()), 0o644); err != nil {
+		if err := flag.Set("rewrite", "true"); err != nil {
 			t.Fatal(err)
 		}
-		return s
 	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./processors/gate -update)", err)
-	}
-	if s.out.String() != string(want) {
-		t.Errorf("%s differs from %s (run with -update if intended):\n%s", path, golden, s.out.String())
-	}
+	s := newScript(t, opts)
+	datadriven.RunTest(t, path, func(t *testing.T, td *datadriven.TestData) string {
+		line := scriptLine(td)
+		s.lines = append(s.lines, line)
+		s.out.Reset()
+		s.run(line)
+		var out strings.Builder
+		for _, l := range strings.SplitAfter(s.out.String(), "\n") {
+			out.WriteString(strings.TrimPrefix(l, "  "))
+		}
+		return out.String()
+	})
 	return s
 }
 
+// scriptLine is the script line a directive stands for.
+func scriptLine(td *datadriven.TestData) string {
+	parts := []string{td.Cmd}
+	for _, a := range td.CmdArgs {
+		parts = append(parts, a.String())
+	}
+	if in := strings.Join(strings.Fields(td.Input), " "); in != "" {
+		parts = append(parts, in)
+	}
+	return strings.Join(parts, " ")
+}
+
 func TestScripts(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("testdata", "scripts", "*.txt"))
+	paths, err := filepath.Glob(filepath.Join("testdata", "scripts", "*"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no scripts: %v", err)
 	}
 	for _, path := range paths {
-		t.Run(strings.TrimSuffix(filepath.Base(path), ".txt"), func(t *testing.T) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
 			s := runScript(t, path, Options{})
 			checkInvariants(t, s.all, s.raws)
 			// Replaying the same log from scratch gives the same bytes.
-			again := runScriptQuiet(t, path)
-			if len(again) != len(s.all) {
-				t.Fatalf("replay gave %d outputs, first run %d", len(again), len(s.all))
+			again := newScript(t, Options{})
+			for _, line := range s.lines {
+				again.run(line)
 			}
-			for i := range again {
-				a, _ := again[i].Event.Marshal()
+			if len(again.all) != len(s.all) {
+				t.Fatalf("replay gave %d outputs, first run %d", len(again.all), len(s.all))
+			}
+			for i := range again.all {
+				a, _ := again.all[i].Event.Marshal()
 				b, _ := s.all[i].Event.Marshal()
-				if string(a) != string(b) || again[i].Subject != s.all[i].Subject {
-					t.Fatalf("replay output %d differs:\n%s\n%s", i, render(again[i]), render(s.all[i]))
+				if string(a) != string(b) || again.all[i].Subject != s.all[i].Subject {
+					t.Fatalf("replay output %d differs:\n%s\n%s", i, render(again.all[i]), render(s.all[i]))
 				}
 			}
 		})
 	}
-}
-
-func runScriptQuiet(t *testing.T, path string) []processors.Output {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := newScript(t, Options{})
-	for _, line := range strings.Split(string(b), "\n") {
-		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		s.run(line)
-	}
-	return s.all
 }
 
 // checkInvariants: every action is decided at most once; every output
