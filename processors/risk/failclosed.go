@@ -172,7 +172,12 @@ func (w *walker) envCommand(name, val string, dyn bool, span [2]int) {
 		if code == "" {
 			return
 		}
+		// Every shell the command starts sources the file first, out of
+		// sight of the command line: what it holds is not judged here.
+		add(high, name+"="+trimArg(code)+": every shell the command starts sources this file first; what it holds is not seen")
 		code = ". " + shellQuote(code)
+		w.reparse(code, name+"=", nil, nil, false)
+		return
 	case "dir":
 		if code == "" {
 			return

@@ -132,7 +132,8 @@ func looksLikeCommand(s string) bool {
 // toolCLI returns the CLI a tool's name says it runs, "" for none.
 func toolCLI(tool string) string {
 	// c names the tool when it is one of the name's parts split at one
-	// separator (kubectl_generic, aws.s3, mcp__x__gh), or the whole name.
+	// separator or at all of them (kubectl_generic, aws.s3, mcp__x__gh,
+	// mcp:k8s/kubectl_generic), or the whole name.
 	l := strings.ToLower(tool)
 	var parts [][]string
 	for _, sep := range []string{"_", "-", ".", ":", "/"} {
@@ -140,6 +141,7 @@ func toolCLI(tool string) string {
 			parts = append(parts, strings.Split(l, sep))
 		}
 	}
+	parts = append(parts, strings.FieldsFunc(l, func(r rune) bool { return strings.ContainsRune("_-.:/", r) }))
 	for _, c := range toolCLIs {
 		if l == c {
 			return c
