@@ -71,11 +71,11 @@ type queueResponse struct {
 	// Total is how many actions wait (in ?conversation=, when given), of
 	// which Newer are past ?before= (the page's anchor: they arrived
 	// after it loaded and are not paged until it moves the anchor).
-	Total  int         `json:"total"`
-	Newer  int         `json:"newer"`
-	Offset int         `json:"offset"`
-	Order  string      `json:"order"`
-	Anchor uint64      `json:"anchor"`
+	Total  int           `json:"total"`
+	Newer  int           `json:"newer"`
+	Offset int           `json:"offset"`
+	Order  string        `json:"order"`
+	Anchor uint64        `json:"anchor"`
 	Cards  []pendingCard `json:"pending"`
 	// Conversations are the conversations with actions waiting, most first.
 	Conversations []conversationCount `json:"conversations"`
