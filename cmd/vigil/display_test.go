@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -71,6 +72,19 @@ func TestDecideShowsStoredCommand(t *testing.T) {
 		}
 		return ""
 	})
+	// The JSON lines carry the stored command whole, the gate's summary apart.
+	jsonOut, stderr, code := runGate(t, "", "pending", "--data", dir, "--json")
+	var line struct {
+		ID, Command, Summary string
+		Stored               bool `json:"command_stored"`
+		Bytes                int  `json:"command_bytes"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(jsonOut)), &line); code != 0 || err != nil {
+		t.Fatalf("pending --json: exit %d, %v\n%s%s", code, err, jsonOut, stderr)
+	}
+	if line.ID != "long-1" || line.Command != command || !line.Stored || line.Bytes != len(command) || line.Summary == "" || len(line.Summary) >= len(command) {
+		t.Fatalf("pending --json: id %s, stored %v, %d-byte command (want %d), %d-byte summary", line.ID, line.Stored, len(line.Command), len(command), len(line.Summary))
+	}
 	out, stderr, code := runGate(t, "", "deny", "long-1", "--data", dir)
 	if code != 0 {
 		t.Fatalf("deny: exit %d\n%s%s", code, out, stderr)

@@ -23,22 +23,48 @@ import (
 // `&& curl … | bash`. p is kept as it is when the log cannot be read there
 // or holds another action.
 func withStoredCommand(ctx context.Context, cl *client.Client, p client.PendingAction) client.PendingAction {
-	st, err := cl.JetStream().Stream(ctx, events.StreamLog)
-	if err != nil {
-		return p
-	}
-	m, err := st.GetMsg(ctx, p.Seq)
-	if err != nil {
-		return p
-	}
-	ev, err := events.DecodeMsgpack(m.Data)
-	if err != nil || ev.ID != p.ID || ev.Kind != events.KindAction {
-		return p
-	}
-	if c := display.Command(ev.Tool(), ev.Args()); c != "" {
+	if c, ok := storedCommand(ctx, cl, p); ok {
 		p.Command = c
 	}
 	return p
+}
+
+// storedCommand is the whole command of the action stored at p.Seq, and
+// whether it could be read there.
+func storedCommand(ctx context.Context, cl *client.Client, p client.PendingAction) (string, bool) {
+	st, err := cl.JetStream().Stream(ctx, events.StreamLog)
+	if err != nil {
+		return "", false
+	}
+	m, err := st.GetMsg(ctx, p.Seq)
+	if err != nil {
+		return "", false
+	}
+	ev, err := events.DecodeMsgpack(m.Data)
+	if err != nil || ev.ID != p.ID || ev.Kind != events.KindAction {
+		return "", false
+	}
+	c := display.Command(ev.Tool(), ev.Args())
+	return c, c != ""
+}
+
+// pendingLine is one line of vigil pending --json: the waiting action as
+// GET /v1/pending lists it, its command the stored one (whole: these are
+// the exact bytes), the gate's summary in summary.
+type pendingLine struct {
+	client.PendingAction
+	Summary       string `json:"summary"`
+	CommandStored bool   `json:"command_stored"`
+	CommandBytes  int    `json:"command_bytes"`
+}
+
+func pendingLineOf(ctx context.Context, cl *client.Client, p client.PendingAction) pendingLine {
+	l := pendingLine{PendingAction: p, Summary: p.Command}
+	if c, ok := storedCommand(ctx, cl, p); ok {
+		l.Command, l.CommandStored = c, true
+	}
+	l.CommandBytes = len(l.Command)
+	return l
 }
 
 func newPendingCmd(c *cli) *cobra.Command {
@@ -54,7 +80,8 @@ func newPendingCmd(c *cli) *cobra.Command {
 reasons first, then id, conversation, agent, how long it has waited and the
 command. Decide with vigil approve / vigil deny. JSON lines (one waiting
 action per line, the exact bytes) with --json or when the output is not a
-terminal.
+terminal: "command" is the stored command, whole ("summary" the gate's,
+cut at 400 bytes; "command_stored" false if the log could not be read).
 
 What the agent wrote is shown through one filter (docs/security.md,
 "What a person sees"): control characters, escape sequences, bidi and
@@ -75,7 +102,7 @@ its head, "… N bytes not shown …", and its tail; --full shows it whole.`,
 			if asJSON || !isTerminal(c.stdout) {
 				enc := json.NewEncoder(c.stdout)
 				for _, p := range ps {
-					if err := enc.Encode(p); err != nil {
+					if err := enc.Encode(pendingLineOf(cmd.Context(), cl, p)); err != nil {
 						return err
 					}
 				}

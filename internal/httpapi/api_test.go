@@ -204,6 +204,7 @@ func (a *api) openStream(t *testing.T, role natsutil.Role, query string) *sse {
 		defer close(done)
 		defer resp.Body.Close()
 		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 0, 64<<10), 4<<20) // a card carries up to 256 KiB of command
 		var name string
 		for sc.Scan() {
 			line := sc.Text()

@@ -79,8 +79,10 @@ func readError(err error) *apiError {
 	return unavailable("read models: %v", err)
 }
 
+// pendingResponse is the answer to GET /v1/pending: each action waiting,
+// with its whole command as stored (pendingCard).
 type pendingResponse struct {
-	Pending []client.PendingAction `json:"pending"`
+	Pending []pendingCard `json:"pending"`
 }
 
 func (s *Server) pending(w http.ResponseWriter, r *http.Request, who principal) *apiError {
@@ -92,7 +94,7 @@ func (s *Server) pending(w http.ResponseWriter, r *http.Request, who principal) 
 	if e != nil {
 		return e
 	}
-	writeJSON(w, http.StatusOK, pendingResponse{Pending: ps})
+	writeJSON(w, http.StatusOK, pendingResponse{Pending: s.cardsOf(r.Context(), ps)})
 	return nil
 }
 

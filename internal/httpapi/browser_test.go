@@ -146,9 +146,12 @@ func bashAction(conv, command string) events.Event {
 		Data: map[string]any{"tool": "bash", "args": map[string]any{"command": command}}}
 }
 
-func agentClient(t *testing.T, a *api) *client.Client {
+func agentClient(t *testing.T, a *api) *client.Client { return roleClient(t, a, natsutil.RoleAgent) }
+
+// roleClient connects to a's node over NATS with role's credentials.
+func roleClient(t *testing.T, a *api, role natsutil.Role) *client.Client {
 	t.Helper()
-	c, err := client.Connect(t.Context(), client.Options{DataDir: a.Info().DataDir, Role: natsutil.RoleAgent, Timeout: 10 * time.Second})
+	c, err := client.Connect(t.Context(), client.Options{DataDir: a.Info().DataDir, Role: role, Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -357,8 +357,13 @@ func cut(s string, n int) string {
 // historyLimit is how many recent decisions GET /ui/history returns at most.
 const historyLimit = 50
 
-// historyCommandLen bounds the command of one history line.
-const historyCommandLen = 4096
+// historyCommandLen bounds the command of one history line: past it the
+// line carries its first historyCommandLen-historyTailLen bytes and its
+// last historyTailLen bytes (headTail).
+const (
+	historyCommandLen = 4096
+	historyTailLen    = 1024
+)
 
 // historyScan bounds how many VIGIL_DERIVED records back a history request
 // looks for decisions.
@@ -368,11 +373,14 @@ const historyScan = 1 << 16
 type decisionLine struct {
 	Conversation string `json:"conversation"`
 	Time         string `json:"time,omitempty"`
-	// Command is the action's command (or tool), its first
-	// historyCommandLen bytes; CommandBytes its whole length (the page
-	// says how much it does not show).
+	// Command is the action's command (or tool), whole or its head;
+	// CommandTail its last bytes when it is cut, CommandCut how many
+	// bytes between them the line does not carry; CommandBytes its whole
+	// length (the page says how much it does not show).
 	Command      string `json:"command,omitempty"`
 	CommandBytes int    `json:"command_bytes,omitempty"`
+	CommandCut   int    `json:"command_cut,omitempty"`
+	CommandTail  string `json:"command_tail,omitempty"`
 	events.GateDecided
 }
 
@@ -479,7 +487,8 @@ func (s *Server) recentDecisions(ctx context.Context, limit int) ([]decisionLine
 		for i := range out {
 			if rec, err := s.cfg.Reads.EventAt(out[i].LogSeq); err == nil && rec.Event.ID == out[i].ActionID {
 				whole := wholeCommand(&rec.Event)
-				out[i].Command, out[i].CommandBytes = cut(whole, historyCommandLen), len(whole)
+				out[i].CommandBytes = len(whole)
+				out[i].Command, out[i].CommandTail, out[i].CommandCut = headTail(whole, historyCommandLen, historyTailLen)
 			}
 		}
 	}

@@ -2,8 +2,11 @@ package httpapi
 
 import (
 	"cmp"
+	"context"
 	"net/http"
 	"slices"
+	"time"
+	"unicode/utf8"
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
@@ -16,24 +19,42 @@ import (
 // is looked at. Each card carries the whole command as stored (the gate's
 // summary is cut at 400 bytes and its whitespace collapsed: the page must
 // never show a cut command as if it were whole), who sent the action (the
-// credential the log stamped), and the level and rules.
+// credential the log stamped), and the level and rules. GET /v1/pending
+// and the live stream's "pending" events carry the same cards.
 
 // queuePageMax bounds one page of GET /ui/pending.
 const queuePageMax = 200
 
-// maxCommandText bounds the command text a card carries. Past it the
-// card says how many bytes it does not carry, and the detail's arguments
-// (the stored event) hold it all.
-const maxCommandText = 256 << 10
+// maxCommandText bounds the command text a card carries: past it, the
+// card carries the command's first maxCommandText-commandTailText bytes
+// in Command and its last commandTailText bytes in CommandTail, and says
+// how many bytes between them it does not carry (the detail's arguments,
+// the stored event, hold them all). The tail is always carried, so a
+// dangerous end (`&& curl … | bash`) never falls off.
+const (
+	maxCommandText  = 256 << 10
+	commandTailText = 16 << 10
+)
 
-// queueCard is one pending action as the page shows it.
-type queueCard struct {
+// pendingCard is one pending action as a person is shown it: the pending
+// action, its Command replaced by the whole command as stored.
+type pendingCard struct {
 	client.PendingAction
-	// Command is the whole command as stored (not the gate's summary),
-	// up to maxCommandText bytes; CommandBytes is its whole length, and
-	// CommandCut how many bytes past maxCommandText are not carried.
-	CommandBytes int `json:"command_bytes"`
-	CommandCut   int `json:"command_cut,omitempty"`
+	// Summary is the gate's summary of the command (gate.requested's
+	// command: cut at 400 bytes at its end, its whitespace collapsed), which
+	// Command held before the stored command was read.
+	Summary string `json:"summary"`
+	// CommandStored is true when Command is the stored action's command;
+	// false when the stored action could not be read, and Command is the
+	// summary.
+	CommandStored bool `json:"command_stored"`
+	// CommandBytes is the whole command's length. CommandCut is how many
+	// bytes of it the card does not carry, between Command (its head) and
+	// CommandTail (its last bytes); both are 0 and empty when Command is
+	// whole.
+	CommandBytes int    `json:"command_bytes"`
+	CommandCut   int    `json:"command_cut,omitempty"`
+	CommandTail  string `json:"command_tail,omitempty"`
 	// Credential is the class of credential the action arrived with
 	// (events.Origin; agent when the log has none).
 	Credential events.Origin `json:"credential"`
@@ -50,12 +71,12 @@ type queueResponse struct {
 	// Total is how many actions wait (in ?conversation=, when given), of
 	// which Newer are past ?before= (the page's anchor: they arrived
 	// after it loaded and are not paged until it moves the anchor).
-	Total  int         `json:"total"`
-	Newer  int         `json:"newer"`
-	Offset int         `json:"offset"`
-	Order  string      `json:"order"`
-	Anchor uint64      `json:"anchor"`
-	Cards  []queueCard `json:"pending"`
+	Total  int           `json:"total"`
+	Newer  int           `json:"newer"`
+	Offset int           `json:"offset"`
+	Order  string        `json:"order"`
+	Anchor uint64        `json:"anchor"`
+	Cards  []pendingCard `json:"pending"`
 	// Conversations are the conversations with actions waiting, most first.
 	Conversations []conversationCount `json:"conversations"`
 }
@@ -98,7 +119,7 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request, who principal) *a
 	if e != nil {
 		return e
 	}
-	out := queueResponse{Order: order, Offset: int(offset), Cards: []queueCard{}, Conversations: []conversationCount{}}
+	out := queueResponse{Order: order, Offset: int(offset), Cards: []pendingCard{}, Conversations: []conversationCount{}}
 	byConv := map[string]*conversationCount{}
 	var ps []client.PendingAction
 	for _, p := range all {
@@ -146,29 +167,90 @@ func (s *Server) queue(w http.ResponseWriter, r *http.Request, who principal) *a
 		ps = nil
 	}
 	for _, p := range ps {
-		out.Cards = append(out.Cards, s.cardOf(p))
+		out.Cards = append(out.Cards, s.cardOf(r.Context(), p))
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
 
 // cardOf is p with its whole command and its credential, from the stored
-// action when the read models hold it.
-func (s *Server) cardOf(p client.PendingAction) queueCard {
-	c := queueCard{PendingAction: p, Credential: events.OriginAgent}
-	if s.cfg.Reads != nil {
-		if rec, err := s.cfg.Reads.EventAt(p.Seq); err == nil && rec.Event.ID == p.ID {
-			c.Command = wholeCommand(&rec.Event)
-			c.Credential = credentialOf(&rec.Event)
-		}
+// action (the read models, else the log).
+func (s *Server) cardOf(ctx context.Context, p client.PendingAction) pendingCard {
+	c := pendingCard{PendingAction: p, Summary: p.Command, Credential: events.OriginAgent}
+	if ev, ok := s.storedAction(ctx, p.ID, p.Seq); ok {
+		c.Command, c.CommandStored = wholeCommand(ev), true
+		c.Credential = credentialOf(ev)
 	}
 	c.CommandBytes = len(c.Command)
-	if len(c.Command) > maxCommandText {
-		c.CommandCut = len(c.Command) - maxCommandText
-		c.Command = cut(c.Command, maxCommandText)
-	}
+	c.Command, c.CommandTail, c.CommandCut = headTail(c.Command, maxCommandText, commandTailText)
 	return c
 }
+
+// cardsOf is cardOf of each of ps.
+func (s *Server) cardsOf(ctx context.Context, ps []client.PendingAction) []pendingCard {
+	out := make([]pendingCard, len(ps))
+	for i, p := range ps {
+		out[i] = s.cardOf(ctx, p)
+	}
+	return out
+}
+
+// headTail bounds s to max bytes: s itself when it fits, else its first
+// max-tail bytes as head, its last tail bytes as end, and how many bytes
+// between them are left out (each part whole UTF-8: a rune that would be
+// split is left out with the middle).
+func headTail(s string, max, tail int) (head, end string, cut int) {
+	if len(s) <= max {
+		return s, "", 0
+	}
+	h := max - tail
+	for h > 0 && !utf8.RuneStart(s[h]) {
+		h--
+	}
+	t := len(s) - tail
+	for t < len(s) && !utf8.RuneStart(s[t]) {
+		t++
+	}
+	return s[:h], s[t:], t - h
+}
+
+// storedAction reads the action id stored at log seq: from the read
+// models when they hold it, else from the log itself (the read models
+// may not have applied it yet).
+func (s *Server) storedAction(ctx context.Context, id string, seq uint64) (*events.Event, bool) {
+	if seq == 0 {
+		return nil, false
+	}
+	if s.cfg.Reads != nil {
+		if rec, err := s.cfg.Reads.EventAt(seq); err == nil {
+			if rec.Event.ID != id || rec.Event.Kind != events.KindAction {
+				return nil, false
+			}
+			return &rec.Event, true
+		}
+	}
+	if s.cfg.JetStream == nil {
+		return nil, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, storedActionWait)
+	defer cancel()
+	st, err := s.cfg.JetStream.Stream(ctx, events.StreamLog)
+	if err != nil {
+		return nil, false
+	}
+	m, err := st.GetMsg(ctx, seq)
+	if err != nil {
+		return nil, false
+	}
+	ev, err := events.DecodeMsgpack(m.Data)
+	if err != nil || ev.ID != id || ev.Kind != events.KindAction {
+		return nil, false
+	}
+	return &ev, true
+}
+
+// storedActionWait bounds reading one stored action from the log.
+const storedActionWait = 5 * time.Second
 
 // wholeCommand is what an action runs, as stored (display.Command, as
 // the CLI and the webhooks show it): unlike the gate's summary it is never

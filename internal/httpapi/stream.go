@@ -16,7 +16,8 @@ import (
 )
 
 // The live stream (GET /v1/stream) is Server-Sent Events: on connect, one
-// "pending" event per action waiting for a person (none with
+// "pending" event per action waiting for a person (its data a pendingCard,
+// as GET /v1/pending lists them: the whole command as stored; none with
 // ?snapshot=none: the page pages the queue itself), then "ready"; then,
 // live, what a person acts on: a "pending" event for each new
 // gate.requested and a "decided" event for each decision of an action
@@ -240,7 +241,7 @@ func (s *Server) followGate(ctx context.Context) error {
 				return
 			}
 			s.hub.requested(waitKey{req.ActionID, req.LogSeq})
-			if b, err := json.Marshal(client.PendingFromRequest(d.Conversation, d.Time, req)); err == nil {
+			if b, err := json.Marshal(s.cardOf(ctx, client.PendingFromRequest(d.Conversation, d.Time, req))); err == nil {
 				s.hub.publish(streamEvent{name: "pending", conversation: d.Conversation, data: b, seq: seq, waited: true})
 			}
 		case events.KindGateDecided:
@@ -391,7 +392,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, who principal) *
 	}
 	if snapshot {
 		for _, p := range queue {
-			b, err := json.Marshal(p)
+			b, err := json.Marshal(s.cardOf(r.Context(), p))
 			if err != nil {
 				continue
 			}

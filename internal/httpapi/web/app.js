@@ -78,30 +78,35 @@
   // first headLines lines (≤ headChars) and last tailLines lines
   // (≤ tailChars) around a marker saying how many bytes are not shown,
   // with a button showing the whole. notCarried: bytes the server did not
-  // send at all (said too).
+  // send at all, between s (the head) and tailText (the text's last
+  // bytes): the tail shown is always the text's true end.
   function textBlock(s, cls, o) {
-    o = Object.assign({ maxChars: 1200, maxLines: 14, headChars: 600, headLines: 8, tailChars: 400, tailLines: 4, notCarried: 0 }, o || {});
+    o = Object.assign({ maxChars: 1200, maxLines: 14, headChars: 600, headLines: 8, tailChars: 400, tailLines: 4, notCarried: 0, tailText: "" }, o || {});
     s = String(s === undefined || s === null ? "" : s);
+    const end = o.notCarried > 0 ? String(o.tailText || "") : "";
     const code = el("code", { class: cls });
-    const lines = s.split("\n");
-    const long = s.length > o.maxChars || lines.length > o.maxLines;
+    const total = byteLen(s) + o.notCarried + byteLen(end);
+    const all = s + end;
+    const lines = all.split("\n");
+    const long = o.notCarried > 0 || all.length > o.maxChars || lines.length > o.maxLines;
     const whole = () => {
       code.replaceChildren(...visible(s));
-      if (o.notCarried > 0) code.append(el("span", { class: "cut", text: " … " + o.notCarried + " more bytes not sent to the page (in the stored arguments)" }));
+      if (o.notCarried > 0) code.append(el("span", { class: "cut", text: "\n… " + o.notCarried + " bytes not sent to the page (in the stored arguments) …\n" }), ...visible(end));
     };
     if (!long) {
       whole();
       return code;
     }
-    let head = lines.slice(0, o.headLines).join("\n");
+    let head = s.split("\n").slice(0, o.headLines).join("\n");
     if (head.length > o.headChars) head = head.slice(0, o.headChars);
-    let tail = lines.slice(-o.tailLines).join("\n");
+    const from = o.notCarried > 0 ? end : s;
+    let tail = from.split("\n").slice(-o.tailLines).join("\n");
     if (tail.length > o.tailChars) tail = tail.slice(-o.tailChars);
-    if (head.length + tail.length >= s.length) {
+    if (o.notCarried === 0 && head.length + tail.length >= s.length) {
       whole();
       return code;
     }
-    const hidden = byteLen(s) - byteLen(head) - byteLen(tail) + o.notCarried;
+    const hidden = total - byteLen(head) - byteLen(tail);
     const more = el("button", { type: "button", class: "show-all link", onclick: (ev) => {
       ev.stopPropagation();
       whole();
@@ -109,7 +114,7 @@
       const pre = code.closest("pre");
       if (pre) pre.classList.add("expanded");
     } },
-      "show all " + byteLen(s) + " bytes");
+      "show all " + total + " bytes");
     code.append(...visible(head),
       el("span", { class: "cut" }, "\n… " + hidden + " bytes not shown … ", more, "\n"),
       ...visible(tail));
@@ -233,7 +238,10 @@
     setLive("connecting", "connecting…");
     const es = new EventSource("/v1/stream?snapshot=none");
     state.es = es;
-    es.addEventListener("pending", () => scheduleRefresh());
+    es.addEventListener("pending", (m) => {
+      showArrived(parse(m.data));
+      scheduleRefresh();
+    });
     es.addEventListener("ready", () => {
       setLive("on", "live");
       refreshNow();
@@ -245,6 +253,8 @@
       if (c && (!d.log_seq || d.log_seq === c.p.seq)) {
         d.command = c.p.command;
         d.command_bytes = c.p.command_bytes;
+        d.command_cut = c.p.command_cut;
+        d.command_tail = c.p.command_tail;
         removeCard(d.action_id);
         // Fill the page from the next one, if there is more.
         state.page.total = Math.max(0, state.page.total - 1);
@@ -339,6 +349,31 @@
     }
   }
 
+  // showArrived shows a card straight from the stream's pending event
+  // (which carries the stored command, as the queue does) when the whole
+  // queue fits on the page shown, so a person sees a new action without
+  // waiting for the queue's next read; that read still follows, and
+  // reconciles the page (order, counts, an event seen twice).
+  function showArrived(p) {
+    const pg = state.page;
+    if (!p || typeof p.id !== "string" || !p.command_stored || state.cards.has(p.id)) return;
+    if (pg.offset !== 0 || pg.total >= pg.limit || state.order.length >= pg.limit) return;
+    if (pg.conversation && p.conversation !== pg.conversation) return;
+    if (pg.order !== "newest" && pg.order !== "oldest") return;
+    const c = makeCard(p);
+    const list = $("pending");
+    if (pg.order === "newest") {
+      list.prepend(c.node);
+      state.order.unshift(p.id);
+    } else {
+      list.append(c.node);
+      state.order.push(p.id);
+    }
+    pg.total++;
+    updateCount();
+    watch(c);
+  }
+
   function renderPage(items) {
     const keep = new Set(items.map((p) => p.id + "@" + p.seq));
     for (const id of [...state.order]) {
@@ -401,7 +436,7 @@
         el("code", {}, visible((r.analyzer || "") + "/" + (r.rule || ""))),
         r.detail ? [": ", visible(r.detail)] : "")));
     const command = p.command || "";
-    const hidden = hiddenCount(command);
+    const hidden = hiddenCount(command) + hiddenCount(p.command_tail || "");
     const placement = el("span", { class: "placement muted", text: "placement: checking…" });
     // Level and rules first, then the command, then where it claims to run.
     const node = el("li", { class: "card", "data-id": p.id, tabindex: "-1", onclick: () => select(p.id) },
@@ -409,7 +444,7 @@
         el("span", { class: levelClass(p.level), text: p.level || "UNKNOWN" }),
         el("span", { class: "tool" }, visible(p.tool || ""))),
       (p.reasons && p.reasons.length) ? reasons : el("p", { class: "muted", text: "no rule fired" }),
-      el("pre", { class: "command" }, textBlock(command, "command-text", { headChars: 400, tailChars: 300, notCarried: p.command_cut || 0 })),
+      el("pre", { class: "command" }, textBlock(command, "command-text", { headChars: 400, tailChars: 300, notCarried: p.command_cut || 0, tailText: p.command_tail })),
       hidden ? el("p", { class: "warn hidden-chars", text: hidden + " hidden or control character" + (hidden > 1 ? "s" : "") + " in the command, shown as ⟨…⟩ or \\x.." }) : null,
       el("p", { class: "meta" },
         el("span", {}, "conversation ", el("code", {}, visible(p.conversation || ""))),
@@ -647,10 +682,9 @@
     const body = $("decisions-body");
     body.replaceChildren(...state.history.map((d) => {
       const cmd = d.command || d.action_id || "";
-      const notSent = Math.max(0, (d.command_bytes || 0) - byteLen(cmd.replace(/…$/, "")));
       return el("tr", { class: "outcome-" + (d.outcome === "allow" ? "allow" : "deny") },
         el("td", { text: d.time || "" }),
-        el("td", {}, textBlock(cmd, "hist-cmd", { maxChars: 400, headChars: 200, tailChars: 120, notCarried: notSent }),
+        el("td", {}, textBlock(cmd, "hist-cmd", { maxChars: 400, headChars: 200, tailChars: 120, notCarried: d.command_cut || 0, tailText: d.command_tail }),
           el("div", { class: "muted" }, visible(d.conversation || ""))),
         el("td", {}, visible((d.outcome || "") + (d.verdict ? " (" + d.verdict + ")" : "") + (d.reason ? ": " + d.reason : ""))),
         el("td", {}, visible((d.by || "") + (d.approver ? " · " + d.approver : ""))));
