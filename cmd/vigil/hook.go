@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -187,7 +186,8 @@ func (c *cli) runHook(ctx context.Context, args []string) int {
 // hookSelf is what the hook knows about Vigil's installation, for the
 // self-protection rules: this binary, the data directory, the client's
 // settings files (user, project in the working directory, system), the
-// node's HTTP address and pid from serve.json, and $HOME.
+// node's HTTP address, pid and credentials directory from serve.json, and
+// $HOME.
 func (c *cli) hookSelf(clientName string) hook.Self {
 	var s hook.Self
 	if exe, err := os.Executable(); err == nil {
@@ -198,15 +198,7 @@ func (c *cli) hookSelf(clientName string) hook.Self {
 	}
 	s.Home = os.Getenv("HOME")
 	if c.natsURL == "" {
-		if d, err := filepath.Abs(c.data()); err == nil {
-			s.Data = d
-			if info, err := client.ReadServeInfo(d); err == nil {
-				s.PID = int64(info.PID)
-				if u, err := url.Parse(info.HTTPURL); err == nil && u.Host != "" {
-					s.HTTP = u.Host
-				}
-			}
-		}
+		s.AddServe(c.data())
 	}
 	wd, _ := os.Getwd()
 	if slices.Contains(install.Clients(), clientName) {

@@ -3,46 +3,51 @@ package hook
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 )
 
-// pendingIDs lists what vigil pending shows, as a person would see it.
-func pendingIDs(t *testing.T, dir string) []string {
+// waitPending waits until vigil pending, as a person sees it, lists
+// action id (want) or no longer does.
+func waitPending(t *testing.T, dir, id string, want bool) {
 	t.Helper()
 	cl, err := client.Connect(context.Background(), client.Options{DataDir: dir, Role: natsutil.RoleApprover, Name: "person"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	ps, err := cl.Pending(context.Background(), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, p := range ps {
-		ids = append(ids, p.ID)
-	}
-	return ids
+	// Each read of vigil pending leaves a consumer on the server for a
+	// minute: look every 200ms, not at the wait's own pace.
+	var last time.Time
+	why := "not looked yet"
+	wait.Eventually(t, 20*time.Second, func() string {
+		if time.Since(last) < 200*time.Millisecond {
+			return why
+		}
+		last = time.Now()
+		why = pendingWhy(cl, id, want)
+		return why
+	})
 }
 
-func waitPending(t *testing.T, dir, id string, want bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		has := strings.Contains(strings.Join(pendingIDs(t, dir), " "), id)
-		if has == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("action %s pending=%v, want %v", id, has, want)
-		}
-		time.Sleep(20 * time.Millisecond)
+// pendingWhy says why vigil pending does not yet show what is wanted.
+func pendingWhy(cl *client.Client, id string, want bool) string {
+	ps, err := cl.Pending(context.Background(), "")
+	if err != nil {
+		return "vigil pending: " + err.Error()
 	}
+	if has := slices.ContainsFunc(ps, func(p client.PendingAction) bool { return p.ID == id }); has != want {
+		return fmt.Sprintf("action %s pending=%v, want %v", id, has, want)
+	}
+	return ""
 }
 
 // TestHandOffNotRunIsAbandoned: an action handed off to Claude Code's
@@ -62,10 +67,13 @@ func TestHandOffNotRunIsAbandoned(t *testing.T) {
 	}
 	id := "cc-toolu_01ABANDON00000000000000000"
 	waitPending(t, dir, id, true)
-	stop := []byte(`{"session_id":"3e8a1b2c-9d0f-4e5a-8b7c-6d5e4f3a2b1c","hook_event_name":"Stop","cwd":"/tmp"}`)
-	if !strings.Contains(string(payload), `"3e8a1b2c-9d0f-4e5a-8b7c-6d5e4f3a2b1c"`) {
-		t.Skip("fixture's session id changed")
+	var fixture struct {
+		Session string `json:"session_id"`
 	}
+	if err := json.Unmarshal(payload, &fixture); err != nil || fixture.Session == "" {
+		t.Fatalf("fixture has no session_id: %v", err)
+	}
+	stop := []byte(`{"session_id":"` + fixture.Session + `","hook_event_name":"Stop","cwd":"/tmp"}`)
 	out.Reset()
 	o2 := liveOptions(dir, &recordingGater{}, time.Second, time.Now())
 	o2.StateDir = state

@@ -20,6 +20,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -101,9 +104,36 @@ type Self struct {
 	Binary   string   // this binary, absolute
 	Data     string   // the data directory, absolute ("" with --nats)
 	Settings []string // the client's hook settings files, absolute
-	HTTP     string   // host:port of the node's HTTP API, if known
-	PID      int64    // vigil serve's pid, if known
-	Home     string   // the client's $HOME
+	// Creds are credentials directories of the node outside Data (`vigil
+	// serve --creds-dir`, a fleet's shared one), absolute.
+	Creds []string
+	HTTP  string // host:port of the node's HTTP API, if known
+	PID   int64  // vigil serve's pid, if known
+	Home  string // the client's $HOME
+}
+
+// AddServe fills in what the node in data directory dir says about
+// itself: Data (dir, made absolute) and, from its serve.json when there
+// is one, the HTTP address, the pid and a credentials directory outside
+// dir. Without serve.json only Data is set (the hook will not reach the
+// node anyway, and denies).
+func (s *Self) AddServe(dir string) {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return
+	}
+	s.Data = d
+	info, err := client.ReadServeInfo(d)
+	if err != nil {
+		return
+	}
+	s.PID = int64(info.PID)
+	if u, err := url.Parse(info.HTTPURL); err == nil && u.Host != "" {
+		s.HTTP = u.Host
+	}
+	if info.CredsDir != "" && filepath.IsAbs(info.CredsDir) && !slices.Contains(s.Creds, info.CredsDir) {
+		s.Creds = append(s.Creds, filepath.Clean(info.CredsDir))
+	}
 }
 
 // annotate adds s to an action's data.hook.
@@ -120,11 +150,10 @@ func (s Self) annotate(ev *events.Event) {
 		v["data"] = s.Data
 	}
 	if len(s.Settings) > 0 {
-		l := make([]any, len(s.Settings))
-		for i, p := range s.Settings {
-			l[i] = p
-		}
-		v["settings"] = l
+		v["settings"] = anyList(s.Settings)
+	}
+	if len(s.Creds) > 0 {
+		v["creds"] = anyList(s.Creds)
 	}
 	if s.HTTP != "" {
 		v["http"] = s.HTTP
@@ -138,6 +167,14 @@ func (s Self) annotate(ev *events.Event) {
 	if s.Home != "" {
 		meta["home"] = s.Home
 	}
+}
+
+func anyList(ss []string) []any {
+	l := make([]any, len(ss))
+	for i, p := range ss {
+		l[i] = p
+	}
+	return l
 }
 
 // WillNotAsk reports whether the client said it will not put a question

@@ -21,8 +21,8 @@ import (
 //
 // Paths are judged against what the hook that recorded the action knows
 // about its own installation (data.hook.vigil: binary, data directory,
-// settings files, HTTP address, the node's pid; data.hook.home: the
-// client's $HOME; data.cwd), and against the names every installation
+// credentials directories outside it, settings files, HTTP address, the
+// node's pid; data.hook.home: the client's $HOME; data.cwd), and against the names every installation
 // shares (DATA/creds/*.token, .claude/settings*.json, …). Those fields are
 // the agent's claim like the rest of the action, so they only ever add
 // paths to protect; the home is used only where it cannot move a system
@@ -46,6 +46,7 @@ type selfCtx struct {
 	cwd      string
 	binaries []string
 	dataDirs []string
+	credDirs []string // credentials directories outside the data directory
 	settings []string
 	apis     []string // host:port of Vigil's HTTP API
 	pids     []string
@@ -93,6 +94,9 @@ func newSelfCtx(ev *events.Event) *selfCtx {
 	}
 	for _, d := range strs(v["data"]) {
 		sc.dataDirs = append(sc.dataDirs, sc.norm(d))
+	}
+	for _, d := range strs(v["creds"]) {
+		sc.credDirs = append(sc.credDirs, sc.norm(d))
 	}
 	for _, s := range strs(v["settings"]) {
 		sc.settings = append(sc.settings, sc.norm(s))
@@ -172,7 +176,8 @@ var settingsDirs = []string{".claude", ".gemini", ".cursor", ".openhands", "/etc
 // personCreds are the files of DATA/creds and DATA/audit that speak for a
 // person or the node (the agent's own credential is not among them).
 var personCreds = []string{"creds/approver.creds", "creds/admin.creds", "creds/runtime.creds", "creds/approver.token",
-	"creds/admin.token", "creds/runtime.token", "creds/pairing.key", "audit/signer.key", "creds/operator.creds", "creds/sys.creds"}
+	"creds/admin.token", "creds/runtime.token", "creds/pairing.key", "audit/signer.key", "creds/operator.creds", "creds/sys.creds",
+	"creds/approver.nk", "creds/admin.nk", "creds/runtime.nk", "creds/service.nk", "creds/fleet-ca.key"}
 
 // credPath says whether p is (or holds) a credential of Vigil's that is not
 // the agent's.
@@ -192,6 +197,14 @@ func (sc *selfCtx) credPath(p string) (string, bool) {
 				}
 				return sub + "/ of the data directory", true
 			}
+		}
+	}
+	for _, d := range sc.credDirs {
+		if under(l, d) {
+			if b := path.Base(l); l != d && (b == "agent.creds" || b == "agent.token") {
+				continue
+			}
+			return "Vigil's credentials directory", true
 		}
 	}
 	if strings.HasSuffix(l, "/creds") && strings.Contains(l, "vigil") {
@@ -217,6 +230,11 @@ func (sc *selfCtx) protectedPath(p string, destructive bool) (string, bool) {
 	for _, d := range sc.dataDirs {
 		if under(l, d) || destructive && under(d, l) && l != "~" && l != "/" && path.Dir(d) == l {
 			return "Vigil's data directory", true
+		}
+	}
+	for _, d := range sc.credDirs {
+		if under(l, d) || destructive && under(d, l) && l != "~" && l != "/" && path.Dir(d) == l {
+			return "Vigil's credentials directory", true
 		}
 	}
 	for _, s := range sc.settings {
