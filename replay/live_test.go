@@ -12,7 +12,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	vnode "github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/gate"
@@ -21,7 +21,7 @@ import (
 
 // node is a real Vigil node on dir, with the read models as its sink.
 type node struct {
-	srv   *server.Server
+	srv   *vnode.Node
 	store *projections.Store
 }
 
@@ -37,7 +37,7 @@ func startNode(t *testing.T, dir string, build func(processors.Options) ([]proce
 	}
 	t.Cleanup(func() { store.Close() }) // after the node's own cleanup closes it
 	srv := testnode.StartNode(t, testnode.Options{Dir: dir, Processors: procs,
-		Configure: func(c *server.Config) { c.Sink = store }})
+		Configure: func(c *vnode.Config) { c.Sink = store }})
 	n := &node{srv: srv, store: store}
 	t.Cleanup(n.stop)
 	return n

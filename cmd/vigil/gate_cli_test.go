@@ -17,7 +17,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/bench"
 	"github.com/vigil-dev/vigil/internal/configlog"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors/gate"
 )
@@ -50,7 +50,7 @@ func runGate(t *testing.T, stdin string, args ...string) (string, string, int) {
 }
 
 // startGateNode starts a node with the gate and the expiry timer.
-func startGateNode(t *testing.T) (*server.Server, string) {
+func startGateNode(t *testing.T) (*node.Node, string) {
 	t.Helper()
 	dir := t.TempDir()
 	s := testnode.StartNode(t, testnode.Options{Dir: dir, Processors: testnode.Gate(gate.Options{}), Expiry: true})
@@ -264,7 +264,7 @@ func TestGateCLI(t *testing.T) {
 }
 
 // TestHookEndToEnd pipes Claude Code payloads through `vigil hook
-// claude-code` against a real embedded server.
+// claude-code` against a real embedded node.
 func TestHookEndToEnd(t *testing.T) {
 	s, dir := startGateNode(t)
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())

@@ -16,7 +16,6 @@ import (
 
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 )
 
 // helloWorld is the baseline: the smallest Go program, built with the
@@ -56,8 +55,9 @@ func buildHookBinaries(tb testing.TB, dir string) (vigil, hello string) {
 func startHookNode(tb testing.TB) string {
 	tb.Helper()
 	dir := tb.TempDir()
-	n, err := node.Start(context.Background(), node.Config{Config: server.Config{
-		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval}})
+	n, err := node.Start(context.Background(), node.Config{
+		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
+	})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/datadir"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/projections"
 	"github.com/vigil-dev/vigil/replay"
 )
@@ -123,7 +123,7 @@ func (c *cli) printProjectionsStatus(store *projections.Store, asJSON bool, flee
 
 // openProjections opens the node's log in this process and its read
 // models, checked against the log. Both must be free: vigil serve stopped.
-func (c *cli) openProjections(ctx context.Context) (*server.Server, *projections.Store, error) {
+func (c *cli) openProjections(ctx context.Context) (*node.Node, *projections.Store, error) {
 	dir := c.data()
 	if fleetNodeDir(dir) {
 		if lock, err := datadir.New(dir).LockExisting(); errors.Is(err, datadir.ErrLocked) {

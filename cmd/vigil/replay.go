@@ -21,7 +21,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/replay"
 )
@@ -268,7 +268,7 @@ func (c *cli) openLog(ctx context.Context) (jetstream.JetStream, func(), error) 
 
 // startLocal opens the data directory's log in this process, with no
 // processors and no network listener.
-func (c *cli) startLocal(ctx context.Context) (*server.Server, error) {
+func (c *cli) startLocal(ctx context.Context) (*node.Node, error) {
 	dir := c.data()
 	if fi, err := os.Stat(datadir.New(dir).JetStream()); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("no Vigil log in %s (no running server either): pass --data DIR of a node, or --nats URL", dir)
@@ -277,7 +277,7 @@ func (c *cli) startLocal(ctx context.Context) (*server.Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := server.Start(ctx, server.Config{DataDir: dir, Durability: natsutil.DurabilityInterval, Logger: log.With("component", "local-log")})
+	s, err := node.Start(ctx, node.Config{DataDir: dir, Durability: natsutil.DurabilityInterval, Logger: log.With("component", "local-log"), NoProcessors: true})
 	if err != nil {
 		return nil, fmt.Errorf("open the log in %s: %w", dir, err)
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/projections"
@@ -53,7 +53,7 @@ func runWith(t *testing.T, args ...string) (string, string, int) {
 
 // startReplayNode starts a node running nodeProcessors with its read
 // models, as serve should, and appends the fixture conversation.
-func startReplayNode(t *testing.T, dir string) (*server.Server, *projections.Store, uint64) {
+func startReplayNode(t *testing.T, dir string) (*node.Node, *projections.Store, uint64) {
 	t.Helper()
 	signer, _, err := auditkey.LoadOrCreate(dir)
 	if err != nil {
@@ -66,7 +66,7 @@ func startReplayNode(t *testing.T, dir string) (*server.Server, *projections.Sto
 	t.Cleanup(func() { store.Close() }) // after the node's own cleanup closes it
 	s := testnode.StartNode(t, testnode.Options{Dir: dir,
 		Processors: func() ([]processors.Processor, error) { return nodeProcessors(processors.Options{}, signer) },
-		Configure:  func(c *server.Config) { c.Sink = store }})
+		Configure:  func(c *node.Config) { c.Sink = store }})
 	admin := testnode.Client(t, s, natsutil.RoleAdmin)
 	f, err := os.Open("../../replay/testdata/conversation.jsonl")
 	if err != nil {

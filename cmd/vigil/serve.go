@@ -24,7 +24,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/memlimit"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/internal/setup"
 	"github.com/vigil-dev/vigil/processors"
 )
@@ -112,7 +111,7 @@ anything. docs/fleet.md has the setup on three machines or one.`,
 	fl.StringVar(&f.credsDir, "creds-dir", "", "directory of the role credentials (default DIR/creds; share it across a fleet)")
 	fl.BoolVar(&f.acceptNewLog, "accept-new-log", false, "serve a VIGIL_LOG that is not the one this node ran on (deleted and recreated, replaced, or cut short); see docs/durability.md")
 	fl.BoolVar(&f.acceptAuditKey, "accept-audit-key", false, "in a fleet: record this node's audit key as the fleet's (after giving every node a new key on purpose); see docs/fleet.md")
-	fl.StringVar(&f.tlsMode, "tls", server.TLSAuto, "TLS on the NATS, cluster and HTTP listeners: auto (on for a --cluster node, off for a single host on loopback), on, off")
+	fl.StringVar(&f.tlsMode, "tls", node.TLSAuto, "TLS on the NATS, cluster and HTTP listeners: auto (on for a --cluster node, off for a single host on loopback), on, off")
 	fl.StringVar(&f.tlsCert, "tls-cert", "", "this node's certificate (PEM; server and client auth), verified with --tls-ca; default: one the node issues itself from the fleet CA in the creds dir")
 	fl.StringVar(&f.tlsKey, "tls-key", "", "the private key of --tls-cert")
 	fl.StringSliceVar(&f.tlsHosts, "tls-host", nil, "more names or addresses the node's own certificate is valid for (its listen hosts, host name and loopback always are)")
@@ -182,7 +181,7 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	s, err := node.Start(ctx, node.Config{Config: server.Config{
+	s, err := node.Start(ctx, node.Config{
 		NATSURL:        c.natsURL,
 		ServiceCreds:   c.creds,
 		CredsDir:       f.credsDir,
@@ -208,8 +207,9 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		TLSCA:          c.tlsCA,
 		TLSHosts:       f.tlsHosts,
 		InsecureLab:    f.insecureLab,
-	}, HTTPHosts: f.httpHosts})
-	if errors.Is(err, server.ErrStreamChanged) {
+		HTTPHosts:      f.httpHosts,
+	})
+	if errors.Is(err, node.ErrStreamChanged) {
 		return fmt.Errorf("%w\nTo serve VIGIL_LOG as it is now, start once with --accept-new-log", err)
 	}
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 )
 
 // TestStatusDataDirWithCredsDir: a node started with its credentials
@@ -20,7 +20,7 @@ func TestStatusDataDirWithCredsDir(t *testing.T) {
 	if _, err := natsutil.EnsureCreds(creds); err != nil {
 		t.Fatal(err)
 	}
-	s, err := server.Start(t.Context(), server.Config{DataDir: dir, CredsDir: creds, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval})
+	s, err := node.Start(t.Context(), node.Config{DataDir: dir, CredsDir: creds, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval, NoProcessors: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 )
 
 // streamStatus is one stream's replication, as `vigil status` shows it.
@@ -136,7 +136,7 @@ func fleetStatus(ctx context.Context, js jetstream.JetStream, st *serverStatus, 
 	// started) answers a key-value get with "not found".
 	var lastErr error = ctx.Err()
 	for ctx.Err() == nil {
-		vk, node, found, err := server.LeaderFleetKey(ctx, js.Conn())
+		vk, node, found, err := node.LeaderFleetKey(ctx, js.Conn())
 		lastErr = err
 		if err == nil {
 			if found {

@@ -15,7 +15,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/stats"
 )
@@ -29,7 +29,7 @@ func TestNATSURLOrderKept(t *testing.T) {
 	}
 	var urls []string
 	for range 2 {
-		s, err := server.Start(t.Context(), server.Config{DataDir: t.TempDir(), CredsDir: creds, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval})
+		s, err := node.Start(t.Context(), node.Config{DataDir: t.TempDir(), CredsDir: creds, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval, NoProcessors: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +53,7 @@ func TestNATSURLOrderKept(t *testing.T) {
 
 // startCLIFleet starts three clustered nodes with read models, sharing
 // one creds directory outside their data directories.
-func startCLIFleet(t *testing.T, auditKey string) ([]*server.Server, string) {
+func startCLIFleet(t *testing.T, auditKey string) ([]*node.Node, string) {
 	t.Helper()
 	creds := t.TempDir()
 	if _, err := natsutil.EnsureCreds(creds); err != nil {
@@ -71,7 +71,7 @@ func startCLIFleet(t *testing.T, auditKey string) ([]*server.Server, string) {
 		ports = append(ports, port)
 		routes = append(routes, "nats-route://127.0.0.1:"+port)
 	}
-	nodes := make([]*server.Server, 3)
+	nodes := make([]*node.Node, 3)
 	errs := make([]error, 3)
 	var wg sync.WaitGroup
 	for i := range 3 {
@@ -79,9 +79,9 @@ func startCLIFleet(t *testing.T, auditKey string) ([]*server.Server, string) {
 		go func() {
 			defer wg.Done()
 			dir := filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i))
-			nodes[i], errs[i] = server.Start(t.Context(), server.Config{
+			nodes[i], errs[i] = node.Start(t.Context(), node.Config{
 				DataDir: dir, CredsDir: creds, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-				NodeName: fmt.Sprintf("n%d", i), Replicas: 3, ProjectionsDir: datadir.New(dir).Projections(), AuditKey: auditKey,
+				NodeName: fmt.Sprintf("n%d", i), Replicas: 3, ProjectionsDir: datadir.New(dir).Projections(), AuditKey: auditKey, NoExpiry: true,
 				Cluster:    natsutil.ClusterConfig{Name: "vigil-cli", Listen: "127.0.0.1:" + ports[i], Routes: routes},
 				Processors: func() ([]processors.Processor, error) { return []processors.Processor{stats.New()}, nil },
 			})

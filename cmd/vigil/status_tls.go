@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/internal/datadir"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 )
 
 // certAlertBefore: `vigil status` alerts when a node's certificate
@@ -36,9 +36,9 @@ type tlsStatus struct {
 // node records its own there), else from the data directory's
 // serve.json (a single host).
 func tlsStatuses(ctx context.Context, js jetstream.JetStream, dataDir string, now time.Time) []tlsStatus {
-	infos, _ := server.ReadFleetTLS(ctx, js)
+	infos, _ := node.ReadFleetTLS(ctx, js)
 	if len(infos) == 0 && dataDir != "" {
-		var sf server.ServeFile
+		var sf node.ServeFile
 		if b, err := os.ReadFile(datadir.New(dataDir).ServeInfo()); err == nil && json.Unmarshal(b, &sf) == nil && sf.TLS != nil {
 			infos = append(infos, *sf.TLS)
 		}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 )
 
 // TestTokenCommands: vigil token create prints a token once, list never
@@ -20,9 +19,9 @@ import (
 // it at once, and only an admin token manages tokens.
 func TestTokenCommands(t *testing.T) {
 	dir := t.TempDir()
-	n, err := node.Start(t.Context(), node.Config{Config: server.Config{
+	n, err := node.Start(t.Context(), node.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", HTTPListen: "127.0.0.1:0", Durability: natsutil.DurabilityInterval,
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

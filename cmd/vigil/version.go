@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 )
 
 func newVersionCmd(c *cli) *cobra.Command {
@@ -18,9 +18,9 @@ func newVersionCmd(c *cli) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if asJSON {
-				return json.NewEncoder(c.stdout).Encode(map[string]string{"version": server.Version, "go": runtime.Version()})
+				return json.NewEncoder(c.stdout).Encode(map[string]string{"version": node.Version, "go": runtime.Version()})
 			}
-			_, err := fmt.Fprintf(c.stdout, "vigil %s (%s)\n", server.Version, runtime.Version())
+			_, err := fmt.Fprintf(c.stdout, "vigil %s (%s)\n", node.Version, runtime.Version())
 			return err
 		},
 	}

@@ -11,7 +11,6 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 )
@@ -30,11 +29,11 @@ func restart(t *testing.T, tg *target, mod ...func(*node.Config)) *target {
 	if err := tg.Close(ctx); err != nil {
 		t.Fatalf("close node: %v", err)
 	}
-	cfg := node.Config{Config: server.Config{
+	cfg := node.Config{
 		DataDir:    tg.dir,
 		NATSListen: "127.0.0.1:-1",
 		Durability: natsutil.DurabilityInterval,
-	}}
+	}
 	for _, m := range mod {
 		m(&cfg)
 	}

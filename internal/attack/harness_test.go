@@ -14,7 +14,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 )
 
 // target is a running node under attack.
@@ -30,11 +29,11 @@ type target struct {
 func startTarget(t testing.TB, mod ...func(*node.Config)) *target {
 	t.Helper()
 	dir := t.TempDir()
-	cfg := node.Config{Config: server.Config{
+	cfg := node.Config{
 		DataDir:    dir,
 		NATSListen: "127.0.0.1:-1",
 		Durability: natsutil.DurabilityInterval,
-	}}
+	}
 	for _, m := range mod {
 		m(&cfg)
 	}

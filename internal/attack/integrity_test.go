@@ -21,7 +21,6 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 )
 
 // integrityDeadline is generous: the node notices at once (advisory) or
@@ -32,7 +31,7 @@ const integrityDeadline = 20 * time.Second
 // down when the test ends.
 func startAt(t *testing.T, dir string, mod ...func(*node.Config)) (*target, error) {
 	t.Helper()
-	cfg := node.Config{Config: server.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval}}
+	cfg := node.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval}
 	for _, m := range mod {
 		m(&cfg)
 	}
@@ -118,7 +117,7 @@ func (tg *target) waitStopped(t *testing.T) error {
 	waitFor(t, "the node to mark itself unhealthy", integrityDeadline, func() bool { return tg.Healthy() != nil })
 	select {
 	case err := <-tg.Err():
-		if !errors.Is(err, server.ErrStreamChanged) {
+		if !errors.Is(err, node.ErrStreamChanged) {
 			t.Fatalf("node error %v, want ErrStreamChanged", err)
 		}
 		return err
@@ -169,7 +168,7 @@ func TestAdminDeletesLogWhileServing(t *testing.T) {
 	tg.refusesAppends(t)
 	closeTarget(t, tg)
 
-	if _, err := startAt(t, tg.dir); !errors.Is(err, server.ErrStreamChanged) {
+	if _, err := startAt(t, tg.dir); !errors.Is(err, node.ErrStreamChanged) {
 		t.Fatalf("restart on a deleted log: %v, want ErrStreamChanged", err)
 	}
 	tg2, err := startAt(t, tg.dir, func(c *node.Config) { c.AcceptNewLog = true })
@@ -201,7 +200,7 @@ func TestAdminRecreatesLog(t *testing.T) {
 	tg.waitAlert(t, "VIGIL_LOG was")
 	tg.refusesAppends(t)
 	closeTarget(t, tg)
-	if _, err := startAt(t, tg.dir); !errors.Is(err, server.ErrStreamChanged) || !strings.Contains(err.Error(), "replaced") {
+	if _, err := startAt(t, tg.dir); !errors.Is(err, node.ErrStreamChanged) || !strings.Contains(err.Error(), "replaced") {
 		t.Fatalf("restart on a replaced log: %v, want ErrStreamChanged (replaced)", err)
 	}
 }
@@ -377,7 +376,7 @@ func corruptStore(t *testing.T, n int) (dir, msgs string, last uint64) {
 	return tg.dir, msgs, last
 }
 
-func continuity(t *testing.T, tg *target) server.ContinuityReport {
+func continuity(t *testing.T, tg *target) node.ContinuityReport {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), integrityDeadline)
 	defer cancel()
@@ -428,7 +427,7 @@ func TestRestartOnLostMessageBlock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := startAt(t, dir); !errors.Is(err, server.ErrStreamChanged) {
+	if _, err := startAt(t, dir); !errors.Is(err, node.ErrStreamChanged) {
 		t.Fatalf("restart without the log's records: %v, want ErrStreamChanged", err)
 	}
 	tg, err := startAt(t, dir, func(c *node.Config) { c.AcceptNewLog = true })

@@ -12,7 +12,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 )
 
 // TestTLSHTTPAPIRefusesClearAndStrangers: a node with TLS serves its
@@ -22,8 +21,9 @@ import (
 // reports the certificate's expiry to whoever holds an admin token.
 func TestTLSHTTPAPIRefusesClearAndStrangers(t *testing.T) {
 	dir := t.TempDir()
-	n, err := node.Start(t.Context(), node.Config{Config: server.Config{DataDir: dir, NATSListen: "127.0.0.1:-1",
-		HTTPListen: "127.0.0.1:0", TLSMode: server.TLSOn, Durability: natsutil.DurabilityInterval}})
+	n, err := node.Start(t.Context(), node.Config{DataDir: dir, NATSListen: "127.0.0.1:-1",
+		HTTPListen: "127.0.0.1:0", TLSMode: node.TLSOn, Durability: natsutil.DurabilityInterval,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/gate"
 )
@@ -145,8 +144,9 @@ func RunGate(ctx context.Context, cfg GateConfig) (GateResult, error) {
 			res.Processors += p.Name()
 		}
 	}
-	s, err := node.Start(ctx, node.Config{Config: server.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: cfg.Durability,
-		Processors: procs, ProjectionsDir: node.ProjectionsDir(dir)}})
+	s, err := node.Start(ctx, node.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: cfg.Durability,
+		Processors: procs, ProjectionsDir: node.ProjectionsDir(dir),
+	})
 	if err != nil {
 		return res, err
 	}

@@ -22,7 +22,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
 )
 
@@ -279,14 +278,14 @@ func runVigil(ctx context.Context, cfg PipelineConfig, evs []events.Event) (time
 	defer os.RemoveAll(dir)
 	// The node as serve builds it (read models, config check, expiry
 	// timer); the processors and redaction are the caller's if set.
-	s, err := node.Start(ctx, node.Config{Config: server.Config{
+	s, err := node.Start(ctx, node.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: cfg.Durability,
 		Processors: cfg.Processors, Redactor: cfg.Redactor, NewRedactor: cfg.NewRedactor, Logger: cfg.Logger,
 		ProjectionsDir: datadir.New(dir).Projections(),
 		// Throughput is measured, not a credential's cap (one agent
 		// credential sends every event here): the caps are off.
 		IngestLimits: ingest.Limits{Conversations: -1, ActionsPerSecond: -1},
-	}})
+	})
 	if err != nil {
 		return 0, 0, err
 	}

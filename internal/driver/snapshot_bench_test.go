@@ -39,7 +39,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 )
 
 var (
@@ -107,9 +106,9 @@ func TestRestartBench(t *testing.T) {
 }
 
 func nodeConfig(dir string) node.Config {
-	cfg := node.Config{Config: server.Config{
+	cfg := node.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-	}}
+	}
 	if *restartLog {
 		cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors/gate"
 	"github.com/vigil-dev/vigil/projections"
@@ -130,24 +130,24 @@ func TestStartReadsLiveState(t *testing.T) {
 	cases := []struct {
 		name string
 		// source returns the timer's read models; nil reads everything.
-		source func(s *server.Server, p1 uint64) expiry.PendingSource
+		source func(s *node.Node, p1 uint64) expiry.PendingSource
 		// bounded: the start reads a bounded number of gate outputs.
 		bounded bool
 	}{
-		{"read models", func(s *server.Server, _ uint64) expiry.PendingSource { return s.Projections() }, true},
-		{"read models behind the pending action", func(s *server.Server, p1 uint64) expiry.PendingSource {
+		{"read models", func(s *node.Node, _ uint64) expiry.PendingSource { return s.Projections() }, true},
+		{"read models behind the pending action", func(s *node.Node, p1 uint64) expiry.PendingSource {
 			return lagging{st: s.Projections(), pos: p1 - 1}
 		}, true},
-		{"read models far behind", func(s *server.Server, p1 uint64) expiry.PendingSource {
+		{"read models far behind", func(s *node.Node, p1 uint64) expiry.PendingSource {
 			return lagging{st: s.Projections(), pos: 0}
 		}, false},
-		{"no read models", func(*server.Server, uint64) expiry.PendingSource { return nil }, false},
+		{"no read models", func(*node.Node, uint64) expiry.PendingSource { return nil }, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			opts := testnode.Options{Dir: dir, Processors: testnode.Gate(gate.Options{}),
-				Configure: func(c *server.Config) { c.ProjectionsDir = filepath.Join(dir, "projections") }}
+				Configure: func(c *node.Config) { c.ProjectionsDir = filepath.Join(dir, "projections") }}
 			s := testnode.StartNode(t, opts)
 			admin := testnode.Client(t, s, natsutil.RoleAdmin)
 			now := time.Now().UTC()

@@ -12,7 +12,6 @@ import (
 
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 )
 
 // TestCredsDirOutsideDataIsProtected: a node whose credentials directory
@@ -25,8 +24,8 @@ import (
 func TestCredsDirOutsideDataIsProtected(t *testing.T) {
 	dir := t.TempDir()
 	keys := filepath.Join(t.TempDir(), "fleet-keys")
-	n, err := node.Start(context.Background(), node.Config{Config: server.Config{
-		DataDir: dir, CredsDir: keys, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval}})
+	n, err := node.Start(context.Background(), node.Config{
+		DataDir: dir, CredsDir: keys, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval})
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}

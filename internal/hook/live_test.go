@@ -16,7 +16,6 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 )
 
 // startLiveNode starts a node as `vigil serve` does, on loopback, in a
@@ -24,8 +23,9 @@ import (
 func startLiveNode(t *testing.T) (*node.Node, string) {
 	t.Helper()
 	dir := t.TempDir()
-	n, err := node.Start(context.Background(), node.Config{Config: server.Config{
-		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval}})
+	n, err := node.Start(context.Background(), node.Config{
+		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
+	})
 	if err != nil {
 		t.Fatalf("start node: %v", err)
 	}
@@ -138,8 +138,9 @@ func TestPendingAskNamesLevelAndRules(t *testing.T) {
 // adds the process start.
 func BenchmarkHookInProcess(b *testing.B) {
 	dir := b.TempDir()
-	n, err := node.Start(context.Background(), node.Config{Config: server.Config{
-		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval}})
+	n, err := node.Start(context.Background(), node.Config{
+		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 )
 
 // api is a node serving the HTTP API on loopback, started as `vigil
@@ -33,10 +32,10 @@ type api struct {
 func startAPI(t *testing.T) *api {
 	t.Helper()
 	dir := t.TempDir()
-	n, err := node.Start(t.Context(), node.Config{Config: server.Config{
+	n, err := node.Start(t.Context(), node.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", HTTPListen: "127.0.0.1:0",
 		Durability: natsutil.DurabilityInterval,
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,9 +552,9 @@ func TestHealthAndMetrics(t *testing.T) {
 func TestCloseEndsWaitsAndStreams(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	dir := t.TempDir()
-	n, err := node.Start(t.Context(), node.Config{Config: server.Config{
+	n, err := node.Start(t.Context(), node.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", HTTPListen: "127.0.0.1:0", Durability: natsutil.DurabilityInterval,
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -604,8 +603,8 @@ func TestCloseEndsWaitsAndStreams(t *testing.T) {
 	streamResp.Body.Close()
 	tr.CloseIdleConnections()
 	goleak.VerifyNone(t, before,
-		goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server.(*Server).startGoRoutine.func1"),
-		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.ticker"),
+		goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/node.(*Server).startGoRoutine.func1"),
+		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/node.ticker"),
 		// nats.go v1.55.0: an object store Put (the driver's snapshots) starts
 		// this goroutine and, when its cleanup wins the race for the publisher's
 		// lock, leaves it waiting on a nil channel for good (jetstream/publish.go,

@@ -7,12 +7,16 @@ import (
 	"log/slog"
 	"net"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/datadir"
+	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/projections"
 )
 
 // NodeOptions say how to serve the API of a running node.
@@ -32,11 +36,26 @@ type NodeOptions struct {
 	Logger *slog.Logger
 }
 
+// Node is the running node whose API StartForServer serves
+// (internal/node.Node; this package imports no node).
+type Node interface {
+	// NATS is the embedded server, or nil when the node is attached to
+	// a cluster (role clients then connect over NodeOptions.NATSURL).
+	NATS() *natsserver.Server
+	JetStream() jetstream.JetStream
+	// Healthy is nil while the node serves, or why it does not.
+	Healthy() error
+	// Projections is the read-model store, or nil without one.
+	Projections() *projections.Store
+	// Driver is the live driver, or nil when no processors run.
+	Driver() *driver.Driver
+}
+
 // StartForServer serves the API of the node s: each role's client on an
 // in-process connection with the role's credentials (or over NATSURL when
 // s runs no embedded server), the node's JetStream for the live stream
 // and the metrics, its read models, its health and readiness.
-func StartForServer(ctx context.Context, s *server.Server, o NodeOptions) (*Server, error) {
+func StartForServer(ctx context.Context, s Node, o NodeOptions) (*Server, error) {
 	tokens, err := natsutil.EnsureTokens(o.CredsDir)
 	if err != nil {
 		o.Listener.Close()
@@ -80,7 +99,7 @@ func Listen(addr string) (net.Listener, string, error) {
 	return ln, "http://" + ln.Addr().String(), nil
 }
 
-func roleClients(s *server.Server, o NodeOptions) func(context.Context, natsutil.Role) (*client.Client, error) {
+func roleClients(s Node, o NodeOptions) func(context.Context, natsutil.Role) (*client.Client, error) {
 	return func(ctx context.Context, role natsutil.Role) (*client.Client, error) {
 		seed := datadir.CredsAt(o.CredsDir).Seed(role)
 		name := "vigil-http-" + string(role)
@@ -100,7 +119,7 @@ func roleClients(s *server.Server, o NodeOptions) func(context.Context, natsutil
 
 // nodeReady is nil once s serves decisions from a caught-up fold: healthy,
 // its driver live, its read models neither rebuilding nor corrupted.
-func nodeReady(s *server.Server) error {
+func nodeReady(s Node) error {
 	if err := s.Healthy(); err != nil {
 		return err
 	}

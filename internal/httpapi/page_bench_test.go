@@ -18,7 +18,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
-	"github.com/vigil-dev/vigil/internal/server"
 )
 
 // startBenchNode starts a node as `vigil serve` does, and returns its
@@ -26,10 +25,10 @@ import (
 func startBenchNode(b *testing.B) (url, dir, tok string) {
 	b.Helper()
 	dir = b.TempDir()
-	n, err := node.Start(b.Context(), node.Config{Config: server.Config{
+	n, err := node.Start(b.Context(), node.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", HTTPListen: "127.0.0.1:0",
 		Durability: natsutil.DurabilityInterval,
-	}})
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/testnode"
 	"github.com/vigil-dev/vigil/processors/gate"
 )
@@ -47,7 +47,7 @@ func (s *heldSink) Position() uint64 { return 0 }
 func TestDecisionBeforeStored(t *testing.T) {
 	sink := &heldSink{held: true, release: make(chan struct{}), entered: make(chan struct{})}
 	s := testnode.StartNode(t, testnode.Options{Processors: testnode.Gate(gate.Options{}),
-		Configure: func(c *server.Config) { c.Sink = sink }})
+		Configure: func(c *node.Config) { c.Sink = sink }})
 	agent := testnode.Client(t, s, natsutil.RoleAgent)
 	action := func(id, command string) events.Event {
 		return events.Event{V: 1, ID: id, Kind: events.KindAction, Conversation: "c-before", Time: time.Now().UTC(),

@@ -19,7 +19,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/testnode"
 )
 
@@ -55,9 +55,9 @@ const jsWindow = time.Second
 
 // startIndexed starts a node on dir with a 1-second JetStream window and a
 // 1-hour logical one, logging into logs.
-func startIndexed(t *testing.T, dir string, logs *logBuffer) *server.Server {
+func startIndexed(t *testing.T, dir string, logs *logBuffer) *node.Node {
 	t.Helper()
-	return testnode.StartNode(t, testnode.Options{Dir: dir, Configure: func(c *server.Config) {
+	return testnode.StartNode(t, testnode.Options{Dir: dir, Configure: func(c *node.Config) {
 		c.DedupWindow = time.Hour
 		c.LogStreamWindow = jsWindow
 		c.Logger = slog.New(slog.NewTextHandler(logs, nil))
@@ -86,7 +86,7 @@ func publishRaw(t *testing.T, js jetstream.JetStream, ev events.Event) *jetstrea
 	return ack
 }
 
-func appendOne(t *testing.T, s *server.Server, ev events.Event) (client.Result, error) {
+func appendOne(t *testing.T, s *node.Node, ev events.Event) (client.Result, error) {
 	t.Helper()
 	agent, err := s.Client(t.Context(), natsutil.RoleAgent)
 	if err != nil {
@@ -119,7 +119,7 @@ func TestIndexRecognisesRetriesAfterStreamWindow(t *testing.T) {
 	}
 	time.Sleep(3 * jsWindow) // JetStream forgets both ids
 
-	retry := func(s *server.Server, ev events.Event, seq uint64) {
+	retry := func(s *node.Node, ev events.Event, seq uint64) {
 		t.Helper()
 		ev.Time = time.Now().UTC() // a retry may be rebuilt with a new time
 		r, err := appendOne(t, s, ev)
@@ -192,7 +192,7 @@ func TestIndexOfAnotherLogIsRebuilt(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, "jetstream")); err != nil {
 		t.Fatal(err)
 	}
-	s = testnode.StartNode(t, testnode.Options{Dir: dir, Configure: func(c *server.Config) {
+	s = testnode.StartNode(t, testnode.Options{Dir: dir, Configure: func(c *node.Config) {
 		c.DedupWindow = time.Hour
 		c.LogStreamWindow = jsWindow
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))

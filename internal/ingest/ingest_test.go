@@ -12,11 +12,11 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
-	"github.com/vigil-dev/vigil/internal/server"
+	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/testnode"
 )
 
-func readDerived(t *testing.T, s *server.Server, stream, subject string) []events.Derived {
+func readDerived(t *testing.T, s *node.Node, stream, subject string) []events.Derived {
 	t.Helper()
 	var out []events.Derived
 	err := natsutil.ReadStream(t.Context(), s.JetStream(), natsutil.ReadOptions{Stream: stream, Subjects: []string{subject}},
@@ -34,7 +34,7 @@ func readDerived(t *testing.T, s *server.Server, stream, subject string) []event
 	return out
 }
 
-func logCount(t *testing.T, s *server.Server) uint64 {
+func logCount(t *testing.T, s *node.Node) uint64 {
 	t.Helper()
 	st, err := s.JetStream().Stream(t.Context(), events.StreamLog)
 	if err != nil {
@@ -124,7 +124,7 @@ func TestRefusals(t *testing.T) {
 	}
 }
 
-func readRaw(t *testing.T, s *server.Server, stream string) []byte {
+func readRaw(t *testing.T, s *node.Node, stream string) []byte {
 	t.Helper()
 	var all []byte
 	err := natsutil.ReadStream(t.Context(), s.JetStream(), natsutil.ReadOptions{Stream: stream}, func(r natsutil.RawRecord) error {

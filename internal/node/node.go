@@ -1,9 +1,25 @@
-// Package node builds a whole Vigil node the way `vigil serve` runs it:
-// the server (embedded NATS or an attached cluster, streams, ingest), the
-// redaction step following the config in force, every processor (risk,
-// gate, audit, stats, pairing) with its read models, and the approval
-// expiry and pairing timers. `vigil serve`, `vigil bench` and the integration and attack
-// tests all start nodes through Start, so what is tested is what runs.
+// Package node assembles a Vigil node, the way `vigil serve` runs it:
+// the embedded nats-server (or a connection to an existing cluster), the
+// streams, the ingest service with its redaction step following the
+// config in force, the live driver running every processor (risk, gate,
+// audit, stats, pairing) with its read models, the integrity guards (the
+// stream watch, the continuity check, the fleet's audit key), the
+// approval expiry and pairing timers, the notifier and the HTTP API.
+// `vigil serve`, `vigil bench` and the integration and attack tests all
+// start nodes through Start, so what is tested is what runs.
+//
+// Shutdown order (Close): stop the HTTP API, the notifier and the timers,
+// then stop taking requests (ingest drains, so every acknowledged event
+// is stored), stop the drivers (each finishes its batch and checkpoints),
+// close the read models, then shut NATS down.
+//
+// A node refuses to run on a log that is not the one it folded: Start
+// refuses a VIGIL_LOG deleted, replaced or cut short while the node was
+// down (unless Config.AcceptNewLog), and a running node that finds a
+// stream deleted, replaced or losing records alerts, stops taking events
+// and deciding, and reports ErrStreamChanged on Err (watch.go). At start,
+// in the background, it checks the log against the newest signed audit
+// checkpoint (continuity.go). docs/durability.md tells operators what to do.
 package node
 
 import (
@@ -17,17 +33,22 @@ import (
 	"sync"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/mod/sumdb/note"
 
+	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/datadir"
+	"github.com/vigil-dev/vigil/internal/driver"
 	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/ingest"
+	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/notify"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
-	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
 	"github.com/vigil-dev/vigil/processors/gate"
@@ -38,27 +59,154 @@ import (
 	"github.com/vigil-dev/vigil/projections"
 )
 
-// Config is a server.Config; Start fills what the caller left empty with
-// what `vigil serve` uses.
+// Config configures a node. The zero value of a field is its default
+// (Start fills them).
 type Config struct {
-	server.Config
+	// DataDir holds JetStream storage, credentials, serve.json and read models.
+	DataDir string
+	// NATSListen is host:port for NATS clients; port 0 picks a free port.
+	// Empty means in-process only (no TCP).
+	NATSListen string
+	// HTTPListen is where the HTTP API listens (empty: no HTTP API).
+	// HTTPURL is written to serve.json as http_url; Start sets it from
+	// the listener it binds before anything else starts, so serve.json
+	// names it from the first write.
+	HTTPListen   string
+	HTTPURL      string
+	Durability   natsutil.Durability
+	SyncInterval time.Duration
+	// DedupWindow is how long a stored event id is recognised (the ingest
+	// service's id index, DATA/ingest-ids); LogStreamWindow is VIGIL_LOG's
+	// own JetStream duplicate window (zero: natsutil's default, or
+	// DedupWindow when shorter). See natsutil.StreamOptions.
+	DedupWindow     time.Duration
+	LogStreamWindow time.Duration
+	// Processors builds the processors the live driver runs, fresh for
+	// each start. Nil runs the node's set (Processors, the function),
+	// signing with the key in KeyDir, unless NoProcessors.
+	Processors func() ([]processors.Processor, error)
+	// NoProcessors runs ingest only: no driver, no read models, no timers.
+	NoProcessors bool
+	// Sink receives applied batches; optional. ProjectionsDir, when set,
+	// opens the Pebble read models there and uses them as the sink; with
+	// the node's own processors and no Sink it defaults to
+	// datadir.Layout.Projections.
+	Sink           driver.Sink
+	ProjectionsDir string
+	// Redactor is the ingest service's redaction step; default
+	// DefaultRedactor.
+	Redactor ingest.Redactor
+	// NewRedactor rebuilds the redaction step from the global config in
+	// force (see ingest.Config.NewRedactor); default RedactorFor.
+	NewRedactor func(events.RedactionSettings) (ingest.Redactor, error)
+	// CheckConfig is run by the ingest service on every config event
+	// before it is stored (see ingest.Config.CheckConfig); default the
+	// function CheckConfig.
+	CheckConfig func(events.Config) error
+	// IngestLimits caps each producer credential's live conversations and
+	// actions per second (ingest.Limits; the zero value gives its defaults).
+	IngestLimits ingest.Limits
+	// NodeName names this node's durable consumers and its NATS server;
+	// default "local". It must be unique in a fleet.
+	NodeName string
+	Logger   *slog.Logger
+
+	// Fleet settings. CredsDir holds the role seeds (default DataDir/creds);
+	// every node of a fleet must share the same seeds.
+	CredsDir string
+	// Cluster makes the embedded server a node of a NATS cluster.
+	Cluster natsutil.ClusterConfig
+	// NATSURL attaches to an existing NATS server or cluster instead of
+	// starting one; the node authenticates with CredsDir's service seed, or
+	// with ServiceCreds when set.
+	NATSURL      string
+	ServiceCreds string
+	// Replicas of every stream: 1 on a single host, 3 in a fleet.
+	Replicas int
+	// SealInterval is how often the node appends an audit.seal event when
+	// the log has moved since its last seal, so the audit processor signs a
+	// checkpoint covering it; zero means no sealer.
+	SealInterval time.Duration
+
+	// AcceptNewLog makes Start serve a VIGIL_LOG that is not the one this
+	// node last ran on (deleted and recreated, replaced, or shorter than
+	// what the node folded), after an alert; without it Start refuses
+	// with ErrStreamChanged. See watch.go and docs/durability.md.
+	AcceptNewLog bool
+	// StreamWatchInterval is how often the running node checks that its
+	// streams are still the ones it started with; zero means
+	// DefaultStreamWatchInterval (advisories trigger a check at once).
+	StreamWatchInterval time.Duration
+	// AuditVerifiers verify the audit checkpoints the start-time
+	// continuity check compares the log with; default (unless
+	// NoProcessors) the key in KeyDir. Nil checks only that no record is
+	// missing (see continuity.go).
+	AuditVerifiers note.Verifiers
+	// NoContinuityCheck skips the start-time continuity check.
+	NoContinuityCheck bool
+	// AuditKey is the verifier key of the audit key the node's processors
+	// sign with (auditkey.Load). A fleet node (Cluster or NATSURL set)
+	// refuses to start, with ErrAuditKeyMismatch, when it is not the
+	// fleet's (fleetkey.go); empty skips the check.
+	AuditKey string
+	// AcceptAuditKey records AuditKey as the fleet's audit key instead of
+	// comparing it: a deliberate change of the fleet's key.
+	AcceptAuditKey bool
+
+	// TLS (tls.go). TLSMode is TLSAuto (""), TLSOn or TLSOff. TLSCert and
+	// TLSKey are the operator's node certificate, verified (and every
+	// peer's, and by every client) with TLSCA; without TLSCert the node
+	// issues its own from CredsDir's fleet CA, valid for its listen
+	// hosts and TLSHosts. With NATSURL, TLSCA (default: the fleet CA
+	// beside ServiceCreds) verifies the attached NATS.
+	TLSMode     string
+	TLSCert     string
+	TLSKey      string
+	TLSCA       string
+	TLSHosts    []string
+	InsecureLab bool
+	Certs       *natsutil.Certs
+	// UnsafeNoRedaction stores events as they arrive, secrets included:
+	// no Redactor or NewRedactor is filled in. Only for a test that must
+	// see the raw text; no command sets it.
+	UnsafeNoRedaction bool
+	// UnsafeNoConfigCheck stores config events without CheckConfig's
+	// whole-config check. Only for tests; no command sets it.
+	UnsafeNoConfigCheck bool
 	// KeyDir holds the audit signing key; default DataDir.
 	KeyDir string
-	// NoProcessors runs ingest only (Processors stays nil).
-	NoProcessors bool
-	// NoExpiry does not start the approval expiry timer.
+	// NoExpiry does not start the approval expiry and pairing timers.
 	NoExpiry bool
-	// HTTPLimits bound the HTTP API's requests (Config.HTTPListen);
-	// zero fields take httpapi's defaults.
+	// HTTPLimits bound the HTTP API's requests (HTTPListen); zero fields
+	// take httpapi's defaults.
 	HTTPLimits httpapi.Limits
 	// HTTPHosts are the names the HTTP API serves beyond its listen
 	// address and localhost (httpapi.Config.Hosts; --http-host).
 	HTTPHosts []string
+
+	tlsPrepared bool
 }
 
 // Node is a running node.
 type Node struct {
-	*server.Server
+	cfg    Config
+	ns     *natsserver.Server
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	ing    *ingest.Service
+	drv    *driver.Driver
+	store  *projections.Store
+	lock   *datadir.Lock
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// drvErr receives the core's first failure (fail); errs is Err.
+	drvErr chan error
+	info   client.ServeInfo
+	fleet  *FleetInfo
+	closed bool
+	mu     sync.Mutex
+	watch  watchState
+
 	// http is the HTTP API, when Config.HTTPListen is set.
 	http      *httpapi.Server
 	stopTimer context.CancelFunc
@@ -66,7 +214,7 @@ type Node struct {
 	// pairingDone is closed when the pairing timer has stopped.
 	pairingDone chan struct{}
 	errs        chan error
-	// closing ends the goroutine that forwards the server's failure;
+	// closing ends the goroutine that forwards the core's failure;
 	// watched is closed when it has.
 	closing, watched chan struct{}
 	closeOnce        sync.Once
@@ -96,17 +244,17 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if cfg.KeyDir == "" {
 		cfg.KeyDir = cfg.DataDir
 	}
-	if cfg.Redactor == nil {
+	if cfg.Redactor == nil && !cfg.UnsafeNoRedaction {
 		r, err := DefaultRedactor()
 		if err != nil {
 			return nil, err
 		}
 		cfg.Redactor = r
 	}
-	if cfg.NewRedactor == nil {
+	if cfg.NewRedactor == nil && !cfg.UnsafeNoRedaction {
 		cfg.NewRedactor = RedactorFor
 	}
-	if cfg.CheckConfig == nil {
+	if cfg.CheckConfig == nil && !cfg.UnsafeNoConfigCheck {
 		cfg.CheckConfig = CheckConfig
 	}
 	if cfg.Processors == nil && !cfg.NoProcessors {
@@ -135,7 +283,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	// TLS is settled before anything listens: the HTTP API speaks it
 	// with the node's certificate whenever NATS does.
-	if err := server.PrepareTLS(&cfg.Config); err != nil {
+	if err := PrepareTLS(&cfg); err != nil {
 		return nil, err
 	}
 	var httpLn net.Listener
@@ -149,20 +297,20 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		httpLn, cfg.HTTPURL = ln, url
 	}
-	s, err := server.Start(ctx, cfg.Config)
+	n, err := startServer(ctx, cfg)
 	if err != nil {
 		if httpLn != nil {
 			httpLn.Close()
 		}
 		return nil, err
 	}
-	n := &Node{Server: s, errs: make(chan error, 2), closing: make(chan struct{}), watched: make(chan struct{})}
+	n.errs, n.closing, n.watched = make(chan error, 2), make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(n.watched)
 		select {
-		case err, ok := <-s.Err():
+		case err, ok := <-n.drvErr:
 			if ok && err != nil {
-				if !errors.Is(err, server.ErrStreamChanged) {
+				if !errors.Is(err, ErrStreamChanged) {
 					err = fmt.Errorf("processor driver: %w", err)
 				}
 				n.errs <- err
@@ -171,20 +319,20 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 	}()
 	if !cfg.NoExpiry && !cfg.NoProcessors {
-		ecfg := expiry.Config{Conn: s.Conn(), Logger: cfg.Logger.With("component", "expiry")}
-		if st := s.Projections(); st != nil {
+		ecfg := expiry.Config{Conn: n.Conn(), Logger: cfg.Logger.With("component", "expiry")}
+		if st := n.Projections(); st != nil {
 			ecfg.Pending = st // bounds what its start reads (internal/expiry)
 		}
 		timer, err := expiry.New(ecfg)
 		var ptimer *pairinglog.Timer
 		if err == nil {
-			ptimer, err = pairinglog.NewTimer(pairinglog.TimerConfig{Conn: s.Conn(), Logger: cfg.Logger.With("component", "pairing-timer")})
+			ptimer, err = pairinglog.NewTimer(pairinglog.TimerConfig{Conn: n.Conn(), Logger: cfg.Logger.With("component", "pairing-timer")})
 		}
 		if err != nil {
 			if httpLn != nil {
 				httpLn.Close()
 			}
-			s.Close(context.WithoutCancel(ctx))
+			n.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
 		timerCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
@@ -203,7 +351,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			}
 		}()
 	}
-	if st := s.Projections(); st != nil && !cfg.NoProcessors {
+	if st := n.Projections(); st != nil && !cfg.NoProcessors {
 		n.startNotify(ctx, cfg, st)
 	}
 	if httpLn != nil {
@@ -227,13 +375,13 @@ func (n *Node) startHTTP(ctx context.Context, cfg Config, ln net.Listener) error
 	if credsDir == "" {
 		credsDir = datadir.New(cfg.DataDir).Creds().Dir()
 	}
-	h, err := httpapi.StartForServer(ctx, n.Server, httpapi.NodeOptions{Listener: ln, CredsDir: credsDir,
+	h, err := httpapi.StartForServer(ctx, n, httpapi.NodeOptions{Listener: ln, CredsDir: credsDir,
 		NATSURL: cfg.NATSURL, CheckConfig: cfg.CheckConfig, Hosts: cfg.HTTPHosts, Limits: cfg.HTTPLimits, Logger: cfg.Logger.With("component", "http")})
 	if err != nil {
 		return fmt.Errorf("HTTP API on %s: %w", cfg.HTTPListen, err)
 	}
 	n.http = h
-	if err := h.RegisterCollector(tlsMetrics(n.Server)); err != nil {
+	if err := h.RegisterCollector(tlsMetrics(n)); err != nil {
 		return err
 	}
 	if n.notifier != nil {
@@ -276,16 +424,22 @@ func (n *Node) startNotify(ctx context.Context, cfg Config, st *projections.Stor
 
 // Err receives a failure that stops the node from doing its work (the
 // driver or the expiry timer stopped, or a stream was deleted, replaced or
-// cut short under it: server.ErrStreamChanged); the caller should shut
+// cut short under it: ErrStreamChanged); the caller should shut
 // down and exit non-zero.
 func (n *Node) Err() <-chan error { return n.errs }
 
 // Close stops the HTTP API (its waits and streams end, its requests
 // drain within ctx), then the timer, then the server (see
-// server.Server.Close).
+// the core in the package doc's shutdown order).
 func (n *Node) Close(ctx context.Context) error {
-	n.closeOnce.Do(func() { close(n.closing) })
-	<-n.watched
+	n.closeOnce.Do(func() {
+		if n.closing != nil {
+			close(n.closing)
+		}
+	})
+	if n.watched != nil {
+		<-n.watched
+	}
 	var httpErr error
 	if n.http != nil {
 		httpErr = n.http.Close(ctx)
@@ -301,7 +455,7 @@ func (n *Node) Close(ctx context.Context) error {
 		<-n.pairingDone
 		n.stopTimer = nil
 	}
-	return errors.Join(httpErr, n.Server.Close(ctx))
+	return errors.Join(httpErr, n.closeServer(ctx))
 }
 
 // Processors is the processor set of a node, in order (replay runs the

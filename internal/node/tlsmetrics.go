@@ -2,15 +2,13 @@ package node
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/vigil-dev/vigil/internal/server"
 )
 
 // tlsMetrics are the node's TLS state on /metrics:
 // vigil_tls_cert_expiry_timestamp_seconds (when the certificate in use
 // expires, Unix seconds; absent without TLS) and vigil_insecure_lab (1
 // when the node runs without the TLS its setup needs, --insecure-lab).
-func tlsMetrics(s *server.Server) prometheus.Collector {
+func tlsMetrics(s *Node) prometheus.Collector {
 	return tlsCollector{s: s,
 		expiry: prometheus.NewDesc("vigil_tls_cert_expiry_timestamp_seconds", "When the node's TLS certificate in use expires (Unix seconds).", nil, nil),
 		lab:    prometheus.NewDesc("vigil_insecure_lab", "1 when the node runs in clear where TLS is required (--insecure-lab).", nil, nil),
@@ -18,7 +16,7 @@ func tlsMetrics(s *server.Server) prometheus.Collector {
 }
 
 type tlsCollector struct {
-	s           *server.Server
+	s           *Node
 	expiry, lab *prometheus.Desc
 }
 

@@ -21,16 +21,15 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/notify"
-	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/internal/testnode"
 )
 
 func startNode(t *testing.T) (*node.Node, string) {
 	t.Helper()
 	dir := t.TempDir()
-	n, err := node.Start(t.Context(), node.Config{Config: server.Config{
+	n, err := node.Start(t.Context(), node.Config{
 		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-	}})
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

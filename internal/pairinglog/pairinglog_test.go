@@ -15,7 +15,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
-	"github.com/vigil-dev/vigil/internal/server"
 	"github.com/vigil-dev/vigil/processors/pairing"
 )
 
@@ -29,8 +28,8 @@ func (c *fakeClock) Advance(d time.Duration) { c.off.Add(int64(d)) }
 func start(t *testing.T) (*node.Node, *client.Client) {
 	t.Helper()
 	dir := t.TempDir()
-	n, err := node.Start(t.Context(), node.Config{NoExpiry: true, Config: server.Config{
-		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval}})
+	n, err := node.Start(t.Context(), node.Config{NoExpiry: true,
+		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,160 @@
+package node
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
+
+	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
+	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/gate"
+)
+
+// operatorNATS is a nats-server in operator mode (decentralized auth:
+// an operator JWT, a system account and an application account with
+// JetStream, resolved from memory), speaking TLS only with a
+// certificate of its own CA. It returns the server, the CA file and a
+// function writing a user .creds file of the application account.
+func operatorNATS(t *testing.T) (*natsserver.Server, string, func(name string, perms *jwt.Permissions) string) {
+	t.Helper()
+	dir := t.TempDir()
+	opKP, _ := nkeys.CreateOperator()
+	opPub, _ := opKP.PublicKey()
+	op := jwt.NewOperatorClaims(opPub)
+	op.Name = "corp"
+	sysKP, _ := nkeys.CreateAccount()
+	sysPub, _ := sysKP.PublicKey()
+	op.SystemAccount = sysPub
+	opJWT, err := op.Encode(opKP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opClaims, err := jwt.DecodeOperatorClaims(opJWT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &natsserver.MemAccResolver{}
+	sys := jwt.NewAccountClaims(sysPub)
+	sys.Name = "SYS"
+	sysJWT, err := sys.Encode(opKP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Store(sysPub, sysJWT)
+	accKP, _ := nkeys.CreateAccount()
+	accPub, _ := accKP.PublicKey()
+	acc := jwt.NewAccountClaims(accPub)
+	acc.Name = "VIGIL"
+	acc.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
+	accJWT, err := acc.Encode(opKP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Store(accPub, accJWT)
+
+	if _, err := natsutil.EnsureFleetCA(dir); err != nil {
+		t.Fatal(err)
+	}
+	cert, key := filepath.Join(dir, "nats.pem"), filepath.Join(dir, "nats.key")
+	if _, err := natsutil.EnsureNodeCert(dir, "corp-nats", natsutil.NodeHosts(nil, nil), cert, key); err != nil {
+		t.Fatal(err)
+	}
+	ca := datadir.CredsAt(dir).FleetCA()
+	certs, err := natsutil.LoadCerts(natsutil.TLSFiles{Cert: cert, Key: key, CA: ca})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := &natsserver.Options{ServerName: "corp", Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true,
+		JetStream: true, StoreDir: filepath.Join(dir, "js"),
+		TrustedOperators: []*jwt.OperatorClaims{opClaims}, AccountResolver: res, SystemAccount: sysPub,
+		TLSConfig: certs.ServerConfig(), TLS: true, TLSTimeout: 2}
+	ns, err := natsserver.NewServer(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go ns.Start()
+	if !ns.ReadyForConnections(wait.Default) {
+		t.Fatal("operator-mode nats-server not ready")
+	}
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	user := func(name string, perms *jwt.Permissions) string {
+		ukp, _ := nkeys.CreateUser()
+		upub, _ := ukp.PublicKey()
+		uc := jwt.NewUserClaims(upub)
+		uc.Name = name
+		if perms != nil {
+			uc.Permissions = *perms
+		}
+		ujwt, err := uc.Encode(accKP)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seed, _ := ukp.Seed()
+		b, err := jwt.FormatUserConfig(ujwt, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, name+".creds")
+		if err := os.WriteFile(p, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	return ns, ca, user
+}
+
+// TestAttachOperatorModeJWT: a node attaches to a NATS it does not run
+// (operator mode, user JWT .creds, TLS with the operator's CA), creates
+// its streams in the account it is given, and an agent whose user JWT
+// carries only the agent role's permissions gates an action through it.
+func TestAttachOperatorModeJWT(t *testing.T) {
+	ns, ca, user := operatorNATS(t)
+	service := user("vigil-service", nil)
+	s, err := Start(t.Context(), Config{
+		DataDir: t.TempDir(), NATSURL: ns.ClientURL(), ServiceCreds: service, TLSCA: ca, NodeName: "attached",
+		Durability: natsutil.DurabilityInterval, NoExpiry: true,
+		Processors: func() ([]processors.Processor, error) {
+			g, err := gate.New(gate.Options{})
+			if err != nil {
+				return nil, err
+			}
+			return []processors.Processor{g}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(t.Context())
+	perms := natsutil.JWTPermissions(natsutil.RoleAgent)
+	agent := user("agent-1", &perms)
+	c, err := client.Connect(t.Context(), client.Options{URL: ns.ClientURL(), CredsFile: agent, TLSCA: ca, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	res, err := c.GateAndWait(t.Context(), action("jwt-1", "jwt-conv", "ls -la"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Outcome == "" || res.Seq == 0 {
+		t.Fatalf("no decision: %+v", res)
+	}
+	// The agent's JWT permits nothing else: not the log.
+	if _, err := c.JetStream().Stream(t.Context(), events.StreamLog); err == nil {
+		t.Error("the agent's JWT reads the log stream")
+	}
+	// Without the operator's CA there is no connection.
+	if c2, err := client.Connect(t.Context(), client.Options{URL: ns.ClientURL(), CredsFile: filepath.Join(t.TempDir(), "x.creds"), Timeout: 2 * time.Second}); err == nil {
+		c2.Close()
+		t.Error("connected without credentials or CA")
+	}
+}

@@ -1,0 +1,188 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"time"
+
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/datadir"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+)
+
+// Bounds of probeFleetKey: it never delays a start by more than a few
+// seconds, and gives up at once when nobody can answer.
+const (
+	probeDialWait  = 300 * time.Millisecond // for a peer's route port to accept
+	probeRouteWait = 5 * time.Second        // for a route to a peer that accepted
+	probeAskWait   = 5 * time.Second        // for the fleet's record
+)
+
+// probeFleetKey asks the fleet for its audit key before this node joins
+// it: through a throwaway nats-server without JetStream, with no client
+// listener anyone is told of, that routes to the peers (mixed mode: its requests to the
+// JetStream API are answered by the peers' JetStream). A node with
+// another key than the recorded one refuses here (ErrAuditKeyMismatch)
+// without having been a JetStream peer — a new node name would otherwise
+// stay a member of the fleet's meta group, counted in its quorum — and
+// without having served a client.
+//
+// It is best-effort: with no peer listening (the first node, a fleet
+// starting together: then it costs one refused dial per route), no record
+// yet, or no answer in time it returns nil, and the check after the join
+// (checkAuditKey) decides, as it always does.
+func probeFleetKey(ctx context.Context, cfg Config, pubs map[natsutil.Role]string) error {
+	if !anyPeerListens(cfg) {
+		return nil // a fleet starting (or nobody up): no delay
+	}
+	host, _, err := net.SplitHostPort(cfg.Cluster.Listen)
+	if err != nil || host == "" {
+		host = "127.0.0.1"
+	}
+	opts := &natsserver.Options{
+		ServerName: cfg.NodeName + "-keycheck",
+		// nats-server routes only once its client listener is up: one on
+		// loopback, on a port nobody is told (Cluster.NoAdvertise keeps it
+		// out of what the peers tell their clients).
+		Host:   "127.0.0.1",
+		Port:   natsserver.RANDOM_PORT,
+		NoSigs: true,
+		NoLog:  true,
+		Cluster: natsserver.ClusterOpts{Name: cfg.Cluster.Name, Host: host, Port: natsserver.RANDOM_PORT,
+			NoAdvertise: true},
+		Routes:                     natsserver.RoutesFromStr(strings.Join(cfg.Cluster.Routes, ",")),
+		CustomClientAuthentication: natsutil.NewAuthenticator(pubs, slog.New(slog.DiscardHandler)),
+		AlwaysEnableNonce:          true,
+	}
+	if cfg.Certs != nil { // the fleet's mutual TLS (tls.go)
+		opts.Cluster.TLSConfig, opts.Cluster.TLSTimeout = cfg.Certs.ClusterConfig(), 2
+		opts.CustomRouterAuthentication = natsutil.RouteAuth{}
+	}
+	ps, err := natsserver.NewServer(opts)
+	if err != nil {
+		return nil // the real start reports a bad configuration
+	}
+	go ps.Start()
+	defer func() {
+		ps.Shutdown()
+		ps.WaitForShutdown()
+	}()
+	if !ps.ReadyForConnections(probeRouteWait) {
+		return nil
+	}
+	for deadline := time.Now().Add(probeRouteWait); ps.NumRoutes() == 0; {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return nil // no peer up: nobody to ask
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	nc, err := natsutil.ConnectInProcess(ps, datadir.CredsAt(cfg.CredsDir).Seed(natsutil.RoleService), "vigil-keycheck-"+cfg.NodeName,
+		nats.MaxReconnects(0))
+	if err != nil {
+		return nil
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(ctx, probeAskWait)
+	defer cancel()
+	// Interest in the JetStream API reaches the probe with the route's
+	// first exchange; a peer still electing answers 503 or not at all.
+	for {
+		fleet, found, err := leaderFleetKey(ctx, nc)
+		switch {
+		case err == nil && !found:
+			return nil // no record: a fleet older than it, or a new one
+		case err == nil:
+			own := auditkey.KeyID(cfg.AuditKey)
+			if id := auditkey.KeyID(fleet.VerifierKey); id != own {
+				return fmt.Errorf("%w (found before joining the cluster): this node signs with %s (%s), but the fleet signs with %s (recorded by node %s at %s). %s",
+					ErrAuditKeyMismatch, own, datadir.New(cfg.DataDir).Signer(), id, fleet.Node, fleet.Recorded, auditKeyFix(cfg.DataDir))
+			}
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// leaderFleetKey reads FleetAuditKey from the leader of the bucket's
+// stream (the JetStream API's message get, not a direct get, which a
+// replica still catching up may answer with "not found"). found is false
+// only when the leader says there is no such record or no bucket; an
+// error means ask again (no answer yet, an election).
+func leaderFleetKey(ctx context.Context, nc *nats.Conn) (rec fleetKeyRecord, found bool, err error) {
+	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + FleetBucket + "." + FleetAuditKey})
+	actx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	m, err := nc.RequestWithContext(actx, "$JS.API.STREAM.MSG.GET.KV_"+FleetBucket, req)
+	if err != nil {
+		return rec, false, err
+	}
+	var resp struct {
+		Error *struct {
+			Code    int `json:"code"`
+			ErrCode int `json:"err_code"`
+		} `json:"error"`
+		Message *struct {
+			Data []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return rec, false, err
+	}
+	switch {
+	case resp.Error != nil && (resp.Error.ErrCode == jsErrNoMessageFound || resp.Error.ErrCode == jsErrStreamNotFound):
+		return rec, false, nil
+	case resp.Error != nil:
+		return rec, false, fmt.Errorf("node: the fleet's audit key: JetStream error %d/%d", resp.Error.Code, resp.Error.ErrCode)
+	case resp.Message == nil:
+		return rec, false, errors.New("node: the fleet's audit key: an empty answer")
+	}
+	if err := json.Unmarshal(resp.Message.Data, &rec); err != nil || rec.VerifierKey == "" {
+		return rec, false, fmt.Errorf("node: the fleet's audit key record does not decode: %v", err)
+	}
+	return rec, true, nil
+}
+
+// LeaderFleetKey reads the fleet's audit key record (the verifier key and
+// the node that recorded it) from the leader of the fleet's bucket, never
+// from a replica still catching up (which answers "not found", as a
+// key-value get may). found is false only when the leader says there is
+// none; an error means ask again.
+func LeaderFleetKey(ctx context.Context, nc *nats.Conn) (verifierKey, node string, found bool, err error) {
+	rec, found, err := leaderFleetKey(ctx, nc)
+	return rec.VerifierKey, rec.Node, found, err
+}
+
+// JetStream API error codes leaderFleetKey tells apart.
+const (
+	jsErrNoMessageFound = int(natsserver.JSNoMessageFoundErr)
+	jsErrStreamNotFound = int(natsserver.JSStreamNotFoundErr)
+)
+
+// anyPeerListens reports whether a route address of cfg other than the
+// node's own accepts a connection: a peer is up to be asked.
+func anyPeerListens(cfg Config) bool {
+	for _, r := range cfg.Cluster.Routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" || u.Host == cfg.Cluster.Listen {
+			continue
+		}
+		if c, err := net.DialTimeout("tcp", u.Host, probeDialWait); err == nil {
+			c.Close()
+			return true
+		}
+	}
+	return false
+}
