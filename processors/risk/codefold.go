@@ -18,12 +18,14 @@ import (
 
 var (
 	// "a" "b" (adjacent literals: Python, C) and "a" + "b" / "a" . "b" (Perl, PHP).
-	adjLitRe  = lazyRE(`"((?:[^"\\\n]|\\.)*)"\s*(?:[+.]\s*)?"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'\s*(?:[+.]\s*)?'((?:[^'\\\n]|\\.)*)'`)
-	chrRe     = lazyRE(`\b(?:chr|String\.fromCharCode|unichr)\(\s*(0[xX][0-9a-fA-F]+|\d{1,7})\s*\)`)
-	qwRe      = lazyRE(`\bqw\s*(?:\(([^)]*)\)|\[([^\]]*)\]|\{([^}]*)\}|/([^/]*)/|\|([^|]*)\||!([^!]*)!)`)
-	listCall  = lazyRE(`\b(system|exec|spawn|execFileSync|spawnSync)\s*\(?\s*((?:"[^"\n]*"|'[^'\n]*')(?:\s*,\s*(?:"[^"\n]*"|'[^'\n]*'))+)`)
-	getattrRe = lazyRE(`\bgetattr\(\s*([A-Za-z_][\w.]*)\s*,\s*("[A-Za-z_]\w*"|'[A-Za-z_]\w*')\s*\)`)
-	importRe  = lazyRE(`__import__\(\s*("[\w.]+"|'[\w.]+')\s*\)`)
+	adjLitRe = lazyRE(`"((?:[^"\\\n]|\\.)*)"\s*(?:[+.]\s*)?"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'\s*(?:[+.]\s*)?'((?:[^'\\\n]|\\.)*)'`)
+	chrRe    = lazyRE(`\b(?:chr|String\.fromCharCode|unichr)\(\s*(0[xX][0-9a-fA-F]+|\d{1,7})\s*\)`)
+	qwRe     = lazyRE(`\bqw\s*(?:\(([^)]*)\)|\[([^\]]*)\]|\{([^}]*)\}|/([^/]*)/|\|([^|]*)\||!([^!]*)!)`)
+	// spawn("prog", ["a", "b"]), execFile(…), os.execvp("prog", ["prog", …]): the program then its arguments.
+	progArgsCall = lazyRE(`\b(spawn|spawnSync|execFile|execFileSync|os\.execvp?e?|os\.spawnvp?e?)\s*\(\s*(?:os\.P_\w+\s*,\s*)?("[^"\n]*"|'[^'\n]*')\s*,\s*\[([^\]]*)\]`)
+	listCall     = lazyRE(`\b(system|exec|spawn|execFileSync|spawnSync)\s*\(?\s*((?:"[^"\n]*"|'[^'\n]*')(?:\s*,\s*(?:"[^"\n]*"|'[^'\n]*'))+)`)
+	getattrRe    = lazyRE(`\bgetattr\(\s*([A-Za-z_][\w.]*)\s*,\s*("[A-Za-z_]\w*"|'[A-Za-z_]\w*')\s*\)`)
+	importRe     = lazyRE(`__import__\(\s*("[\w.]+"|'[\w.]+')\s*\)`)
 	// What stays computed after folding.
 	computedRe = lazyRE(`\bgetattr\(\s*[\w.()]+\s*,\s*[^"'\s)][^)]*\)|__import__\(\s*[^"'\s)]|importlib\.import_module\(\s*[^"'\s)]|\b(?:globals|locals|vars)\(\)\s*\[|__builtins__(?:\.__dict__)?\s*\[|\bwindow\s*\[\s*[^"'\s\]]|\bprocess\s*\[\s*[^"'\s\]]|\brequire\(\s*[^"'\s)]|&\{\s*["$]|&\$\w+\s*\(|\bsend\(\s*:?[a-z_]+\s*\+|\bmethod\(\s*[^:"'\s)]`)
 	// Browser code that reads what a page keeps secret and sends it away.
@@ -63,6 +65,18 @@ func foldCode(code string) (string, bool) {
 			parts = append(parts, `"`+strings.ReplaceAll(f, `"`, `\"`)+`"`)
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
+	})
+	code = progArgsCall.ReplaceAllStringFunc(code, func(m string) string {
+		sm := progArgsCall.FindStringSubmatch(m)
+		args := sm[3]
+		if strings.HasPrefix(sm[1], "os.") {
+			// os.execvp and os.spawnv take argv with argv[0]: the program is the first
+			return sm[1] + "([" + args + "]"
+		}
+		if strings.TrimSpace(args) == "" {
+			return sm[1] + "([" + sm[2] + "]"
+		}
+		return sm[1] + "([" + sm[2] + ", " + args + "]"
 	})
 	code = listCall.ReplaceAllString(code, "$1 [$2]")
 	code = getattrRe.ReplaceAllStringFunc(code, func(m string) string {
