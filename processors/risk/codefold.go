@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -23,6 +24,10 @@ var (
 	qwRe     = lazyRE(`\bqw\s*(?:\(([^)]*)\)|\[([^\]]*)\]|\{([^}]*)\}|/([^/]*)/|\|([^|]*)\||!([^!]*)!)`)
 	// spawn("prog", ["a", "b"]), execFile(…), os.execvp("prog", ["prog", …]): the program then its arguments.
 	progArgsCall = lazyRE(`\b(spawn|spawnSync|execFile|execFileSync|os\.execvp?e?|os\.spawnvp?e?)\s*\(\s*(?:os\.P_\w+\s*,\s*)?("[^"\n]*"|'[^'\n]*')\s*,\s*\[([^\]]*)\]`)
+	// import subprocess as sp; from os import system as run_it: the
+	// alias is the module (or function) it names.
+	importAsRe   = lazyRE(`\bimport\s+(os|subprocess|shutil|pty|commands|socket|urllib\.request|requests)\s+as\s+([A-Za-z_]\w*)`)
+	fromImportRe = lazyRE(`\bfrom\s+(os|subprocess|shutil|pty|commands)\s+import\s+([\w\s,()]+?)(?:;|\n|$)`)
 	listCall     = lazyRE(`\b(system|exec|spawn|execFileSync|spawnSync)\s*\(?\s*((?:"[^"\n]*"|'[^'\n]*')(?:\s*,\s*(?:"[^"\n]*"|'[^'\n]*'))+)`)
 	getattrRe    = lazyRE(`\bgetattr\(\s*([A-Za-z_][\w.]*)\s*,\s*("[A-Za-z_]\w*"|'[A-Za-z_]\w*')\s*\)`)
 	importRe     = lazyRE(`__import__\(\s*("[\w.]+"|'[\w.]+')\s*\)`)
@@ -66,6 +71,7 @@ func foldCode(code string) (string, bool) {
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	})
+	code = foldImports(code)
 	code = progArgsCall.ReplaceAllStringFunc(code, func(m string) string {
 		sm := progArgsCall.FindStringSubmatch(m)
 		args := sm[3]
@@ -88,6 +94,43 @@ func foldCode(code string) (string, bool) {
 		return strings.Trim(sm[1], `"'`)
 	})
 	return code, code != orig
+}
+
+// foldImports writes the names an import binds as the module's own:
+// `import subprocess as s; s.call([…])` reads subprocess.call([…]), and
+// `from os import system` makes system(…) os.system(…).
+func foldImports(code string) string {
+	if !strings.Contains(code, "import") {
+		return code
+	}
+	for _, m := range importAsRe.FindAllStringSubmatch(code, 8) {
+		mod, alias := m[1], m[2]
+		if alias == mod {
+			continue
+		}
+		re, err := regexp.Compile(`(^|[^\w.])` + regexp.QuoteMeta(alias) + `\.`)
+		if err == nil {
+			code = re.ReplaceAllString(code, "${1}"+mod+".")
+		}
+	}
+	for _, m := range fromImportRe.FindAllStringSubmatch(code, 8) {
+		mod := m[1]
+		for _, part := range strings.Split(strings.Trim(m[2], " ()"), ",") {
+			f := strings.Fields(part)
+			if len(f) == 0 {
+				continue
+			}
+			name, bound := f[0], f[0]
+			if len(f) == 3 && f[1] == "as" {
+				bound = f[2]
+			}
+			re, err := regexp.Compile(`(^|[^\w.])` + regexp.QuoteMeta(bound) + `\s*\(`)
+			if err == nil {
+				code = re.ReplaceAllString(code, "${1}"+mod+"."+name+"(")
+			}
+		}
+	}
+	return code
 }
 
 // foldFindings judges what stays computed in code after folding, and

@@ -41,6 +41,8 @@ func SelfRules() []SelfRule {
 				sh(`python3 -c 'import subprocess; subprocess.run(["vigil", "approve", "cc-1"])'`),
 				sh(`python3 -c 'import os; os.system("vigil approve cc-1 --scope always")'`),
 				sh(`python3 -c 'import os; os.execvp("vigil", ["vigil", "allowlist", "add", "x"])'`),
+				sh(`python3 -c 'import subprocess as s; s.call(["vigil", "deny", "cc-9"])'`), sh(`python3 -c 'from os import system as run; run("vigil approve X")'`),
+				sh(`node -e 'require("child_process").spawnSync("vigil", ["approve", "X", "--scope", "always"])'`),
 				sh(`node -e 'require("child_process").execFileSync("vigil", ["approve", "X"])'`),
 				sh(`perl -e 'system("vigil", "token", "create", "--role", "admin")'`), sh("ruby -e '`vigil deny X`'"),
 				{Tool: "python", Args: map[string]any{"code": `import subprocess; subprocess.run(["/usr/local/bin/vigil", "approve", "X"])`}}},

@@ -53,10 +53,10 @@ var shellRules = []ShellRule{
 	// --- deleting data and disks
 	{ID: "destructive-delete-root", Analyzer: AnalyzerFiles, Levels: lvHigh, Category: catDelete,
 		Doc:   "deletes `/` or everything in it (`/*`, `--no-preserve-root`, `find / -delete`, a Windows drive root)",
-		Fires: []string{"rm -rf /", "rm${IFS}-rf${IFS}/", "find / -delete", `del /s /q C:\`}, Quiet: []string{"rm -rf ./build", "echo 'rm -rf /'"}},
+		Fires: []string{"rm -rf /", "rm${IFS}-rf${IFS}/", "find / -delete", `del /s /q C:\`, `python3 -c 'import subprocess as sp; sp.run(["rm", "-rf", "/"])'`}, Quiet: []string{"rm -rf ./build", "echo 'rm -rf /'"}},
 	{ID: "destructive-delete-home", Analyzer: AnalyzerFiles, Levels: lvHigh, Category: catDelete,
 		Doc:   "deletes a home directory (`~`, `$HOME`, `~/*`, `/home/u`, `C:\\Users\\u`)",
-		Fires: []string{"rm -rf ~", `rm -rf "$HOME"`}, Quiet: []string{"rm -rf ~/.cache/pip", "rm -rf '$HOME'"}},
+		Fires: []string{"rm -rf ~", `rm -rf "$HOME"`, `python3 -c 'from os import system as s; s("rm -rf ~")'`}, Quiet: []string{"rm -rf ~/.cache/pip", "rm -rf '$HOME'"}},
 	{ID: "destructive-delete-system", Analyzer: AnalyzerFiles, Levels: lvHigh, Category: catDelete,
 		Doc:   "deletes a system path or a device (`/etc`, `/usr`, `/etc/passwd`, `/dev/sda`, `C:\\Windows`)",
 		Fires: []string{"rm -rf /usr", "rm /etc/passwd", "shred /etc/hosts"}, Quiet: []string{"rm -rf /tmp/build", "ls /usr"}},
