@@ -78,7 +78,7 @@ func (s *scanner) toolDisparage(tool, text string) {
 		if d := defectRe.FindStringIndex(sent); d != nil && !negatedBefore(sent, d[0]) && !strings.Contains(strings.ToLower(sent[:d[0]]), "if ") {
 			// the defect is said of the other tool, not of this one
 			subj := strings.ToLower(sent[max(0, d[0]-40):d[0]])
-			if !strings.Contains(subj, "this tool") && !strings.Contains(subj, "this function") {
+			if !hasWord(wordsOf(subj), lazySet("this", "it", "itself")()) {
 				s.add("mcp-tool-disparagement", "the tool description says another tool ("+strings.TrimSpace(sent[other[0]:other[1]])+") is defective or unsafe, to draw its calls", off+min(other[0], d[0]), off+max(other[1], d[1]), true)
 				return
 			}
