@@ -305,8 +305,10 @@ func (w *walker) commandRules(c *command) {
 		case hasArg(a, "-l"):
 		case hasArg(a, "-e"):
 			w.hit(c, "cron-edit", med, "crontab -e edits scheduled jobs")
-		case hasArg(a, "-r"):
-			w.hit(c, "cron-remove", med, "crontab -r removes all scheduled jobs")
+		case flagSet(a, 'r', "--remove") && flagSet(a, 'i'):
+			w.hit(c, "cron-remove", med, "crontab -r -i asks before it removes all scheduled jobs")
+		case flagSet(a, 'r', "--remove"):
+			w.hit(c, "cron-remove", high, "crontab -r removes every scheduled job of the user at once, without asking and with no copy kept")
 		default:
 			w.hitA(c, AnalyzerFiles, "cron-persistence", high, "crontab installs scheduled jobs")
 		}
@@ -1386,11 +1388,14 @@ func (w *walker) docker(c *command) {
 		if hasArgPrefix(a, "--network=host", "--net=host") || (hasArg(a, "--network", "--net") && hasArg(a, "host")) {
 			w.hit(c, "container-host-network", med, "docker shares the host network")
 		}
-	case sub == "system prune":
-		if hasArg(a, "--volumes") {
+	case sub == "system prune" || sub == "container prune":
+		switch {
+		case hasArg(a, "--volumes"):
 			w.hit(c, "container-data-delete", high, c.name+" system prune --volumes deletes all unused data, including volumes")
-		} else {
-			w.hit(c, "container-delete", med, "docker system prune deletes unused containers and images")
+		case flagSet(a, 'f', "--force"):
+			w.hit(c, "container-data-delete", high, c.name+" "+sub+" --force deletes every stopped container, and what was written in it, without asking")
+		default:
+			w.hit(c, "container-delete", med, "docker "+sub+" deletes unused containers and images (it asks first)")
 		}
 	case sub == "volume rm" || sub == "volume prune" || sub == "compose down" && flagSet(a, 'v', "--volumes"):
 		w.hit(c, "container-data-delete", high, c.name+" "+sub+" deletes volumes and the data in them")

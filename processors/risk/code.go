@@ -175,6 +175,7 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 				add("offensive-tool", events.RiskHigh, "references the attack tool "+t)
 			}
 		}
+		w.codeLits = append(w.codeLits, codeLit{s: s, span: span, name: name, how: how, writes: writes})
 		for _, tok := range pathTokens(s) {
 			p := codePathString(tok)
 			if k := credentialKind(p); k != "" {
@@ -282,8 +283,37 @@ func codePathString(s string) string {
 	return s
 }
 
+// analyzeCodeRun judges code that runs now without a shell command around
+// it (a python action, a code argument of a tool call): analyzeCodeText,
+// then the self-protection rules over the commands it runs and the paths
+// it names (sc: the action's hook's view of Vigil's installation, nil for
+// names only), then, when no rule raised it to MEDIUM, code-not-known-safe
+// unless the code is known to be harmless (safecode.go).
+func analyzeCodeRun(lang, code string, env Env, sc *selfCtx) []finding {
+	w := newWalker(env)
+	w.top = false
+	w.outer = [2]int{0, len(code)}
+	w.self = sc
+	if strings.TrimSpace(code) == "" {
+		return nil
+	}
+	w.analyzeCode(lang, code, nil, lang)
+	w.judgeAll()
+	w.selfProtect()
+	for _, f := range w.finds {
+		if f.level.Rank() >= events.RiskMedium.Rank() {
+			return w.finds
+		}
+	}
+	if !codeKnownSafe(lang, code) {
+		w.add(finding{analyzer: AnalyzerCode, rule: "code-not-known-safe", level: events.RiskMedium, span: w.outer, command: lang,
+			detail: lang + " code that uses names outside the known-harmless vocabulary (printing, lengths, JSON of literals, arithmetic, string methods); the client's own prompt decides"})
+	}
+	return w.finds
+}
+
 // analyzeCodeText is the entry point for code that does not come from a
-// shell command (python actions, .py file writes).
+// shell command and does not run now (.py file writes, code in documents).
 func analyzeCodeText(lang, code string, env Env) []finding {
 	w := newWalker(env)
 	w.top = false

@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -18,12 +19,18 @@ import (
 
 var (
 	// "a" "b" (adjacent literals: Python, C) and "a" + "b" / "a" . "b" (Perl, PHP).
-	adjLitRe  = lazyRE(`"((?:[^"\\\n]|\\.)*)"\s*(?:[+.]\s*)?"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'\s*(?:[+.]\s*)?'((?:[^'\\\n]|\\.)*)'`)
-	chrRe     = lazyRE(`\b(?:chr|String\.fromCharCode|unichr)\(\s*(0[xX][0-9a-fA-F]+|\d{1,7})\s*\)`)
-	qwRe      = lazyRE(`\bqw\s*(?:\(([^)]*)\)|\[([^\]]*)\]|\{([^}]*)\}|/([^/]*)/|\|([^|]*)\||!([^!]*)!)`)
-	listCall  = lazyRE(`\b(system|exec|spawn|execFileSync|spawnSync)\s*\(?\s*((?:"[^"\n]*"|'[^'\n]*')(?:\s*,\s*(?:"[^"\n]*"|'[^'\n]*'))+)`)
-	getattrRe = lazyRE(`\bgetattr\(\s*([A-Za-z_][\w.]*)\s*,\s*("[A-Za-z_]\w*"|'[A-Za-z_]\w*')\s*\)`)
-	importRe  = lazyRE(`__import__\(\s*("[\w.]+"|'[\w.]+')\s*\)`)
+	adjLitRe = lazyRE(`"((?:[^"\\\n]|\\.)*)"\s*(?:[+.]\s*)?"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'\s*(?:[+.]\s*)?'((?:[^'\\\n]|\\.)*)'`)
+	chrRe    = lazyRE(`\b(?:chr|String\.fromCharCode|unichr)\(\s*(0[xX][0-9a-fA-F]+|\d{1,7})\s*\)`)
+	qwRe     = lazyRE(`\bqw\s*(?:\(([^)]*)\)|\[([^\]]*)\]|\{([^}]*)\}|/([^/]*)/|\|([^|]*)\||!([^!]*)!)`)
+	// spawn("prog", ["a", "b"]), execFile(…), os.execvp("prog", ["prog", …]): the program then its arguments.
+	progArgsCall = lazyRE(`\b(spawn|spawnSync|execFile|execFileSync|os\.execvp?e?|os\.spawnvp?e?)\s*\(\s*(?:os\.P_\w+\s*,\s*)?("[^"\n]*"|'[^'\n]*')\s*,\s*\[([^\]]*)\]`)
+	// import subprocess as sp; from os import system as run_it: the
+	// alias is the module (or function) it names.
+	importAsRe   = lazyRE(`\bimport\s+(os|subprocess|shutil|pty|commands|socket|urllib\.request|requests)\s+as\s+([A-Za-z_]\w*)`)
+	fromImportRe = lazyRE(`\bfrom\s+(os|subprocess|shutil|pty|commands)\s+import\s+([\w\s,()]+?)(?:;|\n|$)`)
+	listCall     = lazyRE(`\b(system|exec|spawn|execFileSync|spawnSync)\s*\(?\s*((?:"[^"\n]*"|'[^'\n]*')(?:\s*,\s*(?:"[^"\n]*"|'[^'\n]*'))+)`)
+	getattrRe    = lazyRE(`\bgetattr\(\s*([A-Za-z_][\w.]*)\s*,\s*("[A-Za-z_]\w*"|'[A-Za-z_]\w*')\s*\)`)
+	importRe     = lazyRE(`__import__\(\s*("[\w.]+"|'[\w.]+')\s*\)`)
 	// What stays computed after folding.
 	computedRe = lazyRE(`\bgetattr\(\s*[\w.()]+\s*,\s*[^"'\s)][^)]*\)|__import__\(\s*[^"'\s)]|importlib\.import_module\(\s*[^"'\s)]|\b(?:globals|locals|vars)\(\)\s*\[|__builtins__(?:\.__dict__)?\s*\[|\bwindow\s*\[\s*[^"'\s\]]|\bprocess\s*\[\s*[^"'\s\]]|\brequire\(\s*[^"'\s)]|&\{\s*["$]|&\$\w+\s*\(|\bsend\(\s*:?[a-z_]+\s*\+|\bmethod\(\s*[^:"'\s)]`)
 	// Browser code that reads what a page keeps secret and sends it away.
@@ -64,6 +71,19 @@ func foldCode(code string) (string, bool) {
 		}
 		return "[" + strings.Join(parts, ", ") + "]"
 	})
+	code = foldImports(code)
+	code = progArgsCall.ReplaceAllStringFunc(code, func(m string) string {
+		sm := progArgsCall.FindStringSubmatch(m)
+		args := sm[3]
+		if strings.HasPrefix(sm[1], "os.") {
+			// os.execvp and os.spawnv take argv with argv[0]: the program is the first
+			return sm[1] + "([" + args + "]"
+		}
+		if strings.TrimSpace(args) == "" {
+			return sm[1] + "([" + sm[2] + "]"
+		}
+		return sm[1] + "([" + sm[2] + ", " + args + "]"
+	})
 	code = listCall.ReplaceAllString(code, "$1 [$2]")
 	code = getattrRe.ReplaceAllStringFunc(code, func(m string) string {
 		sm := getattrRe.FindStringSubmatch(m)
@@ -74,6 +94,43 @@ func foldCode(code string) (string, bool) {
 		return strings.Trim(sm[1], `"'`)
 	})
 	return code, code != orig
+}
+
+// foldImports writes the names an import binds as the module's own:
+// `import subprocess as s; s.call([…])` reads subprocess.call([…]), and
+// `from os import system` makes system(…) os.system(…).
+func foldImports(code string) string {
+	if !strings.Contains(code, "import") {
+		return code
+	}
+	for _, m := range importAsRe.FindAllStringSubmatch(code, 8) {
+		mod, alias := m[1], m[2]
+		if alias == mod {
+			continue
+		}
+		re, err := regexp.Compile(`(^|[^\w.])` + regexp.QuoteMeta(alias) + `\.`)
+		if err == nil {
+			code = re.ReplaceAllString(code, "${1}"+mod+".")
+		}
+	}
+	for _, m := range fromImportRe.FindAllStringSubmatch(code, 8) {
+		mod := m[1]
+		for _, part := range strings.Split(strings.Trim(m[2], " ()"), ",") {
+			f := strings.Fields(part)
+			if len(f) == 0 {
+				continue
+			}
+			name, bound := f[0], f[0]
+			if len(f) == 3 && f[1] == "as" {
+				bound = f[2]
+			}
+			re, err := regexp.Compile(`(^|[^\w.])` + regexp.QuoteMeta(bound) + `\s*\(`)
+			if err == nil {
+				code = re.ReplaceAllString(code, "${1}"+mod+"."+name+"(")
+			}
+		}
+	}
+	return code
 }
 
 // foldFindings judges what stays computed in code after folding, and

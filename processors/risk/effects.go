@@ -45,7 +45,7 @@ var openWorldKnown = lazySet("gh", "helm", "heroku", "flyctl", "doctl", "restic"
 // uninstalls: HIGH when forced or recursive, or when the resource they name
 // is plainly remote (a URL, bucket:path, an ARN); MEDIUM otherwise.
 var removeVerbs = lazySet("rm", "remove", "del", "rb", "rmdir", "reset", "revoke", "deregister", "unregister", "detach",
-	"uninstall", "clear", "rmi", "disable", "forget")
+	"uninstall", "clear", "rmi", "disable", "forget", "flush")
 
 // openWorldSkip are programs whose own rules judge what their verbs delete,
 // or whose verbs act on the local machine only.
@@ -89,7 +89,9 @@ func forceFlag(a string) bool {
 	switch strings.ToLower(a) {
 	case "--force", "--yes", "--recursive", "--recurse", "--all", "--confirm", "--no-confirm", "--noconfirm",
 		"--no-prompt", "--non-interactive", "--auto-approve", "--assume-yes", "--skip-confirmation",
-		"--no-interactive", "--permanent", "--permanently", "--hard", "--cascade", "--everything", "--purge", "--prefix":
+		"--no-interactive", "--permanent", "--permanently", "--hard", "--cascade", "--everything", "--purge", "--prefix",
+		"--quiet", "--no-input", "--noinput", "--assumeyes", "--force-yes", "--skip-prompt", "--skip-prompts", "--no-prompts",
+		"--no-confirmation", "--unattended", "--approve":
 		return true
 	}
 	l := strings.ToLower(a)
@@ -426,4 +428,72 @@ func nameOf(named []string, verb string) string {
 		return "what it manages"
 	}
 	return trimArg(strings.Join(named, " "))
+}
+
+// applyVerbs are subcommands that make a remote infrastructure match a
+// plan (terraform apply, pulumi up): the plan, shown before its
+// confirmation prompt, may destroy or replace resources.
+var applyVerbs = lazySet("apply", "up")
+
+// autoApprove reports whether option a switches an apply's confirmation
+// off: -auto-approve, --yes, -y, --skip-preview, --non-interactive.
+func autoApprove(a string) bool {
+	l := strings.ToLower(a)
+	if eq := strings.IndexByte(l, '='); eq > 0 {
+		if v := l[eq+1:]; v == "false" || v == "0" || v == "no" {
+			return false
+		}
+		l = l[:eq]
+	}
+	switch l {
+	case "-auto-approve", "--auto-approve", "--yes", "-y", "--skip-preview", "--non-interactive",
+		"--terragrunt-non-interactive", "--approve", "--no-confirm", "--assume-yes":
+		return true
+	}
+	return false
+}
+
+// unreviewedApply judges an infrastructure apply whose confirmation is
+// switched off (terraform apply -auto-approve, pulumi up --yes): no one
+// sees the plan, which may destroy or replace what runs in production,
+// before it is carried out. A saved plan file given to apply was produced
+// (and can be read) before: MEDIUM, as any change.
+func (w *walker) unreviewedApply(c *command) {
+	if c.name == "" || c.dynName || c.helpOnly || openWorldSkip()[c.name] || shells[c.name] {
+		return
+	}
+	ops := operands(c.args)
+	k := -1
+	for i, o := range ops {
+		if i > 2 {
+			break
+		}
+		if applyVerbs()[strings.ToLower(o)] {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		return
+	}
+	auto := ""
+	for _, a := range c.args {
+		l := strings.ToLower(a)
+		switch {
+		case l == "--dry-run" || strings.HasPrefix(l, "--dry-run=") || l == "--preview-only" || l == "-refresh-only" || l == "--refresh-only" ||
+			l == "--help" || l == "-h" || l == "-destroy":
+			return // a preview, or a destroy the destroy rules judge
+		case autoApprove(a):
+			auto = a
+		}
+	}
+	if auto == "" {
+		return
+	}
+	for _, o := range ops[k+1:] {
+		if strings.HasSuffix(o, ".tfplan") || strings.HasSuffix(o, ".plan") || strings.HasSuffix(o, ".out") {
+			return
+		}
+	}
+	w.hit(c, "infra-apply-unreviewed", high, c.name+" "+ops[k]+" "+auto+" changes infrastructure without showing anyone the plan, which may destroy or replace resources")
 }

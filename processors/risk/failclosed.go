@@ -452,8 +452,42 @@ func (w *walker) knownSafe(c *command) bool {
 		return len(ops) > 0 && (ops[0] == "ls" || ops[0] == "list" || ops[0] == "view" || ops[0] == "outdated" || ops[0] == "why" || ops[0] == "explain")
 	case "pytest":
 		return true
+	case "python", "node", "ruby", "perl", "lua", "bun":
+		lang, code, ok := inlineCode(c)
+		return ok && codeKnownSafe(lang, code)
 	}
 	return false
+}
+
+// interpreterQuietFlags are options of interpreters that change nothing
+// of what inline code may do.
+var interpreterQuietFlags = lazySet("-u", "-B", "-E", "-I", "-S", "-s", "-q", "-O", "-OO", "-b", "-w", "-l", "-W", "-X", "--no-warnings")
+
+// inlineCode returns the inline code c runs (python -c CODE, node -e CODE,
+// perl -e CODE …) when that is all c runs: only quiet options before the
+// code flag, the code a literal, nothing read from stdin.
+func inlineCode(c *command) (string, string, bool) {
+	it, ok := interpreters[c.name]
+	switch it.lang {
+	case "python", "js", "ruby", "perl", "lua":
+	default:
+		return "", "", false
+	}
+	if !ok || c.stdin != nil && (c.stdin.text != "" || c.stdin.flags != 0) {
+		return "", "", false
+	}
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
+		for _, f := range it.flags {
+			if a == f && i+1 < len(c.args) && !dynArg(c, i+1) {
+				return it.lang, c.args[i+1], true
+			}
+		}
+		if !interpreterQuietFlags()[a] {
+			return "", "", false
+		}
+	}
+	return "", "", false
 }
 
 func dynArg(c *command, i int) bool { return i < len(c.argDyn) && c.argDyn[i] }
@@ -615,6 +649,11 @@ func (w *walker) knownSafeCheck() {
 			name := c.name
 			if name == "" {
 				name = c.path
+			}
+			if lang, _, ok := inlineCode(c); ok {
+				w.add(finding{analyzer: AnalyzerCode, rule: "code-not-known-safe", level: med, span: c.span, command: c.name,
+					detail: name + " runs " + lang + " code that uses names outside the known-harmless vocabulary (printing, lengths, JSON of literals, arithmetic, string methods); the client's own prompt decides"})
+				return
 			}
 			w.add(finding{analyzer: AnalyzerShell, rule: "not-known-safe", level: med, span: c.span, command: c.name,
 				detail: trimArg(name) + " is not on the list of programs and arguments known to be harmless; the client's own prompt decides"})

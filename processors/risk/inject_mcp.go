@@ -199,6 +199,7 @@ func (s *scanner) toolRules(tool, text string) {
 		s.findings = kept
 	}
 	s.toolCovert(tool, text)
+	s.toolDisparage(tool, text)
 	s.toolSmuggle(text, schemaParams(text))
 	if loc := shadowRe.FindStringIndex(text); loc != nil {
 		s.add("mcp-tool-shadowing", "the tool description tells the model to prefer it over other tools", loc[0], loc[1], false)

@@ -210,7 +210,7 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 		finds = s.withArgs(finds, &v, tool, args, env, cmd)
 	case pythonTools()[lt]:
 		code := firstString(args, "code", "source", "cell", "command", "script", "input")
-		finds = analyzeCodeText("python", code, env)
+		finds = analyzeCodeRun("python", code, env, self)
 		v = View{Command: code}
 		finds = s.withArgs(finds, &v, tool, args, env, code)
 	case writeTools()[lt]:

@@ -388,6 +388,49 @@ func (w *walker) selfProtect() {
 		}
 		w.selfCommand(sc, c)
 	}
+	w.selfCodeLits(sc)
+}
+
+// selfCodeLits judges the string literals of code the walk read: a path
+// to a person's credential is read by the code (open, read_text,
+// readFileSync … whatever the call), and a protected path in code that
+// writes files is written. A credential's file name alone counts when the
+// code also names the directory it lives in (os.path.join(d, "creds",
+// "approver.token")).
+func (w *walker) selfCodeLits(sc *selfCtx) {
+	credDir := false
+	for _, l := range w.codeLits {
+		ll := strings.ToLower(l.s)
+		if ll == "creds" || ll == "audit" || strings.Contains(ll, "vigil") {
+			credDir = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, l := range w.codeLits {
+		if seen[l.s] {
+			continue
+		}
+		seen[l.s] = true
+		hit := func(rule, detail string) {
+			w.add(finding{analyzer: AnalyzerSelfProtect, rule: rule, level: events.RiskHigh, span: l.span, command: l.name,
+				detail: l.how + ": " + detail})
+		}
+		if credDir {
+			for _, c := range personCreds {
+				if l.s == path.Base(c) {
+					hit(ruleSelfCreds, "names "+c+", a credential of Vigil's that speaks for a person")
+				}
+			}
+		}
+		for _, tok := range pathTokens(l.s) {
+			p := sc.norm(w.homeRel(codePathString(tok)))
+			if what, ok := sc.credPath(p); ok {
+				hit(ruleSelfCreds, "opens "+what)
+			} else if what, ok := sc.protectedPath(p, false); ok && l.writes {
+				hit(ruleSelfTamper, "code that writes files names "+what)
+			}
+		}
+	}
 }
 
 func (w *walker) selfHit(c *command, rule, detail string) {

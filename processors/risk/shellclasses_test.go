@@ -372,7 +372,7 @@ func onlyNotKnownSafe(a Assessment) bool {
 	n := 0
 	for _, r := range a.Reasons {
 		if r.Level.Rank() >= events.RiskMedium.Rank() {
-			if r.Rule != "not-known-safe" {
+			if r.Rule != "not-known-safe" && r.Rule != "code-not-known-safe" {
 				return false
 			}
 			n++

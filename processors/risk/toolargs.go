@@ -208,7 +208,7 @@ func (s *Scorer) argFindings(tool string, args map[string]any, env Env, skip str
 			if browser || k == "function" || k == "js" || k == "javascript" || k == "expression" {
 				lang = "js"
 			}
-			finds = append(finds, tag(analyzeCodeText(lang, it.val, env), it.path)...)
+			finds = append(finds, tag(analyzeCodeRun(lang, it.val, env, nil), it.path)...)
 		case argSQLKeys()[k]:
 			sqlText(it.val, it.path)
 		case argURLKeys()[k]:

@@ -62,6 +62,18 @@ type walker struct {
 	// self is what the action's hook said about Vigil's installation
 	// (selfprotect.go); nil: names only.
 	self *selfCtx
+
+	// codeLits are the string literals of the code the walk read, for the
+	// self-protection rules (selfprotect.go).
+	codeLits []codeLit
+}
+
+// codeLit is a string literal of code: what it says, where the code is,
+// and whether the code writes files.
+type codeLit struct {
+	s, name, how string
+	span         [2]int
+	writes       bool
 }
 
 func newWalker(env Env) *walker {
