@@ -133,6 +133,7 @@ func clientHooks(clientName string) []hookEntry {
 			{"beforeReadFile", "", "--budget 10s", 0},
 			{"afterShellExecution", "", "", 0},
 			{"afterMCPExecution", "", "", 0},
+			{"stop", "", "", 0},
 		}
 	}
 	return nil
