@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -259,5 +260,56 @@ func TestHookInstallKeepsFlagsAndSystem(t *testing.T) {
 	m := readJSON(t, sys)
 	if m["allowManagedHooksOnly"] != true || len(commandsOf(m, "PreToolUse")) != 1 {
 		t.Fatalf("managed settings: %v", m)
+	}
+}
+
+// TestHookInstallGeminiSystem: --system writes Gemini CLI's system
+// settings with "hooksConfig": {"enabled": true} (merged last, it
+// overrides a user's false) and drops Vigil's hook from its own disabled
+// list; doctor says when Gemini CLI would skip that file (not root-owned,
+// or under a directory others can write, as a temporary one is) and when
+// a user's settings disable Vigil's hook (a union over every scope).
+func TestHookInstallGeminiSystem(t *testing.T) {
+	root, home, proj, data := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv(install.SystemRootEnv, root)
+	t.Setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "")
+	t.Setenv("HOME", home)
+	bin := fakeBinary(t)
+	sys := filepath.Join(root, "etc", "gemini-cli", "settings.json")
+	writeFile(t, mkdirDir(t, filepath.Dir(sys)), "settings.json",
+		`{"security":{"auth":{"selectedType":"gemini-api-key"}},"hooksConfig":{"notifications":false,"disabled":["`+bin+` hook gemini --data /old","other"]}}`)
+	if out, stderr, code := runGate(t, "", "hook", "install", "gemini", "--system", "--binary", bin, "--data", data); code != 0 {
+		t.Fatalf("install --system: exit %d %s%s", code, out, stderr)
+	}
+	m := readJSON(t, sys)
+	hc, _ := m["hooksConfig"].(map[string]any)
+	if hc["enabled"] != true || hc["notifications"] != false || fmt.Sprint(hc["disabled"]) != "[other]" || len(commandsOf(m, "BeforeTool")) != 1 {
+		t.Fatalf("system settings: %v", m)
+	}
+	if m["security"] == nil {
+		t.Fatalf("the admin's settings were dropped: %v", m)
+	}
+	cmd := commandsOf(m, "BeforeTool")[0]
+	userSettings := filepath.Join(home, ".gemini", "settings.json")
+	writeFile(t, mkdirDir(t, filepath.Dir(userSettings)), "settings.json",
+		fmt.Sprintf(`{"hooksConfig":{"enabled":false,"disabled":[%q]}}`, cmd))
+	out, _, code := runGate(t, "", "hook", "doctor", "gemini", "--dir", proj, "--json")
+	var found []install.Finding
+	if err := json.Unmarshal([]byte(out), &found); err != nil || code != 1 {
+		t.Fatalf("doctor: exit %d %v\n%s", code, err, out)
+	}
+	var skipped, disabled, off bool
+	for _, f := range found {
+		skipped = skipped || f.Path == sys && !f.OK && strings.Contains(f.Detail, "Gemini CLI skips this system settings file")
+		disabled = disabled || f.Path == userSettings && strings.Contains(f.Detail, `"disabled"`)
+		off = off || f.Path == userSettings && strings.Contains(f.Detail, `"enabled": false`)
+	}
+	if !skipped || !disabled {
+		t.Errorf("doctor findings (want the skipped system file and the user's disabled entry): %s", out)
+	}
+	// The system file pins "enabled": true only where Gemini reads it;
+	// this one it skips, so the user's false counts.
+	if !off {
+		t.Errorf("doctor does not name the user's \"enabled\": false while the system file is skipped: %s", out)
 	}
 }

@@ -851,27 +851,12 @@ func deployment(t *testing.T, e *realEnv) {
 	})
 
 	t.Run("gemini: system-scope hooks hold for the agent's user", func(t *testing.T) {
-		// Gemini CLI's system settings, root-owned (GEMINI_CLI_SYSTEM_SETTINGS_PATH
-		// names the file; /etc/gemini-cli/settings.json by default).
-		gscratch := filepath.Join(dir, "gscratch")
-		mkdir(t, gscratch, 0o700)
-		if out, errOut, code := root.run(t, time.Minute, e.vigil, "hook", "install", "gemini", "--dir", gscratch,
-			"--binary", bin, "--nats", natsURL, "--creds", agentCreds); code != 0 {
-			t.Fatalf("hook install gemini: %s %s", out, errOut)
-		}
-		gs := filepath.Join(gscratch, ".gemini", "settings.json")
-		shortBudget(t, gs)
-		var m map[string]any
-		b, _ := os.ReadFile(gs)
-		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatal(err)
-		}
-		m["security"] = map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}}
-		m["privacy"] = map[string]any{"usageStatisticsEnabled": false}
-		m["telemetry"] = map[string]any{"enabled": false}
-		b, _ = json.MarshalIndent(m, "", "  ")
-		// Gemini CLI skips a system settings file under a directory others
-		// can write (such as /tmp): the real path, as on a real host.
+		// `vigil hook install gemini --system` as root writes Gemini CLI's
+		// system settings where the real Gemini CLI reads them on Linux
+		// (/etc/gemini-cli/settings.json; no GEMINI_CLI_SYSTEM_SETTINGS_PATH
+		// on either side), merged into what the admin put there. Gemini
+		// CLI skips a system file under a directory others can write (such
+		// as /tmp): the real path, as on a real host.
 		sys := "/etc/gemini-cli/settings.json"
 		if exists(sys) {
 			t.Skipf("%s exists: this host has Gemini CLI system settings; the suite does not replace them", sys)
@@ -880,8 +865,20 @@ func deployment(t *testing.T, e *realEnv) {
 			mkdir(t, filepath.Dir(sys), 0o755)
 			t.Cleanup(func() { os.Remove(filepath.Dir(sys)) })
 		}
-		t.Cleanup(func() { os.Remove(sys) })
-		writeFile(t, sys, string(b)+"\n")
+		t.Cleanup(func() {
+			os.Remove(sys)
+			if m, _ := filepath.Glob(sys + ".vigil-backup-*"); len(m) > 0 {
+				for _, f := range m {
+					os.Remove(f)
+				}
+			}
+		})
+		writeFile(t, sys, `{"security": {"auth": {"selectedType": "gemini-api-key"}}, "privacy": {"usageStatisticsEnabled": false}, "telemetry": {"enabled": false}}`+"\n")
+		rootSys := root.with("GEMINI_CLI_SYSTEM_SETTINGS_PATH=", "VIGIL_HOOK_SYSTEM_ROOT=")
+		if out, errOut, code := rootSys.run(t, time.Minute, e.vigil, "hook", "install", "gemini", "--system",
+			"--binary", bin, "--nats", natsURL, "--creds", agentCreds, "--budget", budget.String()); code != 0 || !strings.Contains(out, sys) {
+			t.Fatalf("hook install gemini --system: exit %d %s %s", code, out, errOut)
+		}
 		if _, _, code := agent.run(t, 10*time.Second, "sh", "-c", "echo '{}' > "+sys); code == 0 {
 			t.Errorf("the agent's user rewrote %s", sys)
 		}
@@ -890,7 +887,7 @@ func deployment(t *testing.T, e *realEnv) {
 		os.Chown(gproj, int(agent.cred.Uid), int(agent.cred.Gid))
 		gp := agent
 		gp.dir = gproj
-		gm := gp.with(append(geminiEnv(home, e.model.URL()), "GEMINI_CLI_SYSTEM_SETTINGS_PATH="+sys)...)
+		gm := gp.with(append(geminiEnv(home, e.model.URL()), "GEMINI_CLI_SYSTEM_SETTINGS_PATH=")...)
 		e.model.set("dga", scenario{Steps: []step{shell("echo hi-from-dga | tee gmarker_da")}, Final: "Done dga."})
 		e.geminiRun(t, gm, "dga")
 		if !exists(filepath.Join(gproj, "gmarker_da")) {
@@ -908,6 +905,62 @@ func deployment(t *testing.T, e *realEnv) {
 		if !exists(f) {
 			t.Errorf("rm -rf ran; the model got:\n%s", resultsText(e.model.resultsOf("dgb")))
 		}
+		// --skip-trust (no GEMINI_CLI_TRUST_WORKSPACE) skips the project's
+		// settings, not the system's: the hooks still run.
+		skip := gp.with(append(geminiEnv(home, e.model.URL()), "GEMINI_CLI_SYSTEM_SETTINGS_PATH=", "GEMINI_CLI_TRUST_WORKSPACE=")...)
+		e.model.set("dgc", scenario{Steps: []step{shell(`rm -rf "$HOME/gvictim"`)}, Final: "Done dgc."})
+		e.geminiRun(t, skip, "dgc", "--skip-trust")
+		if !exists(f) {
+			t.Errorf("with --skip-trust, rm -rf ran; the model got:\n%s", resultsText(e.model.resultsOf("dgc")))
+		}
+		if rs := resultsText(e.model.resultsOf("dgc")); !strings.Contains(rs, "Vigil") {
+			t.Errorf("with --skip-trust, the model's function response does not name Vigil (did the system hooks run?):\n%s", rs)
+		}
+		// The agent's user turns hooks off in its own settings: the system
+		// file's "hooksConfig": {"enabled": true} is merged last and wins.
+		userGemini := filepath.Join(home, ".gemini")
+		mkdir(t, userGemini, 0o755)
+		os.Chown(userGemini, int(agent.cred.Uid), int(agent.cred.Gid))
+		userSettings := filepath.Join(userGemini, "settings.json")
+		t.Cleanup(func() { os.Remove(userSettings) })
+		writeFile(t, userSettings, `{"hooksConfig": {"enabled": false}}`+"\n")
+		os.Chown(userSettings, int(agent.cred.Uid), int(agent.cred.Gid))
+		e.model.set("dgd", scenario{Steps: []step{shell(`rm -rf "$HOME/gvictim"`)}, Final: "Done dgd."})
+		e.geminiRun(t, gm, "dgd")
+		if !exists(f) {
+			t.Errorf("with the user's hooksConfig.enabled false, rm -rf ran; the model got:\n%s", resultsText(e.model.resultsOf("dgd")))
+		}
+		// What no system file stops: hooksConfig.disabled is a union over
+		// every scope. Doctor, as the agent's user, names it.
+		b, _ := os.ReadFile(sys)
+		var ms map[string]any
+		json.Unmarshal(b, &ms)
+		hooks, _ := ms["hooks"].(map[string]any)
+		before, _ := hooks["BeforeTool"].([]any)
+		cmd := ""
+		if len(before) == 1 {
+			inner, _ := before[0].(map[string]any)["hooks"].([]any)
+			if len(inner) == 1 {
+				cmd, _ = inner[0].(map[string]any)["command"].(string)
+			}
+		}
+		if cmd == "" {
+			t.Fatalf("no BeforeTool hook in %s:\n%s", sys, b)
+		}
+		out, _, code := agent.run(t, time.Minute, bin, "hook", "doctor", "gemini", "--dir", gproj)
+		if strings.Contains(out, "Gemini CLI skips this system settings file") {
+			t.Errorf("doctor says Gemini CLI skips the root-owned %s:\n%s", sys, out)
+		}
+		dis, _ := json.Marshal(map[string]any{"hooksConfig": map[string]any{"disabled": []string{cmd}}})
+		writeFile(t, userSettings, string(dis)+"\n")
+		out, _, code = agent.run(t, time.Minute, bin, "hook", "doctor", "gemini", "--dir", gproj)
+		if code != 1 || !strings.Contains(out, `"disabled"`) {
+			t.Errorf("doctor as the agent's user with Vigil's hook in its hooksConfig.disabled: exit %d, want 1 naming it:\n%s", code, out)
+		}
+		e.model.set("dge", scenario{Steps: []step{shell("echo hi-from-dge | tee gmarker_de")}, Final: "Done dge."})
+		e.geminiRun(t, gm, "dge")
+		recorded := geminiAction(e.logEvents(t, root, "--data", data), "echo hi-from-dge | tee gmarker_de") != ""
+		t.Logf("Gemini CLI with the system hook in the user's hooksConfig.disabled: hook ran = %v (a union no system setting undoes; docs/hooks.md)", recorded)
 	})
 
 	t.Run("doctor, as the agent's user, says ok", func(t *testing.T) {

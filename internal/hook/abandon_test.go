@@ -101,3 +101,56 @@ func TestBypassModeSelfApprovalDenied(t *testing.T) {
 		t.Fatalf("answer: %s", ans)
 	}
 }
+
+// TestCursorHandOffAbandonedAtStop: Cursor with --on-pending ask hands a
+// pending action to its own prompt; one that ran (its afterShellExecution
+// came) stays as it is, one that did not leaves vigil pending at Cursor's
+// stop. Cursor's calls carry no id: the state files link them.
+func TestCursorHandOffAbandonedAtStop(t *testing.T) {
+	_, dir := startLiveNode(t)
+	state := t.TempDir()
+	conv := `"conversation_id":"c-abandon","generation_id":"g1","workspace_roots":["/tmp/app"],"cwd":"/tmp/app"`
+	ids := testIDs()
+	run := func(payload string) string {
+		t.Helper()
+		o := liveOptions(dir, &recordingGater{}, time.Second, time.Now())
+		o.StateDir, o.OnPending, o.NewID = state, Ask, ids
+		var out bytes.Buffer
+		if code := Run(context.Background(), Cursor, strings.NewReader(payload), &out, o); code != 0 {
+			t.Fatalf("exit %d: %s", code, out.String())
+		}
+		return out.String()
+	}
+	ask := func(cmd string) string {
+		t.Helper()
+		ans := run(`{` + conv + `,"hook_event_name":"beforeShellExecution","command":"` + cmd + `"}`)
+		if !strings.Contains(ans, `"permission":"ask"`) {
+			t.Fatalf("%s: %s", cmd, ans)
+		}
+		return ans
+	}
+	ask("rm -rf /srv/ran")
+	ranID := lastCall(t, state, "rm -rf /srv/ran")
+	run(`{` + conv + `,"hook_event_name":"afterShellExecution","command":"rm -rf /srv/ran","output":"","duration":3}`)
+	ask("rm -rf /srv/refused")
+	refusedID := lastCall(t, state, "rm -rf /srv/refused")
+	waitPending(t, dir, refusedID, true)
+	if ans := run(`{` + conv + `,"hook_event_name":"stop","status":"completed","loop_count":0}`); strings.TrimSpace(ans) != "{}" {
+		t.Fatalf("stop: %s", ans)
+	}
+	waitPending(t, dir, refusedID, false)
+	if ranID == refusedID {
+		t.Fatalf("both calls got action %s", ranID)
+	}
+}
+
+// lastCall is the action id the before hook remembered for a Cursor
+// shell command (the state file's last line for it).
+func lastCall(t *testing.T, state, cmd string) string {
+	t.Helper()
+	id, ok := lookupCall(state, Call{Client: Cursor, Conversation: conversationToken(Cursor, "c-abandon"), Digest: digest("shell", cmd)})
+	if !ok {
+		t.Fatalf("no state line for %q", cmd)
+	}
+	return id
+}

@@ -304,6 +304,7 @@ func handle(ctx context.Context, call Call, o Options) Verdict {
 		if !call.Linked && o.StateDir != "" {
 			if id, ok := lookupCall(o.StateDir, call); ok {
 				call.Event.Data["action_id"] = id
+				ranHandOff(o.StateDir, call, id)
 			}
 		}
 		if c, ok := call.Event.Data["content"]; ok {

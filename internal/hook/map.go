@@ -40,8 +40,9 @@ const (
 	// PhaseStart: a session starts; the hook records conversation.started.
 	PhaseStart
 	// PhaseEnd: the client finished a turn or the session (Claude Code's
-	// Stop, SessionEnd): every action the hook handed off to the client's
-	// prompt that did not run was refused or abandoned, and is withdrawn.
+	// Stop, SessionEnd; Cursor's stop, sessionEnd): every action the hook
+	// handed off to the client's prompt that did not run was refused or
+	// abandoned, and is withdrawn.
 	PhaseEnd
 )
 
@@ -486,6 +487,10 @@ func parseCursor(m map[string]any, env Env) (Call, error) {
 			args["size"] = int64(len(s))
 		}
 		c.Event = action(env.NewID(), mapped{tool: "file_read", args: args}, cwd, meta)
+	case "stop", "sessionEnd":
+		// The agent loop ended: what the hook handed off to Cursor's own
+		// prompt and did not see run was refused there (see PhaseEnd).
+		c.Phase = PhaseEnd
 	default:
 		c.Phase = PhaseOther
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/vigil-dev/vigil/client"
@@ -222,7 +223,114 @@ func Doctor(ctx context.Context, clients []string, dir, dataDir string) []Findin
 			}
 		}
 	}
+	if slices.Contains(clients, hook.Gemini) {
+		found = append(found, geminiFindings(found, dir)...)
+	}
 	return append(found, PermissionFindings(found, dataDir)...)
+}
+
+// geminiFindings are the reasons Gemini CLI would not run the Vigil hooks
+// found: a system settings file it skips (Gemini CLI reads it only when
+// the file and every directory above it are owned by root and not
+// writable by group or others), and a user or project settings file whose
+// hooksConfig turns them off ("enabled": false, unless the system file
+// pins true; "disabled" naming a Vigil hook, which Gemini unions over
+// every scope, so that even a system hook is skipped).
+func geminiFindings(found []Finding, dir string) []Finding {
+	sys, _ := SystemSettingsPath(hook.Gemini)
+	var out []Finding
+	seen := false
+	for _, f := range found {
+		if f.Client != hook.Gemini || f.Command == "" {
+			continue
+		}
+		seen = true
+		if f.Path == sys {
+			if why := geminiSkips(sys); why != "" {
+				out = append(out, Finding{Client: hook.Gemini, Path: sys,
+					Detail: "Gemini CLI skips this system settings file, hooks included: " + why + "; fix: sudo chown root:root and chmod go-w the file and each directory above it"})
+			}
+		}
+	}
+	if !seen {
+		return nil
+	}
+	pinned := hooksConfig(sys)["enabled"] == true && geminiSkips(sys) == ""
+	var paths []string
+	if p, err := SettingsPath(hook.Gemini, Scope{User: true}); err == nil {
+		paths = append(paths, p)
+	}
+	if p, err := SettingsPath(hook.Gemini, Scope{Dir: dir}); err == nil {
+		paths = append(paths, p)
+	}
+	for _, p := range paths {
+		hc := hooksConfig(p)
+		if hc["enabled"] == false && !pinned {
+			out = append(out, Finding{Client: hook.Gemini, Path: p,
+				Detail: `"hooksConfig": {"enabled": false} turns off every hook, Vigil's included; fix: remove it, or install with --system (which pins "enabled": true)`})
+		}
+		l, _ := hc["disabled"].([]any)
+		for _, d := range l {
+			if n, _ := d.(string); isVigilHook(n, hook.Gemini) {
+				out = append(out, Finding{Client: hook.Gemini, Path: p,
+					Detail: `"hooksConfig": {"disabled": [...]} names Vigil's hook, so Gemini CLI skips it in every scope (system included); fix: remove the entry`})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// hooksConfig is the "hooksConfig" object of a Gemini settings file (nil
+// when there is none).
+func hooksConfig(path string) map[string]any {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var m struct {
+		HooksConfig map[string]any `json:"hooksConfig"`
+	}
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m.HooksConfig
+}
+
+// geminiSkips says why Gemini CLI would skip the system settings file at
+// path ("" when it reads it).
+func geminiSkips(path string) string {
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return ""
+	}
+	for _, p := range []string{path, real} {
+		for d := p; ; d = filepath.Dir(d) {
+			if why := rootOnly(d); why != "" {
+				return why
+			}
+			if d == filepath.Dir(d) {
+				break
+			}
+		}
+	}
+	return ""
+}
+
+// rootOnly says why p is not owned by root or is writable by group or
+// others ("" when neither).
+func rootOnly(p string) string {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return ""
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 {
+		return fmt.Sprintf("%s is owned by uid %d, not root", p, st.Uid)
+	}
+	if fi.Mode().Perm()&0o022 != 0 {
+		return fmt.Sprintf("%s is writable by group or others (%o)", p, fi.Mode().Perm())
+	}
+	return ""
 }
 
 // PermissionFindings checks, as this process's user (run doctor as the

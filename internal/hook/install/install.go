@@ -133,6 +133,7 @@ func clientHooks(clientName string) []hookEntry {
 			{"beforeReadFile", "", "--budget 10s", 0},
 			{"afterShellExecution", "", "", 0},
 			{"afterMCPExecution", "", "", 0},
+			{"stop", "", "", 0},
 		}
 	}
 	return nil
@@ -363,6 +364,30 @@ func merge(settings map[string]any, clientName, command string, o Options) (map[
 		// Only managed hooks run: project and user settings cannot add,
 		// remove or override a hook.
 		settings["allowManagedHooksOnly"] = true
+	}
+	if o.System && clientName == hook.Gemini {
+		// Gemini CLI merges system settings last: hooksConfig.enabled
+		// here overrides a user's or project's "enabled": false. Its
+		// hooksConfig.disabled is a union over every scope, which no
+		// system setting can undo (doctor checks it).
+		hc, _ := settings["hooksConfig"].(map[string]any)
+		if hc == nil {
+			hc = map[string]any{}
+		}
+		hc["enabled"] = true
+		if l, ok := hc["disabled"].([]any); ok {
+			var kept []any
+			for _, d := range l {
+				if n, _ := d.(string); !isVigilHook(n, clientName) {
+					kept = append(kept, d)
+				}
+			}
+			hc["disabled"] = kept
+			if kept == nil {
+				delete(hc, "disabled")
+			}
+		}
+		settings["hooksConfig"] = hc
 	}
 	if clientName == hook.Cursor {
 		if _, ok := settings["version"]; !ok {
