@@ -96,10 +96,6 @@ type Node struct {
 	notifyDone chan struct{}
 }
 
-// ProjectionsDir is where a data directory keeps its Pebble read models
-// (datadir.Layout.Projections).
-func ProjectionsDir(dataDir string) string { return datadir.New(dataDir).Projections() }
-
 // Start starts a node with cfg's defaults filled in (EnsureDefaults)
 // after checking it (Validate; a *ConfigError for each problem).
 func Start(ctx context.Context, cfg Config) (*Node, error) {
