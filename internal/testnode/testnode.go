@@ -46,9 +46,10 @@ type Options struct {
 
 // StartNode starts a node as o says, through node.Start, so with what
 // serve runs: redaction and the whole-config check on (a test that must
-// see raw text sets node.Config.UnsafeNoRedaction in Configure). It listens on 127.0.0.1 with a port
-// the kernel picks (read the bound one from s.Info().NATSURL) and is shut
-// down when the test ends, its expiry timer first.
+// see raw text sets node.Config.UnsafeNoRedaction in Configure). It
+// listens on 127.0.0.1 with a port the kernel picks (read the bound one
+// from s.Info().NATSURL) and is shut down when the test ends, its expiry
+// timer first.
 func StartNode(t testing.TB, o Options) *node.Node {
 	t.Helper()
 	dir := o.Dir
