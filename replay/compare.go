@@ -244,7 +244,7 @@ type Difference struct {
 // (a consumer changed under it, records missing from the log, an output
 // the stream refused; see internal/driver), and the node's own (a stream
 // replaced or cut short, the start-time continuity check; see
-// internal/server: "serve:...").
+// internal/node: "serve:...").
 var ignoredPrefixes = []string{"ingest:", "dlq:", "driver:", "serve:"}
 
 func ignoredID(id string) bool {

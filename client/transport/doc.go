@@ -7,7 +7,7 @@
 //
 // It lives below client and replay, not in internal/natsutil, because
 // those public packages need it and internal/ is used only from above
-// (cmd/, internal/server, internal/httpapi…): the embedded server, its
+// (cmd/, internal/node, internal/httpapi…): the embedded server, its
 // permissions and stream definitions stay in internal/natsutil, which
 // imports this package and forwards the shared names. It depends on
 // events and the NATS client libraries only, never on a processor, a read

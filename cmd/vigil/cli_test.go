@@ -3,10 +3,12 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/testnode"
 )
 
@@ -112,5 +114,21 @@ func TestClientErrorsNameWhatToDo(t *testing.T) {
 	_, stderr, code = runCLI(t, "", "serve", "--durability", "sometimes", "--data", t.TempDir())
 	if code != 1 || !strings.Contains(stderr, "fsync") {
 		t.Fatalf("bad durability: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestServeRefusesBadFleetFlagsAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	_, stderr, code := runCLI(t, "", "serve", "--replicas", "7", "--cluster", "vigil", "--nats", "nats://127.0.0.1:1", "--data", dir)
+	if code != 1 || !strings.Contains(stderr, "--replicas 7: use 1 on a single host, 3 (or 5) in a fleet") ||
+		!strings.Contains(stderr, "--nats attaches to an existing one: use one of them") {
+		t.Fatalf("bad fleet flags: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(datadir.New(dir).Audit()); !os.IsNotExist(err) {
+		t.Fatalf("a refused serve created the audit key: %v", err)
+	}
+	_, stderr, code = runCLI(t, "", "serve", "--replicas", "0", "--data", dir)
+	if code != 1 || !strings.Contains(stderr, "--replicas 0:") {
+		t.Fatalf("--replicas 0: exit %d, stderr %q", code, stderr)
 	}
 }

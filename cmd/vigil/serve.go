@@ -155,47 +155,19 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	if err != nil {
 		return fmt.Errorf("--durability: %w", err)
 	}
-	// A soft memory limit that follows the live heap, unless GOMEMLIMIT
-	// names one (internal/memlimit; issue 14).
-	limitCtx, stopLimit := context.WithCancel(ctx)
-	defer stopLimit()
-	memlimit.Auto(limitCtx, log)
-	if f.replicas < 1 || f.replicas > 5 {
-		return fmt.Errorf("--replicas %d: use 1 on a single host, 3 (or 5) in a fleet", f.replicas)
-	}
-	if f.cluster != "" && c.natsURL != "" {
-		return fmt.Errorf("--cluster starts an embedded cluster node and --nats attaches to an existing one: use one of them")
-	}
-	listen := f.natsListen
-	if f.httpDefault && f.httpListen != "" {
-		// Another node on this host has the default port: take a free
-		// one rather than fail; clients find it in serve.json.
-		if ln, err := net.Listen("tcp", f.httpListen); err != nil {
-			log.Warn("the HTTP API's default address is in use; listening on a free loopback port (http_url in serve.json)", "default", f.httpListen, "err", err)
-			f.httpListen = "127.0.0.1:0"
-		} else {
-			ln.Close()
-		}
-	}
-	signer, auditKey, err := auditkey.LoadOrCreate(c.data())
-	if err != nil {
-		return err
-	}
-	s, err := node.Start(ctx, node.Config{
+	cfg := node.Config{
 		NATSURL:        c.natsURL,
 		ServiceCreds:   c.creds,
 		CredsDir:       f.credsDir,
 		Replicas:       f.replicas,
 		Cluster:        natsutil.ClusterConfig{Name: f.cluster, Listen: f.clusterAddr, Routes: f.routes},
 		DataDir:        c.data(),
-		NATSListen:     listen,
+		NATSListen:     f.natsListen,
 		HTTPListen:     f.httpListen,
 		Durability:     dur,
 		SyncInterval:   f.syncInterval,
 		DedupWindow:    f.dedupWindow,
 		NodeName:       f.node,
-		Processors:     signerProcessors(signer),
-		AuditKey:       auditKey,
 		AcceptAuditKey: f.acceptAuditKey,
 		ProjectionsDir: datadir.New(c.data()).Projections(),
 		SealInterval:   f.sealEvery,
@@ -208,7 +180,32 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 		TLSHosts:       f.tlsHosts,
 		InsecureLab:    f.insecureLab,
 		HTTPHosts:      f.httpHosts,
-	})
+	}
+	// Checked as given, before anything is created.
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	// A soft memory limit that follows the live heap, unless GOMEMLIMIT
+	// names one (internal/memlimit).
+	limitCtx, stopLimit := context.WithCancel(ctx)
+	defer stopLimit()
+	memlimit.Auto(limitCtx, log)
+	if f.httpDefault && cfg.HTTPListen != "" {
+		// Another node on this host has the default port: take a free
+		// one rather than fail; clients find it in serve.json.
+		if ln, err := net.Listen("tcp", cfg.HTTPListen); err != nil {
+			log.Warn("the HTTP API's default address is in use; listening on a free loopback port (http_url in serve.json)", "default", cfg.HTTPListen, "err", err)
+			cfg.HTTPListen = "127.0.0.1:0"
+		} else {
+			ln.Close()
+		}
+	}
+	signer, auditKey, err := auditkey.LoadOrCreate(c.data())
+	if err != nil {
+		return err
+	}
+	cfg.Processors, cfg.AuditKey = signerProcessors(signer), auditKey
+	s, err := node.Start(ctx, cfg)
 	if errors.Is(err, node.ErrStreamChanged) {
 		return fmt.Errorf("%w\nTo serve VIGIL_LOG as it is now, start once with --accept-new-log", err)
 	}

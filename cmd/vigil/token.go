@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/client/api"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
@@ -63,7 +64,7 @@ func (c *cli) tokenAPI(f tokenFlags) (*api.Client, error) {
 	case os.Getenv("VIGIL_TOKEN") != "":
 		tok = strings.TrimSpace(os.Getenv("VIGIL_TOKEN"))
 	default:
-		t, err := natsutil.ReadToken(natsutil.CredsDir(c.data()), natsutil.RoleAdmin)
+		t, err := natsutil.ReadToken(datadir.New(c.data()).Creds().Dir(), natsutil.RoleAdmin)
 		if err != nil {
 			return nil, fmt.Errorf("%w; or give an admin token with --token-file", err)
 		}

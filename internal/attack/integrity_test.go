@@ -2,7 +2,7 @@ package attack
 
 // Integrity of the log itself: what an admin credential (or a damaged
 // disk) can do to VIGIL_LOG and VIGIL_DERIVED, and what the node does
-// about it (internal/server watch.go and continuity.go; docs/durability.md).
+// about it (internal/node watch.go and continuity.go; docs/durability.md).
 // Every attack here goes through the admin role over TCP, as natscli would.
 
 import (

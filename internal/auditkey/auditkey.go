@@ -14,7 +14,7 @@
 // or CreateFile) and copy it to DIR/audit/signer.key of every node before
 // its first start, so every node signs the same checkpoints and JetStream
 // deduplicates them by id; a fleet node refuses to start with another key
-// than the fleet's (internal/server, docs/fleet.md). KeyID and NoteSigners
+// than the fleet's (internal/node, docs/fleet.md). KeyID and NoteSigners
 // name keys for that comparison.
 package auditkey
 

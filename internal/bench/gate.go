@@ -15,6 +15,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/processors"
@@ -145,7 +146,7 @@ func RunGate(ctx context.Context, cfg GateConfig) (GateResult, error) {
 		}
 	}
 	s, err := node.Start(ctx, node.Config{DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: cfg.Durability,
-		Processors: procs, ProjectionsDir: node.ProjectionsDir(dir),
+		Processors: procs, ProjectionsDir: datadir.New(dir).Projections(),
 	})
 	if err != nil {
 		return res, err
@@ -178,14 +179,14 @@ func RunGate(ctx context.Context, cfg GateConfig) (GateResult, error) {
 	if len(cmds) == 0 {
 		return res, errors.New("bench: every sample command would wait for a person")
 	}
-	bare, err := barePublish(ctx, s.Info().NATSURL, natsutil.CredsFile(dir, natsutil.RoleAdmin), cfg.Rate, min(cfg.Duration, 3*time.Second))
+	bare, err := barePublish(ctx, s.Info().NATSURL, datadir.New(dir).Creds().Seed(natsutil.RoleAdmin), cfg.Rate, min(cfg.Duration, 3*time.Second))
 	if err != nil {
 		return res, fmt.Errorf("bench: bare publish: %w", err)
 	}
 	res.BareP50Ms, res.BareP99Ms = bare[0], bare[1]
 	agents := make([]*client.Client, cfg.Conversations)
 	for i := range agents {
-		cl, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: natsutil.CredsFile(dir, natsutil.RoleAgent), Name: fmt.Sprintf("bench-agent-%d", i)})
+		cl, err := client.Connect(ctx, client.Options{URL: s.Info().NATSURL, CredsFile: datadir.New(dir).Creds().Seed(natsutil.RoleAgent), Name: fmt.Sprintf("bench-agent-%d", i)})
 		if err != nil {
 			return res, err
 		}
@@ -273,7 +274,7 @@ func RunGate(ctx context.Context, cfg GateConfig) (GateResult, error) {
 		res.RatioP50 = res.P50Ms / res.BareP50Ms
 	}
 	res.MeanMs = float64(sum) / float64(len(ms)) / 1e6
-	res.LogRecords, res.DerivedOutputs = streamCounts(ctx, s.Info().NATSURL, natsutil.CredsFile(dir, natsutil.RoleAdmin))
+	res.LogRecords, res.DerivedOutputs = streamCounts(ctx, s.Info().NATSURL, datadir.New(dir).Creds().Seed(natsutil.RoleAdmin))
 	if res.LogRecords > 0 {
 		res.DerivedPerRecord = float64(res.DerivedOutputs) / float64(res.LogRecords)
 	}

@@ -23,9 +23,9 @@
 //	projections.lock                      the read models' own lock                          projections.Open                    0600
 //	snapshots/                            fold snapshots of a single host (a fleet: bucket)  internal/driver                     0700, files 0600
 //	ingest-ids/                           the ingest id index of a single host (Pebble)      internal/ingest                     Pebble's
-//	streams.json                          the streams the node runs on (stream watch)        internal/server                     0600
-//	redaction-seen                        the redaction settings in force, a start cache     internal/server                     0600
-//	continuity.json                       how far the log was verified, a start cache        internal/server                     0600
+//	streams.json                          the streams the node runs on (stream watch)        internal/node                       0600
+//	redaction-seen                        the redaction settings in force, a start cache     internal/node                       0600
+//	continuity.json                       how far the log was verified, a start cache        internal/node                       0600
 //	creds/                                the credentials directory (Creds), unless          natsutil.EnsureCreds                0700
 //	                                      --creds-dir names another
 //	tls/node.pem, tls/node.key            the certificate the node issued itself             natsutil.EnsureNodeCert             0644, 0600 (dir 0700)

@@ -603,8 +603,8 @@ func TestCloseEndsWaitsAndStreams(t *testing.T) {
 	streamResp.Body.Close()
 	tr.CloseIdleConnections()
 	goleak.VerifyNone(t, before,
-		goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/node.(*Server).startGoRoutine.func1"),
-		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/node.ticker"),
+		goleak.IgnoreTopFunction("github.com/nats-io/nats-server/v2/server.(*Server).startGoRoutine.func1"),
+		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.ticker"),
 		// nats.go v1.55.0: an object store Put (the driver's snapshots) starts
 		// this goroutine and, when its cleanup wins the race for the publisher's
 		// lock, leaves it waiting on a nil channel for good (jetstream/publish.go,

@@ -32,14 +32,6 @@ const (
 // Roles lists every role, in the order credentials are generated.
 var Roles = []Role{RoleAgent, RoleRuntime, RoleApprover, RoleAdmin, RoleService}
 
-// CredsDir is a data directory's credentials directory: a shorthand of
-// datadir.Layout.Creds.
-func CredsDir(dataDir string) string { return datadir.New(dataDir).Creds().Dir() }
-
-// CredsFile is the seed file of a role in a data directory: a shorthand
-// of datadir.Creds.Seed.
-func CredsFile(dataDir string, r Role) string { return datadir.New(dataDir).Creds().Seed(r) }
-
 // EnsureCreds creates an nkey user seed for every role in dir (mode 0600,
 // directory 0700) if missing, and returns each role's public key. Existing
 // seeds are kept, so credentials survive restarts; a fleet shares one dir's

@@ -317,7 +317,7 @@ func TestContinuityRootMismatch(t *testing.T) {
 
 // BenchmarkContinuityCheck measures the start-time continuity check over
 // a log of 100,000 records with a checkpoint at its end (the figure in
-// docs/durability.md): go test -run '^$' -bench ContinuityCheck ./internal/server
+// docs/durability.md): go test -run '^$' -bench ContinuityCheck ./internal/node
 func BenchmarkContinuityCheck(b *testing.B) {
 	dir := b.TempDir()
 	signer, vkey, err := auditkey.LoadOrCreate(dir)

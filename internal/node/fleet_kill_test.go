@@ -28,7 +28,7 @@ import (
 )
 
 // envFleetKill runs TestFleetKillEachLeader, which builds the vigil binary
-// and takes a few minutes: VIGIL_FLEET_KILL=1 go test ./internal/server -run TestFleetKillEachLeader -v
+// and takes a few minutes: VIGIL_FLEET_KILL=1 go test ./internal/node -run TestFleetKillEachLeader -v
 const envFleetKill = "VIGIL_FLEET_KILL"
 
 // fleetWindow is every duplicate window of the fleet under test

@@ -11,7 +11,7 @@ import (
 
 // The block of docs/fleet.md that natsutil.JWTPermissionsDoc writes.
 const (
-	jwtDocBegin = "<!-- BEGIN generated: natsutil.JWTPermissionsDoc (go test ./internal/server -run TestJWTPermissionsDoc with VIGIL_UPDATE_JWT_DOC=1) -->\n"
+	jwtDocBegin = "<!-- BEGIN generated: natsutil.JWTPermissionsDoc (go test ./internal/node -run TestJWTPermissionsDoc with VIGIL_UPDATE_JWT_DOC=1) -->\n"
 	jwtDocEnd   = "<!-- END generated -->"
 )
 

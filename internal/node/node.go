@@ -27,7 +27,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"strings"
 	"sync"
@@ -46,7 +45,6 @@ import (
 	"github.com/vigil-dev/vigil/internal/expiry"
 	"github.com/vigil-dev/vigil/internal/httpapi"
 	"github.com/vigil-dev/vigil/internal/ingest"
-	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/notify"
 	"github.com/vigil-dev/vigil/internal/pairinglog"
 	"github.com/vigil-dev/vigil/processors"
@@ -58,134 +56,6 @@ import (
 	"github.com/vigil-dev/vigil/processors/stats"
 	"github.com/vigil-dev/vigil/projections"
 )
-
-// Config configures a node. The zero value of a field is its default
-// (Start fills them).
-type Config struct {
-	// DataDir holds JetStream storage, credentials, serve.json and read models.
-	DataDir string
-	// NATSListen is host:port for NATS clients; port 0 picks a free port.
-	// Empty means in-process only (no TCP).
-	NATSListen string
-	// HTTPListen is where the HTTP API listens (empty: no HTTP API).
-	// HTTPURL is written to serve.json as http_url; Start sets it from
-	// the listener it binds before anything else starts, so serve.json
-	// names it from the first write.
-	HTTPListen   string
-	HTTPURL      string
-	Durability   natsutil.Durability
-	SyncInterval time.Duration
-	// DedupWindow is how long a stored event id is recognised (the ingest
-	// service's id index, DATA/ingest-ids); LogStreamWindow is VIGIL_LOG's
-	// own JetStream duplicate window (zero: natsutil's default, or
-	// DedupWindow when shorter). See natsutil.StreamOptions.
-	DedupWindow     time.Duration
-	LogStreamWindow time.Duration
-	// Processors builds the processors the live driver runs, fresh for
-	// each start. Nil runs the node's set (Processors, the function),
-	// signing with the key in KeyDir, unless NoProcessors.
-	Processors func() ([]processors.Processor, error)
-	// NoProcessors runs ingest only: no driver, no read models, no timers.
-	NoProcessors bool
-	// Sink receives applied batches; optional. ProjectionsDir, when set,
-	// opens the Pebble read models there and uses them as the sink; with
-	// the node's own processors and no Sink it defaults to
-	// datadir.Layout.Projections.
-	Sink           driver.Sink
-	ProjectionsDir string
-	// Redactor is the ingest service's redaction step; default
-	// DefaultRedactor.
-	Redactor ingest.Redactor
-	// NewRedactor rebuilds the redaction step from the global config in
-	// force (see ingest.Config.NewRedactor); default RedactorFor.
-	NewRedactor func(events.RedactionSettings) (ingest.Redactor, error)
-	// CheckConfig is run by the ingest service on every config event
-	// before it is stored (see ingest.Config.CheckConfig); default the
-	// function CheckConfig.
-	CheckConfig func(events.Config) error
-	// IngestLimits caps each producer credential's live conversations and
-	// actions per second (ingest.Limits; the zero value gives its defaults).
-	IngestLimits ingest.Limits
-	// NodeName names this node's durable consumers and its NATS server;
-	// default "local". It must be unique in a fleet.
-	NodeName string
-	Logger   *slog.Logger
-
-	// Fleet settings. CredsDir holds the role seeds (default DataDir/creds);
-	// every node of a fleet must share the same seeds.
-	CredsDir string
-	// Cluster makes the embedded server a node of a NATS cluster.
-	Cluster natsutil.ClusterConfig
-	// NATSURL attaches to an existing NATS server or cluster instead of
-	// starting one; the node authenticates with CredsDir's service seed, or
-	// with ServiceCreds when set.
-	NATSURL      string
-	ServiceCreds string
-	// Replicas of every stream: 1 on a single host, 3 in a fleet.
-	Replicas int
-	// SealInterval is how often the node appends an audit.seal event when
-	// the log has moved since its last seal, so the audit processor signs a
-	// checkpoint covering it; zero means no sealer.
-	SealInterval time.Duration
-
-	// AcceptNewLog makes Start serve a VIGIL_LOG that is not the one this
-	// node last ran on (deleted and recreated, replaced, or shorter than
-	// what the node folded), after an alert; without it Start refuses
-	// with ErrStreamChanged. See watch.go and docs/durability.md.
-	AcceptNewLog bool
-	// StreamWatchInterval is how often the running node checks that its
-	// streams are still the ones it started with; zero means
-	// DefaultStreamWatchInterval (advisories trigger a check at once).
-	StreamWatchInterval time.Duration
-	// AuditVerifiers verify the audit checkpoints the start-time
-	// continuity check compares the log with; default (unless
-	// NoProcessors) the key in KeyDir. Nil checks only that no record is
-	// missing (see continuity.go).
-	AuditVerifiers note.Verifiers
-	// NoContinuityCheck skips the start-time continuity check.
-	NoContinuityCheck bool
-	// AuditKey is the verifier key of the audit key the node's processors
-	// sign with (auditkey.Load). A fleet node (Cluster or NATSURL set)
-	// refuses to start, with ErrAuditKeyMismatch, when it is not the
-	// fleet's (fleetkey.go); empty skips the check.
-	AuditKey string
-	// AcceptAuditKey records AuditKey as the fleet's audit key instead of
-	// comparing it: a deliberate change of the fleet's key.
-	AcceptAuditKey bool
-
-	// TLS (tls.go). TLSMode is TLSAuto (""), TLSOn or TLSOff. TLSCert and
-	// TLSKey are the operator's node certificate, verified (and every
-	// peer's, and by every client) with TLSCA; without TLSCert the node
-	// issues its own from CredsDir's fleet CA, valid for its listen
-	// hosts and TLSHosts. With NATSURL, TLSCA (default: the fleet CA
-	// beside ServiceCreds) verifies the attached NATS.
-	TLSMode     string
-	TLSCert     string
-	TLSKey      string
-	TLSCA       string
-	TLSHosts    []string
-	InsecureLab bool
-	Certs       *natsutil.Certs
-	// UnsafeNoRedaction stores events as they arrive, secrets included:
-	// no Redactor or NewRedactor is filled in. Only for a test that must
-	// see the raw text; no command sets it.
-	UnsafeNoRedaction bool
-	// UnsafeNoConfigCheck stores config events without CheckConfig's
-	// whole-config check. Only for tests; no command sets it.
-	UnsafeNoConfigCheck bool
-	// KeyDir holds the audit signing key; default DataDir.
-	KeyDir string
-	// NoExpiry does not start the approval expiry and pairing timers.
-	NoExpiry bool
-	// HTTPLimits bound the HTTP API's requests (HTTPListen); zero fields
-	// take httpapi's defaults.
-	HTTPLimits httpapi.Limits
-	// HTTPHosts are the names the HTTP API serves beyond its listen
-	// address and localhost (httpapi.Config.Hosts; --http-host).
-	HTTPHosts []string
-
-	tlsPrepared bool
-}
 
 // Node is a running node.
 type Node struct {
@@ -226,49 +96,14 @@ type Node struct {
 	notifyDone chan struct{}
 }
 
-// ProjectionsDir is where a data directory keeps its Pebble read models
-// (datadir.Layout.Projections).
-func ProjectionsDir(dataDir string) string { return datadir.New(dataDir).Projections() }
-
-// Start starts a node. Defaults: the default redaction rules, rebuilt
-// from each global config's redaction settings; the node's processors
-// (Processors) signing with the key in KeyDir; read models in
-// ProjectionsDir(DataDir); the expiry timer.
+// Start starts a node with cfg's defaults filled in (EnsureDefaults)
+// after checking it (Validate; a *ConfigError for each problem).
 func Start(ctx context.Context, cfg Config) (*Node, error) {
-	if cfg.DataDir == "" {
-		return nil, errors.New("node: DataDir is required")
+	if err := cfg.EnsureDefaults(); err != nil {
+		return nil, err
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.KeyDir == "" {
-		cfg.KeyDir = cfg.DataDir
-	}
-	if cfg.Redactor == nil && !cfg.UnsafeNoRedaction {
-		r, err := DefaultRedactor()
-		if err != nil {
-			return nil, err
-		}
-		cfg.Redactor = r
-	}
-	if cfg.NewRedactor == nil && !cfg.UnsafeNoRedaction {
-		cfg.NewRedactor = RedactorFor
-	}
-	if cfg.CheckConfig == nil && !cfg.UnsafeNoConfigCheck {
-		cfg.CheckConfig = CheckConfig
-	}
-	if cfg.Processors == nil && !cfg.NoProcessors {
-		keyDir := cfg.KeyDir
-		cfg.Processors = func() ([]processors.Processor, error) {
-			signer, _, err := auditkey.LoadOrCreate(keyDir)
-			if err != nil {
-				return nil, err
-			}
-			return Processors(processors.Options{}, signer)
-		}
-		if cfg.ProjectionsDir == "" && cfg.Sink == nil {
-			cfg.ProjectionsDir = ProjectionsDir(cfg.DataDir)
-		}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.AuditVerifiers == nil && !cfg.NoProcessors {
 		// The continuity check at start compares the log with the newest

@@ -81,18 +81,8 @@ func (c *Config) ingestIndexDir() string {
 // driver, the guards); Start adds the rest. On error everything started
 // is stopped again.
 func startServer(ctx context.Context, cfg Config) (_ *Node, err error) {
-	if cfg.DataDir == "" {
-		return nil, errors.New("node: DataDir is required")
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	} else {
-		// What is normal in a fleet is said once (lognoise.go).
-		cfg.Logger = slog.New(newQuietHandler(cfg.Logger.Handler(), nil))
-	}
-	if cfg.NodeName == "" {
-		cfg.NodeName = "local"
-	}
+	// What is normal in a fleet is said once (lognoise.go).
+	cfg.Logger = slog.New(newQuietHandler(cfg.Logger.Handler(), nil))
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory %s: %w", cfg.DataDir, err)
 	}

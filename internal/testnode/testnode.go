@@ -44,9 +44,12 @@ type Options struct {
 	Configure func(*node.Config)
 }
 
-// StartNode starts a node as o says. It listens on 127.0.0.1 with a port
-// the kernel picks (read the bound one from s.Info().NATSURL) and is shut
-// down when the test ends, its expiry timer first.
+// StartNode starts a node as o says, through node.Start, so with what
+// serve runs: redaction and the whole-config check on (a test that must
+// see raw text sets node.Config.UnsafeNoRedaction in Configure). It
+// listens on 127.0.0.1 with a port the kernel picks (read the bound one
+// from s.Info().NATSURL) and is shut down when the test ends, its expiry
+// timer first.
 func StartNode(t testing.TB, o Options) *node.Node {
 	t.Helper()
 	dir := o.Dir
@@ -60,10 +63,6 @@ func StartNode(t testing.TB, o Options) *node.Node {
 		Processors: o.Processors,
 		// The timers run beside the node on Now's clock (Expiry).
 		NoExpiry: true,
-		// Until the tests that read raw text opt out, the harness keeps
-		// the bare node it always started.
-		UnsafeNoRedaction:   true,
-		UnsafeNoConfigCheck: true,
 	}
 	if o.Configure != nil {
 		o.Configure(&cfg)

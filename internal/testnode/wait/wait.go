@@ -1,7 +1,7 @@
 // Package wait holds the test harness's bounded waits: on a driver's
 // checkpoint and on any condition. It imports nothing of Vigil, so the
-// internal tests of every package can use it, internal/server's included
-// (internal/testnode itself imports internal/server; it forwards these).
+// internal tests of every package can use it, internal/node's included
+// (internal/testnode itself imports internal/node; it forwards these).
 //
 // It is meant for tests only; nothing outside _test.go files imports it.
 package wait
