@@ -130,6 +130,11 @@ type Service struct {
 	idx *idIndex
 	// lim holds each producer credential's load (Config.Limits).
 	lim *limiter
+	// chain: VIGIL_LOG has one replica, and a request's events are sent
+	// as one chain rather than one atomic batch (see store).
+	chain bool
+	// logSt is VIGIL_LOG (logStream).
+	logSt atomic.Pointer[jetstream.Stream]
 }
 
 // Reply is the JSON answer to an ingest request (events.IngestReply).
@@ -264,6 +269,12 @@ func (s *Service) StartContext(ctx context.Context) error {
 			return err
 		}
 		s.idx = idx
+	}
+	// On a single-replica VIGIL_LOG nats-server stages every atomic batch
+	// in a file store of its own, created and removed per batch: a
+	// request's events go as one chain there (store).
+	if st, err := s.cfg.JS.Stream(ctx, events.StreamLog); err == nil && st.CachedInfo().Config.Replicas <= 1 {
+		s.chain = true
 	}
 	w, err := newDecisionWatcher(s.cfg.Conn, readDecisions(s.cfg.JS))
 	if err != nil {
@@ -446,6 +457,11 @@ func (s *Service) handle(m *nats.Msg) {
 			return
 		}
 		s.cfg.Logger.Warn("ingest: store failed", "subject", m.Subject, "events", len(evs), "err", err)
+		var partial *natsutil.PartialError
+		if errors.As(err, &partial) {
+			s.reply(m, Reply{Error: fmt.Sprintf("partly stored: the first %d of the %d events to store are stored, in order, the rest not: %v; retry the request with the same ids (nothing is stored twice)", len(partial.Acks), partial.Total, partial.Err), Index: -1})
+			return
+		}
 		s.reply(m, Reply{Error: "not stored: " + err.Error() + "; retry with the same ids", Index: -1})
 		return
 	}
@@ -602,8 +618,11 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 		msg.Header.Set(jetstream.MsgIDHeader, evs[i].ID)
 		msgs[i] = msg
 	}
-	// All or nothing, in order: refused whole if any event is too big
-	// once redacted, stored as one atomic batch otherwise.
+	// Refused whole if any event is too big once redacted; stored in
+	// order otherwise: as one chain on a single-replica VIGIL_LOG (one
+	// round trip; a failure midway leaves a prefix stored, which the reply
+	// says and a retry with the same ids completes), as one atomic batch
+	// on a replicated one (all or nothing).
 	if err := natsutil.CheckBatch(msgs, s.cfg.Conn.MaxPayload()); err != nil {
 		var big *natsutil.MessageTooLargeError
 		if errors.As(err, &big) {
@@ -628,7 +647,11 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 		ctx, cancel = context.WithDeadline(ctx, at)
 		defer cancel()
 	}
-	acks, err := s.pub.PublishBatch(ctx, send)
+	publish := s.pub.PublishBatch
+	if s.chain {
+		publish = s.pub.PublishChain
+	}
+	acks, err := publish(ctx, send)
 	if err != nil {
 		return nil, err
 	}
@@ -770,7 +793,7 @@ func (s *Service) checkSame(ctx context.Context, ev *events.Event, body []byte, 
 
 // storedAt returns the stored bytes of the VIGIL_LOG record at seq.
 func (s *Service) storedAt(ctx context.Context, seq uint64) ([]byte, error) {
-	st, err := s.cfg.JS.Stream(ctx, events.StreamLog)
+	st, err := s.logStream(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -779,6 +802,20 @@ func (s *Service) storedAt(ctx context.Context, seq uint64) ([]byte, error) {
 		return nil, err
 	}
 	return m.Data, nil
+}
+
+// logStream returns a handle on VIGIL_LOG, looked up once: a handle
+// names the stream, so it stays good if the stream is replaced.
+func (s *Service) logStream(ctx context.Context) (jetstream.Stream, error) {
+	if st := s.logSt.Load(); st != nil {
+		return *st, nil
+	}
+	st, err := s.cfg.JS.Stream(ctx, events.StreamLog)
+	if err != nil {
+		return nil, err
+	}
+	s.logSt.Store(&st)
+	return st, nil
 }
 
 // ingestPrefixFor names the subject family an event of kind k belongs on.

@@ -112,6 +112,34 @@ func (p *Publisher) chained(ctx context.Context, msgs []*nats.Msg, timeout func(
 	return acks
 }
 
+// PublishChain stores msgs in one stream in order, as one chain (see
+// chained): one round trip, where PublishBatch's atomic batch costs a file
+// store the server creates and removes per batch on a single-replica file
+// stream. It checks msgs as PublishBatch does (CheckBatch: a message over
+// the max payload, or too many, refuses them all before anything is sent),
+// and each message should carry a Nats-Msg-Id (a message without one makes
+// the call PublishBatch's).
+//
+// It keeps PublishBatch's order and its exactly-once, not its atomicity:
+// the stream stores the messages in order, contiguously unless another
+// writer's message comes between two of them (then the rest is stored in
+// order after it), each id once. If storing stops midway (ctx done, the
+// connection lost, the stream refusing a message for good) the error is a
+// *PartialError naming the stored prefix; resending all msgs with the same
+// ids completes them in order, the prefix answered as duplicates.
+func (p *Publisher) PublishChain(ctx context.Context, msgs []*nats.Msg) ([]*jetstream.PubAck, error) {
+	if len(msgs) == 0 {
+		return []*jetstream.PubAck{}, nil
+	}
+	if err := CheckBatch(msgs, p.js().maxPayload()); err != nil {
+		return nil, err
+	}
+	if p.stream != nil || !chainable(msgs) {
+		return p.publishOrdered(ctx, msgs, false)
+	}
+	return p.publishChained(ctx, msgs)
+}
+
 // publishChained stores msgs in order as a chain (see chained), and
 // whatever the chain leaves through publishOrdered.
 func (p *Publisher) publishChained(ctx context.Context, msgs []*nats.Msg) ([]*jetstream.PubAck, error) {

@@ -70,8 +70,9 @@ func StreamConfigs(o StreamOptions) []jetstream.StreamConfig {
 			Discard:     jetstream.DiscardNew,
 			DenyDelete:  true,
 			DenyPurge:   true,
-			// A request's events are stored all or nothing, in order
-			// (Publisher.PublishBatch).
+			// A request's events are stored in order: as one atomic batch,
+			// all or nothing, on a replicated stream (Publisher.PublishBatch);
+			// as one chain on a single replica (Publisher.PublishChain).
 			AllowAtomicPublish: true,
 		},
 		{
