@@ -238,10 +238,7 @@
     setLive("connecting", "connecting…");
     const es = new EventSource("/v1/stream?snapshot=none");
     state.es = es;
-    es.addEventListener("pending", (m) => {
-      showArrived(parse(m.data));
-      scheduleRefresh();
-    });
+    es.addEventListener("pending", () => scheduleRefresh());
     es.addEventListener("ready", () => {
       setLive("on", "live");
       refreshNow();
@@ -347,31 +344,6 @@
       state.refreshing = false;
       if (state.refreshAgain) { state.refreshAgain = false; scheduleRefresh(); }
     }
-  }
-
-  // showArrived shows a card straight from the stream's pending event
-  // (which carries the stored command, as the queue does) when the whole
-  // queue fits on the page shown, so a person sees a new action without
-  // waiting for the queue's next read; that read still follows, and
-  // reconciles the page (order, counts, an event seen twice).
-  function showArrived(p) {
-    const pg = state.page;
-    if (!p || typeof p.id !== "string" || !p.command_stored || state.cards.has(p.id)) return;
-    if (pg.offset !== 0 || pg.total >= pg.limit || state.order.length >= pg.limit) return;
-    if (pg.conversation && p.conversation !== pg.conversation) return;
-    if (pg.order !== "newest" && pg.order !== "oldest") return;
-    const c = makeCard(p);
-    const list = $("pending");
-    if (pg.order === "newest") {
-      list.prepend(c.node);
-      state.order.unshift(p.id);
-    } else {
-      list.append(c.node);
-      state.order.push(p.id);
-    }
-    pg.total++;
-    updateCount();
-    watch(c);
   }
 
   function renderPage(items) {
