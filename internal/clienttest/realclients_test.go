@@ -947,13 +947,13 @@ func deployment(t *testing.T, e *realEnv) {
 		if cmd == "" {
 			t.Fatalf("no BeforeTool hook in %s:\n%s", sys, b)
 		}
-		out, _, code := agent.run(t, time.Minute, bin, "hook", "doctor", "gemini", "--dir", gproj)
+		out, _, _ := agent.run(t, time.Minute, bin, "hook", "doctor", "gemini", "--dir", gproj)
 		if strings.Contains(out, "Gemini CLI skips this system settings file") {
 			t.Errorf("doctor says Gemini CLI skips the root-owned %s:\n%s", sys, out)
 		}
 		dis, _ := json.Marshal(map[string]any{"hooksConfig": map[string]any{"disabled": []string{cmd}}})
 		writeFile(t, userSettings, string(dis)+"\n")
-		out, _, code = agent.run(t, time.Minute, bin, "hook", "doctor", "gemini", "--dir", gproj)
+		out, _, code := agent.run(t, time.Minute, bin, "hook", "doctor", "gemini", "--dir", gproj)
 		if code != 1 || !strings.Contains(out, `"disabled"`) {
 			t.Errorf("doctor as the agent's user with Vigil's hook in its hooksConfig.disabled: exit %d, want 1 naming it:\n%s", code, out)
 		}
