@@ -87,7 +87,7 @@ func DecodeState(b []byte, v any) error {
 // StateBytes is a byte string in a state DecodeState decodes. It encodes
 // as a []byte does, and decodes in one allocation where msgpack's own
 // decoder grows a long one a megabyte at a time (most of the CPU of
-// restoring a 51 MB snapshot went there: issue 14). Its length is checked
+// restoring a 51 MB snapshot went there). Its length is checked
 // against what is left of the input first, so a damaged length cannot make
 // it allocate more than the input holds.
 type StateBytes []byte
@@ -116,7 +116,7 @@ func (s *StateBytes) DecodeMsgpack(d *msgpack.Decoder) error {
 // StateUints is a list of integers in a state DecodeState decodes. It
 // encodes as a []uint64 does and decodes without reflection, in one
 // allocation (a gate that has decided millions of actions keeps two per
-// action: issue 14).
+// action).
 type StateUints []uint64
 
 // DecodeMsgpack implements msgpack.CustomDecoder.

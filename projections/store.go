@@ -307,7 +307,7 @@ func (s *Store) check() (fresh bool, reason string) {
 	}
 	// Every table is read back after Open returns (verifyInBackground),
 	// not here: reading a store of 1,000,000 events took ≈ 3 s of CPU, on
-	// the path of the first decision after every restart (issue 14).
+	// the path of the first decision after every restart.
 	s.pos.Store(pos)
 	return false, ""
 }
@@ -467,7 +467,7 @@ func (s *Store) openPebble() (*pebble.DB, error) {
 	// The read models answer point reads and short scans (the HTTP API,
 	// the CLI) and the driver's read-modify-writes of a few hot keys; the
 	// background verification reads every block through this cache, so
-	// its size is RSS a node holds from its first minute on (issue 14).
+	// its size is RSS a node holds from its first minute on.
 	// Pebble's default reaction to a bad block is Fatalf (exit). Here the
 	// store stops serving instead, and the next start rebuilds it.
 	return OpenPebble(s.dir, PebbleOptions{CacheSize: cacheSize, MemTableSize: 32 << 20, Logger: s.log, OnCorruption: s.onCorruption})

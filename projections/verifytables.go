@@ -21,7 +21,7 @@ import (
 // a table listed with the same size and time is not read again: a start
 // reads back the tables written since the last one (compactions' and
 // flushes' outputs), not the whole store (at 10,000,000 events a full
-// read-back took 81 s at a quarter of a core after every start: issue 14).
+// read-back took 81 s at a quarter of a core after every start).
 // Damage to a table already verified is still found by the first read
 // that meets it (Pebble checks every block it reads; the store then
 // refuses to serve and is rebuilt), as it was between two starts before.

@@ -1,6 +1,6 @@
 package bench
 
-// The restart benchmark (`vigil bench restart`, issue 14): how long a node
+// The restart benchmark (`vigil bench restart`): how long a node
 // takes from its start to the first new decision, and its memory then, as
 // the log grows. The node is a child process running `vigil serve`, so its
 // RSS is the restarted node's alone, read from /proc/PID/status.

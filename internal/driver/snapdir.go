@@ -19,7 +19,7 @@ import (
 // one, never half of one (and a damaged file is refused by its digest
 // anyway).
 //
-// Why not the bucket on a single host (issue 14): reading a 51 MB
+// Why not the bucket on a single host: reading a 51 MB
 // snapshot back from VIGIL_SNAPSHOTS at the start of a 10,000,000-event
 // node took 2.9 s of the start (listing 1.05 s, since nats-server loads
 // and decompresses every block of the bucket to find the objects' last

@@ -245,7 +245,7 @@ func (d *Driver) restoreSnapshot(ctx context.Context, limit uint64) {
 	names, err := s.store.List(ctx)
 	// A server still busy with its start (recovering long streams) can
 	// time a listing out: folding the whole log instead would cost far
-	// more than asking again (issue 14: a 1,000,000-event restart refolded
+	// more than asking again (a 1,000,000-event restart refolded
 	// everything, 96 s, after one 5 s timeout).
 	for attempt := 1; err != nil && attempt < listAttempts && ctx.Err() == nil; attempt++ {
 		log.Warn("driver: snapshots cannot be listed; asking again", "attempt", attempt, "err", err)

@@ -6,7 +6,7 @@ package ingest
 // must be stored once. JetStream recognises a reused Nats-Msg-Id only
 // within VIGIL_LOG's duplicate window, and holds every id of that window
 // in memory (about 120 bytes of heap each, and rebuilt by reading every
-// message of the window at each start: issue 14). The index keeps the
+// message of the window at each start). The index keeps the
 // long, logical window (Config.DedupWindow, `vigil serve --dedup-window`)
 // on disk instead, so JetStream's own window can be short
 // (natsutil.DefaultLogStreamWindow).

@@ -4,7 +4,7 @@
 // Go's collector lets the heap grow to twice what was live at the last
 // collection (GOGC=100) and returns freed pages to the OS slowly, so a
 // node whose live heap is 100 MB sits at 250–300 MB of RSS after a burst
-// of garbage (a restart's background reads: issue 14). A soft limit makes
+// of garbage (a restart's background reads). A soft limit makes
 // the collector run before the heap reaches that, and the scavenger
 // return memory to stay under it. A fixed limit would be wrong for a node
 // whose live state grows (a fleet with many open conversations): below

@@ -102,7 +102,7 @@ func StartServer(cfg ServerConfig) (*server.Server, error) {
 	if cfg.ReadyTimeout == 0 {
 		// JetStream recovers every stream (and rebuilds their duplicate
 		// tables) before the server listens: a long log on a busy
-		// machine takes well over 10 s (issue 14). A port in use is
+		// machine takes well over 10 s. A port in use is
 		// found at once below, not by this timeout.
 		cfg.ReadyTimeout = 5 * time.Minute
 	}

@@ -41,7 +41,7 @@ const DefaultDedupWindow = time.Hour
 // DefaultLogStreamWindow is VIGIL_LOG's own JetStream duplicate window:
 // two minutes (JetStream's default). JetStream holds every id of its
 // window in memory (about 120 bytes each) and rebuilds that table at each
-// start by reading every message of the window (issue 14); the id index
+// start by reading every message of the window; the id index
 // answers for the rest of DedupWindow. It must stay well above the time
 // the index takes to learn a stored id (milliseconds; see
 // internal/ingest/idindex.go).

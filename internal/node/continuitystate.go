@@ -14,7 +14,7 @@ import (
 // continuity check verified: the Merkle frontier of records 1..Size, whose
 // root equalled the one a checkpoint signed with the node's audit key signs
 // for that size. The next check reads only the records after Size, so a start
-// costs what the log grew by since, not the whole history (issue 14).
+// costs what the log grew by since, not the whole history.
 //
 // What that leaves unchecked at start: a record up to Size that was
 // damaged on disk after it was verified. JetStream's own per-record

@@ -11,7 +11,7 @@ import (
 )
 
 // A fleet's log must say what an operator must act on, once, and not
-// drown it in what is normal. Two sources did (issue 15):
+// drown it in what is normal. Two sources did:
 //
 //   - Every node publishes every derived output, so two nodes often
 //     publish the same id at the same moment and JetStream answers the

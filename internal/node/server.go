@@ -269,7 +269,7 @@ func startServer(ctx context.Context, cfg Config) (_ *Node, err error) {
 		Version: Version,
 	}
 	// A credentials directory of its own (--creds-dir, a fleet's shared
-	// one) is named, so `vigil ... --data DIR` finds the seeds (issue 15).
+	// one) is named, so `vigil ... --data DIR` finds the seeds.
 	if cd, err := filepath.Abs(cfg.CredsDir); err == nil && cd != mustAbs(datadir.New(cfg.DataDir).Creds().Dir()) {
 		s.info.CredsDir = cd
 	}

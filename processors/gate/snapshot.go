@@ -187,7 +187,7 @@ func (p *Processor) Restore(b []byte) error {
 // The set is a sorted array of (hash, seq) pairs, 16 bytes an id and no
 // pointers, plus a map of the ids added since the array was last merged
 // with it: at 10,000,000 log events (3.2 million forgotten ids) a map of
-// every id was 67 MB of heap and most of restoring a snapshot (issue 14);
+// every id was 67 MB of heap and most of restoring a snapshot;
 // the array is the snapshot's own encoding, kept as it is decoded. The
 // map is merged in once it holds an eighth as many ids as the array, so
 // an add costs O(1) amortized, a lookup a map probe and a binary search.
