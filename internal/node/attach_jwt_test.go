@@ -1,14 +1,12 @@
 package node
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/nats-io/jwt/v2"
 	natsserver "github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nkeys"
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
@@ -27,39 +25,14 @@ import (
 func operatorNATS(t *testing.T) (*natsserver.Server, string, func(name string, perms *jwt.Permissions) string) {
 	t.Helper()
 	dir := t.TempDir()
-	opKP, _ := nkeys.CreateOperator()
-	opPub, _ := opKP.PublicKey()
-	op := jwt.NewOperatorClaims(opPub)
-	op.Name = "corp"
-	sysKP, _ := nkeys.CreateAccount()
-	sysPub, _ := sysKP.PublicKey()
-	op.SystemAccount = sysPub
-	opJWT, err := op.Encode(opKP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	opClaims, err := jwt.DecodeOperatorClaims(opJWT)
+	o := newOperatorAccounts(t)
+	opClaims, err := jwt.DecodeOperatorClaims(o.opJWT)
 	if err != nil {
 		t.Fatal(err)
 	}
 	res := &natsserver.MemAccResolver{}
-	sys := jwt.NewAccountClaims(sysPub)
-	sys.Name = "SYS"
-	sysJWT, err := sys.Encode(opKP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Store(sysPub, sysJWT)
-	accKP, _ := nkeys.CreateAccount()
-	accPub, _ := accKP.PublicKey()
-	acc := jwt.NewAccountClaims(accPub)
-	acc.Name = "VIGIL"
-	acc.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
-	accJWT, err := acc.Encode(opKP)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Store(accPub, accJWT)
+	res.Store(o.sysPub, o.sysJWT)
+	res.Store(o.accPub, o.accJWT)
 
 	if _, err := natsutil.EnsureFleetCA(dir); err != nil {
 		t.Fatal(err)
@@ -75,7 +48,7 @@ func operatorNATS(t *testing.T) (*natsserver.Server, string, func(name string, p
 	}
 	opts := &natsserver.Options{ServerName: "corp", Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true,
 		JetStream: true, StoreDir: filepath.Join(dir, "js"),
-		TrustedOperators: []*jwt.OperatorClaims{opClaims}, AccountResolver: res, SystemAccount: sysPub,
+		TrustedOperators: []*jwt.OperatorClaims{opClaims}, AccountResolver: res, SystemAccount: o.sysPub,
 		TLSConfig: certs.ServerConfig(), TLS: true, TLSTimeout: 2}
 	ns, err := natsserver.NewServer(opts)
 	if err != nil {
@@ -87,27 +60,11 @@ func operatorNATS(t *testing.T) (*natsserver.Server, string, func(name string, p
 	}
 	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
 	user := func(name string, perms *jwt.Permissions) string {
-		ukp, _ := nkeys.CreateUser()
-		upub, _ := ukp.PublicKey()
-		uc := jwt.NewUserClaims(upub)
-		uc.Name = name
+		var p jwt.Permissions
 		if perms != nil {
-			uc.Permissions = *perms
+			p = *perms
 		}
-		ujwt, err := uc.Encode(accKP)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seed, _ := ukp.Seed()
-		b, err := jwt.FormatUserConfig(ujwt, seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := filepath.Join(dir, name+".creds")
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
+		return o.userCreds(t, dir, name, p)
 	}
 	return ns, ca, user
 }
