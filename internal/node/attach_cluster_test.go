@@ -689,38 +689,7 @@ func TestAttachOperatorClusterKill(t *testing.T) {
 		}
 	}
 	// VIGIL_DERIVED: no id twice, one gate.decided per action, no alert.
-	ids := map[string]int{}
-	decisions := map[string]int{}
-	err = natsutil.ReadStream(t.Context(), js, natsutil.ReadOptions{Stream: events.StreamDerived}, func(r natsutil.RawRecord) error {
-		d, err := events.DecodeDerived(r.Data)
-		if err != nil {
-			return err
-		}
-		ids[d.ID]++
-		if d.Kind == events.KindAlert && !strings.HasPrefix(d.ID, "driver:") {
-			t.Errorf("alert %s stored: %s", d.ID, r.Data)
-		}
-		if d.Kind == events.KindGateDecided {
-			g, err := events.DerivedDataAs[events.GateDecided](&d)
-			if err != nil {
-				return err
-			}
-			decisions[g.ActionID]++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	doubled := 0
-	for id, c := range ids {
-		if c != 1 {
-			doubled++
-			if doubled <= 20 {
-				t.Errorf("derived %s stored %d times", id, c)
-			}
-		}
-	}
+	derived, doubled, decisions := checkDerivedOnce(t, js)
 	inLog := 0
 	for id := range seen {
 		if strings.HasPrefix(id, "act-") || strings.HasPrefix(id, "probe-") {
@@ -738,7 +707,7 @@ func TestAttachOperatorClusterKill(t *testing.T) {
 		}
 	}
 	t.Logf("ATTACH %d actions decided (%d retries with the same id; outcomes %v), %d actions in the log, %d log records, %d derived messages; %d acknowledged lost, %d doubled; longest gap between two decisions %v",
-		actions, retries.Load(), outcomes, inLog, last, len(ids), lost, doubled, worst.Round(time.Millisecond))
+		actions, retries.Load(), outcomes, inLog, last, derived, lost, doubled, worst.Round(time.Millisecond))
 	t.Logf("ATTACH load from the kill to its end %v; whole test %v; load %s; %d CPUs",
 		loadEnd.Sub(killed).Round(time.Millisecond), time.Since(began).Round(time.Millisecond), loadavg(), runtime.NumCPU())
 }

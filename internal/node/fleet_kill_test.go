@@ -409,48 +409,14 @@ func TestFleetKillEachLeader(t *testing.T) {
 			t.Errorf("log holds %s %d times", id, c)
 		}
 	}
-	// VIGIL_DERIVED: no id twice, one gate.decided per action.
-	ids := map[string]int{}
-	decisions := map[string]int{}
-	err = natsutil.ReadStream(t.Context(), js, natsutil.ReadOptions{Stream: events.StreamDerived}, func(r natsutil.RawRecord) error {
-		d, err := events.DecodeDerived(r.Data)
-		if err != nil {
-			return err
-		}
-		ids[d.ID]++
-		if d.Kind == events.KindAlert && !strings.HasPrefix(d.ID, "driver:") {
-			// A node's own alarm (a stream replaced, the continuity check)
-			// or a fold's: nothing here warrants one. (replay ignores the
-			// nodes' own, so it is checked here.)
-			t.Errorf("alert %s stored: %s", d.ID, r.Data)
-		}
-		if d.Kind == events.KindGateDecided {
-			g, err := events.DerivedDataAs[events.GateDecided](&d)
-			if err != nil {
-				return err
-			}
-			decisions[g.ActionID]++
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	doubled := 0
-	for id, c := range ids {
-		if c != 1 {
-			doubled++
-			if doubled <= 20 {
-				t.Errorf("derived %s stored %d times", id, c)
-			}
-		}
-	}
+	// VIGIL_DERIVED: no id twice, one gate.decided per action, no alert.
+	derived, doubled, decisions := checkDerivedOnce(t, js)
 	for id := range seen {
 		if strings.HasPrefix(id, "act-") && decisions[id] != 1 {
 			t.Errorf("action %s has %d gate.decided", id, decisions[id])
 		}
 	}
-	t.Logf("FLEET %d actions decided (%d given up unacknowledged), %d log records, %d derived messages, %d doubled", actions, gaveUp.Load(), last, len(ids), doubled)
+	t.Logf("FLEET %d actions decided (%d given up unacknowledged), %d log records, %d derived messages, %d doubled", actions, gaveUp.Load(), last, derived, doubled)
 
 	// The audit trail and replay, as an operator runs them. --data names
 	// a node's data directory for its audit key: replay then signs the
@@ -722,4 +688,47 @@ func statusServes(t *testing.T, bin, creds string, nd *vigilNode) {
 	if st.Node != nd.name || !live {
 		t.Errorf("status --wait on %s answered up before its fold was live:\n%s", nd.name, stdout)
 	}
+}
+
+// checkDerivedOnce reads VIGIL_DERIVED whole and fails the test for an id
+// stored twice (the first 20 named) or an alert other than a driver's. It
+// returns how many messages it read, how many ids were doubled, and the
+// number of gate.decided per action id.
+func checkDerivedOnce(t *testing.T, js jetstream.JetStream) (messages, doubled int, decisions map[string]int) {
+	t.Helper()
+	ids := map[string]int{}
+	decisions = map[string]int{}
+	err := natsutil.ReadStream(t.Context(), js, natsutil.ReadOptions{Stream: events.StreamDerived}, func(r natsutil.RawRecord) error {
+		d, err := events.DecodeDerived(r.Data)
+		if err != nil {
+			return err
+		}
+		ids[d.ID]++
+		if d.Kind == events.KindAlert && !strings.HasPrefix(d.ID, "driver:") {
+			// A node's own alarm (a stream replaced, the continuity check)
+			// or a fold's: nothing in a fleet test warrants one. (replay
+			// ignores the nodes' own, so it is checked here.)
+			t.Errorf("alert %s stored: %s", d.ID, r.Data)
+		}
+		if d.Kind == events.KindGateDecided {
+			g, err := events.DerivedDataAs[events.GateDecided](&d)
+			if err != nil {
+				return err
+			}
+			decisions[g.ActionID]++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, c := range ids {
+		if c != 1 {
+			doubled++
+			if doubled <= 20 {
+				t.Errorf("derived %s stored %d times", id, c)
+			}
+		}
+	}
+	return len(ids), doubled, decisions
 }
