@@ -131,17 +131,11 @@ func looksLikeCommand(s string) bool {
 
 // toolCLI returns the CLI a tool's name says it runs, "" for none.
 func toolCLI(tool string) string {
-	// c names the tool when it is one of the name's parts split at one
-	// separator or at all of them (kubectl_generic, aws.s3, mcp__x__gh,
+	// c names the tool when it is one of the name's parts split at its
+	// separators (kubectl_generic, aws.s3, mcp__x__gh,
 	// mcp:k8s/kubectl_generic), or the whole name.
 	l := strings.ToLower(tool)
-	var parts [][]string
-	for _, sep := range []string{"_", "-", ".", ":", "/"} {
-		if strings.Contains(l, sep) {
-			parts = append(parts, strings.Split(l, sep))
-		}
-	}
-	parts = append(parts, strings.FieldsFunc(l, func(r rune) bool { return strings.ContainsRune("_-.:/", r) }))
+	parts := strings.FieldsFunc(l, func(r rune) bool { return strings.ContainsRune("_-.:/", r) })
 	for _, c := range toolCLIs {
 		if l == c {
 			return c
@@ -155,10 +149,8 @@ func toolCLI(tool string) string {
 			}
 			continue
 		}
-		for _, ps := range parts {
-			if slices.Contains(ps, c) {
-				return c
-			}
+		if slices.Contains(parts, c) {
+			return c
 		}
 	}
 	return ""
