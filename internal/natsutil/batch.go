@@ -275,10 +275,22 @@ func (p *Publisher) atomic(ctx context.Context, msgs []*nats.Msg, lenient bool) 
 	attemptTimeout, _, log := p.defaults()
 	backoff := 20 * time.Millisecond
 	incomplete := 0
+	w := p.watch()
 	for attempt := 1; ; attempt++ {
-		acks, err := p.js().batch(ctx, msgs, attemptTimeout)
+		lctx, done := w.start(ctx)
+		acks, err := p.js().batch(lctx, msgs, attemptTimeout)
+		lost := wasLost(lctx)
+		done()
 		if err == nil {
+			if len(acks) > 0 {
+				w.acked(acks[0].Stream)
+			}
 			return acks, nil
+		}
+		if lost && ctx.Err() == nil {
+			// Sent to a leader that is gone, or over a connection that
+			// dropped: nothing answers it; send it again at once.
+			err = fmt.Errorf("%w (%v)", errAttemptLost, err)
 		}
 		if errors.Is(err, errAckWait) {
 			// A loaded server commits late, and the batch it is still
@@ -325,14 +337,18 @@ func (p *Publisher) atomic(ctx context.Context, msgs []*nats.Msg, lenient bool) 
 		case code == errCodeBatchInflight:
 			// The stream has 50 open batches: ours commits once theirs do.
 			wait = time.Duration(1+attempt%5) * time.Millisecond
+		case errors.Is(err, errAttemptLost):
+			wait = 0
 		case !retryable(err):
 			return nil, fmt.Errorf("natsutil: batch refused, nothing stored: %w", err)
 		}
 		log.Warn("batch not acknowledged yet; retrying", "messages", len(msgs), "first_id", msgs[0].Header.Get(jetstream.MsgIDHeader), "attempt", attempt, "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
-		case <-time.After(wait):
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+			case <-time.After(wait):
+			}
 		}
 		if wait == backoff {
 			backoff = min(2*backoff, 500*time.Millisecond)

@@ -144,7 +144,15 @@ func (p *Publisher) PublishChain(ctx context.Context, msgs []*nats.Msg) ([]*jets
 // whatever the chain leaves through publishOrdered.
 func (p *Publisher) publishChained(ctx context.Context, msgs []*nats.Msg) ([]*jetstream.PubAck, error) {
 	attemptTimeout, _, _ := p.defaults()
-	acks := p.chained(ctx, msgs, func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, attemptTimeout) })
+	// A chain lost in flight (the connection dropped) is not waited out:
+	// what was acknowledged stands, the rest goes one at a time at once.
+	w := p.watch()
+	lctx, done := w.start(ctx)
+	acks := p.chained(ctx, msgs, func() (context.Context, context.CancelFunc) { return context.WithTimeout(lctx, attemptTimeout) })
+	done()
+	if len(acks) > 0 {
+		w.acked(acks[0].Stream)
+	}
 	if len(acks) == len(msgs) {
 		return acks, nil
 	}

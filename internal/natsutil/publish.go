@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -44,6 +45,10 @@ type Publisher struct {
 	// batchMu keeps the messages of one atomic batch contiguous on the
 	// connection.
 	batchMu sync.Mutex
+	// losses gives up attempts in flight when they are known lost (see
+	// lossWatch); started with the first attempt.
+	lossOnce sync.Once
+	losses   *lossWatch
 	// stream, when set, replaces JS (tests: a function-field fake).
 	stream stream
 }
@@ -96,6 +101,120 @@ const errCodeMsgIDInProcess jetstream.ErrorCode = 10158
 // errAckWait marks a message whose publish ack did not arrive in AckWait.
 var errAckWait = errors.New("no publish ack within the ack wait")
 
+// errAttemptLost marks an attempt given up before its timeout because
+// what it was sent to is gone: the connection dropped, or the stream
+// elected a leader (the one the attempt reached, if any, lost its place).
+var errAttemptLost = errors.New("publish attempt lost: the connection dropped or the stream's leader changed")
+
+// lossWatch knows when a publish or an atomic batch in flight cannot be
+// answered any more, so that it is sent again at once rather than after
+// its attempt's timeout: when the connection drops (a nats.go status
+// change) and when a stream elects a leader (JetStream's
+// LEADER_ELECTED advisory: the leader an attempt was sent to, if it was
+// not that one, is dead or stepped down and answers nothing). Once the
+// publisher has acks, only the elections of the streams they came from
+// count. Every attempt in flight is then given up (errAttemptLost); the
+// retry carries the same Nats-Msg-Id, so the stream stores each message
+// once.
+type lossWatch struct {
+	mu      sync.Mutex
+	next    uint64
+	flying  map[uint64]context.CancelCauseFunc
+	streams map[string]bool // the streams acks came from
+}
+
+// watchLosses starts a lossWatch on nc; nil when nc cannot be watched
+// (then attempts run their full timeout). Its subscription and goroutine
+// end when nc closes.
+func watchLosses(nc *nats.Conn, log *slog.Logger) *lossWatch {
+	if nc == nil {
+		return nil
+	}
+	w := &lossWatch{flying: map[uint64]context.CancelCauseFunc{}, streams: map[string]bool{}}
+	_, err := nc.Subscribe("$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.*", func(m *nats.Msg) {
+		w.lost(m.Subject[strings.LastIndexByte(m.Subject, '.')+1:])
+	})
+	if err != nil {
+		log.Debug("publisher: no leader-election advisories; a publish lost with a leader waits out its attempt", "err", err)
+	}
+	status := nc.StatusChanged(nats.RECONNECTING, nats.DISCONNECTED, nats.CLOSED)
+	go func() {
+		for st := range status {
+			w.lost("")
+			if st == nats.CLOSED {
+				nc.RemoveStatusListener(status)
+				return
+			}
+		}
+	}()
+	if nc.IsClosed() {
+		nc.RemoveStatusListener(status)
+	}
+	return w
+}
+
+// start registers an attempt and returns its context, which is cancelled
+// with errAttemptLost when the attempt is known lost, and the function
+// that ends it.
+func (w *lossWatch) start(ctx context.Context) (context.Context, func()) {
+	if w == nil {
+		return ctx, func() {}
+	}
+	actx, cancel := context.WithCancelCause(ctx)
+	w.mu.Lock()
+	id := w.next
+	w.next++
+	w.flying[id] = cancel
+	w.mu.Unlock()
+	return actx, func() {
+		w.mu.Lock()
+		delete(w.flying, id)
+		w.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// acked records that stream answers this publisher's attempts.
+func (w *lossWatch) acked(stream string) {
+	if w == nil || stream == "" {
+		return
+	}
+	w.mu.Lock()
+	w.streams[stream] = true
+	w.mu.Unlock()
+}
+
+// lost gives up the attempts in flight after stream elected a leader
+// ("": the connection dropped).
+func (w *lossWatch) lost(stream string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if stream != "" && len(w.streams) > 0 && !w.streams[stream] {
+		return
+	}
+	for id, cancel := range w.flying {
+		cancel(errAttemptLost)
+		delete(w.flying, id)
+	}
+}
+
+// wasLost reports whether actx, from lossWatch.start, was given up as lost.
+func wasLost(actx context.Context) bool {
+	return errors.Is(context.Cause(actx), errAttemptLost)
+}
+
+// watch returns the Publisher's lossWatch (nil with a fake stream or no
+// connection).
+func (p *Publisher) watch() *lossWatch {
+	p.lossOnce.Do(func() {
+		if p.stream == nil && p.JS != nil {
+			_, _, log := p.defaults()
+			p.losses = watchLosses(p.JS.Conn(), log)
+		}
+	})
+	return p.losses
+}
+
 func (p *Publisher) defaults() (time.Duration, time.Duration, *slog.Logger) {
 	at, aw, l := p.AttemptTimeout, p.AckWait, p.Logger
 	if at == 0 {
@@ -113,7 +232,7 @@ func (p *Publisher) defaults() (time.Duration, time.Duration, *slog.Logger) {
 // retryable reports whether err may pass with time (as opposed to a
 // message the stream will never take, such as one over its size limit).
 func retryable(err error) bool {
-	if errors.Is(err, errAckWait) || errors.Is(err, context.DeadlineExceeded) ||
+	if errors.Is(err, errAckWait) || errors.Is(err, errAttemptLost) || errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders) ||
 		errors.Is(err, jetstream.ErrNoStreamResponse) || errors.Is(err, nats.ErrConnectionReconnecting) ||
 		errors.Is(err, jetstream.ErrAsyncPublishTimeout) || errors.Is(err, nats.ErrReconnectBufExceeded) {
@@ -136,28 +255,41 @@ func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, first error) (*jet
 	attemptTimeout, _, log := p.defaults()
 	err := first
 	backoff := 20 * time.Millisecond
+	w := p.watch()
 	for attempt := 1; ; attempt++ {
 		if err != nil {
 			if !retryable(err) {
 				return nil, err
 			}
 			log.Warn("publish not acknowledged yet; retrying", "id", msg.Header.Get(jetstream.MsgIDHeader), "subject", msg.Subject, "attempt", attempt, "err", err)
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
-			case <-time.After(backoff):
+			if !errors.Is(err, errAttemptLost) {
+				// A lost attempt goes again at once: its loss is news
+				// that the stream can answer again (a new leader) or
+				// will once reconnected (nats.go buffers it until then).
+				select {
+				case <-ctx.Done():
+					return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+				case <-time.After(backoff):
+				}
+				backoff = min(2*backoff, 500*time.Millisecond)
 			}
-			backoff = min(2*backoff, 500*time.Millisecond)
 		}
-		actx, cancel := context.WithTimeout(ctx, attemptTimeout)
+		lctx, done := w.start(ctx)
+		actx, cancel := context.WithTimeout(lctx, attemptTimeout)
 		var ack *jetstream.PubAck
 		ack, err = p.js().publish(actx, msg)
 		cancel()
+		lost := wasLost(lctx)
+		done()
 		if err == nil {
+			w.acked(ack.Stream)
 			return ack, nil
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+		}
+		if lost {
+			err = fmt.Errorf("%w (%v)", errAttemptLost, err)
 		}
 	}
 }
