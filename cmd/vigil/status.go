@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -49,6 +50,35 @@ type serverStatus struct {
 	TLS []tlsStatus `json:"tls,omitempty"`
 	// foldsKnown: the credentials could list the drivers' consumers.
 	foldsKnown bool
+	// ownAbsent: the answering node's own driver's consumer was looked
+	// up and is not there (its driver is warming up, or it runs none).
+	ownAbsent bool
+	// foldsDenied: the credentials may not read the drivers' consumers
+	// (a permissions violation), as opposed to no answer in time.
+	foldsDenied bool
+	// role is the credentials' role when their file name says it ("":
+	// not known, as for a file named otherwise).
+	role natsutil.Role
+}
+
+// credsRole is the role a seed file is for when it is named as Vigil
+// names them (<role>.nk, <role>.creds); "" otherwise.
+func credsRole(path string) natsutil.Role {
+	base := filepath.Base(path)
+	for _, r := range natsutil.Roles {
+		if base == string(r)+".nk" || base == string(r)+".creds" {
+			return r
+		}
+	}
+	return ""
+}
+
+// readsConsumers reports whether the credentials may read the drivers'
+// consumers: not a client role's (an approver's may not list consumers
+// nor read a node's own), which status then does not ask for, so that
+// the server logs no permissions violation.
+func (st *serverStatus) readsConsumers() bool {
+	return st.role == "" || st.role == natsutil.RoleAdmin || st.role == natsutil.RoleService
 }
 
 // serves reports whether a node serves: with the drivers' consumers
@@ -64,7 +94,29 @@ type serverStatus struct {
 // processors is not told apart from that). Outside a fleet, any live
 // driver's consumer will do.
 func (st *serverStatus) serves() (bool, string) {
-	if !st.foldsKnown || len(st.Folds) == 0 {
+	starting := "node " + st.Node + "'s processors are not reading the log yet (starting?)"
+	fleet := st.Node != "" && st.Log != nil && st.Log.Cluster != ""
+	if !st.foldsKnown {
+		// The node's own consumer may still have been read on its own.
+		for _, f := range st.Folds {
+			if f.Node == st.Node && st.Node != "" {
+				if f.Live {
+					return true, ""
+				}
+				return false, starting
+			}
+		}
+		switch {
+		case st.ownAbsent && fleet:
+			return false, starting
+		case st.FoldsError != "" && !st.foldsDenied:
+			// Not known, so not up: a loaded node that does not answer in
+			// time is asked again by --wait; it is never guessed up.
+			return false, "whether its processors read the log is unknown (" + st.FoldsError + ")"
+		}
+		return true, ""
+	}
+	if len(st.Folds) == 0 {
 		return true, ""
 	}
 	any := false
@@ -73,15 +125,15 @@ func (st *serverStatus) serves() (bool, string) {
 			if f.Live {
 				return true, ""
 			}
-			return false, "node " + st.Node + "'s processors are not reading the log yet (starting?)"
+			return false, starting
 		}
 		any = any || f.Live
 	}
-	if st.Node != "" && st.Log != nil && st.Log.Cluster != "" {
+	if fleet {
 		// A fleet node without a consumer of its own while others have
 		// one: its driver is warming up (it re-creates its consumer once
 		// live).
-		return false, "node " + st.Node + "'s processors are not reading the log yet (starting?)"
+		return false, starting
 	}
 	if any {
 		return true, ""
@@ -100,7 +152,10 @@ func notServing(err error) bool {
 
 // probe connects once and reports what it found.
 func (c *cli) probe(ctx context.Context) serverStatus {
-	var st serverStatus
+	st := serverStatus{role: natsutil.RoleAdmin}
+	if c.creds != "" {
+		st.role = credsRole(c.creds)
+	}
 	if c.natsURL == "" {
 		st.DataDir = c.data()
 		si, err := client.ReadServeInfo(st.DataDir)

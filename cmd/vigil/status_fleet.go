@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
@@ -83,9 +85,29 @@ func fleetStatus(ctx context.Context, js jetstream.JetStream, st *serverStatus, 
 		ds := newStreamStatus(s.CachedInfo())
 		st.Derived = &ds
 	}
+	if !st.readsConsumers() {
+		st.FoldsError = fmt.Sprintf("the %s role may not read the drivers' consumers", st.role)
+		st.foldsDenied = true
+		fleetKey(ctx, js, st)
+		return
+	}
 	s, err := js.Stream(ctx, events.StreamLog)
 	if err != nil {
 		return
+	}
+	// The answering node's own consumer first, on its own: whether the
+	// node serves rests on it, and one request answers where listing them
+	// all may not in time.
+	var own *foldStatus
+	if st.Node != "" {
+		c, err := s.Consumer(ctx, "vigil-"+st.Node)
+		switch {
+		case err == nil:
+			f := newFoldStatus(st, st.Node, c.CachedInfo())
+			own = &f
+		case errors.Is(err, jetstream.ErrConsumerNotFound):
+			st.ownAbsent = true
+		}
 	}
 	names := s.ConsumerNames(ctx)
 	for name := range names.Name() {
@@ -93,45 +115,32 @@ func fleetStatus(ctx context.Context, js jetstream.JetStream, st *serverStatus, 
 		if !ok {
 			continue
 		}
+		if own != nil && node == own.Node {
+			continue
+		}
 		c, err := s.Consumer(ctx, name)
 		if err != nil {
 			continue
 		}
-		ci := c.CachedInfo()
-		// The driver creates its consumer right after the last record it
-		// folded: one that has acknowledged nothing yet is at its start.
-		f := foldStatus{Node: node, Checkpoint: ci.AckFloor.Stream}
-		if start := ci.Config.OptStartSeq; start > 0 && start-1 > f.Checkpoint {
-			f.Checkpoint = start - 1
-		}
-		if ls.LastSeq > f.Checkpoint {
-			f.Lag = ls.LastSeq - f.Checkpoint
-		}
-		if ci.Cluster != nil {
-			f.Leader = ci.Cluster.Leader
-		}
-		last := ci.Delivered.Last
-		f.Live = ci.NumWaiting > 0 || (last != nil && time.Since(*last) < peerDownAfter)
-		if !f.Live {
-			// Not reading the log, and not keeping up as a replica either:
-			// down, since its last delivery (the streams' leaders keep
-			// calling a killed peer "current" or "behind", not offline).
-			if r, ok := laggingReplica(node, st.Log, st.Derived); ok {
-				f.Down, f.DownSince = true, r.DownSince
-				if last != nil {
-					f.DownSince = last.UTC().Format(time.RFC3339)
-				}
-				markDown(node, f.DownSince, st.Log, st.Derived)
-			}
-		}
-		st.Folds = append(st.Folds, f)
+		st.Folds = append(st.Folds, newFoldStatus(st, node, c.CachedInfo()))
+	}
+	if own != nil {
+		st.Folds = append(st.Folds, *own)
 	}
 	if err := names.Err(); err == nil {
 		st.foldsKnown = true
 	} else {
 		st.FoldsError = fmt.Sprintf("the drivers' consumers could not be listed: %v", err)
+		// A request the role may not make goes unanswered; the
+		// connection's last error tells it from a slow answer.
+		st.foldsDenied = errors.Is(js.Conn().LastError(), nats.ErrPermissionViolation)
 	}
 	slices.SortFunc(st.Folds, func(a, b foldStatus) int { return strings.Compare(a.Node, b.Node) })
+	fleetKey(ctx, js, st)
+}
+
+// fleetKey fills the fleet's audit key.
+func fleetKey(ctx context.Context, js jetstream.JetStream, st *serverStatus) {
 	// From the bucket's leader: a replica still catching up (a node just
 	// started) answers a key-value get with "not found".
 	var lastErr error = ctx.Err()
@@ -150,6 +159,39 @@ func fleetStatus(ctx context.Context, js jetstream.JetStream, st *serverStatus, 
 		}
 	}
 	st.AuditKeyError = fmt.Sprintf("the fleet's audit key record did not answer in time: %v", lastErr)
+}
+
+// newFoldStatus is node's fold as its driver's consumer ci shows it; a
+// fold that is not live and whose replicas are not current is marked
+// down, on st's streams too.
+func newFoldStatus(st *serverStatus, node string, ci *jetstream.ConsumerInfo) foldStatus {
+	// The driver creates its consumer right after the last record it
+	// folded: one that has acknowledged nothing yet is at its start.
+	f := foldStatus{Node: node, Checkpoint: ci.AckFloor.Stream}
+	if start := ci.Config.OptStartSeq; start > 0 && start-1 > f.Checkpoint {
+		f.Checkpoint = start - 1
+	}
+	if st.Log != nil && st.Log.LastSeq > f.Checkpoint {
+		f.Lag = st.Log.LastSeq - f.Checkpoint
+	}
+	if ci.Cluster != nil {
+		f.Leader = ci.Cluster.Leader
+	}
+	last := ci.Delivered.Last
+	f.Live = ci.NumWaiting > 0 || (last != nil && time.Since(*last) < peerDownAfter)
+	if !f.Live {
+		// Not reading the log, and not keeping up as a replica either:
+		// down, since its last delivery (the streams' leaders keep
+		// calling a killed peer "current" or "behind", not offline).
+		if r, ok := laggingReplica(node, st.Log, st.Derived); ok {
+			f.Down, f.DownSince = true, r.DownSince
+			if last != nil {
+				f.DownSince = last.UTC().Format(time.RFC3339)
+			}
+			markDown(node, f.DownSince, st.Log, st.Derived)
+		}
+	}
+	return f
 }
 
 // laggingReplica finds node among the streams' replicas that are down or
