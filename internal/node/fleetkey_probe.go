@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -57,8 +58,14 @@ func probeFleetKey(ctx context.Context, cfg Config, pubs map[natsutil.Role]strin
 		Port:   natsserver.RANDOM_PORT,
 		NoSigs: true,
 		NoLog:  true,
+		// Advertised as this node's own route, which the peers have in
+		// their routes: told of the probe by one another, they then
+		// never dial it (nats-server skips a route it has configured),
+		// so when it goes nobody retries it and warns that a peer on a
+		// random port is unreachable. One route per peer (no pool): one
+		// line in each peer's log when it goes.
 		Cluster: natsserver.ClusterOpts{Name: cfg.Cluster.Name, Host: host, Port: natsserver.RANDOM_PORT,
-			NoAdvertise: true},
+			NoAdvertise: true, Advertise: ownRoute(cfg), PoolSize: -1},
 		Routes:                     natsserver.RoutesFromStr(strings.Join(cfg.Cluster.Routes, ",")),
 		CustomClientAuthentication: natsutil.NewAuthenticator(pubs, slog.New(slog.DiscardHandler)),
 		AlwaysEnableNonce:          true,
@@ -171,18 +178,48 @@ const (
 	jsErrStreamNotFound = int(natsserver.JSStreamNotFoundErr)
 )
 
+// ownRoute is the address of cfg's routes that names this node (its
+// --cluster-advertise, else its --cluster-listen); "" when none does.
+func ownRoute(cfg Config) string {
+	for _, r := range cfg.Cluster.Routes {
+		u, err := url.Parse(r)
+		if err != nil || u.Host == "" {
+			continue
+		}
+		if u.Host == cfg.Cluster.Listen || (cfg.Cluster.Advertise != "" && u.Host == cfg.Cluster.Advertise) {
+			return u.Host
+		}
+	}
+	return ""
+}
+
 // anyPeerListens reports whether a route address of cfg other than the
-// node's own accepts a connection: a peer is up to be asked.
+// node's own accepts a connection: a peer is up to be asked. In a fleet
+// with TLS it completes the handshake (a bare connection closed
+// unhandshaken makes the peer log a TLS handshake error); the peer then
+// sees a route closed before it spoke, which it notes at info level.
 func anyPeerListens(cfg Config) bool {
 	for _, r := range cfg.Cluster.Routes {
 		u, err := url.Parse(r)
-		if err != nil || u.Host == "" || u.Host == cfg.Cluster.Listen {
+		if err != nil || u.Host == "" || u.Host == cfg.Cluster.Listen || u.Host == ownRoute(cfg) {
 			continue
 		}
-		if c, err := net.DialTimeout("tcp", u.Host, probeDialWait); err == nil {
-			c.Close()
-			return true
+		c, err := net.DialTimeout("tcp", u.Host, probeDialWait)
+		if err != nil {
+			continue
 		}
+		if cfg.Certs != nil {
+			tc := cfg.Certs.ClusterConfig()
+			if h, _, err := net.SplitHostPort(u.Host); err == nil {
+				tc.ServerName = h
+			}
+			tlsConn := tls.Client(c, tc)
+			_ = tlsConn.SetDeadline(time.Now().Add(probeRouteWait))
+			_ = tlsConn.Handshake() // listening is what counts; the probe checks the rest
+			c = tlsConn
+		}
+		c.Close()
+		return true
 	}
 	return false
 }

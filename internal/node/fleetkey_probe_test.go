@@ -3,8 +3,10 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	natsserver "github.com/nats-io/nats-server/v2/server"
 
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
 // TestFleetKeyCheckedBeforeJoining: a new node with another audit key
@@ -91,5 +94,130 @@ func TestFleetKeyCheckedBeforeJoining(t *testing.T) {
 			t.Fatalf("meta group of %d with the fourth node up, want 4", metaSize())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// levelSink collects the level and text of every record of the nodes it
+// is given to.
+type levelSink struct {
+	mu   sync.Mutex
+	recs []levelRec
+}
+
+type levelRec struct {
+	level slog.Level
+	text  string
+}
+
+func (l *levelSink) Enabled(context.Context, slog.Level) bool { return true }
+func (l *levelSink) Handle(_ context.Context, r slog.Record) error {
+	var b strings.Builder
+	b.WriteString(r.Message)
+	r.Attrs(func(a slog.Attr) bool { b.WriteString(" " + a.String()); return true })
+	l.mu.Lock()
+	l.recs = append(l.recs, levelRec{r.Level, b.String()})
+	l.mu.Unlock()
+	return nil
+}
+func (l *levelSink) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *levelSink) WithGroup(string) slog.Handler      { return l }
+
+func (l *levelSink) since(i int) []levelRec {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.recs[i:])
+}
+
+func (l *levelSink) len() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.recs)
+}
+
+// TestFleetKeyProbeQuiet: a fleet node restarting (every node lists every
+// node in its routes, as docs/fleet.md says) checks the fleet's audit key
+// through its throwaway server without making its peers warn: no peer
+// dials the probe's random route port (to find it gone and warn that a
+// peer is unreachable), and no peer logs a TLS handshake error for the
+// check that a peer listens. What the peers warn about in that time is
+// the restarting node's own address only (down until it is up).
+func TestFleetKeyProbeQuiet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a 3-node cluster")
+	}
+	key := newVerifierKey(t)
+	creds := t.TempDir()
+	if _, err := natsutil.EnsureCreds(creds); err != nil {
+		t.Fatal(err)
+	}
+	var ports, routes []string
+	for range 3 {
+		p := freePort(t)
+		ports = append(ports, p)
+		routes = append(routes, "nats-route://127.0.0.1:"+p)
+	}
+	sinks := []*levelSink{{}, {}, {}}
+	cfgs := make([]Config, 3)
+	for i := range 3 {
+		cfgs[i] = Config{
+			DataDir: filepath.Join(t.TempDir(), fmt.Sprintf("n%d", i)), CredsDir: creds, NATSListen: "127.0.0.1:-1",
+			Durability: natsutil.DurabilityInterval, NodeName: fmt.Sprintf("n%d", i), Replicas: 3, NoExpiry: true, AuditKey: key,
+			Cluster:      natsutil.ClusterConfig{Name: "vigil-quiet", Listen: "127.0.0.1:" + ports[i], Routes: routes},
+			NoProcessors: true, Logger: slog.New(sinks[i]),
+		}
+	}
+	nodes := make([]*Node, 3)
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i := range 3 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			nodes[i], errs[i] = Start(t.Context(), cfgs[i])
+		}()
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, s := range nodes {
+			if s != nil {
+				s.Close(context.Background())
+			}
+		}
+	})
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("node %d: %v", i, err)
+		}
+	}
+	if nodes[0].TLS() == nil {
+		t.Fatal("the fleet runs without TLS")
+	}
+	if err := nodes[2].Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	nodes[2] = nil
+	marks := []int{sinks[0].len(), sinks[1].len()}
+	var err error
+	if nodes[2], err = Start(t.Context(), cfgs[2]); err != nil {
+		t.Fatal(err)
+	}
+	own := "127.0.0.1:" + ports[2]
+	probed := false
+	for p := range 2 {
+		for _, r := range sinks[p].since(marks[p]) {
+			if strings.Contains(r.text, "n2-keycheck") {
+				probed = true
+				t.Logf("peer n%d: %s: %s", p, r.level, r.text)
+			}
+			if r.level < slog.LevelWarn || strings.Contains(r.text, own) {
+				continue
+			}
+			if strings.Contains(r.text, "keycheck") || strings.Contains(r.text, "TLS route handshake") || strings.Contains(r.text, "cluster peer at") {
+				t.Errorf("peer n%d, as n2 checked the fleet's key: %s: %s", p, r.level, r.text)
+			}
+		}
+	}
+	if !probed {
+		t.Error("no peer saw n2's key check: the test checked nothing")
 	}
 }
