@@ -564,11 +564,11 @@ func (d *Driver) consume(ctx context.Context, st jetstream.Stream, from uint64) 
 // leader moving while the node restarts) is answered by nobody: the client
 // notices only when heartbeats stop, after two of them. nats.go's default
 // (half the 30 s expiry) stalled a fold for 30 s after a restart; with
-// these a lost pull is re-issued within 2 s, for one heartbeat a second
+// these a lost pull is re-issued within 1 s, for two heartbeats a second
 // while the log is quiet.
 const (
 	pullExpiry    = 10 * time.Second
-	pullHeartbeat = time.Second
+	pullHeartbeat = 500 * time.Millisecond
 )
 
 // drainTimeout bounds the commits after the driver is stopped (see
