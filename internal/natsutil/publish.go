@@ -25,7 +25,9 @@ import (
 type Publisher struct {
 	JS jetstream.JetStream
 	// AttemptTimeout bounds one attempt: one synchronous publish, or one
-	// atomic batch up to its commit's ack; zero means 2s.
+	// atomic batch up to its commit's ack; zero means 2s. An attempt known
+	// lost before then — a stream it publishes to elected a leader, or the
+	// connection dropped (lossWatch) — is sent again at once.
 	AttemptTimeout time.Duration
 	// AckWait is kept for callers that set it; the publisher no longer
 	// publishes asynchronously (see PublishAll), so it is unused.
