@@ -78,6 +78,9 @@ and prints events/s for each and their ratio (target ≥ 0.5).`,
 			fmt.Fprintf(c.stdout, "bare JetStream    %10.0f events/s (%.2fs)\n", res.BareEventsPerS, res.BareSeconds)
 			fmt.Fprintf(c.stdout, "Vigil pipeline    %10.0f events/s (%.2fs, %d derived outputs)\n", res.VigilEventsPerS, res.VigilSeconds, res.DerivedPublished)
 			fmt.Fprintf(c.stdout, "ratio             %10.2f (target ≥ 0.5)\n", res.Ratio)
+			if res.BareCPUMicros > 0 {
+				fmt.Fprintf(c.stdout, "CPU per event     %10.1f µs bare, %.1f µs Vigil (the process, servers included)\n", res.BareCPUMicros, res.VigilCPUMicros)
+			}
 			return nil
 		},
 	}

@@ -14,6 +14,7 @@ import (
 
 func newBenchGateCmd(c *cli) *cobra.Command {
 	var (
+		cpuProfile string
 		cfg        bench.GateConfig
 		durability string
 		asJSON     bool
@@ -50,6 +51,9 @@ rule); none waits for a person. Prints p50/p90/p99/max and the rate reached.`,
 			if isTerminal(c.stderr) {
 				fmt.Fprintf(c.stderr, "gating %.0f actions/s for %s (durability %s)…\n", cfg.Rate, cfg.Duration, d)
 			}
+			if cpuProfile != "" {
+				cfg.Profile = func() (func(), error) { return startCPUProfile(cpuProfile) }
+			}
 			res, err := bench.RunGate(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -65,6 +69,9 @@ rule); none waits for a person. Prints p50/p90/p99/max and the rate reached.`,
 			fmt.Fprintf(c.stdout, "  of which   stored in the log: p50 %.3f ms  p99 %.3f ms\n", res.AppendP50Ms, res.AppendP99Ms)
 			fmt.Fprintf(c.stdout, "  (latency runs from each send; the load generator's own pacing lag, not counted: p50 %.3f ms  p99 %.3f ms)\n", res.PacingP50Ms, res.PacingP99Ms)
 			fmt.Fprintf(c.stdout, "bare publish p50 %.3f ms  p99 %.3f ms (same server, rate, durability); gate p50 / bare p50 = %.2f\n", res.BareP50Ms, res.BareP99Ms, res.RatioP50)
+			if res.CPUMicrosPerAction > 0 {
+				fmt.Fprintf(c.stdout, "CPU         %.0f µs an action (the process, server included), %.2f cores used\n", res.CPUMicrosPerAction, res.CoresUsed)
+			}
 			return nil
 		},
 	}
@@ -75,5 +82,6 @@ rule); none waits for a person. Prints p50/p90/p99/max and the rate reached.`,
 	fl.IntVar(&cfg.Conversations, "conversations", 16, "agents, one conversation and one connection each")
 	fl.StringVar(&durability, "durability", string(natsutil.DurabilityFsync), "fsync policy: fsync (every write) or interval")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
+	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the actions' sends to `FILE` (go tool pprof)")
 	return cmd
 }

@@ -39,6 +39,8 @@ func TestFigures(t *testing.T) {
 		{"pipeline broken", PipelineFigure([]byte(`vigil: boom`), "fsync", "c"), "", false},
 		{"gate interval", GateFigure([]byte(`{"p50_ms":0.49,"p99_ms":5.6}`), "interval", "c"), "0.49 / 5.60 ms", false},
 		{"gate fsync", GateFigure([]byte(`{"p50_ms":0.8,"p99_ms":6,"bare_publish_p50_ms":0.41,"bare_publish_p99_ms":2.3}`), "fsync", "c"), "2.0 / 2.6 (0.80 / 6.0 ms vs 0.41 / 2.3 ms)", true},
+		{"pipeline cpu", PipelineFigure([]byte(`{"ratio":0.2,"vigil_events_per_s":2000,"bare_events_per_s":10000,"vigil_cpu_us_per_event":150,"bare_cpu_us_per_event":30}`), "interval", "c"), "0.20 (2000 vs 10000 ev/s)", false},
+		{"gate saturated", GateFigure([]byte(`{"p50_ms":2000,"p99_ms":9000,"target_rate":1000,"achieved_rate":400,"cpu_us_per_action":700,"cores_used":0.35}`), "interval", "c"), "2000.00 / 9000.00 ms", false},
 		{"gate errors", GateFigure([]byte(`{"p50_ms":0.3,"p99_ms":1,"errors":3}`), "interval", "c"), "0.30 / 1.00 ms", false},
 		{"restart", RestartFigure([]byte(`{"events":1000000,"runs":[{"decision_seconds":1.1,"rss_mb":120},{"decision_seconds":0.9,"rss_mb":260}]}`), "c"), "1.10 s, 260 MB", false},
 		{"replay", ReplayFigure([]byte("BenchmarkReplay-2 1000000 4000 ns/op 250000 events/s 7500 cpu-ns/event\n"), "c"), "250,000 ev/s (7.5 µs CPU an event)", true},
@@ -49,6 +51,9 @@ func TestFigures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.fig.Value != tt.value || tt.fig.Met != tt.met {
 				t.Errorf("value %q met %v, want %q %v (note %q)", tt.fig.Value, tt.fig.Met, tt.value, tt.met, tt.fig.Note)
+			}
+			if want := map[string]string{"pipeline cpu": "CPU an event 150 vs 30 µs (0.20)", "gate saturated": "saturated: 400/s reached, 700 µs CPU an action, 0.35 cores used"}[tt.name]; want != "" && tt.fig.Note != want {
+				t.Errorf("note %q, want %q", tt.fig.Note, want)
 			}
 			if tt.value == "" && tt.fig.Note == "" {
 				t.Error("a missing figure has no note saying why")

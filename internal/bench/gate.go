@@ -31,6 +31,10 @@ type GateConfig struct {
 	Durability    natsutil.Durability
 	// Processors are the serve set; the gate is added if it is missing.
 	Processors func() ([]processors.Processor, error)
+	// Profile, when set, is called around the actions' sends (the warm-up
+	// included): start before the first, the returned stop once the last
+	// is decided.
+	Profile func() (stop func(), err error)
 }
 
 // GateResult is what RunGate measured; `vigil bench gate --json` prints it.
@@ -75,9 +79,17 @@ type GateResult struct {
 	LogRecords       uint64  `json:"log_records"`
 	DerivedOutputs   uint64  `json:"derived_outputs"`
 	DerivedPerRecord float64 `json:"derived_per_record"`
-	CPUs             int     `json:"cpus"`
-	GoVersion        string  `json:"go_version"`
-	Seconds          float64 `json:"seconds"`
+	// CPUMicrosPerAction is the process's CPU time (user and system, the
+	// server, the processors and the 16 agents included) per action sent,
+	// and CoresUsed that CPU time over the wall time of the sends: an
+	// action rate times CPUMicrosPerAction near the cores the process can
+	// get means the append path is saturated and queues (zero where the
+	// platform does not tell).
+	CPUMicrosPerAction float64 `json:"cpu_us_per_action,omitempty"`
+	CoresUsed          float64 `json:"cores_used,omitempty"`
+	CPUs               int     `json:"cpus"`
+	GoVersion          string  `json:"go_version"`
+	Seconds            float64 `json:"seconds"`
 }
 
 // gateConfig is the config the benchmark runs under: risky, the
@@ -201,8 +213,14 @@ func RunGate(ctx context.Context, cfg GateConfig) (GateResult, error) {
 	appended := make([]time.Duration, total)
 	outcome := make([]events.Outcome, total)
 	errs := make([]bool, total)
+	stop := func() {}
+	if cfg.Profile != nil {
+		if stop, err = cfg.Profile(); err != nil {
+			return res, fmt.Errorf("bench: profile: %w", err)
+		}
+	}
 	var wg sync.WaitGroup
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuNow()
 	var measuredStart, lastDone time.Time
 	var mu sync.Mutex
 	for i := 0; i < total; i++ {
@@ -239,6 +257,11 @@ func RunGate(ctx context.Context, cfg GateConfig) (GateResult, error) {
 		}(i, due)
 	}
 	wg.Wait()
+	stop()
+	if cpu := cpuNow() - cpu0; cpu0 > 0 && cpu > 0 {
+		res.CPUMicrosPerAction = float64(cpu.Microseconds()) / float64(total)
+		res.CoresUsed = cpu.Seconds() / time.Since(start).Seconds()
+	}
 	var ms, ams, pms []time.Duration
 	var sum time.Duration
 	for i := warm; i < total; i++ {

@@ -60,8 +60,14 @@ type PipelineResult struct {
 	// was acknowledged; the rest is the driver catching up.
 	IngestSeconds    float64 `json:"ingest_seconds"`
 	DerivedPublished uint64  `json:"derived_published"`
-	CPUs             int     `json:"cpus"`
-	GoVersion        string  `json:"go_version"`
+	// BareCPUMicros and VigilCPUMicros are the process's CPU time (user
+	// and system, servers included) per event in each phase: what each
+	// side costs, which the machine's load changes far less than the
+	// rates (zero where the platform does not tell).
+	BareCPUMicros  float64 `json:"bare_cpu_us_per_event,omitempty"`
+	VigilCPUMicros float64 `json:"vigil_cpu_us_per_event,omitempty"`
+	CPUs           int     `json:"cpus"`
+	GoVersion      string  `json:"go_version"`
 }
 
 // SampleEvents returns n realistic agent events: a conversation's mix of
@@ -140,7 +146,7 @@ func RunPipeline(ctx context.Context, cfg PipelineConfig) (PipelineResult, error
 		CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
 
 	progress("bare JetStream")
-	bare, err := runBare(ctx, cfg, bodies)
+	bare, bareCPU, err := runBare(ctx, cfg, bodies)
 	if err != nil {
 		return res, fmt.Errorf("bare: %w", err)
 	}
@@ -151,10 +157,14 @@ func RunPipeline(ctx context.Context, cfg PipelineConfig) (PipelineResult, error
 			return res, fmt.Errorf("profile: %w", err)
 		}
 	}
-	vig, ingested, derived, err := runVigil(ctx, cfg, evs)
+	vig, ingested, derived, vigCPU, err := runVigil(ctx, cfg, evs)
 	stop()
 	if err != nil {
 		return res, fmt.Errorf("vigil: %w", err)
+	}
+	if bareCPU > 0 && vigCPU > 0 {
+		perEvent := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(cfg.Events) }
+		res.BareCPUMicros, res.VigilCPUMicros = perEvent(bareCPU), perEvent(vigCPU)
 	}
 	res.BareSeconds, res.VigilSeconds, res.IngestSeconds = bare.Seconds(), vig.Seconds(), ingested.Seconds()
 	res.BareEventsPerS = float64(cfg.Events) / bare.Seconds()
@@ -166,36 +176,36 @@ func RunPipeline(ctx context.Context, cfg PipelineConfig) (PipelineResult, error
 
 // runBare: producers async-publish the same bodies over TCP while an
 // in-process pull consumer acks each; the clock stops at the last ack.
-func runBare(ctx context.Context, cfg PipelineConfig, bodies [][]byte) (time.Duration, error) {
+func runBare(ctx context.Context, cfg PipelineConfig, bodies [][]byte) (_, cpu time.Duration, err error) {
 	dir, err := os.MkdirTemp("", "vigil-bench-bare-*")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer os.RemoveAll(dir)
 	ns, err := natsutil.StartServer(natsutil.ServerConfig{StoreDir: dir, Listen: "127.0.0.1:-1", Durability: cfg.Durability})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
 	sub, err := natsutil.ConnectInProcess(ns, "", "bench-consumer")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer sub.Close()
 	js, err := jetstream.New(sub)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "BENCH", Subjects: []string{"bench.>"}, Storage: jetstream.FileStorage, Duplicates: time.Hour})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "bench", AckPolicy: jetstream.AckExplicitPolicy, MaxAckPending: 100000})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	done := make(chan error, 1)
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuNow()
 	go func() {
 		it, err := cons.Messages(jetstream.PullMaxMessages(1024))
 		if err != nil {
@@ -257,26 +267,26 @@ func runBare(ctx context.Context, cfg PipelineConfig, bodies [][]byte) (time.Dur
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		return 0, err
+		return 0, 0, err
 	}
 	select {
 	case err := <-done:
 		if err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	case <-ctx.Done():
-		return 0, ctx.Err()
+		return 0, 0, ctx.Err()
 	}
-	return time.Since(start), nil
+	return time.Since(start), cpuNow() - cpu0, nil
 }
 
 // runVigil: producers append batches through the ingest service over TCP
 // as agents would; the clock stops when the live driver has folded,
 // published and checkpointed the last event.
-func runVigil(ctx context.Context, cfg PipelineConfig, evs []events.Event) (elapsed, ingested time.Duration, derived uint64, err error) {
+func runVigil(ctx context.Context, cfg PipelineConfig, evs []events.Event) (elapsed, ingested time.Duration, derived uint64, cpu time.Duration, err error) {
 	dir, err := os.MkdirTemp("", "vigil-bench-pipeline-*")
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	defer os.RemoveAll(dir)
 	// The node as serve builds it (read models, config check, expiry
@@ -290,13 +300,13 @@ func runVigil(ctx context.Context, cfg PipelineConfig, evs []events.Event) (elap
 		IngestLimits: ingest.Limits{Conversations: -1, ActionsPerSecond: -1},
 	})
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	defer s.Close(context.Background())
 	if s.Driver() == nil {
-		return 0, 0, 0, errors.New("no processors configured")
+		return 0, 0, 0, 0, errors.New("no processors configured")
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuNow()
 	var wg sync.WaitGroup
 	errs := make(chan error, cfg.Producers)
 	per := (len(evs) + cfg.Producers - 1) / cfg.Producers
@@ -322,24 +332,24 @@ func runVigil(ctx context.Context, cfg PipelineConfig, evs []events.Event) (elap
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	ingested = time.Since(start)
 	want := uint64(len(evs))
 	for s.Driver().Checkpointed() < want {
 		select {
 		case <-ctx.Done():
-			return 0, 0, 0, ctx.Err()
+			return 0, 0, 0, 0, ctx.Err()
 		case err := <-s.Err():
-			return 0, 0, 0, err
+			return 0, 0, 0, 0, err
 		case <-time.After(time.Millisecond):
 		}
 	}
-	elapsed = time.Since(start)
+	elapsed, cpu = time.Since(start), cpuNow()-cpu0
 	if st, err := s.JetStream().Stream(ctx, events.StreamDerived); err == nil {
 		if info, err := st.Info(ctx); err == nil {
 			derived = info.State.Msgs
 		}
 	}
-	return elapsed, ingested, derived, nil
+	return elapsed, ingested, derived, cpu, nil
 }

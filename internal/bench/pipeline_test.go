@@ -31,7 +31,7 @@ func BenchmarkVigilPipeline(b *testing.B) {
 	evs := SampleEvents(30000)
 	cfg := PipelineConfig{Durability: natsutil.DurabilityInterval, Producers: 4, Batch: 100, Processors: statsOnly, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	for b.Loop() {
-		if _, _, _, err := runVigil(b.Context(), cfg, evs); err != nil {
+		if _, _, _, _, err := runVigil(b.Context(), cfg, evs); err != nil {
 			b.Fatal(err)
 		}
 	}

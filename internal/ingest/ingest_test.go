@@ -244,3 +244,66 @@ func TestBatchIDConflictSaysWhatWasStored(t *testing.T) {
 		t.Errorf("log holds %d events after the retry; want 3", after)
 	}
 }
+
+// TestChainStoppedMidwaySaysPartlyStored: when the log refuses a
+// request's events partway through its chain (here an event over the
+// stream's own message size limit), the reply says how many of the
+// request's events are stored, in order, and that a retry with the same
+// ids completes it; the retry stores the rest, nothing twice, in the
+// request's order.
+func TestChainStoppedMidwaySaysPartlyStored(t *testing.T) {
+	s := testnode.StartNode(t, testnode.Options{})
+	agent, err := s.Client(t.Context(), natsutil.RoleAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	msg := func(id string, size int) events.Event {
+		return events.Event{V: events.CurrentVersion, ID: id, Kind: events.KindMessage, Conversation: "c-p",
+			Data: map[string]any{"role": "user", "content": strings.Repeat("x", size)}}
+	}
+	if _, err := agent.Append(t.Context(), msg("p-0", 10)); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.JetStream().Stream(t.Context(), events.StreamLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := func(maxMsgSize int32) {
+		t.Helper()
+		cfg := info.Config
+		cfg.MaxMsgSize = maxMsgSize
+		if _, err := s.JetStream().UpdateStream(t.Context(), cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The chain's first event fits the stream, its second does not: the
+	// second and (by the chain) the third are refused.
+	limit(2000)
+	batch := []events.Event{msg("p-1", 10), msg("p-2", 4000), msg("p-3", 10)}
+	_, err = agent.AppendBatch(t.Context(), batch)
+	if err == nil || !strings.Contains(err.Error(), "partly stored: the first 1 of the 3 events to store are stored, in order") ||
+		!strings.Contains(err.Error(), "retry the request with the same ids") {
+		t.Fatalf("a chain the log stops midway: %v", err)
+	}
+	if n := logCount(t, s); n != info.State.Msgs+1 {
+		t.Fatalf("log holds %d events; want %d", n, info.State.Msgs+1)
+	}
+	limit(info.Config.MaxMsgSize)
+	rs, err := agent.AppendBatch(t.Context(), batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rs {
+		if want := info.State.LastSeq + uint64(i) + 1; r.Duplicate != (i == 0) || r.Seq != want {
+			t.Errorf("retry, event %d: %+v; want seq %d, duplicate %v", i, r, want, i == 0)
+		}
+	}
+	if n := logCount(t, s); n != info.State.Msgs+3 {
+		t.Errorf("log holds %d events after the retry; want %d", n, info.State.Msgs+3)
+	}
+}
