@@ -1213,7 +1213,10 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 	case "filter-branch", "filter-repo", "replace":
 		w.hit(c, "git-history-rewrite", med, "git "+sub+" rewrites history")
 	case "reflog":
-		if hasArg(rest, "expire", "delete") {
+		switch {
+		case hasArg(rest, "expire") && hasArgPrefix(rest, "--expire=now", "--expire=all", "--expire=0", "--expire-unreachable=now", "--expire-unreachable=all", "--expire-unreachable=0"):
+			w.hit(c, "git-reflog-purge", high, "git reflog expire now drops the only record of commits no branch holds (what reset, rebase or a deleted branch left behind); gc then deletes them for good")
+		case hasArg(rest, "expire", "delete"):
 			w.hit(c, "git-history-rewrite", med, "git reflog expire drops recovery points")
 		}
 	case "gc":
@@ -1306,6 +1309,9 @@ func (w *walker) packages(c *command) {
 		if first == "publish" {
 			w.hit(c, "publish", med, "cargo publish publishes a crate")
 		}
+		if first == "yank" && !hasArg(a, "--undo") {
+			w.hit(c, "registry-delete", high, "cargo yank withdraws a published crate version from the registry")
+		}
 		return
 	case "bundle":
 		if first == "install" || first == "update" || first == "add" || first == "" {
@@ -1319,9 +1325,13 @@ func (w *walker) packages(c *command) {
 		w.hit(c, "package-install", med, c.name+" "+first+" installs, removes or upgrades packages")
 	case "publish", "push", "release":
 		w.hit(c, "publish", med, c.name+" "+first+" publishes a package")
-	case "unpublish":
-		// a registry never takes the same name and version again
-		w.hit(c, "registry-delete", high, c.name+" unpublish removes a published package from the registry for good")
+	case "unpublish", "yank":
+		if hasArg(a, "--undo") {
+			break
+		}
+		// a registry never takes the same name and version again; a yanked
+		// version stops resolving for everyone who depends on it
+		w.hit(c, "registry-delete", high, c.name+" "+first+" removes a published package version from the registry")
 	case "config", "set":
 		if hasArg(a, "set") || first == "set" {
 			w.hit(c, "package-config", med, c.name+" config changes package manager settings")
@@ -1342,7 +1352,7 @@ func (w *walker) docker(c *command) {
 		return
 	}
 	sub := a[0]
-	if sub == "container" || sub == "image" || sub == "volume" || sub == "network" || sub == "system" || sub == "compose" || sub == "builder" || sub == "buildx" {
+	if sub == "container" || sub == "image" || sub == "volume" || sub == "network" || sub == "system" || sub == "compose" || sub == "builder" || sub == "buildx" || sub == "stack" || sub == "swarm" {
 		if len(a) > 1 {
 			sub = sub + " " + a[1]
 		}
@@ -1397,6 +1407,10 @@ func (w *walker) docker(c *command) {
 		default:
 			w.hit(c, "container-delete", med, "docker "+sub+" deletes unused containers and images (it asks first)")
 		}
+	case sub == "stack rm" || sub == "stack remove" || sub == "stack down":
+		w.hit(c, "cluster-delete", high, c.name+" "+sub+" removes a deployed stack's services, networks, secrets and configs from the swarm")
+	case sub == "swarm leave" && flagSet(a, 'f', "--force"):
+		w.hit(c, "cluster-delete", high, c.name+" swarm leave --force takes the node out of the swarm even as its last manager, dropping the swarm's state")
 	case sub == "volume rm" || sub == "volume prune" || sub == "compose down" && flagSet(a, 'v', "--volumes"):
 		w.hit(c, "container-data-delete", high, c.name+" "+sub+" deletes volumes and the data in them")
 	case strings.HasSuffix(sub, "prune") || sub == "rm" || sub == "rmi" || sub == "kill" || sub == "stop" || sub == "volume rm" || sub == "container rm" || sub == "image rm" || sub == "compose down" || sub == "network rm":
@@ -1412,7 +1426,7 @@ func (w *walker) docker(c *command) {
 
 func (w *walker) kubectl(c *command) {
 	a := c.args
-	ops := operands(a)
+	ops := operandsSkipping(a, kubectlValueOpts())
 	if len(ops) == 0 {
 		return
 	}
@@ -1478,7 +1492,7 @@ func (w *walker) aws(c *command) {
 		return
 	}
 	switch {
-	case strings.HasPrefix(op, "delete-") || strings.HasPrefix(op, "terminate-") || strings.HasPrefix(op, "deregister-") || strings.HasPrefix(op, "remove-") || strings.HasPrefix(op, "purge-") || strings.HasPrefix(op, "destroy-") || strings.HasPrefix(op, "disable-") || strings.HasPrefix(op, "stop-logging"):
+	case strings.HasPrefix(op, "delete-") || strings.HasPrefix(op, "terminate-") || strings.HasPrefix(op, "deregister-") || strings.HasPrefix(op, "remove-") || strings.HasPrefix(op, "purge-") || strings.HasPrefix(op, "destroy-") || strings.HasPrefix(op, "disable-") || strings.HasPrefix(op, "stop-logging") || awsDestroyOp(op):
 		w.hit(c, "cloud-delete", high, "aws "+svc+" "+op+" deletes or disables cloud resources")
 	case svc == "iam" && (strings.HasPrefix(op, "create-user") || strings.HasPrefix(op, "create-access-key") || strings.HasPrefix(op, "attach-") || strings.HasPrefix(op, "put-user-policy") || strings.HasPrefix(op, "create-login-profile") || strings.HasPrefix(op, "add-user-to-group")):
 		w.hit(c, "account-change", high, "aws iam "+op+" creates credentials or grants permissions")

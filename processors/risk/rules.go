@@ -374,7 +374,7 @@ var sudoReadOnlyCmds = lazySet("ls", "cat", "head", "tail", "wc", "grep", "egrep
 	"uname", "stat", "file", "du", "df", "tree", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum",
 	"cksum", "ps", "free", "uptime", "nproc", "lscpu", "lsblk", "lsof", "ss", "netstat", "dmesg", "tac", "nl",
 	"strings", "od", "hexdump", "readlink", "realpath", "ls", "getfacl", "lsattr", "blkid", "lsmod", "lspci", "lsusb",
-	"ip", "true", "groups", "test", "[", "printenv", "sort", "uniq", "cut", "jq", "find")
+	"ip", "true", "groups", "test", "[", "printenv", "sort", "uniq", "cut", "jq", "find", "systemctl", "journalctl")
 
 // sudoReadOnly reports whether c, run as root, only reads: a program of
 // sudoReadOnlyCmds with every argument resolved, no option that runs or
@@ -409,6 +409,24 @@ func sudoReadOnly(c *command) bool {
 		return !flagSet(a, 'c', "--clear", "--read-clear") && !flagSet(a, 'C', "--console-off", "--console-on", "--console-level") && !flagSet(a, 'n', "--console-level") && !flagSet(a, 'D', "--console-off") && !flagSet(a, 'E', "--console-on")
 	case "ss", "netstat":
 		return !flagSet(a, 'K', "--kill")
+	case "systemctl":
+		ops := operands(a)
+		if len(ops) == 0 {
+			return true // lists units
+		}
+		switch ops[0] {
+		case "status", "is-active", "is-enabled", "is-failed", "is-system-running", "list-units", "list-unit-files",
+			"list-timers", "list-sockets", "list-dependencies", "list-jobs", "show", "cat", "get-default":
+			return true
+		}
+		return false
+	case "journalctl":
+		for _, x := range a {
+			if strings.HasPrefix(x, "--vacuum") || x == "--rotate" || x == "--flush" || x == "--sync" || x == "--relinquish-var" ||
+				x == "--setup-keys" || x == "--update-catalog" {
+				return false
+			}
+		}
 	}
 	return true
 }

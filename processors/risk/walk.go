@@ -778,8 +778,13 @@ func (w *walker) runFields(fs []field, assigns map[string]string, redirs []redir
 				detail: "the command to run is decoded at run time", span: w.spanOf(st), command: "$(…)"})
 		}
 	}
-	for _, a := range cmd.args {
-		if a == "--help" || a == "--version" || a == "-help" {
+	for i, a := range cmd.args {
+		switch {
+		case a == "--help" || a == "-help":
+			cmd.helpOnly = true
+		case a == "--version" && (i == len(cmd.args)-1 || strings.HasPrefix(cmd.args[i+1], "-")):
+			// `--version` alone prints the version; followed by a value it
+			// is an option of the command (`cargo yank --version 0.4.1`)
 			cmd.helpOnly = true
 		}
 	}

@@ -1,0 +1,76 @@
+package risk
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+// The held-out tables in testdata/heldout were written for this package
+// from the documented behaviour of real tools (cloud, cluster, database,
+// secret-store, backup, registry and git-hosting CLIs; agent tool outputs
+// and web pages), not taken from any corpus: no rule was fitted to a line
+// of them. "high" lines must score HIGH, "not-high" lines must not. The
+// test reports recall and false HIGH, and fails below the floors.
+
+type heldoutShell struct {
+	Command string `json:"command"`
+	Expect  string `json:"expect"`
+}
+
+func readHeldout[T any](t *testing.T, name string) []T {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "heldout", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestHeldoutShell(t *testing.T) {
+	s := mustScorer(t, events.DefaultConfig())
+	var fire, fired, medPlus, quiet, falseHigh int
+	for _, l := range readHeldout[heldoutShell](t, "shell.jsonl") {
+		a := s.ScoreCommand(l.Command, Env{})
+		switch l.Expect {
+		case "high":
+			fire++
+			if a.Level == events.RiskHigh {
+				fired++
+			} else if *showMisses {
+				t.Logf("MISS %s: %q %s", a.Level, l.Command, reasonsBrief(a))
+			}
+			if a.Level == events.RiskHigh || a.Level == events.RiskMedium {
+				medPlus++
+			}
+		case "not-high":
+			quiet++
+			if a.Level == events.RiskHigh {
+				falseHigh++
+				t.Errorf("false HIGH on %q: %s", l.Command, reasonsBrief(a))
+			}
+		default:
+			t.Fatalf("bad expect %q", l.Expect)
+		}
+	}
+	t.Logf("held-out shell: must-fire HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)",
+		pct(fired, fire), fired, fire, pct(medPlus, fire), medPlus, fire, pct(falseHigh, quiet), falseHigh, quiet)
+	if pct(fired, fire) < 93 {
+		t.Errorf("held-out HIGH recall %.1f%% is below the 93%% floor", pct(fired, fire))
+	}
+}
