@@ -74,3 +74,49 @@ func TestHeldoutShell(t *testing.T) {
 		t.Errorf("held-out HIGH recall %.1f%% is below the 93%% floor", pct(fired, fire))
 	}
 }
+
+type heldoutText struct {
+	Text   string `json:"text"`
+	Expect string `json:"expect"`
+}
+
+// TestHeldoutInjection: injection.jsonl is the first fresh table (its
+// misses were read while writing the directive rule, so it is a
+// regression table now); injection2.jsonl was written after the rule and
+// scored once, the held-out figure.
+func TestHeldoutInjection(t *testing.T) {
+	for _, tc := range []struct {
+		file          string
+		recall        float64
+		maxCleanFlags int
+	}{{"injection.jsonl", 95, 1}, {"injection2.jsonl", 70, 1}} {
+		var inj, hit, clean, fp int
+		for _, l := range readHeldout[heldoutText](t, tc.file) {
+			r := Scan(l.Text, "")
+			switch l.Expect {
+			case "injection":
+				inj++
+				if r.Verdict == VerdictInjection {
+					hit++
+				} else if *showMisses {
+					t.Logf("MISS %s: %q %v", r.Verdict, trimArg(l.Text), r.Findings)
+				}
+			case "clean":
+				clean++
+				if r.Verdict == VerdictInjection {
+					fp++
+					t.Logf("clean flagged: %q %v", trimArg(l.Text), r.Findings)
+				}
+			default:
+				t.Fatalf("bad expect %q", l.Expect)
+			}
+		}
+		t.Logf("held-out %s: recall %.1f%% (%d/%d); clean flagged %.1f%% (%d/%d)", tc.file, pct(hit, inj), hit, inj, pct(fp, clean), fp, clean)
+		if pct(hit, inj) < tc.recall {
+			t.Errorf("%s: recall %.1f%% below the %.0f%% floor", tc.file, pct(hit, inj), tc.recall)
+		}
+		if fp > tc.maxCleanFlags {
+			t.Errorf("%s: %d clean texts flagged, more than %d", tc.file, fp, tc.maxCleanFlags)
+		}
+	}
+}

@@ -268,6 +268,7 @@ func (s *scanner) body(text string, base int) {
 	s.hidden(text, base)
 	s.boundaryRules(text, base)
 	s.taskFrames(text, base)
+	s.agentDirectives(text, base)
 	// Visible text, outside comments.
 	s.prose(text, base)
 	s.code(text, base)

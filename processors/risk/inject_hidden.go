@@ -128,21 +128,27 @@ func hiddenOrder(body string) bool {
 
 // hiddenText: text hidden by CSS or the hidden attribute. Unlike a comment,
 // which authors leave for each other, hidden text is there to be read by
-// a program: any words in it are a finding.
+// a program: any word in it is a strong finding; identifiers and numbers
+// alone (analytics-id-4471, a tracking pixel's key) a weak one.
 func (s *scanner) hiddenText(text string, base int, m []int, rule, what string) {
 	body := text[m[4]:m[5]]
 	n := len(s.findings)
 	s.prose(body, base+m[4])
 	s.code(body, base+m[4])
-	words := 0
+	words, prose := 0, 0
 	for _, w := range strings.Fields(stripTags(body)) {
 		if strings.IndexFunc(w, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= 0x80 }) >= 0 {
 			words++
+			if strings.IndexFunc(strings.TrimRight(w, ".,;:!?\"')"), func(r rune) bool { return r >= '0' && r <= '9' || r == '-' || r == '_' || r == '=' || r == '/' }) < 0 {
+				prose++
+			}
 		}
 	}
-	if len(s.findings) > n || words > 0 {
-		s.add(rule, what+" is read by the agent, not by the person reviewing the file", base+m[0], base+m[1], true)
+	if words == 0 && len(s.findings) == n {
+		return
 	}
+	strong := len(s.findings) > n || prose > 0 || hiddenAgentOrder(body)
+	s.add(rule, what+" is read by the agent, not by the person reviewing the file", base+m[0], base+m[1], strong)
 }
 
 // altText: alt text or a title that carries instructions.

@@ -191,6 +191,29 @@ var (
 	turnTokenRe    = lazyRE(`(?i)<\|(?:im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|system|user|assistant)\|>|\[/?INST\]|<<SYS>>|<</SYS>>|</?(?:system|assistant)(?:_message|_prompt|_instructions)?>|</?user_(?:message|prompt|input|query)>`)
 )
 
+// opensTurn reports whether the chat-template token at loc in text opens
+// a turn: it starts a line, or a role name or a line break follows it.
+func opensTurn(text string, loc []int) bool {
+	i := loc[0]
+	for i > 0 && (text[i-1] == ' ' || text[i-1] == '\t') {
+		i--
+	}
+	if i == 0 || text[i-1] == '\n' {
+		return true
+	}
+	rest := strings.TrimLeft(text[loc[1]:], " \t")
+	if rest == "" || rest[0] == '\n' || rest[0] == '<' {
+		return true
+	}
+	lr := asciiLower(rest)
+	for _, r := range []string{"system", "user", "assistant", "developer", "tool"} {
+		if strings.HasPrefix(lr, r) && (len(lr) == len(r) || lr[len(r)] < 'a' || lr[len(r)] > 'z') {
+			return true
+		}
+	}
+	return false
+}
+
 // boundaryRules finds fake role and boundary markers in a whole text. It
 // walks the lines once and runs an expression only on a line that can
 // hold a marker.
@@ -200,7 +223,10 @@ func (s *scanner) boundaryRules(text string, base int) {
 		strings.Contains(text, "</assistant") || strings.Contains(text, "user_")
 	if turn {
 		for _, loc := range turnTokenRe.FindAllStringIndex(text, 8) {
-			s.add("fake-role-tag", "a chat-template token that starts a new turn", base+loc[0], base+loc[1], true)
+			// a token that starts a line or a turn (a role name or a line
+			// break after it) opens a turn; one inside a sentence about
+			// chat templates only names it
+			s.add("fake-role-tag", "a chat-template token that starts a new turn", base+loc[0], base+loc[1], opensTurn(text, loc))
 		}
 	}
 	labelled := false
