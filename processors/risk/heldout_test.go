@@ -42,36 +42,41 @@ func readHeldout[T any](t *testing.T, name string) []T {
 	return out
 }
 
+// TestHeldoutShell: shell.jsonl's misses were read while writing this
+// package's rules (a regression table now); shell2.jsonl was written
+// after them and scored once.
 func TestHeldoutShell(t *testing.T) {
 	s := mustScorer(t, events.DefaultConfig())
-	var fire, fired, medPlus, quiet, falseHigh int
-	for _, l := range readHeldout[heldoutShell](t, "shell.jsonl") {
-		a := s.ScoreCommand(l.Command, Env{})
-		switch l.Expect {
-		case "high":
-			fire++
-			if a.Level == events.RiskHigh {
-				fired++
-			} else if *showMisses {
-				t.Logf("MISS %s: %q %s", a.Level, l.Command, reasonsBrief(a))
+	for _, file := range []string{"shell.jsonl", "shell2.jsonl"} {
+		var fire, fired, medPlus, quiet, falseHigh int
+		for _, l := range readHeldout[heldoutShell](t, file) {
+			a := s.ScoreCommand(l.Command, Env{})
+			switch l.Expect {
+			case "high":
+				fire++
+				if a.Level == events.RiskHigh {
+					fired++
+				} else if *showMisses {
+					t.Logf("MISS %s: %q %s", a.Level, l.Command, reasonsBrief(a))
+				}
+				if a.Level == events.RiskHigh || a.Level == events.RiskMedium {
+					medPlus++
+				}
+			case "not-high":
+				quiet++
+				if a.Level == events.RiskHigh {
+					falseHigh++
+					t.Errorf("%s: false HIGH on %q: %s", file, l.Command, reasonsBrief(a))
+				}
+			default:
+				t.Fatalf("bad expect %q", l.Expect)
 			}
-			if a.Level == events.RiskHigh || a.Level == events.RiskMedium {
-				medPlus++
-			}
-		case "not-high":
-			quiet++
-			if a.Level == events.RiskHigh {
-				falseHigh++
-				t.Errorf("false HIGH on %q: %s", l.Command, reasonsBrief(a))
-			}
-		default:
-			t.Fatalf("bad expect %q", l.Expect)
 		}
-	}
-	t.Logf("held-out shell: must-fire HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)",
-		pct(fired, fire), fired, fire, pct(medPlus, fire), medPlus, fire, pct(falseHigh, quiet), falseHigh, quiet)
-	if pct(fired, fire) < 93 {
-		t.Errorf("held-out HIGH recall %.1f%% is below the 93%% floor", pct(fired, fire))
+		t.Logf("held-out %s: must-fire HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)",
+			file, pct(fired, fire), fired, fire, pct(medPlus, fire), medPlus, fire, pct(falseHigh, quiet), falseHigh, quiet)
+		if pct(fired, fire) < 93 {
+			t.Errorf("%s: held-out HIGH recall %.1f%% is below the 93%% floor", file, pct(fired, fire))
+		}
 	}
 }
 
