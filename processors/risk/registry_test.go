@@ -29,7 +29,7 @@ var emitRe = regexp.MustCompile(`w\.hit\([a-zA-Z]+, "([a-z0-9-]+)"|hitA\([a-zA-Z
 
 func TestShellRuleRegistry(t *testing.T) {
 	s := mustScorer(t, events.DefaultConfig())
-	declared := map[string]ShellRule{}
+	declared := map[string]*ShellRule{}
 	for _, r := range ShellRules() {
 		if _, dup := declared[r.ID]; dup {
 			t.Errorf("%s declared twice", r.ID)
