@@ -399,9 +399,9 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	}
 	switch best {
 	case high:
-		w.hitA(c, AnalyzerShell, "resource-destroy", high, detail)
+		w.hitA(c, AnalyzerShell, ruleResourceDestroy, high, detail)
 	case med:
-		w.hitA(c, AnalyzerShell, "resource-remove", med, detail)
+		w.hitA(c, AnalyzerShell, ruleResourceRemove, med, detail)
 	}
 }
 
@@ -416,7 +416,7 @@ func (w *walker) sqlArgs(c *command, prog string) {
 		}
 		first := strings.Fields(t)[0]
 		if first == "MATCH" && cypherDeleteAll(t) {
-			w.hitA(c, AnalyzerSQL, "sql-delete-all", high, prog+": a graph query that deletes what it matches with no WHERE: "+trimArg(x))
+			w.hitA(c, AnalyzerSQL, ruleSqlDeleteAll, high, prog+": a graph query that deletes what it matches with no WHERE: "+trimArg(x))
 			continue
 		}
 		switch first {
@@ -580,5 +580,5 @@ func (w *walker) unreviewedApply(c *command) {
 			return
 		}
 	}
-	w.hit(c, "infra-apply-unreviewed", high, c.name+" "+ops[k]+" "+auto+" changes infrastructure without showing anyone the plan, which may destroy or replace resources")
+	w.hit(c, ruleInfraApplyUnreviewed, high, c.name+" "+ops[k]+" "+auto+" changes infrastructure without showing anyone the plan, which may destroy or replace resources")
 }

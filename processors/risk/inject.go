@@ -1085,7 +1085,7 @@ func (s *scanner) judgeCode(lang, body string, off int) {
 		if f.level.Rank() > lvl.Rank() {
 			lvl, top = f.level, f
 		}
-		if f.level == events.RiskHigh && attack == nil && attackRules()[f.rule] {
+		if f.level == events.RiskHigh && attack == nil && attackRules()[f.id()] {
 			f := f
 			attack = &f
 		}
@@ -1101,18 +1101,18 @@ func (s *scanner) report(v codeVerdict, body string, off int) {
 	lvl, top := v.level, v.top
 	switch {
 	case v.attack != nil:
-		s.add("dangerous-command", "code the agent is asked to run or include: "+v.attack.rule+" ("+v.attack.detail+")", off, off+len(body), true)
+		s.add("dangerous-command", "code the agent is asked to run or include: "+v.attack.id()+" ("+v.attack.detail+")", off, off+len(body), true)
 	case lvl == events.RiskHigh && (s.hiddenCode || rawIPURLRe.MatchString(body) || readsSecrets(body)):
-		s.add("dangerous-command", "hidden code the agent is asked to run: "+top.rule+" ("+top.detail+")", off, off+len(body), true)
+		s.add("dangerous-command", "hidden code the agent is asked to run: "+top.id()+" ("+top.detail+")", off, off+len(body), true)
 	case lvl == events.RiskHigh:
 		// installers, sudo, package managers, cluster and SQL admin:
 		// HIGH when the agent runs them (the gate asks), routine in a
 		// README
-		s.add("risky-command", "a high-risk command an operator might run: "+top.rule+" ("+top.detail+")", off, off+len(body), false)
-	case lvl == events.RiskMedium && (top.rule == "secret-file-read" || top.rule == "credential-search"):
-		s.add("secret-read-command", "a command that prints secrets: "+top.rule+" ("+top.detail+")", off, off+len(body), false)
+		s.add("risky-command", "a high-risk command an operator might run: "+top.id()+" ("+top.detail+")", off, off+len(body), false)
+	case lvl == events.RiskMedium && (top.rule == ruleSecretFileRead || top.rule == ruleCredentialSearch):
+		s.add("secret-read-command", "a command that prints secrets: "+top.id()+" ("+top.detail+")", off, off+len(body), false)
 	case lvl == events.RiskMedium && top.analyzer == AnalyzerCode:
-		s.add("suspicious-code", "code with side effects: "+top.rule+" ("+top.detail+")", off, off+len(body), false)
+		s.add("suspicious-code", "code with side effects: "+top.id()+" ("+top.detail+")", off, off+len(body), false)
 	}
 }
 

@@ -18,6 +18,12 @@ type ShellRule struct {
 	Doc      string
 	Fires    []string // commands that must produce a reason with this id
 	Quiet    []string // commands that must not
+	// Action marks a rule that judges a tool action as a whole (a file
+	// write, a fetch, an MCP tool's name or arguments, the config, the
+	// agent's own rating) or a code payload's calls: Fires and Quiet may
+	// be empty, and the processor's, scorer's and code analyzer's tests
+	// show it.
+	Action bool
 }
 
 // ShellRules returns the registry, in documentation order. The slice is
@@ -47,6 +53,85 @@ const (
 	catSQL     = "Databases"
 	catWin     = "Windows"
 	catParser  = "Parsing and limits"
+	catAction  = "Tool actions, the config and the agent's rating"
+	catCode    = "Code payloads"
+)
+
+var (
+	lvUnknown = []events.Risk{events.RiskUnknown}
+	lvAny     = []events.Risk{events.RiskLow, events.RiskMedium, events.RiskHigh}
+	lvNone    = []events.Risk{""}
+)
+
+// Rules of tool actions as a whole, and of code payloads, whose examples
+// are in the processor's and the code analyzer's tests.
+var (
+	ruleNoPath = &ShellRule{ID: "no-path", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "a file change with no path"}
+	ruleCIConfigWrite = &ShellRule{ID: "ci-config-write", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "a write of CI configuration (`.github/workflows/`, `.gitlab-ci.yml` …), which runs with CI secrets"}
+	ruleOutsideWorkspace = &ShellRule{ID: "outside-workspace", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "a write of a file outside the workspace that no other rule judges"}
+	ruleBadURL = &ShellRule{ID: "bad-url", Analyzer: AnalyzerNetwork, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "a fetch whose destination is not a URL"}
+	ruleLocalFileURL = &ShellRule{ID: "local-file-url", Analyzer: AnalyzerNetwork, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "a fetch of a local file through a `file://` URL"}
+	ruleLocalService = &ShellRule{ID: "local-service", Analyzer: AnalyzerNetwork, Levels: lvLow, Category: catAction, Action: true,
+		Doc: "a fetch from a service on this machine"}
+	rulePrivateNetwork = &ShellRule{ID: "private-network", Analyzer: AnalyzerNetwork, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "a fetch from a private network address"}
+	ruleRawIP = &ShellRule{ID: "raw-ip", Analyzer: AnalyzerNetwork, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "a fetch from a bare IP address"}
+	ruleInsecureUpload = &ShellRule{ID: "insecure-upload", Analyzer: AnalyzerNetwork, Levels: lvHigh, Category: catAction, Action: true,
+		Doc: "a fetch that sends data over an unencrypted scheme"}
+	ruleMCPMutatingTool = &ShellRule{ID: "mcp-mutating-tool", Analyzer: AnalyzerTool, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "an MCP tool whose name says it changes something outside the agent"}
+	ruleMCPTool = &ShellRule{ID: "mcp-tool", Analyzer: AnalyzerTool, Levels: lvLow, Category: catAction, Action: true,
+		Doc: "an MCP tool judged by its name and arguments only"}
+	ruleUnsafeDeserialization = &ShellRule{ID: "unsafe-deserialization", Analyzer: AnalyzerCode, Levels: lvBoth, Category: catCode, Action: true,
+		Doc: "code that unpickles data (HIGH when the data comes from the network)"}
+	ruleDataExfiltration = &ShellRule{ID: "data-exfiltration", Analyzer: AnalyzerCode, Levels: lvHigh, Category: catCode, Action: true,
+		Doc: "code that reads local data and sends it over the network"}
+	ruleSurveillance = &ShellRule{ID: "surveillance", Analyzer: AnalyzerCode, Levels: lvBoth, Category: catCode, Action: true,
+		Doc: "code that captures the screen, keyboard or clipboard"}
+	ruleResourceExhaustion = &ShellRule{ID: "resource-exhaustion", Analyzer: AnalyzerCode, Levels: lvMed, Category: catCode, Action: true,
+		Doc: "code that repeats network or process work in an endless loop"}
+	ruleDisruptSystem = &ShellRule{ID: "disrupt-system", Analyzer: AnalyzerCode, Levels: lvMed, Category: catCode, Action: true,
+		Doc: "code that kills processes or takes network interfaces down"}
+	ruleRansomwarePattern = &ShellRule{ID: "ransomware-pattern", Analyzer: AnalyzerCode, Levels: lvHigh, Category: catCode, Action: true,
+		Doc: "code that encrypts files with a key fetched from the network"}
+	ruleNetworkTunnel = &ShellRule{ID: "network-tunnel", Analyzer: AnalyzerCode, Levels: lvMed, Category: catCode, Action: true,
+		Doc: "code that opens a listener or a tunnel"}
+	ruleShellTrue = &ShellRule{ID: "shell-true", Analyzer: AnalyzerCode, Levels: lvMed, Category: catCode, Action: true,
+		Doc: "code that runs a command through the shell (`shell=True`)"}
+	ruleInstallScript = &ShellRule{ID: "install-script", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "a write of `package.json` (or another manifest) whose install scripts run on every install: the script is also judged as a command"}
+	ruleExecConfigWrite = &ShellRule{ID: "exec-config-write", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "a write of a file that tools execute or take execution settings from (`.git/config`, hooks, Makefiles, `.envrc`, editor tasks, CI workflows, notebooks): its content is judged as if it ran"}
+	ruleMCPOddName = &ShellRule{ID: "mcp-odd-name", Analyzer: AnalyzerTool, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "a tool name that is not an MCP tool name (too long, or characters outside the name alphabet), shown cut to 64 bytes"}
+	ruleToolArgsBudget = &ShellRule{ID: "tool-args-budget", Analyzer: AnalyzerTool, Levels: lvHigh, Category: catAction, Action: true,
+		Doc: "a tool call with more strings, bytes or nesting in its arguments than Vigil reads: what it could not read is HIGH"}
+	ruleNoCommand = &ShellRule{ID: "no-command", Analyzer: AnalyzerTool, Levels: lvUnknown, Category: catAction, Action: true,
+		Doc: "a shell action that carries no command"}
+	ruleUnknownTool = &ShellRule{ID: "unknown-tool", Analyzer: AnalyzerTool, Levels: lvUnknown, Category: catAction, Action: true,
+		Doc: "a tool no analyzer knows; the level is left to the other rules and the fail-closed floor"}
+	ruleSecretWrittenToFile = &ShellRule{ID: "secret-written-to-file", Analyzer: AnalyzerRedaction, Levels: lvHigh, Category: catAction, Action: true,
+		Doc: "the content a write tool writes holds secrets (found by redaction)"}
+	ruleSecretInAction = &ShellRule{ID: "secret-in-action", Analyzer: AnalyzerRedaction, Levels: lvMed, Category: catAction, Action: true,
+		Doc: "the action's arguments held secrets, redacted before storage"}
+	ruleRulesDisabled = &ShellRule{ID: "disabled", Analyzer: AnalyzerRules, Levels: lvNone, Category: catAction, Action: true,
+		Doc: "the built-in rules are off in the config in force (a note, no level)"}
+	rulePolicyError = &ShellRule{ID: "evaluation-error", Analyzer: AnalyzerPolicy, Levels: lvNone, Category: catAction, Action: true,
+		Doc: "a policy rule of the config failed to evaluate on this action (a note, no level)"}
+	ruleHintIgnored = &ShellRule{ID: "ignored", Analyzer: AnalyzerLLMHint, Levels: lvNone, Category: catAction, Action: true,
+		Doc: "the agent rated its action, and the llm_hint analyzer is off in the config in force"}
+	ruleHintUnrecognised = &ShellRule{ID: "unrecognised", Analyzer: AnalyzerLLMHint, Levels: lvNone, Category: catAction, Action: true,
+		Doc: "the agent's rating is not a level"}
+	ruleHintRaised = &ShellRule{ID: "raised", Analyzer: AnalyzerLLMHint, Levels: lvAny, Category: catAction, Action: true,
+		Doc: "the agent rated its action above the analyzers' level, which it raises"}
+	ruleHintRating = &ShellRule{ID: "agent-rating", Analyzer: AnalyzerLLMHint, Levels: lvAny, Category: catAction, Action: true,
+		Doc: "the agent's rating, at or below the analyzers' level: it can only raise the level"}
 )
 
 // The shell registry's declarations: an emit site takes one of these
@@ -901,4 +986,37 @@ var shellRules = []*ShellRule{
 	rulePosixFallback,
 	ruleAnalysisBudget,
 	ruleInputTooLarge,
+	ruleInstallScript,
+	ruleExecConfigWrite,
+	ruleMCPOddName,
+	ruleToolArgsBudget,
+	ruleNoCommand,
+	ruleUnknownTool,
+	ruleSecretWrittenToFile,
+	ruleSecretInAction,
+	ruleRulesDisabled,
+	rulePolicyError,
+	ruleHintIgnored,
+	ruleHintUnrecognised,
+	ruleHintRaised,
+	ruleHintRating,
+	ruleNoPath,
+	ruleCIConfigWrite,
+	ruleOutsideWorkspace,
+	ruleBadURL,
+	ruleLocalFileURL,
+	ruleLocalService,
+	rulePrivateNetwork,
+	ruleRawIP,
+	ruleInsecureUpload,
+	ruleMCPMutatingTool,
+	ruleMCPTool,
+	ruleUnsafeDeserialization,
+	ruleDataExfiltration,
+	ruleSurveillance,
+	ruleResourceExhaustion,
+	ruleDisruptSystem,
+	ruleRansomwarePattern,
+	ruleNetworkTunnel,
+	ruleShellTrue,
 }
