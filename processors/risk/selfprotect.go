@@ -31,7 +31,6 @@ import (
 // AnalyzerSelfProtect names the self-protection findings.
 const AnalyzerSelfProtect = "selfprotect"
 
-
 // selfCtx is what the action's hook said about Vigil's installation, with
 // every path in the form the walker compares (see norm).
 type selfCtx struct {
