@@ -62,10 +62,10 @@ func TestRuleHandles(t *testing.T) {
 	fset, files, pkg, info := typedPackage(t)
 	scope := pkg.Scope()
 	named := func(n string) types.Type { return scope.Lookup(n).Type() }
-	shellT, selfT := types.NewPointer(named("ShellRule")), types.NewPointer(named("SelfRule"))
+	shellT, selfT, injT := types.NewPointer(named("ShellRule")), types.NewPointer(named("SelfRule")), types.NewPointer(named("InjectRule"))
 	declT, policyT := named("ruleDecl"), named("policyRule")
 	isHandle := func(tp types.Type) bool {
-		return types.Identical(tp, shellT) || types.Identical(tp, selfT)
+		return types.Identical(tp, shellT) || types.Identical(tp, selfT) || types.Identical(tp, injT)
 	}
 	// the declarations: package-level variables of a handle type
 	decls := map[types.Object]bool{}
@@ -146,9 +146,6 @@ func TestRuleHandles(t *testing.T) {
 	}
 	// every parameter that carries a rule is typed as a declaration
 	for _, f := range files {
-		if strings.HasPrefix(filepath.Base(fset.Position(f.Pos()).Filename), "inject") {
-			continue // the injection scanner's rules are InjectRule's, checked by TestInjectRuleSources
-		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			var ft *ast.FuncType
 			switch x := n.(type) {
@@ -183,7 +180,54 @@ func TestRuleHandles(t *testing.T) {
 			t.Errorf("%s is declared, and no source emits it", obj.Name())
 		}
 	}
-	if len(decls) != len(ShellRules())+len(SelfRules()) {
-		t.Errorf("%d declarations, %d registry entries", len(decls), len(ShellRules())+len(SelfRules()))
+	if len(decls) != len(ShellRules())+len(SelfRules())+len(InjectRules()) {
+		t.Errorf("%d declarations, %d registry entries", len(decls), len(ShellRules())+len(SelfRules())+len(InjectRules()))
+	}
+	// the public shapes carry an id as a string: a Finding's or a
+	// Reason's Rule is a declaration's ID (or another finding's)
+	findingPub, reasonT := named("Finding"), types.Type(nil)
+	for _, imp := range pkg.Imports() {
+		if imp.Path() == "github.com/vigil-dev/vigil/events" {
+			reasonT = imp.Scope().Lookup("Reason").Type()
+		}
+	}
+	pub := 0
+	for _, f := range files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			cl, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			tp := info.Types[cl].Type
+			if !types.Identical(tp, findingPub) && (reasonT == nil || !types.Identical(tp, reasonT)) {
+				return true
+			}
+			for _, el := range cl.Elts {
+				kv, ok := el.(*ast.KeyValueExpr)
+				if !ok || kv.Key.(*ast.Ident).Name != "Rule" {
+					continue
+				}
+				pub++
+				ok = false
+				switch v := kv.Value.(type) {
+				case *ast.SelectorExpr:
+					// decl.ID, or f.Rule of a Finding already made
+					ok = v.Sel.Name == "ID" && isHandle(info.Types[v.X].Type) ||
+						v.Sel.Name == "Rule" && types.Identical(info.Types[v.X].Type, findingPub)
+				case *ast.CallExpr:
+					// f.id() of a finding
+					if se, isSel := v.Fun.(*ast.SelectorExpr); isSel {
+						ok = se.Sel.Name == "id" && types.Identical(info.Types[se.X].Type, findingT)
+					}
+				}
+				if !ok {
+					t.Errorf("%s: Rule %s is not a declaration's ID", fset.Position(kv.Pos()), types.ExprString(kv.Value))
+				}
+			}
+			return true
+		})
+	}
+	if pub < 4 {
+		t.Errorf("found only %d Finding and Reason literals; the walk is broken", pub)
 	}
 }

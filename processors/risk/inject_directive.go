@@ -68,13 +68,13 @@ func (s *scanner) agentDirectives(text string, base int) {
 			win = win[:260]
 		}
 		if v, ok := directiveAction(win); ok {
-			s.add("agent-directive", "an order to the AI inside the data it reads: "+v, base+loc[0], base+end+len(win), true)
+			s.add(injAgentDirective, "an order to the AI inside the data it reads: "+v, base+loc[0], base+end+len(win), true)
 		}
 	}
 	if strings.Contains(lt, " to ") {
 		for _, loc := range grantRe.FindAllStringIndex(text, 4) {
 			if grantScopeRe.MatchString(text[loc[0]:loc[1]]) {
-				s.add("claimed-authority", "grants the agent a permission that data cannot give", base+loc[0], base+loc[1], true)
+				s.add(injClaimedAuthority, "grants the agent a permission that data cannot give", base+loc[0], base+loc[1], true)
 			}
 		}
 	}

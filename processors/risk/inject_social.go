@@ -38,7 +38,7 @@ func (s *scanner) identityRules(t string, off int, lt string) {
 		return
 	}
 	add := func(loc []int, detail string) {
-		s.add("role-override", detail, off+loc[0], off+loc[1], true)
+		s.add(injRoleOverride, detail, off+loc[0], off+loc[1], true)
 	}
 	has := func(ws ...string) bool {
 		for _, w := range ws {
@@ -138,11 +138,11 @@ func (s *scanner) socialRules(t string, off int, lt string) {
 	claim := claimRe.FindStringIndex(t)
 	granted := grantedRe.FindStringIndex(t)
 	if loc := answerRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) && promptNounRe.MatchString(t) {
-		s.add("approval-self-answer", "tells the agent to answer permission prompts itself", off+loc[0], off+loc[1], true)
+		s.add(injApprovalSelfAnswer, "tells the agent to answer permission prompts itself", off+loc[0], off+loc[1], true)
 	} else if loc := approveRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) {
-		s.add("approval-self-answer", "tells the agent to approve actions itself", off+loc[0], off+loc[1], true)
+		s.add(injApprovalSelfAnswer, "tells the agent to approve actions itself", off+loc[0], off+loc[1], true)
 	} else if loc := handleRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) {
-		s.add("approval-self-answer", "tells the agent to deal with approval prompts itself", off+loc[0], off+loc[1], true)
+		s.add(injApprovalSelfAnswer, "tells the agent to deal with approval prompts itself", off+loc[0], off+loc[1], true)
 	}
 	if loc := skipAskRe.FindStringIndex(t); loc != nil {
 		m := t[loc[0]:loc[1]]
@@ -158,13 +158,13 @@ func (s *scanner) socialRules(t string, off int, lt string) {
 		if claim != nil || granted != nil {
 			detail += ", on a claimed authority"
 		}
-		s.add("approval-bypass", detail, off+loc[0], off+loc[1], strong)
+		s.add(injApprovalBypass, detail, off+loc[0], off+loc[1], strong)
 		return
 	}
 	if granted != nil && !negatedBefore(t, granted[0]) {
-		s.add("claimed-approval", "claims someone already approved what the agent will do", off+granted[0], off+granted[1], false)
+		s.add(injClaimedApproval, "claims someone already approved what the agent will do", off+granted[0], off+granted[1], false)
 	} else if claim != nil {
-		s.add("claimed-authority", "claims to speak for an authority", off+claim[0], off+claim[1], false)
+		s.add(injClaimedAuthority, "claims to speak for an authority", off+claim[0], off+claim[1], false)
 	}
 }
 
@@ -226,7 +226,7 @@ func (s *scanner) boundaryRules(text string, base int) {
 			// a token that starts a line or a turn (a role name or a line
 			// break after it) opens a turn; one inside a sentence about
 			// chat templates only names it
-			s.add("fake-role-tag", "a chat-template token that starts a new turn", base+loc[0], base+loc[1], opensTurn(text, loc))
+			s.add(injFakeRoleTag, "a chat-template token that starts a new turn", base+loc[0], base+loc[1], opensTurn(text, loc))
 		}
 	}
 	labelled := false
@@ -237,7 +237,7 @@ func (s *scanner) boundaryRules(text string, base int) {
 		}
 		if !labelled && (strings.HasPrefix(tl, "Human:") || strings.HasPrefix(tl, "Assistant:")) && len(tl) > len("Human: ") {
 			labelled = true
-			s.add("fake-turn", "a line written as a turn of the conversation", base+start, base+start+len(line), false)
+			s.add(injFakeTurn, "a line written as a turn of the conversation", base+start, base+start+len(line), false)
 			continue
 		}
 		if len(tl) > 90 || strings.IndexByte("#=*-_~<[{|>", tl[0]) < 0 || strings.IndexByte("#=*-_~>]}|<", tl[len(tl)-1]) < 0 {
@@ -256,7 +256,7 @@ func (s *scanner) boundaryRules(text string, base int) {
 			edge = edge || boundaryEdge()[w]
 		}
 		if noun && (qual || edge) && len(inner) <= 6 {
-			s.add("fake-boundary", "a marker that announces new instructions", base+start+m[0], base+start+m[1], true)
+			s.add(injFakeBoundary, "a marker that announces new instructions", base+start+m[0], base+start+m[1], true)
 		}
 	}
 }

@@ -130,6 +130,12 @@ var (
 		Doc: "the agent's rating is not a level"}
 	ruleHintRaised = &ShellRule{ID: "raised", Analyzer: AnalyzerLLMHint, Levels: lvAny, Category: catAction, Action: true,
 		Doc: "the agent rated its action above the analyzers' level, which it raises"}
+	ruleMCPToolTainted = &ShellRule{ID: "mcp-tool-tainted", Analyzer: AnalyzerTool, Levels: lvHigh, Category: catAction, Action: true,
+		Doc: "a call of an MCP tool whose description was judged an injection, or changed since first seen, in the same conversation"}
+	rulePolicyCompileError = &ShellRule{ID: "compile-error", Analyzer: AnalyzerPolicy, Levels: lvNone, Category: catAction, Action: true,
+		Doc: "the config's policy failed to compile (a note, no level)"}
+	ruleRanWrittenFile = &ShellRule{ID: "ran-written-file", Analyzer: AnalyzerFiles, Levels: lvBoth, Category: catAction, Action: true,
+		Doc: "a command that runs what this conversation wrote (a script, a hook, `.git/config`, `package.json` scripts, a Makefile) carries the risk the content was judged when it was written"}
 	ruleHintRating = &ShellRule{ID: "agent-rating", Analyzer: AnalyzerLLMHint, Levels: lvAny, Category: catAction, Action: true,
 		Doc: "the agent's rating, at or below the analyzers' level: it can only raise the level"}
 )
@@ -1000,6 +1006,9 @@ var shellRules = []*ShellRule{
 	ruleHintUnrecognised,
 	ruleHintRaised,
 	ruleHintRating,
+	ruleMCPToolTainted,
+	ruleRanWrittenFile,
+	rulePolicyCompileError,
 	ruleNoPath,
 	ruleCIConfigWrite,
 	ruleOutsideWorkspace,
