@@ -123,6 +123,55 @@ func TestShellRuleDocs(t *testing.T) {
 	t.Errorf("%s: the shell rule table differs from ShellRules (rerun with -update after reviewing)", path)
 }
 
+const (
+	selfDocsBegin = "<!-- self-rules:begin (generated from processors/risk/selfprotect_rules.go by go test -run SelfRuleDocs -update) -->"
+	selfDocsEnd   = "<!-- self-rules:end -->"
+)
+
+// selfRulesTable renders the self-protection registry as a table.
+func selfRulesTable() string {
+	var b strings.Builder
+	b.WriteString("\n| rule | level | what it means | e.g. |\n| --- | --- | --- | --- |\n")
+	for _, r := range SelfRules() {
+		ex := ""
+		if len(r.Fires) > 0 {
+			e := r.Fires[0]
+			if c, ok := e.Args["command"].(string); ok && e.Tool == "bash" {
+				ex = "`" + strings.ReplaceAll(trimArg(c), "|", `\|`) + "`"
+			} else {
+				ex = e.Tool
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | HIGH | %s | %s |\n", r.ID, strings.ReplaceAll(r.Doc, "|", `\|`), ex)
+	}
+	return b.String()
+}
+
+// TestSelfRuleDocs: docs/risk.md's self-protection table is the registry's.
+func TestSelfRuleDocs(t *testing.T) {
+	path := filepath.Join("..", "..", "docs", "risk.md")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("docs not available: %v", err)
+	}
+	s := string(doc)
+	i, j := strings.Index(s, selfDocsBegin), strings.Index(s, selfDocsEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no %q … %q section", path, selfDocsBegin, selfDocsEnd)
+	}
+	want := selfDocsBegin + "\n" + selfRulesTable() + "\n" + selfDocsEnd
+	if s[i:j+len(selfDocsEnd)] == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(s[:i]+want+s[j+len(selfDocsEnd):]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("%s: the self-protection table differs from SelfRules (rerun with -update after reviewing)", path)
+}
+
 // switchLabels returns the string case labels of the top-level switches of
 // function fn in file.
 func switchLabels(t *testing.T, file, fn string) map[string]bool {
