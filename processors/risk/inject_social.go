@@ -192,8 +192,13 @@ var (
 )
 
 // opensTurn reports whether the chat-template token at loc in text opens
-// a turn: it starts a line, or a role name or a line break follows it.
+// a turn: a role tag (`<system>`, `</assistant>`, `<user_message>`) always
+// does; a template delimiter (`<|im_start|>`, `[INST]`, `<<SYS>>`) when it
+// starts a line, or a role name or a line break follows it.
 func opensTurn(text string, loc []int) bool {
+	if tok := text[loc[0]:loc[1]]; tok[0] == '<' && !strings.HasPrefix(tok, "<|") && !strings.HasPrefix(tok, "<<") {
+		return true
+	}
 	i := loc[0]
 	for i > 0 && (text[i-1] == ' ' || text[i-1] == '\t') {
 		i--
