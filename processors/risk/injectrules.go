@@ -6,9 +6,12 @@ import "strings"
 // the id its findings carry (Finding.Rule), whether its findings are
 // strong, weak or either, the class it belongs to, what it means, and
 // texts it must and must not fire on. Every rule the scanner emits is
-// declared here once: TestInjectRuleRegistry runs the examples, fails on an
-// id emitted anywhere in inject*.go that is not declared (and on a declared
-// id no source emits), and docs/risk.md's two injection rule tables are
+// declared here once, as a package variable listed in injectRules, and the
+// scanner's add takes that declaration (s.add(injAgentDirective, …)):
+// TestRuleHandles checks the emit sites through the type checker,
+// TestInjectRuleSources that a literal strength at an emit site agrees with
+// the declaration, TestInjectRuleRegistry runs the examples, and
+// docs/risk.md's two injection rule tables are
 // generated from this list (TestInjectRuleDocs; rewrite with
 // go test -run InjectRuleDocs -update).
 type InjectRule struct {

@@ -2,14 +2,17 @@ package risk
 
 import "github.com/vigil-dev/vigil/events"
 
-// ShellRule declares one rule of the shell analyzer: the id its reasons
-// carry (events.Reason.Rule), the analyzer they are reported under, the
-// levels it emits, what it means, and commands it must and must not fire
-// on. Every rule the shell walker emits is declared here once:
-// TestShellRuleRegistry runs the examples, fails on an id emitted anywhere
-// in the shell analyzer's source that is not declared (and on a declared id
-// no source emits), and docs/risk.md's rule table is generated from this
-// list (TestShellRuleDocs; rewrite with go test -run ShellRuleDocs -update).
+// ShellRule declares one rule of the action analyzers (shell, code, files,
+// network, tools, the scorer): the id its reasons carry
+// (events.Reason.Rule), the analyzer they are reported under, the levels
+// it emits, what it means, and commands it must and must not fire on.
+// Every rule is declared here once, as a package variable listed in
+// shellRules, and a finding takes that declaration (w.hit(c, ruleSudo, …)),
+// never an id: TestRuleHandles checks the emit sites through the type
+// checker (and that every declaration is listed and emitted),
+// TestShellRuleRegistry runs the examples, and docs/risk.md's rule table is
+// generated from this list (TestShellRuleDocs; rewrite with go test -run
+// ShellRuleDocs -update).
 type ShellRule struct {
 	ID       string
 	Analyzer string
