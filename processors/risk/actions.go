@@ -20,7 +20,7 @@ func (s *Scorer) fileAction(tool string, args map[string]any, ev *events.Event, 
 	}
 	v := View{Paths: nonEmpty(p)}
 	var finds []finding
-	add := func(rule string, lvl events.Risk, detail string) {
+	add := func(rule *ShellRule, lvl events.Risk, detail string) {
 		finds = append(finds, finding{analyzer: AnalyzerFiles, rule: rule, level: lvl, detail: detail, command: tool})
 	}
 	if p == "" {
@@ -36,7 +36,7 @@ func (s *Scorer) fileAction(tool string, args map[string]any, ev *events.Event, 
 			}
 			return finds, v
 		}
-		add("no-path", events.RiskMedium, "file change without a path")
+		add(ruleNoPath, events.RiskMedium, "file change without a path")
 		return finds, v
 	}
 	w := newWalker(env)
@@ -50,26 +50,26 @@ func (s *Scorer) fileAction(tool string, args map[string]any, ev *events.Event, 
 	switch {
 	case cls == pcNull:
 	case strings.Contains(low, "/.git/hooks/") || strings.HasPrefix(low, ".git/hooks/"):
-		add("git-hook-write", events.RiskHigh, "writes a git hook ("+p+"), which runs on every git operation")
+		add(ruleGitHookWrite, events.RiskHigh, "writes a git hook ("+p+"), which runs on every git operation")
 	case strings.Contains(low, ".github/workflows/") || strings.HasSuffix(low, ".gitlab-ci.yml") || strings.Contains(low, ".circleci/") || base == "jenkinsfile" || strings.Contains(low, ".buildkite/") || base == "azure-pipelines.yml" || strings.Contains(low, ".travis.yml"):
-		add("ci-config-write", events.RiskMedium, "changes CI configuration ("+p+"), which runs with CI secrets")
+		add(ruleCIConfigWrite, events.RiskMedium, "changes CI configuration ("+p+"), which runs with CI secrets")
 	case credentialKind(rp) != "":
-		add("credential-write", events.RiskHigh, "writes the credential store "+p)
+		add(ruleCredentialWrite, events.RiskHigh, "writes the credential store "+p)
 	}
 	if cls != pcNull {
 		w.judgeWrite(c, p, false, &data{text: content, known: true, flags: flowStatic}, tool)
 		switch cls {
 		case pcWorkspace, pcTemp:
 			if secretFileKind(rp) == ".env file" {
-				add("env-file-write", events.RiskMedium, "writes the secrets file "+p)
+				add(ruleEnvFileWrite, events.RiskMedium, "writes the secrets file "+p)
 			}
 		case pcParent, pcOther, pcHomeData, pcHome, pcCache:
 			if len(w.finds) == 0 {
-				add("outside-workspace", events.RiskMedium, "writes "+p+", outside the workspace")
+				add(ruleOutsideWorkspace, events.RiskMedium, "writes "+p+", outside the workspace")
 			}
 		case pcSystem, pcRoot, pcDevice:
 			if len(w.finds) == 0 {
-				add("system-write", events.RiskHigh, "writes the system path "+p)
+				add(ruleSystemWrite, events.RiskHigh, "writes the system path "+p)
 			}
 		}
 		if env.Workspace == "" && strings.HasPrefix(rp, "/") && cls == pcOther {
@@ -89,7 +89,7 @@ func (s *Scorer) fileAction(tool string, args map[string]any, ev *events.Event, 
 		f, _ := shellFindings(content, env)
 		for i := range f {
 			f[i].detail = "in " + p + ": " + f[i].detail
-			if f[i].rule != "not-known-safe" {
+			if f[i].rule != ruleNotKnownSafe {
 				v.RunRisk = events.Max(v.RunRisk, f[i].level)
 			}
 		}
@@ -104,7 +104,7 @@ func (s *Scorer) fileAction(tool string, args map[string]any, ev *events.Event, 
 						cmd := strings.Trim(strings.TrimSpace(line[i+1:]), `",`)
 						f, _ := shellFindings(cmd, env)
 						finds = append(finds, f...)
-						finds = append(finds, finding{analyzer: AnalyzerFiles, rule: "install-script", level: events.RiskMedium,
+						finds = append(finds, finding{analyzer: AnalyzerFiles, rule: ruleInstallScript, level: events.RiskMedium,
 							detail: "package.json install script runs on every npm install: " + cmd, command: tool})
 					}
 				}
@@ -145,7 +145,7 @@ func networkAction(args map[string]any, env Env) ([]finding, View) {
 	body := firstString(args, "body", "data", "json", "form", "payload")
 	v := View{}
 	var finds []finding
-	add := func(rule string, lvl events.Risk, detail string) {
+	add := func(rule *ShellRule, lvl events.Risk, detail string) {
 		finds = append(finds, finding{analyzer: AnalyzerNetwork, rule: rule, level: lvl, detail: detail, command: "fetch"})
 	}
 	if raw == "" {
@@ -157,7 +157,7 @@ func networkAction(args map[string]any, env Env) ([]finding, View) {
 			u, err = url.Parse("https://" + strings.TrimSpace(raw))
 		}
 		if err != nil || u == nil || u.Host == "" {
-			add("bad-url", events.RiskMedium, "the destination is not a URL")
+			add(ruleBadURL, events.RiskMedium, "the destination is not a URL")
 			return finds, v
 		}
 	}
@@ -165,34 +165,34 @@ func networkAction(args map[string]any, env Env) ([]finding, View) {
 	v.Hosts = []string{host}
 	for _, h := range metadataHosts {
 		if host == h || strings.Trim(h, "[]") == host {
-			add("cloud-metadata", events.RiskHigh, "fetches the cloud metadata service, which hands out credentials")
+			add(ruleCloudMetadata, events.RiskHigh, "fetches the cloud metadata service, which hands out credentials")
 			return finds, v
 		}
 	}
 	upload := body != "" || method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE"
 	switch {
 	case u.Scheme == "file":
-		add("local-file-url", events.RiskMedium, "opens a local file through a file:// URL")
+		add(ruleLocalFileURL, events.RiskMedium, "opens a local file through a file:// URL")
 		if k := credentialKind(u.Path); k != "" {
-			add("credential-read", events.RiskHigh, "opens "+u.Path+" ("+k+")")
+			add(ruleCredentialRead, events.RiskHigh, "opens "+u.Path+" ("+k+")")
 		}
 	case isLocalHost(host):
-		add("local-service", events.RiskLow, "talks to a service on this machine")
+		add(ruleLocalService, events.RiskLow, "talks to a service on this machine")
 	case isPrivateHost(host):
-		add("private-network", events.RiskMedium, "talks to a private network address ("+host+")")
+		add(rulePrivateNetwork, events.RiskMedium, "talks to a private network address ("+host+")")
 	case isRawIP(host):
-		add("raw-ip", events.RiskMedium, "talks to a bare IP address ("+host+")")
+		add(ruleRawIP, events.RiskMedium, "talks to a bare IP address ("+host+")")
 	}
 	if upload {
 		switch {
 		case u.Scheme != "https" && !isLocalHost(host):
-			add("insecure-upload", events.RiskHigh, "sends data over unencrypted "+u.Scheme)
+			add(ruleInsecureUpload, events.RiskHigh, "sends data over unencrypted "+u.Scheme)
 		default:
-			add("network-write", events.RiskMedium, "sends data to "+host)
+			add(ruleNetworkWrite, events.RiskMedium, "sends data to "+host)
 		}
 	}
 	if strings.Contains(u.RawQuery, "$(") || len(u.RawQuery) > 512 {
-		add("url-exfiltration", events.RiskMedium, "the URL carries a large or computed query")
+		add(ruleUrlExfiltration, events.RiskMedium, "the URL carries a large or computed query")
 	}
 	return finds, v
 }
@@ -211,11 +211,11 @@ func mcpAction(tool string, args map[string]any, env Env) ([]finding, View) {
 		if len(shown) > 64 {
 			shown = strings.ToValidUTF8(shown[:64], "") + "…"
 		}
-		finds = append(finds, finding{analyzer: AnalyzerTool, rule: "mcp-odd-name", level: events.RiskMedium,
+		finds = append(finds, finding{analyzer: AnalyzerTool, rule: ruleMCPOddName, level: events.RiskMedium,
 			detail: fmt.Sprintf("the tool name %q (%d bytes) is not an MCP tool name", shown, len(tool)), command: shown})
 		tool = shown
 	}
-	add := func(rule string, lvl events.Risk, detail string) {
+	add := func(rule *ShellRule, lvl events.Risk, detail string) {
 		finds = append(finds, finding{analyzer: AnalyzerTool, rule: rule, level: lvl, detail: detail, command: tool})
 	}
 	mut := false
@@ -225,9 +225,9 @@ func mcpAction(tool string, args map[string]any, env Env) ([]finding, View) {
 		}
 	}
 	if mut {
-		add("mcp-mutating-tool", events.RiskMedium, tool+" changes something outside the agent")
+		add(ruleMCPMutatingTool, events.RiskMedium, tool+" changes something outside the agent")
 	} else {
-		add("mcp-tool", events.RiskLow, tool+" judged by its name and arguments only")
+		add(ruleMCPTool, events.RiskLow, tool+" judged by its name and arguments only")
 	}
 	var walk func(x any)
 	walk = func(x any) {
@@ -235,12 +235,12 @@ func mcpAction(tool string, args map[string]any, env Env) ([]finding, View) {
 		case string:
 			for _, tok := range pathTokens(t) {
 				if k := credentialKind(tok); k != "" {
-					add("credential-read", events.RiskHigh, tool+" is given "+tok+" ("+k+")")
+					add(ruleCredentialRead, events.RiskHigh, tool+" is given "+tok+" ("+k+")")
 				}
 			}
 			for _, h := range metadataHosts {
 				if strings.Contains(t, h) {
-					add("cloud-metadata", events.RiskHigh, tool+" is pointed at the metadata service")
+					add(ruleCloudMetadata, events.RiskHigh, tool+" is pointed at the metadata service")
 				}
 			}
 			for _, m := range urlRe.FindAllStringSubmatch(t, 4) {

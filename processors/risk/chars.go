@@ -37,13 +37,13 @@ func (w *walker) deceptiveChars(src string) {
 			if b >= 0x20 && b != 0x7f || b == '\t' || b == '\n' || b == '\r' && i+1 < len(src) && src[i+1] == '\n' {
 				continue
 			}
-			w.add(finding{analyzer: AnalyzerShell, rule: "deceptive-characters", level: med,
+			w.add(finding{analyzer: AnalyzerShell, rule: ruleDeceptiveCharacters, level: med,
 				detail: fmt.Sprintf("the command holds the control character %U, which changes how it is displayed to the person approving it", rune(b)), span: [2]int{i, i + 1}})
 			return
 		}
 		r, n := utf8.DecodeRuneInString(src[i:])
 		if invisibleRune(r) {
-			w.add(finding{analyzer: AnalyzerShell, rule: "deceptive-characters", level: med,
+			w.add(finding{analyzer: AnalyzerShell, rule: ruleDeceptiveCharacters, level: med,
 				detail: fmt.Sprintf("the command holds the invisible character %U, which hides or reorders what is displayed", r), span: [2]int{i, i + n}})
 			return
 		}
@@ -82,7 +82,7 @@ func (w *walker) wideCommand(c *command) {
 		first = first[:i]
 	}
 	if n := canonicalName(first); ruledCmds()[n] && !mentionCmds()[n] || shells[n] {
-		w.hit(c, "deceptive-characters", med, "the command name "+trimArg(c.path)+" is written with fullwidth letters or wide spaces: it displays like "+trimArg(folded)+" but names another program")
+		w.hit(c, ruleDeceptiveCharacters, med, "the command name "+trimArg(c.path)+" is written with fullwidth letters or wide spaces: it displays like "+trimArg(folded)+" but names another program")
 		if strings.ContainsRune(c.path, 0x3000) && !strings.ContainsAny(folded, "$`\\'\"") {
 			// Tokenizers differ: POSIX shells keep U+3000 inside a word,
 			// Python's str.split and .NET's char.IsWhiteSpace split on it.

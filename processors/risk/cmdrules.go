@@ -42,11 +42,11 @@ func (w *walker) commandRules(c *command) {
 			cls := classify(t, c.cwd, w.env.Workspace)
 			switch {
 			case cls == pcDevice:
-				w.hitA(c, AnalyzerFiles, "disk-wipe", high, c.name+" destroys the device "+t)
+				w.hitA(c, AnalyzerFiles, ruleDiskWipe, high, c.name+" destroys the device "+t)
 			case cls == pcLog || historyFile(t):
-				w.hitA(c, AnalyzerFiles, "log-tampering", high, c.name+" destroys the log "+t)
+				w.hitA(c, AnalyzerFiles, ruleLogTampering, high, c.name+" destroys the log "+t)
 			case cls == pcSystem || cls == pcRoot || cls == pcHome || cls == pcParent:
-				w.hitA(c, AnalyzerFiles, "destructive-delete-system", high, c.name+" destroys "+t)
+				w.hitA(c, AnalyzerFiles, ruleDestructiveDeleteSystem, high, c.name+" destroys "+t)
 			default:
 				// shred leaves nothing to recover: judged as a deletion
 				lvl, rule, why := w.deleteTarget(c, t, flagSet(a, 'r'), i)
@@ -60,7 +60,7 @@ func (w *walker) commandRules(c *command) {
 				cls := classify(t, c.cwd, w.env.Workspace)
 				switch cls {
 				case pcDevice:
-					w.hitA(c, AnalyzerFiles, "disk-overwrite", high, "dd overwrites the device "+t)
+					w.hitA(c, AnalyzerFiles, ruleDiskOverwrite, high, "dd overwrites the device "+t)
 				case pcWorkspace, pcTemp, pcNull:
 				default:
 					w.judgeWrite(c, t, false, nil, "dd")
@@ -70,7 +70,7 @@ func (w *walker) commandRules(c *command) {
 				}
 			}
 			if strings.HasPrefix(x, "if=") && classify(x[3:], c.cwd, "") == pcDevice && !strings.HasPrefix(x[3:], "/dev/zero") {
-				w.hitA(c, AnalyzerFiles, "disk-read", med, "dd reads the raw device "+x[3:])
+				w.hitA(c, AnalyzerFiles, ruleDiskRead, med, "dd reads the raw device "+x[3:])
 			}
 		}
 	case "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted", "blkdiscard":
@@ -84,9 +84,9 @@ func (w *walker) commandRules(c *command) {
 			}
 		}
 		if dev {
-			w.hitA(c, AnalyzerFiles, "disk-format", high, c.name+" formats or repartitions a disk")
+			w.hitA(c, AnalyzerFiles, ruleDiskFormat, high, c.name+" formats or repartitions a disk")
 		} else {
-			w.hitA(c, AnalyzerFiles, "disk-format", med, c.name+" formats an image or device")
+			w.hitA(c, AnalyzerFiles, ruleDiskFormat, med, c.name+" formats an image or device")
 		}
 	case "truncate":
 		zero := false
@@ -101,18 +101,18 @@ func (w *walker) commandRules(c *command) {
 			rt := resolvePath(t, c.cwd)
 			switch {
 			case historyFile(t):
-				w.hit(c, "history-tampering", high, "truncate empties "+t)
+				w.hit(c, ruleHistoryTampering, high, "truncate empties "+t)
 			case credentialKind(rt) != "" || remoteAccessFile(rt):
-				w.hitA(c, AnalyzerFiles, "destructive-delete-credentials", high, "truncate empties the credentials "+rt)
+				w.hitA(c, AnalyzerFiles, ruleDestructiveDeleteCredentials, high, "truncate empties the credentials "+rt)
 			case cls == pcLog || (strings.HasSuffix(t, ".log") && cls != pcWorkspace && cls != pcTemp):
-				w.hitA(c, AnalyzerFiles, "log-tampering", high, "truncate empties the log "+t)
+				w.hitA(c, AnalyzerFiles, ruleLogTampering, high, "truncate empties the log "+t)
 			case cls == pcSystem || cls == pcDevice || cls == pcRoot:
-				w.hitA(c, AnalyzerFiles, "system-write", high, "truncate empties "+t)
+				w.hitA(c, AnalyzerFiles, ruleSystemWrite, high, "truncate empties "+t)
 			default:
 				if zero {
-					w.hitA(c, AnalyzerFiles, "delete-workspace", med, "truncate empties "+t)
+					w.hitA(c, AnalyzerFiles, ruleDeleteWorkspace, med, "truncate empties "+t)
 				} else {
-					w.hitA(c, AnalyzerFiles, "file-resize", med, "truncate resizes "+t)
+					w.hitA(c, AnalyzerFiles, ruleFileResize, med, "truncate resizes "+t)
 				}
 			}
 		}
@@ -124,27 +124,27 @@ func (w *walker) commandRules(c *command) {
 				cls := classify(s, c.cwd, w.env.Workspace)
 				switch {
 				case cls == pcRoot || cls == pcHome || cls == pcSystem && isTopLevel(resolvePath(s, c.cwd)):
-					w.hitA(c, AnalyzerFiles, "destructive-move", high, "mv moves "+s+" away")
+					w.hitA(c, AnalyzerFiles, ruleDestructiveMove, high, "mv moves "+s+" away")
 				case cls == pcLog || historyFile(s):
-					w.hitA(c, AnalyzerFiles, "log-tampering", high, "mv moves the log "+s+" away")
+					w.hitA(c, AnalyzerFiles, ruleLogTampering, high, "mv moves the log "+s+" away")
 				case remoteAccessFile(resolvePath(s, c.cwd)) || credentialKind(resolvePath(s, c.cwd)) != "" && cls != pcWorkspace:
-					w.hitA(c, AnalyzerFiles, "destructive-delete-credentials", high, "mv moves the credentials "+s+" away")
+					w.hitA(c, AnalyzerFiles, ruleDestructiveDeleteCredentials, high, "mv moves the credentials "+s+" away")
 				}
 				w.judgeRead(c, s, "mv moves")
 			}
 			if classify(dst, c.cwd, "") == pcNull {
-				w.hitA(c, AnalyzerFiles, "destructive-move", high, "mv moves files to "+dst)
+				w.hitA(c, AnalyzerFiles, ruleDestructiveMove, high, "mv moves files to "+dst)
 			}
 			for _, t := range copyTargets(ops[:len(ops)-1], dst, c.cwd) {
 				w.judgeWrite(c, t, false, nil, "mv")
 			}
 		}
-		w.hitA(c, AnalyzerFiles, "move", med, "mv renames or moves files")
+		w.hitA(c, AnalyzerFiles, ruleMove, med, "mv renames or moves files")
 	case "cp", "install":
 		ops := operands(a)
 		if c.name == "install" {
 			if m, ok := optValue(a, "-m", "--mode"); ok && setuidMode(m) {
-				w.hit(c, "setuid", high, "install sets the setuid/setgid bit (mode "+m+")")
+				w.hit(c, ruleSetuid, high, "install sets the setuid/setgid bit (mode "+m+")")
 			}
 			ops = nil
 			for i, x := range a {
@@ -158,9 +158,9 @@ func (w *walker) commandRules(c *command) {
 			for _, t := range copyTargets(ops[:len(ops)-1], ops[len(ops)-1], c.cwd) {
 				dst := resolvePath(t, c.cwd)
 				rule, why := sensitiveTarget(dst)
-				if rule == "service-persistence" && strings.HasPrefix(dst, "/etc/systemd/system") && !strings.HasPrefix(ops[0], "/") && !strings.HasPrefix(ops[0], "$") {
-					w.hitA(c, AnalyzerFiles, "service-install", med, c.name+" installs a project service unit into "+dst)
-				} else if rule != "" {
+				if rule == ruleServicePersistence && strings.HasPrefix(dst, "/etc/systemd/system") && !strings.HasPrefix(ops[0], "/") && !strings.HasPrefix(ops[0], "$") {
+					w.hitA(c, AnalyzerFiles, ruleServiceInstall, med, c.name+" installs a project service unit into "+dst)
+				} else if rule != nil {
 					w.hitA(c, AnalyzerFiles, rule, high, c.name+" writes "+dst+": "+why)
 				} else {
 					w.judgeWrite(c, t, false, nil, c.name)
@@ -174,12 +174,12 @@ func (w *walker) commandRules(c *command) {
 			rl := resolvePath(link, c.cwd)
 			switch {
 			case historyFile(rl) && target == "/dev/null":
-				w.hit(c, "history-tampering", high, "ln points "+link+" at /dev/null, discarding history")
+				w.hit(c, ruleHistoryTampering, high, "ln points "+link+" at /dev/null, discarding history")
 			default:
-				if rule, why := sensitiveTarget(rl); rule != "" && !strings.HasPrefix(rl, "/usr/local") {
+				if rule, why := sensitiveTarget(rl); rule != nil && !strings.HasPrefix(rl, "/usr/local") {
 					w.hitA(c, AnalyzerFiles, rule, high, "ln replaces "+rl+": "+why)
 				} else if classify(link, c.cwd, "") == pcSystem {
-					w.hitA(c, AnalyzerFiles, "system-write", med, "ln creates a link in "+rl)
+					w.hitA(c, AnalyzerFiles, ruleSystemWrite, med, "ln creates a link in "+rl)
 				}
 			}
 		}
@@ -196,7 +196,7 @@ func (w *walker) commandRules(c *command) {
 			n := len(w.finds)
 			w.judgeWrite(c, t, false, nil, c.name+" -i")
 			if len(w.finds) == n {
-				w.hitA(c, AnalyzerFiles, "in-place-edit", med, c.name+" -i edits "+t+" in place")
+				w.hitA(c, AnalyzerFiles, ruleInPlaceEdit, med, c.name+" -i edits "+t+" in place")
 			}
 		}
 	case "chmod":
@@ -211,67 +211,67 @@ func (w *walker) commandRules(c *command) {
 			cls := classify(t, c.cwd, w.env.Workspace)
 			rt := resolvePath(t, c.cwd)
 			if cls == pcRoot || (rec && (cls == pcHome || cls == pcSystem && isTopLevel(rt))) || credentialKind(rt) == "system password hashes" || strings.HasPrefix(rt, "/etc/sudoers") {
-				w.hitA(c, AnalyzerFiles, "ownership-system", high, c.name+" changes ownership of "+rt)
+				w.hitA(c, AnalyzerFiles, ruleOwnershipSystem, high, c.name+" changes ownership of "+rt)
 				return
 			}
 		}
 		if spec := operands(a); len(spec) > 1 && toRoot(c.name, spec[0]) {
-			w.hitA(c, AnalyzerFiles, "ownership-root", high, c.name+" "+spec[0]+" gives files to root: only root may do this, and a root-owned file (with a setuid bit, a root program) is out of the user's hands")
+			w.hitA(c, AnalyzerFiles, ruleOwnershipRoot, high, c.name+" "+spec[0]+" gives files to root: only root may do this, and a root-owned file (with a setuid bit, a root program) is out of the user's hands")
 			return
 		}
-		w.hitA(c, AnalyzerFiles, "ownership-change", med, c.name+" changes file ownership")
+		w.hitA(c, AnalyzerFiles, ruleOwnershipChange, med, c.name+" changes file ownership")
 	case "chattr", "chflags":
 		for _, t := range operands(a) {
 			cls := classify(t, c.cwd, "")
 			if cls == pcSystem || cls == pcLog || cls == pcRoot {
-				w.hitA(c, AnalyzerFiles, "attribute-system", high, c.name+" changes protection flags of "+t)
+				w.hitA(c, AnalyzerFiles, ruleAttributeSystem, high, c.name+" changes protection flags of "+t)
 				return
 			}
 		}
-		w.hitA(c, AnalyzerFiles, "attribute-change", med, c.name+" changes file flags")
+		w.hitA(c, AnalyzerFiles, ruleAttributeChange, med, c.name+" changes file flags")
 	case "setfacl":
-		w.hitA(c, AnalyzerFiles, "acl-change", med, "setfacl changes permissions")
+		w.hitA(c, AnalyzerFiles, ruleAclChange, med, "setfacl changes permissions")
 	case "setcap":
 		if flagSet(a, 'r') {
-			w.hitA(c, AnalyzerFiles, "capability-change", med, "setcap removes capabilities")
+			w.hitA(c, AnalyzerFiles, ruleCapabilityChange, med, "setcap removes capabilities")
 		} else {
-			w.hit(c, "setcap", high, "setcap grants a program root-like capabilities")
+			w.hit(c, ruleSetcap, high, "setcap grants a program root-like capabilities")
 		}
 	case "kill":
 		w.kill(c)
 	case "killall5":
-		w.hit(c, "kill-all", high, "killall5 kills every process")
+		w.hit(c, ruleKillAll, high, "killall5 kills every process")
 	case "killall", "pkill":
 		if c.name == "killall" && hasArg(a, "-l", "--list", "-V", "--version") {
 			return
 		}
 		for _, t := range operands(a) {
 			if isSecurityService(t) {
-				w.hit(c, "defense-evasion", high, c.name+" stops the security process "+t)
+				w.hit(c, ruleDefenseEvasion, high, c.name+" stops the security process "+t)
 				return
 			}
 			if reachService(t) {
-				w.hit(c, "remote-access-loss", high, c.name+" stops "+t+", which keeps the machine reachable")
+				w.hit(c, ruleRemoteAccessLoss, high, c.name+" stops "+t+", which keeps the machine reachable")
 				return
 			}
 		}
 		if hasArg(a, "-1") || (c.name == "pkill" && hasArg(a, "-u") && hasArg(a, "root")) {
-			w.hit(c, "kill-all", high, c.name+" kills many processes")
+			w.hit(c, ruleKillAll, high, c.name+" kills many processes")
 			return
 		}
-		w.hit(c, "process-kill", med, c.name+" stops processes")
+		w.hit(c, ruleProcessKill, med, c.name+" stops processes")
 	case "fuser":
 		if flagSet(a, 'k') {
-			w.hit(c, "process-kill", med, "fuser -k kills processes")
+			w.hit(c, ruleProcessKill, med, "fuser -k kills processes")
 		}
 	case "shutdown", "reboot", "halt", "poweroff":
 		if hasArg(a, "-c") {
 			return
 		}
-		w.hit(c, "shutdown", high, c.name+" stops or restarts the machine")
+		w.hit(c, ruleShutdown, high, c.name+" stops or restarts the machine")
 	case "init", "telinit":
 		if hasArg(a, "0", "6", "1", "s", "S") {
-			w.hit(c, "shutdown", high, c.name+" changes the run level (halt, reboot, single user)")
+			w.hit(c, ruleShutdown, high, c.name+" changes the run level (halt, reboot, single user)")
 		}
 	case "systemctl", "service":
 		w.services(c)
@@ -282,41 +282,41 @@ func (w *walker) commandRules(c *command) {
 		for _, t := range a {
 			if base := strings.TrimSuffix(path.Base(t), ".plist"); reachService(base) || base == "ssh" && strings.Contains(t, "/") {
 				if hasArg(a, "unload", "bootout", "disable", "remove", "stop", "kill") {
-					w.hit(c, "remote-access-loss", high, "launchctl stops "+t+", which keeps the machine reachable")
+					w.hit(c, ruleRemoteAccessLoss, high, "launchctl stops "+t+", which keeps the machine reachable")
 					return
 				}
 			}
 			if isSecurityService(t) && hasArg(a, "unload", "bootout", "disable", "remove", "stop", "kill") {
-				w.hit(c, "defense-evasion", high, "launchctl stops the security agent "+t)
+				w.hit(c, ruleDefenseEvasion, high, "launchctl stops the security agent "+t)
 				return
 			}
 		}
 		if hasArg(a, "load", "bootstrap") {
 			for _, t := range operands(a) {
 				if strings.Contains(t, "LaunchDaemons") || strings.Contains(t, "LaunchAgents") {
-					w.hitA(c, AnalyzerFiles, "launchd-persistence", high, "launchctl loads "+t+" to run at every boot or login")
+					w.hitA(c, AnalyzerFiles, ruleLaunchdPersistence, high, "launchctl loads "+t+" to run at every boot or login")
 					return
 				}
 			}
 		}
-		w.hit(c, "service-change", med, "launchctl changes a service")
+		w.hit(c, ruleServiceChange, med, "launchctl changes a service")
 	case "crontab":
 		switch {
 		case hasArg(a, "-l"):
 		case hasArg(a, "-e"):
-			w.hit(c, "cron-edit", med, "crontab -e edits scheduled jobs")
+			w.hit(c, ruleCronEdit, med, "crontab -e edits scheduled jobs")
 		case flagSet(a, 'r', "--remove") && flagSet(a, 'i'):
-			w.hit(c, "cron-remove", med, "crontab -r -i asks before it removes all scheduled jobs")
+			w.hit(c, ruleCronRemove, med, "crontab -r -i asks before it removes all scheduled jobs")
 		case flagSet(a, 'r', "--remove"):
-			w.hit(c, "cron-remove", high, "crontab -r removes every scheduled job of the user at once, without asking and with no copy kept")
+			w.hit(c, ruleCronRemove, high, "crontab -r removes every scheduled job of the user at once, without asking and with no copy kept")
 		default:
-			w.hitA(c, AnalyzerFiles, "cron-persistence", high, "crontab installs scheduled jobs")
+			w.hitA(c, AnalyzerFiles, ruleCronPersistence, high, "crontab installs scheduled jobs")
 		}
 	case "at", "batch":
 		if hasArg(a, "-l") || hasArg(a, "-r") || hasArg(a, "-d") {
 			return
 		}
-		w.hit(c, "scheduled-job", med, c.name+" schedules a command to run later")
+		w.hit(c, ruleScheduledJob, med, c.name+" schedules a command to run later")
 	case "systemd-run":
 		timer := false
 		for _, x := range a {
@@ -325,209 +325,209 @@ func (w *walker) commandRules(c *command) {
 			}
 		}
 		if timer && !hasArg(a, "--user") {
-			w.hit(c, "systemd-timer-persistence", high, "systemd-run schedules a system job that keeps running")
+			w.hit(c, ruleSystemdTimerPersistence, high, "systemd-run schedules a system job that keeps running")
 		} else {
-			w.hit(c, "scheduled-job", med, "systemd-run starts a transient service")
+			w.hit(c, ruleScheduledJob, med, "systemd-run starts a transient service")
 		}
 	case "useradd", "adduser", "userdel", "deluser", "passwd", "chpasswd", "vipw", "vigr", "dsenableroot":
-		w.hit(c, "account-change", high, c.name+" creates, deletes or changes a user account or password")
+		w.hit(c, ruleAccountChange, high, c.name+" creates, deletes or changes a user account or password")
 	case "usermod", "gpasswd":
-		w.hit(c, "account-change", high, c.name+" changes a user's groups or login")
+		w.hit(c, ruleAccountChange, high, c.name+" changes a user's groups or login")
 	case "groupadd", "groupdel":
-		w.hit(c, "account-change", med, c.name+" changes groups")
+		w.hit(c, ruleAccountChange, med, c.name+" changes groups")
 	case "pw":
 		if len(a) > 0 && (strings.HasPrefix(a[0], "user") || strings.HasPrefix(a[0], "group")) && !strings.HasSuffix(a[0], "show") {
-			w.hit(c, "account-change", high, "pw changes accounts")
+			w.hit(c, ruleAccountChange, high, "pw changes accounts")
 		}
 	case "dscl":
 		if hasArgPrefixAny(a, "-create", "-delete", "-append", "-passwd", "-merge", "-change") {
-			w.hit(c, "account-change", high, "dscl changes the directory service (accounts)")
+			w.hit(c, ruleAccountChange, high, "dscl changes the directory service (accounts)")
 		}
 	case "sysadminctl":
 		if hasArgPrefixAny(a, "-addUser", "-deleteUser", "-guestAccount", "-resetPasswordFor", "-adminUser", "-secureTokenOn") {
-			w.hit(c, "account-change", high, "sysadminctl changes accounts")
+			w.hit(c, ruleAccountChange, high, "sysadminctl changes accounts")
 		}
 	case "dseditgroup":
 		if hasArg(a, "edit") || hasArg(a, "create") || hasArg(a, "delete") {
-			w.hit(c, "account-change", high, "dseditgroup changes group membership")
+			w.hit(c, ruleAccountChange, high, "dseditgroup changes group membership")
 		}
 	case "visudo", "sudoedit":
-		w.hitA(c, AnalyzerFiles, "sudoers-write", high, c.name+" edits privileges")
+		w.hitA(c, AnalyzerFiles, ruleSudoersWrite, high, c.name+" edits privileges")
 	case "vim", "vi", "nano", "emacs", "ed", "ex", "nvim", "pico", "joe", "micro", "mcedit", "gedit":
 		for _, t := range operands(a) {
 			rt := resolvePath(t, c.cwd)
-			if rule, why := sensitiveTarget(rt); rule != "" && (c.sudo || strings.HasSuffix(rt, "authorized_keys") || !strings.HasPrefix(rt, "/")) {
+			if rule, why := sensitiveTarget(rt); rule != nil && (c.sudo || strings.HasSuffix(rt, "authorized_keys") || !strings.HasPrefix(rt, "/")) {
 				w.hitA(c, AnalyzerFiles, rule, high, c.name+" edits "+rt+": "+why)
 			}
 		}
 		if c.stdin != nil && c.stdin.text != "" && (c.name == "ed" || c.name == "ex") {
 			for _, tok := range strings.Fields(c.stdin.text) {
 				if k := credentialKind(tok); k != "" {
-					w.hitA(c, AnalyzerFiles, "credential-read", high, c.name+" script opens "+tok+" ("+k+")")
+					w.hitA(c, AnalyzerFiles, ruleCredentialRead, high, c.name+" script opens "+tok+" ("+k+")")
 					break
 				}
 			}
 		}
 	case "insmod", "kextload", "kmutil":
-		w.hit(c, "kernel-module", high, c.name+" loads code into the kernel")
+		w.hit(c, ruleKernelModule, high, c.name+" loads code into the kernel")
 	case "modprobe":
 		if flagSet(a, 'r', "--remove") || flagSet(a, 'n', "--dry-run") || hasArg(a, "-c") {
-			w.hit(c, "kernel-module", med, "modprobe changes kernel modules")
+			w.hit(c, ruleKernelModule, med, "modprobe changes kernel modules")
 		} else {
-			w.hit(c, "kernel-module", high, "modprobe loads code into the kernel")
+			w.hit(c, ruleKernelModule, high, "modprobe loads code into the kernel")
 		}
 	case "rmmod":
-		w.hit(c, "kernel-module", med, "rmmod unloads a kernel module")
+		w.hit(c, ruleKernelModule, med, "rmmod unloads a kernel module")
 	case "sysctl":
 		for _, x := range a {
 			if strings.Contains(x, "=") {
 				k := strings.ToLower(x[:strings.IndexByte(x, '=')])
 				if strings.Contains(k, "randomize_va_space") || strings.Contains(k, "sysrq") || strings.Contains(k, "kptr_restrict") || strings.Contains(k, "yama") || strings.Contains(k, "modules_disabled") || strings.Contains(k, "suid_dumpable") || strings.Contains(k, "dmesg_restrict") || strings.Contains(k, "unprivileged") {
-					w.hit(c, "kernel-hardening-off", high, "sysctl changes the kernel security setting "+k)
+					w.hit(c, ruleKernelHardeningOff, high, "sysctl changes the kernel security setting "+k)
 				} else {
-					w.hitA(c, AnalyzerFiles, "kernel-tunable-write", med, "sysctl changes "+k)
+					w.hitA(c, AnalyzerFiles, ruleKernelTunableWrite, med, "sysctl changes "+k)
 				}
 				return
 			}
 		}
 	case "setenforce":
 		if hasArg(a, "0", "Permissive", "permissive") {
-			w.hit(c, "defense-evasion", high, "setenforce 0 turns SELinux enforcement off")
+			w.hit(c, ruleDefenseEvasion, high, "setenforce 0 turns SELinux enforcement off")
 		}
 	case "spctl":
 		if hasArg(a, "--master-disable", "--global-disable", "--disable") {
-			w.hit(c, "defense-evasion", high, "spctl turns Gatekeeper off")
+			w.hit(c, ruleDefenseEvasion, high, "spctl turns Gatekeeper off")
 		}
 	case "csrutil":
 		if hasArg(a, "disable") {
-			w.hit(c, "defense-evasion", high, "csrutil disables System Integrity Protection")
+			w.hit(c, ruleDefenseEvasion, high, "csrutil disables System Integrity Protection")
 		}
 	case "tmutil":
 		if hasArg(a, "disable", "delete", "deletelocalsnapshots") {
-			w.hit(c, "defense-evasion", high, "tmutil disables or deletes backups")
+			w.hit(c, ruleDefenseEvasion, high, "tmutil disables or deletes backups")
 		}
 	case "mdatp":
 		if hasArg(a, "disabled") || hasArg(a, "false") {
-			w.hit(c, "defense-evasion", high, "mdatp turns antivirus protection off")
+			w.hit(c, ruleDefenseEvasion, high, "mdatp turns antivirus protection off")
 		}
 	case "defaults":
 		if hasArg(a, "write") {
 			for _, x := range a {
 				if strings.EqualFold(x, "LoginHook") || strings.EqualFold(x, "LogoutHook") {
-					w.hit(c, "login-hook-persistence", high, "defaults installs a login hook")
+					w.hit(c, ruleLoginHookPersistence, high, "defaults installs a login hook")
 					return
 				}
 			}
-			w.hit(c, "preference-change", med, "defaults changes system or app preferences")
+			w.hit(c, rulePreferenceChange, med, "defaults changes system or app preferences")
 		}
 	case "auditctl":
 		if hasArg(a, "-D") || (hasArg(a, "-e") && hasArg(a, "0")) {
-			w.hit(c, "defense-evasion", high, "auditctl deletes audit rules or disables auditing")
+			w.hit(c, ruleDefenseEvasion, high, "auditctl deletes audit rules or disables auditing")
 		} else if !hasArg(a, "-l", "-s") {
-			w.hit(c, "audit-change", med, "auditctl changes audit rules")
+			w.hit(c, ruleAuditChange, med, "auditctl changes audit rules")
 		}
 	case "ufw":
 		switch {
 		case hasArg(a, "deny", "reject") && hasArg(a, "22", "22/tcp", "ssh", "OpenSSH"):
-			w.hit(c, "firewall-lockout", high, "ufw blocks ssh: the machine becomes unreachable")
+			w.hit(c, ruleFirewallLockout, high, "ufw blocks ssh: the machine becomes unreachable")
 		case hasArg(a, "disable", "reset") || (hasArg(a, "logging") && hasArg(a, "off")):
-			w.hit(c, "firewall-disable", high, "ufw turns the firewall or its logging off")
+			w.hit(c, ruleFirewallDisable, high, "ufw turns the firewall or its logging off")
 		case hasArg(a, "status", "show", "app"):
 		default:
-			w.hit(c, "firewall-change", med, "ufw changes firewall rules")
+			w.hit(c, ruleFirewallChange, med, "ufw changes firewall rules")
 		}
 	case "iptables", "ip6tables":
 		switch {
 		case firewallLockout(a):
-			w.hit(c, "firewall-lockout", high, c.name+" drops incoming connections (ssh included): the machine becomes unreachable")
+			w.hit(c, ruleFirewallLockout, high, c.name+" drops incoming connections (ssh included): the machine becomes unreachable")
 		case flagSet(a, 'F', "--flush") || flagSet(a, 'X', "--delete-chain") || flagSet(a, 'D', "--delete") || (flagSet(a, 'P', "--policy") && hasArg(a, "ACCEPT")):
-			w.hit(c, "firewall-disable", high, c.name+" flushes, deletes or opens firewall rules")
+			w.hit(c, ruleFirewallDisable, high, c.name+" flushes, deletes or opens firewall rules")
 		case flagSet(a, 'L', "--list") || flagSet(a, 'S', "--list-rules"):
 		default:
-			w.hit(c, "firewall-change", med, c.name+" changes firewall rules")
+			w.hit(c, ruleFirewallChange, med, c.name+" changes firewall rules")
 		}
 	case "nft":
 		if hasArg(a, "flush") || hasArg(a, "delete") {
-			w.hit(c, "firewall-disable", high, "nft flushes or deletes firewall rules")
+			w.hit(c, ruleFirewallDisable, high, "nft flushes or deletes firewall rules")
 		} else if !hasArg(a, "list") {
-			w.hit(c, "firewall-change", med, "nft changes firewall rules")
+			w.hit(c, ruleFirewallChange, med, "nft changes firewall rules")
 		}
 	case "pfctl":
 		if hasArg(a, "-d") || hasArg(a, "-F") {
-			w.hit(c, "firewall-disable", high, "pfctl disables or flushes the packet filter")
+			w.hit(c, ruleFirewallDisable, high, "pfctl disables or flushes the packet filter")
 		}
 	case "journalctl":
 		for _, x := range a {
 			if strings.HasPrefix(x, "--vacuum") || x == "--rotate" && false {
-				w.hit(c, "log-tampering", high, "journalctl deletes journal entries")
+				w.hit(c, ruleLogTampering, high, "journalctl deletes journal entries")
 				return
 			}
 		}
 	case "log":
 		if hasArg(a, "erase") {
-			w.hit(c, "log-tampering", high, "log erase deletes the unified log")
+			w.hit(c, ruleLogTampering, high, "log erase deletes the unified log")
 		}
 	case "history":
 		if flagSet(a, 'c') || flagSet(a, 'd') || flagSet(a, 'w') && hasArg(a, "/dev/null") {
-			w.hit(c, "history-tampering", high, "history -c/-d erases command history")
+			w.hit(c, ruleHistoryTampering, high, "history -c/-d erases command history")
 		}
 	case "unset":
 		for _, x := range a {
 			if x == "HISTFILE" || x == "HISTSIZE" || x == "HISTFILESIZE" {
-				w.hit(c, "history-tampering", high, "unset "+x+" stops history from being saved")
+				w.hit(c, ruleHistoryTampering, high, "unset "+x+" stops history from being saved")
 				return
 			}
 		}
 	case "set":
 		if hasArg(a, "+o") && hasArg(a, "history") {
-			w.hit(c, "history-tampering", high, "set +o history stops history recording")
+			w.hit(c, ruleHistoryTampering, high, "set +o history stops history recording")
 		}
 	case "shopt":
 		if hasArg(a, "-u") && hasArg(a, "histappend") {
-			w.hit(c, "history-tampering", med, "shopt -u histappend")
+			w.hit(c, ruleHistoryTampering, med, "shopt -u histappend")
 		}
 	case "security":
 		if len(a) > 0 {
 			switch {
 			case strings.HasPrefix(a[0], "dump-keychain") || (strings.HasPrefix(a[0], "find-") && strings.Contains(a[0], "password")) || a[0] == "export":
-				w.hitA(c, AnalyzerFiles, "credential-read", high, "security reads secrets from the keychain")
+				w.hitA(c, AnalyzerFiles, ruleCredentialRead, high, "security reads secrets from the keychain")
 			case a[0] == "add-trusted-cert" || a[0] == "trust-settings-import":
-				w.hit(c, "trust-store-change", high, "security adds a trusted root certificate")
+				w.hit(c, ruleTrustStoreChange, high, "security adds a trusted root certificate")
 			case a[0] == "delete-keychain":
-				w.hitA(c, AnalyzerFiles, "destructive-delete-credentials", high, "security delete-keychain deletes a whole keychain")
+				w.hitA(c, AnalyzerFiles, ruleDestructiveDeleteCredentials, high, "security delete-keychain deletes a whole keychain")
 			case strings.HasPrefix(a[0], "delete"):
-				w.hit(c, "keychain-change", med, "security deletes keychain items")
+				w.hit(c, ruleKeychainChange, med, "security deletes keychain items")
 			}
 		}
 	case "update-ca-certificates":
-		w.hit(c, "trust-store-change", med, "updates trusted certificates")
+		w.hit(c, ruleTrustStoreChange, med, "updates trusted certificates")
 	case "kickstart", "systemsetup":
 		if v, ok := optValue(a, "", "-setremotelogin"); ok && strings.EqualFold(v, "off") {
-			w.hit(c, "remote-access-loss", high, "systemsetup turns remote login (ssh) off")
+			w.hit(c, ruleRemoteAccessLoss, high, "systemsetup turns remote login (ssh) off")
 			return
 		}
 		if hasArg(a, "-activate") || hasArgPrefixAny(a, "-setremotelogin", "-setremoteappleevents") {
-			w.hit(c, "remote-access-enable", high, c.name+" enables remote access to this machine")
+			w.hit(c, ruleRemoteAccessEnable, high, c.name+" enables remote access to this machine")
 		}
 	case "getent":
 		if hasArg(a, "shadow", "gshadow") {
-			w.hitA(c, AnalyzerFiles, "credential-read", high, "getent reads password hashes")
+			w.hitA(c, AnalyzerFiles, ruleCredentialRead, high, "getent reads password hashes")
 		}
 	case "xattr":
 		if flagSet(a, 'd') || flagSet(a, 'c') {
-			w.hit(c, "quarantine-removal", med, "xattr removes file attributes (quarantine)")
+			w.hit(c, ruleQuarantineRemoval, med, "xattr removes file attributes (quarantine)")
 		}
 	case "ssh-keygen":
 		// Generating into an existing key's path asks before overwriting;
 		// a "y" on stdin answers for the person.
 		if f, ok := optValue(a, "-f", ""); ok && !hasArg(a, "-l", "-y", "-F", "-R", "-H", "-L", "-Q", "-e", "-i", "-s", "-p", "-c") {
 			if rf := resolvePath(f, c.cwd); credentialKind(rf) != "" && c.stdin != nil && strings.HasPrefix(strings.TrimSpace(strings.ToLower(c.stdin.text)), "y") {
-				w.hitA(c, AnalyzerFiles, "credential-overwrite", high, "ssh-keygen overwrites the key "+rf+" (the overwrite prompt is answered from stdin)")
+				w.hitA(c, AnalyzerFiles, ruleCredentialOverwrite, high, "ssh-keygen overwrites the key "+rf+" (the overwrite prompt is answered from stdin)")
 			}
 		}
 	case "gpg", "gpg2":
 		if hasArg(a, "--delete-secret-keys", "--delete-secret-key", "--delete-secret-and-public-key", "--delete-secret-and-public-keys") {
-			w.hitA(c, AnalyzerFiles, "destructive-delete-credentials", high, c.name+" deletes secret keys")
+			w.hitA(c, AnalyzerFiles, ruleDestructiveDeleteCredentials, high, c.name+" deletes secret keys")
 		}
 	case "eval", "export":
 	case "git":
@@ -536,15 +536,15 @@ func (w *walker) commandRules(c *command) {
 		if len(a) >= 2 {
 			switch {
 			case a[0] == "repo" && a[1] == "delete":
-				w.hit(c, "cloud-delete", high, "gh repo delete deletes a repository")
+				w.hit(c, ruleCloudDelete, high, "gh repo delete deletes a repository")
 			case a[0] == "release" && (a[1] == "create" || a[1] == "upload" || a[1] == "delete"):
-				w.hit(c, "publish", med, "gh release publishes or changes a release")
+				w.hit(c, rulePublish, med, "gh release publishes or changes a release")
 			case a[0] == "pr" && a[1] == "merge":
-				w.hit(c, "vcs-write", med, "gh pr merge merges a pull request")
+				w.hit(c, ruleVcsWrite, med, "gh pr merge merges a pull request")
 			case a[0] == "secret" || a[0] == "variable":
-				w.hit(c, "vcs-write", med, "gh changes repository secrets or variables")
+				w.hit(c, ruleVcsWrite, med, "gh changes repository secrets or variables")
 			case a[0] == "api" && (hasArg(a, "-X") || hasArgPrefixAny(a, "--method")):
-				w.hit(c, "network-write", med, "gh api changes repository data")
+				w.hit(c, ruleNetworkWrite, med, "gh api changes repository data")
 			}
 		}
 	case "pip", "npm", "yarn", "pnpm", "bun", "cargo", "go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude", "yum", "dnf",
@@ -552,7 +552,7 @@ func (w *walker) commandRules(c *command) {
 		w.packages(c)
 	case "make":
 		if hasArg(a, "install", "uninstall") {
-			w.hit(c, "package-install", med, "make install writes outside the workspace")
+			w.hit(c, rulePackageInstall, med, "make install writes outside the workspace")
 		}
 	case "docker", "podman", "nerdctl":
 		w.docker(c)
@@ -565,16 +565,16 @@ func (w *walker) commandRules(c *command) {
 	case "helm":
 		switch {
 		case len(a) > 1 && (a[0] == "uninstall" || a[0] == "delete" || a[0] == "del" || a[0] == "un") && !hasArg(a, "--dry-run"):
-			w.hit(c, "cluster-delete", high, "helm "+a[0]+" removes a release and its resources from a cluster")
+			w.hit(c, ruleClusterDelete, high, "helm "+a[0]+" removes a release and its resources from a cluster")
 		case len(a) > 0 && (a[0] == "install" || a[0] == "upgrade" || a[0] == "uninstall" || a[0] == "delete" || a[0] == "rollback"):
-			w.hit(c, "cluster-change", med, "helm "+a[0]+" changes a cluster")
+			w.hit(c, ruleClusterChange, med, "helm "+a[0]+" changes a cluster")
 		}
 	case "terraform", "tofu":
 		switch {
 		case hasArg(a, "destroy") || (hasArg(a, "apply") && hasArg(a, "-destroy")):
-			w.hit(c, "cloud-delete", high, c.name+" destroys infrastructure")
+			w.hit(c, ruleCloudDelete, high, c.name+" destroys infrastructure")
 		case hasArg(a, "apply", "import", "taint") || (hasArg(a, "state") && hasArg(a, "rm", "mv", "push")):
-			w.hit(c, "cloud-change", med, c.name+" changes infrastructure")
+			w.hit(c, ruleCloudChange, med, c.name+" changes infrastructure")
 		}
 	case "aws":
 		w.aws(c)
@@ -582,14 +582,14 @@ func (w *walker) commandRules(c *command) {
 		for _, x := range a {
 			lx := strings.ToLower(x)
 			if lx == "delete" || lx == "destroy" || strings.HasPrefix(lx, "apps:destroy") || lx == "purge" {
-				w.hit(c, "cloud-delete", high, c.name+" deletes cloud resources")
+				w.hit(c, ruleCloudDelete, high, c.name+" deletes cloud resources")
 				return
 			}
 		}
 		for _, x := range a {
 			switch strings.ToLower(x) {
 			case "create", "deploy", "update", "set", "add", "scale", "start", "stop", "restart", "ssh", "scp":
-				w.hit(c, "cloud-change", med, c.name+" changes cloud resources")
+				w.hit(c, ruleCloudChange, med, c.name+" changes cloud resources")
 				return
 			}
 		}
@@ -603,14 +603,14 @@ func (w *walker) commandRules(c *command) {
 		w.copyRemote(c)
 	case "ssh":
 		if c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive) {
-			w.hitA(c, AnalyzerNetwork, "network-exfiltration", high, "ssh carries file or archive contents piped into it to another host")
+			w.hitA(c, AnalyzerNetwork, ruleNetworkExfiltration, high, "ssh carries file or archive contents piped into it to another host")
 		}
-		w.hitA(c, AnalyzerNetwork, "remote-exec", med, "ssh runs commands on another host")
+		w.hitA(c, AnalyzerNetwork, ruleRemoteExec, med, "ssh runs commands on another host")
 		if hasArg(a, "-R") || hasArgPrefixAny(a, "-R") {
-			w.hitA(c, AnalyzerNetwork, "port-forward", med, "ssh -R exposes a local port on a remote host")
+			w.hitA(c, AnalyzerNetwork, rulePortForward, med, "ssh -R exposes a local port on a remote host")
 		}
 	case "sshpass":
-		w.hitA(c, AnalyzerNetwork, "password-on-command-line", med, "sshpass passes a password on the command line")
+		w.hitA(c, AnalyzerNetwork, rulePasswordOnCommandLine, med, "sshpass passes a password on the command line")
 	case "dig", "nslookup", "host":
 		for i, x := range a {
 			if i < len(c.argData) && c.argData[i] != nil && c.argData[i].flags&(flowEncoded|flowFile|flowSecret|flowEnv|flowStatic|flowCmdOut) != 0 && c.argDyn[i] {
@@ -618,35 +618,35 @@ func (w *walker) commandRules(c *command) {
 				if c.argData[i].flags&(flowEncoded|flowFile|flowSecret|flowEnv) != 0 {
 					lvl = high
 				}
-				w.hitA(c, AnalyzerNetwork, "dns-exfiltration", lvl, c.name+" puts command output into a DNS query ("+trimArg(x)+")")
+				w.hitA(c, AnalyzerNetwork, ruleDnsExfiltration, lvl, c.name+" puts command output into a DNS query ("+trimArg(x)+")")
 				return
 			}
 		}
 	case "ip", "ifconfig", "ifdown", "route", "nmcli", "tailscale", "zerotier-cli", "wg-quick", "wg", "netplan":
 		w.reachRules(c)
 	case "nmap", "masscan", "zmap", "nikto", "tcpdump", "tshark":
-		w.hitA(c, AnalyzerNetwork, "network-scan", med, c.name+" scans or captures network traffic")
+		w.hitA(c, AnalyzerNetwork, ruleNetworkScan, med, c.name+" scans or captures network traffic")
 	case "ping":
 		if c.inLoop {
-			w.hitA(c, AnalyzerNetwork, "network-scan", med, "ping in a loop sweeps a network")
+			w.hitA(c, AnalyzerNetwork, ruleNetworkScan, med, "ping in a loop sweeps a network")
 		}
 	case "ngrok", "cloudflared":
-		w.hitA(c, AnalyzerNetwork, "expose-port", med, c.name+" exposes a local service on the internet")
+		w.hitA(c, AnalyzerNetwork, ruleExposePort, med, c.name+" exposes a local service on the internet")
 	case "code":
 		if hasArg(a, "tunnel") {
-			w.hitA(c, AnalyzerNetwork, "remote-access-tunnel", high, "code tunnel gives remote access to this machine")
+			w.hitA(c, AnalyzerNetwork, ruleRemoteAccessTunnel, high, "code tunnel gives remote access to this machine")
 		}
 	case "httpd":
-		w.hitA(c, AnalyzerNetwork, "expose-port", med, "starts a web server")
+		w.hitA(c, AnalyzerNetwork, ruleExposePort, med, "starts a web server")
 	case "php":
 		if hasArg(a, "-S") {
-			w.hitA(c, AnalyzerNetwork, "expose-port", med, "php -S starts a web server")
+			w.hitA(c, AnalyzerNetwork, ruleExposePort, med, "php -S starts a web server")
 		}
 	case "python":
 		if v, ok := optValue(a, "-m", ""); ok {
 			switch v {
 			case "http.server", "SimpleHTTPServer", "smtpd", "pyftpdlib", "uploadserver":
-				w.hitA(c, AnalyzerNetwork, "expose-port", med, "python -m "+v+" serves files on the network")
+				w.hitA(c, AnalyzerNetwork, ruleExposePort, med, "python -m "+v+" serves files on the network")
 			case "pip":
 				c2 := *c
 				c2.name = "pip"
@@ -656,24 +656,24 @@ func (w *walker) commandRules(c *command) {
 		}
 	case "mail", "sendmail", "mutt":
 		if c.stdin.has(flowSecret | flowEnv) {
-			w.hitA(c, AnalyzerNetwork, "data-upload", high, c.name+" mails file contents")
+			w.hitA(c, AnalyzerNetwork, ruleDataUpload, high, c.name+" mails file contents")
 		} else {
-			w.hitA(c, AnalyzerNetwork, "network-write", med, c.name+" sends mail")
+			w.hitA(c, AnalyzerNetwork, ruleNetworkWrite, med, c.name+" sends mail")
 		}
 	case "finger", "whois", "cancel":
-		w.hitA(c, AnalyzerNetwork, "network-contact", med, c.name+" contacts a remote host")
+		w.hitA(c, AnalyzerNetwork, ruleNetworkContact, med, c.name+" contacts a remote host")
 	case "lp", "ab", "restic", "rclone", "gsutil", "s3cmd":
-		w.hitA(c, AnalyzerNetwork, "network-write", med, c.name+" sends data to another host")
+		w.hitA(c, AnalyzerNetwork, ruleNetworkWrite, med, c.name+" sends data to another host")
 	case "openssl":
 		if hasArg(a, "s_client") {
 			if c.stdin.has(flowFile | flowSecret | flowEnv) {
-				w.hitA(c, AnalyzerNetwork, "network-exfiltration", high, "openssl s_client sends file contents to a remote host")
+				w.hitA(c, AnalyzerNetwork, ruleNetworkExfiltration, high, "openssl s_client sends file contents to a remote host")
 			} else {
-				w.hitA(c, AnalyzerNetwork, "raw-network", med, "openssl s_client opens a connection")
+				w.hitA(c, AnalyzerNetwork, ruleRawNetwork, med, "openssl s_client opens a connection")
 			}
 		}
 	case "su":
-		w.hit(c, "switch-user", high, "su starts a shell as another user (root unless one is named)")
+		w.hit(c, ruleSwitchUser, high, "su starts a shell as another user (root unless one is named)")
 	case "find":
 		roots, _ := findRoots(a)
 		if hasArg(a, "-delete") {
@@ -683,8 +683,8 @@ func (w *walker) commandRules(c *command) {
 				// only what the tests match: the workspace as a whole is not lost
 				for i, r := range roots {
 					lvl, rule, why := w.deleteTarget(c, r, true, i)
-					if rule == "destructive-delete-workspace" {
-						lvl, rule, why = med, "delete-workspace", "find -delete deletes the files it matches in "+r
+					if rule == ruleDestructiveDeleteWorkspace {
+						lvl, rule, why = med, ruleDeleteWorkspace, "find -delete deletes the files it matches in "+r
 					}
 					w.hitA(c, AnalyzerFiles, rule, lvl, why)
 				}
@@ -808,7 +808,7 @@ func (w *walker) deletion(c *command, recursive bool, targets []string) {
 	for i, t := range targets {
 		lvl, rule, why := w.deleteTarget(c, t, recursive, i)
 		if noPreserve {
-			lvl, rule, why = high, "destructive-delete-root", "rm --no-preserve-root"
+			lvl, rule, why = high, ruleDestructiveDeleteRoot, "rm --no-preserve-root"
 		}
 		if lvl == high || best == 0 {
 			w.hitA(c, AnalyzerFiles, rule, lvl, why)
@@ -820,7 +820,7 @@ func (w *walker) deletion(c *command, recursive bool, targets []string) {
 	}
 }
 
-func (w *walker) deleteTarget(c *command, t string, recursive bool, i int) (lvl events.Risk, rule, why string) {
+func (w *walker) deleteTarget(c *command, t string, recursive bool, i int) (lvl events.Risk, rule *ShellRule, why string) {
 	dynArg := false
 	for j, a := range c.args {
 		if a == t && j < len(c.argDyn) && c.argDyn[j] {
@@ -838,63 +838,63 @@ func (w *walker) deleteTarget(c *command, t string, recursive bool, i int) (lvl 
 	}
 	switch cls {
 	case pcRoot:
-		return high, "destructive-delete-root", verb + " deletes " + rt + " (the filesystem root)"
+		return high, ruleDestructiveDeleteRoot, verb + " deletes " + rt + " (the filesystem root)"
 	case pcHome:
-		return high, "destructive-delete-home", verb + " deletes the home directory " + t
+		return high, ruleDestructiveDeleteHome, verb + " deletes the home directory " + t
 	case pcSystem:
 		if tempRoot(rt) {
 			// all of /tmp: other programs' scratch files, nothing kept
-			return med, "delete-temp", verb + " deletes everything in the temporary directory " + rt
+			return med, ruleDeleteTemp, verb + " deletes everything in the temporary directory " + rt
 		}
-		return high, "destructive-delete-system", verb + " deletes the system path " + rt
+		return high, ruleDestructiveDeleteSystem, verb + " deletes the system path " + rt
 	case pcLog:
-		return high, "log-tampering", verb + " deletes the log " + rt
+		return high, ruleLogTampering, verb + " deletes the log " + rt
 	case pcDevice:
-		return high, "destructive-delete-system", verb + " deletes the device " + rt
+		return high, ruleDestructiveDeleteSystem, verb + " deletes the device " + rt
 	case pcHomeData:
 		if historyFile(rt) {
-			return high, "history-tampering", verb + " deletes " + rt
+			return high, ruleHistoryTampering, verb + " deletes " + rt
 		}
 		if credentialKind(rt) != "" || remoteAccessFile(rt) {
-			return high, "destructive-delete-credentials", verb + " deletes credentials " + rt
+			return high, ruleDestructiveDeleteCredentials, verb + " deletes credentials " + rt
 		}
 		if recursive || strings.ContainsAny(rt, "*?") {
-			return high, "destructive-delete-user-data", verb + " deletes user data " + rt
+			return high, ruleDestructiveDeleteUserData, verb + " deletes user data " + rt
 		}
-		return med, "delete-user-file", verb + " deletes " + rt
+		return med, ruleDeleteUserFile, verb + " deletes " + rt
 	case pcParent:
 		if recursive {
-			return high, "destructive-delete-outside-workspace", verb + " deletes " + t + ", outside the workspace"
+			return high, ruleDestructiveDeleteOutsideWorkspace, verb + " deletes " + t + ", outside the workspace"
 		}
-		return med, "delete-outside-workspace", verb + " deletes " + t
+		return med, ruleDeleteOutsideWorkspace, verb + " deletes " + t
 	case pcOther:
 		if recursive {
-			return high, "destructive-delete-outside-workspace", verb + " deletes " + rt + ", outside the workspace"
+			return high, ruleDestructiveDeleteOutsideWorkspace, verb + " deletes " + rt + ", outside the workspace"
 		}
-		return med, "delete-outside-workspace", verb + " deletes " + rt
+		return med, ruleDeleteOutsideWorkspace, verb + " deletes " + rt
 	case pcCache:
-		return med, "delete-cache", verb + " deletes the cache " + rt
+		return med, ruleDeleteCache, verb + " deletes the cache " + rt
 	case pcTemp:
-		return med, "delete-temp", verb + " deletes " + rt
+		return med, ruleDeleteTemp, verb + " deletes " + rt
 	case pcDynamic:
 		if recursive && (strings.HasPrefix(t, "$") && strings.Contains(t, "/") && !strings.Contains(t[:strings.IndexByte(t, '/')], "(")) {
-			return high, "delete-unset-variable-root", verb + " deletes " + t + ": if the variable is empty this is a path under /"
+			return high, ruleDeleteUnsetVariableRoot, verb + " deletes " + t + ": if the variable is empty this is a path under /"
 		}
-		return med, "delete-unresolved", verb + " deletes " + t + ", which could not be resolved"
+		return med, ruleDeleteUnresolved, verb + " deletes " + t + ", which could not be resolved"
 	}
 	if dynArg && recursive && strings.HasPrefix(t, "$") {
-		return med, "delete-unresolved", verb + " deletes " + t
+		return med, ruleDeleteUnresolved, verb + " deletes " + t
 	}
 	if historyFile(rt) {
-		return high, "history-tampering", verb + " deletes " + rt
+		return high, ruleHistoryTampering, verb + " deletes " + rt
 	}
 	if recursive && w.wholeWorkspace(c, rt) {
-		return high, "destructive-delete-workspace", verb + " deletes " + t + ": the whole workspace, uncommitted and untracked work included"
+		return high, ruleDestructiveDeleteWorkspace, verb + " deletes " + t + ": the whole workspace, uncommitted and untracked work included"
 	}
 	if recursive && (rt == ".git" || strings.HasSuffix(rt, "/.git")) {
-		return high, "destructive-delete-workspace", verb + " deletes the repository " + t + ": history, branches and stashes not pushed anywhere are lost"
+		return high, ruleDestructiveDeleteWorkspace, verb + " deletes the repository " + t + ": history, branches and stashes not pushed anywhere are lost"
 	}
-	return med, "delete-workspace", verb + " deletes " + t + " in the workspace"
+	return med, ruleDeleteWorkspace, verb + " deletes " + t + " in the workspace"
 }
 
 // findFiltered reports whether find's expression has a test that selects
@@ -957,13 +957,13 @@ func (w *walker) chmod(c *command) {
 		}
 	}
 	if setuidMode(mode) {
-		w.hit(c, "setuid", high, "chmod "+mode+" sets the setuid/setgid bit")
+		w.hit(c, ruleSetuid, high, "chmod "+mode+" sets the setuid/setgid bit")
 		return
 	}
 	if grantsOthers(mode) {
 		for _, t := range ops {
 			if rt := resolvePath(t, c.cwd); credentialKind(rt) != "" && credentialKind(rt) != "system password hashes" {
-				w.hitA(c, AnalyzerFiles, "credential-exposure", high, "chmod "+mode+" lets other users read or change "+rt+" ("+credentialKind(rt)+")")
+				w.hitA(c, AnalyzerFiles, ruleCredentialExposure, high, "chmod "+mode+" lets other users read or change "+rt+" ("+credentialKind(rt)+")")
 				return
 			}
 		}
@@ -974,24 +974,24 @@ func (w *walker) chmod(c *command) {
 		rt := resolvePath(t, c.cwd)
 		switch {
 		case cls == pcRoot:
-			w.hitA(c, AnalyzerFiles, "permissions-system", high, "chmod changes permissions of "+rt)
+			w.hitA(c, AnalyzerFiles, rulePermissionsSystem, high, "chmod changes permissions of "+rt)
 			return
 		case (cls == pcSystem || cls == pcHome) && (rec && isTopLevel(rt) || worldWritable || mode == "000" || mode == "0"):
-			w.hitA(c, AnalyzerFiles, "permissions-system", high, "chmod "+mode+" on "+rt)
+			w.hitA(c, AnalyzerFiles, rulePermissionsSystem, high, "chmod "+mode+" on "+rt)
 			return
 		case cls == pcHome && rec:
-			w.hitA(c, AnalyzerFiles, "permissions-system", high, "chmod -R on the home directory")
+			w.hitA(c, AnalyzerFiles, rulePermissionsSystem, high, "chmod -R on the home directory")
 			return
 		case credentialKind(rt) == "system password hashes" || strings.HasPrefix(rt, "/etc/sudoers"):
-			w.hitA(c, AnalyzerFiles, "permissions-system", high, "chmod on "+rt)
+			w.hitA(c, AnalyzerFiles, rulePermissionsSystem, high, "chmod on "+rt)
 			return
 		}
 	}
 	if worldWritable {
-		w.hitA(c, AnalyzerFiles, "world-writable", med, "chmod "+mode+" makes files writable by everyone")
+		w.hitA(c, AnalyzerFiles, ruleWorldWritable, med, "chmod "+mode+" makes files writable by everyone")
 		return
 	}
-	w.hitA(c, AnalyzerFiles, "permissions-change", med, "chmod changes permissions")
+	w.hitA(c, AnalyzerFiles, rulePermissionsChange, med, "chmod changes permissions")
 }
 
 func (w *walker) kill(c *command) {
@@ -1022,11 +1022,11 @@ func (w *walker) kill(c *command) {
 	}
 	for _, t := range targets {
 		if t == "-1" || t == "1" {
-			w.hit(c, "kill-all", high, "kill "+t+" kills init or every process")
+			w.hit(c, ruleKillAll, high, "kill "+t+" kills init or every process")
 			return
 		}
 	}
-	w.hit(c, "process-kill", med, "kill stops processes")
+	w.hit(c, ruleProcessKill, med, "kill stops processes")
 }
 
 func (w *walker) services(c *command) {
@@ -1051,7 +1051,7 @@ func (w *walker) services(c *command) {
 	case "", "status", "list-units", "list-unit-files", "list-timers", "show", "cat", "is-active", "is-enabled", "is-failed", "help", "-e", "--status-all", "list-sockets", "list-dependencies", "get-default":
 		return
 	case "poweroff", "reboot", "halt", "kexec", "emergency", "rescue", "suspend", "hibernate", "soft-reboot":
-		w.hit(c, "shutdown", high, c.name+" "+verb+" stops or restarts the machine")
+		w.hit(c, ruleShutdown, high, c.name+" "+verb+" stops or restarts the machine")
 		return
 	}
 	sec, reach := false, false
@@ -1066,16 +1066,16 @@ func (w *walker) services(c *command) {
 	switch verb {
 	case "stop", "disable", "mask", "kill":
 		if sec {
-			w.hit(c, "defense-evasion", high, c.name+" "+verb+" "+unit+" turns a security or logging service off")
+			w.hit(c, ruleDefenseEvasion, high, c.name+" "+verb+" "+unit+" turns a security or logging service off")
 			return
 		}
 		if reach && !hasArg(a, "--user") {
-			w.hit(c, "remote-access-loss", high, c.name+" "+verb+" "+unit+" stops what keeps the machine reachable (ssh, network, VPN)")
+			w.hit(c, ruleRemoteAccessLoss, high, c.name+" "+verb+" "+unit+" stops what keeps the machine reachable (ssh, network, VPN)")
 			return
 		}
-		w.hit(c, "service-stop", med, c.name+" "+verb+" "+unit)
+		w.hit(c, ruleServiceStop, med, c.name+" "+verb+" "+unit)
 	default:
-		w.hit(c, "service-change", med, c.name+" "+verb+" "+unit)
+		w.hit(c, ruleServiceChange, med, c.name+" "+verb+" "+unit)
 	}
 }
 
@@ -1150,100 +1150,103 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 		}
 		switch {
 		case hasArg(rest, "--mirror"):
-			w.hitA(c, AnalyzerShell, "git-push-mirror", high, "git push --mirror overwrites every branch on the remote")
+			w.hitA(c, AnalyzerShell, ruleGitPushMirror, high, "git push --mirror overwrites every branch on the remote")
 		case (force || del) && prot:
-			w.hit(c, "git-force-push-protected", high, "git push rewrites or deletes a protected branch ("+strings.Join(refs, " ")+")")
+			w.hit(c, ruleGitForcePushProtected, high, "git push rewrites or deletes a protected branch ("+strings.Join(refs, " ")+")")
 		case force:
-			w.hit(c, "git-force-push", high, "git push --force replaces the remote branch: commits pushed by others are dropped from it")
+			w.hit(c, ruleGitForcePush, high, "git push --force replaces the remote branch: commits pushed by others are dropped from it")
 		case lease:
-			w.hit(c, "git-force-push", med, "git push --force-with-lease rewrites remote history it has seen")
+			w.hit(c, ruleGitForcePush, med, "git push --force-with-lease rewrites remote history it has seen")
 		case del:
-			w.hit(c, "git-delete-remote-ref", med, "git push deletes a remote branch or tag")
+			w.hit(c, ruleGitDeleteRemoteRef, med, "git push deletes a remote branch or tag")
 		}
 	// Uncommitted changes and untracked files have no other copy: git
 	// cannot give back what these discard.
 	case "reset":
 		switch {
 		case hasArg(rest, "--hard"):
-			w.hit(c, "git-discard-changes", high, "git reset --hard discards uncommitted work, which has no other copy")
+			w.hit(c, ruleGitDiscardChanges, high, "git reset --hard discards uncommitted work, which has no other copy")
 		case hasArg(rest, "--merge", "--keep"):
-			w.hit(c, "git-discard-changes", med, "git reset --merge/--keep moves the branch (it keeps local changes)")
+			w.hit(c, ruleGitDiscardChanges, med, "git reset --merge/--keep moves the branch (it keeps local changes)")
 		}
 	case "clean":
 		if !dry && flagSet(rest, 'f', "--force") {
-			w.hit(c, "git-discard-changes", high, "git clean deletes untracked files, which git has no copy of")
+			w.hit(c, ruleGitDiscardChanges, high, "git clean deletes untracked files, which git has no copy of")
 		}
 	case "checkout":
 		if hasArg(rest, "--") && len(operands(rest)) > 0 || hasArg(rest, ".") || flagSet(rest, 'f', "--force") {
-			w.hit(c, "git-discard-changes", high, "git checkout overwrites uncommitted changes to the paths it names")
+			w.hit(c, ruleGitDiscardChanges, high, "git checkout overwrites uncommitted changes to the paths it names")
 		}
 	case "restore":
 		staged, worktree := flagSet(rest, 'S', "--staged"), flagSet(rest, 'W', "--worktree")
 		if (!staged || worktree) && len(operands(rest)) > 0 {
-			w.hit(c, "git-discard-changes", high, "git restore overwrites uncommitted changes in the working tree")
+			w.hit(c, ruleGitDiscardChanges, high, "git restore overwrites uncommitted changes in the working tree")
 		}
 	case "worktree":
 		if len(rest) > 0 && rest[0] == "remove" && flagSet(rest[1:], 'f', "--force") {
-			w.hit(c, "git-discard-changes", high, "git worktree remove --force deletes a worktree with its uncommitted changes")
+			w.hit(c, ruleGitDiscardChanges, high, "git worktree remove --force deletes a worktree with its uncommitted changes")
 		}
 	case "branch":
 		switch del := hasArg(rest, "--delete") || flagSet(rest, 'd'); {
 		case flagSet(rest, 'D') || del && flagSet(rest, 'f', "--force"):
 			// unmerged commits are left reachable only from the reflog
-			w.hit(c, "git-branch-delete", high, "git branch -D deletes a branch even when its commits are merged nowhere")
+			w.hit(c, ruleGitBranchDelete, high, "git branch -D deletes a branch even when its commits are merged nowhere")
 		case del:
-			w.hit(c, "git-branch-delete", med, "git branch -d deletes a merged branch")
+			w.hit(c, ruleGitBranchDelete, med, "git branch -d deletes a merged branch")
 		}
 	case "tag":
 		if flagSet(rest, 'd', "--delete") {
-			w.hit(c, "git-tag-delete", med, "git tag -d deletes a tag")
+			w.hit(c, ruleGitTagDelete, med, "git tag -d deletes a tag")
 		}
 	case "stash":
 		if hasArg(rest, "drop", "clear") {
-			w.hit(c, "git-discard-changes", high, "git stash drop/clear deletes stashed work")
+			w.hit(c, ruleGitDiscardChanges, high, "git stash drop/clear deletes stashed work")
 		}
 	case "rebase":
 		if !hasArg(rest, "--abort", "--continue", "--skip", "--quit") {
-			w.hit(c, "git-history-rewrite", med, "git rebase rewrites history")
+			w.hit(c, ruleGitHistoryRewrite, med, "git rebase rewrites history")
 		}
 	case "commit":
 		if hasArg(rest, "--amend") {
-			w.hit(c, "git-history-rewrite", med, "git commit --amend rewrites the last commit")
+			w.hit(c, ruleGitHistoryRewrite, med, "git commit --amend rewrites the last commit")
 		}
 	case "filter-branch", "filter-repo", "replace":
-		w.hit(c, "git-history-rewrite", med, "git "+sub+" rewrites history")
+		w.hit(c, ruleGitHistoryRewrite, med, "git "+sub+" rewrites history")
 	case "reflog":
-		if hasArg(rest, "expire", "delete") {
-			w.hit(c, "git-history-rewrite", med, "git reflog expire drops recovery points")
+		switch {
+		case hasArg(rest, "expire") && hasArgPrefix(rest, "--expire=now", "--expire=all", "--expire=0", "--expire-unreachable=now", "--expire-unreachable=all", "--expire-unreachable=0"):
+			w.hit(c, ruleGitReflogPurge, high, "git reflog expire now drops the only record of commits no branch holds (what reset, rebase or a deleted branch left behind); gc then deletes them for good")
+		case hasArg(rest, "expire", "delete"):
+			w.hit(c, ruleGitHistoryRewrite, med, "git reflog expire drops recovery points")
 		}
 	case "gc":
 		if hasArgPrefix(rest, "--prune=now", "--prune=all") {
-			w.hit(c, "git-history-rewrite", med, "git gc --prune=now deletes unreachable commits")
+			w.hit(c, ruleGitHistoryRewrite, med, "git gc --prune=now deletes unreachable commits")
 		}
 	case "update-ref":
 		if flagSet(rest, 'd') {
-			w.hit(c, "git-branch-delete", med, "git update-ref -d deletes a ref")
+			w.hit(c, ruleGitBranchDelete, med, "git update-ref -d deletes a ref")
 		}
 	case "clone":
-		w.hitA(c, AnalyzerNetwork, "network-download", med, "git clone downloads a repository")
+		w.hitA(c, AnalyzerNetwork, ruleNetworkDownload, med, "git clone downloads a repository")
 	case "config":
 		if hasArg(rest, "--global", "--system") && len(operands(rest)) >= 2 {
-			w.hit(c, "git-config-global", med, "git config changes user-wide settings")
+			w.hit(c, ruleGitConfigGlobal, med, "git config changes user-wide settings")
 		}
 		ops := operands(rest)
 		if len(ops) >= 2 && strings.EqualFold(ops[0], "core.hooksPath") {
-			w.hit(c, "git-hooks-disabled", med, "git config core.hooksPath redirects or disables hooks")
+			w.hit(c, ruleGitHooksDisabled, med, "git config core.hooksPath redirects or disables hooks")
 		}
 		if len(ops) >= 2 && strings.EqualFold(ops[0], "credential.helper") && ops[1] == "store" {
-			w.hit(c, "plaintext-credentials", med, "git credential.helper store keeps passwords in plain text")
+			w.hit(c, rulePlaintextCredentials, med, "git credential.helper store keeps passwords in plain text")
 		}
 	case "apply", "am":
 		if hasArg(rest, "--unsafe-paths") {
 			if d, ok := optValue(rest, "", "--directory"); ok && (d == "/" || classify(d, c.cwd, "") == pcSystem) {
-				w.hit(c, "system-write", high, "git apply --unsafe-paths writes a patch into "+d)
+				w.hit(c, ruleSystemWrite, high, "git apply --unsafe-paths writes a patch into "+d)
 				return
 			}
-			w.hit(c, "system-write", med, "git apply --unsafe-paths writes outside the repository")
+			w.hit(c, ruleSystemWrite, med, "git apply --unsafe-paths writes outside the repository")
 		}
 	case "submodule":
 		switch {
@@ -1256,15 +1259,15 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 				w.reparse(strings.Join(code, " "), "git submodule foreach", nil, nil, c.sudo)
 			}
 		case len(rest) > 0 && rest[0] == "deinit" && flagSet(rest[1:], 'f', "--force"):
-			w.hit(c, "git-discard-changes", high, "git submodule deinit --force deletes submodule working trees with their local changes")
+			w.hit(c, ruleGitDiscardChanges, high, "git submodule deinit --force deletes submodule working trees with their local changes")
 		}
 	case "switch":
 		if hasArg(rest, "--discard-changes") || flagSet(rest, 'f', "--force") {
-			w.hit(c, "git-discard-changes", high, "git switch --discard-changes throws away uncommitted changes")
+			w.hit(c, ruleGitDiscardChanges, high, "git switch --discard-changes throws away uncommitted changes")
 		}
 	case "rm":
 		if flagSet(rest, 'r') && !hasArg(rest, "--cached") {
-			w.hitA(c, AnalyzerFiles, "delete-workspace", med, "git rm -r deletes files")
+			w.hitA(c, AnalyzerFiles, ruleDeleteWorkspace, med, "git rm -r deletes files")
 		}
 	}
 }
@@ -1277,61 +1280,68 @@ func (w *walker) packages(c *command) {
 	}
 	switch c.name {
 	case "npx", "bunx", "uvx":
-		w.hit(c, "package-install", med, c.name+" downloads and runs a package")
+		w.hit(c, rulePackageInstall, med, c.name+" downloads and runs a package")
 		return
 	case "twine":
 		if first == "upload" {
-			w.hit(c, "publish", med, "twine upload publishes a package")
+			w.hit(c, rulePublish, med, "twine upload publishes a package")
 		}
 		return
 	case "pipx":
 		if first == "install" || first == "run" || first == "inject" || first == "upgrade" {
-			w.hit(c, "package-install", med, "pipx installs or runs a package")
+			w.hit(c, rulePackageInstall, med, "pipx installs or runs a package")
 		}
 		return
 	case "uv":
 		if first == "pip" && len(a) > 1 && (a[1] == "install" || a[1] == "sync") || first == "add" || first == "tool" || first == "sync" {
-			w.hit(c, "package-install", med, "uv installs packages")
+			w.hit(c, rulePackageInstall, med, "uv installs packages")
 		}
 		return
 	case "go":
 		if first == "install" || first == "get" {
-			w.hit(c, "package-install", med, "go "+first+" downloads and installs code")
+			w.hit(c, rulePackageInstall, med, "go "+first+" downloads and installs code")
 		}
 		return
 	case "cargo":
 		if first == "install" || first == "add" {
-			w.hit(c, "package-install", med, "cargo "+first+" installs packages")
+			w.hit(c, rulePackageInstall, med, "cargo "+first+" installs packages")
 		}
 		if first == "publish" {
-			w.hit(c, "publish", med, "cargo publish publishes a crate")
+			w.hit(c, rulePublish, med, "cargo publish publishes a crate")
+		}
+		if first == "yank" && !hasArg(a, "--undo") {
+			w.hit(c, ruleRegistryDelete, high, "cargo yank withdraws a published crate version from the registry")
 		}
 		return
 	case "bundle":
 		if first == "install" || first == "update" || first == "add" || first == "" {
-			w.hit(c, "package-install", med, "bundle installs gems")
+			w.hit(c, rulePackageInstall, med, "bundle installs gems")
 		}
 		return
 	}
 	switch first {
 	case "install", "i", "add", "ci", "update", "upgrade", "up", "remove", "uninstall", "rm", "purge", "autoremove", "dist-upgrade",
 		"full-upgrade", "reinstall", "link", "exec", "dlx", "create", "tap", "-S", "-Syu", "-R", "del", "global", "x", "download":
-		w.hit(c, "package-install", med, c.name+" "+first+" installs, removes or upgrades packages")
+		w.hit(c, rulePackageInstall, med, c.name+" "+first+" installs, removes or upgrades packages")
 	case "publish", "push", "release":
-		w.hit(c, "publish", med, c.name+" "+first+" publishes a package")
-	case "unpublish":
-		// a registry never takes the same name and version again
-		w.hit(c, "registry-delete", high, c.name+" unpublish removes a published package from the registry for good")
+		w.hit(c, rulePublish, med, c.name+" "+first+" publishes a package")
+	case "unpublish", "yank":
+		if hasArg(a, "--undo") {
+			break
+		}
+		// a registry never takes the same name and version again; a yanked
+		// version stops resolving for everyone who depends on it
+		w.hit(c, ruleRegistryDelete, high, c.name+" "+first+" removes a published package version from the registry")
 	case "config", "set":
 		if hasArg(a, "set") || first == "set" {
-			w.hit(c, "package-config", med, c.name+" config changes package manager settings")
+			w.hit(c, rulePackageConfig, med, c.name+" config changes package manager settings")
 		}
 	case "":
 		if c.name == "yarn" || c.name == "pnpm" || c.name == "bun" {
-			w.hit(c, "package-install", med, c.name+" installs dependencies")
+			w.hit(c, rulePackageInstall, med, c.name+" installs dependencies")
 		}
 		if c.name == "pacman" && (flagSet(a, 'S') || flagSet(a, 'R') || flagSet(a, 'U')) {
-			w.hit(c, "package-install", med, "pacman changes packages")
+			w.hit(c, rulePackageInstall, med, "pacman changes packages")
 		}
 	}
 }
@@ -1342,7 +1352,7 @@ func (w *walker) docker(c *command) {
 		return
 	}
 	sub := a[0]
-	if sub == "container" || sub == "image" || sub == "volume" || sub == "network" || sub == "system" || sub == "compose" || sub == "builder" || sub == "buildx" {
+	if sub == "container" || sub == "image" || sub == "volume" || sub == "network" || sub == "system" || sub == "compose" || sub == "builder" || sub == "buildx" || sub == "stack" || sub == "swarm" {
 		if len(a) > 1 {
 			sub = sub + " " + a[1]
 		}
@@ -1376,43 +1386,47 @@ func (w *walker) docker(c *command) {
 			case src == "/" || src == "/etc" || src == "/root" || src == "~" || src == "/home":
 				hostRoot = true
 			case strings.Contains(src, "docker.sock"):
-				w.hit(c, "container-privileged", med, "docker mounts the Docker socket (root on the host)")
+				w.hit(c, ruleContainerPrivileged, med, "docker mounts the Docker socket (root on the host)")
 			}
 		}
 		if hostRoot {
-			w.hit(c, "container-host-mount", high, "docker mounts the host's root, /etc or home into a container")
+			w.hit(c, ruleContainerHostMount, high, "docker mounts the host's root, /etc or home into a container")
 		}
 		if hasArg(a, "--privileged") || hasArgPrefix(a, "--pid=host", "--cap-add=ALL", "--cap-add=SYS_ADMIN") || (hasArg(a, "--pid") && hasArg(a, "host")) {
-			w.hit(c, "container-privileged", med, "docker runs a privileged container")
+			w.hit(c, ruleContainerPrivileged, med, "docker runs a privileged container")
 		}
 		if hasArgPrefix(a, "--network=host", "--net=host") || (hasArg(a, "--network", "--net") && hasArg(a, "host")) {
-			w.hit(c, "container-host-network", med, "docker shares the host network")
+			w.hit(c, ruleContainerHostNetwork, med, "docker shares the host network")
 		}
 	case sub == "system prune" || sub == "container prune":
 		switch {
 		case hasArg(a, "--volumes"):
-			w.hit(c, "container-data-delete", high, c.name+" system prune --volumes deletes all unused data, including volumes")
+			w.hit(c, ruleContainerDataDelete, high, c.name+" system prune --volumes deletes all unused data, including volumes")
 		case flagSet(a, 'f', "--force"):
-			w.hit(c, "container-data-delete", high, c.name+" "+sub+" --force deletes every stopped container, and what was written in it, without asking")
+			w.hit(c, ruleContainerDataDelete, high, c.name+" "+sub+" --force deletes every stopped container, and what was written in it, without asking")
 		default:
-			w.hit(c, "container-delete", med, "docker "+sub+" deletes unused containers and images (it asks first)")
+			w.hit(c, ruleContainerDelete, med, "docker "+sub+" deletes unused containers and images (it asks first)")
 		}
+	case sub == "stack rm" || sub == "stack remove" || sub == "stack down":
+		w.hit(c, ruleClusterDelete, high, c.name+" "+sub+" removes a deployed stack's services, networks, secrets and configs from the swarm")
+	case sub == "swarm leave" && flagSet(a, 'f', "--force"):
+		w.hit(c, ruleClusterDelete, high, c.name+" swarm leave --force takes the node out of the swarm even as its last manager, dropping the swarm's state")
 	case sub == "volume rm" || sub == "volume prune" || sub == "compose down" && flagSet(a, 'v', "--volumes"):
-		w.hit(c, "container-data-delete", high, c.name+" "+sub+" deletes volumes and the data in them")
+		w.hit(c, ruleContainerDataDelete, high, c.name+" "+sub+" deletes volumes and the data in them")
 	case strings.HasSuffix(sub, "prune") || sub == "rm" || sub == "rmi" || sub == "kill" || sub == "stop" || sub == "volume rm" || sub == "container rm" || sub == "image rm" || sub == "compose down" || sub == "network rm":
-		w.hit(c, "container-delete", med, "docker "+sub+" removes or stops containers or data")
+		w.hit(c, ruleContainerDelete, med, "docker "+sub+" removes or stops containers or data")
 	case sub == "push" || sub == "image push" || sub == "buildx build" && hasArg(a, "--push"):
-		w.hit(c, "publish", med, "docker push publishes an image")
+		w.hit(c, rulePublish, med, "docker push publishes an image")
 	case sub == "exec" || sub == "container exec":
-		w.hitA(c, AnalyzerNetwork, "remote-exec", med, "docker exec runs commands inside a running container")
+		w.hitA(c, AnalyzerNetwork, ruleRemoteExec, med, "docker exec runs commands inside a running container")
 	case sub == "login":
-		w.hit(c, "registry-login", med, "docker login stores registry credentials")
+		w.hit(c, ruleRegistryLogin, med, "docker login stores registry credentials")
 	}
 }
 
 func (w *walker) kubectl(c *command) {
 	a := c.args
-	ops := operands(a)
+	ops := operandsSkipping(a, kubectlValueOpts())
 	if len(ops) == 0 {
 		return
 	}
@@ -1424,25 +1438,25 @@ func (w *walker) kubectl(c *command) {
 			kinds = strings.ToLower(ops[1])
 		}
 		if hasArg(a, "--all", "-A", "--all-namespaces") || strings.HasPrefix(kinds, "namespace") || kinds == "ns" || strings.HasPrefix(kinds, "node") || kinds == "no" || strings.HasPrefix(kinds, "pv") || strings.HasPrefix(kinds, "persistentvolume") || strings.HasPrefix(kinds, "crd") || strings.HasPrefix(kinds, "customresourcedefinition") || strings.HasPrefix(kinds, "clusterrole") {
-			w.hit(c, "cluster-delete", high, c.name+" delete removes cluster-wide resources")
+			w.hit(c, ruleClusterDelete, high, c.name+" delete removes cluster-wide resources")
 		} else if hasArg(a, "--dry-run") || hasArgPrefix(a, "--dry-run=") || kinds == "po" || strings.HasPrefix(kinds, "pod") || kinds == "" && !hasArg(a, "-f", "--filename", "-k", "--kustomize") {
 			// pods are recreated by their controllers
-			w.hit(c, "cluster-change", med, c.name+" delete removes resources")
+			w.hit(c, ruleClusterChange, med, c.name+" delete removes resources")
 		} else {
-			w.hit(c, "cluster-delete", high, c.name+" delete removes "+kinds+" from the cluster")
+			w.hit(c, ruleClusterDelete, high, c.name+" delete removes "+kinds+" from the cluster")
 		}
 	case "apply", "create", "replace", "patch", "scale", "rollout", "edit", "set", "label", "annotate", "drain", "cordon", "uncordon", "taint", "autoscale", "expose", "run", "cp":
-		w.hit(c, "cluster-change", med, c.name+" "+verb+" changes the cluster")
+		w.hit(c, ruleClusterChange, med, c.name+" "+verb+" changes the cluster")
 	case "proxy":
 		if v, ok := optValue(a, "", "--address"); ok && v != "127.0.0.1" && v != "localhost" {
-			w.hitA(c, AnalyzerNetwork, "expose-cluster-api", high, "kubectl proxy exposes the cluster API on "+v)
+			w.hitA(c, AnalyzerNetwork, ruleExposeClusterApi, high, "kubectl proxy exposes the cluster API on "+v)
 		} else {
-			w.hitA(c, AnalyzerNetwork, "expose-port", med, "kubectl proxy exposes the cluster API")
+			w.hitA(c, AnalyzerNetwork, ruleExposePort, med, "kubectl proxy exposes the cluster API")
 		}
 	case "exec", "attach", "debug":
-		w.hitA(c, AnalyzerNetwork, "remote-exec", med, c.name+" "+verb+" runs commands inside a running pod")
+		w.hitA(c, AnalyzerNetwork, ruleRemoteExec, med, c.name+" "+verb+" runs commands inside a running pod")
 	case "port-forward":
-		w.hitA(c, AnalyzerNetwork, "expose-port", med, "kubectl port-forward exposes a cluster port")
+		w.hitA(c, AnalyzerNetwork, ruleExposePort, med, "kubectl port-forward exposes a cluster port")
 	}
 }
 
@@ -1451,7 +1465,7 @@ func (w *walker) aws(c *command) {
 	ops := operands(a)
 	if len(ops) < 2 {
 		if len(ops) == 1 && ops[0] == "configure" {
-			w.hit(c, "cloud-change", med, "aws configure changes credentials")
+			w.hit(c, ruleCloudChange, med, "aws configure changes credentials")
 		}
 		return
 	}
@@ -1459,34 +1473,34 @@ func (w *walker) aws(c *command) {
 	if svc == "s3" {
 		switch op {
 		case "rb":
-			w.hit(c, "cloud-delete", high, "aws s3 rb deletes a bucket")
+			w.hit(c, ruleCloudDelete, high, "aws s3 rb deletes a bucket")
 		case "rm":
 			if hasArg(a, "--recursive") {
-				w.hit(c, "cloud-delete", high, "aws s3 rm --recursive deletes a bucket's contents")
+				w.hit(c, ruleCloudDelete, high, "aws s3 rm --recursive deletes a bucket's contents")
 			} else if hasArg(a, "--dryrun") {
-				w.hit(c, "cloud-change", med, "aws s3 rm --dryrun lists what it would delete")
+				w.hit(c, ruleCloudChange, med, "aws s3 rm --dryrun lists what it would delete")
 			} else {
-				w.hit(c, "cloud-delete", high, "aws s3 rm deletes an object (S3 keeps no copy unless versioning is on)")
+				w.hit(c, ruleCloudDelete, high, "aws s3 rm deletes an object (S3 keeps no copy unless versioning is on)")
 			}
 		case "cp", "mv", "sync":
 			if op == "sync" && hasArg(a, "--delete") && !hasArg(a, "--dryrun") && len(ops) >= 3 && strings.HasPrefix(ops[len(ops)-1], "s3://") {
-				w.hit(c, "cloud-delete", high, "aws s3 sync --delete deletes the objects in "+ops[len(ops)-1]+" that the source does not have")
+				w.hit(c, ruleCloudDelete, high, "aws s3 sync --delete deletes the objects in "+ops[len(ops)-1]+" that the source does not have")
 				return
 			}
-			w.hit(c, "cloud-change", med, "aws s3 "+op+" copies data to or from S3")
+			w.hit(c, ruleCloudChange, med, "aws s3 "+op+" copies data to or from S3")
 		}
 		return
 	}
 	switch {
-	case strings.HasPrefix(op, "delete-") || strings.HasPrefix(op, "terminate-") || strings.HasPrefix(op, "deregister-") || strings.HasPrefix(op, "remove-") || strings.HasPrefix(op, "purge-") || strings.HasPrefix(op, "destroy-") || strings.HasPrefix(op, "disable-") || strings.HasPrefix(op, "stop-logging"):
-		w.hit(c, "cloud-delete", high, "aws "+svc+" "+op+" deletes or disables cloud resources")
+	case strings.HasPrefix(op, "delete-") || strings.HasPrefix(op, "terminate-") || strings.HasPrefix(op, "deregister-") || strings.HasPrefix(op, "remove-") || strings.HasPrefix(op, "purge-") || strings.HasPrefix(op, "destroy-") || strings.HasPrefix(op, "disable-") || strings.HasPrefix(op, "stop-logging") || awsDestroyOp(op):
+		w.hit(c, ruleCloudDelete, high, "aws "+svc+" "+op+" deletes or disables cloud resources")
 	case svc == "iam" && (strings.HasPrefix(op, "create-user") || strings.HasPrefix(op, "create-access-key") || strings.HasPrefix(op, "attach-") || strings.HasPrefix(op, "put-user-policy") || strings.HasPrefix(op, "create-login-profile") || strings.HasPrefix(op, "add-user-to-group")):
-		w.hit(c, "account-change", high, "aws iam "+op+" creates credentials or grants permissions")
+		w.hit(c, ruleAccountChange, high, "aws iam "+op+" creates credentials or grants permissions")
 	case strings.HasPrefix(op, "get-secret-value") || strings.HasPrefix(op, "get-parameter") && hasArg(a, "--with-decryption") || op == "get-session-token":
-		w.hitA(c, AnalyzerFiles, "credential-read", high, "aws "+svc+" "+op+" reads secrets")
+		w.hitA(c, AnalyzerFiles, ruleCredentialRead, high, "aws "+svc+" "+op+" reads secrets")
 	case strings.HasPrefix(op, "describe-") || strings.HasPrefix(op, "list-") || strings.HasPrefix(op, "get-") || op == "ls" || op == "wait":
 	default:
-		w.hit(c, "cloud-change", med, "aws "+svc+" "+op+" changes cloud resources")
+		w.hit(c, ruleCloudChange, med, "aws "+svc+" "+op+" changes cloud resources")
 	}
 }
 
@@ -1539,7 +1553,7 @@ func (w *walker) credentialSearch(c *command) {
 		}
 	}
 	if wide {
-		w.hitA(c, AnalyzerFiles, "credential-search", high, c.name+" searches for secrets ("+trimArg(strings.Join(pats, " "))+") outside the workspace")
+		w.hitA(c, AnalyzerFiles, ruleCredentialSearch, high, c.name+" searches for secrets ("+trimArg(strings.Join(pats, " "))+") outside the workspace")
 	}
 }
 
@@ -1565,7 +1579,7 @@ func (w *walker) archive(c *command) {
 		}
 	}
 	if remote {
-		w.hitA(c, AnalyzerNetwork, "remote-copy", med, c.name+" reads or writes an archive on a remote host")
+		w.hitA(c, AnalyzerNetwork, ruleRemoteCopy, med, c.name+" reads or writes an archive on a remote host")
 	}
 	if !(toStdout && (c.remote || c.pipeOut)) && !remote {
 		return
@@ -1575,9 +1589,9 @@ func (w *walker) archive(c *command) {
 		cls := classify(p, c.cwd, w.env.Workspace)
 		if cls == pcRoot || cls == pcHome || (cls == pcSystem && strings.HasPrefix(rp, "/etc")) || credentialKind(rp) != "" {
 			if c.remote || remote {
-				w.hitA(c, AnalyzerNetwork, "bulk-exfiltration", high, c.name+" sends an archive of "+rp+" off the host")
+				w.hitA(c, AnalyzerNetwork, ruleBulkExfiltration, high, c.name+" sends an archive of "+rp+" off the host")
 			} else {
-				w.hitA(c, AnalyzerFiles, "bulk-archive", med, c.name+" archives "+rp+" to a pipe")
+				w.hitA(c, AnalyzerFiles, ruleBulkArchive, med, c.name+" archives "+rp+" to a pipe")
 			}
 			return
 		}
@@ -1598,10 +1612,10 @@ func (w *walker) sudoSensitiveArgs(c *command) {
 		for _, tok := range pathTokens(strings.TrimLeft(a, ">")) {
 			rt := resolvePath(strings.TrimLeft(tok, ">"), c.cwd)
 			rule, why := sensitiveTarget(rt)
-			if rule == "" && rcFile(rt) && strings.HasPrefix(rt, "/") {
-				rule, why = "rc-persistence", "runs code in another user's shell"
+			if rule == nil && rcFile(rt) && strings.HasPrefix(rt, "/") {
+				rule, why = ruleRcPersistence, "runs code in another user's shell"
 			}
-			if rule != "" && rule != "system-config-write" && rule != "name-resolution-write" {
+			if rule != nil && rule != ruleSystemConfigWrite && rule != ruleNameResolutionWrite {
 				w.hitA(c, AnalyzerFiles, rule, high, c.name+" runs as root with "+rt+" as an argument: "+why)
 				return
 			}
@@ -1625,10 +1639,10 @@ func (w *walker) shellRules(c *command) {
 	}
 	switch {
 	case c.sudo && login:
-		w.hit(c, "root-shell", high, "opens a root login shell")
+		w.hit(c, ruleRootShell, high, "opens a root login shell")
 	case c.sudo:
-		w.hit(c, "root-shell", high, "starts a root shell through "+strings.Join(c.via, " → "))
+		w.hit(c, ruleRootShell, high, "starts a root shell through "+strings.Join(c.via, " → "))
 	case c.depth > 0 && len(c.via) > 0 && !strings.HasPrefix(c.via[len(c.via)-1], "alias"):
-		w.hit(c, "shell-escape", high, "starts an interactive shell from inside "+c.via[len(c.via)-1])
+		w.hit(c, ruleShellEscape, high, "starts an interactive shell from inside "+c.via[len(c.via)-1])
 	}
 }

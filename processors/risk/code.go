@@ -63,7 +63,7 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 		span = c.span
 		name = c.name
 	}
-	add := func(rule string, lvl events.Risk, detail string) {
+	add := func(rule *ShellRule, lvl events.Risk, detail string) {
 		w.add(finding{analyzer: AnalyzerCode, rule: rule, level: lvl, detail: how + ": " + detail, span: span, command: name})
 	}
 	if folded, ok := foldCode(code); ok {
@@ -122,7 +122,7 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 	}
 	// 3. Fork loops.
 	if forkLoopRe.MatchString(code) {
-		add("fork-bomb", events.RiskHigh, "creates processes in an endless loop")
+		add(ruleForkBomb, events.RiskHigh, "creates processes in an endless loop")
 	}
 	hasSocket := socketRe.MatchString(code)
 	hasExec := execRe.MatchString(code)
@@ -131,13 +131,13 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 	hasDecode := decodeRe.MatchString(code)
 	// 4. Reverse shells.
 	if hasSocket && hasExec {
-		add("reverse-shell", events.RiskHigh, "connects a socket to a process or shell")
+		add(ruleReverseShell, events.RiskHigh, "connects a socket to a process or shell")
 	}
 	// 5. Running fetched or decoded code.
 	if hasEval && hasFetch {
-		add("remote-code-exec", events.RiskHigh, "evaluates code fetched from the network")
+		add(ruleRemoteCodeExec, events.RiskHigh, "evaluates code fetched from the network")
 	} else if (hasEval || procRe.MatchString(code)) && hasDecode {
-		add("decode-exec", events.RiskHigh, "runs code or commands decoded at run time")
+		add(ruleDecodeExec, events.RiskHigh, "runs code or commands decoded at run time")
 	}
 	if hasDecode {
 		for _, m := range b64LitRe.FindAllStringSubmatch(code, 4) {
@@ -150,9 +150,9 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 	}
 	if pickleRe.MatchString(code) {
 		if hasFetch {
-			add("unsafe-deserialization", events.RiskHigh, "unpickles data from the network")
+			add(ruleUnsafeDeserialization, events.RiskHigh, "unpickles data from the network")
 		} else {
-			add("unsafe-deserialization", events.RiskMedium, "unpickles data (code execution if the data is hostile)")
+			add(ruleUnsafeDeserialization, events.RiskMedium, "unpickles data (code execution if the data is hostile)")
 		}
 	}
 	// 6. Strings: credentials, persistence paths, metadata, attack tools.
@@ -167,25 +167,25 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 		ls := strings.ToLower(s)
 		for _, h := range metadataHosts {
 			if strings.Contains(ls, h) {
-				add("cloud-metadata", events.RiskHigh, "contacts the cloud metadata service ("+h+")")
+				add(ruleCloudMetadata, events.RiskHigh, "contacts the cloud metadata service ("+h+")")
 			}
 		}
 		for _, t := range offensiveTools {
 			if strings.Contains(ls, t) {
-				add("offensive-tool", events.RiskHigh, "references the attack tool "+t)
+				add(ruleOffensiveTool, events.RiskHigh, "references the attack tool "+t)
 			}
 		}
 		w.codeLits = append(w.codeLits, codeLit{s: s, span: span, name: name, how: how, writes: writes})
 		for _, tok := range pathTokens(s) {
 			p := codePathString(tok)
 			if k := credentialKind(p); k != "" {
-				add("credential-read", events.RiskHigh, "opens "+p+" ("+k+")")
+				add(ruleCredentialRead, events.RiskHigh, "opens "+p+" ("+k+")")
 			} else if k := secretFileKind(p); k != "" && k == ".env file" {
-				add("secret-file-read", events.RiskMedium, "opens "+p)
+				add(ruleSecretFileRead, events.RiskMedium, "opens "+p)
 			}
-			if rule, why := sensitiveTarget(p); rule != "" && rule != "system-config-write" || strings.HasPrefix(p, "/etc/") && writes {
-				if rule == "" {
-					rule, why = "system-config-write", "changes system configuration"
+			if rule, why := sensitiveTarget(p); rule != nil && rule != ruleSystemConfigWrite || strings.HasPrefix(p, "/etc/") && writes {
+				if rule == nil {
+					rule, why = ruleSystemConfigWrite, "changes system configuration"
 				}
 				lvl := events.RiskMedium
 				if writes {
@@ -194,41 +194,41 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 				add(rule, lvl, "uses "+p+": "+why)
 			}
 			if strings.HasSuffix(p, "authorized_keys") && writes {
-				add("authorized-keys-write", events.RiskHigh, "writes authorized_keys")
+				add(ruleAuthorizedKeysWrite, events.RiskHigh, "writes authorized_keys")
 			}
 		}
 	}
 	// 7. Data leaving the machine.
 	if uploadRe.MatchString(code) && (hasFetch || hasSocket || strings.Contains(code, "scp") || strings.Contains(code, "smtplib")) {
 		if localDataRe.MatchString(code) {
-			add("data-exfiltration", events.RiskHigh, "reads local data and sends it over the network")
+			add(ruleDataExfiltration, events.RiskHigh, "reads local data and sends it over the network")
 		} else {
-			add("network-write", events.RiskMedium, "sends data over the network")
+			add(ruleNetworkWrite, events.RiskMedium, "sends data over the network")
 		}
 	} else if hasFetch || hasSocket || codeURLRe.MatchString(code) {
-		add("network-fetch", events.RiskMedium, "talks to the network")
+		add(ruleNetworkFetch, events.RiskMedium, "talks to the network")
 	}
 	if surveilRe.MatchString(code) {
 		lvl := events.RiskMedium
 		if hasFetch || hasSocket || uploadRe.MatchString(code) {
 			lvl = events.RiskHigh
 		}
-		add("surveillance", lvl, "captures the screen, keyboard or clipboard")
+		add(ruleSurveillance, lvl, "captures the screen, keyboard or clipboard")
 	}
 	if floodRe.MatchString(code) || (lang == "python" && endlessLoopRe.MatchString(code) && !strings.Contains(code, "break") && !strings.Contains(code, "sleep") && !strings.Contains(code, "return")) {
-		add("resource-exhaustion", events.RiskMedium, "repeats network or process work in an endless loop")
+		add(ruleResourceExhaustion, events.RiskMedium, "repeats network or process work in an endless loop")
 	}
 	if killAllRe.MatchString(code) {
-		add("disrupt-system", events.RiskMedium, "kills processes or takes network interfaces down")
+		add(ruleDisruptSystem, events.RiskMedium, "kills processes or takes network interfaces down")
 	}
 	if cryptoRe.MatchString(code) && hasFetch && writes {
-		add("ransomware-pattern", events.RiskHigh, "encrypts files with a key fetched from the network")
+		add(ruleRansomwarePattern, events.RiskHigh, "encrypts files with a key fetched from the network")
 	}
 	if tunnelRe.MatchString(code) {
-		add("network-tunnel", events.RiskMedium, "opens a listener or tunnel")
+		add(ruleNetworkTunnel, events.RiskMedium, "opens a listener or tunnel")
 	}
 	if lang == "python" && shellTrueRe.MatchString(code) {
-		add("shell-true", events.RiskMedium, "runs a command through the shell (shell=True)")
+		add(ruleShellTrue, events.RiskMedium, "runs a command through the shell (shell=True)")
 	}
 }
 
@@ -306,7 +306,7 @@ func analyzeCodeRun(lang, code string, env Env, sc *selfCtx) []finding {
 		}
 	}
 	if !codeKnownSafe(lang, code) {
-		w.add(finding{analyzer: AnalyzerCode, rule: "code-not-known-safe", level: events.RiskMedium, span: w.outer, command: lang,
+		w.add(finding{analyzer: AnalyzerCode, rule: ruleCodeNotKnownSafe, level: events.RiskMedium, span: w.outer, command: lang,
 			detail: lang + " code that uses names outside the known-harmless vocabulary (printing, lengths, JSON of literals, arithmetic, string methods); the client's own prompt decides"})
 	}
 	return w.finds

@@ -137,11 +137,11 @@ func foldImports(code string) string {
 // browser code that sends a page's secrets away.
 func (w *walker) foldFindings(lang, code string, span [2]int, name, how string) {
 	if m := computedRe.FindString(code); m != "" {
-		w.add(finding{analyzer: AnalyzerCode, rule: "computed-call", level: events.RiskHigh, span: span, command: name,
+		w.add(finding{analyzer: AnalyzerCode, rule: ruleComputedCall, level: events.RiskHigh, span: span, command: name,
 			detail: how + ": the name of what is called is computed at run time (" + trimArg(m) + "); what it calls could not be judged"})
 	}
 	if (lang == "js" || lang == "node" || lang == "javascript") && pageSecretRe.MatchString(code) && pageSendRe.MatchString(code) {
-		w.add(finding{analyzer: AnalyzerCode, rule: "browser-exfiltration", level: events.RiskHigh, span: span, command: name,
+		w.add(finding{analyzer: AnalyzerCode, rule: ruleBrowserExfiltration, level: events.RiskHigh, span: span, command: name,
 			detail: how + ": reads the page's cookies, storage or passwords and sends them away"})
 	}
 }

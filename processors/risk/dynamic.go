@@ -50,7 +50,7 @@ var (
 
 // dynamicCommand handles a command whose name is not known statically.
 func (w *walker) dynamicCommand(c *command) {
-	w.hit(c, "unresolved-command", high, "the program to run ("+trimArg(c.path)+") could not be resolved, so what it does is unknown")
+	w.hit(c, ruleUnresolvedCommand, high, "the program to run ("+trimArg(c.path)+") could not be resolved, so what it does is unknown")
 	as := func(name string, args []string, argDyn []bool, argData []*data) {
 		fs := make([]field, 0, len(args)+1)
 		fs = append(fs, field{s: name})

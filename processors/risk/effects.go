@@ -19,10 +19,62 @@ import (
 // destroyVerbs remove what they name: HIGH against a named resource.
 var destroyVerbs = lazySet("delete", "destroy", "terminate", "purge", "drop", "wipe", "erase", "nuke", "obliterate",
 	"expunge", "deprovision", "decommission", "teardown", "truncate", "flushall", "flushdb", "shred", "prune",
-	"deletecollection", "deleteall", "destroyall", "dropall", "purgeall", "wipeall")
+	"deletecollection", "deleteall", "destroyall", "dropall", "purgeall", "wipeall", "deletion", "destruction")
 
 // destroyPrograms are named for what they destroy.
-var destroyPrograms = lazySet("dropdb", "dropuser", "dropcluster", "pg_dropcluster")
+var destroyPrograms = lazySet("dropdb", "dropuser", "dropcluster", "pg_dropcluster", "lvremove", "vgremove", "pvremove")
+
+// previewVerbs are subcommands that show, plan or check what would happen
+// and change nothing: a destructive option after them (`terraform plan
+// -destroy`) describes a plan, it does not carry it out.
+var previewVerbs = lazySet("plan", "preview", "diff", "show", "list", "ls", "get", "describe", "status", "view", "inspect",
+	"explain", "validate", "lint", "template", "check", "search", "info", "logs", "version", "whoami", "history")
+
+// localVMTools manage clusters and virtual machines on this machine (a
+// developer's kind or minikube cluster, a Vagrant box): what their destroy
+// verbs remove is local and rebuilt by the next create, MEDIUM.
+var localVMTools = lazySet("kind", "minikube", "k3d", "colima", "limactl", "multipass", "vagrant", "microk8s", "orb", "orbctl")
+
+// kubectlValueOpts are kubectl's (and oc's) global options that take a
+// value, which may come before the verb.
+var kubectlValueOpts = lazySet("-n", "--namespace", "--context", "--cluster", "--kubeconfig", "--user", "-s", "--server",
+	"--token", "--as", "--as-group", "--certificate-authority", "--client-certificate", "--client-key", "--request-timeout",
+	"--tls-server-name", "-v", "--v", "--cache-dir", "--profile", "--profile-output", "-l", "--selector", "-o", "--output")
+
+// operandsSkipping returns the operands of args, skipping the value of
+// every option in valued given as "-o V" (not "-o=V", which is one word).
+func operandsSkipping(args []string, valued map[string]bool) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i+1:]...)
+		}
+		if len(a) > 1 && a[0] == '-' {
+			if valued[a] {
+				i++
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// awsDestroyOp reports whether an AWS CLI operation name holds a destroy
+// verb among its words (batch-delete-image, schedule-key-deletion).
+func awsDestroyOp(op string) bool {
+	ws := verbWords(op)
+	if len(ws) > 0 && (ws[0] == "describe" || ws[0] == "list" || ws[0] == "get" || ws[0] == "cancel" || ws[0] == "restore") {
+		return false
+	}
+	for _, w := range ws {
+		if destroyVerbs()[w] {
+			return true
+		}
+	}
+	return false
+}
 
 // bulkVerbs act on everything they can reach: HIGH with no resource named.
 var bulkVerbs = lazySet("prune", "purge", "wipe", "nuke", "flushall", "flushdb", "obliterate", "expunge", "deleteall",
@@ -241,11 +293,12 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	}
 	a := c.args
 	force := false
-	for _, x := range a {
+	for i, x := range a {
 		lx := strings.ToLower(x)
 		switch {
 		case lx == "--dry-run" || strings.HasPrefix(lx, "--dry-run=") || lx == "--dryrun" || lx == "-dry-run" ||
-			lx == "--what-if" || lx == "--whatif" || lx == "help" || lx == "--help" || lx == "-h":
+			lx == "--what-if" || lx == "--whatif" || lx == "help" || lx == "--help" || lx == "-h" && i == len(a)-1:
+			// -h before other words is often a host (dropdb -h db.prod)
 			return
 		case forceFlag(x):
 			force = true
@@ -253,6 +306,9 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	}
 	w.sqlArgs(c, prog)
 	ops := operands(a)
+	if len(ops) > 0 && previewVerbs()[strings.ToLower(ops[0])] {
+		return
+	}
 	prod := false
 	for _, o := range ops {
 		if prodName(o) {
@@ -338,11 +394,14 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		}
 		break
 	}
+	if best == high && localVMTools()[c.name] {
+		best, detail = med, detail+" (a cluster or machine on this host)"
+	}
 	switch best {
 	case high:
-		w.hitA(c, AnalyzerShell, "resource-destroy", high, detail)
+		w.hitA(c, AnalyzerShell, ruleResourceDestroy, high, detail)
 	case med:
-		w.hitA(c, AnalyzerShell, "resource-remove", med, detail)
+		w.hitA(c, AnalyzerShell, ruleResourceRemove, med, detail)
 	}
 }
 
@@ -356,6 +415,10 @@ func (w *walker) sqlArgs(c *command, prog string) {
 			continue
 		}
 		first := strings.Fields(t)[0]
+		if first == "MATCH" && cypherDeleteAll(t) {
+			w.hitA(c, AnalyzerSQL, ruleSqlDeleteAll, high, prog+": a graph query that deletes what it matches with no WHERE: "+trimArg(x))
+			continue
+		}
 		switch first {
 		case "DROP", "TRUNCATE", "DELETE", "UPDATE", "ALTER", "GRANT", "REVOKE", "WITH", "FLUSHALL", "FLUSHDB":
 		default:
@@ -367,6 +430,23 @@ func (w *walker) sqlArgs(c *command, prog string) {
 			w.hitA(c, AnalyzerSQL, h.rule, h.level, prog+": "+h.detail)
 		}
 	}
+}
+
+// cypherDeleteAll reports whether an upper-cased Cypher query deletes
+// what its MATCH finds with no WHERE to narrow it (`MATCH (n) DETACH
+// DELETE n`).
+func cypherDeleteAll(t string) bool {
+	f := strings.Fields(t)
+	del, where := false, false
+	for _, x := range f {
+		switch x {
+		case "DELETE":
+			del = true
+		case "WHERE":
+			where = true
+		}
+	}
+	return del && !where && !strings.Contains(t, "{")
 }
 
 // destroyOption reports whether opt is an option whose whole meaning is a
@@ -382,6 +462,11 @@ func destroyOption(opt string) (string, bool) {
 		case (ws[0] == "force" || ws[0] == "hard" || ws[0] == "permanently" || ws[0] == "permanent") && destroyVerbs()[ws[1]]:
 			return ws[1], true
 		case destroyVerbs()[ws[0]] && (ws[1] == "all" || ws[1] == "everything" || ws[1] == "data" || ws[1] == "volumes" || ws[1] == "force"):
+			return ws[0], true
+		}
+	case 3:
+		// --remove-all-storage, --delete-all-data: a removal of everything of a kind
+		if (destroyVerbs()[ws[0]] || removeVerbs()[ws[0]]) && (ws[1] == "all" || ws[1] == "every") {
 			return ws[0], true
 		}
 	}
@@ -495,5 +580,5 @@ func (w *walker) unreviewedApply(c *command) {
 			return
 		}
 	}
-	w.hit(c, "infra-apply-unreviewed", high, c.name+" "+ops[k]+" "+auto+" changes infrastructure without showing anyone the plan, which may destroy or replace resources")
+	w.hit(c, ruleInfraApplyUnreviewed, high, c.name+" "+ops[k]+" "+auto+" changes infrastructure without showing anyone the plan, which may destroy or replace resources")
 }

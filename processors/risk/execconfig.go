@@ -72,11 +72,11 @@ func (s *Scorer) execConfigFindings(p, content string, env Env, tool string) (fi
 	}
 	if len(content) > maxInput {
 		content = content[:maxInput]
-		finds = append(finds, finding{analyzer: AnalyzerParser, rule: "input-too-large", level: events.RiskHigh, command: tool,
+		finds = append(finds, finding{analyzer: AnalyzerParser, rule: ruleInputTooLarge, level: events.RiskHigh, command: tool,
 			detail: "only the first 1 MiB of " + p + " was analysed; what follows could not be judged"})
 	}
 	who := execKindWho[kind]
-	finds = append(finds, finding{analyzer: AnalyzerFiles, rule: "exec-config-write", level: events.RiskMedium, command: tool,
+	finds = append(finds, finding{analyzer: AnalyzerFiles, rule: ruleExecConfigWrite, level: events.RiskMedium, command: tool,
 		detail: "writes " + p + ", which " + who + ": its content is judged as if it ran"})
 	shell := func(code, where string) {
 		if strings.TrimSpace(code) == "" {
@@ -84,7 +84,7 @@ func (s *Scorer) execConfigFindings(p, content string, env Env, tool string) (fi
 		}
 		f, _ := shellFindingsWith(s.parsers, code, env)
 		for i := range f {
-			if f[i].rule == "not-known-safe" {
+			if f[i].rule == ruleNotKnownSafe {
 				continue
 			}
 			f[i].detail = "in " + p + where + " (" + who + "): " + f[i].detail
@@ -130,7 +130,7 @@ func (s *Scorer) execConfigFindings(p, content string, env Env, tool string) (fi
 			Scripts map[string]any `json:"scripts"`
 		}
 		if err := json.Unmarshal([]byte(content), &pkg); err != nil {
-			finds = append(finds, finding{analyzer: AnalyzerParser, rule: "unparsable", level: events.RiskHigh, command: tool,
+			finds = append(finds, finding{analyzer: AnalyzerParser, rule: ruleUnparsable, level: events.RiskHigh, command: tool,
 				detail: p + " is not valid JSON (" + trimArg(err.Error()) + "): the scripts npm would run could not be judged"})
 			return finds, true
 		}
@@ -138,7 +138,7 @@ func (s *Scorer) execConfigFindings(p, content string, env Env, tool string) (fi
 			if cmd, ok := pkg.Scripts[name].(string); ok {
 				shell(cmd, " (script "+trimArg(name)+")")
 				if name == "install" || name == "preinstall" || name == "postinstall" || name == "prepare" {
-					finds = append(finds, finding{analyzer: AnalyzerFiles, rule: "install-script", level: events.RiskMedium,
+					finds = append(finds, finding{analyzer: AnalyzerFiles, rule: ruleInstallScript, level: events.RiskMedium,
 						detail: "package.json install script runs on every npm install: " + trimArg(cmd), command: tool})
 				}
 			}
@@ -152,13 +152,13 @@ func (s *Scorer) execConfigFindings(p, content string, env Env, tool string) (fi
 	case "tasks":
 		var m map[string]any
 		if err := json.Unmarshal([]byte(stripJSONComments(content)), &m); err != nil {
-			finds = append(finds, finding{analyzer: AnalyzerParser, rule: "unparsable", level: events.RiskHigh, command: tool,
+			finds = append(finds, finding{analyzer: AnalyzerParser, rule: ruleUnparsable, level: events.RiskHigh, command: tool,
 				detail: p + " is not valid JSON (" + trimArg(err.Error()) + "): the tasks it defines could not be judged"})
 			return finds, true
 		}
 		f, _ := s.argFindings("tasks", m, env, "")
 		for i := range f {
-			if f[i].rule != "not-known-safe" {
+			if f[i].rule != ruleNotKnownSafe {
 				f[i].detail = "in " + p + " (" + who + "): " + f[i].detail
 				finds = append(finds, f[i])
 			}
@@ -191,7 +191,7 @@ func (s *Scorer) execConfigFindings(p, content string, env Env, tool string) (fi
 			} `json:"cells"`
 		}
 		if err := json.Unmarshal([]byte(content), &nb); err != nil {
-			finds = append(finds, finding{analyzer: AnalyzerParser, rule: "unparsable", level: events.RiskHigh, command: tool,
+			finds = append(finds, finding{analyzer: AnalyzerParser, rule: ruleUnparsable, level: events.RiskHigh, command: tool,
 				detail: p + " is not a valid notebook (" + trimArg(err.Error()) + "): its cells could not be judged"})
 			return finds, true
 		}

@@ -241,10 +241,10 @@ func (c *command) argFlags() flow {
 func (w *walker) flowExec(c *command, f flow, how string) {
 	switch {
 	case f&flowNetwork != 0:
-		w.add(finding{analyzer: AnalyzerShell, rule: "remote-code-exec", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerShell, rule: ruleRemoteCodeExec, level: events.RiskHigh,
 			detail: how + " runs code fetched from the network", span: c.span, command: c.name})
 	case f&(flowDecoded|flowUnknownXf) != 0:
-		w.add(finding{analyzer: AnalyzerShell, rule: "decode-exec", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerShell, rule: ruleDecodeExec, level: events.RiskHigh,
 			detail: how + " runs code that is decoded or transformed at run time", span: c.span, command: c.name})
 	}
 }
@@ -324,13 +324,13 @@ func flowOf(c *command, i int) flow {
 func (w *walker) stdinCode(c *command, lang, how string) {
 	in := c.stdin
 	if in.has(flowNetwork) {
-		w.add(finding{analyzer: AnalyzerShell, rule: "remote-code-exec", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerShell, rule: ruleRemoteCodeExec, level: events.RiskHigh,
 			detail: "content fetched from the network is piped into " + how, span: c.span, command: c.name})
 	} else if in.has(flowDecoded | flowUnknownXf) {
-		w.add(finding{analyzer: AnalyzerShell, rule: "decode-exec", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerShell, rule: ruleDecodeExec, level: events.RiskHigh,
 			detail: "decoded or transformed content is piped into " + how, span: c.span, command: c.name})
 	} else if in.flags != 0 || in.text != "" {
-		w.add(finding{analyzer: AnalyzerShell, rule: "pipe-to-interpreter", level: events.RiskMedium,
+		w.add(finding{analyzer: AnalyzerShell, rule: rulePipeToInterpreter, level: events.RiskMedium,
 			detail: "generated content is piped into " + how, span: c.span, command: c.name})
 	}
 	if in.text != "" {
@@ -367,13 +367,13 @@ func (w *walker) runFile(c *command, p, how string) {
 		w.tempExec(c, p)
 	}
 	if w.dl[key] || w.dl[path.Base(key)] {
-		w.add(finding{analyzer: AnalyzerShell, rule: "download-exec", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerShell, rule: ruleDownloadExec, level: events.RiskHigh,
 			detail: p + " was downloaded earlier in this command and is now run", span: c.span, command: c.name})
 		return
 	}
 	if d, ok := w.files[key]; ok {
 		if d.has(flowNetwork | flowDecoded | flowUnknownXf) {
-			w.add(finding{analyzer: AnalyzerShell, rule: "write-then-exec", level: events.RiskHigh,
+			w.add(finding{analyzer: AnalyzerShell, rule: ruleWriteThenExec, level: events.RiskHigh,
 				detail: p + " was written from downloaded or decoded content and is now run", span: c.span, command: c.name})
 		}
 		if d.text != "" {
@@ -838,5 +838,5 @@ func (w *walker) tempExec(c *command, p string) {
 	if d, ok := w.files[key]; ok && d.text != "" || w.dl[key] || w.dl[path.Base(key)] {
 		return
 	}
-	w.hit(c, "run-from-temp", med, "runs "+key+" from a world-writable temporary directory; what it holds is unknown")
+	w.hit(c, ruleRunFromTemp, med, "runs "+key+" from a world-writable temporary directory; what it holds is unknown")
 }

@@ -121,7 +121,7 @@ func (w *walker) globCommand(c *command) {
 	} else {
 		detail += "; what it names could not be told"
 	}
-	w.hit(c, "glob-command", high, detail)
+	w.hit(c, ruleGlobCommand, high, detail)
 	for _, m := range ms {
 		fs := []field{{s: m}}
 		for i, a := range c.args {
@@ -157,7 +157,7 @@ func (w *walker) envCommand(name, val string, dyn bool, span [2]int) {
 		return
 	}
 	add := func(lvl events.Risk, detail string) {
-		w.add(finding{analyzer: AnalyzerShell, rule: "env-command", level: lvl, detail: detail, span: span, command: name})
+		w.add(finding{analyzer: AnalyzerShell, rule: ruleEnvCommand, level: lvl, detail: detail, span: span, command: name})
 	}
 	if dyn {
 		add(high, name+" is set to a value that could not be resolved, and programs run it as a command")
@@ -248,12 +248,12 @@ func (w *walker) gitExecConfig(c *command, k, v string) {
 			lvl = high
 		}
 		if lk == "core.hookspath" && (v == "/dev/null" || cls == pcNull) {
-			w.hit(c, "git-hooks-disabled", med, "git -c core.hooksPath="+v+" disables hooks")
+			w.hit(c, ruleGitHooksDisabled, med, "git -c core.hooksPath="+v+" disables hooks")
 			return
 		}
-		w.hit(c, "git-exec-config", lvl, "git "+k+"="+trimArg(v)+": git runs or loads what that path holds")
+		w.hit(c, ruleGitExecConfig, lvl, "git "+k+"="+trimArg(v)+": git runs or loads what that path holds")
 	case strings.HasPrefix(lk, "protocol.") && strings.HasSuffix(lk, ".allow") && strings.EqualFold(v, "always"):
-		w.hit(c, "git-exec-config", high, "git "+k+"=always enables a transport that runs commands (ext::)")
+		w.hit(c, ruleGitExecConfig, high, "git "+k+"=always enables a transport that runs commands (ext::)")
 	}
 }
 
@@ -269,7 +269,7 @@ func (w *walker) gitExecPath(c *command) {
 			if strings.HasPrefix(path.Clean(d), "/usr/lib/git-core") || strings.HasPrefix(path.Clean(d), "/usr/libexec/git-core") {
 				continue
 			}
-			w.hit(c, "git-exec-config", high, "git --exec-path="+trimArg(d)+" runs git's own programs from that directory")
+			w.hit(c, ruleGitExecConfig, high, "git --exec-path="+trimArg(d)+" runs git's own programs from that directory")
 		}
 		if (a == "-c" || a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace") && i+1 < len(c.args) {
 			i++
@@ -316,7 +316,7 @@ func templateInCode(sub []string, ph string) bool {
 
 // templateExec reports a template whose items become code.
 func (w *walker) templateExec(c *command, how string, sub []string) {
-	w.hit(c, "template-exec", high, how+" fills "+trimArg(strings.Join(sub, " "))+" from its input at run time: the input decides what runs")
+	w.hit(c, ruleTemplateExec, high, how+" fills "+trimArg(strings.Join(sub, " "))+" from its input at run time: the input decides what runs")
 }
 
 // knownSafe reports whether c is a program with arguments the analyzer
@@ -651,11 +651,11 @@ func (w *walker) knownSafeCheck() {
 				name = c.path
 			}
 			if lang, _, ok := inlineCode(c); ok {
-				w.add(finding{analyzer: AnalyzerCode, rule: "code-not-known-safe", level: med, span: c.span, command: c.name,
+				w.add(finding{analyzer: AnalyzerCode, rule: ruleCodeNotKnownSafe, level: med, span: c.span, command: c.name,
 					detail: name + " runs " + lang + " code that uses names outside the known-harmless vocabulary (printing, lengths, JSON of literals, arithmetic, string methods); the client's own prompt decides"})
 				return
 			}
-			w.add(finding{analyzer: AnalyzerShell, rule: "not-known-safe", level: med, span: c.span, command: c.name,
+			w.add(finding{analyzer: AnalyzerShell, rule: ruleNotKnownSafe, level: med, span: c.span, command: c.name,
 				detail: trimArg(name) + " is not on the list of programs and arguments known to be harmless; the client's own prompt decides"})
 			return
 		}
@@ -685,6 +685,6 @@ func redactionHid(ev *events.Event) (finding, bool) {
 		return finding{}, false
 	}
 	sort.Strings(why)
-	return finding{analyzer: AnalyzerRedaction, rule: "redaction-hid-content", level: events.RiskHigh,
+	return finding{analyzer: AnalyzerRedaction, rule: ruleRedactionHidContent, level: events.RiskHigh,
 		detail: strings.Join(why, "; ") + ": it could not be judged, so a person must"}, true
 }

@@ -64,7 +64,7 @@ func (w *walker) execFlags(c *command) {
 		if !ok || v == "" {
 			continue
 		}
-		w.hit(c, "exec-option", med, c.name+" "+o+" runs "+trimArg(v)+" on what it reads")
+		w.hit(c, ruleExecOption, med, c.name+" "+o+" runs "+trimArg(v)+" on what it reads")
 		var fs []field
 		if c.name == "fd" || c.name == "fdfind" {
 			// fd -x CMD ARGS…: the rest of the line is the command
@@ -176,11 +176,11 @@ func (w *walker) extractInto(c *command, dir string) {
 	}
 	switch {
 	case cls == pcRoot || (cls == pcSystem || cls == pcLog) && systemTop()[top] && !strings.HasPrefix(rd, "/usr/local/") && !strings.HasPrefix(rd, "/var/tmp"):
-		w.hitA(c, AnalyzerFiles, "archive-extract-system", high, c.name+" extracts an archive into "+rd+": its files replace system files (accounts, sudoers, programs, services)")
+		w.hitA(c, AnalyzerFiles, ruleArchiveExtractSystem, high, c.name+" extracts an archive into "+rd+": its files replace system files (accounts, sudoers, programs, services)")
 	case cls == pcSystem:
-		w.hitA(c, AnalyzerFiles, "system-write", med, c.name+" extracts an archive into the system path "+rd)
+		w.hitA(c, AnalyzerFiles, ruleSystemWrite, med, c.name+" extracts an archive into the system path "+rd)
 	case cls == pcHome || credentialKind(rd) != "" || agentConfigKind(rd+"/x") == "settings":
-		w.hitA(c, AnalyzerFiles, "archive-extract-home", med, c.name+" extracts an archive into "+rd+": it may replace start-up files, keys and agent settings")
+		w.hitA(c, AnalyzerFiles, ruleArchiveExtractHome, med, c.name+" extracts an archive into "+rd+": it may replace start-up files, keys and agent settings")
 	}
 }
 
@@ -192,7 +192,7 @@ func copyTargets(srcs []string, dst, cwd string) []string {
 	self, _ := sensitiveTarget(rd)
 	child, _ := sensitiveTarget(rd + "/x")
 	dir := strings.HasSuffix(dst, "/") || rd == "~/.ssh" || rd == "/" ||
-		self == "" && child != "" && !strings.Contains(path.Base(rd), ".")
+		self == nil && child != nil && !strings.Contains(path.Base(rd), ".")
 	if !dir || len(srcs) == 0 {
 		return []string{dst}
 	}
@@ -229,13 +229,13 @@ func (w *walker) sedExec(c *command) {
 			}
 			switch {
 			case strings.HasPrefix(cmd, "e ") || cmd == "e":
-				w.hit(c, "exec-option", med, "sed's e command runs a shell command")
+				w.hit(c, ruleExecOption, med, "sed's e command runs a shell command")
 				if body := strings.TrimSpace(cmd[1:]); body != "" {
 					w.reparse(body, "sed e", nil, nil, false)
 				}
 			case len(cmd) > 2 && cmd[0] == 's':
 				if repl, ok := sedSubstExec(cmd); ok {
-					w.hit(c, "exec-option", med, "sed s///e runs the edited line as a shell command")
+					w.hit(c, ruleExecOption, med, "sed s///e runs the edited line as a shell command")
 					if repl != "" && !strings.ContainsAny(repl, `\&`) {
 						w.reparse(repl, "sed s///e", nil, nil, false)
 					}

@@ -153,11 +153,21 @@ func b64Blobs(text string, n int) [][]int {
 	return out
 }
 
-func (s *scanner) add(rule, detail string, start, end int, strong bool) {
+func (s *scanner) add(rule *InjectRule, detail string, start, end int, strong bool) {
 	if len(s.findings) >= 64 {
 		return
 	}
-	s.findings = append(s.findings, Finding{Rule: rule, Detail: detail, Span: [2]int{start, end}, Strong: strong})
+	s.findings = append(s.findings, Finding{Rule: rule.ID, Detail: detail, Span: [2]int{start, end}, Strong: strong})
+}
+
+// again reports a finding already made (by add, on the same text at
+// another offset) once more, moved by off.
+func (s *scanner) again(f Finding, off int) {
+	if len(s.findings) >= 64 {
+		return
+	}
+	f.Span = [2]int{off + f.Span[0], off + f.Span[1]}
+	s.findings = append(s.findings, f)
 }
 
 // Scan looks for prompt injection in a context file (AGENTS.md,
@@ -268,6 +278,7 @@ func (s *scanner) body(text string, base int) {
 	s.hidden(text, base)
 	s.boundaryRules(text, base)
 	s.taskFrames(text, base)
+	s.agentDirectives(text, base)
 	// Visible text, outside comments.
 	s.prose(text, base)
 	s.code(text, base)
@@ -413,7 +424,7 @@ func (s *scanner) sentence(t string, off int, g *gate, code bool) {
 	}
 	if fs, ok := s.memo[key]; ok {
 		for _, f := range fs {
-			s.add(f.Rule, f.Detail, off+f.Span[0], off+f.Span[1], f.Strong)
+			s.again(f, off)
 		}
 		return
 	}
@@ -441,25 +452,25 @@ var strictOverrideRe = lazyRE(`(?i)\b(?:ignore|disregard|forget|override)\s+(?:a
 // literal override phrase, role tags, URLs built to carry data.
 func (s *scanner) codeLineRules(t string, off int, g *gate) {
 	lt := asciiLower(t)
-	add := func(loc []int, rule, detail string) {
+	add := func(loc []int, rule *InjectRule, detail string) {
 		s.add(rule, detail, off+loc[0], off+loc[1], true)
 	}
 	if loc := findIf(g.override, strictOverrideRe, t); loc != nil {
-		add(loc, "override-instructions", "tells the agent to ignore its instructions")
+		add(loc, injOverrideInstructions, "tells the agent to ignore its instructions")
 	} else if loc := findForeign(t, lt, g); loc != nil {
-		add(loc, "override-instructions", "tells the agent to ignore its instructions (non-English)")
+		add(loc, injOverrideInstructions, "tells the agent to ignore its instructions (non-English)")
 	}
 	if loc := findIf(g.roleTag && anyOf(lt, trigRoleTag), roleTagRe, t); loc != nil {
-		add(loc, "fake-role-tag", "a fake system or role marker")
+		add(loc, injFakeRoleTag, "a fake system or role marker")
 	}
 	if loc := findIf(g.urlSubst && strings.Contains(lt, "$("), urlSubstRe, t); loc != nil {
-		add(loc, "url-exfiltration", "a URL that carries command output")
+		add(loc, injUrlExfiltration, "a URL that carries command output")
 	}
 	if loc := findIf(strings.Contains(lt, "://") && strings.Contains(lt, "$"), urlSecretRe, t); loc != nil {
-		add(loc, "url-exfiltration", "a URL that carries a secret from the environment")
+		add(loc, injUrlExfiltration, "a URL that carries a secret from the environment")
 	}
 	if loc := findIf(g.img && strings.Contains(lt, "!["), imgExfilRe, t); loc != nil {
-		add(loc, "markdown-image-exfiltration", "an image URL built to carry data out")
+		add(loc, injMarkdownImageExfiltration, "an image URL built to carry data out")
 	}
 }
 
@@ -508,35 +519,35 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	anyT := func(bit int, list []string) bool { return tb&(1<<bit) != 0 && anyOf(lt, list) }
 	if loc := findIf(g.override && anyT(tOverride, trigOverride) && anyT(tOverrideNoun, trigOverrideNoun), overrideRe, t); loc != nil && !benignIgnore(t) && order(loc[0]) && !scopedOverride(t[loc[1]:]) {
 		a, b := span(loc)
-		s.add("override-instructions", "tells the agent to ignore or replace its instructions", a, b, true)
+		s.add(injOverrideInstructions, "tells the agent to ignore or replace its instructions", a, b, true)
 	} else if loc := findIf(g.forget && anyT(tForget, trigForget), forgetAllRe, t); loc != nil && order(loc[0]) {
 		a, b := span(loc)
-		s.add("override-instructions", "tells the agent to forget what it was told", a, b, true)
+		s.add(injOverrideInstructions, "tells the agent to forget what it was told", a, b, true)
 	} else if loc := findIf(g.follow && anyT(tFollow, trigFollow), notFollowRe, t); loc != nil {
 		a, b := span(loc)
-		s.add("override-instructions", "tells the agent not to follow the user", a, b, true)
+		s.add(injOverrideInstructions, "tells the agent not to follow the user", a, b, true)
 	} else if loc := findForeign(t, lt, g); loc != nil {
 		a, b := span(loc)
-		s.add("override-instructions", "tells the agent to ignore its instructions (non-English)", a, b, true)
+		s.add(injOverrideInstructions, "tells the agent to ignore its instructions (non-English)", a, b, true)
 	} else if loc := findIf(g.foreign && foreignLeakCandidate(t, lt), foreignLeakRe, t); loc != nil {
 		a, b := span(loc)
-		s.add("prompt-leak", "asks the agent for a secret or its instructions (non-English)", a, b, true)
+		s.add(injPromptLeak, "asks the agent for a secret or its instructions (non-English)", a, b, true)
 	} else if loc := findIf(g.priority && anyT(tPriority, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) && !negatedBefore(t, loc[0]) {
 		a, b := span(loc)
-		s.add("override-instructions", "claims priority over the user's instructions", a, b, true)
+		s.add(injOverrideInstructions, "claims priority over the user's instructions", a, b, true)
 	}
 	if loc := findIf(g.role && anyT(tRole, trigRole), roleRe, t); loc != nil && roleMatchHolds(t, lt, loc, view) {
 		a, b := span(loc)
-		s.add("role-override", "tries to change who the agent is or who is speaking", a, b, true)
+		s.add(injRoleOverride, "tries to change who the agent is or who is speaking", a, b, true)
 	}
 	if loc := findIf(g.roleTag && anyT(tRoleTag, trigRoleTag), roleTagRe, t); loc != nil && !(loc[1] < len(t) && (t[loc[1]] == '(' || t[loc[1]] == ':' && linkDefinition(t[loc[1]+1:]))) {
 		a, b := span(loc)
-		s.add("fake-role-tag", "a fake system or role marker", a, b, true)
+		s.add(injFakeRoleTag, "a fake system or role marker", a, b, true)
 	}
 	negated := hasWord(words, negWords())
 	if loc := findIf(g.bypass && anyT(tBypass, trigBypass), bypassRe, t); loc != nil && !negatedBefore(t, loc[0]) && bypassHolds(t, lt, loc, view) {
 		a, b := span(loc)
-		s.add("approval-bypass", "asks the agent to skip approvals, sandboxing or hooks", a, b, true)
+		s.add(injApprovalBypass, "asks the agent to skip approvals, sandboxing or hooks", a, b, true)
 	}
 	if loc := findIf(g.secrecy && (anyT(tSecrecyAdv, trigSecrecyAdv) || anyT(tNeg, trigNeg) && anyT(tSecrecy, trigSecrecy)), secrecyRe, t); loc != nil {
 		a, b := span(loc)
@@ -547,62 +558,62 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 			// silently" describes a program
 			next := strings.Fields(t[loc[1]:])
 			if len(next) > 0 && concealActRe.MatchString(next[0]) && !strings.HasSuffix(next[0], ",") && order(loc[0]) {
-				s.add("conceal-from-user", "asks the agent to act without the user noticing", a, b, true)
+				s.add(injConcealFromUser, "asks the agent to act without the user noticing", a, b, true)
 			}
 		} else if !(loc[1] < len(t) && (t[loc[1]] == '\'' || strings.HasPrefix(t[loc[1]:], "’"))) {
 			// "do not mention the user's e-mail" protects the user
 			strong := concealActRe.MatchString(t) && !negatedBefore(t, loc[0])
-			s.add("conceal-from-user", "asks the agent to hide what it does from the user", a, b, strong)
+			s.add(injConcealFromUser, "asks the agent to hide what it does from the user", a, b, strong)
 		}
 	}
 	if loc := findIf(g.intent && anyT(tIntent, trigIntent), intentRe, t); loc != nil && intentVerbRe.MatchString(t) && !negatedBefore(t, loc[0]) && intentOrder(view()) {
 		a, b := span(loc)
-		s.add("malicious-intent", "asks for a backdoor, reverse shell or exfiltration", a, b, true)
+		s.add(injMaliciousIntent, "asks for a backdoor, reverse shell or exfiltration", a, b, true)
 	}
 	if loc := findIf(g.urlSubst && strings.Contains(lt, "$("), urlSubstRe, t); loc != nil {
 		a, b := span(loc)
-		s.add("url-exfiltration", "a URL that carries command output", a, b, true)
+		s.add(injUrlExfiltration, "a URL that carries command output", a, b, true)
 	}
 	if objs := secretObjectsIf(g.secret, lt); objs != nil && !templateMention(lt) {
 		s.secretRequest(t, off, lt, objs, words, view())
 	}
 	if loc := findIf(g.img && strings.Contains(lt, "!["), imgExfilRe, t); loc != nil {
 		a, b := span(loc)
-		s.add("markdown-image-exfiltration", "an image URL built to carry data out", a, b, true)
+		s.add(injMarkdownImageExfiltration, "an image URL built to carry data out", a, b, true)
 	}
 	if loc := findIf(g.http && strings.Contains(lt, "http"), remoteInsRe, t); loc != nil && !negatedBefore(t, loc[0]) {
 		a, b := span(loc)
-		s.add("remote-instructions", "tells the agent to fetch and follow instructions from a URL", a, b, true)
+		s.add(injRemoteInstructions, "tells the agent to fetch and follow instructions from a URL", a, b, true)
 	}
 	if loc := findIf(g.deceive && anyT(tDeceive, trigDeceive), deceiveRe, t); loc != nil && !negatedBefore(t, loc[0]) && !reportsCondition(t[loc[0]:loc[1]]) && deceiveHolds(view()) {
 		a, b := span(loc)
-		s.add("deceive-user", "asks the agent to mislead the user", a, b, true)
+		s.add(injDeceiveUser, "asks the agent to mislead the user", a, b, true)
 	}
 	yours := strings.Contains(lt, "your")
 	if loc := findIf(g.codeIns && anyT(tCodeIns, trigCodeIns), codeInsRevRe, t); loc != nil && (yours || view().anyOrder()) {
 		a, b := span(loc)
-		s.add("insert-content", "asks the agent to put given code into its output", a, b, false)
+		s.add(injInsertContent, "asks the agent to put given code into its output", a, b, false)
 	} else if loc := findIf(g.codeIns && anyT(tCodeIns, trigCodeIns), codeInsRe, t); loc != nil && (yours || view().anyOrder()) {
 		a, b := span(loc)
-		s.add("insert-content", "asks the agent to put given code or text into its output", a, b, false)
+		s.add(injInsertContent, "asks the agent to put given code or text into its output", a, b, false)
 	} else if loc := findIf(g.response && anyT(tResponse, trigResponse), responseRe, t); loc != nil && (hasVerb(words, actVerbs()) || insertVerbRe.MatchString(t)) && (strings.Contains(strings.ToLower(t[loc[0]:loc[1]]), "your") || view().anyOrder()) {
 		a, b := span(loc)
-		s.add("insert-content", "asks the agent to change what it answers", a, b, false)
+		s.add(injInsertContent, "asks the agent to change what it answers", a, b, false)
 	}
 	if loc := findIf(g.persist && anyT(tPersist, trigPersist), persistRe, t); loc != nil && !negated {
 		a, b := span(loc)
-		s.add("persistence-request", "asks the agent to add keys, jobs or start-up code", a, b, true)
+		s.add(injPersistenceRequest, "asks the agent to add keys, jobs or start-up code", a, b, true)
 	} else if loc := findIf(g.persist && anyT(tPersist, trigPersist), tamperRe, t); loc != nil && !negated && view().anyOrder() {
 		a, b := span(loc)
-		s.add("config-tampering", "touches start-up files, package sources or credentials helpers", a, b, false)
+		s.add(injConfigTampering, "touches start-up files, package sources or credentials helpers", a, b, false)
 	}
 	if loc := findIf(g.destroy && (anyT(tDestroy, trigDestroy) && anyT(tDestroyObj, trigDestroyObj) || strings.Contains(lt, "force")), destructRe, t); loc != nil && !negated && order(loc[0]) {
 		a, b := span(loc)
-		s.add("destructive-request", "asks for destructive changes", a, b, false)
+		s.add(injDestructiveRequest, "asks for destructive changes", a, b, false)
 	}
 	if loc := findIf(strings.Contains(lt, "://") && strings.Contains(lt, "$"), urlSecretRe, t); loc != nil {
 		a, b := span(loc)
-		s.add("url-exfiltration", "a URL that carries a secret from the environment", a, b, true)
+		s.add(injUrlExfiltration, "a URL that carries a secret from the environment", a, b, true)
 	}
 	s.identityRules(t, off, lt)
 	s.clauseRules(view(), off, n0)
@@ -614,7 +625,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 			loc = []int{0, len(t)}
 		}
 		a, b := span(loc)
-		s.add("addresses-agent", "speaks to the AI agent directly", a, b, false)
+		s.add(injAddressesAgent, "speaks to the AI agent directly", a, b, false)
 	}
 }
 
@@ -1084,7 +1095,7 @@ func (s *scanner) judgeCode(lang, body string, off int) {
 		if f.level.Rank() > lvl.Rank() {
 			lvl, top = f.level, f
 		}
-		if f.level == events.RiskHigh && attack == nil && attackRules()[f.rule] {
+		if f.level == events.RiskHigh && attack == nil && attackRules()[f.id()] {
 			f := f
 			attack = &f
 		}
@@ -1100,18 +1111,18 @@ func (s *scanner) report(v codeVerdict, body string, off int) {
 	lvl, top := v.level, v.top
 	switch {
 	case v.attack != nil:
-		s.add("dangerous-command", "code the agent is asked to run or include: "+v.attack.rule+" ("+v.attack.detail+")", off, off+len(body), true)
+		s.add(injDangerousCommand, "code the agent is asked to run or include: "+v.attack.id()+" ("+v.attack.detail+")", off, off+len(body), true)
 	case lvl == events.RiskHigh && (s.hiddenCode || rawIPURLRe.MatchString(body) || readsSecrets(body)):
-		s.add("dangerous-command", "hidden code the agent is asked to run: "+top.rule+" ("+top.detail+")", off, off+len(body), true)
+		s.add(injDangerousCommand, "hidden code the agent is asked to run: "+top.id()+" ("+top.detail+")", off, off+len(body), true)
 	case lvl == events.RiskHigh:
 		// installers, sudo, package managers, cluster and SQL admin:
 		// HIGH when the agent runs them (the gate asks), routine in a
 		// README
-		s.add("risky-command", "a high-risk command an operator might run: "+top.rule+" ("+top.detail+")", off, off+len(body), false)
-	case lvl == events.RiskMedium && (top.rule == "secret-file-read" || top.rule == "credential-search"):
-		s.add("secret-read-command", "a command that prints secrets: "+top.rule+" ("+top.detail+")", off, off+len(body), false)
+		s.add(injRiskyCommand, "a high-risk command an operator might run: "+top.id()+" ("+top.detail+")", off, off+len(body), false)
+	case lvl == events.RiskMedium && (top.rule == ruleSecretFileRead || top.rule == ruleCredentialSearch):
+		s.add(injSecretReadCommand, "a command that prints secrets: "+top.id()+" ("+top.detail+")", off, off+len(body), false)
 	case lvl == events.RiskMedium && top.analyzer == AnalyzerCode:
-		s.add("suspicious-code", "code with side effects: "+top.rule+" ("+top.detail+")", off, off+len(body), false)
+		s.add(injSuspiciousCode, "code with side effects: "+top.id()+" ("+top.detail+")", off, off+len(body), false)
 	}
 }
 
@@ -1130,7 +1141,7 @@ func (s *scanner) encoded(text string, base int) {
 			sub.judgeCode("sh", strings.TrimSpace(dec), 0)
 		}
 		if len(sub.findings) > 0 {
-			s.add("encoded-instructions", "base64 text that decodes to instructions ("+sub.findings[0].Rule+")", base+m[0], base+m[1], true)
+			s.add(injEncodedInstructions, "base64 text that decodes to instructions ("+sub.findings[0].Rule+")", base+m[0], base+m[1], true)
 		}
 	}
 }

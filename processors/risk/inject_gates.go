@@ -171,7 +171,7 @@ func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, word
 		}
 		strong := !generic || exfilVerbs()[base] || w.cls&lxSend != 0
 		if best == nil || strong && !best.Strong {
-			best = &Finding{Rule: "secret-request", Detail: "asks the agent to read or send secrets (" + strings.TrimSpace(t[hit[0]:hit[1]]) + ")",
+			best = &Finding{Rule: injSecretRequest.ID, Detail: "asks the agent to read or send secrets (" + strings.TrimSpace(t[hit[0]:hit[1]]) + ")",
 				Span: [2]int{off + w.a, off + hit[1]}, Strong: strong}
 		}
 		if strong {
@@ -179,7 +179,7 @@ func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, word
 		}
 	}
 	if best != nil {
-		s.add(best.Rule, best.Detail, best.Span[0], best.Span[1], best.Strong)
+		s.add(injSecretRequest, best.Detail, best.Span[0], best.Span[1], best.Strong)
 		return
 	}
 	// Sentences in other scripts: the verb lists are English; keep the
@@ -204,7 +204,7 @@ func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, word
 	if verb == nil || negatedBefore(t, verb[0]) {
 		return
 	}
-	s.add("secret-request", "asks the agent to read or send secrets ("+strings.TrimSpace(t[objs[0][0]:objs[0][1]])+")", off+objs[0][0], off+objs[0][1], true)
+	s.add(injSecretRequest, "asks the agent to read or send secrets ("+strings.TrimSpace(t[objs[0][0]:objs[0][1]])+")", off+objs[0][0], off+objs[0][1], true)
 }
 
 // attackRules are the shell rules whose HIGH is an attack wherever the

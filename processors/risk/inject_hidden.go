@@ -28,7 +28,7 @@ func (s *scanner) hidden(text string, base int) {
 	for _, m := range findAllSub(htmlCommRe, text, "<!--", 32) {
 		body := text[m[2]:m[3]]
 		if s.hiddenInstruction(body, base+m[2]) {
-			s.add("hidden-html-comment", "an HTML comment, invisible when rendered, gives instructions", base+m[0], base+m[1], true)
+			s.add(injHiddenHtmlComment, "an HTML comment, invisible when rendered, gives instructions", base+m[0], base+m[1], true)
 		}
 	}
 	for _, m := range findAllSub(mdCommRe, text, "]:", 16) {
@@ -36,17 +36,17 @@ func (s *scanner) hidden(text string, base int) {
 		n := len(s.findings)
 		s.prose(body, base+m[2])
 		if len(s.findings) > n || agentNameRe.MatchString(body) || hiddenOrder(body) {
-			s.add("hidden-markdown-comment", "a markdown comment, invisible when rendered, gives instructions", base+m[0], base+m[1], true)
+			s.add(injHiddenMarkdownComment, "a markdown comment, invisible when rendered, gives instructions", base+m[0], base+m[1], true)
 		}
 	}
 	if strings.Contains(text, "style") {
 		for _, m := range hiddenCSSRe.FindAllStringSubmatchIndex(text, 16) {
-			s.hiddenText(text, base, m, "hidden-css-text", "text hidden with CSS")
+			s.hiddenText(text, base, m, injHiddenCssText, "text hidden with CSS")
 		}
 	}
 	if strings.Contains(text, "hidden") {
 		for _, m := range hiddenAttrRe.FindAllStringSubmatchIndex(text, 16) {
-			s.hiddenText(text, base, m, "hidden-css-text", "text hidden with the hidden attribute")
+			s.hiddenText(text, base, m, injHiddenCssText, "text hidden with the hidden attribute")
 		}
 	}
 	// Image alt text and titles: shown only when the image fails, read by
@@ -128,21 +128,27 @@ func hiddenOrder(body string) bool {
 
 // hiddenText: text hidden by CSS or the hidden attribute. Unlike a comment,
 // which authors leave for each other, hidden text is there to be read by
-// a program: any words in it are a finding.
-func (s *scanner) hiddenText(text string, base int, m []int, rule, what string) {
+// a program: any word in it is a strong finding; identifiers and numbers
+// alone (analytics-id-4471, a tracking pixel's key) a weak one.
+func (s *scanner) hiddenText(text string, base int, m []int, rule *InjectRule, what string) {
 	body := text[m[4]:m[5]]
 	n := len(s.findings)
 	s.prose(body, base+m[4])
 	s.code(body, base+m[4])
-	words := 0
+	words, prose := 0, 0
 	for _, w := range strings.Fields(stripTags(body)) {
 		if strings.IndexFunc(w, func(r rune) bool { return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= 0x80 }) >= 0 {
 			words++
+			if strings.IndexFunc(strings.TrimRight(w, ".,;:!?\"')"), func(r rune) bool { return r >= '0' && r <= '9' || r == '-' || r == '_' || r == '=' || r == '/' }) < 0 {
+				prose++
+			}
 		}
 	}
-	if len(s.findings) > n || words > 0 {
-		s.add(rule, what+" is read by the agent, not by the person reviewing the file", base+m[0], base+m[1], true)
+	if words == 0 && len(s.findings) == n {
+		return
 	}
+	strong := len(s.findings) > n || prose > 0 || hiddenAgentOrder(body)
+	s.add(rule, what+" is read by the agent, not by the person reviewing the file", base+m[0], base+m[1], strong)
 }
 
 // altText: alt text or a title that carries instructions.
@@ -153,11 +159,11 @@ func (s *scanner) altText(alt string, off, a, b int) {
 	n := len(s.findings)
 	s.prose(alt, off)
 	if len(s.findings) > n {
-		s.add("hidden-alt-text", "image alt text or title, not shown when the image loads, gives instructions", a, b, true)
+		s.add(injHiddenAltText, "image alt text or title, not shown when the image loads, gives instructions", a, b, true)
 		return
 	}
 	if hiddenAgentOrder(alt) {
-		s.add("hidden-alt-text", "image alt text addresses the agent", a, b, true)
+		s.add(injHiddenAltText, "image alt text addresses the agent", a, b, true)
 	}
 }
 
@@ -197,7 +203,7 @@ func (s *scanner) collapsed(text string, base int) {
 		}
 		body := summaryRe.ReplaceAllString(text[m[4]:m[5]], "")
 		if strong || hiddenAgentOrder(body) {
-			s.add("hidden-collapsed-section", "a collapsed <details> section, closed when rendered, gives instructions", base+m[0], base+m[1], strong)
+			s.add(injHiddenCollapsedSection, "a collapsed <details> section, closed when rendered, gives instructions", base+m[0], base+m[1], strong)
 		}
 	}
 }

@@ -181,7 +181,7 @@ func (s *scanner) toolRules(tool, text string) {
 				if name == "" || name == self || name == "this" || name == "that" || name == "same" {
 					continue
 				}
-				s.add("mcp-cross-tool", "the tool description orders a call to another tool ("+name+")", off+v.ws[k].a, off+len(sent), false)
+				s.add(injMcpCrossTool, "the tool description orders a call to another tool ("+name+")", off+v.ws[k].a, off+len(sent), false)
 				return false
 			}
 			return true
@@ -192,7 +192,7 @@ func (s *scanner) toolRules(tool, text string) {
 		// weak secret-request describes what it is for
 		kept := s.findings[:0]
 		for _, f := range s.findings {
-			if f.Rule != "secret-request" || f.Strong {
+			if f.Rule != injSecretRequest.ID || f.Strong {
 				kept = append(kept, f)
 			}
 		}
@@ -202,7 +202,7 @@ func (s *scanner) toolRules(tool, text string) {
 	s.toolDisparage(tool, text)
 	s.toolSmuggle(text, schemaParams(text))
 	if loc := shadowRe.FindStringIndex(text); loc != nil {
-		s.add("mcp-tool-shadowing", "the tool description tells the model to prefer it over other tools", loc[0], loc[1], false)
+		s.add(injMcpToolShadowing, "the tool description tells the model to prefer it over other tools", loc[0], loc[1], false)
 	}
 	// secret stores and agent configuration in a tool that is not about them
 	for _, o := range secretObjects(lt) {
@@ -210,7 +210,7 @@ func (s *scanner) toolRules(tool, text string) {
 		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) {
 			continue
 		}
-		s.add("mcp-sensitive-path", "the tool description names a secret store its name says nothing of ("+strings.TrimSpace(text[o[0]:o[1]])+")", o[0], o[1], false)
+		s.add(injMcpSensitivePath, "the tool description names a secret store its name says nothing of ("+strings.TrimSpace(text[o[0]:o[1]])+")", o[0], o[1], false)
 		break
 	}
 	for _, tok := range strings.Fields(lt) {
@@ -218,7 +218,7 @@ func (s *scanner) toolRules(tool, text string) {
 		tok = strings.TrimRight(strings.TrimLeft(tok, "`'\"()[]{}<>"), "`'\"()[]{}<>,;:!?*.")
 		if fileClass(tok)&lxFileAgent != 0 && !toolAbout(self, tok) {
 			if i := strings.Index(lt, tok); i >= 0 {
-				s.add("mcp-sensitive-path", "the tool description names the agent's own configuration ("+tok+")", i, i+len(tok), false)
+				s.add(injMcpSensitivePath, "the tool description names the agent's own configuration ("+tok+")", i, i+len(tok), false)
 			}
 			break
 		}
@@ -235,7 +235,7 @@ func (s *scanner) toolRules(tool, text string) {
 		param := paramName(path)
 		if val == "(parameter)" {
 			if param != "" && contextParamRe.MatchString(param) {
-				s.add("mcp-context-parameter", "a parameter named for the conversation or the prompt ("+param+")", lineOff, lineOff+len(line), false)
+				s.add(injMcpContextParameter, "a parameter named for the conversation or the prompt ("+param+")", lineOff, lineOff+len(line), false)
 			}
 			continue
 		}
@@ -247,7 +247,7 @@ func (s *scanner) toolRules(tool, text string) {
 		// "your API key") is how authenticated tools work; a secret store
 		// the tool has no business with (~/.ssh/id_rsa, .env) is not
 		if loc := exfilParamRe.FindStringIndex(val); loc != nil || specificSecret(lv) && !toolAbout(self+" "+param, lv) {
-			s.add("mcp-exfil-parameter", "a parameter asks the model for the conversation, the prompt, secrets or file contents ("+param+")", lineOff, lineOff+len(line), true)
+			s.add(injMcpExfilParameter, "a parameter asks the model for the conversation, the prompt, secrets or file contents ("+param+")", lineOff, lineOff+len(line), true)
 		}
 	}
 }

@@ -58,17 +58,17 @@ func (s *scanner) toolCovert(tool, text string) {
 		named := verbInName(self, verb)
 		switch {
 		case covert != nil && (out || sensitive):
-			s.add("mcp-covert-behavior", "the tool description says it acts without the user knowing ("+strings.TrimSpace(sent[covert[0]:covert[1]])+")", off+min(covert[0], vloc[0]), off+len(sent), true)
+			s.add(injMcpCovertBehavior, "the tool description says it acts without the user knowing ("+strings.TrimSpace(sent[covert[0]:covert[1]])+")", off+min(covert[0], vloc[0]), off+len(sent), true)
 			return
 		case (extra != nil || out) && sensitive && remote && !named:
 			a := vloc[0]
 			if extra != nil {
 				a = min(a, extra[0])
 			}
-			s.add("mcp-covert-behavior", "the tool description says it sends data elsewhere", off+a, off+len(sent), true)
+			s.add(injMcpCovertBehavior, "the tool description says it sends data elsewhere", off+a, off+len(sent), true)
 			return
 		case extra != nil && !named && (out && (sensitive || remote) || secretObjects(asciiLower(rest)) != nil && !toolAbout(self, asciiLower(rest))):
-			s.add("mcp-covert-behavior", "the tool description says it does more than its name ("+verb+")", off+extra[0], off+len(sent), false)
+			s.add(injMcpCovertBehavior, "the tool description says it does more than its name ("+verb+")", off+extra[0], off+len(sent), false)
 			return
 		}
 	}
@@ -133,7 +133,7 @@ func (s *scanner) toolSmuggle(text string, params map[string]bool) {
 			}
 		}
 		if ordered {
-			s.add("mcp-parameter-smuggling", "the tool description orders the model to put what it read into a parameter ("+name+")", ss, m[1], true)
+			s.add(injMcpParameterSmuggling, "the tool description orders the model to put what it read into a parameter ("+name+")", ss, m[1], true)
 			return
 		}
 	}

@@ -79,7 +79,7 @@ func (s *scanner) toolDisparage(tool, text string) {
 			// the defect is said of the other tool, not of this one
 			subj := strings.ToLower(sent[max(0, d[0]-40):d[0]])
 			if !hasWord(wordsOf(subj), lazySet("this", "it", "itself")()) {
-				s.add("mcp-tool-disparagement", "the tool description says another tool ("+strings.TrimSpace(sent[other[0]:other[1]])+") is defective or unsafe, to draw its calls", off+min(other[0], d[0]), off+max(other[1], d[1]), true)
+				s.add(injMcpToolDisparagement, "the tool description says another tool ("+strings.TrimSpace(sent[other[0]:other[1]])+") is defective or unsafe, to draw its calls", off+min(other[0], d[0]), off+max(other[1], d[1]), true)
 				return
 			}
 		}
@@ -88,6 +88,6 @@ func (s *scanner) toolDisparage(tool, text string) {
 		}
 	}
 	if forbid >= 0 && toSelf {
-		s.add("mcp-tool-disparagement", "the tool description forbids the other tools and sends their work to this one", forbid, forbidEnd, true)
+		s.add(injMcpToolDisparagement, "the tool description forbids the other tools and sends their work to this one", forbid, forbidEnd, true)
 	}
 }

@@ -233,7 +233,7 @@ func (m *MCPMemory) Raise(conv, actionTool string, level events.Risk, reasons []
 	if !ok {
 		return level, reasons
 	}
-	r := events.Reason{Analyzer: AnalyzerTool, Rule: "mcp-tool-tainted", Level: events.RiskHigh,
+	r := events.Reason{Analyzer: AnalyzerTool, Rule: ruleMCPToolTainted.ID, Level: events.RiskHigh,
 		Detail: "this conversation was shown a description of the tool that " + why + "; a person decides every call of it"}
 	return events.RiskHigh, append([]events.Reason{r}, reasons...)
 }
@@ -273,7 +273,7 @@ func (m *MCPMemory) StepContext(rec *events.Record, scan bool) (ScanResult, stri
 	s.scan(text, 0)
 	s.toolRules(tool, text)
 	if changed {
-		s.add("mcp-tool-changed", fmt.Sprintf("the description or schema differs from the one first seen at log seq %d (digest %.12s, now %.12s)", first.Seq, first.Digest, digest),
+		s.add(injMcpToolChanged, fmt.Sprintf("the description or schema differs from the one first seen at log seq %d (digest %.12s, now %.12s)", first.Seq, first.Digest, digest),
 			0, len(content), true)
 	}
 	r := s.result()

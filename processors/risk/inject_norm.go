@@ -311,13 +311,13 @@ func (s *scanner) invisible(text string, base int) {
 	}
 	flushVS()
 	if tagStart >= 0 {
-		s.add("invisible-tag-characters", "Unicode tag characters hide text: "+trimArg(tags.String()), base+tagStart, base+tagEnd, true)
+		s.add(injInvisibleTagCharacters, "Unicode tag characters hide text: "+trimArg(tags.String()), base+tagStart, base+tagEnd, true)
 		if tags.Len() > 0 && s.depth < 3 {
 			s.nested(tags.String(), base+tagStart, base+tagEnd)
 		}
 	}
 	if bidi > 0 {
-		s.add("bidi-override", "bidirectional control characters reorder what is displayed", base+bidiStart, base+bidiStart+3, true)
+		s.add(injBidiOverride, "bidirectional control characters reorder what is displayed", base+bidiStart, base+bidiStart+3, true)
 		// Read the reversed runs the way a terminal would execute them.
 		for _, seg := range strings.Split(text, "\u202e")[1:] {
 			end := strings.IndexAny(seg, "\u202c\n")
@@ -333,19 +333,19 @@ func (s *scanner) invisible(text string, base int) {
 	if zw > 0 {
 		switch {
 		case splits:
-			s.add("zero-width-characters", "invisible characters split a word, so it reads differently to a filter and to the model", base+zwStart, base+zwEnd, true)
+			s.add(injZeroWidthCharacters, "invisible characters split a word, so it reads differently to a filter and to the model", base+zwStart, base+zwEnd, true)
 		case zw >= 3:
-			s.add("zero-width-characters", "zero-width characters hide or split words", base+zwStart, base+zwEnd, true)
+			s.add(injZeroWidthCharacters, "zero-width characters hide or split words", base+zwStart, base+zwEnd, true)
 		default:
-			s.add("zero-width-characters", "a zero-width character with no typographic use", base+zwStart, base+zwEnd, false)
+			s.add(injZeroWidthCharacters, "a zero-width character with no typographic use", base+zwStart, base+zwEnd, false)
 		}
 	}
 	for k, run := range vsRuns {
 		if !utf8.Valid(run) || !printable(string(run)) {
-			s.add("variation-selector-payload", "a run of variation selectors carries hidden bytes", base+vsSpans[k][0], base+vsSpans[k][1], false)
+			s.add(injVariationSelectorPayload, "a run of variation selectors carries hidden bytes", base+vsSpans[k][0], base+vsSpans[k][1], false)
 			continue
 		}
-		s.add("variation-selector-payload", "variation selectors hide text: "+trimArg(string(run)), base+vsSpans[k][0], base+vsSpans[k][1], true)
+		s.add(injVariationSelectorPayload, "variation selectors hide text: "+trimArg(string(run)), base+vsSpans[k][0], base+vsSpans[k][1], true)
 		if s.depth < 3 {
 			s.nested(string(run), base+vsSpans[k][0], base+vsSpans[k][1])
 		}

@@ -38,7 +38,7 @@ func (s *scanner) identityRules(t string, off int, lt string) {
 		return
 	}
 	add := func(loc []int, detail string) {
-		s.add("role-override", detail, off+loc[0], off+loc[1], true)
+		s.add(injRoleOverride, detail, off+loc[0], off+loc[1], true)
 	}
 	has := func(ws ...string) bool {
 		for _, w := range ws {
@@ -138,11 +138,11 @@ func (s *scanner) socialRules(t string, off int, lt string) {
 	claim := claimRe.FindStringIndex(t)
 	granted := grantedRe.FindStringIndex(t)
 	if loc := answerRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) && promptNounRe.MatchString(t) {
-		s.add("approval-self-answer", "tells the agent to answer permission prompts itself", off+loc[0], off+loc[1], true)
+		s.add(injApprovalSelfAnswer, "tells the agent to answer permission prompts itself", off+loc[0], off+loc[1], true)
 	} else if loc := approveRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) {
-		s.add("approval-self-answer", "tells the agent to approve actions itself", off+loc[0], off+loc[1], true)
+		s.add(injApprovalSelfAnswer, "tells the agent to approve actions itself", off+loc[0], off+loc[1], true)
 	} else if loc := handleRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) {
-		s.add("approval-self-answer", "tells the agent to deal with approval prompts itself", off+loc[0], off+loc[1], true)
+		s.add(injApprovalSelfAnswer, "tells the agent to deal with approval prompts itself", off+loc[0], off+loc[1], true)
 	}
 	if loc := skipAskRe.FindStringIndex(t); loc != nil {
 		m := t[loc[0]:loc[1]]
@@ -158,13 +158,13 @@ func (s *scanner) socialRules(t string, off int, lt string) {
 		if claim != nil || granted != nil {
 			detail += ", on a claimed authority"
 		}
-		s.add("approval-bypass", detail, off+loc[0], off+loc[1], strong)
+		s.add(injApprovalBypass, detail, off+loc[0], off+loc[1], strong)
 		return
 	}
 	if granted != nil && !negatedBefore(t, granted[0]) {
-		s.add("claimed-approval", "claims someone already approved what the agent will do", off+granted[0], off+granted[1], false)
+		s.add(injClaimedApproval, "claims someone already approved what the agent will do", off+granted[0], off+granted[1], false)
 	} else if claim != nil {
-		s.add("claimed-authority", "claims to speak for an authority", off+claim[0], off+claim[1], false)
+		s.add(injClaimedAuthority, "claims to speak for an authority", off+claim[0], off+claim[1], false)
 	}
 }
 
@@ -191,6 +191,34 @@ var (
 	turnTokenRe    = lazyRE(`(?i)<\|(?:im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|system|user|assistant)\|>|\[/?INST\]|<<SYS>>|<</SYS>>|</?(?:system|assistant)(?:_message|_prompt|_instructions)?>|</?user_(?:message|prompt|input|query)>`)
 )
 
+// opensTurn reports whether the chat-template token at loc in text opens
+// a turn: a role tag (`<system>`, `</assistant>`, `<user_message>`) always
+// does; a template delimiter (`<|im_start|>`, `[INST]`, `<<SYS>>`) when it
+// starts a line, or a role name or a line break follows it.
+func opensTurn(text string, loc []int) bool {
+	if tok := text[loc[0]:loc[1]]; tok[0] == '<' && !strings.HasPrefix(tok, "<|") && !strings.HasPrefix(tok, "<<") {
+		return true
+	}
+	i := loc[0]
+	for i > 0 && (text[i-1] == ' ' || text[i-1] == '\t') {
+		i--
+	}
+	if i == 0 || text[i-1] == '\n' {
+		return true
+	}
+	rest := strings.TrimLeft(text[loc[1]:], " \t")
+	if rest == "" || rest[0] == '\n' || rest[0] == '<' {
+		return true
+	}
+	lr := asciiLower(rest)
+	for _, r := range []string{"system", "user", "assistant", "developer", "tool"} {
+		if strings.HasPrefix(lr, r) && (len(lr) == len(r) || lr[len(r)] < 'a' || lr[len(r)] > 'z') {
+			return true
+		}
+	}
+	return false
+}
+
 // boundaryRules finds fake role and boundary markers in a whole text. It
 // walks the lines once and runs an expression only on a line that can
 // hold a marker.
@@ -200,7 +228,10 @@ func (s *scanner) boundaryRules(text string, base int) {
 		strings.Contains(text, "</assistant") || strings.Contains(text, "user_")
 	if turn {
 		for _, loc := range turnTokenRe.FindAllStringIndex(text, 8) {
-			s.add("fake-role-tag", "a chat-template token that starts a new turn", base+loc[0], base+loc[1], true)
+			// a token that starts a line or a turn (a role name or a line
+			// break after it) opens a turn; one inside a sentence about
+			// chat templates only names it
+			s.add(injFakeRoleTag, "a chat-template token that starts a new turn", base+loc[0], base+loc[1], opensTurn(text, loc))
 		}
 	}
 	labelled := false
@@ -211,7 +242,7 @@ func (s *scanner) boundaryRules(text string, base int) {
 		}
 		if !labelled && (strings.HasPrefix(tl, "Human:") || strings.HasPrefix(tl, "Assistant:")) && len(tl) > len("Human: ") {
 			labelled = true
-			s.add("fake-turn", "a line written as a turn of the conversation", base+start, base+start+len(line), false)
+			s.add(injFakeTurn, "a line written as a turn of the conversation", base+start, base+start+len(line), false)
 			continue
 		}
 		if len(tl) > 90 || strings.IndexByte("#=*-_~<[{|>", tl[0]) < 0 || strings.IndexByte("#=*-_~>]}|<", tl[len(tl)-1]) < 0 {
@@ -230,7 +261,7 @@ func (s *scanner) boundaryRules(text string, base int) {
 			edge = edge || boundaryEdge()[w]
 		}
 		if noun && (qual || edge) && len(inner) <= 6 {
-			s.add("fake-boundary", "a marker that announces new instructions", base+start+m[0], base+start+m[1], true)
+			s.add(injFakeBoundary, "a marker that announces new instructions", base+start+m[0], base+start+m[1], true)
 		}
 	}
 }

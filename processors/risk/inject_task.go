@@ -116,56 +116,56 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		mine := userDataRe.MatchString(rest)
 		switch {
 		case pay && userPayRe.MatchString(rest) && (w == "purchase" || w == "buy" || w == "order" || purchaseRe.MatchString(rest)):
-			s.add("task-injection", "orders a purchase with the user's payment method", a, b, true)
+			s.add(injTaskInjection, "orders a purchase with the user's payment method", a, b, true)
 			return
 		case guard && (w == "unlock" || w == "open" || w == "disarm" || w == "unarm") && doorRe.MatchString(rest):
-			s.add("task-injection", "orders the user's door, lock or alarm opened", a, b, true)
+			s.add(injTaskInjection, "orders the user's door, lock or alarm opened", a, b, true)
 			return
 		case pay && (w == "sell" || w == "liquidate" || w == "withdraw") && ownRe.MatchString(rest) && moneyRe.MatchString(rest):
-			s.add("task-injection", "orders the user's assets sold or withdrawn", a, b, true)
+			s.add(injTaskInjection, "orders the user's assets sold or withdrawn", a, b, true)
 			return
 		case guard && guardRe.MatchString(rest) && ownRe.MatchString(rest):
-			s.add("task-injection", "orders a protection of the user's account switched off", a, b, true)
+			s.add(injTaskInjection, "orders a protection of the user's account switched off", a, b, true)
 			return
 		case change && secretWordIn(lrest) && ownRe.MatchString(rest) && anySink:
-			s.add("task-injection", "orders the user's password changed and sent out", a, b, true)
+			s.add(injTaskInjection, "orders the user's password changed and sent out", a, b, true)
 			return
 		case pay && moneyRe.MatchString(rest) && (accountRe.MatchString(rest) || recip || ownRe.MatchString(rest) || strings.Contains(lrest, "payee")):
-			s.add("task-injection", "orders a payment to an account or a person", a, b, true)
+			s.add(injTaskInjection, "orders a payment to an account or a person", a, b, true)
 			return
 		case (w == "reply" || w == "respond") && mine && strings.Contains(lrest, " with "):
-			s.add("task-injection", "orders a reply that carries the user's data", a, b, true)
+			s.add(injTaskInjection, "orders a reply that carries the user's data", a, b, true)
 			return
 		case send && fwdRuleRe.MatchString(rest) && sink:
-			s.add("task-injection", "orders the user's mail forwarded to an outside address", a, b, true)
+			s.add(injTaskInjection, "orders the user's mail forwarded to an outside address", a, b, true)
 			return
 		case ans && onlyWithRe.MatchString(rest) && alwaysRe.MatchString(t):
-			s.add("task-injection", "orders the agent to answer with given text from now on", a, b, true)
+			s.add(injTaskInjection, "orders the agent to answer with given text from now on", a, b, true)
 			return
 		case send && mine && recip && !selfAddressed(lrest):
-			s.add("task-injection", "orders the user's data sent to someone else", a, b, true)
+			s.add(injTaskInjection, "orders the user's data sent to someone else", a, b, true)
 			return
 		case grant && accessRe.MatchString(rest) && (recipientRe.MatchString(rest) || anySink && ownRe.MatchString(rest)):
-			s.add("task-injection", "orders access given to someone else", a, b, true)
+			s.add(injTaskInjection, "orders access given to someone else", a, b, true)
 			return
 		case change && secretWordIn(lrest) && valueRe.MatchString(rest) && (ownRe.MatchString(rest) || strings.Contains(lrest, "account")):
-			s.add("task-injection", "orders a password or account detail changed to a given value", a, b, true)
+			s.add(injTaskInjection, "orders a password or account detail changed to a given value", a, b, true)
 			return
 		case ans && yourAnswerRe.MatchString(rest) && (w == "translate" || strings.Contains(lrest, " into ") || strings.Contains(lrest, " in ") || strings.Contains(lrest, " with ") || strings.Contains(lrest, " to ")):
 			strong := fromNowRe.MatchString(t) || w == "translate"
-			s.add("task-injection", "orders the agent to change what it answers", a, b, strong)
+			s.add(injTaskInjection, "orders the agent to change what it answers", a, b, strong)
 			return
 		case pay && moneyRe.MatchString(rest):
-			s.add("task-injection", "orders a payment", a, b, false)
+			s.add(injTaskInjection, "orders a payment", a, b, false)
 			return
 		case del && mine && ownRe.MatchString(rest):
-			s.add("task-injection", "orders the user's data deleted", a, b, false)
+			s.add(injTaskInjection, "orders the user's data deleted", a, b, false)
 			return
 		case ans && tellUserRe.MatchString(rest):
-			s.add("task-injection", "tells the agent what to tell the user", a, b, false)
+			s.add(injTaskInjection, "tells the agent what to tell the user", a, b, false)
 			return
 		case send && mine && !recip && anySink && !selfAddressed(lrest):
-			s.add("task-injection", "orders the user's data sent", a, b, false)
+			s.add(injTaskInjection, "orders the user's data sent", a, b, false)
 			return
 		}
 	}
@@ -210,39 +210,39 @@ var (
 // a few substring searches.
 func (s *scanner) taskFrames(text string, base int) {
 	lt := asciiLower(text)
-	add := func(loc []int, rule, detail string, strong bool) {
+	add := func(loc []int, rule *InjectRule, detail string, strong bool) {
 		s.add(rule, detail, base+loc[0], base+loc[1], strong)
 	}
 	if loc := findNear(toYouAIRe, text, lt, []string{"to you"}, 8, 60); loc != nil {
-		add(loc, "task-hijack", "a message written to the agent itself (\"… to you, the AI\")", true)
+		add(loc, injTaskHijack, "a message written to the agent itself (\"… to you, the AI\")", true)
 	} else if loc := findNear(taskGivenRe, text, lt, []string{"gave you", "given you", "assigned you", "asked you", "sent you", "set you", "wrote you", "given to you", "sent to you", "assigned to you"}, 90, 20); loc != nil {
-		add(loc, "task-hijack", "speaks as the person who gave the agent its task", true)
+		add(loc, injTaskHijack, "speaks as the person who gave the agent its task", true)
 	}
 	if loc := findNear(authorizeRe, text, lt, []string{" you to"}, 60, 10); loc != nil && !negatedBefore(text, loc[0]) {
 		// with a claimed role ("as your administrator, I instruct you
 		// to …") it is an order given on an authority the text cannot have
 		lo := max(loc[0]-200, 0)
 		claim := claimRe.FindStringIndex(text[lo:loc[1]])
-		s.add("claimed-authority", "grants the agent authority in the text it reads (\"I authorize you to …\")", base+loc[0], base+loc[1], claim != nil)
+		s.add(injClaimedAuthority, "grants the agent authority in the text it reads (\"I authorize you to …\")", base+loc[0], base+loc[1], claim != nil)
 	}
 	if loc := findNearIf(prereqRe, text, lt, []string{"before", "prior to", "instead of"}, 0, 120, prereqNouns); loc != nil {
-		add(loc, "task-prerequisite", "puts a step before, or in place of, the agent's own task", false)
+		add(loc, injTaskPrerequisite, "puts a step before, or in place of, the agent's own task", false)
 	}
 	if anyOf(text, []string{"SYSTEM", "ADMIN", "DEVELOPER", "OPERATOR"}) {
 		if loc := labelRe.FindStringIndex(text); loc != nil {
-			add([]int{loc[0], loc[1] - 1}, "privilege-tag", "a line labelled as a system or admin message", false)
+			add([]int{loc[0], loc[1] - 1}, injPrivilegeTag, "a line labelled as a system or admin message", false)
 		}
 	}
 	if loc := findNear(vendorRe, text, lt, []string{"openai", "anthropic", "deepmind", "developer", "creator", "operator", "provider"}, 30, 80); loc != nil {
-		add(loc, "claimed-authority", "claims a rule from the agent's vendor or developers", false)
+		add(loc, injClaimedAuthority, "claims a rule from the agent's vendor or developers", false)
 	}
 	if anyOf(lt, privTagWords) {
 		for _, loc := range privTagRe.FindAllStringIndex(text, 4) {
 			if strings.Contains(lt[loc[0]:loc[1]], "system") && strings.HasPrefix(lt[loc[0]:], "#") {
-				add(loc, "fake-role-tag", "a heading written as a system message", true)
+				add(loc, injFakeRoleTag, "a heading written as a system message", true)
 				continue
 			}
-			add(loc, "privilege-tag", "a tag that claims priority for what it wraps (<IMPORTANT>, [ADMIN])", false)
+			add(loc, injPrivilegeTag, "a tag that claims priority for what it wraps (<IMPORTANT>, [ADMIN])", false)
 		}
 	}
 }

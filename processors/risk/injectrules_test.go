@@ -54,7 +54,7 @@ func (ex ToolExample) String() string {
 // none of it. Every finding of every run has a declared rule, a strength
 // that agrees with its declaration, and a span inside the text.
 func TestInjectRuleRegistry(t *testing.T) {
-	declared := map[string]InjectRule{}
+	declared := map[string]*InjectRule{}
 	for _, r := range InjectRules() {
 		if _, dup := declared[r.ID]; dup {
 			t.Errorf("%s declared twice", r.ID)
@@ -218,6 +218,40 @@ func injectEmits(t *testing.T) []emitSite {
 	if len(files) < 5 {
 		t.Fatalf("only %d injection sources found", len(files))
 	}
+	// the declarations' names and ids (injX = &InjectRule{ID: "x", …})
+	declID := map[string]string{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			gd, ok := d.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			for _, sp := range gd.Specs {
+				vs := sp.(*ast.ValueSpec)
+				for i, v := range vs.Values {
+					u, ok := v.(*ast.UnaryExpr)
+					if !ok {
+						continue
+					}
+					cl, ok := u.X.(*ast.CompositeLit)
+					if !ok {
+						continue
+					}
+					if id, ok := cl.Type.(*ast.Ident); !ok || id.Name != "InjectRule" {
+						continue
+					}
+					for _, el := range cl.Elts {
+						if kv, ok := el.(*ast.KeyValueExpr); ok && kv.Key.(*ast.Ident).Name == "ID" {
+							declID[vs.Names[i].Name], _ = strconv.Unquote(kv.Value.(*ast.BasicLit).Value)
+						}
+					}
+				}
+			}
+		}
+	}
+	if len(declID) < 50 {
+		t.Fatalf("only %d injection rule declarations found", len(declID))
+	}
 	methods := map[string]emitter{}
 	funcs := map[string]emitter{}
 	local := map[*ast.FuncDecl]map[string]emitter{}
@@ -269,15 +303,22 @@ func injectEmits(t *testing.T) []emitSite {
 			}
 		}
 		switch r := rule.(type) {
-		case *ast.BasicLit:
-			if collect && r.Kind == token.STRING {
-				id, _ := strconv.Unquote(r.Value)
-				sites = append(sites, emitSite{id: id, strong: str, pos: fset.Position(at)})
+		case *ast.Ident:
+			if id, ok := declID[r.Name]; ok {
+				if collect {
+					sites = append(sites, emitSite{id: id, strong: str, pos: fset.Position(at)})
+				}
+				return
 			}
-			return
 		case *ast.SelectorExpr:
-			if r.Sel.Name == "Rule" {
-				return // an existing finding emitted again
+			if x, ok := r.X.(*ast.Ident); ok && r.Sel.Name == "ID" {
+				if id, ok := declID[x.Name]; ok {
+					if collect {
+						sites = append(sites, emitSite{id: id, strong: str, pos: fset.Position(at)})
+					}
+					return
+				}
+				rule = x // a declaration's id, passed in: rule.ID
 			}
 		}
 		sc, i := paramOf(scopes, rule)
@@ -386,7 +427,7 @@ func injectEmits(t *testing.T) []emitSite {
 	collect = true
 	walkAll()
 	for _, b := range bad {
-		t.Errorf("%s: a rule id computed at run time; emit a literal id so the registry can check it", b)
+		t.Errorf("%s: a rule computed at run time; emit a declaration (injX) so the registry can check it", b)
 	}
 	return sites
 }
@@ -395,7 +436,7 @@ func injectEmits(t *testing.T) []emitSite {
 // every declared id is emitted, and a literal strength at an emit site
 // agrees with the declaration.
 func TestInjectRuleSources(t *testing.T) {
-	declared := map[string]InjectRule{}
+	declared := map[string]*InjectRule{}
 	for _, r := range InjectRules() {
 		declared[r.ID] = r
 	}
@@ -559,7 +600,7 @@ func mcpRulesTable() string {
 	return b.String()
 }
 
-func injectRuleRow(b *strings.Builder, r InjectRule) {
+func injectRuleRow(b *strings.Builder, r *InjectRule) {
 	ex := ""
 	switch {
 	case len(r.Fires) > 0:

@@ -350,43 +350,43 @@ func rcFile(p string) bool {
 
 // sensitiveTarget names system paths whose modification is dangerous in
 // itself: privilege, accounts, persistence, boot, loader.
-func sensitiveTarget(p string) (rule, why string) {
+func sensitiveTarget(p string) (rule *ShellRule, why string) {
 	l := p
 	switch {
 	case strings.HasPrefix(l, "/etc/sudoers") || strings.HasPrefix(l, "/private/etc/sudoers"):
-		return "sudoers-write", "grants privileges through sudoers"
+		return ruleSudoersWrite, "grants privileges through sudoers"
 	case l == "/etc/passwd" || l == "/etc/shadow" || l == "/etc/group" || l == "/etc/gshadow" || l == "/etc/master.passwd" || strings.HasPrefix(l, "/var/db/dslocal/"):
-		return "account-file-write", "changes system accounts"
+		return ruleAccountFileWrite, "changes system accounts"
 	case strings.HasSuffix(l, "authorized_keys") || strings.HasSuffix(l, "authorized_keys2"):
-		return "authorized-keys-write", "lets a key log in over ssh"
+		return ruleAuthorizedKeysWrite, "lets a key log in over ssh"
 	case strings.HasPrefix(l, "/etc/cron") || strings.HasPrefix(l, "/var/spool/cron") || strings.HasPrefix(l, "/etc/anacrontab") || strings.HasPrefix(l, "/usr/lib/cron") || strings.HasPrefix(l, "/var/at/"):
-		return "cron-persistence", "installs a scheduled job"
+		return ruleCronPersistence, "installs a scheduled job"
 	case strings.HasPrefix(l, "/etc/systemd/") || strings.HasPrefix(l, "/lib/systemd/") || strings.HasPrefix(l, "/usr/lib/systemd/") || strings.HasPrefix(l, "/etc/init.d") || strings.HasPrefix(l, "/etc/init/") || strings.HasPrefix(l, "/etc/rc") || strings.Contains(l, "/.config/systemd/") || strings.Contains(l, "/.config/autostart"):
-		return "service-persistence", "installs or changes a service or start-up script"
+		return ruleServicePersistence, "installs or changes a service or start-up script"
 	case strings.HasPrefix(l, "/Library/LaunchDaemons") || strings.HasPrefix(l, "/Library/LaunchAgents") || strings.Contains(l, "Library/LaunchAgents") || strings.HasPrefix(l, "/Library/StartupItems") || strings.HasPrefix(l, "/System/Library/Launch") || strings.HasPrefix(l, "/etc/emond.d") || strings.HasPrefix(l, "/private/etc/emond.d"):
-		return "launchd-persistence", "installs a launch agent, daemon or start-up item"
+		return ruleLaunchdPersistence, "installs a launch agent, daemon or start-up item"
 	case l == "/etc/ld.so.preload" || strings.HasPrefix(l, "/etc/ld.so.conf"):
-		return "loader-hijack", "makes every program load a library"
+		return ruleLoaderHijack, "makes every program load a library"
 	case strings.HasPrefix(l, "/etc/pam.d") || strings.HasPrefix(l, "/etc/security/") || strings.HasPrefix(l, "/lib/security") || strings.HasPrefix(l, "/usr/lib/pam"):
-		return "pam-tampering", "changes how logins are authenticated"
+		return rulePamTampering, "changes how logins are authenticated"
 	case l == "/etc/profile" || strings.HasPrefix(l, "/etc/profile.d") || l == "/etc/bash.bashrc" || l == "/etc/bashrc" || strings.HasPrefix(l, "/etc/zsh") || l == "/etc/environment" || strings.HasPrefix(l, "/etc/rc.") || l == "/etc/rc.common":
-		return "system-profile-write", "runs code in every user's shell"
+		return ruleSystemProfileWrite, "runs code in every user's shell"
 	case strings.HasPrefix(l, "/boot/"):
-		return "boot-tampering", "changes how the machine boots"
+		return ruleBootTampering, "changes how the machine boots"
 	case strings.HasPrefix(l, "/etc/ssh/"):
-		return "sshd-config-write", "changes who can log in over ssh"
+		return ruleSshdConfigWrite, "changes who can log in over ssh"
 	case strings.HasPrefix(l, "/etc/hosts") || strings.HasPrefix(l, "/etc/resolv.conf"):
-		return "name-resolution-write", "redirects host names"
+		return ruleNameResolutionWrite, "redirects host names"
 	case strings.HasPrefix(l, "/etc/"):
-		return "system-config-write", "changes system configuration"
+		return ruleSystemConfigWrite, "changes system configuration"
 	case strings.HasPrefix(l, "/proc/sysrq-trigger"):
-		return "sysrq", "triggers a kernel action (reboot, crash)"
+		return ruleSysrq, "triggers a kernel action (reboot, crash)"
 	case strings.HasPrefix(l, "/proc/sys/kernel/") || strings.HasPrefix(l, "/proc/sys/fs/"):
-		return "kernel-tunable-write", "changes a kernel security setting"
+		return ruleKernelTunableWrite, "changes a kernel security setting"
 	case strings.HasPrefix(l, "/usr/bin/") || strings.HasPrefix(l, "/bin/") || strings.HasPrefix(l, "/sbin/") || strings.HasPrefix(l, "/usr/sbin/") || strings.HasPrefix(l, "/usr/lib/") || strings.HasPrefix(l, "/lib/"):
-		return "system-binary-write", "replaces system programs or libraries"
+		return ruleSystemBinaryWrite, "replaces system programs or libraries"
 	}
-	return "", ""
+	return nil, ""
 }
 
 // agentDirs are the directories where coding agents keep their settings,

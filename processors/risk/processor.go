@@ -126,7 +126,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 			p.memo.Put(MemoKey{Seq: rec.Seq, ConfigSeq: cfgSeq, Env: env}, a)
 		}
 		if perr != nil {
-			a.Reasons = append(a.Reasons, events.Reason{Analyzer: AnalyzerPolicy, Rule: "compile-error", Detail: perr.Error()})
+			a.Reasons = append(a.Reasons, events.Reason{Analyzer: AnalyzerPolicy, Rule: rulePolicyCompileError.ID, Detail: perr.Error()})
 		}
 		ra := events.RiskAssessed{ActionID: ev.ID, LogSeq: rec.Seq, ConfigVersion: cfg.Version, Level: a.Level, Reasons: a.Reasons}
 		if ra.Reasons == nil {

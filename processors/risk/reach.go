@@ -37,10 +37,10 @@ func (w *walker) reachRules(c *command) {
 	a := c.args
 	down := func(iface, what string) {
 		if iface == "" || localIface(iface) {
-			w.hit(c, "network-change", med, c.name+" "+what)
+			w.hit(c, ruleNetworkChange, med, c.name+" "+what)
 			return
 		}
-		w.hit(c, "remote-access-loss", high, c.name+" "+what+": the machine may become unreachable")
+		w.hit(c, ruleRemoteAccessLoss, high, c.name+" "+what+": the machine may become unreachable")
 	}
 	switch c.name {
 	case "ip":
@@ -64,7 +64,7 @@ func (w *walker) reachRules(c *command) {
 			if i == "" || i == "table" || i == "all" {
 				i = "all"
 			} else if i == "cache" {
-				w.hit(c, "network-change", med, "ip route flush cache")
+				w.hit(c, ruleNetworkChange, med, "ip route flush cache")
 				return
 			}
 			down(i, "ip "+obj+" flush removes the addresses or routes of "+i)
@@ -72,7 +72,7 @@ func (w *walker) reachRules(c *command) {
 			down("default", "deletes the default route")
 		case prefixOf(obj, "address") || prefixOf(obj, "route") || prefixOf(obj, "link"):
 			if verb != "" && !prefixOf(verb, "show") && !prefixOf(verb, "list") && verb != "get" {
-				w.hit(c, "network-change", med, "ip "+obj+" "+verb+" changes the network configuration")
+				w.hit(c, ruleNetworkChange, med, "ip "+obj+" "+verb+" changes the network configuration")
 			}
 		}
 	case "ifconfig":
@@ -80,7 +80,7 @@ func (w *walker) reachRules(c *command) {
 		if len(ops) >= 2 && hasArg(ops[1:], "down") {
 			down(ops[0], "takes the interface "+ops[0]+" down")
 		} else if len(ops) >= 2 {
-			w.hit(c, "network-change", med, "ifconfig changes the interface "+ops[0])
+			w.hit(c, ruleNetworkChange, med, "ifconfig changes the interface "+ops[0])
 		}
 	case "ifdown":
 		ops := operands(a)
@@ -93,7 +93,7 @@ func (w *walker) reachRules(c *command) {
 		if hasArg(a, "del", "delete") && hasArg(a, "default", "0.0.0.0") {
 			down("default", "deletes the default route")
 		} else if hasArg(a, "add", "del", "delete", "flush", "change") {
-			w.hit(c, "network-change", med, "route changes the routing table")
+			w.hit(c, ruleNetworkChange, med, "route changes the routing table")
 		}
 	case "nmcli":
 		ops := operands(a)
@@ -104,7 +104,7 @@ func (w *walker) reachRules(c *command) {
 		case len(ops) >= 3 && (prefixOf(ops[0], "connection") || prefixOf(ops[0], "device")) && (ops[1] == "down" || prefixOf(ops[1], "disconnect") || prefixOf(ops[1], "delete")):
 			down(ops[2], ops[0]+" "+ops[1]+" "+ops[2])
 		case len(ops) >= 2 && (ops[1] == "modify" || ops[1] == "up" || ops[1] == "add"):
-			w.hit(c, "network-change", med, "nmcli changes the network configuration")
+			w.hit(c, ruleNetworkChange, med, "nmcli changes the network configuration")
 		}
 	case "tailscale", "zerotier-cli", "wg-quick", "wg":
 		if hasArg(a, "down", "logout", "leave") {
@@ -112,7 +112,7 @@ func (w *walker) reachRules(c *command) {
 		}
 	case "netplan":
 		if hasArg(a, "apply") {
-			w.hit(c, "network-change", med, "netplan apply reconfigures the network (a mistake locks the host out)")
+			w.hit(c, ruleNetworkChange, med, "netplan apply reconfigures the network (a mistake locks the host out)")
 		}
 	}
 }

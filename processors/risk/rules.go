@@ -13,11 +13,11 @@ const (
 	high = events.RiskHigh
 )
 
-func (w *walker) hit(c *command, rule string, level events.Risk, detail string) {
+func (w *walker) hit(c *command, rule *ShellRule, level events.Risk, detail string) {
 	w.add(finding{analyzer: AnalyzerShell, rule: rule, level: level, detail: detail, span: c.span, command: c.name})
 }
 
-func (w *walker) hitA(c *command, analyzer, rule string, level events.Risk, detail string) {
+func (w *walker) hitA(c *command, analyzer string, rule *ShellRule, level events.Risk, detail string) {
 	w.add(finding{analyzer: analyzer, rule: rule, level: level, detail: detail, span: c.span, command: c.name})
 }
 
@@ -110,7 +110,7 @@ func (w *walker) judge(c *command) {
 	for _, a := range c.args {
 		for _, h := range metadataHosts {
 			if strings.Contains(a, h) {
-				w.hitA(c, AnalyzerNetwork, "cloud-metadata", high, "contacts the cloud metadata service ("+h+"), which hands out instance credentials")
+				w.hitA(c, AnalyzerNetwork, ruleCloudMetadata, high, "contacts the cloud metadata service ("+h+"), which hands out instance credentials")
 			}
 		}
 		for _, m := range urlRe.FindAllStringSubmatch(a, 4) {
@@ -127,13 +127,13 @@ func (w *walker) judge(c *command) {
 		// whatever the program does, it can now change the system. Root
 		// inside a container is the container's, not the host's.
 		if c.container && !c.remote {
-			w.hit(c, "sudo", med, "runs with root privileges inside a container")
+			w.hit(c, ruleSudo, med, "runs with root privileges inside a container")
 		} else if sudoReadOnly(c) {
 			// root's reach without root's power to change anything: what it
 			// reads is judged by the read rules (/etc/shadow is HIGH)
-			w.hit(c, "sudo", med, "runs the read-only program "+c.name+" as root (through "+viaOf(c)+")")
+			w.hit(c, ruleSudo, med, "runs the read-only program "+c.name+" as root (through "+viaOf(c)+")")
 		} else {
-			w.hit(c, "sudo", high, "runs with root privileges (privilege escalation through "+viaOf(c)+")")
+			w.hit(c, ruleSudo, high, "runs with root privileges (privilege escalation through "+viaOf(c)+")")
 		}
 	}
 	w.offensive(c)
@@ -186,11 +186,11 @@ func (w *walker) netSocket(c *command, r redir) {
 	}
 	switch {
 	case shells[c.name] || c.name == "exec" && false:
-		w.hit(c, "reverse-shell", high, "connects a shell's input and output to "+r.target)
+		w.hit(c, ruleReverseShell, high, "connects a shell's input and output to "+r.target)
 	case c.written.has(flowFile|flowSecret|flowEnv|flowArchive) || c.out.has(flowFile|flowSecret|flowEnv|flowArchive) || c.argFlags()&(flowFile|flowSecret|flowEnv) != 0:
-		w.hitA(c, AnalyzerNetwork, "network-exfiltration", high, "sends file or environment contents to "+r.target)
+		w.hitA(c, AnalyzerNetwork, ruleNetworkExfiltration, high, "sends file or environment contents to "+r.target)
 	default:
-		w.hitA(c, AnalyzerNetwork, "raw-socket", med, "opens a raw network connection to "+r.target)
+		w.hitA(c, AnalyzerNetwork, ruleRawSocket, med, "opens a raw network connection to "+r.target)
 	}
 }
 
@@ -201,7 +201,7 @@ func (w *walker) judgeRead(c *command, p, verb string) {
 	}
 	rp := resolvePath(p, c.cwd)
 	if k := credentialKind(rp); k != "" {
-		w.hitA(c, AnalyzerFiles, "credential-read", high, verb+" "+p+" ("+k+")")
+		w.hitA(c, AnalyzerFiles, ruleCredentialRead, high, verb+" "+p+" ("+k+")")
 		return
 	}
 	if k := secretFileKind(rp); k != "" {
@@ -209,11 +209,11 @@ func (w *walker) judgeRead(c *command, p, verb string) {
 		if k == "key file" && classify(p, c.cwd, w.env.Workspace) != pcWorkspace {
 			lvl = high
 		}
-		w.hitA(c, AnalyzerFiles, "secret-file-read", lvl, verb+" "+p+" ("+k+")")
+		w.hitA(c, AnalyzerFiles, ruleSecretFileRead, lvl, verb+" "+p+" ("+k+")")
 		return
 	}
 	if historyFile(rp) {
-		w.hitA(c, AnalyzerFiles, "history-read", med, verb+" "+p+", which often holds typed secrets")
+		w.hitA(c, AnalyzerFiles, ruleHistoryRead, med, verb+" "+p+", which often holds typed secrets")
 	}
 }
 
@@ -228,48 +228,48 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 		return
 	}
 	if cls == pcDevice {
-		w.hitA(c, AnalyzerFiles, "disk-overwrite", high, "writes directly to the device "+rp)
+		w.hitA(c, AnalyzerFiles, ruleDiskOverwrite, high, "writes directly to the device "+rp)
 		return
 	}
-	if rule, why := sensitiveTarget(rp); rule != "" {
+	if rule, why := sensitiveTarget(rp); rule != nil {
 		lvl := high
 		switch {
-		case rule == "kernel-tunable-write" && !strings.Contains(rp, "randomize_va_space") && !strings.Contains(rp, "sysrq") && !strings.Contains(rp, "kptr") && !strings.Contains(rp, "yama") && !strings.Contains(rp, "modules") && !strings.Contains(rp, "suid_dumpable") && !strings.Contains(rp, "dmesg"):
+		case rule == ruleKernelTunableWrite && !strings.Contains(rp, "randomize_va_space") && !strings.Contains(rp, "sysrq") && !strings.Contains(rp, "kptr") && !strings.Contains(rp, "yama") && !strings.Contains(rp, "modules") && !strings.Contains(rp, "suid_dumpable") && !strings.Contains(rp, "dmesg"):
 			lvl = med
 		}
 		w.hitA(c, AnalyzerFiles, rule, lvl, how+" to "+rp+": "+why)
-		if content != nil && content.text != "" && (rule == "cron-persistence" || rule == "system-profile-write" || rule == "service-persistence") {
+		if content != nil && content.text != "" && (rule == ruleCronPersistence || rule == ruleSystemProfileWrite || rule == ruleServicePersistence) {
 			w.reparse(content.text, "content of "+rp, nil, nil, false)
 		}
 		return
 	}
 	if strings.HasPrefix(rp, "/proc/sys/") {
-		w.hitA(c, AnalyzerFiles, "kernel-tunable-write", med, how+" to "+rp+": changes a kernel setting")
+		w.hitA(c, AnalyzerFiles, ruleKernelTunableWrite, med, how+" to "+rp+": changes a kernel setting")
 		return
 	}
 	switch agentConfigKind(rp) {
 	case "settings":
-		w.hitA(c, AnalyzerFiles, "agent-config-write", high, how+" to "+rp+": changes a coding agent's settings (what it may do without asking, its hooks, MCP servers or keys) for every later session")
+		w.hitA(c, AnalyzerFiles, ruleAgentConfigWrite, high, how+" to "+rp+": changes a coding agent's settings (what it may do without asking, its hooks, MCP servers or keys) for every later session")
 		return
 	case "instructions":
-		w.hitA(c, AnalyzerFiles, "agent-instructions-write", med, how+" to "+rp+": changes the instructions every later agent session follows")
+		w.hitA(c, AnalyzerFiles, ruleAgentInstructionsWrite, med, how+" to "+rp+": changes the instructions every later agent session follows")
 		return
 	}
 	if k := credentialKind(rp); k != "" {
 		if appendMode {
-			w.hitA(c, AnalyzerFiles, "credential-write", med, how+" appends to "+rp+" ("+k+")")
+			w.hitA(c, AnalyzerFiles, ruleCredentialWrite, med, how+" appends to "+rp+" ("+k+")")
 		} else {
-			w.hitA(c, AnalyzerFiles, "credential-overwrite", high, how+" overwrites "+rp+" ("+k+"): the credential is lost or replaced")
+			w.hitA(c, AnalyzerFiles, ruleCredentialOverwrite, high, how+" overwrites "+rp+" ("+k+"): the credential is lost or replaced")
 		}
 		return
 	}
 	if secretFileKind(rp) == ".env file" {
-		w.hitA(c, AnalyzerFiles, "env-file-write", med, how+" to "+rp+": a secrets file programs load as their configuration")
+		w.hitA(c, AnalyzerFiles, ruleEnvFileWrite, med, how+" to "+rp+": a secrets file programs load as their configuration")
 		return
 	}
 	if historyFile(rp) {
 		if !appendMode {
-			w.hitA(c, AnalyzerShell, "history-tampering", high, how+" overwrites "+rp+", erasing command history")
+			w.hitA(c, AnalyzerShell, ruleHistoryTampering, high, how+" overwrites "+rp+", erasing command history")
 		}
 		return
 	}
@@ -278,11 +278,11 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 		case cls == pcTemp:
 			return // nobody's start-up file
 		case strings.HasPrefix(rp, "/") && (cls == pcHome || cls == pcHomeData) || strings.HasPrefix(rp, "~") && !strings.HasPrefix(rp, "~/"):
-			w.hitA(c, AnalyzerFiles, "rc-persistence", high, how+" to "+rp+": runs code in another user's shell")
+			w.hitA(c, AnalyzerFiles, ruleRcPersistence, high, how+" to "+rp+": runs code in another user's shell")
 		case content.has(flowNetwork | flowDecoded):
-			w.hitA(c, AnalyzerFiles, "rc-persistence", high, how+" to "+rp+": downloaded or decoded code runs at every new shell")
+			w.hitA(c, AnalyzerFiles, ruleRcPersistence, high, how+" to "+rp+": downloaded or decoded code runs at every new shell")
 		default:
-			w.hitA(c, AnalyzerFiles, "shell-rc-write", med, how+" to "+rp+": runs at every new shell")
+			w.hitA(c, AnalyzerFiles, ruleShellRcWrite, med, how+" to "+rp+": runs at every new shell")
 		}
 		if content != nil && content.text != "" {
 			w.reparse(content.text, "content of "+rp, nil, nil, false)
@@ -292,22 +292,22 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 	switch cls {
 	case pcLog:
 		if appendMode {
-			w.hitA(c, AnalyzerFiles, "log-write", med, how+" appends to the log "+rp)
+			w.hitA(c, AnalyzerFiles, ruleLogWrite, med, how+" appends to the log "+rp)
 		} else {
-			w.hitA(c, AnalyzerFiles, "log-tampering", high, how+" overwrites the log "+rp)
+			w.hitA(c, AnalyzerFiles, ruleLogTampering, high, how+" overwrites the log "+rp)
 		}
 	case pcSystem, pcRoot:
-		w.hitA(c, AnalyzerFiles, "system-write", med, how+" to the system path "+rp)
+		w.hitA(c, AnalyzerFiles, ruleSystemWrite, med, how+" to the system path "+rp)
 	case pcHome, pcHomeData:
 		base := rp[strings.LastIndexByte(rp, '/')+1:]
 		if strings.Contains(rp, "/.ssh/") {
-			w.hitA(c, AnalyzerFiles, "ssh-config-write", med, how+" to "+rp)
+			w.hitA(c, AnalyzerFiles, ruleSshConfigWrite, med, how+" to "+rp)
 		} else if strings.HasPrefix(base, ".") || strings.Contains(rp, "/.config/") || strings.Contains(rp, "/.local/") {
-			w.hitA(c, AnalyzerFiles, "dotfile-write", med, how+" to the configuration file "+rp)
+			w.hitA(c, AnalyzerFiles, ruleDotfileWrite, med, how+" to the configuration file "+rp)
 		}
 	case pcWorkspace:
 		if strings.Contains(rp, ".git/hooks/") {
-			w.hitA(c, AnalyzerFiles, "git-hook-write", med, how+" to "+rp+": runs on every git operation")
+			w.hitA(c, AnalyzerFiles, ruleGitHookWrite, med, how+" to "+rp+": runs on every git operation")
 		}
 	}
 }
@@ -330,7 +330,7 @@ func (w *walker) offensive(c *command) {
 		}
 		for _, t := range offensiveTools {
 			if strings.Contains(l, t) {
-				w.hit(c, "offensive-tool", high, "runs "+t+", an attack tool")
+				w.hit(c, ruleOffensiveTool, high, "runs "+t+", an attack tool")
 				return
 			}
 		}
@@ -343,11 +343,11 @@ func (w *walker) shellEscape(c *command) {
 		return
 	}
 	if c.sudo && (c.name == "screen" || c.name == "tmux" || c.name == "byobu") && len(operands(c.args)) == 0 {
-		w.hit(c, "root-shell", high, "opens a root shell through "+c.name)
+		w.hit(c, ruleRootShell, high, "opens a root shell through "+c.name)
 		return
 	}
 	if c.stdin != nil && c.stdin.text != "" && shellPathRe.MatchString(c.stdin.text) && !passThrough()[c.name] && !readers()[c.name] {
-		w.hit(c, "shell-escape", high, c.name+" is fed input that starts a shell")
+		w.hit(c, ruleShellEscape, high, c.name+" is fed input that starts a shell")
 		return
 	}
 	switch c.name {
@@ -358,12 +358,12 @@ func (w *walker) shellEscape(c *command) {
 	for i, a := range c.args {
 		if shellPathRe.MatchString(a) {
 			lvl := high
-			w.hit(c, "shell-escape", lvl, c.name+" is made to start a shell ("+trimArg(c.args[i])+")")
+			w.hit(c, ruleShellEscape, lvl, c.name+" is made to start a shell ("+trimArg(c.args[i])+")")
 			return
 		}
 	}
 	if c.sudo && (c.name == "screen" || c.name == "tmux" || c.name == "byobu") && len(operands(c.args)) == 0 {
-		w.hit(c, "root-shell", high, "opens a root shell through "+c.name)
+		w.hit(c, ruleRootShell, high, "opens a root shell through "+c.name)
 	}
 }
 
@@ -374,7 +374,7 @@ var sudoReadOnlyCmds = lazySet("ls", "cat", "head", "tail", "wc", "grep", "egrep
 	"uname", "stat", "file", "du", "df", "tree", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum",
 	"cksum", "ps", "free", "uptime", "nproc", "lscpu", "lsblk", "lsof", "ss", "netstat", "dmesg", "tac", "nl",
 	"strings", "od", "hexdump", "readlink", "realpath", "ls", "getfacl", "lsattr", "blkid", "lsmod", "lspci", "lsusb",
-	"ip", "true", "groups", "test", "[", "printenv", "sort", "uniq", "cut", "jq", "find")
+	"ip", "true", "groups", "test", "[", "printenv", "sort", "uniq", "cut", "jq", "find", "systemctl", "journalctl")
 
 // sudoReadOnly reports whether c, run as root, only reads: a program of
 // sudoReadOnlyCmds with every argument resolved, no option that runs or
@@ -409,6 +409,24 @@ func sudoReadOnly(c *command) bool {
 		return !flagSet(a, 'c', "--clear", "--read-clear") && !flagSet(a, 'C', "--console-off", "--console-on", "--console-level") && !flagSet(a, 'n', "--console-level") && !flagSet(a, 'D', "--console-off") && !flagSet(a, 'E', "--console-on")
 	case "ss", "netstat":
 		return !flagSet(a, 'K', "--kill")
+	case "systemctl":
+		ops := operands(a)
+		if len(ops) == 0 {
+			return true // lists units
+		}
+		switch ops[0] {
+		case "status", "is-active", "is-enabled", "is-failed", "is-system-running", "list-units", "list-unit-files",
+			"list-timers", "list-sockets", "list-dependencies", "list-jobs", "show", "cat", "get-default":
+			return true
+		}
+		return false
+	case "journalctl":
+		for _, x := range a {
+			if strings.HasPrefix(x, "--vacuum") || x == "--rotate" || x == "--flush" || x == "--sync" || x == "--relinquish-var" ||
+				x == "--setup-keys" || x == "--update-catalog" {
+				return false
+			}
+		}
 	}
 	return true
 }
@@ -441,7 +459,7 @@ func (w *walker) credentialArgs(c *command) {
 		if c.name == "find" {
 			_, name := findRoots(c.args)
 			if name != "" && (credentialKind(name) != "" || credentialKind("/x/"+strings.Trim(name, "'\"")) != "") {
-				w.hitA(c, AnalyzerFiles, "credential-search", med, "looks for credential files named "+name)
+				w.hitA(c, AnalyzerFiles, ruleCredentialSearch, med, "looks for credential files named "+name)
 			}
 		}
 		return
@@ -457,13 +475,13 @@ func (w *walker) credentialArgs(c *command) {
 			continue
 		}
 		if i < len(c.argData) && c.argData[i] != nil && c.argData[i].has(flowSecret) {
-			w.hitA(c, AnalyzerFiles, "credential-read", high, "passes the contents of a credential file to "+c.name)
+			w.hitA(c, AnalyzerFiles, ruleCredentialRead, high, "passes the contents of a credential file to "+c.name)
 			continue
 		}
 		for _, tok := range pathTokens(a) {
 			rp := resolvePath(tok, c.cwd)
 			if k := credentialKind(rp); k != "" {
-				w.hitA(c, AnalyzerFiles, "credential-read", high, c.name+" reads "+tok+" ("+k+")")
+				w.hitA(c, AnalyzerFiles, ruleCredentialRead, high, c.name+" reads "+tok+" ("+k+")")
 				break
 			}
 			if k := secretFileKind(rp); k != "" && (readers()[c.name] || !knownCommand(c.name)) {
@@ -471,11 +489,11 @@ func (w *walker) credentialArgs(c *command) {
 				if k == "key file" && classify(tok, c.cwd, w.env.Workspace) != pcWorkspace {
 					lvl = high
 				}
-				w.hitA(c, AnalyzerFiles, "secret-file-read", lvl, c.name+" reads "+tok+" ("+k+")")
+				w.hitA(c, AnalyzerFiles, ruleSecretFileRead, lvl, c.name+" reads "+tok+" ("+k+")")
 				break
 			}
 			if historyFile(rp) && readers()[c.name] && c.name != "grep" {
-				w.hitA(c, AnalyzerFiles, "history-read", med, c.name+" reads "+tok)
+				w.hitA(c, AnalyzerFiles, ruleHistoryRead, med, c.name+" reads "+tok)
 			}
 		}
 	}
@@ -523,11 +541,11 @@ func (w *walker) scriptRules() {
 	egress := -1
 	for i, f := range w.finds {
 		switch f.rule {
-		case "credential-read":
+		case ruleCredentialRead:
 			if credRead < 0 {
 				credRead = i
 			}
-		case "secret-file-read", "history-read":
+		case ruleSecretFileRead, ruleHistoryRead:
 			if secretRead < 0 {
 				secretRead = i
 			}
@@ -542,10 +560,10 @@ func (w *walker) scriptRules() {
 		}
 	}
 	if egress > 0 && credRead >= 0 {
-		w.add(finding{analyzer: AnalyzerNetwork, rule: "credential-exfiltration", level: high,
+		w.add(finding{analyzer: AnalyzerNetwork, rule: ruleCredentialExfiltration, level: high,
 			detail: "reads credentials and talks to the network in the same command", span: w.finds[credRead].span, command: netCmd.name})
 	} else if egress > 0 && secretRead >= 0 {
-		w.add(finding{analyzer: AnalyzerNetwork, rule: "secret-exfiltration", level: high,
+		w.add(finding{analyzer: AnalyzerNetwork, rule: ruleSecretExfiltration, level: high,
 			detail: "reads a secret file and talks to the network in the same command", span: w.finds[secretRead].span, command: netCmd.name})
 	}
 	// Reverse shells built from a pipeline: a network client and a shell
@@ -571,7 +589,7 @@ func (w *walker) scriptRules() {
 		}
 	}
 	if netConn && dupShell != nil {
-		w.hit(dupShell, "reverse-shell", high, "connects a shell to a network socket")
+		w.hit(dupShell, ruleReverseShell, high, "connects a shell to a network socket")
 	}
 	ids := make([]int, 0, len(pipes))
 	for id := range pipes {
@@ -590,7 +608,7 @@ func (w *walker) scriptRules() {
 			}
 		}
 		if sh != nil && net != nil {
-			w.hit(sh, "reverse-shell", high, "a shell reads commands from and writes results to a network connection ("+net.name+")")
+			w.hit(sh, ruleReverseShell, high, "a shell reads commands from and writes results to a network connection ("+net.name+")")
 		}
 	}
 }

@@ -203,7 +203,7 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 		cmd := firstString(args, "command", "cmd", "script", "commands", "input", "code")
 		if cmd == "" {
 			v = View{}
-			finds = []finding{{analyzer: AnalyzerTool, rule: "no-command", level: events.RiskUnknown, detail: tool + " action without a command"}}
+			finds = []finding{{analyzer: AnalyzerTool, rule: ruleNoCommand, level: events.RiskUnknown, detail: tool + " action without a command"}}
 			break
 		}
 		finds, v = shellFindingsSelf(s.parsers, cmd, env, self)
@@ -228,7 +228,7 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 		v = View{}
 	default:
 		v = View{}
-		finds = []finding{{analyzer: AnalyzerTool, rule: "unknown-tool", level: events.RiskUnknown, detail: "no analyzer knows the tool " + fmt.Sprintf("%.64q", tool)}}
+		finds = []finding{{analyzer: AnalyzerTool, rule: ruleUnknownTool, level: events.RiskUnknown, detail: "no analyzer knows the tool " + fmt.Sprintf("%.64q", tool)}}
 		finds = s.withArgs(finds, &v, tool, args, env, "")
 	}
 	if !shellTools()[lt] {
@@ -249,10 +249,10 @@ func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 		}
 		sort.Strings(names)
 		if writeTools()[lt] {
-			finds = append(finds, finding{analyzer: AnalyzerRedaction, rule: "secret-written-to-file", level: events.RiskHigh,
+			finds = append(finds, finding{analyzer: AnalyzerRedaction, rule: ruleSecretWrittenToFile, level: events.RiskHigh,
 				detail: "the content written holds secrets (" + strings.Join(names, ", ") + ")"})
 		} else {
-			finds = append(finds, finding{analyzer: AnalyzerRedaction, rule: "secret-in-action", level: events.RiskMedium,
+			finds = append(finds, finding{analyzer: AnalyzerRedaction, rule: ruleSecretInAction, level: events.RiskMedium,
 				detail: "the action's arguments held secrets (" + strings.Join(names, ", ") + "), redacted before storage"})
 		}
 	}
@@ -317,9 +317,9 @@ func (s *Scorer) finish(finds []finding, v View, env Env, ev *events.Event) Asse
 	codeSet := map[string]bool{}
 	ruleSet := map[string]bool{}
 	for _, f := range kept {
-		ruleSet[f.rule] = true
+		ruleSet[f.id()] = true
 		if f.analyzer == AnalyzerCode {
-			codeSet[f.rule] = true
+			codeSet[f.id()] = true
 		}
 	}
 	v.Findings = keys(ruleSet)
@@ -337,7 +337,7 @@ func (s *Scorer) finish(finds []finding, v View, env Env, ev *events.Event) Asse
 		analyzed = true
 	}
 	if !cfg.Analyzers.Rules {
-		kept = append(kept, finding{analyzer: AnalyzerRules, rule: "disabled", level: "", detail: "built-in rules are off in the config in force"})
+		kept = append(kept, finding{analyzer: AnalyzerRules, rule: ruleRulesDisabled, level: "", detail: "built-in rules are off in the config in force"})
 	}
 	_ = analyzed
 	if cfg.Analyzers.Policy && s.policy.Len() > 0 {
@@ -351,38 +351,38 @@ func (s *Scorer) finish(finds []finding, v View, env Env, ev *events.Event) Asse
 			if detail == "" {
 				detail = "matched " + r.Expr
 			}
-			kept = append(kept, finding{analyzer: AnalyzerPolicy, rule: r.Name, level: lvl, detail: detail})
+			kept = append(kept, finding{analyzer: AnalyzerPolicy, rule: policyRule(r.Name), level: lvl, detail: detail})
 			level = events.Max(level, lvl)
 			if level == events.RiskUnknown {
 				level = lvl
 			}
 		}
 		for _, e := range errs {
-			kept = append(kept, finding{analyzer: AnalyzerPolicy, rule: "evaluation-error", detail: e.Error()})
+			kept = append(kept, finding{analyzer: AnalyzerPolicy, rule: rulePolicyError, detail: e.Error()})
 		}
 	}
 	if ev != nil {
 		if hint, raw, found := ev.SecurityRisk(); found {
 			switch {
 			case !cfg.Analyzers.LLMHint:
-				kept = append(kept, finding{analyzer: AnalyzerLLMHint, rule: "ignored",
+				kept = append(kept, finding{analyzer: AnalyzerLLMHint, rule: ruleHintIgnored,
 					detail: fmt.Sprintf("agent said %v; the llm_hint analyzer is off in the config in force", raw)})
 			case hint == events.RiskUnknown:
-				kept = append(kept, finding{analyzer: AnalyzerLLMHint, rule: "unrecognised",
+				kept = append(kept, finding{analyzer: AnalyzerLLMHint, rule: ruleHintUnrecognised,
 					detail: fmt.Sprintf("agent said %v, which is not a level", raw)})
 			case hint.Rank() > level.Rank():
-				kept = append(kept, finding{analyzer: AnalyzerLLMHint, rule: "raised", level: hint,
+				kept = append(kept, finding{analyzer: AnalyzerLLMHint, rule: ruleHintRaised, level: hint,
 					detail: fmt.Sprintf("the agent rated its action %s, above the analyzers' %s", hint, level)})
 				level = hint
 			default:
-				kept = append(kept, finding{analyzer: AnalyzerLLMHint, rule: "agent-rating", level: hint,
+				kept = append(kept, finding{analyzer: AnalyzerLLMHint, rule: ruleHintRating, level: hint,
 					detail: fmt.Sprintf("the agent rated its action %s; it can only raise the level", hint)})
 			}
 		}
 	}
 	reasons, top := toReasons(kept, level)
 	if top != nil {
-		v.TopCommand, v.TopRule = top.command, top.rule
+		v.TopCommand, v.TopRule = top.command, top.id()
 	}
 	return Assessment{Level: level, Reasons: reasons, View: v}
 }
@@ -415,7 +415,7 @@ func toReasons(fs []finding, level events.Risk) ([]events.Reason, *finding) {
 	seen := map[keyT]bool{}
 	var uniq []finding
 	for _, f := range fs {
-		k := keyT{f.analyzer, f.rule, f.detail}
+		k := keyT{f.analyzer, f.id(), f.detail}
 		if seen[k] {
 			continue
 		}
@@ -429,7 +429,7 @@ func toReasons(fs []finding, level events.Risk) ([]events.Reason, *finding) {
 		if uniq[i].span[0] != uniq[j].span[0] {
 			return uniq[i].span[0] < uniq[j].span[0]
 		}
-		return uniq[i].rule < uniq[j].rule
+		return uniq[i].id() < uniq[j].id()
 	})
 	if len(uniq) > 64 {
 		uniq = uniq[:64]
@@ -437,7 +437,7 @@ func toReasons(fs []finding, level events.Risk) ([]events.Reason, *finding) {
 	out := make([]events.Reason, 0, len(uniq))
 	var top *finding
 	for i, f := range uniq {
-		r := events.Reason{Analyzer: f.analyzer, Rule: f.rule, Detail: f.detail, Level: f.level}
+		r := events.Reason{Analyzer: f.analyzer, Rule: f.id(), Detail: f.detail, Level: f.level}
 		if f.span != [2]int{} {
 			r.Span = []int{f.span[0], f.span[1]}
 		}

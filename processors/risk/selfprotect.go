@@ -31,14 +31,6 @@ import (
 // AnalyzerSelfProtect names the self-protection findings.
 const AnalyzerSelfProtect = "selfprotect"
 
-// Self-protection rule ids.
-const (
-	ruleSelfCommand = "vigil-person-command"
-	ruleSelfCreds   = "vigil-credential-access"
-	ruleSelfTamper  = "vigil-tamper"
-	ruleSelfStop    = "vigil-stop"
-)
-
 // selfCtx is what the action's hook said about Vigil's installation, with
 // every path in the form the walker compares (see norm).
 type selfCtx struct {
@@ -411,7 +403,7 @@ func (w *walker) selfCodeLits(sc *selfCtx) {
 			continue
 		}
 		seen[l.s] = true
-		hit := func(rule, detail string) {
+		hit := func(rule *SelfRule, detail string) {
 			w.add(finding{analyzer: AnalyzerSelfProtect, rule: rule, level: events.RiskHigh, span: l.span, command: l.name,
 				detail: l.how + ": " + detail})
 		}
@@ -433,7 +425,7 @@ func (w *walker) selfCodeLits(sc *selfCtx) {
 	}
 }
 
-func (w *walker) selfHit(c *command, rule, detail string) {
+func (w *walker) selfHit(c *command, rule *SelfRule, detail string) {
 	w.add(finding{analyzer: AnalyzerSelfProtect, rule: rule, level: events.RiskHigh, detail: detail, span: c.span, command: c.name})
 }
 

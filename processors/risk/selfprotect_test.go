@@ -33,7 +33,7 @@ func TestSelfProtectRegistry(t *testing.T) {
 					t.Errorf("%s: must not fire on %s %v: %s/%s %s", r.ID, ex.Tool, ex.Args, re.Analyzer, re.Rule, re.Detail)
 				}
 			}
-			if r.ID != ruleSelfCreds && a.Level == events.RiskHigh {
+			if r.ID != ruleSelfCreds.ID && a.Level == events.RiskHigh {
 				t.Errorf("%s: benign %s %v scores HIGH: %s", r.ID, ex.Tool, ex.Args, reasonsBrief(a))
 			}
 		}

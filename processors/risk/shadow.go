@@ -41,7 +41,7 @@ func (w *walker) shadowing(kind, name string, wraps bool, span [2]int) {
 	if credentialPrompts()[strings.ToLower(name)] {
 		lvl, why = high, " replaces "+name+", a program people type passwords and passphrases into: a fake one captures them"
 	}
-	w.add(finding{analyzer: AnalyzerShell, rule: "command-shadowing", level: lvl, detail: kind + " " + name + why, span: span, command: name})
+	w.add(finding{analyzer: AnalyzerShell, rule: ruleCommandShadowing, level: lvl, detail: kind + " " + name + why, span: span, command: name})
 }
 
 // aliasWraps reports whether an alias body only runs the command it is

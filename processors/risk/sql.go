@@ -23,7 +23,7 @@ func (w *walker) sql(c *command) {
 				if d, ok := w.files[w.normFile(a[i+1])]; ok && d.text != "" {
 					stmts = append(stmts, d.text)
 				} else {
-					w.hitA(c, AnalyzerSQL, "sql-script", med, "psql runs the SQL file "+a[i+1])
+					w.hitA(c, AnalyzerSQL, ruleSqlScript, med, "psql runs the SQL file "+a[i+1])
 				}
 			}
 		}
@@ -78,16 +78,16 @@ func (w *walker) sql(c *command) {
 		for i, x := range a {
 			switch strings.ToUpper(x) {
 			case "FLUSHALL", "FLUSHDB":
-				w.hitA(c, AnalyzerSQL, "datastore-wipe", high, "redis-cli "+strings.ToUpper(x)+" deletes every key")
+				w.hitA(c, AnalyzerSQL, ruleDatastoreWipe, high, "redis-cli "+strings.ToUpper(x)+" deletes every key")
 				return
 			case "SHUTDOWN", "DEBUG":
-				w.hitA(c, AnalyzerSQL, "datastore-change", med, "redis-cli "+strings.ToUpper(x))
+				w.hitA(c, AnalyzerSQL, ruleDatastoreChange, med, "redis-cli "+strings.ToUpper(x))
 				return
 			case "CONFIG", "DEL", "UNLINK", "SET", "EVAL", "SCRIPT", "MODULE", "SLAVEOF", "REPLICAOF":
 				if i > 0 && strings.HasPrefix(a[i-1], "-") && a[i-1] != "--" {
 					continue
 				}
-				w.hitA(c, AnalyzerSQL, "datastore-change", med, "redis-cli "+strings.ToUpper(x)+" changes data or configuration")
+				w.hitA(c, AnalyzerSQL, ruleDatastoreChange, med, "redis-cli "+strings.ToUpper(x)+" changes data or configuration")
 				return
 			}
 		}
@@ -109,7 +109,7 @@ func (w *walker) sql(c *command) {
 }
 
 type sqlHit struct {
-	rule   string
+	rule   *ShellRule
 	level  events.Risk
 	detail string
 }
@@ -148,26 +148,26 @@ func sqlFindings(sql string) []sqlHit {
 		switch first {
 		case "DROP":
 			if len(toks) > 1 && (toks[1] == "TABLE" || toks[1] == "DATABASE" || toks[1] == "SCHEMA" || toks[1] == "OWNED" || toks[1] == "KEYSPACE") {
-				hits = append(hits, sqlHit{"sql-drop", events.RiskHigh, "drops a " + strings.ToLower(toks[1]) + ": " + short})
+				hits = append(hits, sqlHit{ruleSqlDrop, events.RiskHigh, "drops a " + strings.ToLower(toks[1]) + ": " + short})
 			} else {
-				hits = append(hits, sqlHit{"sql-drop-object", events.RiskMedium, short})
+				hits = append(hits, sqlHit{ruleSqlDropObject, events.RiskMedium, short})
 			}
 		case "TRUNCATE":
-			hits = append(hits, sqlHit{"sql-truncate", events.RiskHigh, "empties a table: " + short})
+			hits = append(hits, sqlHit{ruleSqlTruncate, events.RiskHigh, "empties a table: " + short})
 		case "DELETE":
 			if hasWhere {
-				hits = append(hits, sqlHit{"sql-write", events.RiskMedium, short})
+				hits = append(hits, sqlHit{ruleSqlWrite, events.RiskMedium, short})
 			} else {
-				hits = append(hits, sqlHit{"sql-delete-all", events.RiskHigh, "DELETE without WHERE removes every row: " + short})
+				hits = append(hits, sqlHit{ruleSqlDeleteAll, events.RiskHigh, "DELETE without WHERE removes every row: " + short})
 			}
 		case "UPDATE":
 			if hasWhere {
-				hits = append(hits, sqlHit{"sql-write", events.RiskMedium, short})
+				hits = append(hits, sqlHit{ruleSqlWrite, events.RiskMedium, short})
 			} else {
-				hits = append(hits, sqlHit{"sql-update-all", events.RiskHigh, "UPDATE without WHERE changes every row: " + short})
+				hits = append(hits, sqlHit{ruleSqlUpdateAll, events.RiskHigh, "UPDATE without WHERE changes every row: " + short})
 			}
 		case "ALTER", "INSERT", "CREATE", "GRANT", "REVOKE", "COPY", "REPLACE", "MERGE", "UPSERT", "RENAME", "LOAD", "CALL", "EXEC", "EXECUTE", "DO":
-			hits = append(hits, sqlHit{"sql-write", events.RiskMedium, short})
+			hits = append(hits, sqlHit{ruleSqlWrite, events.RiskMedium, short})
 		}
 	}
 	return hits
@@ -239,10 +239,10 @@ func (w *walker) mongo(c *command, js string) {
 	l := strings.ToLower(js)
 	switch {
 	case strings.Contains(l, "dropdatabase") || strings.Contains(l, ".drop()"):
-		w.hitA(c, AnalyzerSQL, "sql-drop", high, "drops a database or collection")
+		w.hitA(c, AnalyzerSQL, ruleSqlDrop, high, "drops a database or collection")
 	case strings.Contains(l, "deletemany({})") || strings.Contains(l, "remove({})") || strings.Contains(l, "deletemany( {} )"):
-		w.hitA(c, AnalyzerSQL, "sql-delete-all", high, "deletes every document")
+		w.hitA(c, AnalyzerSQL, ruleSqlDeleteAll, high, "deletes every document")
 	case strings.Contains(l, "insert") || strings.Contains(l, "update") || strings.Contains(l, "delete") || strings.Contains(l, "remove"):
-		w.hitA(c, AnalyzerSQL, "sql-write", med, "changes documents")
+		w.hitA(c, AnalyzerSQL, ruleSqlWrite, med, "changes documents")
 	}
 }

@@ -219,7 +219,7 @@ func (s *Scorer) argFindings(tool string, args map[string]any, env Env, skip str
 		}
 	}
 	if over {
-		finds = append(finds, finding{analyzer: AnalyzerTool, rule: "tool-args-budget", level: events.RiskHigh, command: tool,
+		finds = append(finds, finding{analyzer: AnalyzerTool, rule: ruleToolArgsBudget, level: events.RiskHigh, command: tool,
 			detail: "the call carries more arguments than Vigil reads (64 strings, 1 MiB, 8 levels); what was not read could not be judged"})
 	}
 	return finds, v
@@ -236,7 +236,7 @@ func (s *Scorer) argShell(finds *[]finding, v *View, cli, cmd, at string, env En
 	}
 	f, sv := shellFindingsWith(s.parsers, cmd, env)
 	if !known {
-		f = slices.DeleteFunc(f, func(x finding) bool { return x.rule == "not-known-safe" })
+		f = slices.DeleteFunc(f, func(x finding) bool { return x.rule == ruleNotKnownSafe })
 	}
 	*finds = append(*finds, tag(f, at)...)
 	if len(v.Commands) < 64 {

@@ -25,7 +25,7 @@ const (
 // finding is one rule that fired, before it becomes an events.Reason.
 type finding struct {
 	analyzer string
-	rule     string
+	rule     ruleDecl
 	level    events.Risk
 	detail   string
 	span     [2]int
@@ -253,4 +253,26 @@ func isLetters(s string) bool {
 		}
 	}
 	return true
+}
+
+// ruleDecl is a rule's declaration in one of the package's registries
+// (*ShellRule, *SelfRule), or a rule the config's policy names
+// (policyRule): a finding takes one, so no emit site names a built-in rule
+// by a string and its id, analyzer and docs come from one place.
+type ruleDecl interface{ ruleID() string }
+
+func (r *ShellRule) ruleID() string { return r.ID }
+func (r *SelfRule) ruleID() string  { return r.ID }
+
+// policyRule is a rule of the config's policy, named by the config.
+type policyRule string
+
+func (p policyRule) ruleID() string { return string(p) }
+
+// id is the rule id the finding reports ("" for none).
+func (f finding) id() string {
+	if f.rule == nil {
+		return ""
+	}
+	return f.rule.ruleID()
 }

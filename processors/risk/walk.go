@@ -139,7 +139,7 @@ func (w *walker) parse(src string) (*syntax.File, string) {
 // run analyses a whole input.
 func (w *walker) run(src string) {
 	if len(src) > maxInput {
-		w.add(finding{analyzer: AnalyzerParser, rule: "input-too-large", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerParser, rule: ruleInputTooLarge, level: events.RiskHigh,
 			detail: "only the first 1 MiB was analysed; what follows it could not be judged, so a person must", span: [2]int{maxInput, len(src)}})
 		src = src[:maxInput]
 	}
@@ -147,13 +147,13 @@ func (w *walker) run(src string) {
 	f, perr := w.parse(src)
 	if f == nil {
 		w.parseErr = perr
-		w.add(finding{analyzer: AnalyzerParser, rule: "unparsable", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerParser, rule: ruleUnparsable, level: events.RiskHigh,
 			detail: "not valid bash or POSIX sh (" + perr + "); scored from a rough tokenisation", span: [2]int{0, len(src)}})
 		w.fallback(src)
 		return
 	}
 	if perr != "" {
-		w.add(finding{analyzer: AnalyzerParser, rule: "posix-fallback", level: events.RiskLow,
+		w.add(finding{analyzer: AnalyzerParser, rule: rulePosixFallback, level: events.RiskLow,
 			detail: "parsed as POSIX sh after bash failed: " + perr})
 	}
 	w.walkStmts(f.Stmts, stmtCtx{})
@@ -171,7 +171,7 @@ func (w *walker) spend(n int) bool {
 	w.expanded += n
 	if w.expanded > maxExpanded {
 		w.exhausted = true
-		w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerParser, rule: ruleAnalysisBudget, level: events.RiskHigh,
 			detail: "variable expansions exceeded the analysis budget (1 MiB); the rest of the script was not walked", span: w.outer})
 		return false
 	}
@@ -185,14 +185,14 @@ func (w *walker) reparse(code, how string, pos []string, stdin *data, sudo bool)
 		return &data{}
 	}
 	if w.depth+1 > maxDepth {
-		w.add(finding{analyzer: AnalyzerShell, rule: "nesting-limit", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerShell, rule: ruleNestingLimit, level: events.RiskHigh,
 			detail: "code nested more than 8 levels deep (" + how + "); deliberate obfuscation is treated as dangerous", span: w.outer})
 		return &data{}
 	}
 	w.reparsed += len(code)
 	if w.reparsed > maxReparsed {
 		w.exhausted = true
-		w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerParser, rule: ruleAnalysisBudget, level: events.RiskHigh,
 			detail: "re-parsed code exceeded the analysis budget", span: w.outer})
 		return &data{}
 	}
@@ -208,7 +208,7 @@ func (w *walker) reparse(code, how string, pos []string, stdin *data, sudo bool)
 	w.sudo = w.sudo || sudo
 	var out *data
 	if f == nil {
-		w.add(finding{analyzer: AnalyzerParser, rule: "unparsable-nested", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerParser, rule: ruleUnparsableNested, level: events.RiskHigh,
 			detail: how + " runs code that does not parse (" + perr + ")", span: w.outer})
 		w.fallback(code)
 		out = &data{}
@@ -264,7 +264,7 @@ func (w *walker) walkStmt(st *syntax.Stmt, ctx stmtCtx) *data {
 	w.steps++
 	if w.steps > maxSteps {
 		w.exhausted = true
-		w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskHigh,
+		w.add(finding{analyzer: AnalyzerParser, rule: ruleAnalysisBudget, level: events.RiskHigh,
 			detail: "the script is too large to walk completely", span: w.outer})
 		return &data{}
 	}
@@ -340,7 +340,7 @@ func (w *walker) walkStmt(st *syntax.Stmt, ctx stmtCtx) *data {
 			w.shadowing("function", c.Name.Value, funcWraps(c.Name.Value, c.Body), w.spanOf(st))
 			w.funcs[c.Name.Value] = c.Body
 			if selfCallsInPipeOrBackground(c.Name.Value, c.Body) {
-				w.add(finding{analyzer: AnalyzerShell, rule: "fork-bomb", level: events.RiskHigh,
+				w.add(finding{analyzer: AnalyzerShell, rule: ruleForkBomb, level: events.RiskHigh,
 					detail: "function " + c.Name.Value + " starts copies of itself in a pipe or in the background", span: w.spanOf(st), command: c.Name.Value})
 			}
 		}
@@ -649,12 +649,12 @@ func (w *walker) checkAssign(name, val string, dyn bool, span [2]int) {
 	switch name {
 	case "HISTFILE":
 		if val == "/dev/null" || val == "" {
-			w.add(finding{analyzer: AnalyzerShell, rule: "history-tampering", level: events.RiskHigh,
+			w.add(finding{analyzer: AnalyzerShell, rule: ruleHistoryTampering, level: events.RiskHigh,
 				detail: "HISTFILE=" + val + " stops the shell recording history", span: span, command: name})
 		}
 	case "HISTSIZE", "HISTFILESIZE", "SAVEHIST":
 		if val == "0" || val == "" {
-			w.add(finding{analyzer: AnalyzerShell, rule: "history-tampering", level: events.RiskHigh,
+			w.add(finding{analyzer: AnalyzerShell, rule: ruleHistoryTampering, level: events.RiskHigh,
 				detail: name + "=" + val + " stops the shell recording history", span: span, command: name})
 		}
 	case "PATH":
@@ -666,13 +666,13 @@ func (w *walker) checkAssign(name, val string, dyn bool, span [2]int) {
 				break
 			}
 			if d == "" || d == "." || d == "./" || classify(d, "", "") == pcTemp || strings.HasPrefix(d, "/tmp") {
-				w.add(finding{analyzer: AnalyzerShell, rule: "path-hijack", level: events.RiskMedium,
+				w.add(finding{analyzer: AnalyzerShell, rule: rulePathHijack, level: events.RiskMedium,
 					detail: "PATH searches " + shownDir(d) + " before the system directories: a program planted there replaces any command", span: span, command: name})
 				break
 			}
 		}
 	case "LD_PRELOAD", "DYLD_INSERT_LIBRARIES":
-		w.add(finding{analyzer: AnalyzerShell, rule: "library-injection", level: events.RiskMedium,
+		w.add(finding{analyzer: AnalyzerShell, rule: ruleLibraryInjection, level: events.RiskMedium,
 			detail: name + " loads a library into every program started", span: span, command: name})
 	}
 }
@@ -730,7 +730,7 @@ func (w *walker) runFields(fs []field, assigns map[string]string, redirs []redir
 			for _, f := range w.funcStack {
 				if f == name {
 					if ctx.inPipe || ctx.background {
-						w.add(finding{analyzer: AnalyzerShell, rule: "fork-bomb", level: events.RiskHigh,
+						w.add(finding{analyzer: AnalyzerShell, rule: ruleForkBomb, level: events.RiskHigh,
 							detail: "function " + name + " calls itself in a pipe or in the background", span: w.spanOf(st), command: name})
 					}
 					return &data{}
@@ -771,15 +771,20 @@ func (w *walker) runFields(fs []field, assigns map[string]string, redirs []redir
 	cmd.win = isWindowsCommand(cmd.name, cmd.args)
 	if fs[0].d != nil {
 		if fs[0].d.has(flowNetwork) {
-			w.add(finding{analyzer: AnalyzerShell, rule: "remote-code-exec", level: events.RiskHigh,
+			w.add(finding{analyzer: AnalyzerShell, rule: ruleRemoteCodeExec, level: events.RiskHigh,
 				detail: "the command to run is fetched from the network", span: w.spanOf(st), command: "$(…)"})
 		} else if fs[0].d.has(flowDecoded | flowUnknownXf) {
-			w.add(finding{analyzer: AnalyzerShell, rule: "decode-exec", level: events.RiskHigh,
+			w.add(finding{analyzer: AnalyzerShell, rule: ruleDecodeExec, level: events.RiskHigh,
 				detail: "the command to run is decoded at run time", span: w.spanOf(st), command: "$(…)"})
 		}
 	}
-	for _, a := range cmd.args {
-		if a == "--help" || a == "--version" || a == "-help" {
+	for i, a := range cmd.args {
+		switch {
+		case a == "--help" || a == "-help":
+			cmd.helpOnly = true
+		case a == "--version" && (i == len(cmd.args)-1 || strings.HasPrefix(cmd.args[i+1], "-")):
+			// `--version` alone prints the version; followed by a value it
+			// is an option of the command (`cargo yank --version 0.4.1`)
 			cmd.helpOnly = true
 		}
 	}
@@ -792,7 +797,7 @@ func (w *walker) finish(cmd *command, ctx stmtCtx, st *syntax.Stmt) {
 	if len(w.cmds) >= maxCommands {
 		if !w.exhausted {
 			w.exhausted = true
-			w.add(finding{analyzer: AnalyzerParser, rule: "analysis-budget", level: events.RiskHigh,
+			w.add(finding{analyzer: AnalyzerParser, rule: ruleAnalysisBudget, level: events.RiskHigh,
 				detail: "more commands than Vigil walks in one input", span: w.outer})
 		}
 		cmd.out = &data{}

@@ -256,7 +256,7 @@ func (w *walker) powershellArgs(c *command) {
 		lx := strings.ToLower(x)
 		switch {
 		case psEncFlagRe.MatchString(lx) && i+1 < len(a):
-			w.hit(c, "decode-exec", high, c.name+" "+x+" runs a base64-encoded command, hidden from the person reviewing it")
+			w.hit(c, ruleDecodeExec, high, c.name+" "+x+" runs a base64-encoded command, hidden from the person reviewing it")
 			if code, ok := decodePSEncoded(a[i+1]); ok {
 				w.windowsCode(c, code, true, c.name+" -EncodedCommand")
 			}
@@ -268,12 +268,12 @@ func (w *walker) powershellArgs(c *command) {
 			return // a script file
 		case lx == "-executionpolicy" || lx == "-ep" || lx == "-exec":
 			if i+1 < len(a) && (strings.EqualFold(a[i+1], "bypass") || strings.EqualFold(a[i+1], "unrestricted")) {
-				w.hit(c, "execution-policy-bypass", med, c.name+" runs with the execution policy switched off")
+				w.hit(c, ruleExecutionPolicyBypass, med, c.name+" runs with the execution policy switched off")
 			}
 			i++
 		case lx == "-windowstyle" || lx == "-w":
 			if i+1 < len(a) && strings.EqualFold(a[i+1], "hidden") {
-				w.hit(c, "hidden-window", med, c.name+" runs in a hidden window")
+				w.hit(c, ruleHiddenWindow, med, c.name+" runs in a hidden window")
 			}
 			i++
 		case strings.HasPrefix(x, "-"):
@@ -302,7 +302,7 @@ func decodePSEncoded(s string) (string, bool) {
 // windowsCode judges cmd or PowerShell code.
 func (w *walker) windowsCode(c *command, code string, ps bool, how string) {
 	if w.depth+1 > maxDepth {
-		w.add(finding{analyzer: AnalyzerShell, rule: "nesting-limit", level: high,
+		w.add(finding{analyzer: AnalyzerShell, rule: ruleNestingLimit, level: high,
 			detail: "code nested more than 8 levels deep (" + how + ")", span: c.span})
 		return
 	}
@@ -312,9 +312,9 @@ func (w *walker) windowsCode(c *command, code string, ps bool, how string) {
 	if ps {
 		switch {
 		case psExecRe.MatchString(code) && psDownloadRe.MatchString(code):
-			w.hit(c, "remote-code-exec", high, how+" runs code downloaded from the network (Invoke-Expression of a download)")
+			w.hit(c, ruleRemoteCodeExec, high, how+" runs code downloaded from the network (Invoke-Expression of a download)")
 		case psExecRe.MatchString(code) && psDecodeRe.MatchString(code):
-			w.hit(c, "decode-exec", high, how+" runs code it decodes at run time")
+			w.hit(c, ruleDecodeExec, high, how+" runs code it decodes at run time")
 		}
 	}
 	w.depth++
@@ -361,10 +361,10 @@ func (w *walker) windowsRules(c *command) {
 		rec := switchSet("s") || hasArgPrefix(lower, "-r")
 		w.winDelete(c, rec, paths())
 	case "format", "format-volume", "clear-disk", "initialize-disk", "remove-partition", "diskpart":
-		w.hitA(c, AnalyzerFiles, "disk-format", high, c.path+" formats or repartitions a disk")
+		w.hitA(c, AnalyzerFiles, ruleDiskFormat, high, c.path+" formats or repartitions a disk")
 	case "cipher":
 		if hasArgPrefix(lower, "/w") {
-			w.hitA(c, AnalyzerFiles, "disk-wipe", high, "cipher /w overwrites all deleted data on the volume")
+			w.hitA(c, AnalyzerFiles, ruleDiskWipe, high, "cipher /w overwrites all deleted data on the volume")
 		}
 	case "takeown":
 		w.winOwnership(c, paths(), "takeown takes ownership of")
@@ -379,7 +379,7 @@ func (w *walker) windowsRules(c *command) {
 			}
 		}
 		if world {
-			w.hitA(c, AnalyzerFiles, "permissions-system", high, c.name+" grants everyone access to "+strings.Join(paths(), " "))
+			w.hitA(c, AnalyzerFiles, rulePermissionsSystem, high, c.name+" grants everyone access to "+strings.Join(paths(), " "))
 			return
 		}
 		if has("/reset", "/setowner", "/grant", "/grant:r", "/deny", "/remove", "/inheritance:r", "/inheritance:d") {
@@ -387,17 +387,17 @@ func (w *walker) windowsRules(c *command) {
 		}
 	case "runas", "start-process":
 		if name == "runas" || has("-verb") && has("runas") {
-			w.hit(c, "sudo", high, c.path+" runs a program as another user or as administrator (privilege escalation)")
+			w.hit(c, ruleSudo, high, c.path+" runs a program as another user or as administrator (privilege escalation)")
 		}
 	case "net", "net1":
 		switch {
 		case has("user") && (has("/add") || has("/delete") || len(operands(lower)) >= 3), has("localgroup") && (has("/add") || has("/delete")):
-			w.hit(c, "account-change", high, "net creates, deletes or changes a user account or group membership")
+			w.hit(c, ruleAccountChange, high, "net creates, deletes or changes a user account or group membership")
 		case has("stop"):
 			w.winService(c, "stop")
 		}
 	case "new-localuser", "remove-localuser", "set-localuser", "add-localgroupmember", "enable-localuser":
-		w.hit(c, "account-change", high, c.path+" changes local accounts")
+		w.hit(c, ruleAccountChange, high, c.path+" changes local accounts")
 	case "reg":
 		w.winRegistry(c, lower)
 	case "set-itemproperty", "new-itemproperty", "remove-itemproperty":
@@ -405,113 +405,113 @@ func (w *walker) windowsRules(c *command) {
 	case "sc", "sc.exe", "new-service", "stop-service", "set-service", "remove-service":
 		switch {
 		case name == "new-service" || has("create") || has("config") && hasArgPrefix(lower, "binpath"):
-			w.hitA(c, AnalyzerFiles, "service-persistence", high, c.path+" installs or reconfigures a service (runs at boot as SYSTEM)")
+			w.hitA(c, AnalyzerFiles, ruleServicePersistence, high, c.path+" installs or reconfigures a service (runs at boot as SYSTEM)")
 		case has("stop", "delete") || name == "stop-service" || name == "remove-service" || name == "set-service" && has("disabled"):
 			w.winService(c, "stop")
 		}
 	case "schtasks", "register-scheduledtask", "new-scheduledtask":
 		if has("/create") || name != "schtasks" {
-			w.hitA(c, AnalyzerFiles, "cron-persistence", high, c.path+" creates a scheduled task")
+			w.hitA(c, AnalyzerFiles, ruleCronPersistence, high, c.path+" creates a scheduled task")
 		} else if has("/delete", "/change") {
-			w.hit(c, "service-change", med, "schtasks changes scheduled tasks")
+			w.hit(c, ruleServiceChange, med, "schtasks changes scheduled tasks")
 		}
 	case "vssadmin", "wbadmin":
 		if has("delete", "resize") {
-			w.hit(c, "backup-destruction", high, c.name+" deletes shadow copies or backups (what ransomware does first)")
+			w.hit(c, ruleBackupDestruction, high, c.name+" deletes shadow copies or backups (what ransomware does first)")
 		}
 	case "wmic":
 		switch {
 		case has("shadowcopy") && has("delete"):
-			w.hit(c, "backup-destruction", high, "wmic deletes shadow copies")
+			w.hit(c, ruleBackupDestruction, high, "wmic deletes shadow copies")
 		case has("process") && has("create"), has("call"):
-			w.hitA(c, AnalyzerNetwork, "remote-exec", med, "wmic starts a process")
+			w.hitA(c, AnalyzerNetwork, ruleRemoteExec, med, "wmic starts a process")
 		}
 	case "bcdedit":
 		if has("/set", "/delete", "/deletevalue") {
-			w.hitA(c, AnalyzerFiles, "boot-tampering", high, "bcdedit changes how the machine boots (recovery, safe mode, signing)")
+			w.hitA(c, AnalyzerFiles, ruleBootTampering, high, "bcdedit changes how the machine boots (recovery, safe mode, signing)")
 		}
 	case "reagentc":
 		if has("/disable") {
-			w.hit(c, "backup-destruction", high, "reagentc disables the recovery environment")
+			w.hit(c, ruleBackupDestruction, high, "reagentc disables the recovery environment")
 		}
 	case "wevtutil", "clear-eventlog", "remove-eventlog", "limit-eventlog":
 		if name != "wevtutil" || has("cl", "clear-log", "sl", "set-log") {
-			w.hitA(c, AnalyzerFiles, "log-tampering", high, c.path+" clears or shrinks the event logs")
+			w.hitA(c, AnalyzerFiles, ruleLogTampering, high, c.path+" clears or shrinks the event logs")
 		}
 	case "auditpol":
 		if has("/clear", "/remove") || has("/set") && has("/success:disable", "/failure:disable") {
-			w.hit(c, "defense-evasion", high, "auditpol turns auditing off")
+			w.hit(c, ruleDefenseEvasion, high, "auditpol turns auditing off")
 		}
 	case "set-mppreference", "add-mppreference":
 		if hasArgPrefix(lower, "-disable", "-exclusion") {
-			w.hit(c, "defense-evasion", high, c.path+" turns Defender protection off or excludes paths from scanning")
+			w.hit(c, ruleDefenseEvasion, high, c.path+" turns Defender protection off or excludes paths from scanning")
 		}
 	case "netsh":
 		switch {
 		case has("firewall", "advfirewall") && (has("off", "disable") || has("reset")):
-			w.hit(c, "firewall-disable", high, "netsh turns the firewall off")
+			w.hit(c, ruleFirewallDisable, high, "netsh turns the firewall off")
 		case has("portproxy"), has("interface") && has("disable", "disabled"):
-			w.hitA(c, AnalyzerNetwork, "firewall-change", med, "netsh changes network settings")
+			w.hitA(c, AnalyzerNetwork, ruleFirewallChange, med, "netsh changes network settings")
 		case has("firewall", "advfirewall") && has("add", "set", "delete"):
-			w.hit(c, "firewall-change", med, "netsh changes firewall rules")
+			w.hit(c, ruleFirewallChange, med, "netsh changes firewall rules")
 		}
 	case "set-netfirewallprofile", "disable-netfirewallrule", "remove-netfirewallrule":
 		if name != "set-netfirewallprofile" || has("false") || hasArgPrefix(lower, "-enabled:$false", "-enabled:false") {
-			w.hit(c, "firewall-disable", high, c.path+" turns the firewall off")
+			w.hit(c, ruleFirewallDisable, high, c.path+" turns the firewall off")
 		}
 	case "disable-netadapter", "remove-netroute", "disable-computerrestore":
-		w.hit(c, "remote-access-loss", high, c.path+" cuts the machine off the network or removes its recovery")
+		w.hit(c, ruleRemoteAccessLoss, high, c.path+" cuts the machine off the network or removes its recovery")
 	case "stop-computer", "restart-computer":
-		w.hit(c, "shutdown", high, c.path+" stops or restarts the machine")
+		w.hit(c, ruleShutdown, high, c.path+" stops or restarts the machine")
 	case "taskkill", "stop-process":
 		for _, x := range lower {
 			if isSecurityService(x) || strings.Contains(x, "msmpeng") || strings.Contains(x, "sense") {
-				w.hit(c, "defense-evasion", high, c.path+" stops the security process "+x)
+				w.hit(c, ruleDefenseEvasion, high, c.path+" stops the security process "+x)
 				return
 			}
 		}
-		w.hit(c, "process-kill", med, c.path+" stops processes")
+		w.hit(c, ruleProcessKill, med, c.path+" stops processes")
 	case "setx", "set-executionpolicy":
 		if name == "set-executionpolicy" {
 			if has("bypass", "unrestricted") {
-				w.hit(c, "execution-policy-bypass", med, "Set-ExecutionPolicy switches script signing checks off")
+				w.hit(c, ruleExecutionPolicyBypass, med, "Set-ExecutionPolicy switches script signing checks off")
 			}
 			return
 		}
-		w.hit(c, "env-persistence", med, "setx stores an environment variable for every future process of the user")
+		w.hit(c, ruleEnvPersistence, med, "setx stores an environment variable for every future process of the user")
 	case "certutil":
 		if hasArgPrefix(lower, "-urlcache", "/urlcache", "-verifyctl", "-decode", "/decode", "-decodehex") {
-			w.hitA(c, AnalyzerNetwork, "network-download", med, "certutil downloads or decodes a file (a well-known download tool of attackers)")
+			w.hitA(c, AnalyzerNetwork, ruleNetworkDownload, med, "certutil downloads or decodes a file (a well-known download tool of attackers)")
 		}
 	case "bitsadmin":
 		if has("/transfer", "/addfile", "/create") {
-			w.hitA(c, AnalyzerNetwork, "network-download", med, "bitsadmin downloads a file")
+			w.hitA(c, AnalyzerNetwork, ruleNetworkDownload, med, "bitsadmin downloads a file")
 		}
 	case "invoke-webrequest", "invoke-restmethod", "start-bitstransfer":
-		w.hitA(c, AnalyzerNetwork, "network-fetch", med, c.path+" fetches from the network")
+		w.hitA(c, AnalyzerNetwork, ruleNetworkFetch, med, c.path+" fetches from the network")
 	case "choco", "winget", "scoop", "install-package", "install-module", "msiexec":
 		if has("install", "upgrade", "uninstall", "add", "/i", "/x", "/package") || name == "install-package" || name == "install-module" {
-			w.hit(c, "package-install", med, c.path+" installs or removes software")
+			w.hit(c, rulePackageInstall, med, c.path+" installs or removes software")
 		}
 	case "mshta", "regsvr32", "rundll32", "cscript", "wscript":
-		w.hitA(c, AnalyzerNetwork, "remote-exec", med, c.name+" runs script or library code (a common way to run a payload)")
+		w.hitA(c, AnalyzerNetwork, ruleRemoteExec, med, c.name+" runs script or library code (a common way to run a payload)")
 	case "fsutil":
 		if has("setzerodata", "deletejournal") || has("usn") && has("deletejournal") {
-			w.hitA(c, AnalyzerFiles, "log-tampering", high, "fsutil erases file data or the change journal")
+			w.hitA(c, AnalyzerFiles, ruleLogTampering, high, "fsutil erases file data or the change journal")
 		}
 	case "mountvol":
 		if has("/d", "/p") {
-			w.hitA(c, AnalyzerFiles, "disk-format", high, "mountvol removes a volume mount point")
+			w.hitA(c, AnalyzerFiles, ruleDiskFormat, high, "mountvol removes a volume mount point")
 		}
 	case "copy", "xcopy", "robocopy", "copy-item", "move", "move-item", "set-content", "add-content", "out-file", "new-item":
 		for _, p := range paths() {
 			if cls := winClass(p); cls == pcSystem || cls == pcRoot {
-				w.hitA(c, AnalyzerFiles, "system-write", high, c.path+" writes into the system path "+p)
+				w.hitA(c, AnalyzerFiles, ruleSystemWrite, high, c.path+" writes into the system path "+p)
 				return
 			}
 		}
 		if name == "robocopy" && has("/mir", "/purge") {
-			w.hitA(c, AnalyzerFiles, "delete-outside-workspace", med, "robocopy /MIR deletes files in the destination")
+			w.hitA(c, AnalyzerFiles, ruleDeleteOutsideWorkspace, med, "robocopy /MIR deletes files in the destination")
 		}
 	}
 }
@@ -526,27 +526,27 @@ func (w *walker) winDelete(c *command, recursive bool, targets []string) {
 	for _, t := range targets {
 		switch cls := winClass(t); {
 		case cls == pcRoot:
-			w.hitA(c, AnalyzerFiles, "destructive-delete-root", high, verb+" deletes the drive "+t)
+			w.hitA(c, AnalyzerFiles, ruleDestructiveDeleteRoot, high, verb+" deletes the drive "+t)
 			return
 		case cls == pcSystem:
-			w.hitA(c, AnalyzerFiles, "destructive-delete-system", high, verb+" deletes the system path "+t)
+			w.hitA(c, AnalyzerFiles, ruleDestructiveDeleteSystem, high, verb+" deletes the system path "+t)
 			return
 		case cls == pcHome:
-			w.hitA(c, AnalyzerFiles, "destructive-delete-home", high, verb+" deletes the home directory "+t)
+			w.hitA(c, AnalyzerFiles, ruleDestructiveDeleteHome, high, verb+" deletes the home directory "+t)
 			return
 		case (cls == pcHomeData || cls == pcOther || cls == pcParent) && recursive:
-			w.hitA(c, AnalyzerFiles, "destructive-delete-outside-workspace", high, verb+" deletes "+t+", outside the workspace")
+			w.hitA(c, AnalyzerFiles, ruleDestructiveDeleteOutsideWorkspace, high, verb+" deletes "+t+", outside the workspace")
 			return
 		case !best:
 			best = true
-			rule := "delete-workspace"
+			rule := ruleDeleteWorkspace
 			switch cls {
 			case pcTemp:
-				rule = "delete-temp"
+				rule = ruleDeleteTemp
 			case pcHomeData, pcOther, pcParent:
-				rule = "delete-outside-workspace"
+				rule = ruleDeleteOutsideWorkspace
 			case pcDynamic:
-				rule = "delete-unresolved"
+				rule = ruleDeleteUnresolved
 			}
 			w.hitA(c, AnalyzerFiles, rule, med, verb+" deletes "+t)
 		}
@@ -556,25 +556,25 @@ func (w *walker) winDelete(c *command, recursive bool, targets []string) {
 func (w *walker) winOwnership(c *command, targets []string, verb string) {
 	for _, t := range targets {
 		if cls := winClass(t); cls == pcRoot || cls == pcSystem || cls == pcHome {
-			w.hitA(c, AnalyzerFiles, "ownership-system", high, verb+" "+t)
+			w.hitA(c, AnalyzerFiles, ruleOwnershipSystem, high, verb+" "+t)
 			return
 		}
 	}
-	w.hitA(c, AnalyzerFiles, "ownership-change", med, verb+" "+strings.Join(targets, " "))
+	w.hitA(c, AnalyzerFiles, ruleOwnershipChange, med, verb+" "+strings.Join(targets, " "))
 }
 
 func (w *walker) winService(c *command, verb string) {
 	for _, x := range c.args {
 		if isSecurityService(x) || strings.EqualFold(x, "windefend") || strings.EqualFold(x, "sense") || strings.EqualFold(x, "eventlog") || strings.EqualFold(x, "mpssvc") {
-			w.hit(c, "defense-evasion", high, c.path+" "+verb+"s the security or logging service "+x)
+			w.hit(c, ruleDefenseEvasion, high, c.path+" "+verb+"s the security or logging service "+x)
 			return
 		}
 		if reachService(x) || strings.EqualFold(x, "termservice") || strings.EqualFold(x, "winrm") {
-			w.hit(c, "remote-access-loss", high, c.path+" "+verb+"s "+x+", which keeps the machine reachable")
+			w.hit(c, ruleRemoteAccessLoss, high, c.path+" "+verb+"s "+x+", which keeps the machine reachable")
 			return
 		}
 	}
-	w.hit(c, "service-stop", med, c.path+" "+verb+"s a service")
+	w.hit(c, ruleServiceStop, med, c.path+" "+verb+"s a service")
 }
 
 var winPersistKeys = []string{`\currentversion\run`, `\currentversion\policies\explorer\run`, `\winlogon`, `image file execution options`,
@@ -586,20 +586,20 @@ func (w *walker) winRegistry(c *command, lower []string) {
 	key := strings.Join(lower, " ")
 	switch {
 	case hasArg(lower, "save", "export") && (strings.Contains(key, `hklm\sam`) || strings.Contains(key, `hklm\security`) || strings.Contains(key, `hklm\system`) || strings.Contains(key, "hklmsam") || strings.Contains(key, "hklmsystem")):
-		w.hitA(c, AnalyzerFiles, "credential-read", high, "reg save copies the SAM/SYSTEM hives, which hold password hashes")
+		w.hitA(c, AnalyzerFiles, ruleCredentialRead, high, "reg save copies the SAM/SYSTEM hives, which hold password hashes")
 		return
 	case hasArg(lower, "query", "export", "save") || c.name == "reg" && len(lower) == 0:
 		return
 	}
 	for _, k := range winPersistKeys {
 		if strings.Contains(key, k) {
-			w.hit(c, "registry-persistence", high, c.path+" changes a registry key that runs programs at logon or weakens security ("+k+")")
+			w.hit(c, ruleRegistryPersistence, high, c.path+" changes a registry key that runs programs at logon or weakens security ("+k+")")
 			return
 		}
 	}
 	if strings.Contains(key, "hklm") || strings.Contains(key, "hkey_local_machine") {
-		w.hit(c, "registry-change", med, c.path+" changes machine-wide registry settings")
+		w.hit(c, ruleRegistryChange, med, c.path+" changes machine-wide registry settings")
 		return
 	}
-	w.hit(c, "registry-change", med, c.path+" changes registry settings")
+	w.hit(c, ruleRegistryChange, med, c.path+" changes registry settings")
 }

@@ -177,7 +177,7 @@ func (w *WrittenFiles) Raise(conv string, fe FileEffects, level events.Risk, rea
 		return level, reasons
 	}
 	for _, r := range reasons {
-		if r.Rule == "ran-written-file" {
+		if r.Rule == ruleRanWrittenFile.ID {
 			return level, reasons // raised already (the risk processor's assessment, reused by the gate)
 		}
 	}
@@ -197,7 +197,7 @@ func (w *WrittenFiles) Raise(conv string, fe FileEffects, level events.Risk, rea
 	if bestKey == "" || best.level.Rank() <= level.Rank() && best.level != events.RiskHigh {
 		return level, reasons
 	}
-	r := events.Reason{Analyzer: AnalyzerFiles, Rule: "ran-written-file", Level: best.level,
+	r := events.Reason{Analyzer: AnalyzerFiles, Rule: ruleRanWrittenFile.ID, Level: best.level,
 		Detail: fmt.Sprintf("runs what this conversation wrote at log seq %d (%s, judged %s when written)", best.seq, bestKey[strings.IndexByte(bestKey, '|')+1:], best.level)}
 	return events.Max(level, best.level), append([]events.Reason{r}, reasons...)
 }

@@ -1,0 +1,127 @@
+package risk
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+// The held-out tables in testdata/heldout were written for this package
+// from the documented behaviour of real tools (cloud, cluster, database,
+// secret-store, backup, registry and git-hosting CLIs; agent tool outputs
+// and web pages), not taken from any corpus: no rule was fitted to a line
+// of them. "high" lines must score HIGH, "not-high" lines must not. The
+// test reports recall and false HIGH, and fails below the floors.
+
+type heldoutShell struct {
+	Command string `json:"command"`
+	Expect  string `json:"expect"`
+}
+
+func readHeldout[T any](t *testing.T, name string) []T {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "heldout", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// TestHeldoutShell: shell.jsonl's misses were read while writing this
+// package's rules (a regression table now); shell2.jsonl was written
+// after them and scored once.
+func TestHeldoutShell(t *testing.T) {
+	s := mustScorer(t, events.DefaultConfig())
+	for _, file := range []string{"shell.jsonl", "shell2.jsonl"} {
+		var fire, fired, medPlus, quiet, falseHigh int
+		for _, l := range readHeldout[heldoutShell](t, file) {
+			a := s.ScoreCommand(l.Command, Env{})
+			switch l.Expect {
+			case "high":
+				fire++
+				if a.Level == events.RiskHigh {
+					fired++
+				} else if *showMisses {
+					t.Logf("MISS %s: %q %s", a.Level, l.Command, reasonsBrief(a))
+				}
+				if a.Level == events.RiskHigh || a.Level == events.RiskMedium {
+					medPlus++
+				}
+			case "not-high":
+				quiet++
+				if a.Level == events.RiskHigh {
+					falseHigh++
+					t.Errorf("%s: false HIGH on %q: %s", file, l.Command, reasonsBrief(a))
+				}
+			default:
+				t.Fatalf("bad expect %q", l.Expect)
+			}
+		}
+		t.Logf("held-out %s: must-fire HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)",
+			file, pct(fired, fire), fired, fire, pct(medPlus, fire), medPlus, fire, pct(falseHigh, quiet), falseHigh, quiet)
+		if pct(fired, fire) < 93 {
+			t.Errorf("%s: held-out HIGH recall %.1f%% is below the 93%% floor", file, pct(fired, fire))
+		}
+	}
+}
+
+type heldoutText struct {
+	Text   string `json:"text"`
+	Expect string `json:"expect"`
+}
+
+// TestHeldoutInjection: injection.jsonl is the first fresh table (its
+// misses were read while writing the directive rule, so it is a
+// regression table now); injection2.jsonl was written after the rule and
+// scored once, the held-out figure.
+func TestHeldoutInjection(t *testing.T) {
+	for _, tc := range []struct {
+		file          string
+		recall        float64
+		maxCleanFlags int
+	}{{"injection.jsonl", 95, 1}, {"injection2.jsonl", 70, 1}} {
+		var inj, hit, clean, fp int
+		for _, l := range readHeldout[heldoutText](t, tc.file) {
+			r := Scan(l.Text, "")
+			switch l.Expect {
+			case "injection":
+				inj++
+				if r.Verdict == VerdictInjection {
+					hit++
+				} else if *showMisses {
+					t.Logf("MISS %s: %q %v", r.Verdict, trimArg(l.Text), r.Findings)
+				}
+			case "clean":
+				clean++
+				if r.Verdict == VerdictInjection {
+					fp++
+					t.Logf("clean flagged: %q %v", trimArg(l.Text), r.Findings)
+				}
+			default:
+				t.Fatalf("bad expect %q", l.Expect)
+			}
+		}
+		t.Logf("held-out %s: recall %.1f%% (%d/%d); clean flagged %.1f%% (%d/%d)", tc.file, pct(hit, inj), hit, inj, pct(fp, clean), fp, clean)
+		if pct(hit, inj) < tc.recall {
+			t.Errorf("%s: recall %.1f%% below the %.0f%% floor", tc.file, pct(hit, inj), tc.recall)
+		}
+		if fp > tc.maxCleanFlags {
+			t.Errorf("%s: %d clean texts flagged, more than %d", tc.file, fp, tc.maxCleanFlags)
+		}
+	}
+}
