@@ -96,9 +96,7 @@ func TestBrowserShowsHiddenCharacters(t *testing.T) {
 
 func denyCard(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
-	run(t, ctx, 30*time.Second, "deny",
-		chromedp.Click(sel+` button[data-verdict="deny"]`, chromedp.ByQuery),
-		chromedp.WaitNotPresent(sel, chromedp.ByQuery))
+	decideCard(t, ctx, sel, "deny")
 }
 
 // TestBrowserLongCommandShowsItsEnd: a 10 KB command whose `&& curl … |

@@ -340,6 +340,7 @@
     if (pg.order !== "newest" && pg.order !== "oldest") return;
     const c = makeCard(p);
     c.arrived = state.epoch;
+    c.node.dataset.from = "stream";
     const list = $("pending");
     if (pg.order === "newest") {
       list.prepend(c.node);
@@ -438,9 +439,25 @@
     }
     state.page.total += late.length;
     state.order = order;
-    $("pending").replaceChildren(...nodes);
+    placeChildren($("pending"), nodes);
     updateCount();
     for (const id of order) watch(state.cards.get(id));
+  }
+
+  // placeChildren makes nodes the children of parent, in order, moving
+  // only what changed: a card that stays is never detached, so a click or
+  // a selection on it is not lost to a reload of the queue.
+  function placeChildren(parent, nodes) {
+    let cur = parent.firstChild;
+    for (const n of nodes) {
+      if (cur === n) { cur = cur.nextSibling; continue; }
+      parent.insertBefore(n, cur);
+    }
+    while (cur) {
+      const next = cur.nextSibling;
+      cur.remove();
+      cur = next;
+    }
   }
 
   function renderConversations(list) {
@@ -511,7 +528,17 @@
 
   function verdictButton(card, verdict, label, key) {
     return el("button", { type: "button", class: "verdict verdict-" + verdict, "data-verdict": verdict,
-      title: label + " (" + key + ")", onclick: (ev) => { ev.stopPropagation(); decide(card(), verdict); } },
+      title: label + " (" + key + ")", onclick: (ev) => {
+        ev.stopPropagation();
+        const c = card();
+        // A pointer click (detail > 0) on a card that just moved under
+        // it is not a verdict; the keyboard and a second click are.
+        if (c && ev.detail > 0 && c.movedAt && performance.now() - c.movedAt < movedGuard) {
+          c.msg.textContent = "the cards moved as you clicked: nothing was sent; click again";
+          return;
+        }
+        decide(c, verdict);
+      } },
     label, " ", el("kbd", { text: key }));
   }
 
@@ -533,6 +560,25 @@
     updateCount();
   }
 
+  // movedGuard is how long (ms) after a card moved on the page (a card
+  // arrived or went above it, a detail loaded) a pointer click on its
+  // verdict buttons is not taken: the person aimed at what was there
+  // before.
+  const movedGuard = 400;
+
+  // noteMoves records, for each card shown, where it is on the page and
+  // when it last moved.
+  function noteMoves() {
+    const now = performance.now();
+    for (const id of state.order) {
+      const c = state.cards.get(id);
+      if (!c || !c.node.isConnected) continue;
+      const top = Math.round(c.node.getBoundingClientRect().top + window.scrollY);
+      if (c.top !== undefined && c.top !== top) c.movedAt = now;
+      c.top = top;
+    }
+  }
+
   function updateCount() {
     const pg = state.page;
     const paged = pg.total - pg.newer;
@@ -546,6 +592,7 @@
     $("newer").textContent = pg.newer + " newer waiting: show (n)";
     $("prev-page").disabled = pg.offset === 0;
     $("next-page").disabled = pg.offset + pg.limit >= paged;
+    noteMoves();
   }
 
   function hint(text) { $("hint").textContent = text || ""; }
@@ -684,6 +731,7 @@
     if (!parts.length) parts.push(el("p", { class: "muted", text: "no more detail" }));
     c.detail.replaceChildren(...parts);
     c.node.dataset.detail = "1";
+    noteMoves();
   }
 
   // decide sends verdict on card c: the action id and the log seq the
