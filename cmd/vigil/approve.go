@@ -287,7 +287,7 @@ func (c *cli) walkPending(ctx context.Context, cl *client.Client, f decideFlags)
 		}
 		d, err := decide(ctx, cl, *p, verdict, f)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "vigil: %v\n", err)
+			fmt.Fprintf(c.stderr, "vigil: %s\n", display.Text(err.Error()))
 			skipped[p.ID] = true
 			continue
 		}
