@@ -153,7 +153,8 @@ func (c *cli) decideOne(ctx context.Context, cl *client.Client, id string, verdi
 		return err
 	}
 	if !f.asJSON {
-		printAction(c.stdout, withStoredCommand(ctx, cl, p))
+		shown, sentWith := withStoredAction(ctx, cl, p)
+		printAction(c.stdout, shown, sentWith)
 	}
 	d, err := decide(ctx, cl, p, verdict, f)
 	if err != nil {
@@ -198,7 +199,11 @@ const maxShownReasons = 8
 // the whole command, never cut; every field the agent wrote goes through
 // display, so no escape sequence, bidi or invisible character in it can
 // redraw, reorder or hide what is shown.
-func printAction(w io.Writer, p client.PendingAction) {
+//
+// sentWith is the credential class the stored action arrived with ("":
+// it could not be read): with the agent's, the conversation, agent and
+// backend shown are what the agent claims.
+func printAction(w io.Writer, p client.PendingAction, sentWith events.Origin) {
 	rules := make([]string, 0, len(p.Reasons))
 	for _, r := range p.Reasons {
 		rules = append(rules, r.Analyzer+"/"+r.Rule)
@@ -209,6 +214,14 @@ func printAction(w io.Writer, p client.PendingAction) {
 	fmt.Fprintf(w, "  agent         %s\n", display.Field(p.Agent, 0, true))
 	if p.Backend != "" {
 		fmt.Fprintf(w, "  backend       %s\n", display.Escape(p.Backend))
+	}
+	switch {
+	case sentWith == "":
+		fmt.Fprintf(w, "  sent with     (not known: the stored action could not be read)\n")
+	case sentWith.Trusted():
+		fmt.Fprintf(w, "  sent with     the %s credential\n", display.Escape(string(sentWith)))
+	default:
+		fmt.Fprintf(w, "  sent with     the agent credential (conversation, agent and backend are its claims)\n")
 	}
 	if p.Tool != "" {
 		fmt.Fprintf(w, "  tool          %s\n", display.Escape(p.Tool))
@@ -261,7 +274,8 @@ func (c *cli) walkPending(ctx context.Context, cl *client.Client, f decideFlags)
 			return nil
 		}
 		fmt.Fprintln(c.stdout)
-		printAction(c.stdout, withStoredCommand(ctx, cl, *p))
+		shown, sentWith := withStoredAction(ctx, cl, *p)
+		printAction(c.stdout, shown, sentWith)
 		var verdict events.Verdict
 		for verdict == "" {
 			fmt.Fprintf(c.stdout, "[o]nce [s]ession [a]lways [d]eny [q]uit (Enter: deny)? ")
