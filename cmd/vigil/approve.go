@@ -43,8 +43,8 @@ func newApproveCmd(c *cli) *cobra.Command {
 Deny rules still win over session and always approvals.
 
 With no ID, on a terminal, walks the queue: for each waiting action it shows
-its level and rules first, then its conversation, agent and whole command
-(never cut), and asks [o]nce [s]ession [a]lways [d]eny (Enter denies) or
+its level and rules first, then its conversation, agent, the credential that
+sent it and its whole command (never cut), and asks [o]nce [s]ession [a]lways [d]eny (Enter denies) or
 [q]uit (leave it waiting). With an ID it shows the action the same way before
 the decision. What the agent wrote is shown through one filter
 (docs/security.md, "What a person sees"): control characters, escape
