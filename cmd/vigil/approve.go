@@ -43,8 +43,8 @@ func newApproveCmd(c *cli) *cobra.Command {
 Deny rules still win over session and always approvals.
 
 With no ID, on a terminal, walks the queue: for each waiting action it shows
-its level and rules first, then its conversation, agent and whole command
-(never cut), and asks [o]nce [s]ession [a]lways [d]eny (Enter denies) or
+its level and rules first, then its conversation, agent, the credential that
+sent it and its whole command (never cut), and asks [o]nce [s]ession [a]lways [d]eny (Enter denies) or
 [q]uit (leave it waiting). With an ID it shows the action the same way before
 the decision. What the agent wrote is shown through one filter
 (docs/security.md, "What a person sees"): control characters, escape
@@ -153,7 +153,8 @@ func (c *cli) decideOne(ctx context.Context, cl *client.Client, id string, verdi
 		return err
 	}
 	if !f.asJSON {
-		printAction(c.stdout, withStoredCommand(ctx, cl, p))
+		shown, sentWith := withStoredAction(ctx, cl, p)
+		printAction(c.stdout, shown, sentWith)
 	}
 	d, err := decide(ctx, cl, p, verdict, f)
 	if err != nil {
@@ -198,7 +199,11 @@ const maxShownReasons = 8
 // the whole command, never cut; every field the agent wrote goes through
 // display, so no escape sequence, bidi or invisible character in it can
 // redraw, reorder or hide what is shown.
-func printAction(w io.Writer, p client.PendingAction) {
+//
+// sentWith is the credential class the stored action arrived with ("":
+// it could not be read): with the agent's, the conversation, agent and
+// backend shown are what the agent claims.
+func printAction(w io.Writer, p client.PendingAction, sentWith events.Origin) {
 	rules := make([]string, 0, len(p.Reasons))
 	for _, r := range p.Reasons {
 		rules = append(rules, r.Analyzer+"/"+r.Rule)
@@ -209,6 +214,14 @@ func printAction(w io.Writer, p client.PendingAction) {
 	fmt.Fprintf(w, "  agent         %s\n", display.Field(p.Agent, 0, true))
 	if p.Backend != "" {
 		fmt.Fprintf(w, "  backend       %s\n", display.Escape(p.Backend))
+	}
+	switch {
+	case sentWith == "":
+		fmt.Fprintf(w, "  sent with     (not known: the stored action could not be read)\n")
+	case sentWith.Trusted():
+		fmt.Fprintf(w, "  sent with     the %s credential\n", display.Escape(string(sentWith)))
+	default:
+		fmt.Fprintf(w, "  sent with     the agent credential (conversation, agent and backend are its claims)\n")
 	}
 	if p.Tool != "" {
 		fmt.Fprintf(w, "  tool          %s\n", display.Escape(p.Tool))
@@ -261,7 +274,8 @@ func (c *cli) walkPending(ctx context.Context, cl *client.Client, f decideFlags)
 			return nil
 		}
 		fmt.Fprintln(c.stdout)
-		printAction(c.stdout, withStoredCommand(ctx, cl, *p))
+		shown, sentWith := withStoredAction(ctx, cl, *p)
+		printAction(c.stdout, shown, sentWith)
 		var verdict events.Verdict
 		for verdict == "" {
 			fmt.Fprintf(c.stdout, "[o]nce [s]ession [a]lways [d]eny [q]uit (Enter: deny)? ")
@@ -287,7 +301,7 @@ func (c *cli) walkPending(ctx context.Context, cl *client.Client, f decideFlags)
 		}
 		d, err := decide(ctx, cl, *p, verdict, f)
 		if err != nil {
-			fmt.Fprintf(c.stderr, "vigil: %v\n", err)
+			fmt.Fprintf(c.stderr, "vigil: %s\n", display.Text(err.Error()))
 			skipped[p.ID] = true
 			continue
 		}

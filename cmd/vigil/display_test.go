@@ -26,7 +26,7 @@ func TestPendingAndApproveShowTheTruth(t *testing.T) {
 		Reasons: []events.Reason{{Analyzer: "redact", Rule: "x\x1b[2J\x1b[Hlevel LOW  git status --short", Level: events.RiskHigh}}}
 	var pend, appr bytes.Buffer
 	printPending(&pend, []client.PendingAction{p}, time.Now(), false)
-	printAction(&appr, p)
+	printAction(&appr, p, events.OriginAgent)
 	for name, out := range map[string]string{"pending": pend.String(), "approve": appr.String()} {
 		if strings.ContainsAny(out, "\x1b\u009b\r") {
 			t.Fatalf("%s output holds an escape byte: %q", name, out)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/display"
+	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode"
 )
 
 // renderInTmux shows out on a real terminal (a detached tmux pane) and
@@ -70,5 +74,141 @@ func TestPendingRenderedScreen(t *testing.T) {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("the screen does not show %q:\n%s", want, screen)
 		}
+	}
+}
+
+// tmuxPane is a detached tmux session running one command on a real
+// pseudo terminal.
+type tmuxPane struct {
+	t    *testing.T
+	sock string
+}
+
+// startPane runs argv (this test binary as vigil, with env) in a new
+// 200×50 tmux pane.
+func startPane(t *testing.T, env []string, argv ...string) *tmuxPane {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is not installed (.ci/run installs it)")
+		}
+		t.Skip("tmux is not installed")
+	}
+	p := &tmuxPane{t: t, sock: filepath.Join(t.TempDir(), "tmux.sock")}
+	args := []string{"-S", p.sock, "-f", "/dev/null", "new-session", "-d", "-x", "200", "-y", "50"}
+	for _, e := range env {
+		args = append(args, "-e", e)
+	}
+	// The pane stays after the command ends, so its last screen can be read.
+	args = append(args, strings.Join(append(argv, "; echo '[exited]'; sleep 120"), " "))
+	if b, err := exec.Command("tmux", args...).CombinedOutput(); err != nil {
+		t.Fatalf("tmux: %v %s", err, b)
+	}
+	t.Cleanup(func() { exec.Command("tmux", "-S", p.sock, "kill-server").Run() })
+	return p
+}
+
+// screen is what the pane shows now, as tmux renders it.
+func (p *tmuxPane) screen() string {
+	p.t.Helper()
+	b, err := exec.Command("tmux", "-S", p.sock, "capture-pane", "-p", "-J", "-t", "0").Output()
+	if err != nil {
+		p.t.Fatalf("capture-pane: %v", err)
+	}
+	return string(b)
+}
+
+// waitFor waits until the screen shows want, and returns it.
+func (p *tmuxPane) waitFor(want string) string {
+	p.t.Helper()
+	var s string
+	testnode.Eventually(p.t, 60*time.Second, func() string {
+		if s = p.screen(); strings.Contains(s, want) {
+			return ""
+		}
+		return "the screen does not show " + want + ":\n" + s
+	})
+	return s
+}
+
+func (p *tmuxPane) keys(keys ...string) {
+	p.t.Helper()
+	if b, err := exec.Command("tmux", append([]string{"-S", p.sock, "send-keys", "-t", "0"}, keys...)...).CombinedOutput(); err != nil {
+		p.t.Fatalf("send-keys: %v %s", err, b)
+	}
+}
+
+// TestApprovePromptRenderedScreen: vigil approve's interactive prompt, run
+// on a real terminal (a tmux pane) against a real node, for a HIGH
+// rm -rf ~/victim-dir whose agent-written fields carry escape-sequence
+// attacks (a command that erases its line and redraws "level LOW  git
+// status --short", an agent name that conceals the rest of the line, a
+// redactions rule that clears the screen, bidi and zero-width characters)
+// shows on the rendered screen the true command, level and origin, and
+// none of the forged text as the terminal would have drawn it; the deny
+// typed at the prompt reaches the gate.
+func TestApprovePromptRenderedScreen(t *testing.T) {
+	s, dir := startGateNode(t)
+	agent := testnode.Client(t, s, natsutil.RoleAgent)
+	const forged = "level LOW  git status --short"
+	command := "rm -rf ~/victim-dir #\x1b[2K\x1b[1G\x1b[A" + forged + "\u202e\u200b"
+	ev := events.Event{V: events.CurrentVersion, ID: "esc-1", Kind: events.KindAction, Conversation: "c-esc",
+		Agent: "coder\x1b[8m-1", Time: time.Now().UTC(), Data: map[string]any{
+			"tool": "bash\x1b[2J", "args": map[string]any{"command": command},
+			"redactions": []any{map[string]any{"rule": "x\x1b[2J\x1b[H" + forged, "count": 1}},
+		}}
+	// Printed raw, the command redraws the level line: the attack works.
+	if raw := renderInTmux(t, []byte("level HIGH  rules/rm-recursive\n  command       "+command+"\n")); !strings.HasPrefix(raw, forged) {
+		t.Fatalf("the raw attack did not redraw the level line, so this test proves nothing:\n%s", raw)
+	}
+	ch := make(chan error, 1)
+	go func() {
+		res, err := agent.GateAndWait(t.Context(), ev, nil)
+		if err == nil && (res.Outcome != events.OutcomeDeny || res.By != events.ByHuman) {
+			err = fmt.Errorf("gate result %+v, want deny by a person", res)
+		}
+		ch <- err
+	}()
+	approver := testnode.Client(t, s, natsutil.RoleApprover)
+	testnode.Eventually(t, 30*time.Second, func() string {
+		if _, err := approver.FindPending(t.Context(), "esc-1"); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
+	pane := startPane(t, []string{"VIGIL_TEST_RUN_MAIN=1", "TERM=xterm-256color"}, os.Args[0], "approve", "--data", dir, "--approver", "tess")
+	screen := pane.waitFor("[o]nce [s]ession [a]lways [d]eny")
+	t.Logf("the prompt as the terminal shows it:\n%s", screen)
+	lines := strings.Split(screen, "\n")
+	var level string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "level ") {
+			level = l
+			break
+		}
+	}
+	if !strings.HasPrefix(level, "level HIGH") {
+		t.Fatalf("the first level line on the screen is %q, want level HIGH:\n%s", level, screen)
+	}
+	for _, want := range []string{
+		"  command       " + display.Escape(command),
+		"  conversation  c-esc",
+		"  agent         " + display.Escape(ev.Agent), // the rest of the name is not concealed
+		"HIGH files/destructive-delete-user-data",
+		"  sent with     the agent credential (conversation, agent and backend are its claims)",
+	} {
+		if !strings.Contains(screen, want) {
+			t.Fatalf("the screen does not show %q:\n%s", want, screen)
+		}
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), forged) {
+			t.Fatalf("the forged line %q is drawn on its own line:\n%s", forged, screen)
+		}
+	}
+	pane.keys("d", "Enter")
+	pane.waitFor("no more actions waiting")
+	if err := <-ch; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -18,34 +18,54 @@ import (
 )
 
 // withStoredCommand is p with its whole command (display.Command) read
-// from the stored action at p.Seq: the gate's request carries a summary
-// cut at 400 bytes at its end, which would hide a tail such as
-// `&& curl … | bash`. p is kept as it is when the log cannot be read there
-// or holds another action.
+// from the action stored at p.Seq; p as it is when that cannot be read.
 func withStoredCommand(ctx context.Context, cl *client.Client, p client.PendingAction) client.PendingAction {
-	if c, ok := storedCommand(ctx, cl, p); ok {
+	p, _ = withStoredAction(ctx, cl, p)
+	return p
+}
+
+// withStoredAction is withStoredCommand, and the credential class the
+// stored action arrived with ("" when it cannot be read).
+func withStoredAction(ctx context.Context, cl *client.Client, p client.PendingAction) (client.PendingAction, events.Origin) {
+	ev, ok := storedAction(ctx, cl, p)
+	if !ok {
+		return p, ""
+	}
+	if c := display.Command(ev.Tool(), ev.Args()); c != "" {
 		p.Command = c
 	}
-	return p
+	if ev.Origin == "" {
+		return p, events.OriginAgent
+	}
+	return p, ev.Origin
 }
 
 // storedCommand is the whole command of the action stored at p.Seq, and
 // whether it could be read there.
 func storedCommand(ctx context.Context, cl *client.Client, p client.PendingAction) (string, bool) {
-	st, err := cl.JetStream().Stream(ctx, events.StreamLog)
-	if err != nil {
-		return "", false
-	}
-	m, err := st.GetMsg(ctx, p.Seq)
-	if err != nil {
-		return "", false
-	}
-	ev, err := events.DecodeMsgpack(m.Data)
-	if err != nil || ev.ID != p.ID || ev.Kind != events.KindAction {
+	ev, ok := storedAction(ctx, cl, p)
+	if !ok {
 		return "", false
 	}
 	c := display.Command(ev.Tool(), ev.Args())
 	return c, c != ""
+}
+
+// storedAction is the action stored at p.Seq, if it is p's.
+func storedAction(ctx context.Context, cl *client.Client, p client.PendingAction) (events.Event, bool) {
+	st, err := cl.JetStream().Stream(ctx, events.StreamLog)
+	if err != nil {
+		return events.Event{}, false
+	}
+	m, err := st.GetMsg(ctx, p.Seq)
+	if err != nil {
+		return events.Event{}, false
+	}
+	ev, err := events.DecodeMsgpack(m.Data)
+	if err != nil || ev.ID != p.ID || ev.Kind != events.KindAction {
+		return events.Event{}, false
+	}
+	return ev, true
 }
 
 // pendingLine is one line of vigil pending --json: the waiting action as

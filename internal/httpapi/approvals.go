@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/vigil-dev/vigil/client"
@@ -107,6 +109,10 @@ type approvalRequest struct {
 	Reason   string `json:"reason"`
 	// Approver names the person deciding (else the Vigil-Approver header).
 	Approver string `json:"approver"`
+	// Seq is the log seq of the action as the person saw it (the queue's
+	// seq); when given, a verdict for another action under that id, or for
+	// one that has a verdict already, is refused (409) instead of recorded.
+	Seq uint64 `json:"seq"`
 }
 
 // approvalResponse is the answer to POST /v1/approvals.
@@ -119,7 +125,9 @@ type approvalResponse struct {
 // action's log seq and digest as the queue shows it (client.Client.Decide),
 // and waits (?wait=, default 10s) for the gate to act on it: 200 once the
 // gate confirmed, 202 if the verdict is recorded but the gate has not
-// answered yet, 409 if the gate refused it.
+// answered yet, 409 if the gate refused it, if the body's seq is not the
+// waiting action's (stale), or if the action has a verdict already (one
+// this server recorded, or a decision in the read models).
 func (s *Server) approve(w http.ResponseWriter, r *http.Request, who principal) *apiError {
 	wait, e := queryDuration(r, "wait", 10*time.Second, time.Minute)
 	if e != nil {
@@ -162,9 +170,22 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, who principal) 
 	if err != nil {
 		return &apiError{Status: http.StatusNotFound, Field: "action_id", Message: err.Error(), reason: "not_found"}
 	}
+	if req.Seq != 0 && req.Seq != p.Seq {
+		return &apiError{Status: http.StatusConflict, Field: "seq", reason: "stale",
+			Message: fmt.Sprintf("action %s at log seq %d is not the one waiting (log seq %d); reload the queue and decide what it shows", p.ID, req.Seq, p.Seq)}
+	}
+	if s.cfg.Reads != nil {
+		if gd, err := s.cfg.Reads.Decision(p.ID); err == nil && gd.LogSeq == p.Seq {
+			return alreadyDecided(p)
+		}
+	}
 	cl, e := s.clientFor(who.role)
 	if e != nil {
 		return e
+	}
+	key := waitKey{id: p.ID, seq: p.Seq}
+	if !s.verdicts.claim(key) {
+		return alreadyDecided(p)
 	}
 	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + s.cfg.Limits.WriteTimeout))
 	d, err := cl.Decide(r.Context(), p, verdict, client.DecideOptions{
@@ -179,6 +200,7 @@ func (s *Server) approve(w http.ResponseWriter, r *http.Request, who principal) 
 	case errors.Is(err, client.ErrNoShape):
 		return &apiError{Status: http.StatusUnprocessableEntity, Field: "verdict", Message: err.Error(), reason: "bad_request"}
 	case err != nil && d.Seq == 0:
+		s.verdicts.release(key) // nothing was recorded: a verdict may still be given
 		return ingestError(err)
 	}
 	status := http.StatusOK
@@ -261,4 +283,51 @@ func (s *Server) revokeAllowlist(w http.ResponseWriter, r *http.Request, who pri
 	}
 	writeJSON(w, http.StatusOK, revokeResponse{EntryID: found.ID, Shape: found.Shape, Seq: res.Seq, By: by})
 	return nil
+}
+
+// alreadyDecided is the refusal of a second verdict on p.
+func alreadyDecided(p client.PendingAction) *apiError {
+	return &apiError{Status: http.StatusConflict, Field: "action_id", reason: "already_decided",
+		Message: fmt.Sprintf("action %s (log seq %d) has a verdict already; a second one is not recorded", p.ID, p.Seq)}
+}
+
+// maxVerdicts bounds the actions a verdictBook remembers.
+const maxVerdicts = 1 << 16
+
+// verdictBook remembers the actions (id and log seq) this server recorded
+// a verdict for, the newest maxVerdicts of them, so two verdicts sent at
+// once (two clicks, two tabs, a page acting on a stale card) record one.
+// The read models' decisions cover the rest (approve checks both).
+type verdictBook struct {
+	mu    sync.Mutex
+	seen  map[waitKey]struct{}
+	order []waitKey
+}
+
+func newVerdictBook() *verdictBook { return &verdictBook{seen: map[waitKey]struct{}{}} }
+
+// claim reports whether k had no verdict yet, and marks it as having one.
+func (b *verdictBook) claim(k waitKey) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.seen[k]; ok {
+		return false
+	}
+	b.seen[k] = struct{}{}
+	b.order = append(b.order, k)
+	if len(b.order) > maxVerdicts {
+		delete(b.seen, b.order[0])
+		b.order = slices.Delete(b.order, 0, 1)
+	}
+	return true
+}
+
+// release forgets k (its verdict was not recorded).
+func (b *verdictBook) release(k waitKey) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.seen, k)
+	if i := slices.Index(b.order, k); i >= 0 {
+		b.order = slices.Delete(b.order, i, i+1)
+	}
 }

@@ -96,9 +96,7 @@ func TestBrowserShowsHiddenCharacters(t *testing.T) {
 
 func denyCard(t *testing.T, ctx context.Context, sel string) {
 	t.Helper()
-	run(t, ctx, 30*time.Second, "deny",
-		chromedp.Click(sel+` button[data-verdict="deny"]`, chromedp.ByQuery),
-		chromedp.WaitNotPresent(sel, chromedp.ByQuery))
+	decideCard(t, ctx, sel, "deny")
 }
 
 // TestBrowserLongCommandShowsItsEnd: a 10 KB command whose `&& curl … |
@@ -349,6 +347,11 @@ func TestBrowserManyPending(t *testing.T) {
 		chromedp.WaitVisible(`body[data-ready="1"]`, chromedp.ByQuery),
 		chromedp.Evaluate(readPageState, &st))
 	t.Logf("page ready %d ms after navigation, %d cards of %d", st.ReadyAt, st.Cards, st.Total)
+	// At the issue's sizes (opted in), the issue's bound; speed at the
+	// default sizes is BenchmarkBrowserPending3000's.
+	if os.Getenv("VIGIL_PAGE_LOAD") == "full" && st.ReadyAt > 2000 {
+		t.Errorf("with %d pending the page was ready %d ms after navigation, over the bound of 2,000 ms", n, st.ReadyAt)
+	}
 	if st.Cards != 50 || st.Total != n {
 		t.Fatalf("page state %+v: want 50 cards of %d", st, n)
 	}

@@ -145,6 +145,8 @@ type Server struct {
 	handler http.Handler
 	metrics *metrics
 	hub     *hub
+	// verdicts are the actions this server recorded a verdict for.
+	verdicts *verdictBook
 	// pairing serves device pairing (pairing.go); nil when off.
 	pairing *pairingService
 	// hosts are the names served beyond the connection's address (host.go).
@@ -221,6 +223,7 @@ func New(ctx context.Context, cfg Config) (_ *Server, err error) {
 	}
 	s.metrics = newMetrics(s)
 	s.hub = newHub()
+	s.verdicts = newVerdictBook()
 	if cfg.Reads != nil {
 		// The actions waiting now: their decisions are a person's to see.
 		if pas, err := cfg.Reads.Pending(); err == nil {

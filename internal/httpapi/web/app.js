@@ -123,9 +123,15 @@
 
   const state = {
     session: null, // {role, name, csrf, expires}
-    cards: new Map(), // action id → {p, node, detail, busy, loaded}
+    cards: new Map(), // action id → {p, node, detail, busy, loaded, arrived}
     order: [], // action ids as shown on this page
-    selected: null, // only ever what the person selected
+    selected: null, // "id@seq" of the card the person selected, never another
+    // epoch counts the stream's pending and decided events: a queue read
+    // knows every event before the epoch it was sent at, none after.
+    epoch: 0,
+    // decided are the actions ("id@seq") known decided: by the stream or
+    // from this page. A queue read sent before it knew never brings one back.
+    decided: new Map(),
     es: null,
     history: [], // decisions, newest first
     view: "queue",
@@ -238,7 +244,11 @@
     setLive("connecting", "connecting…");
     const es = new EventSource("/v1/stream?snapshot=none");
     state.es = es;
-    es.addEventListener("pending", () => scheduleRefresh());
+    es.addEventListener("pending", (m) => {
+      state.epoch++;
+      showArrived(parse(m.data));
+      scheduleRefresh();
+    });
     es.addEventListener("ready", () => {
       setLive("on", "live");
       refreshNow();
@@ -246,6 +256,8 @@
     es.addEventListener("decided", (m) => {
       const d = parse(m.data);
       if (!d || typeof d.action_id !== "string") return;
+      state.epoch++;
+      if (d.log_seq) markDecided(d.action_id, d.log_seq);
       const c = state.cards.get(d.action_id);
       if (c && (!d.log_seq || d.log_seq === c.p.seq)) {
         d.command = c.p.command;
@@ -305,10 +317,48 @@
     state.refreshTimer = setTimeout(() => { state.refreshTimer = null; refreshNow(); }, wait);
   }
 
+  const cardKey = (id, seq) => id + "@" + seq;
+
+  // markDecided remembers that id@seq is decided (the last 5,000).
+  function markDecided(id, seq) {
+    state.decided.set(cardKey(id, seq), true);
+    if (state.decided.size > 5000) state.decided.delete(state.decided.keys().next().value);
+  }
+
+  // showArrived shows a card straight from the stream's pending event
+  // (which carries the stored command, as the queue does) when the whole
+  // queue fits on the page shown, so a person sees a new action without
+  // waiting for the queue's next read. The read still follows; a read
+  // sent before the card arrived neither removes it nor, once it is
+  // decided, brings it back (renderPage).
+  function showArrived(p) {
+    const pg = state.page;
+    if (!p || typeof p.id !== "string" || !p.command_stored || state.cards.has(p.id)) return;
+    if (state.decided.has(cardKey(p.id, p.seq))) return;
+    if (pg.offset !== 0 || pg.total >= pg.limit || state.order.length >= pg.limit) return;
+    if (pg.conversation && p.conversation !== pg.conversation) return;
+    if (pg.order !== "newest" && pg.order !== "oldest") return;
+    const c = makeCard(p);
+    c.arrived = state.epoch;
+    c.node.dataset.from = "stream";
+    const list = $("pending");
+    if (pg.order === "newest") {
+      list.prepend(c.node);
+      state.order.unshift(p.id);
+    } else {
+      list.append(c.node);
+      state.order.push(p.id);
+    }
+    pg.total++;
+    updateCount();
+    watch(c);
+  }
+
   async function refreshNow() {
     if (state.refreshing) { state.refreshAgain = true; return; }
     state.refreshing = true;
     state.lastRefresh = Date.now();
+    const sentAt = state.epoch;
     try {
       const pg = state.page;
       // While the whole queue fits on the first page, new actions show at
@@ -332,7 +382,10 @@
         pg.offset = Math.max(0, pg.offset - pg.limit);
         state.refreshAgain = true;
       }
-      renderPage(d.pending || []);
+      renderPage(d.pending || [], sentAt);
+      // Events came while the read was on its way: it may not show them
+      // (renderPage kept what it cannot know); read again.
+      if (state.epoch !== sentAt) state.refreshAgain = true;
       renderConversations(d.conversations || []);
       if (!document.body.dataset.ready) document.body.dataset.readyAt = String(Math.round(performance.now()));
       document.body.dataset.ready = "1";
@@ -346,17 +399,32 @@
     }
   }
 
-  function renderPage(items) {
-    const keep = new Set(items.map((p) => p.id + "@" + p.seq));
+  // renderPage shows a page of the queue, as read when the stream's
+  // epoch was sentAt: a card that arrived after that is kept (the read
+  // could not know it), an action known decided is not shown (a read sent
+  // before the decision still lists it), and a card whose action is
+  // listed at another seq is a new card (the old one, and its selection,
+  // are gone).
+  function renderPage(items, sentAt) {
+    items = items.filter((p) => typeof p.id === "string" && !state.decided.has(cardKey(p.id, p.seq)));
+    const keep = new Set(items.map((p) => cardKey(p.id, p.seq)));
+    const late = [];
     for (const id of [...state.order]) {
       const c = state.cards.get(id);
-      if (!c || !keep.has(id + "@" + c.p.seq)) removeCard(id);
+      if (c && keep.has(cardKey(id, c.p.seq))) continue;
+      if (c && c.arrived > sentAt && !state.decided.has(cardKey(id, c.p.seq)) && !items.some((p) => p.id === id)) {
+        late.push(c);
+        continue;
+      }
+      removeCard(id);
     }
     const nodes = [];
     const order = [];
+    if (late.length && state.page.order !== "oldest") {
+      for (const c of late) { nodes.push(c.node); order.push(c.p.id); }
+    }
     let group = null;
     for (const p of items) {
-      if (typeof p.id !== "string") continue;
       let c = state.cards.get(p.id);
       if (!c || c.p.seq !== p.seq) c = makeCard(p);
       if (state.page.order === "conversation" && p.conversation !== group) {
@@ -366,10 +434,30 @@
       nodes.push(c.node);
       order.push(p.id);
     }
+    if (late.length && state.page.order === "oldest") {
+      for (const c of late) { nodes.push(c.node); order.push(c.p.id); }
+    }
+    state.page.total += late.length;
     state.order = order;
-    $("pending").replaceChildren(...nodes);
+    placeChildren($("pending"), nodes);
     updateCount();
     for (const id of order) watch(state.cards.get(id));
+  }
+
+  // placeChildren makes nodes the children of parent, in order, moving
+  // only what changed: a card that stays is never detached, so a click or
+  // a selection on it is not lost to a reload of the queue.
+  function placeChildren(parent, nodes) {
+    let cur = parent.firstChild;
+    for (const n of nodes) {
+      if (cur === n) { cur = cur.nextSibling; continue; }
+      parent.insertBefore(n, cur);
+    }
+    while (cur) {
+      const next = cur.nextSibling;
+      cur.remove();
+      cur = next;
+    }
   }
 
   function renderConversations(list) {
@@ -396,11 +484,13 @@
   function makeCard(p) {
     const reason = el("input", { type: "text", class: "reason", maxlength: "2000", placeholder: "reason (sent with the verdict)", "aria-label": "reason" });
     const msg = el("p", { class: "msg", role: "status" });
+    let self = null;
+    const card = () => self;
     const buttons = el("div", { class: "actions" },
-      verdictButton(p.id, "once", "Allow once", "o"),
-      verdictButton(p.id, "session", "Allow session", "s"),
-      verdictButton(p.id, "always", "Always", "a"),
-      verdictButton(p.id, "deny", "Deny", "d"));
+      verdictButton(card, "once", "Allow once", "o"),
+      verdictButton(card, "session", "Allow session", "s"),
+      verdictButton(card, "always", "Always", "a"),
+      verdictButton(card, "deny", "Deny", "d"));
     const detail = el("div", { class: "detail" }, el("p", { class: "muted", text: "details load when the card is shown" }));
     const reasons = el("ul", { class: "reasons" },
       (p.reasons || []).map((r) => el("li", {},
@@ -411,7 +501,7 @@
     const hidden = hiddenCount(command) + hiddenCount(p.command_tail || "");
     const placement = el("span", { class: "placement muted", text: "placement: checking…" });
     // Level and rules first, then the command, then where it claims to run.
-    const node = el("li", { class: "card", "data-id": p.id, tabindex: "-1", onclick: () => select(p.id) },
+    const node = el("li", { class: "card", "data-id": p.id, "data-seq": p.seq, tabindex: "-1", onclick: () => select(self) },
       el("div", { class: "head" },
         el("span", { class: levelClass(p.level), text: p.level || "UNKNOWN" }),
         el("span", { class: "tool" }, visible(p.tool || ""))),
@@ -427,21 +517,35 @@
       el("div", { class: "decide" }, reason, buttons),
       msg,
       el("p", { class: "foot muted", text: "log seq " + p.seq + (p.time ? " · " + p.time : "") + (p.timeout ? " · times out after " + p.timeout : "") }));
-    const c = { p, node, detail, reason, msg, placement, busy: false, loaded: false, loading: false, tries: 0 };
+    const c = { p, node, detail, reason, msg, placement, busy: false, loaded: false, loading: false, tries: 0, arrived: -1 };
+    self = c;
+    const old = state.cards.get(p.id);
+    if (old && old !== c) removeCard(p.id); // the same id at another seq: another action
     state.cards.set(p.id, c);
     node.dataset.shown = String(Date.now()); // when it appeared (the benchmark reads it)
     return c;
   }
 
-  function verdictButton(id, verdict, label, key) {
+  function verdictButton(card, verdict, label, key) {
     return el("button", { type: "button", class: "verdict verdict-" + verdict, "data-verdict": verdict,
-      title: label + " (" + key + ")", onclick: (ev) => { ev.stopPropagation(); decide(id, verdict); } },
+      title: label + " (" + key + ")", onclick: (ev) => {
+        ev.stopPropagation();
+        const c = card();
+        // A pointer click (detail > 0) on a card that just moved under
+        // it is not a verdict; the keyboard and a second click are.
+        if (c && ev.detail > 0 && c.movedAt && performance.now() - c.movedAt < movedGuard) {
+          c.msg.textContent = "the cards moved as you clicked: nothing was sent; click again";
+          return;
+        }
+        decide(c, verdict);
+      } },
     label, " ", el("kbd", { text: key }));
   }
 
   function removeCard(id) {
     const c = state.cards.get(id);
     if (!c) return;
+    c.gone = true;
     if (observer) observer.unobserve(c.node);
     c.node.remove();
     state.cards.delete(id);
@@ -449,11 +553,30 @@
     if (i >= 0) state.order.splice(i, 1);
     // Never select another card for the person: the next key press must
     // not decide an action they did not choose.
-    if (state.selected === id) {
+    if (state.selected === cardKey(id, c.p.seq)) {
       state.selected = null;
       hint("The action you selected is gone. Select another (click, or j / k).");
     }
     updateCount();
+  }
+
+  // movedGuard is how long (ms) after a card moved on the page (a card
+  // arrived or went above it, a detail loaded) a pointer click on its
+  // verdict buttons is not taken: the person aimed at what was there
+  // before.
+  const movedGuard = 400;
+
+  // noteMoves records, for each card shown, where it is on the page and
+  // when it last moved.
+  function noteMoves() {
+    const now = performance.now();
+    for (const id of state.order) {
+      const c = state.cards.get(id);
+      if (!c || !c.node.isConnected) continue;
+      const top = Math.round(c.node.getBoundingClientRect().top + window.scrollY);
+      if (c.top !== undefined && c.top !== top) c.movedAt = now;
+      c.top = top;
+    }
   }
 
   function updateCount() {
@@ -469,16 +592,27 @@
     $("newer").textContent = pg.newer + " newer waiting: show (n)";
     $("prev-page").disabled = pg.offset === 0;
     $("next-page").disabled = pg.offset + pg.limit >= paged;
+    noteMoves();
   }
 
   function hint(text) { $("hint").textContent = text || ""; }
 
-  function select(id) {
-    if (state.selected && state.cards.has(state.selected)) state.cards.get(state.selected).node.classList.remove("selected");
-    state.selected = id;
+  // selectedCard is the card the person selected, if it is still shown:
+  // the same action id at the same log seq.
+  function selectedCard() {
+    if (!state.selected) return null;
+    const at = state.selected.lastIndexOf("@");
+    const c = state.cards.get(state.selected.slice(0, at));
+    return c && !c.gone && cardKey(c.p.id, c.p.seq) === state.selected ? c : null;
+  }
+
+  function select(c) {
+    const prev = selectedCard();
+    if (prev) prev.node.classList.remove("selected");
+    state.selected = null;
     hint("");
-    const c = state.cards.get(id);
-    if (c) {
+    if (c && !c.gone && state.cards.get(c.p.id) === c) {
+      state.selected = cardKey(c.p.id, c.p.seq);
       c.node.classList.add("selected");
       loadDetail(c, true);
       if (document.activeElement === document.body || !document.activeElement || !c.node.contains(document.activeElement)) {
@@ -597,23 +731,34 @@
     if (!parts.length) parts.push(el("p", { class: "muted", text: "no more detail" }));
     c.detail.replaceChildren(...parts);
     c.node.dataset.detail = "1";
+    noteMoves();
   }
 
-  async function decide(id, verdict) {
-    const c = state.cards.get(id);
-    if (!c || c.busy) return;
+  // decide sends verdict on card c: the action id and the log seq the
+  // person sees on it, so the server refuses it (409) if the id now names
+  // another action or the action was decided already. A card decided (or
+  // in flight) takes no second verdict.
+  async function decide(c, verdict) {
+    if (!c || c.gone || c.busy || c.sent || state.cards.get(c.p.id) !== c) return;
+    const id = c.p.id;
     const reason = c.reason.value.trim();
     c.busy = true;
     c.node.classList.add("busy");
     c.msg.textContent = "sending " + verdict + "…";
     try {
-      const r = await api("POST", "/v1/approvals", { action_id: id, verdict, reason });
+      const r = await api("POST", "/v1/approvals", { action_id: id, seq: c.p.seq, verdict, reason });
       if (r.status === 200 || r.status === 202) {
+        c.sent = true;
+        markDecided(id, c.p.seq);
         c.msg.textContent = (r.status === 200 ? "decided: " : "recorded, waiting for the gate: ") + verdict;
-        if (r.status === 200) setTimeout(() => removeCard(id), 300);
+        if (r.status === 200) setTimeout(() => { if (state.cards.get(id) === c) removeCard(id); }, 300);
       } else {
         c.msg.textContent = "not decided: " + errText(r);
-        if (r.status === 404) setTimeout(() => { removeCard(id); scheduleRefresh(); }, 1500);
+        if (r.status === 409 && r.data && r.data.field === "action_id") { // a verdict was given already
+          c.sent = true;
+          markDecided(id, c.p.seq);
+        }
+        if (r.status === 404 || r.status === 409) setTimeout(() => { if (state.cards.get(id) === c) removeCard(id); scheduleRefresh(); }, 1500);
       }
     } catch (e) {
       c.msg.textContent = "not sent: " + e;
@@ -711,14 +856,16 @@
 
   function move(delta) {
     if (!state.order.length) return;
-    let i = state.order.indexOf(state.selected);
+    const cur = selectedCard();
+    let i = cur ? state.order.indexOf(cur.p.id) : -1;
     i = i < 0 ? (delta > 0 ? 0 : state.order.length - 1) : Math.max(0, Math.min(state.order.length - 1, i + delta));
-    select(state.order[i]);
+    select(state.cards.get(state.order[i]));
   }
 
   // onSelected runs f on the card the person selected, or says to select one.
   function onSelected(f) {
-    if (state.selected && state.cards.has(state.selected)) f(state.selected);
+    const c = selectedCard();
+    if (c) f(c);
     else hint("Select an action first (click it, or j / k): a key never decides an action you did not select.");
   }
 
@@ -730,20 +877,21 @@
       if (ev.key === "Escape") t.blur();
       else if (ev.key === "Enter" && t.classList.contains("reason")) {
         const card = t.closest("li.card");
-        if (card && state.cards.has(card.dataset.id)) {
+        const c = card && state.cards.get(card.dataset.id);
+        if (c && c.node === card) {
           ev.preventDefault();
-          decide(card.dataset.id, "deny");
+          decide(c, "deny");
         }
       }
       return;
     }
     const keys = {
       j: () => move(1), ArrowDown: () => move(1), k: () => move(-1), ArrowUp: () => move(-1),
-      o: () => onSelected((id) => decide(id, "once")),
-      s: () => onSelected((id) => decide(id, "session")),
-      a: () => onSelected((id) => decide(id, "always")),
-      d: () => onSelected((id) => decide(id, "deny")),
-      r: () => onSelected((id) => state.cards.get(id).reason.focus()),
+      o: () => onSelected((c) => decide(c, "once")),
+      s: () => onSelected((c) => decide(c, "session")),
+      a: () => onSelected((c) => decide(c, "always")),
+      d: () => onSelected((c) => decide(c, "deny")),
+      r: () => onSelected((c) => c.reason.focus()),
       n: () => showNewer(),
       "]": () => goPage(1), "[": () => goPage(-1),
       q: () => show("queue"), h: () => show("history"),
