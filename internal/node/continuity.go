@@ -87,9 +87,7 @@ func (s *Node) WaitContinuity(ctx context.Context) (ContinuityReport, error) {
 // startContinuity runs the check in the background under ctx.
 func (s *Node) startContinuity(ctx context.Context) {
 	s.watch.contDone = make(chan struct{})
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.core.Go("continuity check", func(context.Context) {
 		defer close(s.watch.contDone)
 		rep, err := s.checkContinuity(ctx)
 		s.watch.contRep, s.watch.contErr = rep, err
@@ -109,7 +107,7 @@ func (s *Node) startContinuity(ctx context.Context) {
 			log.Info("continuity check: the log is continuous", "log_end", rep.LogEnd, "read_from", rep.From+1, "checkpoint", rep.Checkpoint,
 				"root_checked", rep.RootChecked, "skipped", rep.Skipped, "elapsed", rep.Elapsed)
 		}
-	}()
+	})
 }
 
 // noteFirstBad keeps the smallest non-zero sequence.

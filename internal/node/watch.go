@@ -479,14 +479,12 @@ func (s *Node) startWatch(ctx context.Context) {
 		s.cfg.Logger.Warn("stream watch: no advisories; polling only", "err", err)
 		sub = nil
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.core.Go("stream watch", func(context.Context) {
 		if sub != nil {
 			defer sub.Unsubscribe()
 		}
 		s.watchLoop(ctx, interval, advisories)
-	}()
+	})
 }
 
 func (s *Node) watchLoop(ctx context.Context, interval time.Duration, advisories <-chan *nats.Msg) {
@@ -546,7 +544,7 @@ func (s *Node) failStreams(ctx context.Context, err error) {
 	if err := s.stopIngest(sctx); err != nil {
 		s.cfg.Logger.Warn("stream watch: ingest did not stop cleanly", "err", err)
 	}
-	s.cancel() // the driver, the sealer, the continuity check and this watch
+	s.core.cancel() // the driver, the sealer, the continuity check and this watch
 }
 
 // checkStreams looks at both streams once; it returns a fatal error
