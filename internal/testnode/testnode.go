@@ -8,6 +8,9 @@
 // internal tests (an import cycle): those keep their smaller helpers, and
 // take the waits from the leaf package internal/testnode/wait, as
 // internal/node's own tests do.
+//
+// On the data path: tests: a real node of internal/node for the other
+// packages' tests.
 package testnode
 
 import (
