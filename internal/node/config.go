@@ -105,7 +105,7 @@ type Config struct {
 	// AuditVerifiers verify the audit checkpoints the start-time
 	// continuity check compares the log with; default (unless
 	// NoProcessors) the key in KeyDir. Nil checks only that no record is
-	// missing (see continuity.go).
+	// missing (internal/node/integrity).
 	AuditVerifiers note.Verifiers
 	// NoContinuityCheck skips the start-time continuity check.
 	NoContinuityCheck bool

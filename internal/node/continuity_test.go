@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node/integrity"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
@@ -190,7 +191,7 @@ func waitAlert(t *testing.T, s *Node, substr string) events.Alert {
 	}
 }
 
-func waitContinuity(t *testing.T, s *Node) ContinuityReport {
+func waitContinuity(t *testing.T, s *Node) integrity.Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -375,7 +376,7 @@ func BenchmarkContinuityCheck(b *testing.B) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	b.ResetTimer()
-	var rep ContinuityReport
+	var rep integrity.Report
 	for range b.N {
 		rep, err = s.checkContinuity(b.Context())
 		if err != nil {

@@ -19,7 +19,7 @@
 // stream deleted, replaced or losing records alerts, stops taking events
 // and deciding, and reports ErrStreamChanged on Err (watch.go). At start,
 // in the background, it checks the log against the newest signed audit
-// checkpoint (continuity.go). docs/durability.md tells operators what to do.
+// checkpoint (internal/node/integrity). docs/durability.md tells operators what to do.
 //
 // On the data path: assembly: what `vigil serve` starts between the NATS
 // plumbing and the front-ends, in order, and stops (README, "internal/ by

@@ -65,6 +65,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node/integrity"
 )
 
 // ErrStreamChanged means a stream the node runs on is not the one it was
@@ -118,7 +119,7 @@ type watchState struct {
 	ingOnce   sync.Once
 	ingErr    error
 	contDone  chan struct{}
-	contRep   ContinuityReport
+	contRep   integrity.Report
 	contErr   error
 	alertedDr map[string]bool // VIGIL_DERIVED losses already alerted
 	infoErrs  int             // consecutive stream info failures
