@@ -3,7 +3,8 @@
 // streams, the ingest service with its redaction step following the
 // config in force, the live driver running every processor (risk, gate,
 // audit, stats, pairing) with its read models, the integrity guards (the
-// stream watch, the continuity check, the fleet's audit key), the
+// stream watch, the continuity check, the fleet's audit key; their
+// judgements in internal/node/integrity), the
 // approval expiry and pairing timers, the notifier and the HTTP API.
 // `vigil serve`, `vigil bench` and the integration and attack tests all
 // start nodes through Start, so what is tested is what runs.

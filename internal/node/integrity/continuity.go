@@ -1,8 +1,9 @@
 // Package integrity holds a node's integrity guards over its streams:
 // the start-time continuity check of VIGIL_LOG against the newest signed
-// audit checkpoint (Continuity). It reads the streams and the node's
-// continuity file and reports; the node (internal/node) runs it, alerts
-// and logs.
+// audit checkpoint (Continuity), and the stream watch's judgements (the
+// streams file a node keeps of the streams it ran on, RecordsLost,
+// ConfigDrift). It reads and reports; the node (internal/node) runs the
+// guards, alerts, and stops when a stream changed under it.
 //
 // On the data path: assembly, beside the read path (it re-reads what
 // the log holds and what the audit fold signed).
