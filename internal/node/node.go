@@ -35,6 +35,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -76,6 +77,8 @@ type Node struct {
 	// continuity check; front the notifier, the timers and the
 	// forwarding of the core's failure to errs (tasks).
 	core, front *tasks
+	// sealLooks counts the sealer's looks at the log (a test waits on it).
+	sealLooks atomic.Int64
 	// drvErr receives the core's first failure (fail); errs is Err.
 	drvErr chan error
 	info   client.ServeInfo

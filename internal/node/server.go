@@ -440,6 +440,7 @@ func (s *Node) seal(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
+		s.sealLooks.Add(1)
 		st, err := s.js.Stream(ctx, events.StreamLog)
 		if err != nil {
 			continue
