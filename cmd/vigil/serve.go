@@ -141,11 +141,6 @@ func signerProcessors(signer note.Signer) func() ([]processors.Processor, error)
 	}
 }
 
-// nodeProcessors is the node's processor set (node.Processors).
-func nodeProcessors(opts processors.Options, signer note.Signer) ([]processors.Processor, error) {
-	return node.Processors(opts, signer)
-}
-
 func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	log, err := c.logger()
 	if err != nil {
