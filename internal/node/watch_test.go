@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 )
 
 // waitFailed waits for the node to report a failure on Err.
@@ -134,20 +135,16 @@ func TestWatchConfigRestored(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitAlert(t, s, "max_age 1h0m0s")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.Eventually(t, 10*time.Second, func() string {
 		info, err := st.Info(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Config.MaxAge == 0 {
-			break
+		if info.Config.MaxAge != 0 {
+			return "max age not restored: " + info.Config.MaxAge.String()
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("max age not restored")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ""
+	})
 	if err := s.Healthy(); err != nil {
 		t.Fatalf("node unhealthy after a restored config: %v", err)
 	}
