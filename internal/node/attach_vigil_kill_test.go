@@ -23,6 +23,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 )
 
 // TestAttachOperatorClusterVigilKill: three `vigil serve --nats tls://…
@@ -296,10 +297,19 @@ func TestAttachOperatorClusterVigilKill(t *testing.T) {
 	// The restarted node folded what it missed before it served, and
 	// said so once; every node's HTTP API (its role connections user
 	// JWTs over TLS with the operator's CA) answers.
-	lives := strings.Split(vigilNodeLog(nodes[0]), `msg="vigil serving"`)
+	// (The line is logged once the fold is current; wait for it.)
+	caughtUp := regexp.MustCompile(`caught up: .* folded=(\d+)`)
+	var lives []string
+	wait.Eventually(t, 60*time.Second, func() string {
+		lives = strings.Split(vigilNodeLog(nodes[0]), `msg="vigil serving"`)
+		if len(lives) == 3 && caughtUp.MatchString(lives[2]) {
+			return ""
+		}
+		return fmt.Sprintf("vigil node %s: %d starts served, the last not caught up yet", nodes[0].name, len(lives)-1)
+	})
 	if len(lives) != 3 {
 		t.Errorf("vigil node %s served %d times, want 2", nodes[0].name, len(lives)-1)
-	} else if m := regexp.MustCompile(`caught up: .* folded=(\d+)`).FindStringSubmatch(lives[2]); m == nil || m[1] == "0" {
+	} else if m := caughtUp.FindStringSubmatch(lives[2]); m == nil || m[1] == "0" {
 		t.Errorf("vigil node %s's restart: caught up %q, want a fold of what it missed", nodes[0].name, m)
 	} else {
 		t.Logf("ATTACH-VIGIL vigil node %s folded %s records at its restart", nodes[0].name, m[1])
@@ -313,17 +323,26 @@ func TestAttachOperatorClusterVigilKill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, path := range []string{"/readyz", "/v1/pending"} {
+		get := func(path string) (int, error) {
 			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, si.HTTPURL+path, nil)
 			req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
-				t.Fatalf("vigil node %s: GET %s: %v", nd.name, path, err)
+				return 0, err
 			}
 			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				t.Errorf("vigil node %s: GET %s: %d", nd.name, path, resp.StatusCode)
+			return resp.StatusCode, nil
+		}
+		// Ready once its read models are current (a restarted node's may
+		// still be catching up).
+		wait.Eventually(t, 60*time.Second, func() string {
+			if code, err := get("/readyz"); err != nil || code != http.StatusOK {
+				return fmt.Sprintf("vigil node %s: GET /readyz: %d %v", nd.name, code, err)
 			}
+			return ""
+		})
+		if code, err := get("/v1/pending"); err != nil || code != http.StatusOK {
+			t.Errorf("vigil node %s: GET /v1/pending: %d %v", nd.name, code, err)
 		}
 	}
 

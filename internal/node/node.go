@@ -32,6 +32,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"strings"
 	"sync"
@@ -202,6 +203,10 @@ func (n *Node) startHTTP(ctx context.Context, cfg Config, ln net.Listener) error
 	}
 	h, err := httpapi.StartForServer(ctx, n, httpapi.NodeOptions{Listener: ln, CredsDir: credsDir,
 		NATSURL: cfg.NATSURL, CheckConfig: cfg.CheckConfig, Hosts: cfg.HTTPHosts, Limits: cfg.HTTPLimits, Logger: cfg.Logger.With("component", "http")})
+	if errors.Is(err, fs.ErrNotExist) && cfg.NATSURL != "" {
+		return fmt.Errorf("HTTP API on %s: %w\nattached to a NATS this node does not run, the HTTP API connects as each role with %s/<role>.nk (a .creds file or an nkey seed) and fleet-ca.pem beside them; put them there, or run without the HTTP API (--http-listen '')",
+			cfg.HTTPListen, err, credsDir)
+	}
 	if err != nil {
 		return fmt.Errorf("HTTP API on %s: %w", cfg.HTTPListen, err)
 	}
