@@ -62,7 +62,7 @@ func builderMemo(t testing.TB, interval uint64, useMemo bool) func(processors.Op
 		if err != nil {
 			return nil, err
 		}
-		// The order and set of a node (cmd/vigil nodeProcessors).
+		// The order and set of a node (node.Processors).
 		return []processors.Processor{risk.NewProcessorWith(o).WithMemo(memo), g, a, stats.New()}, nil
 	}
 }

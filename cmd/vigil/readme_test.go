@@ -133,3 +133,18 @@ go() {
 		t.Log(got)
 	}
 }
+
+// TestREADMEMapsEveryInternalPackage: the README's table of internal/ by
+// its place on the data path links every package under internal/.
+func TestREADMEMapsEveryInternalPackage(t *testing.T) {
+	readme, _ := readmeBlocks(t)
+	entries, err := os.ReadDir(filepath.Join("..", "..", "internal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !strings.Contains(readme, "(internal/"+e.Name()+")") {
+			t.Errorf("README's internal/ table does not link internal/%s", e.Name())
+		}
+	}
+}

@@ -58,7 +58,7 @@ func replayBuild(dataDir string) (build func(processors.Options) ([]processors.P
 	if err != nil {
 		return nil, false, err
 	}
-	return func(o processors.Options) ([]processors.Processor, error) { return nodeProcessors(o, signer) }, unsigned, nil
+	return func(o processors.Options) ([]processors.Processor, error) { return node.Processors(o, signer) }, unsigned, nil
 }
 
 type replayFlags struct {

@@ -65,7 +65,7 @@ func startReplayNode(t *testing.T, dir string) (*node.Node, *projections.Store, 
 	}
 	t.Cleanup(func() { store.Close() }) // after the node's own cleanup closes it
 	s := testnode.StartNode(t, testnode.Options{Dir: dir,
-		Processors: func() ([]processors.Processor, error) { return nodeProcessors(processors.Options{}, signer) },
+		Processors: func() ([]processors.Processor, error) { return node.Processors(processors.Options{}, signer) },
 		Configure:  func(c *node.Config) { c.Sink = store }})
 	admin := testnode.Client(t, s, natsutil.RoleAdmin)
 	f, err := os.Open("../../replay/testdata/conversation.jsonl")

@@ -141,11 +141,6 @@ func signerProcessors(signer note.Signer) func() ([]processors.Processor, error)
 	}
 }
 
-// nodeProcessors is the node's processor set (node.Processors).
-func nodeProcessors(opts processors.Options, signer note.Signer) ([]processors.Processor, error) {
-	return node.Processors(opts, signer)
-}
-
 func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	log, err := c.logger()
 	if err != nil {
@@ -183,7 +178,7 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	}
 	// Checked as given, before anything is created.
 	if err := cfg.Validate(); err != nil {
-		return err
+		return serveConfigError(err)
 	}
 	// A soft memory limit that follows the live heap, unless GOMEMLIMIT
 	// names one (internal/memlimit).
@@ -279,3 +274,56 @@ func redactorFor(rs events.RedactionSettings) (ingest.Redactor, error) { return 
 
 // newRedactor builds the ingest service's default redaction step.
 func newRedactor() (ingest.Redactor, error) { return node.DefaultRedactor() }
+
+// serveFlagOf names the serve flag (or root flag) that sets each field of
+// node.Config that Validate can report.
+var serveFlagOf = map[string]string{
+	"DataDir":      "--data",
+	"Replicas":     "--replicas",
+	"Cluster.Name": "--cluster",
+	"NATSURL":      "--nats",
+	"Durability":   "--durability",
+	"TLSMode":      "--tls",
+}
+
+// serveConfigError says each problem of a node.Validate error in the
+// flags' names ("--replicas 7: use 1 …"); any other error is returned as
+// it is. The result still wraps node.ErrInvalidConfig.
+func serveConfigError(err error) error {
+	var list []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		list = j.Unwrap()
+	} else {
+		list = []error{err}
+	}
+	var out []error
+	for _, e := range list {
+		var ce *node.ConfigError
+		flag, ok := "", false
+		if errors.As(e, &ce) {
+			flag, ok = serveFlagOf[ce.Field]
+		}
+		if !ok {
+			out = append(out, e)
+			continue
+		}
+		reason := ce.Reason
+		if with, ok := serveFlagOf[ce.With]; ok && ce.With != "" {
+			reason = strings.ReplaceAll(reason, ce.With, with)
+		}
+		if ce.Value != "" {
+			flag += " " + ce.Value
+		}
+		out = append(out, &flagError{flag: flag, reason: reason, err: ce})
+	}
+	return errors.Join(out...)
+}
+
+// flagError is a node.ConfigError said in the flag that sets the field.
+type flagError struct {
+	flag, reason string
+	err          *node.ConfigError
+}
+
+func (e *flagError) Error() string { return e.flag + ": " + e.reason }
+func (e *flagError) Unwrap() error { return e.err }

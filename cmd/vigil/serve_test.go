@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node"
 )
 
 // serving is `vigil serve` running in this process, as main runs it.
@@ -114,5 +116,30 @@ func TestServeExitsNonZeroWhenTheLogIsDeleted(t *testing.T) {
 	code := run(t.Context(), []string{"serve", "--data", dir, "--nats-listen", "127.0.0.1:0", "--seal-interval", "0"}, strings.NewReader(""), &bytes.Buffer{}, &stderr)
 	if code == 0 || !strings.Contains(stderr.String(), "--accept-new-log") || !strings.Contains(stderr.String(), "VIGIL_LOG does not exist") {
 		t.Fatalf("restart exited %d: %s; want a refusal naming --accept-new-log", code, stderr.String())
+	}
+}
+
+func TestServeConfigErrorNamesFlags(t *testing.T) {
+	cfg := node.Config{Replicas: 7, Cluster: natsutil.ClusterConfig{Name: "c"}, NATSURL: "nats://a:4222", Durability: natsutil.DurabilityFsync, TLSMode: "maybe"}
+	err := serveConfigError(cfg.Validate())
+	if !errors.Is(err, node.ErrInvalidConfig) {
+		t.Fatalf("%v does not wrap node.ErrInvalidConfig", err)
+	}
+	var ce *node.ConfigError
+	if !errors.As(err, &ce) || ce.Field != "DataDir" {
+		t.Fatalf("errors.As: %+v", ce)
+	}
+	for _, want := range []string{
+		"--data: is required",
+		"--replicas 7: use 1 on a single host",
+		"--cluster: it starts an embedded cluster node and --nats attaches to an existing one",
+		`--tls maybe: use "auto", "on" or "off"`,
+	} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%q does not say %q", err, want)
+		}
+	}
+	if other := errors.New("x"); serveConfigError(other).Error() != "x" {
+		t.Fatal("another error reworded")
 	}
 }

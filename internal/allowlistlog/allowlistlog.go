@@ -4,6 +4,9 @@
 // same event whichever way a person revoked. It reads and writes nothing:
 // callers find the entry in force (from the log or the read models) and
 // append the event it returns.
+//
+// On the data path: a use case shared by the CLI and the HTTP API, on the
+// way into the log.
 package allowlistlog
 
 import (

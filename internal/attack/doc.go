@@ -5,4 +5,6 @@
 // started the way `vigil serve` starts one (internal/node).
 //
 // The package has no code of its own: the tests are the point.
+//
+// On the data path: tests: the whole path tried as an adversary would.
 package attack

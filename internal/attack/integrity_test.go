@@ -2,7 +2,7 @@ package attack
 
 // Integrity of the log itself: what an admin credential (or a damaged
 // disk) can do to VIGIL_LOG and VIGIL_DERIVED, and what the node does
-// about it (internal/node watch.go and continuity.go; docs/durability.md).
+// about it (internal/node watch.go and internal/node/integrity; docs/durability.md).
 // Every attack here goes through the admin role over TCP, as natscli would.
 
 import (
@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
+	"github.com/vigil-dev/vigil/internal/node/integrity"
 )
 
 // integrityDeadline is generous: the node notices at once (advisory) or
@@ -376,7 +377,7 @@ func corruptStore(t *testing.T, n int) (dir, msgs string, last uint64) {
 	return tg.dir, msgs, last
 }
 
-func continuity(t *testing.T, tg *target) node.ContinuityReport {
+func continuity(t *testing.T, tg *target) integrity.Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), integrityDeadline)
 	defer cancel()

@@ -16,6 +16,9 @@
 // deduplicates them by id; a fleet node refuses to start with another key
 // than the fleet's (internal/node, docs/fleet.md). KeyID and NoteSigners
 // name keys for that comparison.
+//
+// On the data path: assembly: the key the audit fold (out of the log)
+// signs its checkpoints with.
 package auditkey
 
 import (

@@ -7,6 +7,9 @@
 // and choose the exit status. The tree, the proofs and the checks
 // themselves are processors/audit's, which does no I/O; this package does
 // the reading.
+//
+// On the data path: out of the log: it reads what the folds derived and
+// checks the log against it.
 package auditlog
 
 import (

@@ -11,6 +11,9 @@
 // The package writes nothing, and reads only in ReadHistory: callers find
 // the version in force (from the log or the read models) and append the
 // event Prepare returns.
+//
+// On the data path: a use case shared by the CLI and the HTTP API, on the
+// way into the log.
 package configlog
 
 import (

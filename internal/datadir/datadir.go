@@ -47,6 +47,9 @@
 // Relative url_file and secret_file paths of a config's webhooks resolve
 // under DATA too (internal/notify); they are the operator's files, not
 // the node's.
+//
+// On the data path: assembly: where a node keeps what the log path and
+// the read path write on disk.
 package datadir
 
 import (

@@ -57,6 +57,9 @@
 // commit their position with their contents, and re-deriving only stores
 // outputs again, later), nor does a fleet (each node bounds its start with
 // its own read models; outputs any node stores are read by every timer).
+//
+// On the data path: a timer: it reads the clock and writes into the log,
+// so the folds never read one.
 package expiry
 
 import (

@@ -13,6 +13,9 @@
 // non-heap memory, re-sized every few seconds, never below Floor. Memory
 // outside the Go runtime (Pebble's caches and memtables, allocated in C)
 // is not in it.
+//
+// On the data path: assembly: a setting of the process the node runs in,
+// off the data path.
 package memlimit
 
 import (

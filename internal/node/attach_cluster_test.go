@@ -235,8 +235,17 @@ func (p *natsProc) streamState(acc, stream string) (msgs, last uint64, err error
 	return 0, 0, fmt.Errorf("%s holds no replica of %s", p.name, stream)
 }
 
+// The account resolvers startOperatorCluster configures: accounts held
+// in memory, or nats-server's full resolver (accounts stored in a
+// directory of each server and synchronised between the servers). Both
+// are preloaded with the operator's accounts.
+const (
+	resolverMemory = "memory"
+	resolverFull   = "full"
+)
+
 // operatorCluster is n nats-server processes on loopback clustered in
-// operator mode: the accounts preloaded in a memory resolver, TLS on the
+// operator mode: the accounts preloaded in the resolver, TLS on the
 // client port with a certificate of a test CA, and mutual TLS on the
 // routes (verify: a server without a certificate of that CA cannot
 // route). Every port is fixed in the config files, so a killed server
@@ -249,7 +258,7 @@ type operatorCluster struct {
 	bin   string
 }
 
-func startOperatorCluster(t *testing.T, n int) *operatorCluster {
+func startOperatorCluster(t *testing.T, n int, resolver string) *operatorCluster {
 	t.Helper()
 	oc := &operatorCluster{dir: t.TempDir(), acc: newOperatorAccounts(t), bin: buildNATSServer(t)}
 	if _, err := natsutil.EnsureFleetCA(oc.dir); err != nil {
@@ -277,13 +286,17 @@ func startOperatorCluster(t *testing.T, n int) *operatorCluster {
 			t.Fatal(err)
 		}
 		port, httpPort := freePort(t), freePort(t)
+		res := "MEMORY"
+		if resolver == resolverFull {
+			res = fmt.Sprintf("{ type: full, dir: %q, allow_delete: false, interval: \"2m\" }", filepath.Join(sdir, "accounts"))
+		}
 		conf := fmt.Sprintf(`server_name: %q
 host: "127.0.0.1"
 port: %s
 http: "127.0.0.1:%s"
 operator: %q
 system_account: %q
-resolver: MEMORY
+resolver: %s
 resolver_preload: {
   %q: %q
   %q: %q
@@ -311,7 +324,7 @@ cluster: {
     timeout: 5
   }
 }
-`, name, port, httpPort, opFile, oc.acc.sysPub,
+`, name, port, httpPort, opFile, oc.acc.sysPub, res,
 			oc.acc.sysPub, oc.acc.sysJWT, oc.acc.accPub, oc.acc.accJWT,
 			filepath.Join(sdir, "js"), cert, key,
 			clusterPorts[i], strings.Join(routes, ", "), cert, key, oc.ca)
@@ -400,7 +413,7 @@ func TestAttachOperatorClusterKill(t *testing.T) {
 		t.Skip("long (about 25 s, builds nats-server): set " + envFleetKill + "=1")
 	}
 	began := time.Now()
-	oc := startOperatorCluster(t, 3)
+	oc := startOperatorCluster(t, 3, resolverMemory)
 	t.Logf("ATTACH cluster of 3 operator-mode nats-servers healthy after %v (with the build)", time.Since(began).Round(time.Millisecond))
 	credsDir := t.TempDir()
 	service := oc.acc.userCreds(t, credsDir, "vigil-service", natsutil.JWTPermissions(natsutil.RoleService))
@@ -713,8 +726,8 @@ func TestAttachOperatorClusterKill(t *testing.T) {
 }
 
 // probeAttached gates a fresh action through the cluster (the killed
-// server last), retrying with the same id until it is decided, and
-// returns how long that took.
+// server last; nil when every server is up), retrying with the same id
+// until it is decided, and returns how long that took.
 func probeAttached(t *testing.T, oc *operatorCluster, killed *natsProc, creds string) time.Duration {
 	start := time.Now()
 	var order []string
@@ -723,7 +736,9 @@ func probeAttached(t *testing.T, oc *operatorCluster, killed *natsProc, creds st
 			order = append(order, p.clientURL)
 		}
 	}
-	order = append(order, killed.clientURL)
+	if killed != nil {
+		order = append(order, killed.clientURL)
+	}
 	ctx := t.Context() // ended with the test: then nothing is reported
 	c, err := client.Connect(ctx, client.Options{URL: strings.Join(order, ","), CredsFile: creds, TLSCA: oc.ca, Timeout: 3 * time.Second})
 	if err != nil {

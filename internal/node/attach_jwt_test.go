@@ -2,6 +2,7 @@ package node
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -113,5 +114,20 @@ func TestAttachOperatorModeJWT(t *testing.T) {
 	if c2, err := client.Connect(t.Context(), client.Options{URL: ns.ClientURL(), CredsFile: filepath.Join(t.TempDir(), "x.creds"), Timeout: 2 * time.Second}); err == nil {
 		c2.Close()
 		t.Error("connected without credentials or CA")
+	}
+}
+
+// TestAttachHTTPNeedsRoleCreds: a node attached to a NATS it does not run
+// with the HTTP API on and no role credentials in its creds dir does not
+// start, and says where they go and how to run without the API.
+func TestAttachHTTPNeedsRoleCreds(t *testing.T) {
+	ns, ca, user := operatorNATS(t)
+	_, err := Start(t.Context(), Config{
+		DataDir: t.TempDir(), NATSURL: ns.ClientURL(), ServiceCreds: user("vigil-service", nil), TLSCA: ca, NodeName: "attached",
+		Durability: natsutil.DurabilityInterval, NoExpiry: true, HTTPListen: "127.0.0.1:0",
+		Processors: func() ([]processors.Processor, error) { return nil, nil },
+	})
+	if err == nil || !strings.Contains(err.Error(), "<role>.nk") || !strings.Contains(err.Error(), "--http-listen ''") {
+		t.Fatalf("Start: %v, want the role credentials' place and --http-listen ''", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
@@ -104,7 +105,7 @@ type Config struct {
 	// AuditVerifiers verify the audit checkpoints the start-time
 	// continuity check compares the log with; default (unless
 	// NoProcessors) the key in KeyDir. Nil checks only that no record is
-	// missing (see continuity.go).
+	// missing (internal/node/integrity).
 	AuditVerifiers note.Verifiers
 	// NoContinuityCheck skips the start-time continuity check.
 	NoContinuityCheck bool
@@ -157,18 +158,20 @@ const MaxReplicas = 5
 // ErrInvalidConfig is what every ConfigError is (errors.Is).
 var ErrInvalidConfig = errors.New("invalid node config")
 
-// ConfigError names the setting of a Config that is wrong and what to do
-// about it. Flag is the `vigil serve` flag that sets it, when there is
-// one; the message names the flag then, the field otherwise.
+// ConfigError names the field of a Config that is wrong, its value when
+// that helps, and what to do about it. With names the other field of a
+// conflict, as Reason names it too, so that a front-end that sets the
+// fields under other names (vigil serve's flags) can say it in its own.
 type ConfigError struct {
 	Field  string // the Config field, e.g. "Replicas"
-	Flag   string // e.g. "--replicas 7"
+	Value  string // the field's value as given, e.g. "7"; empty when the reason says it
+	With   string // the other field of a conflict, e.g. "NATSURL"
 	Reason string
 }
 
 func (e *ConfigError) Error() string {
-	if e.Flag != "" {
-		return fmt.Sprintf("%s: %s", e.Flag, e.Reason)
+	if e.Value != "" {
+		return fmt.Sprintf("node: %s %s: %s", e.Field, e.Value, e.Reason)
 	}
 	return fmt.Sprintf("node: %s: %s", e.Field, e.Reason)
 }
@@ -236,25 +239,24 @@ func (c *Config) EnsureDefaults() error {
 // before it creates anything) has zero Replicas and Durability reported.
 func (c *Config) Validate() error {
 	var errs []error
-	bad := func(field, flag, reason string) {
-		errs = append(errs, &ConfigError{Field: field, Flag: flag, Reason: reason})
-	}
+	bad := func(e ConfigError) { errs = append(errs, &e) }
 	if c.DataDir == "" {
-		bad("DataDir", "", "is required; give the node's data directory")
+		bad(ConfigError{Field: "DataDir", Reason: "is required; give the node's data directory"})
 	}
 	if c.Replicas < 1 || c.Replicas > MaxReplicas {
-		bad("Replicas", fmt.Sprintf("--replicas %d", c.Replicas), "use 1 on a single host, 3 (or 5) in a fleet")
+		bad(ConfigError{Field: "Replicas", Value: strconv.Itoa(c.Replicas), Reason: "use 1 on a single host, 3 (or 5) in a fleet"})
 	}
 	if c.Cluster.Name != "" && c.NATSURL != "" {
-		bad("Cluster.Name", "--cluster", "it starts an embedded cluster node and --nats attaches to an existing one: use one of them")
+		bad(ConfigError{Field: "Cluster.Name", With: "NATSURL",
+			Reason: "it starts an embedded cluster node and NATSURL attaches to an existing one: use one of them"})
 	}
 	if _, err := natsutil.ParseDurability(string(c.Durability)); err != nil {
-		bad("Durability", "--durability", err.Error())
+		bad(ConfigError{Field: "Durability", Reason: err.Error()})
 	}
 	switch c.TLSMode {
 	case "", TLSAuto, TLSOn, TLSOff:
 	default:
-		bad("TLSMode", fmt.Sprintf("--tls %s", c.TLSMode), fmt.Sprintf("use %q, %q or %q", TLSAuto, TLSOn, TLSOff))
+		bad(ConfigError{Field: "TLSMode", Value: c.TLSMode, Reason: fmt.Sprintf("use %q, %q or %q", TLSAuto, TLSOn, TLSOff)})
 	}
 	return errors.Join(errs...)
 }

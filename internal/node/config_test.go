@@ -25,8 +25,13 @@ func TestValidateNamesEveryProblem(t *testing.T) {
 	if got, want := strings.Join(fields, ","), "DataDir,Replicas,Cluster.Name,Durability,TLSMode"; got != want {
 		t.Fatalf("fields %s, want %s (%v)", got, want, err)
 	}
-	if !strings.Contains(err.Error(), "--replicas 9: use 1 on a single host") {
-		t.Fatalf("message %q does not name the flag", err)
+	// The library names its fields (the CLI names its flags: cmd/vigil's
+	// TestServeRefusesBadFleetFlagsAtOnce).
+	if !strings.Contains(err.Error(), "node: Replicas 9: use 1 on a single host") {
+		t.Fatalf("message %q does not name the field and its value", err)
+	}
+	if !strings.Contains(err.Error(), "node: Cluster.Name: it starts an embedded cluster node and NATSURL attaches") {
+		t.Fatalf("message %q does not name both fields of the conflict", err)
 	}
 }
 

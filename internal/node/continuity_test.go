@@ -16,6 +16,8 @@ import (
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node/integrity"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
@@ -83,8 +85,7 @@ func waitCheckpoint(t *testing.T, s *Node, seq uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	wait.Eventually(t, 20*time.Second, func() string {
 		if m, err := st.GetLastMsgForSubject(t.Context(), events.SubjectCheckpoint); err == nil {
 			d, err := events.DecodeDerived(m.Data)
 			if err != nil {
@@ -95,14 +96,11 @@ func waitCheckpoint(t *testing.T, s *Node, seq uint64) {
 				t.Fatal(err)
 			}
 			if cp.TreeSize >= seq {
-				return
+				return ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no checkpoint covers seq %d", seq)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Sprintf("no checkpoint covers seq %d", seq)
+	})
 }
 
 // logMsgsDir finds VIGIL_LOG's message directory in the JetStream store.
@@ -176,21 +174,21 @@ func alertsIn(t *testing.T, s *Node) []events.Alert {
 // waitAlert waits for an alert whose reason contains substr.
 func waitAlert(t *testing.T, s *Node, substr string) events.Alert {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		for _, a := range alertsIn(t, s) {
+	var found events.Alert
+	wait.Eventually(t, 15*time.Second, func() string {
+		alerts := alertsIn(t, s)
+		for _, a := range alerts {
 			if strings.Contains(a.Reason, substr) {
-				return a
+				found = a
+				return ""
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no alert containing %q; alerts: %+v", substr, alertsIn(t, s))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return fmt.Sprintf("no alert containing %q; alerts: %+v", substr, alerts)
+	})
+	return found
 }
 
-func waitContinuity(t *testing.T, s *Node) ContinuityReport {
+func waitContinuity(t *testing.T, s *Node) integrity.Report {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -375,7 +373,7 @@ func BenchmarkContinuityCheck(b *testing.B) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	b.ResetTimer()
-	var rep ContinuityReport
+	var rep integrity.Report
 	for range b.N {
 		rep, err = s.checkContinuity(b.Context())
 		if err != nil {

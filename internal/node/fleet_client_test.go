@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/gate"
 )
@@ -184,9 +185,12 @@ func TestFleetClientSurvivesItsNode(t *testing.T) {
 			}
 		}
 	}()
-	for decided.Load() < 30 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.Eventually(t, 60*time.Second, func() string {
+		if n := decided.Load(); n < 30 {
+			return fmt.Sprintf("%d decisions before the kill, want 30", n)
+		}
+		return ""
+	})
 
 	// The node dies: its NATS server closes every connection at once, as
 	// a killed process's sockets are closed.
@@ -201,16 +205,12 @@ func TestFleetClientSurvivesItsNode(t *testing.T) {
 	// A person approves the waiting action through a survivor.
 	approver := dial(natsutil.RoleApprover, 0, 2)
 	var p client.PendingAction
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		p, err = approver.FindPending(t.Context(), "wait-1")
-		if err == nil {
-			break
+	wait.Eventually(t, 60*time.Second, func() string {
+		if p, err = approver.FindPending(t.Context(), "wait-1"); err != nil {
+			return fmt.Sprintf("the waiting action: %v", err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the waiting action: %v", err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return ""
+	})
 	if _, err := approver.Decide(t.Context(), p, events.VerdictOnce, client.DecideOptions{Approver: "alice", Wait: 60 * time.Second}); err != nil {
 		t.Fatalf("approve: %v", err)
 	}

@@ -49,9 +49,28 @@ func TestFleetIdleStopsSealing(t *testing.T) {
 		}
 		time.Sleep(every)
 	}
-	time.Sleep(10 * every)
+	// Every node's sealer looks at the log n more times (however slow the
+	// machine: a fixed sleep could end before a node looked at all).
+	looked := func(n int64) {
+		t.Helper()
+		want := make([]int64, len(nodes))
+		for i, nd := range nodes {
+			want[i] = nd.sealLooks.Load() + n
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for i, nd := range nodes {
+			for nd.sealLooks.Load() < want[i] {
+				if time.Now().After(deadline) {
+					t.Fatalf("node %d's sealer looked %d times, want %d", i, nd.sealLooks.Load(), want[i])
+				}
+				time.Sleep(every)
+			}
+		}
+	}
+	// Settled: a seal of a seal would have been made by now.
+	looked(5)
 	n1, last1 := seals()
-	time.Sleep(20 * every)
+	looked(10)
 	n2, last2 := seals()
 	if n2 != n1 || last2 != last1 {
 		t.Fatalf("an idle fleet went on sealing: %d seals (log at %d), then %d (log at %d)", n1, last1, n2, last2)

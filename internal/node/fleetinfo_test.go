@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -68,10 +69,12 @@ func TestFleetNodeSaysWhoItIs(t *testing.T) {
 		}
 	}
 	for name, b := range logs {
-		deadline := time.Now().Add(20 * time.Second)
-		for !strings.Contains(b.String(), "caught up") && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
-		}
+		wait.Eventually(t, 20*time.Second, func() string {
+			if !strings.Contains(b.String(), "caught up") {
+				return name + " has not logged \"caught up\":\n" + b.String()
+			}
+			return ""
+		})
 		out := b.String()
 		if n := strings.Count(out, "caught up:"); n != 1 {
 			t.Errorf("%s logs \"caught up\" %d times:\n%s", name, n, out)

@@ -3,7 +3,8 @@
 // streams, the ingest service with its redaction step following the
 // config in force, the live driver running every processor (risk, gate,
 // audit, stats, pairing) with its read models, the integrity guards (the
-// stream watch, the continuity check, the fleet's audit key), the
+// stream watch, the continuity check, the fleet's audit key; their
+// judgements in internal/node/integrity), the
 // approval expiry and pairing timers, the notifier and the HTTP API.
 // `vigil serve`, `vigil bench` and the integration and attack tests all
 // start nodes through Start, so what is tested is what runs.
@@ -19,7 +20,11 @@
 // stream deleted, replaced or losing records alerts, stops taking events
 // and deciding, and reports ErrStreamChanged on Err (watch.go). At start,
 // in the background, it checks the log against the newest signed audit
-// checkpoint (continuity.go). docs/durability.md tells operators what to do.
+// checkpoint (internal/node/integrity). docs/durability.md tells operators what to do.
+//
+// On the data path: assembly: what `vigil serve` starts between the NATS
+// plumbing and the front-ends, in order, and stops (README, "internal/ by
+// its place on the data path").
 package node
 
 import (
@@ -27,9 +32,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
@@ -59,16 +66,20 @@ import (
 
 // Node is a running node.
 type Node struct {
-	cfg    Config
-	ns     *natsserver.Server
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	ing    *ingest.Service
-	drv    *driver.Driver
-	store  *projections.Store
-	lock   *datadir.Lock
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cfg   Config
+	ns    *natsserver.Server
+	nc    *nats.Conn
+	js    jetstream.JetStream
+	ing   *ingest.Service
+	drv   *driver.Driver
+	store *projections.Store
+	lock  *datadir.Lock
+	// core runs the driver, the sealer, the stream watch and the
+	// continuity check; front the notifier, the timers and the
+	// forwarding of the core's failure to errs (tasks).
+	core, front *tasks
+	// sealLooks counts the sealer's looks at the log (a test waits on it).
+	sealLooks atomic.Int64
 	// drvErr receives the core's first failure (fail); errs is Err.
 	drvErr chan error
 	info   client.ServeInfo
@@ -78,22 +89,11 @@ type Node struct {
 	watch  watchState
 
 	// http is the HTTP API, when Config.HTTPListen is set.
-	http      *httpapi.Server
-	stopTimer context.CancelFunc
-	timerDone chan error
-	// pairingDone is closed when the pairing timer has stopped.
-	pairingDone chan struct{}
-	errs        chan error
-	// closing ends the goroutine that forwards the core's failure;
-	// watched is closed when it has.
-	closing, watched chan struct{}
-	closeOnce        sync.Once
+	http *httpapi.Server
+	errs chan error
 	// notifier announces pending actions to the config's webhooks
-	// (internal/notify); stopNotify ends it and notifyDone is closed
-	// when it has.
-	notifier   *notify.Notifier
-	stopNotify context.CancelFunc
-	notifyDone chan struct{}
+	// (internal/notify).
+	notifier *notify.Notifier
 }
 
 // Start starts a node with cfg's defaults filled in (EnsureDefaults)
@@ -139,9 +139,8 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		return nil, err
 	}
-	n.errs, n.closing, n.watched = make(chan error, 2), make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(n.watched)
+	n.errs, n.front = make(chan error, 2), newTasks(ctx)
+	n.front.Go("failure forwarding", func(ctx context.Context) {
 		select {
 		case err, ok := <-n.drvErr:
 			if ok && err != nil {
@@ -150,9 +149,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 				}
 				n.errs <- err
 			}
-		case <-n.closing:
+		case <-ctx.Done():
 		}
-	}()
+	})
 	if !cfg.NoExpiry && !cfg.NoProcessors {
 		ecfg := expiry.Config{Conn: n.Conn(), Logger: cfg.Logger.With("component", "expiry")}
 		if st := n.Projections(); st != nil {
@@ -170,21 +169,13 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			n.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		timerCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-		n.stopTimer, n.timerDone = stop, make(chan error, 1)
-		n.pairingDone = make(chan struct{})
-		go func() {
-			// The pairing timer retries on its own; it stops only with the node.
-			defer close(n.pairingDone)
-			ptimer.Run(timerCtx)
-		}()
-		go func() {
-			err := timer.Run(timerCtx)
-			n.timerDone <- err
-			if err != nil && timerCtx.Err() == nil {
+		// The pairing timer retries on its own; it stops only with the node.
+		n.front.Go("pairing timer", func(ctx context.Context) { ptimer.Run(ctx) })
+		n.front.Go("expiry timer", func(ctx context.Context) {
+			if err := timer.Run(ctx); err != nil && ctx.Err() == nil {
 				n.errs <- fmt.Errorf("expiry timer stopped (approvals would never expire): %w", err)
 			}
-		}()
+		})
 	}
 	if st := n.Projections(); st != nil && !cfg.NoProcessors {
 		n.startNotify(ctx, cfg, st)
@@ -212,6 +203,10 @@ func (n *Node) startHTTP(ctx context.Context, cfg Config, ln net.Listener) error
 	}
 	h, err := httpapi.StartForServer(ctx, n, httpapi.NodeOptions{Listener: ln, CredsDir: credsDir,
 		NATSURL: cfg.NATSURL, CheckConfig: cfg.CheckConfig, Hosts: cfg.HTTPHosts, Limits: cfg.HTTPLimits, Logger: cfg.Logger.With("component", "http")})
+	if errors.Is(err, fs.ErrNotExist) && cfg.NATSURL != "" {
+		return fmt.Errorf("HTTP API on %s: %w\nattached to a NATS this node does not run, the HTTP API connects as each role with %s/<role>.nk (a .creds file or an nkey seed) and fleet-ca.pem beside them; put them there, or run without the HTTP API (--http-listen '')",
+			cfg.HTTPListen, err, credsDir)
+	}
 	if err != nil {
 		return fmt.Errorf("HTTP API on %s: %w", cfg.HTTPListen, err)
 	}
@@ -249,12 +244,8 @@ func (n *Node) startNotify(ctx context.Context, cfg Config, st *projections.Stor
 		cfg.Logger.Error("notifications off", "err", err)
 		return
 	}
-	nctx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	n.notifier, n.stopNotify, n.notifyDone = nt, stop, make(chan struct{})
-	go func() {
-		defer close(n.notifyDone)
-		nt.Serve(nctx)
-	}()
+	n.notifier = nt
+	n.front.Go("notifier", func(ctx context.Context) { nt.Serve(ctx) })
 }
 
 // Err receives a failure that stops the node from doing its work (the
@@ -264,33 +255,19 @@ func (n *Node) startNotify(ctx context.Context, cfg Config, st *projections.Stor
 func (n *Node) Err() <-chan error { return n.errs }
 
 // Close stops the HTTP API (its waits and streams end, its requests
-// drain within ctx), then the timer, then the server (see
-// the core in the package doc's shutdown order).
+// drain within ctx), then the notifier and the timers, then the core (see
+// the package doc's shutdown order). Every wait is bounded by ctx: when
+// it is done, Close returns an error naming what was still running, and
+// leaves the read models open rather than close them under the driver.
 func (n *Node) Close(ctx context.Context) error {
-	n.closeOnce.Do(func() {
-		if n.closing != nil {
-			close(n.closing)
-		}
-	})
-	if n.watched != nil {
-		<-n.watched
-	}
-	var httpErr error
+	var errs []error
 	if n.http != nil {
-		httpErr = n.http.Close(ctx)
+		errs = append(errs, n.http.Close(ctx))
 	}
-	if n.stopNotify != nil {
-		n.stopNotify()
-		<-n.notifyDone
-		n.stopNotify = nil
+	if n.front != nil {
+		errs = append(errs, n.front.stop(ctx))
 	}
-	if n.stopTimer != nil {
-		n.stopTimer()
-		<-n.timerDone
-		<-n.pairingDone
-		n.stopTimer = nil
-	}
-	return errors.Join(httpErr, n.closeServer(ctx))
+	return errors.Join(append(errs, n.closeServer(ctx))...)
 }
 
 // Processors is the processor set of a node, in order (replay runs the

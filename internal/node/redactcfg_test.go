@@ -15,6 +15,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 	"github.com/vigil-dev/vigil/processors/redact"
 )
 
@@ -84,17 +85,15 @@ func TestRedactionFollowsConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	admin.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for i := 0; ; i++ {
+	i := 0
+	wait.Eventually(t, 10*time.Second, func() string {
 		got := commandAsStored(t, s, "after-"+string(rune('a'+i%26))+string(rune('a'+i/26)), "deploy build "+token)
-		if strings.Contains(got, "[REDACTED:acme-token]") {
-			break
+		i++
+		if !strings.Contains(got, "[REDACTED:acme-token]") {
+			return fmt.Sprintf("the config's extra rule never applied; stored %q", got)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the config's extra rule never applied; stored %q", got)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ""
+	})
 	s.Close(context.Background())
 
 	// Restarts: the first reads the global records after what the start

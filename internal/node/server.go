@@ -190,8 +190,8 @@ func startServer(ctx context.Context, cfg Config) (_ *Node, err error) {
 	if err := s.ing.StartContext(ctx); err != nil {
 		return nil, err
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	s.cancel = cancel
+	s.core = newTasks(ctx)
+	runCtx := s.core.ctx
 	if cfg.Processors != nil {
 		procs, err := cfg.Processors()
 		if err != nil {
@@ -229,14 +229,12 @@ func startServer(ctx context.Context, cfg Config) (_ *Node, err error) {
 		if err != nil {
 			return nil, err
 		}
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			if err := s.drv.Run(runCtx); err != nil {
+		s.core.Go("driver", func(ctx context.Context) {
+			if err := s.drv.Run(ctx); err != nil {
 				cfg.Logger.Error("driver stopped", "err", err)
 				s.fail(err)
 			}
-		}()
+		})
 		select {
 		case <-s.drv.Ready():
 		case err := <-s.drvErr:
@@ -250,11 +248,7 @@ func startServer(ctx context.Context, cfg Config) (_ *Node, err error) {
 		natsURL = s.ns.ClientURL()
 	}
 	if cfg.SealInterval > 0 {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.seal(runCtx, cfg.SealInterval)
-		}()
+		s.core.Go("sealer", func(ctx context.Context) { s.seal(ctx, cfg.SealInterval) })
 	}
 	s.startWatch(runCtx)
 	if !cfg.NoContinuityCheck {
@@ -299,11 +293,7 @@ func startServer(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	cfg.Logger.Info("vigil serving", attrs...)
 	if s.drv != nil {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			s.logCaughtUp(runCtx)
-		}()
+		s.core.Go("catch-up report", s.logCaughtUp)
 	}
 	return s, nil
 }
@@ -450,6 +440,7 @@ func (s *Node) seal(ctx context.Context, interval time.Duration) {
 			return
 		case <-t.C:
 		}
+		s.sealLooks.Add(1)
 		st, err := s.js.Stream(ctx, events.StreamLog)
 		if err != nil {
 			continue
@@ -531,7 +522,8 @@ func (s *Node) Client(ctx context.Context, role natsutil.Role) (*client.Client, 
 }
 
 // closeServer shuts the node's core down in order and waits for its
-// goroutines (see the package doc's shutdown order).
+// goroutines, at most until ctx is done (see the package doc's shutdown
+// order).
 func (s *Node) closeServer(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -546,18 +538,20 @@ func (s *Node) closeServer(ctx context.Context) error {
 	if err := s.stopIngest(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	if s.cancel != nil {
-		s.cancel()
+	coreErr := error(nil)
+	if s.core != nil {
+		coreErr = s.core.stop(ctx)
+		errs = append(errs, coreErr)
 	}
-	s.wg.Wait()
-	if s.store != nil {
+	// Closed only once the driver has stopped writing to it.
+	if s.store != nil && coreErr == nil {
 		if err := s.store.Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if s.nc != nil {
 		s.nc.Drain()
-		for s.nc.IsDraining() {
+		for s.nc.IsDraining() && ctx.Err() == nil {
 			time.Sleep(5 * time.Millisecond)
 		}
 		s.nc.Close()

@@ -49,11 +49,8 @@ package node
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -65,6 +62,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node/integrity"
 )
 
 // ErrStreamChanged means a stream the node runs on is not the one it was
@@ -82,18 +80,6 @@ const DefaultStreamWatchInterval = time.Second
 
 // watchedStreams are the streams whose loss stops the node.
 var watchedStreams = []string{events.StreamLog, events.StreamDerived}
-
-// streamRecord is what streams.json keeps of one stream.
-type streamRecord struct {
-	Created time.Time `json:"created"`
-	LastSeq uint64    `json:"last_seq"`
-}
-
-type streamsState struct {
-	Node    string                  `json:"node"`
-	Updated time.Time               `json:"updated"`
-	Streams map[string]streamRecord `json:"streams"`
-}
 
 // streamSnap is one look at a stream.
 type streamSnap struct {
@@ -118,7 +104,7 @@ type watchState struct {
 	ingOnce   sync.Once
 	ingErr    error
 	contDone  chan struct{}
-	contRep   ContinuityReport
+	contRep   integrity.Report
 	contErr   error
 	alertedDr map[string]bool // VIGIL_DERIVED losses already alerted
 	infoErrs  int             // consecutive stream info failures
@@ -236,22 +222,6 @@ func waitJetStream(ctx context.Context, js jetstream.JetStream) error {
 	}
 }
 
-func readStreamsState(dataDir string) (streamsState, error) {
-	path := datadir.New(dataDir).Streams()
-	var st streamsState
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
-		return st, fmt.Errorf("node: read %s: %w", path, err)
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return st, fmt.Errorf("node: %s is not valid (%v): it records which VIGIL_LOG this node ran on; restore it, or remove it to trust the streams as they are", path, err)
-	}
-	return st, nil
-}
-
 // recordStreams writes streams.json from the last look, if the node is
 // healthy.
 func (s *Node) recordStreams() error {
@@ -260,9 +230,9 @@ func (s *Node) recordStreams() error {
 		s.watch.mu.Unlock()
 		return nil
 	}
-	st := streamsState{Node: s.cfg.NodeName, Updated: time.Now().UTC(), Streams: map[string]streamRecord{}}
+	st := integrity.Streams{Node: s.cfg.NodeName, Updated: time.Now().UTC(), Streams: map[string]integrity.StreamRecord{}}
 	for name, sn := range s.watch.last {
-		st.Streams[name] = streamRecord{Created: sn.created.UTC(), LastSeq: sn.state.LastSeq}
+		st.Streams[name] = integrity.StreamRecord{Created: sn.created.UTC(), LastSeq: sn.state.LastSeq}
 	}
 	s.watch.recorded = s.watch.last[events.StreamLog].state.LastSeq
 	s.watch.mu.Unlock()
@@ -271,11 +241,7 @@ func (s *Node) recordStreams() error {
 		r.LastSeq = max(r.LastSeq, s.drv.Checkpointed())
 		st.Streams[events.StreamLog] = r
 	}
-	b, err := json.MarshalIndent(st, "", "  ")
-	if err != nil {
-		return err
-	}
-	return natsutil.WriteFileAtomic(datadir.New(s.cfg.DataDir).Streams(), append(b, '\n'), 0o600)
+	return integrity.WriteStreams(datadir.New(s.cfg.DataDir).Streams(), st)
 }
 
 func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
@@ -284,7 +250,7 @@ func fmtTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // or updates the streams, and takes the watch's baseline.
 func (s *Node) openStreams(ctx context.Context) error {
 	opts := s.cfg.streamOptions()
-	prior, err := readStreamsState(s.cfg.DataDir)
+	prior, err := integrity.ReadStreams(datadir.New(s.cfg.DataDir).Streams())
 	if err != nil {
 		return err
 	}
@@ -479,14 +445,12 @@ func (s *Node) startWatch(ctx context.Context) {
 		s.cfg.Logger.Warn("stream watch: no advisories; polling only", "err", err)
 		sub = nil
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.core.Go("stream watch", func(context.Context) {
 		if sub != nil {
 			defer sub.Unsubscribe()
 		}
 		s.watchLoop(ctx, interval, advisories)
-	}()
+	})
 }
 
 func (s *Node) watchLoop(ctx context.Context, interval time.Duration, advisories <-chan *nats.Msg) {
@@ -546,7 +510,7 @@ func (s *Node) failStreams(ctx context.Context, err error) {
 	if err := s.stopIngest(sctx); err != nil {
 		s.cfg.Logger.Warn("stream watch: ingest did not stop cleanly", "err", err)
 	}
-	s.cancel() // the driver, the sealer, the continuity check and this watch
+	s.core.cancel() // the driver, the sealer, the continuity check and this watch
 }
 
 // checkStreams looks at both streams once; it returns a fatal error
@@ -596,13 +560,13 @@ func (s *Node) checkStreams(ctx context.Context) error {
 			return fmt.Errorf("%w: %s was replaced while the node ran: it is now a stream created %s (%d records), not the one created %s (records up to seq %d); %s",
 				ErrStreamChanged, name, fmtTime(info.Created), info.State.Msgs, fmtTime(base.created), last.state.LastSeq, whatToDo(name))
 		}
-		if lost := recordsLost(last.state, info.State); lost != "" {
+		if lost := integrity.RecordsLost(last.state, info.State); lost != "" {
 			if name == events.StreamLog {
 				return fmt.Errorf("%w: %s lost records while the node ran: %s; %s", ErrStreamChanged, name, lost, whatToDo(name))
 			}
 			s.derivedLoss(ctx, lost)
 		}
-		if drift := integrityDrift(s.expectedConfig(name), info.Config); len(drift) > 0 {
+		if drift := integrity.ConfigDrift(s.expectedConfig(name), info.Config); len(drift) > 0 {
 			if err := s.restoreConfig(ctx, name, info.Config, drift); err != nil {
 				return err
 			}
@@ -628,33 +592,6 @@ func whatToDo(name string) string {
 		return "the node stops rather than publish decisions nobody stores; find out who changed it (an admin credential), then restart vigil serve (VIGIL_DERIVED is re-created; its earlier contents can be re-derived with vigil replay)"
 	}
 	return "the node stops rather than decide from a log it did not fold; find out who changed it (an admin credential), restore VIGIL_LOG from a backup if you can, then restart vigil serve (it refuses a log that is not the one it folded unless told to accept it; see docs/durability.md)"
-}
-
-// recordsLost says how cur lost records that prev had ("" if none).
-func recordsLost(prev, cur jetstream.StreamState) string {
-	var out []string
-	if cur.LastSeq < prev.LastSeq {
-		out = append(out, fmt.Sprintf("its last sequence went back from %d to %d", prev.LastSeq, cur.LastSeq))
-	}
-	// Records are only ever appended: the first sequence stays where it
-	// was, or (for a stream that was empty) at most the next one written.
-	first := prev.FirstSeq
-	if prev.Msgs == 0 {
-		first = prev.LastSeq + 1
-	}
-	if cur.Msgs > 0 && cur.FirstSeq > first {
-		out = append(out, fmt.Sprintf("seqs %d..%d are gone from its start (purged, or removed by a changed limit)", first, cur.FirstSeq-1))
-	}
-	if cur.NumDeleted > prev.NumDeleted {
-		out = append(out, fmt.Sprintf("%d records were deleted from its middle", cur.NumDeleted-prev.NumDeleted))
-	}
-	if cur.Lost != nil && len(cur.Lost.Msgs) > 0 && (prev.Lost == nil || len(cur.Lost.Msgs) > len(prev.Lost.Msgs)) {
-		out = append(out, fmt.Sprintf("the server reports %d records lost (first seq %d)", len(cur.Lost.Msgs), slices.Min(cur.Lost.Msgs)))
-	}
-	if len(out) == 0 && cur.LastSeq >= prev.LastSeq && cur.Msgs < prev.Msgs+(cur.LastSeq-prev.LastSeq) {
-		out = append(out, fmt.Sprintf("%d records are missing", prev.Msgs+(cur.LastSeq-prev.LastSeq)-cur.Msgs))
-	}
-	return strings.Join(out, "; ")
 }
 
 func (s *Node) derivedLoss(ctx context.Context, lost string) {
@@ -683,83 +620,11 @@ func (s *Node) expectedConfig(name string) jetstream.StreamConfig {
 	return jetstream.StreamConfig{Name: name}
 }
 
-// integrityField is one stream setting that bears on what the stream keeps.
-type integrityField struct {
-	name string
-	get  func(*jetstream.StreamConfig) any
-	set  func(dst, src *jetstream.StreamConfig)
-}
-
-func limit(v int64) int64 {
-	if v <= 0 {
-		return -1
-	}
-	return v
-}
-
-func sortedSubjects(c *jetstream.StreamConfig) any {
-	s := slices.Clone(c.Subjects)
-	slices.Sort(s)
-	return strings.Join(s, ",")
-}
-
-func asJSON(v any) any {
-	b, _ := json.Marshal(v)
-	if string(b) == "null" || string(b) == "[]" {
-		return ""
-	}
-	return string(b)
-}
-
-// integrityFields are compared with Vigil's definition and restored.
-// Description, replicas, the duplicate window and placement are left to
-// operators (nodes of a fleet may differ in flags).
-var integrityFields = []integrityField{
-	{"subjects", sortedSubjects, func(d, s *jetstream.StreamConfig) { d.Subjects = s.Subjects }},
-	{"retention", func(c *jetstream.StreamConfig) any { return c.Retention }, func(d, s *jetstream.StreamConfig) { d.Retention = s.Retention }},
-	{"discard", func(c *jetstream.StreamConfig) any { return c.Discard }, func(d, s *jetstream.StreamConfig) { d.Discard = s.Discard }},
-	{"max_msgs", func(c *jetstream.StreamConfig) any { return limit(c.MaxMsgs) }, func(d, s *jetstream.StreamConfig) { d.MaxMsgs = s.MaxMsgs }},
-	{"max_bytes", func(c *jetstream.StreamConfig) any { return limit(c.MaxBytes) }, func(d, s *jetstream.StreamConfig) { d.MaxBytes = s.MaxBytes }},
-	{"max_msgs_per_subject", func(c *jetstream.StreamConfig) any { return limit(c.MaxMsgsPerSubject) }, func(d, s *jetstream.StreamConfig) { d.MaxMsgsPerSubject = s.MaxMsgsPerSubject }},
-	{"max_age", func(c *jetstream.StreamConfig) any { return c.MaxAge }, func(d, s *jetstream.StreamConfig) { d.MaxAge = s.MaxAge }},
-	{"storage", func(c *jetstream.StreamConfig) any { return c.Storage }, func(d, s *jetstream.StreamConfig) { d.Storage = s.Storage }},
-	{"no_ack", func(c *jetstream.StreamConfig) any { return c.NoAck }, func(d, s *jetstream.StreamConfig) { d.NoAck = s.NoAck }},
-	{"sealed", func(c *jetstream.StreamConfig) any { return c.Sealed }, func(d, s *jetstream.StreamConfig) { d.Sealed = s.Sealed }},
-	{"deny_delete", func(c *jetstream.StreamConfig) any { return c.DenyDelete }, func(d, s *jetstream.StreamConfig) { d.DenyDelete = s.DenyDelete }},
-	{"deny_purge", func(c *jetstream.StreamConfig) any { return c.DenyPurge }, func(d, s *jetstream.StreamConfig) { d.DenyPurge = s.DenyPurge }},
-	{"allow_rollup_hdrs", func(c *jetstream.StreamConfig) any { return c.AllowRollup }, func(d, s *jetstream.StreamConfig) { d.AllowRollup = s.AllowRollup }},
-	{"allow_msg_ttl", func(c *jetstream.StreamConfig) any { return c.AllowMsgTTL }, func(d, s *jetstream.StreamConfig) { d.AllowMsgTTL = s.AllowMsgTTL }},
-	{"subject_delete_marker_ttl", func(c *jetstream.StreamConfig) any { return c.SubjectDeleteMarkerTTL }, func(d, s *jetstream.StreamConfig) { d.SubjectDeleteMarkerTTL = s.SubjectDeleteMarkerTTL }},
-	{"allow_msg_counter", func(c *jetstream.StreamConfig) any { return c.AllowMsgCounter }, func(d, s *jetstream.StreamConfig) { d.AllowMsgCounter = s.AllowMsgCounter }},
-	{"allow_msg_schedules", func(c *jetstream.StreamConfig) any { return c.AllowMsgSchedules }, func(d, s *jetstream.StreamConfig) { d.AllowMsgSchedules = s.AllowMsgSchedules }},
-	{"persist_mode", func(c *jetstream.StreamConfig) any { return c.PersistMode }, func(d, s *jetstream.StreamConfig) { d.PersistMode = s.PersistMode }},
-	{"mirror", func(c *jetstream.StreamConfig) any { return asJSON(c.Mirror) }, func(d, s *jetstream.StreamConfig) { d.Mirror = s.Mirror }},
-	{"sources", func(c *jetstream.StreamConfig) any { return asJSON(c.Sources) }, func(d, s *jetstream.StreamConfig) { d.Sources = s.Sources }},
-	{"subject_transform", func(c *jetstream.StreamConfig) any { return asJSON(c.SubjectTransform) }, func(d, s *jetstream.StreamConfig) { d.SubjectTransform = s.SubjectTransform }},
-	{"republish", func(c *jetstream.StreamConfig) any { return asJSON(c.RePublish) }, func(d, s *jetstream.StreamConfig) { d.RePublish = s.RePublish }},
-}
-
-// integrityDrift lists the integrity settings of got that differ from want.
-func integrityDrift(want, got jetstream.StreamConfig) []string {
-	var out []string
-	for _, f := range integrityFields {
-		w, g := f.get(&want), f.get(&got)
-		if w != g {
-			out = append(out, fmt.Sprintf("%s %v (Vigil's is %v)", f.name, g, w))
-		}
-	}
-	return out
-}
-
 // restoreConfig alerts about a changed config and puts Vigil's integrity
 // settings back; it returns a fatal error if they cannot be restored.
 func (s *Node) restoreConfig(ctx context.Context, name string, got jetstream.StreamConfig, drift []string) error {
 	want := s.expectedConfig(name)
-	fixed := got
-	for _, f := range integrityFields {
-		f.set(&fixed, &want)
-	}
-	_, err := s.js.UpdateStream(ctx, fixed)
+	_, err := s.js.UpdateStream(ctx, integrity.Restored(got, want))
 	what := fmt.Sprintf("%s's configuration was changed while the node ran: %s", name, strings.Join(drift, ", "))
 	if err != nil {
 		if ctx.Err() != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/wait"
 )
 
 // waitFailed waits for the node to report a failure on Err.
@@ -134,69 +135,17 @@ func TestWatchConfigRestored(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitAlert(t, s, "max_age 1h0m0s")
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	wait.Eventually(t, 10*time.Second, func() string {
 		info, err := st.Info(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Config.MaxAge == 0 {
-			break
+		if info.Config.MaxAge != 0 {
+			return "max age not restored: " + info.Config.MaxAge.String()
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("max age not restored")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return ""
+	})
 	if err := s.Healthy(); err != nil {
 		t.Fatalf("node unhealthy after a restored config: %v", err)
-	}
-}
-
-func TestRecordsLost(t *testing.T) {
-	st := func(first, last, msgs, deleted uint64) jetstream.StreamState {
-		return jetstream.StreamState{FirstSeq: first, LastSeq: last, Msgs: msgs, NumDeleted: int(deleted)}
-	}
-	cases := []struct {
-		name      string
-		prev, cur jetstream.StreamState
-		want      string // substring; "" = nothing lost
-	}{
-		{"empty to empty", st(0, 0, 0, 0), st(0, 0, 0, 0), ""},
-		{"appended to an empty stream", st(0, 0, 0, 0), st(1, 20, 20, 0), ""},
-		{"appended", st(1, 20, 20, 0), st(1, 30, 30, 0), ""},
-		{"first records dropped from an empty baseline", st(0, 0, 0, 0), st(19, 20, 2, 0), "seqs 1..18 are gone"},
-		{"first records dropped", st(1, 20, 20, 0), st(19, 20, 2, 0), "seqs 1..18 are gone"},
-		{"all purged", st(1, 20, 20, 0), st(21, 20, 0, 0), "20 records are missing"},
-		{"last went back", st(1, 20, 20, 0), st(1, 10, 10, 0), "went back from 20 to 10"},
-		{"interior delete", st(1, 20, 20, 0), st(1, 20, 19, 1), "1 records were deleted"},
-		{"lost on disk", st(1, 20, 20, 0), jetstream.StreamState{FirstSeq: 1, LastSeq: 20, Msgs: 19, Lost: &jetstream.LostStreamData{Msgs: []uint64{7}}}, "first seq 7"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := recordsLost(tc.prev, tc.cur)
-			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-				t.Fatalf("recordsLost = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestIntegrityDrift(t *testing.T) {
-	want := logConfig()
-	got := want
-	got.MaxMsgs, got.MaxBytes, got.MaxMsgsPerSubject = -1, -1, -1            // how the server reports "no limit"
-	got.Duplicates, got.Replicas, got.Description = time.Minute, 3, "edited" // left to operators
-	if d := integrityDrift(want, got); len(d) > 0 {
-		t.Fatalf("drift %q, want none", d)
-	}
-	got.Subjects = []string{"vigil.log.x"}
-	got.MaxAge = time.Hour
-	got.RePublish = &jetstream.RePublish{Source: ">", Destination: "leak.>"}
-	d := strings.Join(integrityDrift(want, got), "; ")
-	for _, f := range []string{"subjects", "max_age", "republish"} {
-		if !strings.Contains(d, f) {
-			t.Errorf("drift %q does not name %s", d, f)
-		}
 	}
 }

@@ -5,6 +5,10 @@
 // HTTP API and `vigil pairing` see what the processor sees), and the
 // Timer that appends the time-based outcomes: a code's expiry after
 // pairing.CodeTTL and the end of a lockout after pairing.LockoutFor.
+//
+// On the data path: a use case shared by the CLI and the HTTP API (into
+// the log and out of it), and a timer that speaks to the pairing fold
+// through the log.
 package pairinglog
 
 import (

@@ -13,6 +13,9 @@
 // The package also says whether a data directory is served in
 // single-user mode (SingleUser, NoticeSingleUser) and checks, as the
 // agent's user, what that user can reach (CheckAccess).
+//
+// On the data path: a front-end: it prepares the host the path runs on,
+// off the path itself.
 package setup
 
 import (

@@ -7,6 +7,8 @@
 //
 // The package imports nothing of Vigil, so any package's internal tests
 // may use it.
+//
+// On the data path: tests: which of the long tests run.
 package soak
 
 import (

@@ -8,6 +8,9 @@
 // internal tests (an import cycle): those keep their smaller helpers, and
 // take the waits from the leaf package internal/testnode/wait, as
 // internal/node's own tests do.
+//
+// On the data path: tests: a real node of internal/node for the other
+// packages' tests.
 package testnode
 
 import (
@@ -132,18 +135,16 @@ func Client(t testing.TB, s *node.Node, role natsutil.Role) *client.Client {
 // better bound (wait.Default).
 const DefaultWait = wait.Default
 
-// Checkpointer is what has a checkpoint: a *driver.Driver (s.Driver()).
-type Checkpointer = wait.Checkpointer
-
-// WaitCheckpoint waits until d has checkpointed log seq seq (its outputs
-// stored, its sink applied), failing the test after DefaultWait.
-func WaitCheckpoint(t testing.TB, d Checkpointer, seq uint64) {
+// WaitCheckpoint waits until d (a *driver.Driver: s.Driver()) has
+// checkpointed log seq seq (its outputs stored, its sink applied),
+// failing the test after DefaultWait.
+func WaitCheckpoint(t testing.TB, d wait.Checkpointer, seq uint64) {
 	t.Helper()
 	wait.Checkpoint(t, d, seq)
 }
 
 // WaitCheckpointWithin is WaitCheckpoint with its own bound.
-func WaitCheckpointWithin(t testing.TB, d Checkpointer, seq uint64, within time.Duration) {
+func WaitCheckpointWithin(t testing.TB, d wait.Checkpointer, seq uint64, within time.Duration) {
 	t.Helper()
 	wait.CheckpointWithin(t, d, seq, within)
 }

@@ -1,4 +1,4 @@
-package node
+package integrity
 
 import (
 	"encoding/base64"
@@ -6,11 +6,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
 
-// The continuity file (datadir.Layout.Continuity) holds what the last
+// The continuity file (Continuity.StateFile) holds what the last
 // continuity check verified: the Merkle frontier of records 1..Size, whose
 // root equalled the one a checkpoint signed with the node's audit key signs
 // for that size. The next check reads only the records after Size, so a start
@@ -35,11 +34,14 @@ type continuityState struct {
 	Root     string `json:"root"`
 }
 
-// loadContinuity returns the verified frontier to start from, if the file
+// loadState returns the verified frontier to start from, if the file
 // holds one for this log that the newest checkpoint (of cpSize records)
 // and the log's end (to) still cover.
-func (s *Node) loadContinuity(logCreated time.Time, cpSize, to uint64) (*audit.Frontier, bool) {
-	b, err := os.ReadFile(datadir.New(s.cfg.DataDir).Continuity())
+func (c Continuity) loadState(logCreated time.Time, cpSize, to uint64) (*audit.Frontier, bool) {
+	if c.StateFile == "" {
+		return nil, false
+	}
+	b, err := os.ReadFile(c.StateFile)
 	if err != nil {
 		return nil, false
 	}
@@ -58,11 +60,11 @@ func (s *Node) loadContinuity(logCreated time.Time, cpSize, to uint64) (*audit.F
 	return f, true
 }
 
-// saveContinuity records that records 1..size, whose frontier is hashes
+// saveState records that records 1..size, whose frontier is hashes
 // and root root, matched a signed checkpoint. A failure to write only
 // costs the next start a full read.
-func (s *Node) saveContinuity(logCreated time.Time, size uint64, hashes []byte, root audit.Hash) {
-	if size == 0 || s.cfg.DataDir == "" {
+func (c Continuity) saveState(logCreated time.Time, size uint64, hashes []byte, root audit.Hash) {
+	if size == 0 || c.StateFile == "" {
 		return
 	}
 	b, err := json.Marshal(continuityState{LogCreated: logCreated, Size: size,
@@ -70,14 +72,20 @@ func (s *Node) saveContinuity(logCreated time.Time, size uint64, hashes []byte, 
 	if err != nil {
 		return
 	}
-	path := datadir.New(s.cfg.DataDir).Continuity()
+	path := c.StateFile
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		s.cfg.Logger.Warn("continuity check: cannot record what it verified; the next start reads the whole log", "err", err)
+		c.warn(err)
 		return
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
-		s.cfg.Logger.Warn("continuity check: cannot record what it verified; the next start reads the whole log", "err", err)
+		c.warn(err)
+	}
+}
+
+func (c Continuity) warn(err error) {
+	if c.Logger != nil {
+		c.Logger.Warn("continuity check: cannot record what it verified; the next start reads the whole log", "err", err)
 	}
 }
