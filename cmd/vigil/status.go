@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -64,9 +65,10 @@ type serverStatus struct {
 // credsRole is the role a seed file is for when it is named as Vigil
 // names them (<role>.nk, <role>.creds); "" otherwise.
 func credsRole(path string) natsutil.Role {
-	base := filepath.Base(path)
+	path = filepath.Clean(path)
+	in := datadir.CredsAt(filepath.Dir(path))
 	for _, r := range natsutil.Roles {
-		if base == string(r)+".nk" || base == string(r)+".creds" {
+		if path == in.Seed(r) || path == in.NATSCreds(r) {
 			return r
 		}
 	}

@@ -145,7 +145,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		case err, ok := <-n.drvErr:
 			if ok && err != nil {
 				if !errors.Is(err, ErrStreamChanged) {
-					err = fmt.Errorf("processor driver: %w", err)
+					// A driver reading a deleted stream can fail before
+					// the watch looks: report the stream if that is it.
+					if serr := n.checkStreams(ctx); serr != nil {
+						n.failStreams(ctx, serr)
+						err = serr
+					} else {
+						err = fmt.Errorf("processor driver: %w", err)
+					}
 				}
 				n.errs <- err
 			}
@@ -173,7 +180,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		n.front.Go("pairing timer", func(ctx context.Context) { ptimer.Run(ctx) })
 		n.front.Go("expiry timer", func(ctx context.Context) {
 			if err := timer.Run(ctx); err != nil && ctx.Err() == nil {
-				n.errs <- fmt.Errorf("expiry timer stopped (approvals would never expire): %w", err)
+				n.taskFailed(ctx, fmt.Errorf("expiry timer stopped (approvals would never expire): %w", err))
 			}
 		})
 	}
@@ -192,6 +199,21 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 	}
 	return n, nil
+}
+
+// taskFailed reports a background task's fatal error on Err, unless the
+// cause is a stream that changed under the node: a task reading a deleted
+// or replaced stream often fails before the stream watch looks again, and
+// then the stream, not the task, is what the operator must be told about.
+func (n *Node) taskFailed(ctx context.Context, err error) {
+	if n.Healthy() != nil {
+		return // already failing: the first failure is the one reported
+	}
+	if serr := n.checkStreams(ctx); serr != nil {
+		n.failStreams(ctx, serr)
+		return
+	}
+	n.errs <- err
 }
 
 // startHTTP serves the HTTP API on ln (cfg.HTTPListen, bound before the

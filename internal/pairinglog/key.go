@@ -64,20 +64,38 @@ func LoadOrCreateKey(credsDir string) ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("pairinglog: %w", err)
 	}
-	f, err := os.OpenFile(datadir.CredsAt(credsDir).PairingKey(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	// Write the key in full under a temporary name, then link it into
+	// place: the link fails when another process got there first, so a
+	// reader never sees a half-written key and two processes never hold
+	// different keys.
+	path := datadir.CredsAt(credsDir).PairingKey()
+	tmp, err := os.CreateTemp(credsDir, ".pairing-key-*")
+	if err != nil {
+		return nil, fmt.Errorf("pairinglog: create the pairing key: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("pairinglog: create the pairing key: %w", err)
+	}
+	if _, err := tmp.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("pairinglog: write the pairing key: %w", err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("pairinglog: write the pairing key: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("pairinglog: write the pairing key: %w", err)
+	}
+	err = os.Link(tmp.Name(), path)
 	if errors.Is(err, fs.ErrExist) {
 		// Another process made it first: use theirs.
 		return LoadKey(credsDir)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("pairinglog: create the pairing key: %w", err)
-	}
-	if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("pairinglog: write the pairing key: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("pairinglog: write the pairing key: %w", err)
 	}
 	return key, nil
 }

@@ -245,3 +245,39 @@ func TestCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyCreatedOnceByRacingNodes: nodes sharing one credentials directory
+// start together; every one must read the same whole key, never a file
+// another is still writing.
+func TestKeyCreatedOnceByRacingNodes(t *testing.T) {
+	for round := range 50 {
+		dir := filepath.Join(t.TempDir(), "creds")
+		const n = 8
+		keys := make([][]byte, n)
+		errs := make([]error, n)
+		var start, done sync.WaitGroup
+		start.Add(1)
+		for i := range n {
+			done.Add(1)
+			go func() {
+				defer done.Done()
+				start.Wait()
+				keys[i], errs[i] = pairinglog.LoadOrCreateKey(dir)
+			}()
+		}
+		start.Done()
+		done.Wait()
+		for i := range n {
+			if errs[i] != nil {
+				t.Fatalf("round %d, node %d: %v", round, i, errs[i])
+			}
+			if string(keys[i]) != string(keys[0]) {
+				t.Fatalf("round %d: node %d holds another key", round, i)
+			}
+		}
+		entries, _ := os.ReadDir(dir)
+		if len(entries) != 1 {
+			t.Fatalf("round %d: %d entries left in the credentials directory, want the key alone", round, len(entries))
+		}
+	}
+}
