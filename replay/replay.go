@@ -102,14 +102,25 @@ type Config struct {
 // Frontier is the last log sequence a replay of a live log compares, and
 // why it is known that both sides reached it: the recorded outputs of
 // every record up to it are stored (a live driver's checkpoint: its
-// outputs are stored before it acknowledges), or the caller chose it.
+// outputs are stored before it acknowledges; or the derived stream's
+// frontier), or the caller chose it. LiveFrontier chooses one.
 type Frontier struct {
 	Seq uint64 `json:"seq"`
-	// By is FrontierCheckpoint, FrontierTo or FrontierLogEnd.
+	// By is FrontierCheckpoint, FrontierDerived, FrontierTo or FrontierLogEnd.
 	By string `json:"by"`
 	// Detail names the checkpoint (the driver's durable consumer) or what
 	// the choice leaves out, for people.
 	Detail string `json:"detail,omitempty"`
+	// Published, when set, is the last log sequence whose outputs are
+	// known to be stored, and PublishedBy how it is known
+	// (FrontierCheckpoint or FrontierDerived). A replayed output of a
+	// later record that the record lacks is not published yet: it is
+	// counted in Report.Unpublished, not as missing.
+	Published   *uint64 `json:"published,omitempty"`
+	PublishedBy string  `json:"published_by,omitempty"`
+	// LogEnd is the log's last sequence when the frontier was chosen (0:
+	// not read).
+	LogEnd uint64 `json:"log_end,omitempty"`
 }
 
 // Frontier kinds.
@@ -163,9 +174,13 @@ type Report struct {
 	// (a republish after the dedup window: harmless). Ignored counts
 	// recorded messages no fold produces (the ingest service's, and the
 	// live driver's own alerts).
-	Duplicates uint64        `json:"duplicates,omitempty"`
-	Ignored    uint64        `json:"ignored,omitempty"`
-	WhatIf     *WhatIfReport `json:"what_if,omitempty"`
+	Duplicates uint64 `json:"duplicates,omitempty"`
+	// Unpublished counts replayed outputs of records after
+	// Frontier.Published that the record does not hold: not stored yet,
+	// which is no difference.
+	Unpublished uint64        `json:"unpublished,omitempty"`
+	Ignored     uint64        `json:"ignored,omitempty"`
+	WhatIf      *WhatIfReport `json:"what_if,omitempty"`
 	// Frontier says where and why the comparison stops (Config.Frontier).
 	Frontier *Frontier     `json:"frontier,omitempty"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
@@ -250,6 +265,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if rep.Verified {
 		r.cmp = newComparer(rep, cfg.MaxListed)
+		if fr := cfg.Frontier; fr != nil && fr.Published != nil {
+			r.cmp.published, r.cmp.bounded = *fr.Published, true
+		}
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)

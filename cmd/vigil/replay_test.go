@@ -141,6 +141,14 @@ func TestReplayCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.Identical() || rep.Conversation != "c-42" || rep.Matched == 0 {
 		t.Fatalf("--json: exit %d, %v\n%s", code, err, out)
 	}
+	if fr := rep.Frontier; fr == nil || fr.By != replay.FrontierCheckpoint || fr.Published == nil || *fr.Published != fr.Seq || fr.LogEnd < fr.Seq {
+		t.Fatalf("--json frontier %+v\n%s", fr, out)
+	}
+	// --to past the log's end: what is after the checkpoint is not missing.
+	out, _, code = runWith(t, "replay", "--data", dir, "--to", "1000")
+	if code != replayExitOK || !strings.Contains(out, "compared up to log seq 1000: --to (past log seq ") {
+		t.Fatalf("--to past the checkpoint: exit %d\n%s", code, out)
+	}
 
 	// Tamper with the derived stream: a denial recorded as an allow.
 	js := s.JetStream()
