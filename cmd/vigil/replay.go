@@ -205,6 +205,7 @@ func (c *cli) replay(ctx context.Context, f replayFlags) error {
 			}
 		}
 	}
+	defer replay.BatchGC()()
 	meter := newReplayMeter(c.stderr, target)
 	cfg.Progress = meter.show
 	changesShown := 0
