@@ -24,6 +24,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/audit"
 	"github.com/vigil-dev/vigil/replay"
 )
 
@@ -224,6 +225,9 @@ func (c *cli) replay(ctx context.Context, f replayFlags) error {
 	if err != nil {
 		return replayUsageErr(err)
 	}
+	if ex, ok := cfg.Source.(*replay.Export); ok && rep.Verified {
+		rep.Frontier = exportFrontier(ex.Header, rep)
+	}
 	if f.asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
@@ -237,6 +241,24 @@ func (c *cli) replay(ctx context.Context, f replayFlags) error {
 		return &exitError{code: replayExitDiffers}
 	}
 	return nil
+}
+
+// exportFrontier says what a replay of an export compared: the export's
+// risk and gate data, where a line carries them, up to the last record
+// replayed; and up to where they are known complete (the live drivers'
+// checkpoint when the export was written, if it was known). A line
+// without data is never reported missing.
+func exportFrontier(h audit.ExportHeader, rep *replay.Report) *replay.Frontier {
+	fr := &replay.Frontier{Seq: rep.Last, By: replay.FrontierLogEnd, LogEnd: h.LogEnd,
+		Detail: "the export's last record; the data each line carries is compared"}
+	if h.ProcessedBy != "" {
+		p := h.Processed
+		fr.Published, fr.PublishedBy = &p, replay.FrontierCheckpoint
+		if rep.Last > p {
+			fr.Detail += fmt.Sprintf("; records after log seq %d (the live drivers' checkpoint when it was written, durable %s) may carry none yet", p, h.ProcessedBy)
+		}
+	}
+	return fr
 }
 
 // openLog reaches the server of the global flags or, with none running
