@@ -35,8 +35,10 @@
 //     replay exactly; if a difference appears only with --conversation,
 //     confirm it with a full replay.
 //
-// The package does no I/O of its own beyond its sources, and runs one
-// goroutine (reading the recorded stream) which Run waits for.
+// The package does no I/O of its own beyond its sources. Run's
+// goroutines (reading and decoding the source, scoring actions ahead of
+// the fold, reading the recorded stream, the stages beside the fold) all
+// end before it returns.
 package replay
 
 import (
