@@ -126,8 +126,34 @@ func (s synthSource) Records(ctx context.Context, sel Selection, fn func(Record)
 // docs/replay.md: go test -run '^$' -bench 'Replay$' -benchtime 1000000x ./replay/
 func BenchmarkReplay(b *testing.B) {
 	l := newSynthLog(b)
+	defer BatchGC()() // as vigil replay runs
 	cpu := cpuTime()
 	rep, err := Run(b.Context(), Config{Source: synthSource{l: l, n: uint64(b.N)}, Build: builderEvery(b, audit.DefaultInterval)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reportRates(b, rep, cpu)
+}
+
+// BenchmarkReplaySequential is BenchmarkReplay with every action scored
+// in the fold (Config.Workers 1), to see what scoring ahead gains.
+// BenchmarkReplayDefaultGC is BenchmarkReplay at Go's default GC, to see
+// what BatchGC gains.
+func BenchmarkReplayDefaultGC(b *testing.B) {
+	l := newSynthLog(b)
+	cpu := cpuTime()
+	rep, err := Run(b.Context(), Config{Source: synthSource{l: l, n: uint64(b.N)}, Build: builderEvery(b, audit.DefaultInterval)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reportRates(b, rep, cpu)
+}
+
+func BenchmarkReplaySequential(b *testing.B) {
+	l := newSynthLog(b)
+	defer BatchGC()()
+	cpu := cpuTime()
+	rep, err := Run(b.Context(), Config{Source: synthSource{l: l, n: uint64(b.N)}, Build: builderEvery(b, audit.DefaultInterval), Workers: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

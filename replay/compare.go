@@ -265,6 +265,10 @@ type comparer struct {
 	expected map[string]pendingOut // replayed, not yet recorded
 	recorded map[string]pendingOut // recorded, not yet replayed
 	recent   recentSet             // matched ids, to recognise duplicates
+	// published bounds the log seqs whose outputs are known stored, when
+	// bounded (Frontier.Published).
+	published uint64
+	bounded   bool
 }
 
 type pendingOut struct {
@@ -338,11 +342,16 @@ func (c *comparer) match(id string, seq uint64, subject string, replayed, record
 }
 
 // flushMissing reports every replayed output still unmatched as
-// missing: once the recorded stream has ended, none can match any more
+// missing, or as not published yet when its record is past what is known
+// stored: once the recorded stream has ended, none can match any more
 // (and holding them would grow with the log).
 func (c *comparer) flushMissing() {
 	for _, id := range sortedBySeq(c.expected) {
 		e := c.expected[id]
+		if c.bounded && e.seq > c.published {
+			c.rep.Unpublished++ // its record is past what is known stored
+			continue
+		}
 		c.diff(Difference{Kind: DiffMissing, ID: id, Seq: e.seq, Subject: e.subject, Replayed: e.data,
 			Detail: "replay derived it; the recorded stream does not have it"})
 	}

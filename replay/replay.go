@@ -35,14 +35,17 @@
 //     replay exactly; if a difference appears only with --conversation,
 //     confirm it with a full replay.
 //
-// The package does no I/O of its own beyond its sources, and runs one
-// goroutine (reading the recorded stream) which Run waits for.
+// The package does no I/O of its own beyond its sources. Run's
+// goroutines (reading and decoding the source, scoring actions ahead of
+// the fold, reading the recorded stream, the stages beside the fold) all
+// end before it returns.
 package replay
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -50,6 +53,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/risk"
 )
 
 // Config configures a replay.
@@ -97,19 +101,34 @@ type Config struct {
 	// Frontier, when set, says why the replay stops where it does (To):
 	// it is copied to the report.
 	Frontier *Frontier
+	// Workers score actions ahead of the fold, in parallel (ahead.go); 0
+	// means GOMAXPROCS, 1 scoring in the fold. The outputs are the same
+	// bytes either way.
+	Workers int
 }
 
 // Frontier is the last log sequence a replay of a live log compares, and
 // why it is known that both sides reached it: the recorded outputs of
 // every record up to it are stored (a live driver's checkpoint: its
-// outputs are stored before it acknowledges), or the caller chose it.
+// outputs are stored before it acknowledges; or the derived stream's
+// frontier), or the caller chose it. LiveFrontier chooses one.
 type Frontier struct {
 	Seq uint64 `json:"seq"`
-	// By is FrontierCheckpoint, FrontierTo or FrontierLogEnd.
+	// By is FrontierCheckpoint, FrontierDerived, FrontierTo or FrontierLogEnd.
 	By string `json:"by"`
 	// Detail names the checkpoint (the driver's durable consumer) or what
 	// the choice leaves out, for people.
 	Detail string `json:"detail,omitempty"`
+	// Published, when set, is the last log sequence whose outputs are
+	// known to be stored, and PublishedBy how it is known
+	// (FrontierCheckpoint or FrontierDerived). A replayed output of a
+	// later record that the record lacks is not published yet: it is
+	// counted in Report.Unpublished, not as missing.
+	Published   *uint64 `json:"published,omitempty"`
+	PublishedBy string  `json:"published_by,omitempty"`
+	// LogEnd is the log's last sequence when the frontier was chosen (0:
+	// not read).
+	LogEnd uint64 `json:"log_end,omitempty"`
 }
 
 // Frontier kinds.
@@ -163,9 +182,16 @@ type Report struct {
 	// (a republish after the dedup window: harmless). Ignored counts
 	// recorded messages no fold produces (the ingest service's, and the
 	// live driver's own alerts).
-	Duplicates uint64        `json:"duplicates,omitempty"`
-	Ignored    uint64        `json:"ignored,omitempty"`
-	WhatIf     *WhatIfReport `json:"what_if,omitempty"`
+	Duplicates uint64 `json:"duplicates,omitempty"`
+	// Unpublished counts replayed outputs of records after
+	// Frontier.Published that the record does not hold: not stored yet,
+	// which is no difference.
+	Unpublished uint64        `json:"unpublished,omitempty"`
+	Ignored     uint64        `json:"ignored,omitempty"`
+	WhatIf      *WhatIfReport `json:"what_if,omitempty"`
+	// ScoredAhead counts the actions whose assessment was scored ahead of
+	// the fold, in parallel (Config.Workers).
+	ScoredAhead uint64 `json:"scored_ahead,omitempty"`
 	// Frontier says where and why the comparison stops (Config.Frontier).
 	Frontier *Frontier     `json:"frontier,omitempty"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
@@ -229,7 +255,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	for _, p := range procs {
 		rep.Processors = append(rep.Processors, p.Name())
 	}
-	r := &runner{cfg: cfg, rep: rep, pipe: pipe, start: time.Now()}
+	r := &runner{cfg: cfg, rep: rep, pipe: pipe, start: time.Now(), workers: cfg.Workers}
+	if r.workers == 0 {
+		r.workers = runtime.GOMAXPROCS(0)
+	}
+	if r.workers > 1 {
+		for _, p := range procs {
+			if rp, ok := p.(*risk.Processor); ok {
+				rp.WithAhead(r)
+			}
+		}
+	}
 	if cfg.WhatIf != nil {
 		if err := events.ValidateConfig(*cfg.WhatIf); err != nil {
 			return nil, fmt.Errorf("replay: what-if config: %w", err)
@@ -250,6 +286,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	if rep.Verified {
 		r.cmp = newComparer(rep, cfg.MaxListed)
+		if fr := cfg.Frontier; fr != nil && fr.Published != nil {
+			r.cmp.published, r.cmp.bounded = *fr.Published, true
+		}
 	}
 
 	ctx, cancel := context.WithCancelCause(ctx)
@@ -359,6 +398,11 @@ type runner struct {
 	batch  []processors.Applied
 	start  time.Time
 
+	// workers score actions ahead of the fold (ahead.go); cur is the
+	// record being folded.
+	workers int
+	cur     *decoded
+
 	recCh      chan RecordedOutput
 	recErr     chan error
 	recDone    bool
@@ -367,49 +411,126 @@ type runner struct {
 	sinceProgr int
 }
 
-// decoded is a raw record decoded ahead of the fold.
+// decoded is a raw record decoded ahead of the fold, and for an action
+// scored ahead, its assessment (ahead.go).
 type decoded struct {
 	raw Record
 	rec events.Record
 	err error
+
+	key    risk.MemoKey
+	scorer *risk.Scorer
+	a      risk.Assessment
+	scored bool
 }
 
-// readDecoded reads the source and decodes on one goroutine while the
-// fold runs on this one: decoding is a third of a record's cost, and the
-// fold is sequential by nature.
+// decodedBatch is a batch of decoded records; done is closed once its
+// actions are scored.
+type decodedBatch struct {
+	items []decoded
+	done  chan struct{}
+}
+
+// readDecoded reads the source and decodes on one goroutine, which also
+// predicts how each action will be scored, while workers score the
+// actions (ahead.go) and the fold runs on this goroutine, in log order:
+// decoding is a tenth of a record's cost, scoring half, and the fold is
+// sequential by nature.
 func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 	const batchSize = 256
-	ch := make(chan []decoded, 8)
+	ch := make(chan *decodedBatch, 8)
 	srcErr := make(chan error, 1)
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
+	var work chan *decodedBatch
+	var workers sync.WaitGroup
+	var pred *predictor
+	if r.workers > 1 {
+		work, pred = make(chan *decodedBatch, 2*r.workers), newPredictor()
+		for range r.workers {
+			workers.Go(func() {
+				for b := range work {
+					score(b)
+				}
+			})
+		}
+	}
+	// Batches folded come back to the reader (a batch is 170 KB, and
+	// allocating them was a tenth of what a replay allocates).
+	free := make(chan *decodedBatch, 16)
+	newBatch := func() *decodedBatch {
+		select {
+		case b := <-free:
+			clear(b.items)
+			b.items = b.items[:0]
+			return b
+		default:
+			return &decodedBatch{items: make([]decoded, 0, batchSize)}
+		}
+	}
 	go func() {
 		defer close(ch)
-		batch := make([]decoded, 0, batchSize)
-		err := r.cfg.Source.Records(rctx, sel, func(raw Record) error {
-			rec, derr := processors.Decode(raw.Seq, raw.Subject, raw.Data)
-			batch = append(batch, decoded{raw: raw, rec: rec, err: derr})
-			if len(batch) == batchSize {
+		if work != nil {
+			defer close(work)
+		}
+		batch := newBatch()
+		ahead := false
+		send := func() bool {
+			batch.done = make(chan struct{})
+			if ahead {
 				select {
-				case ch <- batch:
+				case work <- batch:
 				case <-rctx.Done():
-					return rctx.Err()
+					return false
 				}
-				batch = make([]decoded, 0, batchSize)
+			} else {
+				close(batch.done)
 			}
-			return nil
-		})
-		if err == nil && len(batch) > 0 {
 			select {
 			case ch <- batch:
 			case <-rctx.Done():
+				return false
 			}
+			batch, ahead = newBatch(), false
+			return true
+		}
+		err := r.cfg.Source.Records(rctx, sel, func(raw Record) error {
+			rec, derr := processors.Decode(raw.Seq, raw.Subject, raw.Data)
+			batch.items = append(batch.items, decoded{raw: raw, rec: rec, err: derr})
+			if pred != nil && pred.observe(&batch.items[len(batch.items)-1]) {
+				ahead = true
+			}
+			if len(batch.items) == batchSize && !send() {
+				return rctx.Err()
+			}
+			return nil
+		})
+		if err == nil && len(batch.items) > 0 {
+			send()
 		}
 		srcErr <- err
 	}()
+	defer workers.Wait()
 	for batch := range ch {
-		for i := range batch {
-			r.step(batch[i].raw, batch[i].rec, batch[i].err)
+		select {
+		case <-batch.done:
+		case <-ctx.Done():
+			stop()
+			for range ch { // let the reader end
+			}
+			return ctx.Err()
+		}
+		for i := range batch.items {
+			d := &batch.items[i]
+			r.cur = d
+			r.step(d.raw, d.rec, d.err)
+		}
+		r.cur = nil
+		// Nothing refers to a folded batch any more: step copied what
+		// it keeps.
+		select {
+		case free <- batch:
+		default:
 		}
 	}
 	return <-srcErr

@@ -22,6 +22,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/auditlog"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors/audit"
+	"github.com/vigil-dev/vigil/replay"
 )
 
 // Exit statuses of the audit commands (docs/audit.md).
@@ -486,14 +487,14 @@ func (c *cli) auditExport(ctx context.Context, f auditExportFlags) (err error) {
 	defer cl.Close()
 	cfg := auditlog.ExportConfig{Conversation: f.conversation, From: f.from, Verifiers: vs, Progress: newAuditProgress(c.stderr),
 		Processed: func(ctx context.Context) (uint64, string, error) {
-			cp, durable, ok, err := liveCheckpoint(ctx, cl.JetStream())
+			cp, ok, err := replay.LiveCheckpoint(ctx, cl.JetStream())
 			if err != nil {
 				fmt.Fprintf(c.stderr, "warning: %v; exporting without it\n", err)
 			}
 			if err != nil || !ok {
 				return 0, "", nil
 			}
-			return cp, durable, nil
+			return cp.Seq, cp.Durable, nil
 		}}
 	if len(keys) > 0 {
 		cfg.VerifierKey = keys[0]

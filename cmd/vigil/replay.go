@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,6 +24,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/audit"
 	"github.com/vigil-dev/vigil/replay"
 )
 
@@ -175,47 +177,36 @@ func (c *cli) replay(ctx context.Context, f replayFlags) error {
 		}
 		defer closeLog()
 		src := replay.Stream{JS: js}
-		last, err := src.LastSeq(ctx)
-		if err != nil {
-			return replayUsageErr(err)
-		}
-		cp, durable, ok, err := liveCheckpoint(ctx, js)
-		if err != nil && !f.noVerify && f.to == 0 {
-			return replayUsageErr(err)
-		}
-		switch {
-		case f.to != 0:
-			cfg.Frontier = &replay.Frontier{Seq: f.to, By: replay.FrontierTo}
-			if ok && f.to > cp && !f.noVerify {
-				cfg.Frontier.Detail = fmt.Sprintf("past the live drivers' checkpoint %d: outputs of the records after it may not be stored yet and then show as missing", cp)
-			}
-		case ok && !f.noVerify:
-			// Always the checkpoint, even when it is the log's end now: the
-			// log grows while the replay reads it, and outputs of records
-			// after the checkpoint may not be stored yet.
-			cfg.To = cp
-			cfg.Frontier = &replay.Frontier{Seq: cp, By: replay.FrontierCheckpoint, Detail: "durable " + durable}
-			if cp < last {
-				scopeNote = fmt.Sprintf("the log holds %d records; the live drivers have processed %d (checkpoint of %s), so replay compares up to there (pass --to to change)", last, cp, durable)
-			}
-		default:
-			cfg.To = last
-			cfg.Frontier = &replay.Frontier{Seq: last, By: replay.FrontierLogEnd, Detail: "no live driver's checkpoint on " + events.StreamLog}
-		}
-		if cfg.Frontier.By == replay.FrontierCheckpoint && cfg.To == 0 && last > 0 {
-			// A checkpoint at 0: the live drivers have processed nothing yet.
-			fmt.Fprintf(c.stdout, "the log holds %d records; the live drivers have processed none yet (checkpoint of %s at 0): nothing to compare\n", last, durable)
-			return nil
-		}
 		cfg.Source = src
-		if !f.noVerify {
+		if f.noVerify {
+			last, err := src.LastSeq(ctx)
+			if err != nil {
+				return replayUsageErr(err)
+			}
+			cfg.To = cmp.Or(f.to, last)
+			target = cfg.To
+		} else {
+			fr, err := replay.LiveFrontier(ctx, js, f.to)
+			if err != nil {
+				return replayUsageErr(err)
+			}
+			cfg.Frontier, cfg.To, target = fr, fr.Seq, fr.Seq
 			cfg.Recorded = replay.DerivedStream{JS: js}
-		}
-		target = cfg.To
-		if target == 0 {
-			target = last
+			switch {
+			case fr.By == replay.FrontierCheckpoint && fr.Seq == 0 && fr.LogEnd > 0:
+				fmt.Fprintf(c.stdout, "the log holds %d records; the live drivers have processed none yet (checkpoint of %s at 0): nothing to compare\n",
+					fr.LogEnd, strings.TrimPrefix(fr.Detail, "durable "))
+				return nil
+			case fr.By == replay.FrontierCheckpoint && fr.Seq < fr.LogEnd:
+				scopeNote = fmt.Sprintf("the log holds %d records; the live drivers have processed %d (checkpoint of %s), so replay compares up to there (pass --to to change)",
+					fr.LogEnd, fr.Seq, strings.TrimPrefix(fr.Detail, "durable "))
+			case fr.By == replay.FrontierDerived && fr.Seq < fr.LogEnd:
+				scopeNote = fmt.Sprintf("the log holds %d records; %s holds outputs up to log seq %d, so replay compares up to there (pass --to to change)",
+					fr.LogEnd, events.StreamDerived, fr.Seq)
+			}
 		}
 	}
+	defer replay.BatchGC()()
 	meter := newReplayMeter(c.stderr, target)
 	cfg.Progress = meter.show
 	changesShown := 0
@@ -234,6 +225,9 @@ func (c *cli) replay(ctx context.Context, f replayFlags) error {
 	if err != nil {
 		return replayUsageErr(err)
 	}
+	if ex, ok := cfg.Source.(*replay.Export); ok && rep.Verified {
+		rep.Frontier = exportFrontier(ex.Header, rep)
+	}
 	if f.asJSON {
 		enc := json.NewEncoder(c.stdout)
 		enc.SetIndent("", "  ")
@@ -247,6 +241,24 @@ func (c *cli) replay(ctx context.Context, f replayFlags) error {
 		return &exitError{code: replayExitDiffers}
 	}
 	return nil
+}
+
+// exportFrontier says what a replay of an export compared: the export's
+// risk and gate data, where a line carries them, up to the last record
+// replayed; and up to where they are known complete (the live drivers'
+// checkpoint when the export was written, if it was known). A line
+// without data is never reported missing.
+func exportFrontier(h audit.ExportHeader, rep *replay.Report) *replay.Frontier {
+	fr := &replay.Frontier{Seq: rep.Last, By: replay.FrontierLogEnd, LogEnd: h.LogEnd,
+		Detail: "the export's last record; the data each line carries is compared"}
+	if h.ProcessedBy != "" {
+		p := h.Processed
+		fr.Published, fr.PublishedBy = &p, replay.FrontierCheckpoint
+		if rep.Last > p {
+			fr.Detail += fmt.Sprintf("; records after log seq %d (the live drivers' checkpoint when it was written, durable %s) may carry none yet", p, h.ProcessedBy)
+		}
+	}
+	return fr
 }
 
 // openLog reaches the server of the global flags or, with none running
@@ -282,71 +294,6 @@ func (c *cli) startLocal(ctx context.Context) (*node.Node, error) {
 		return nil, fmt.Errorf("open the log in %s: %w", dir, err)
 	}
 	return s, nil
-}
-
-// liveCheckpoint is the highest ack floor of the live drivers' durable
-// consumers on VIGIL_LOG (one per node): outputs of records up to it are
-// all stored.
-func liveCheckpoint(ctx context.Context, js jetstream.JetStream) (cp uint64, durable string, ok bool, err error) {
-	// A leader election (a node killed) fails a listing, or leaves out the
-	// consumers whose leader is gone: ask again for a while, and take the
-	// highest floor of those that answer (each one is a true checkpoint).
-	deadline := time.Now().Add(checkpointPatience)
-	for {
-		cp, durable, ok, err = readCheckpoint(ctx, js)
-		if err == nil || ctx.Err() != nil || time.Now().After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(250 * time.Millisecond):
-		}
-	}
-	if err != nil {
-		return 0, "", false, fmt.Errorf("the live drivers' checkpoint (their consumers on %s) did not answer within %s: %w; nothing compared (pass --to to compare up to a log seq of your choice)",
-			events.StreamLog, checkpointPatience, err)
-	}
-	return cp, durable, ok, nil
-}
-
-// checkpointPatience bounds the wait for the drivers' consumers to answer.
-const checkpointPatience = 20 * time.Second
-
-func readCheckpoint(ctx context.Context, js jetstream.JetStream) (uint64, string, bool, error) {
-	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	st, err := js.Stream(rctx, events.StreamLog)
-	if err != nil {
-		return 0, "", false, err
-	}
-	var best uint64
-	var durable string
-	names := st.ConsumerNames(rctx)
-	var failed error
-	for name := range names.Name() {
-		if !strings.HasPrefix(name, "vigil-") {
-			continue
-		}
-		c, err := st.Consumer(rctx, name)
-		if errors.Is(err, jetstream.ErrConsumerNotFound) {
-			continue // re-created by its driver right now
-		}
-		if err != nil {
-			failed = err
-			continue
-		}
-		ci := c.CachedInfo()
-		if durable == "" || ci.AckFloor.Stream > best {
-			best, durable = ci.AckFloor.Stream, name
-		}
-	}
-	if err := names.Err(); err != nil {
-		return 0, "", false, err
-	}
-	if durable == "" && failed != nil {
-		return 0, "", false, failed
-	}
-	return best, durable, durable != "", nil
 }
 
 // replayMeter shows a long replay's progress on a terminal.
@@ -407,7 +354,7 @@ func printReplayReport(w io.Writer, rep *replay.Report, note, whatIfName string,
 	}
 	if fr := rep.Frontier; fr != nil && rep.Verified {
 		by := map[string]string{replay.FrontierCheckpoint: "the live drivers' checkpoint", replay.FrontierTo: "--to",
-			replay.FrontierLogEnd: "the end of the log"}[fr.By]
+			replay.FrontierLogEnd: "the end of the log", replay.FrontierDerived: "the derived stream's frontier"}[fr.By]
 		fmt.Fprintf(w, "compared up to log seq %d: %s", fr.Seq, by)
 		if fr.Detail != "" {
 			fmt.Fprintf(w, " (%s)", fr.Detail)
@@ -425,6 +372,10 @@ func printReplayReport(w io.Writer, rep *replay.Report, note, whatIfName string,
 			fmt.Fprintf(w, "; %d stored twice, identically", rep.Duplicates)
 		}
 		fmt.Fprintln(w)
+		if fr := rep.Frontier; rep.Unpublished > 0 && fr != nil && fr.Published != nil {
+			fmt.Fprintf(w, "not published yet: %s outputs of records after log seq %d (up to which outputs are known stored); not differences\n",
+				groupDigits(rep.Unpublished), *fr.Published)
+		}
 		if !rep.Identical() {
 			fmt.Fprintln(w, "a difference is a bug in a fold (not deterministic, or changed since the log was written) or tampering with the record:")
 			for _, d := range rep.Differences {

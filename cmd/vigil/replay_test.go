@@ -141,6 +141,28 @@ func TestReplayCLI(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.Identical() || rep.Conversation != "c-42" || rep.Matched == 0 {
 		t.Fatalf("--json: exit %d, %v\n%s", code, err, out)
 	}
+	if fr := rep.Frontier; fr == nil || fr.By != replay.FrontierCheckpoint || fr.Published == nil || *fr.Published != fr.Seq || fr.LogEnd < fr.Seq {
+		t.Fatalf("--json frontier %+v\n%s", fr, out)
+	}
+	// An export says the drivers' checkpoint it was written at, and its
+	// replay says so.
+	exp := filepath.Join(t.TempDir(), "trace.jsonl")
+	if out, stderr, code := runWith(t, "audit", "export", "--data", dir, "--out", exp, "--no-seal"); code != 0 {
+		t.Fatalf("audit export: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = runWith(t, "replay", "--data", dir, "--export", exp, "--json")
+	rep = replay.Report{}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || code != 0 || !rep.Identical() || rep.Matched == 0 {
+		t.Fatalf("replay --export: exit %d, %v\n%s%s", code, err, out, stderr)
+	}
+	if fr := rep.Frontier; fr == nil || fr.Published == nil || fr.PublishedBy != replay.FrontierCheckpoint || *fr.Published == 0 || fr.LogEnd == 0 {
+		t.Fatalf("replay --export frontier %+v\n%s", fr, out)
+	}
+	// --to past the log's end: what is after the checkpoint is not missing.
+	out, _, code = runWith(t, "replay", "--data", dir, "--to", "1000")
+	if code != replayExitOK || !strings.Contains(out, "compared up to log seq 1000: --to (past log seq ") {
+		t.Fatalf("--to past the checkpoint: exit %d\n%s", code, out)
+	}
 
 	// Tamper with the derived stream: a denial recorded as an allow.
 	js := s.JetStream()

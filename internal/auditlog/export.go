@@ -119,7 +119,7 @@ func Export(ctx context.Context, js jetstream.JetStream, w io.Writer, cfg Export
 	}
 	from := max(cfg.From, 1)
 	if err := writeLine(audit.ExportLine{Header: &audit.ExportHeader{Format: audit.ExportFormat, Conversation: cfg.Conversation,
-		From: from, Complete: cfg.Conversation == "", LogEnd: end}}); err != nil {
+		From: from, Complete: cfg.Conversation == "", LogEnd: end, Processed: res.Processed, ProcessedBy: res.ProcessedBy}}); err != nil {
 		return nil, err
 	}
 	var subjects []string

@@ -40,6 +40,12 @@ type ExportHeader struct {
 	Complete bool `json:"complete"`
 	// LogEnd is VIGIL_LOG's last sequence when the export was written.
 	LogEnd uint64 `json:"log_end"`
+	// Processed is the live drivers' checkpoint read before the risk and
+	// gate data, and ProcessedBy its durable consumer ("" when none was
+	// known): every record up to Processed carries its data; a later one
+	// may carry none yet, only because it was not processed.
+	Processed   uint64 `json:"processed,omitempty"`
+	ProcessedBy string `json:"processed_by,omitempty"`
 }
 
 // ExportEvent is the line of one log record.

@@ -35,6 +35,8 @@ type Processor struct {
 	scorers map[uint64]*scorerEntry
 	// memo, when set, receives every action's assessment (see Memo).
 	memo *Memo
+	// ahead, when set, holds assessments scored ahead of the fold (Ahead).
+	ahead Ahead
 	// idle forgets the conversations gone idle (in log time).
 	idle *processors.IdleConversations
 	// mcp remembers, per MCP server and tool, the digest of the
@@ -49,6 +51,23 @@ type Processor struct {
 // the same pipeline; it returns p.
 func (p *Processor) WithMemo(m *Memo) *Processor {
 	p.memo = m
+	return p
+}
+
+// Ahead holds action assessments scored ahead of the fold, in parallel
+// (replay does), each under the exact key it was scored for: the action's
+// log seq, the log seq of the config event in force and the environment.
+// Scoring is pure, so an assessment scored under the key Step would use
+// is the one Step would compute.
+type Ahead interface {
+	Take(k MemoKey) (Assessment, bool)
+}
+
+// WithAhead makes p take an action's assessment from a when a holds one
+// for the key p would score it under, instead of scoring it again; it
+// returns p. A processor with a config override (what-if) scores itself.
+func (p *Processor) WithAhead(a Ahead) *Processor {
+	p.ahead = a
 	return p
 }
 
@@ -116,13 +135,20 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 		if env.Backend == "" {
 			env.Backend = "local" // as the gate sees a conversation that never said
 		}
-		a := s.ScoreAction(ev, env)
+		_, cfgSeq := p.tracker.For(ev.Conversation)
+		var a Assessment
+		ok := false
+		if perr == nil && p.ahead != nil && p.tracker.Override == nil {
+			a, ok = p.ahead.Take(MemoKey{Seq: rec.Seq, ConfigSeq: cfgSeq, Env: env})
+		}
+		if !ok {
+			a = s.ScoreAction(ev, env)
+		}
 		a.Level, a.Reasons = p.mcp.Raise(ev.Conversation, ev.Tool(), a.Level, a.Reasons)
 		fe := EffectsOf(a)
 		a.Level, a.Reasons = p.written.Raise(ev.Conversation, fe, a.Level, a.Reasons)
 		p.written.Observe(ev.Conversation, rec.Seq, fe, a.Level)
 		if perr == nil && p.memo != nil {
-			_, cfgSeq := p.tracker.For(ev.Conversation)
 			p.memo.Put(MemoKey{Seq: rec.Seq, ConfigSeq: cfgSeq, Env: env}, a)
 		}
 		if perr != nil {
