@@ -641,12 +641,27 @@ func (d *Driver) commitLoop(ctx context.Context, p *pipeline) {
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	stopDrain := context.AfterFunc(ctx, func() {
+		// With the connection down the acknowledgements cannot reach the
+		// server: the drain ends at once rather than wait drainTimeout
+		// for answers that will not come (what is not acknowledged is
+		// folded again, to the same outputs, at the next start).
 		t := time.NewTimer(drainTimeout)
 		defer t.Stop()
-		select {
-		case <-t.C:
-			cancel()
-		case <-cctx.Done(): // the loop has ended
+		poll := time.NewTicker(20 * time.Millisecond)
+		defer poll.Stop()
+		for {
+			if nc := d.cfg.JS.Conn(); nc != nil && !nc.IsConnected() {
+				cancel()
+				return
+			}
+			select {
+			case <-t.C:
+				cancel()
+				return
+			case <-cctx.Done(): // the loop has ended
+				return
+			case <-poll.C:
+			}
 		}
 	})
 	defer stopDrain()

@@ -311,15 +311,24 @@ func (s *Service) Stop(ctx context.Context) error {
 		s.decisions.stop()
 	}
 	var first error
+	// Draining asks the server; with the connection down nobody answers,
+	// so the subscriptions are dropped at once and only the handlers
+	// already running are waited for (their publishes are given up when
+	// the connection is lost).
+	connected := s.cfg.Conn.IsConnected()
 	for _, sub := range s.subs {
-		if err := sub.Drain(); err != nil && first == nil && !errors.Is(err, nats.ErrConnectionClosed) {
+		stop := sub.Drain
+		if !connected {
+			stop = sub.Unsubscribe
+		}
+		if err := stop(); err != nil && first == nil && !errors.Is(err, nats.ErrConnectionClosed) && connected {
 			first = err
 		}
 	}
 	done := make(chan struct{})
 	go func() {
 		for _, sub := range s.subs {
-			for sub.IsValid() {
+			for connected && sub.IsValid() {
 				select {
 				case <-ctx.Done():
 					return

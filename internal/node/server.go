@@ -550,7 +550,9 @@ func (s *Node) closeServer(ctx context.Context) error {
 		}
 	}
 	if s.nc != nil {
-		s.nc.Drain()
+		if s.nc.IsConnected() { // a drain with no server to answer waits for nothing
+			s.nc.Drain()
+		}
 		for s.nc.IsDraining() && ctx.Err() == nil {
 			time.Sleep(5 * time.Millisecond)
 		}

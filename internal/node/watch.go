@@ -459,9 +459,12 @@ func (s *Node) watchLoop(ctx context.Context, interval time.Duration, advisories
 	defer func() {
 		// The last look before stopping, so the next start knows how far
 		// the log went (only while healthy; recordStreams checks).
+		// (Not asked with the connection down: nobody would answer.)
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		if info, err := streamInfo(fctx, s.js, events.StreamLog); err == nil && s.sameStream(events.StreamLog, info) {
+		if !s.nc.IsConnected() {
+			cancel()
+		} else if info, err := streamInfo(fctx, s.js, events.StreamLog); err == nil && s.sameStream(events.StreamLog, info) {
 			s.watch.mu.Lock()
 			if sn := snapOf(info); sn.state.LastSeq >= s.watch.last[events.StreamLog].state.LastSeq {
 				s.watch.last[events.StreamLog] = sn
