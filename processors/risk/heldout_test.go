@@ -44,10 +44,16 @@ func readHeldout[T any](t *testing.T, name string) []T {
 
 // TestHeldoutShell: shell.jsonl's misses were read while writing this
 // package's rules (a regression table now); shell2.jsonl was written
-// after them and scored once.
+// after them and scored once; shell3.jsonl (revocation, removal and
+// force verbs of admin CLIs, history rewrites, and their read-only
+// look-alikes) was written before the rules it measures.
 func TestHeldoutShell(t *testing.T) {
 	s := mustScorer(t, events.DefaultConfig())
-	for _, file := range []string{"shell.jsonl", "shell2.jsonl"} {
+	for _, tc := range []struct {
+		file   string
+		recall float64
+	}{{"shell.jsonl", 93}, {"shell2.jsonl", 93}, {"shell3.jsonl", 95}} {
+		file := tc.file
 		var fire, fired, medPlus, quiet, falseHigh int
 		for _, l := range readHeldout[heldoutShell](t, file) {
 			a := s.ScoreCommand(l.Command, Env{})
@@ -74,8 +80,8 @@ func TestHeldoutShell(t *testing.T) {
 		}
 		t.Logf("held-out %s: must-fire HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)",
 			file, pct(fired, fire), fired, fire, pct(medPlus, fire), medPlus, fire, pct(falseHigh, quiet), falseHigh, quiet)
-		if pct(fired, fire) < 93 {
-			t.Errorf("%s: held-out HIGH recall %.1f%% is below the 93%% floor", file, pct(fired, fire))
+		if pct(fired, fire) < tc.recall {
+			t.Errorf("%s: held-out HIGH recall %.1f%% is below the %.0f%% floor", file, pct(fired, fire), tc.recall)
 		}
 	}
 }
