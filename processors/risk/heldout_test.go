@@ -131,3 +131,42 @@ func TestHeldoutInjection(t *testing.T) {
 		}
 	}
 }
+
+type heldoutTool struct {
+	Tool        string `json:"tool"`
+	Description string `json:"description"`
+	Expect      string `json:"expect"`
+}
+
+// TestHeldoutMCPDescriptions: mcp_desc.jsonl was written before the
+// disparagement rule was narrowed to descriptions that steer the model's
+// calls (never use the other tool, route everything here). Its clean half
+// speaks ill of other tools the way real descriptions do (slow, broken
+// on CRLF, insecure legacy tool) and steers nothing.
+func TestHeldoutMCPDescriptions(t *testing.T) {
+	var inj, hit, clean, fp int
+	for _, l := range readHeldout[heldoutTool](t, "mcp_desc.jsonl") {
+		r := ScanTool("heldout", l.Tool, l.Description, nil)
+		switch l.Expect {
+		case "injection":
+			inj++
+			if r.Verdict == VerdictInjection {
+				hit++
+			} else if *showMisses {
+				t.Logf("MISS %s: %s: %q %v", r.Verdict, l.Tool, l.Description, r.Findings)
+			}
+		case "clean":
+			clean++
+			if r.Verdict == VerdictInjection {
+				fp++
+				t.Logf("clean flagged: %s: %q %v", l.Tool, l.Description, r.Findings)
+			}
+		default:
+			t.Fatalf("bad expect %q", l.Expect)
+		}
+	}
+	t.Logf("held-out mcp_desc.jsonl: recall %.1f%% (%d/%d); clean flagged %.1f%% (%d/%d)", pct(hit, inj), hit, inj, pct(fp, clean), fp, clean)
+	if pct(hit, inj) < 90 || fp > 1 {
+		t.Errorf("mcp_desc.jsonl: recall %.1f%%, %d clean flagged", pct(hit, inj), fp)
+	}
+}

@@ -369,6 +369,10 @@ var (
 	ruleCredentialRead = &ShellRule{ID: "credential-read", Analyzer: AnalyzerFiles, Levels: lvHigh, Category: catCreds,
 		Doc:   "reads ssh private keys, cloud and token files, keychains, browser logins, `/etc/shadow`, `/proc/*/environ`, mounted secrets; `getent shadow`, `security dump-keychain`, `reg save HKLM\\SAM`",
 		Fires: []string{"cat ~/.ssh/id_rsa", "cat ~/.aws/credentials", "getent shadow"}, Quiet: []string{"cat ~/.ssh/id_rsa.pub", "ls ~/.ssh"}}
+	ruleCredentialList = &ShellRule{ID: "credential-list", Analyzer: AnalyzerCode, Levels: lvMed, Category: catCreds,
+		Doc:   "code that only lists a credential directory or tests a path in it (`os.listdir`, `scandir`, `iterdir`, `readdirSync`, `exists` …) and reads, copies, sends or runs nothing: it learns file names, not secrets (the same code with any read is credential-read)",
+		Fires: []string{`python3 -c 'import os; print(os.listdir(os.path.expanduser("~/.ssh")))'`, `node -e 'console.log(require("fs").readdirSync(process.env.HOME + "/.aws"))'`},
+		Quiet: []string{`python3 -c 'import os; print(os.listdir("."))'`, `python3 -c 'import os; d=os.path.expanduser("~/.ssh"); [print(open(os.path.join(d,f)).read()) for f in os.listdir(d)]'`}}
 	ruleSecretFileRead = &ShellRule{ID: "secret-file-read", Analyzer: AnalyzerFiles, Levels: lvBoth, Category: catCreds,
 		Doc:   "reads `.env*` (not `.example`), key files, terraform state; HIGH for key files outside the workspace",
 		Fires: []string{"cat .env", "cat /srv/app/tls.key"}, Quiet: []string{"cat .env.example", "cat README.md"}}
@@ -980,6 +984,7 @@ var shellRules = []*ShellRule{
 	ruleCloudDelete,
 	ruleInfraApplyUnreviewed,
 	ruleResourceDestroy,
+	ruleCredentialList,
 	ruleAccessRevoke,
 	ruleResourceRemove,
 	ruleCloudChange,
