@@ -91,7 +91,9 @@ type heldoutText struct {
 	Expect string `json:"expect"`
 }
 
-// TestHeldoutInjection: injection.jsonl is the first fresh table (its
+// TestHeldoutInjection: injection3.jsonl (orders in plain verbs, half of
+// it clean docs in the imperative) was written before the reader-address
+// form and the safeguard objects. injection.jsonl is the first fresh table (its
 // misses were read while writing the directive rule, so it is a
 // regression table now); injection2.jsonl was written after the rule and
 // scored once, the held-out figure.
@@ -100,7 +102,7 @@ func TestHeldoutInjection(t *testing.T) {
 		file          string
 		recall        float64
 		maxCleanFlags int
-	}{{"injection.jsonl", 95, 1}, {"injection2.jsonl", 70, 1}} {
+	}{{"injection.jsonl", 95, 1}, {"injection2.jsonl", 70, 1}, {"injection3.jsonl", 75, 1}} {
 		var inj, hit, clean, fp int
 		for _, l := range readHeldout[heldoutText](t, tc.file) {
 			r := Scan(l.Text, "")
