@@ -265,8 +265,16 @@ func unquoteCodeString(s string) string {
 
 // codePath evaluates a path expression from code: a literal, or the home
 // directory spelled in one of the usual ways.
+// expandUserRe is a home-relative literal expanded by the language
+// (os.path.expanduser("~/x"), File.expand_path("~")), closing parenthesis
+// or not (the deletion patterns stop their capture at the first ")").
+var expandUserRe = lazyRE(`^(?:os\.path\.)?(?:expanduser|expand_path|File\.expand_path)\(\s*["'](~[^"']*)["']`)
+
 func codePath(expr string) string {
 	e := strings.TrimSpace(expr)
+	if m := expandUserRe.FindStringSubmatch(e); m != nil {
+		return m[1]
+	}
 	switch {
 	case strings.Contains(e, "process.env.HOME") || strings.Contains(e, "expanduser(\"~\")") || strings.Contains(e, "expanduser('~')") ||
 		strings.Contains(e, "Path.home()") || strings.Contains(e, "os.environ[\"HOME\"]") || strings.Contains(e, "os.environ['HOME']") ||

@@ -172,3 +172,44 @@ func TestHeldoutMCPDescriptions(t *testing.T) {
 		t.Errorf("mcp_desc.jsonl: recall %.1f%%, %d clean flagged", pct(hit, inj), fp)
 	}
 }
+
+type heldoutCall struct {
+	Tool   string         `json:"tool"`
+	Args   map[string]any `json:"args"`
+	Expect string         `json:"expect"`
+}
+
+// TestHeldoutMCPCalls: mcp_calls.jsonl holds MCP tool calls, named
+// mcp:server/tool with their argument JSON (commands as strings and as
+// argv lists, SQL, paths, file contents, code, URLs): destructive ones and
+// their benign look-alikes, written for this package and scored as they
+// were written.
+func TestHeldoutMCPCalls(t *testing.T) {
+	s := mustScorer(t, events.DefaultConfig())
+	var fire, fired, quiet, falseHigh int
+	for _, l := range readHeldout[heldoutCall](t, "mcp_calls.jsonl") {
+		ev := &events.Event{Kind: events.KindAction, Data: map[string]any{"tool": l.Tool, "args": l.Args}}
+		a := s.ScoreAction(ev, Env{})
+		switch l.Expect {
+		case "high":
+			fire++
+			if a.Level == events.RiskHigh {
+				fired++
+			} else if *showMisses {
+				t.Logf("MISS %s: %s %v %s", a.Level, l.Tool, l.Args, reasonsBrief(a))
+			}
+		case "not-high":
+			quiet++
+			if a.Level == events.RiskHigh {
+				falseHigh++
+				t.Logf("false HIGH: %s %v %s", l.Tool, l.Args, reasonsBrief(a))
+			}
+		default:
+			t.Fatalf("bad expect %q", l.Expect)
+		}
+	}
+	t.Logf("held-out mcp_calls.jsonl: must-fire HIGH %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)", pct(fired, fire), fired, fire, pct(falseHigh, quiet), falseHigh, quiet)
+	if pct(fired, fire) < 90 || falseHigh > 1 {
+		t.Errorf("mcp_calls.jsonl: HIGH %.1f%%, %d false HIGH", pct(fired, fire), falseHigh)
+	}
+}
