@@ -1210,7 +1210,13 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 		if hasArg(rest, "--amend") {
 			w.hit(c, ruleGitHistoryRewrite, med, "git commit --amend rewrites the last commit")
 		}
-	case "filter-branch", "filter-repo", "replace":
+	case "filter-repo":
+		if hasArg(rest, "--force", "-f") && !hasArg(rest, "--analyze", "--dry-run") {
+			w.hit(c, ruleGitHistoryDiscard, high, "git filter-repo --force rewrites history in a repository that is not a fresh clone, keeps no copy of the old history and expires the reflog")
+		} else {
+			w.hit(c, ruleGitHistoryRewrite, med, "git "+sub+" rewrites history")
+		}
+	case "filter-branch", "replace":
 		w.hit(c, ruleGitHistoryRewrite, med, "git "+sub+" rewrites history")
 	case "reflog":
 		switch {
@@ -1446,6 +1452,10 @@ func (w *walker) kubectl(c *command) {
 			w.hit(c, ruleClusterDelete, high, c.name+" delete removes "+kinds+" from the cluster")
 		}
 	case "apply", "create", "replace", "patch", "scale", "rollout", "edit", "set", "label", "annotate", "drain", "cordon", "uncordon", "taint", "autoscale", "expose", "run", "cp":
+		if d := kubectlForced(verb, a); d != "" {
+			w.hit(c, ruleClusterForce, high, c.name+" "+verb+" "+d)
+			return
+		}
 		w.hit(c, ruleClusterChange, med, c.name+" "+verb+" changes the cluster")
 	case "proxy":
 		if v, ok := optValue(a, "", "--address"); ok && v != "127.0.0.1" && v != "localhost" {
@@ -1458,6 +1468,51 @@ func (w *walker) kubectl(c *command) {
 	case "port-forward":
 		w.hitA(c, AnalyzerNetwork, ruleExposePort, med, "kubectl port-forward exposes a cluster port")
 	}
+}
+
+// kubectlForced says what a forced kubectl change does that the cluster
+// would otherwise refuse, or "" when it is not forced or only a dry run:
+// drain --force deletes pods no controller recreates, drain
+// --delete-emptydir-data deletes their scratch data, replace --force and
+// apply --force delete and re-create what they name, apply --prune
+// deletes every resource the manifests no longer list.
+func kubectlForced(verb string, a []string) string {
+	for _, x := range a {
+		if x == "--dry-run" || strings.HasPrefix(x, "--dry-run=") && x != "--dry-run=none" {
+			return ""
+		}
+	}
+	on := func(names ...string) bool {
+		for _, x := range a {
+			for _, n := range names {
+				if x == n || x == n+"=true" {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch verb {
+	case "drain":
+		switch {
+		case on("--force"):
+			return "--force deletes the pods no controller manages, for good"
+		case on("--delete-emptydir-data", "--delete-local-data"):
+			return "deletes the pods' emptyDir data"
+		}
+	case "replace":
+		if on("--force") {
+			return "--force deletes and re-creates what it names"
+		}
+	case "apply":
+		switch {
+		case on("--prune"):
+			return "--prune deletes every resource the manifests no longer list"
+		case on("--force"):
+			return "--force deletes and re-creates what it cannot patch"
+		}
+	}
+	return ""
 }
 
 func (w *walker) aws(c *command) {

@@ -157,6 +157,7 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 	}
 	// 6. Strings: credentials, persistence paths, metadata, attack tools.
 	writes := writeModeRe.MatchString(code)
+	listOnly := listingOnly(code)
 	seen := map[string]bool{}
 	for _, m := range strLitRe.FindAllStringSubmatch(code, 256) {
 		s := unquoteLit(m)
@@ -175,10 +176,12 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 				add(ruleOffensiveTool, events.RiskHigh, "references the attack tool "+t)
 			}
 		}
-		w.codeLits = append(w.codeLits, codeLit{s: s, span: span, name: name, how: how, writes: writes})
+		w.codeLits = append(w.codeLits, codeLit{s: s, span: span, name: name, how: how, writes: writes, listOnly: listOnly})
 		for _, tok := range pathTokens(s) {
 			p := codePathString(tok)
-			if k := credentialKind(p); k != "" {
+			if k := credentialKind(p); k != "" && listOnly {
+				add(ruleCredentialList, events.RiskMedium, "lists the names in "+p+" ("+k+"), reads none of them")
+			} else if k != "" {
 				add(ruleCredentialRead, events.RiskHigh, "opens "+p+" ("+k+")")
 			} else if k := secretFileKind(p); k != "" && k == ".env file" {
 				add(ruleSecretFileRead, events.RiskMedium, "opens "+p)
@@ -262,8 +265,16 @@ func unquoteCodeString(s string) string {
 
 // codePath evaluates a path expression from code: a literal, or the home
 // directory spelled in one of the usual ways.
+// expandUserRe is a home-relative literal expanded by the language
+// (os.path.expanduser("~/x"), File.expand_path("~")), closing parenthesis
+// or not (the deletion patterns stop their capture at the first ")").
+var expandUserRe = lazyRE(`^(?:os\.path\.)?(?:expanduser|expand_path|File\.expand_path)\(\s*["'](~[^"']*)["']`)
+
 func codePath(expr string) string {
 	e := strings.TrimSpace(expr)
+	if m := expandUserRe.FindStringSubmatch(e); m != nil {
+		return m[1]
+	}
 	switch {
 	case strings.Contains(e, "process.env.HOME") || strings.Contains(e, "expanduser(\"~\")") || strings.Contains(e, "expanduser('~')") ||
 		strings.Contains(e, "Path.home()") || strings.Contains(e, "os.environ[\"HOME\"]") || strings.Contains(e, "os.environ['HOME']") ||

@@ -88,6 +88,61 @@ var dataNouns = lazySet("db", "database", "databases", "pg", "postgres", "mysql"
 	"vault", "secret", "secrets", "backup", "backups", "snapshot", "snapshots", "schema", "storage", "disk", "disks",
 	"instance", "instances", "account", "org", "organization", "zone", "domain", "dns", "kv", "queue", "topic")
 
+// authorityNouns in a subcommand path name what grants access: a token,
+// a lease, a key, a certificate, a credential, an owner, an access grant.
+// Revoking or removing one cannot be undone by re-creating it: every
+// person and system that held it is locked out, and a registry or a
+// service that loses its last owner has no one left to restore it.
+var authorityNouns = lazySet("token", "tokens", "lease", "leases", "key", "keys", "cert", "certs", "certificate",
+	"certificates", "credential", "credentials", "creds", "owner", "owners", "access", "acl", "acls", "collaborator",
+	"collaborators", "apikey", "apikeys", "grant", "grants", "permission", "permissions", "sa", "signing")
+
+// backupTools manage backup archives: what their removal verbs remove is
+// the copy kept for when everything else is lost.
+var backupTools = lazySet("tarsnap", "borg", "borgmatic", "restic", "rustic", "kopia", "duplicity", "duplicacy",
+	"rdiff-backup", "bup", "attic", "velero", "bconsole", "zbackup", "rsnapshot", "burp", "bacula")
+
+// backupDeleteShort are the short options with which a backup tool deletes
+// archives (`tarsnap -d -f NAME`).
+var backupDeleteShort = map[string]string{"tarsnap": "d"}
+
+// clusterTools manage a shared cluster through its API (an installed
+// controller, a service mesh, GitOps, a cluster's own lifecycle): their
+// uninstall, reset and remove verbs act on what everyone on the cluster
+// runs, not on this machine.
+var clusterTools = lazySet("flux", "istioctl", "linkerd", "cilium", "argocd", "kubeadm", "k0s", "k3s", "talosctl",
+	"tkn", "kn", "vcluster", "cmctl", "karmadactl", "clusterctl", "rke", "rke2", "eksctl", "kops", "crossplane",
+	"kubectl-cnpg", "kyverno", "consul", "nomad", "linkerd2", "kuma", "kumactl", "osm", "dapr", "knative", "kubevela", "vela")
+
+// registryAdmin reports whether c is a package manager's command on the
+// registry's owners, access grants or tokens (`npm owner rm`, `npm access
+// revoke`, `gem owner --remove`, `cargo owner --remove`, `npm token
+// revoke`): those act on the package's account, not on this machine.
+func registryAdmin(c *command) bool {
+	if !registryCLIs()[c.name] {
+		return false
+	}
+	ops := operands(c.args)
+	return len(ops) > 0 && registryAdminVerbs()[ops[0]]
+}
+
+var registryCLIs = lazySet("npm", "pnpm", "yarn", "bun", "gem", "cargo", "twine", "poetry", "hex", "mix", "nuget", "dotnet")
+
+var registryAdminVerbs = lazySet("owner", "owners", "access", "token", "team", "collaborator", "collaborators")
+
+// authorityPath reports whether one of the words of the leading operands
+// names an access grant (token, key, owner …).
+func authorityPath(ops []string) bool {
+	for _, p := range ops {
+		for _, wd := range verbWords(p) {
+			if authorityNouns()[wd] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // openWorldKnown are programs with a table of their own that does not
 // judge their destructive subcommands; the open-world rule judges those.
 var openWorldKnown = lazySet("gh", "helm", "heroku", "flyctl", "doctl", "restic", "rclone", "gsutil", "s3cmd", "terraform",
@@ -236,6 +291,10 @@ func (w *walker) openWorld(c *command) {
 	if c.name == "" || c.dynName || c.helpOnly {
 		return
 	}
+	if registryAdmin(c) {
+		w.openWorldCmd(c, c.name)
+		return
+	}
 	if sub, ok := runners[c.name]; ok {
 		ops := operands(c.args)
 		k := 0
@@ -288,11 +347,13 @@ func slicesIndex(a []string, s string) int {
 
 // openWorldCmd judges c, shown as prog, by the verbs its words name.
 func (w *walker) openWorldCmd(c *command, prog string) {
-	if openWorldSkip()[c.name] && !scriptCLIs()[strings.Fields(prog)[0]] {
+	if openWorldSkip()[c.name] && !scriptCLIs()[strings.Fields(prog)[0]] && !registryAdmin(c) {
 		return
 	}
 	a := c.args
 	force := false
+	// what a backup tool or a cluster tool removes is never only local
+	keeps := backupTools()[c.name] || clusterTools()[c.name]
 	for i, x := range a {
 		lx := strings.ToLower(x)
 		switch {
@@ -302,6 +363,14 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 			return
 		case forceFlag(x):
 			force = true
+		}
+	}
+	if f := backupDeleteShort[c.name]; f != "" {
+		for _, x := range a {
+			if len(x) > 1 && x[0] == '-' && x[1] != '-' && isLetters(x[1:]) && strings.Contains(x[1:], f) {
+				w.hitA(c, AnalyzerShell, ruleResourceDestroy, high, prog+" "+x+" deletes backup archives")
+				return
+			}
 		}
 	}
 	w.sqlArgs(c, prog)
@@ -342,7 +411,12 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		}
 		named := ops[i+1:]
 		path := prog + " " + strings.Join(ops[:i+1], " ")
-		strong := force || prod
+		if k == 1 && (v == "revoke" || authorityPath(ops[:i]) || registryAdmin(c)) {
+			// revocation, or removal of an access grant, cannot be taken back
+			w.hitA(c, AnalyzerShell, ruleAccessRevoke, high, path+" revokes "+nameOf(named, v)+" for everyone who holds it")
+			return
+		}
+		strong := force || prod || keeps
 		for _, n := range named {
 			if remoteResource(n) {
 				strong = true
@@ -385,9 +459,14 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		}
 		v, ok := destroyOption(opt)
 		if !ok {
+			// --remove / --revoke on an owner, access or token subcommand
+			if ws := verbWords(opt); len(ws) == 1 && (removeVerbs()[ws[0]] || ws[0] == "revoke") && (authorityPath(ops) || registryAdmin(c)) {
+				w.hitA(c, AnalyzerShell, ruleAccessRevoke, high, prog+" "+x+" revokes "+nameOf(ops, ws[0])+" for everyone who holds it")
+				return
+			}
 			continue
 		}
-		if len(ops) > 0 || force || bulkVerbs()[v] {
+		if len(ops) > 0 || force || keeps || bulkVerbs()[v] {
 			raise(high, prog+" "+x+" irreversibly removes "+nameOf(ops, v))
 		} else {
 			raise(med, prog+" "+x+" removes data")

@@ -44,10 +44,16 @@ func readHeldout[T any](t *testing.T, name string) []T {
 
 // TestHeldoutShell: shell.jsonl's misses were read while writing this
 // package's rules (a regression table now); shell2.jsonl was written
-// after them and scored once.
+// after them and scored once; shell3.jsonl (revocation, removal and
+// force verbs of admin CLIs, history rewrites, and their read-only
+// look-alikes) was written before the rules it measures.
 func TestHeldoutShell(t *testing.T) {
 	s := mustScorer(t, events.DefaultConfig())
-	for _, file := range []string{"shell.jsonl", "shell2.jsonl"} {
+	for _, tc := range []struct {
+		file   string
+		recall float64
+	}{{"shell.jsonl", 93}, {"shell2.jsonl", 93}, {"shell3.jsonl", 95}} {
+		file := tc.file
 		var fire, fired, medPlus, quiet, falseHigh int
 		for _, l := range readHeldout[heldoutShell](t, file) {
 			a := s.ScoreCommand(l.Command, Env{})
@@ -74,8 +80,8 @@ func TestHeldoutShell(t *testing.T) {
 		}
 		t.Logf("held-out %s: must-fire HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)",
 			file, pct(fired, fire), fired, fire, pct(medPlus, fire), medPlus, fire, pct(falseHigh, quiet), falseHigh, quiet)
-		if pct(fired, fire) < 93 {
-			t.Errorf("%s: held-out HIGH recall %.1f%% is below the 93%% floor", file, pct(fired, fire))
+		if pct(fired, fire) < tc.recall {
+			t.Errorf("%s: held-out HIGH recall %.1f%% is below the %.0f%% floor", file, pct(fired, fire), tc.recall)
 		}
 	}
 }
@@ -85,7 +91,9 @@ type heldoutText struct {
 	Expect string `json:"expect"`
 }
 
-// TestHeldoutInjection: injection.jsonl is the first fresh table (its
+// TestHeldoutInjection: injection3.jsonl (orders in plain verbs, half of
+// it clean docs in the imperative) was written before the reader-address
+// form and the safeguard objects. injection.jsonl is the first fresh table (its
 // misses were read while writing the directive rule, so it is a
 // regression table now); injection2.jsonl was written after the rule and
 // scored once, the held-out figure.
@@ -94,7 +102,7 @@ func TestHeldoutInjection(t *testing.T) {
 		file          string
 		recall        float64
 		maxCleanFlags int
-	}{{"injection.jsonl", 95, 1}, {"injection2.jsonl", 70, 1}} {
+	}{{"injection.jsonl", 95, 1}, {"injection2.jsonl", 70, 1}, {"injection3.jsonl", 75, 1}} {
 		var inj, hit, clean, fp int
 		for _, l := range readHeldout[heldoutText](t, tc.file) {
 			r := Scan(l.Text, "")
@@ -123,5 +131,85 @@ func TestHeldoutInjection(t *testing.T) {
 		if fp > tc.maxCleanFlags {
 			t.Errorf("%s: %d clean texts flagged, more than %d", tc.file, fp, tc.maxCleanFlags)
 		}
+	}
+}
+
+type heldoutTool struct {
+	Tool        string `json:"tool"`
+	Description string `json:"description"`
+	Expect      string `json:"expect"`
+}
+
+// TestHeldoutMCPDescriptions: mcp_desc.jsonl was written before the
+// disparagement rule was narrowed to descriptions that steer the model's
+// calls (never use the other tool, route everything here). Its clean half
+// speaks ill of other tools the way real descriptions do (slow, broken
+// on CRLF, insecure legacy tool) and steers nothing.
+func TestHeldoutMCPDescriptions(t *testing.T) {
+	var inj, hit, clean, fp int
+	for _, l := range readHeldout[heldoutTool](t, "mcp_desc.jsonl") {
+		r := ScanTool("heldout", l.Tool, l.Description, nil)
+		switch l.Expect {
+		case "injection":
+			inj++
+			if r.Verdict == VerdictInjection {
+				hit++
+			} else if *showMisses {
+				t.Logf("MISS %s: %s: %q %v", r.Verdict, l.Tool, l.Description, r.Findings)
+			}
+		case "clean":
+			clean++
+			if r.Verdict == VerdictInjection {
+				fp++
+				t.Logf("clean flagged: %s: %q %v", l.Tool, l.Description, r.Findings)
+			}
+		default:
+			t.Fatalf("bad expect %q", l.Expect)
+		}
+	}
+	t.Logf("held-out mcp_desc.jsonl: recall %.1f%% (%d/%d); clean flagged %.1f%% (%d/%d)", pct(hit, inj), hit, inj, pct(fp, clean), fp, clean)
+	if pct(hit, inj) < 90 || fp > 1 {
+		t.Errorf("mcp_desc.jsonl: recall %.1f%%, %d clean flagged", pct(hit, inj), fp)
+	}
+}
+
+type heldoutCall struct {
+	Tool   string         `json:"tool"`
+	Args   map[string]any `json:"args"`
+	Expect string         `json:"expect"`
+}
+
+// TestHeldoutMCPCalls: mcp_calls.jsonl holds MCP tool calls, named
+// mcp:server/tool with their argument JSON (commands as strings and as
+// argv lists, SQL, paths, file contents, code, URLs): destructive ones and
+// their benign look-alikes, written for this package and scored as they
+// were written.
+func TestHeldoutMCPCalls(t *testing.T) {
+	s := mustScorer(t, events.DefaultConfig())
+	var fire, fired, quiet, falseHigh int
+	for _, l := range readHeldout[heldoutCall](t, "mcp_calls.jsonl") {
+		ev := &events.Event{Kind: events.KindAction, Data: map[string]any{"tool": l.Tool, "args": l.Args}}
+		a := s.ScoreAction(ev, Env{})
+		switch l.Expect {
+		case "high":
+			fire++
+			if a.Level == events.RiskHigh {
+				fired++
+			} else if *showMisses {
+				t.Logf("MISS %s: %s %v %s", a.Level, l.Tool, l.Args, reasonsBrief(a))
+			}
+		case "not-high":
+			quiet++
+			if a.Level == events.RiskHigh {
+				falseHigh++
+				t.Logf("false HIGH: %s %v %s", l.Tool, l.Args, reasonsBrief(a))
+			}
+		default:
+			t.Fatalf("bad expect %q", l.Expect)
+		}
+	}
+	t.Logf("held-out mcp_calls.jsonl: must-fire HIGH %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)", pct(fired, fire), fired, fire, pct(falseHigh, quiet), falseHigh, quiet)
+	if pct(fired, fire) < 90 || falseHigh > 1 {
+		t.Errorf("mcp_calls.jsonl: HIGH %.1f%%, %d false HIGH", pct(fired, fire), falseHigh)
 	}
 }

@@ -62,7 +62,7 @@ type clauseView struct {
 	all      lexClass // union of every class present
 }
 
-const clauseBreaks = ":;!?,>|"
+const clauseBreaks = ":;!?,>|]"
 
 func newClauseView(t, lt string) *clauseView { return newClauseViewWords(t, lt, wordsOf(lt)) }
 

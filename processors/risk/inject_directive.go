@@ -25,7 +25,7 @@ var (
 		// if you are an AI …
 		`|\bif you(?:'re|’re| are) an? (?:[a-z-]+ ){0,2}?(?:ai|llm|assistant|agent|model|bot|language model)\b(?:[^\n,.]{0,40})[,.]?` +
 		// vocative: "Assistant, …", "Hey Claude, …", "AI reviewer, …", "[assistant: …", "Attention model: …"
-		`|(?:^|[\n.!?;:,(\[]\s*|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s)` +
+		`|(?:^|[\n.!?;:,(\[]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s)` +
 		// "Agent instruction: …"
 		`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|note|notice|directive|task|action)\s*:` +
 		// @assistant, (for the agent)
@@ -43,8 +43,18 @@ var (
 	// user's data, money, an outside address, access, a verdict.
 	directiveObjVerbs = lazySet("add", "include", "open", "call", "save", "copy", "share", "mark", "list", "change", "push",
 		"stop", "give", "put", "attach", "export", "insert", "append", "issue", "close", "merge", "set", "make", "visit",
-		"navigate", "remove", "write", "tell", "reply", "respond", "answer", "translate", "end", "describe", "say", "recommend")
-	directiveObjRe = lazyRE(`(?i)\b(?:admin|administrator|collaborator|owner|access|permissions?|as (?:passed|resolved|approved|safe|verified|complete)|--force|without (?:approval|confirmation|asking|escalation)|from now on|only in|every (?:answer|reply|response)|your (?:entire |whole |full )?(?:answer|reply|response|output)|(?:the user|them|him|her) that|(?:best|only|independent) |delete_\w+|base64|premium|refund|card|password|credentials?|api keys?|secrets?|tokens?|private|home address|phone number|chat history|contents?|every row|all (?:of )?(?:the )?\w+)\b|[$€£]\s?\d|https?://|\b[\w.+-]+@[\w-]+\.[\w.]+|\b[A-Z]{2}\d{2}[A-Z0-9]{10,}`)
+		"navigate", "remove", "write", "tell", "reply", "respond", "answer", "translate", "end", "describe", "say", "recommend",
+		"rewrite", "modify", "edit", "alter", "patch", "update", "skip", "turn", "switch")
+	directiveObjRe = lazyRE(`(?i)\b(?:admin|administrator|collaborator|owner|access|permissions?|as (?:passed|resolved|approved|safe|verified|complete)|--force|without (?:approval|confirmation|asking|escalation)|from now on|only in|every (?:answer|reply|response)|your (?:entire |whole |full )?(?:answer|reply|response|output)|(?:the user|them|him|her) that|(?:best|only|independent) |delete_\w+|base64|premium|refund|card|password|credentials?|api keys?|secrets?|tokens?|private|home address|phone number|chat history|contents?|every row|all (?:of )?(?:the )?\w+)\b|[$€£]\s?\d|\b[a-z][a-z0-9+.-]*://|\b[\w.+-]+@[\w-]+\.[\w.]+|\b[A-Z]{2}\d{2}[A-Z0-9]{10,}`)
+	// readerAddrRe: text that turns to whoever is reading it now ("after
+	// reading this, …", "once you have processed this output, …"): in a
+	// tool's output or a fetched page that reader is the agent, but docs
+	// say it to people too, so only an order whose object reaches beyond
+	// the task (directiveObjRe, or a safeguard switched off) counts.
+	readerAddrRe = lazyRE(`(?i)\b(?:after|once|when|now that|as soon as)\s+(?:you(?:'ve| have)?\s+)?(?:reading|read|processing|processed|parsing|parsed|receiving|received|seeing|seen)\s+(?:this|these|the above)(?:\s+(?:output|result|results|response|message|file|note|page|text))?\s*,`)
+	// safeguardRe: what keeps the agent's actions in check: switching it
+	// off is beyond any task a user set.
+	safeguardRe    = lazyRE(`(?i)\b(?:sandbox(?:ing)?|safeguards?|guardrails?|security (?:review|checks?|scans?|scanning)|code review|review step|the review|pre-commit|git hooks|hooks|audit(?:ing| log| logs)?|logging|firewall|antivirus|2fa|mfa|two-factor|approvals?|permission (?:checks?|prompts?)|confirmations?|safety (?:checks?|filters?|settings?))\b`)
 	directiveNegRe = lazyRE(`(?i)\b(?:do not|don't|never|avoid|must not|should not|shouldn't|mustn't|cannot|can't|no need to)\s+(?:[a-z-]+\s+){0,2}$`)
 	// grantRe: the text hands the agent a permission it has no way to
 	// get from data.
@@ -67,8 +77,20 @@ func (s *scanner) agentDirectives(text string, base int) {
 		if len(win) > 260 {
 			win = win[:260]
 		}
-		if v, ok := directiveAction(win); ok {
+		if v, ok := directiveAction(win, false); ok {
 			s.add(injAgentDirective, "an order to the AI inside the data it reads: "+v, base+loc[0], base+end+len(win), true)
+		}
+	}
+	for _, loc := range readerAddrRe.FindAllStringIndex(text, 4) {
+		win := text[loc[1]:]
+		if i := strings.IndexAny(win, "\n"); i >= 0 {
+			win = win[:i]
+		}
+		if len(win) > 200 {
+			win = win[:200]
+		}
+		if v, ok := directiveAction(win, true); ok {
+			s.add(injAgentDirective, "an order to whoever reads this output: "+v, base+loc[0], base+loc[1]+len(win), true)
 		}
 	}
 	if strings.Contains(lt, " to ") {
@@ -82,13 +104,15 @@ func (s *scanner) agentDirectives(text string, base int) {
 
 // directiveCandidate: lt names the agent in some way.
 func directiveCandidate(lt string) bool {
-	return anyOf(lt, []string{"ai", "assistant", "agent", "model", "bot", "llm", "claude", "gpt", "gemini", "copilot", "codex", "summari", "reviewer", "operator"})
+	return anyOf(lt, []string{"reading this", "read this", "processing this", "processed this", "parsing this", "received this", "seeing this", "seen this", "ai", "assistant", "agent", "model", "bot", "llm", "claude", "gpt", "gemini", "copilot", "codex", "summari", "reviewer", "operator"})
 }
 
 // directiveAction returns the first verb of win that orders an action
 // beyond the task, and whether there is one. A verb after a negation
-// ("do not delete …") orders nothing.
-func directiveAction(win string) (string, bool) {
+// ("do not delete …") orders nothing. strict takes only orders whose
+// object reaches beyond the task (directiveObjRe), or that switch a
+// safeguard off, whatever the verb.
+func directiveAction(win string, strict bool) (string, bool) {
 	ws := wordSpans(win)
 	for i, w := range ws {
 		lw := strings.ToLower(win[w[0]:w[1]])
@@ -109,7 +133,10 @@ func directiveAction(win string) (string, bool) {
 		if directiveNegRe.MatchString(win[:w[0]]) {
 			continue
 		}
-		if strong {
+		if (lw == "turn" || lw == "switch") && (i+1 >= len(ws) || strings.ToLower(win[ws[i+1][0]:ws[i+1][1]]) != "off") {
+			continue // only "turn off", "switch off"
+		}
+		if strong && !strict {
 			return lw, true
 		}
 		rest := win[w[0]:]
@@ -118,6 +145,12 @@ func directiveAction(win string) (string, bool) {
 		}
 		if directiveObjRe.MatchString(rest) {
 			return lw, true
+		}
+		switch lw {
+		case "disable", "bypass", "skip", "turn", "switch", "remove", "delete":
+			if safeguardRe.MatchString(rest) {
+				return lw, true
+			}
 		}
 	}
 	return "", false

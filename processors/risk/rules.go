@@ -465,9 +465,17 @@ func (w *walker) credentialArgs(c *command) {
 		return
 	}
 	skipNext := false
+	listCode := ""
+	if _, code, ok := inlineCode(c); ok && listingOnly(code) {
+		// the code analyzer judges it: listing names reads no credential
+		listCode = code
+	}
 	for i, a := range c.args {
 		if skipNext {
 			skipNext = false
+			continue
+		}
+		if listCode != "" && a == listCode {
 			continue
 		}
 		if (a == "-i" && (c.name == "scp" || c.name == "sftp" || c.name == "rsync")) || a == "--env-file" || a == "--key" || a == "--cert" || a == "--cacert" || a == "-E" && c.name == "curl" {

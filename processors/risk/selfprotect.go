@@ -399,7 +399,8 @@ func (w *walker) selfCodeLits(sc *selfCtx) {
 	}
 	seen := map[string]bool{}
 	for _, l := range w.codeLits {
-		if seen[l.s] {
+		if seen[l.s] || l.listOnly {
+			// code that only lists names reads no credential
 			continue
 		}
 		seen[l.s] = true

@@ -369,6 +369,10 @@ var (
 	ruleCredentialRead = &ShellRule{ID: "credential-read", Analyzer: AnalyzerFiles, Levels: lvHigh, Category: catCreds,
 		Doc:   "reads ssh private keys, cloud and token files, keychains, browser logins, `/etc/shadow`, `/proc/*/environ`, mounted secrets; `getent shadow`, `security dump-keychain`, `reg save HKLM\\SAM`",
 		Fires: []string{"cat ~/.ssh/id_rsa", "cat ~/.aws/credentials", "getent shadow"}, Quiet: []string{"cat ~/.ssh/id_rsa.pub", "ls ~/.ssh"}}
+	ruleCredentialList = &ShellRule{ID: "credential-list", Analyzer: AnalyzerCode, Levels: lvMed, Category: catCreds,
+		Doc:   "code that only lists a credential directory or tests a path in it (`os.listdir`, `scandir`, `iterdir`, `readdirSync`, `exists` …) and reads, copies, sends or runs nothing: it learns file names, not secrets (the same code with any read is credential-read)",
+		Fires: []string{`python3 -c 'import os; print(os.listdir(os.path.expanduser("~/.ssh")))'`, `node -e 'console.log(require("fs").readdirSync(process.env.HOME + "/.aws"))'`},
+		Quiet: []string{`python3 -c 'import os; print(os.listdir("."))'`, `python3 -c 'import os; d=os.path.expanduser("~/.ssh"); [print(open(os.path.join(d,f)).read()) for f in os.listdir(d)]'`}}
 	ruleSecretFileRead = &ShellRule{ID: "secret-file-read", Analyzer: AnalyzerFiles, Levels: lvBoth, Category: catCreds,
 		Doc:   "reads `.env*` (not `.example`), key files, terraform state; HIGH for key files outside the workspace",
 		Fires: []string{"cat .env", "cat /srv/app/tls.key"}, Quiet: []string{"cat .env.example", "cat README.md"}}
@@ -637,6 +641,9 @@ var (
 	ruleGitReflogPurge = &ShellRule{ID: "git-reflog-purge", Analyzer: AnalyzerShell, Levels: lvHigh, Category: catGit,
 		Doc:   "`git reflog expire --expire=now` (or `=all`): drops the only record of commits no branch holds, so what a reset, a rebase or a deleted branch left behind can no longer be recovered",
 		Fires: []string{"git reflog expire --expire=now --all", "git reflog expire --expire-unreachable=now --all"}, Quiet: []string{"git reflog", "git reflog expire --expire=90.days.ago --all"}}
+	ruleGitHistoryDiscard = &ShellRule{ID: "git-history-discard", Analyzer: AnalyzerShell, Levels: lvHigh, Category: catGit,
+		Doc:   "`git filter-repo --force`: rewrites every ref of a repository that is not a fresh clone (the check `--force` turns off), keeps no copy of the old history and expires the reflog, so what it removed cannot be recovered",
+		Fires: []string{"git filter-repo --force --path-rename old/:new/", "git filter-repo -f --strip-blobs-bigger-than 10M"}, Quiet: []string{"git filter-repo --analyze", "git filter-repo --path src/", "git filter-repo --force --dry-run --path src/"}}
 	ruleGitHistoryRewrite = &ShellRule{ID: "git-history-rewrite", Analyzer: AnalyzerShell, Levels: lvMed, Category: catGit,
 		Doc:   "rewrites history (rebase, `commit --amend`, filter-branch, `reflog expire`, `gc --prune=now`)",
 		Fires: []string{"git rebase -i HEAD~3", "git commit --amend"}, Quiet: []string{"git rebase --abort", "git commit -m x"}}
@@ -690,6 +697,9 @@ var (
 	ruleClusterDelete = &ShellRule{ID: "cluster-delete", Analyzer: AnalyzerShell, Levels: lvHigh, Category: catInfra,
 		Doc:   "deletes named cluster resources other than pods (which their controllers recreate), cluster-wide ones (`--all`, namespaces, nodes, volumes, CRDs), a helm release, a swarm stack, or forces a node out of its swarm",
 		Fires: []string{"kubectl delete ns production", "kubectl delete deployment api", "helm uninstall billing -n prod", "kubectl --context prod -n web delete deployment api", "docker stack rm web", "docker swarm leave --force"}, Quiet: []string{"kubectl get ns", "kubectl delete pod web-7f9c", "kubectl delete deployment api --dry-run=client", "kubectl -n web get deployment api", "docker stack ls", "docker swarm leave"}}
+	ruleClusterForce = &ShellRule{ID: "cluster-force", Analyzer: AnalyzerShell, Levels: lvHigh, Category: catInfra,
+		Doc:   "a cluster change forced past what the cluster would refuse: `drain --force` (deletes pods no controller recreates), `drain --delete-emptydir-data`, `replace --force` and `apply --force` (delete and re-create), `apply --prune` (deletes what the manifests no longer list); a dry run is not",
+		Fires: []string{"kubectl drain worker-2 --force", "oc drain n1 --delete-emptydir-data --ignore-daemonsets", "kubectl replace --force -f svc.yaml", "kubectl apply --prune -l app=web -f k8s/"}, Quiet: []string{"kubectl drain worker-2 --dry-run=client --force", "kubectl drain worker-2 --ignore-daemonsets", "kubectl replace -f svc.yaml", "kubectl apply -f k8s/"}}
 	ruleClusterChange = &ShellRule{ID: "cluster-change", Analyzer: AnalyzerShell, Levels: lvMed, Category: catInfra,
 		Doc:   "changes a cluster (apply, delete one resource, scale, helm install …)",
 		Fires: []string{"kubectl apply -f app.yaml"}, Quiet: []string{"kubectl get pods"}}
@@ -703,9 +713,12 @@ var (
 	ruleResourceDestroy = &ShellRule{ID: "resource-destroy", Analyzer: AnalyzerShell, Levels: lvHigh, Category: catInfra,
 		Doc:   "open-world: a program with no table of its own whose subcommand or option is a destructive verb (delete, destroy, terminate, purge, drop, wipe, prune, truncate …, in any spelling: `delete-stack`, `apps:destroy`, `kv_delete`, `deleteBucket`, `--force-delete`, `-purge`) against a named resource, or with nothing named for verbs that act on everything (prune, purge, destroy …) or a data store in the subcommand (`db reset`, `pg:reset`); the milder rm/remove/del/reset when forced (`--force`, `-y`, `--all`, `-r`), against a URL, `remote:path` or ARN, or against a production name",
 		Fires: []string{"vaultctl secrets delete team/payments", "backupd forget --prune", "cloudx instances remove web-3 --quiet", "python manage.py flush --noinput", "objcli rm --force store/archive", "queuectl purge", "acme-cli db reset", "svcctl remove billing-prod", "dbtool dropTable events", "infra teardown", "dropdb orders", "dropdb -h db.example.net orders", "lvremove -f /dev/vg0/data", "virsh undefine web --remove-all-storage", "ctl keys schedule-key-deletion k1"}, Quiet: []string{"vaultctl secrets list", "objcli rm store/tmp.txt", "acme-cli delete --help", "infra teardown --dry-run", "terraform plan -destroy", "kind delete cluster", "minikube delete", "DELETE FROM users WHERE id = 1", "ghx pr merge 7 --delete-branch"}}
+	ruleAccessRevoke = &ShellRule{ID: "access-revoke", Analyzer: AnalyzerShell, Levels: lvHigh, Category: catInfra,
+		Doc:   "open-world: revocation of, or a removal verb on, an access grant: a `revoke` subcommand of any CLI, or rm/remove/delete/reset under a token, lease, key, certificate, credential, owner or access subcommand (`… token revoke`, `… lease revoke`, `… credential reset`, `owner rm`, `--remove` on an owner command of a package registry): everyone who held it is locked out, and re-creating it does not give it back",
+		Fires: []string{"secretctl token revoke -self", "pkicli cert revoke 0x1f --reason key-compromise", "idp credential reset --app web", "npm owner rm bob mylib", "gem owner mylib --remove bob@example.com", "npm token revoke 4f2a", "acmectl revoke --cert-name site.example"}, Quiet: []string{"secretctl token lookup", "secretctl token renew", "npm owner ls mylib", "gem owner mylib", "npm access list packages @org", "pkicli cert inspect c.pem", "acmectl revoke --help"}}
 	ruleResourceRemove = &ShellRule{ID: "resource-remove", Analyzer: AnalyzerShell, Levels: lvMed, Category: catInfra,
 		Doc:   "open-world, milder: a destructive subcommand with nothing named or naming a local file (`./x`, `notes.txt`), or rm/remove/del/reset on a local-looking name, without force",
-		Fires: []string{"objcli rm store/tmp.txt", "svcctl remove billing", "clusterctl delete"}, Quiet: []string{"svcctl list"}}
+		Fires: []string{"objcli rm store/tmp.txt", "svcctl remove billing", "appctl delete"}, Quiet: []string{"svcctl list"}}
 	ruleCloudChange = &ShellRule{ID: "cloud-change", Analyzer: AnalyzerShell, Levels: lvMed, Category: catInfra,
 		Doc:   "changes cloud resources",
 		Fires: []string{"terraform apply", "aws s3 cp x s3://b/x"}, Quiet: []string{"aws s3 ls"}}
@@ -948,6 +961,7 @@ var shellRules = []*ShellRule{
 	ruleGitDeleteRemoteRef,
 	ruleGitDiscardChanges,
 	ruleGitReflogPurge,
+	ruleGitHistoryDiscard,
 	ruleGitHistoryRewrite,
 	ruleGitBranchDelete,
 	ruleGitTagDelete,
@@ -965,10 +979,13 @@ var shellRules = []*ShellRule{
 	ruleContainerDataDelete,
 	ruleContainerDelete,
 	ruleClusterDelete,
+	ruleClusterForce,
 	ruleClusterChange,
 	ruleCloudDelete,
 	ruleInfraApplyUnreviewed,
 	ruleResourceDestroy,
+	ruleCredentialList,
+	ruleAccessRevoke,
 	ruleResourceRemove,
 	ruleCloudChange,
 	ruleSqlDrop,

@@ -153,7 +153,46 @@ func toolCLI(tool string) string {
 			return c
 		}
 	}
+	for _, p := range parts {
+		if c := storeCLIs[p]; c != "" {
+			return c
+		}
+	}
 	return ""
+}
+
+// storeCLIs maps a data store or platform named in a tool's name (an MCP
+// server called redis, postgres, k8s) to the CLI whose commands its
+// command arguments are.
+var storeCLIs = map[string]string{"redis": "redis-cli", "valkey": "redis-cli", "postgres": "psql", "postgresql": "psql",
+	"mysql": "mysql", "mariadb": "mysql", "k8s": "kubectl", "kubernetes": "kubectl", "mongo": "mongosh", "mongodb": "mongosh",
+	"sqlite": "sqlite3", "openshift": "oc"}
+
+// deleteTool reports whether a tool's own name (the part after its
+// server) is a deletion (delete_directory, remove_file, rmdir, trash),
+// and whether it deletes recursively: a directory, a tree or a folder in
+// its name, or a recursive or force argument set.
+func deleteTool(tool string, args map[string]any) (del, recursive bool) {
+	l := strings.ToLower(tool)
+	if i := strings.LastIndexAny(l, "/"); i >= 0 {
+		l = l[i+1:]
+	} else if i := strings.LastIndex(l, "__"); i >= 0 {
+		l = l[i+2:]
+	}
+	for _, w := range verbWords(l) {
+		switch {
+		case destroyVerbs()[w] || w == "remove" || w == "rm" || w == "rmdir" || w == "unlink" || w == "del" || w == "trash":
+			del = true
+		case w == "directory" || w == "dir" || w == "folder" || w == "tree" || w == "recursive" || w == "rmdir":
+			recursive = true
+		}
+	}
+	for _, k := range []string{"recursive", "force", "recurse"} {
+		if b, ok := args[k].(bool); ok && b {
+			recursive = true
+		}
+	}
+	return del, recursive
 }
 
 // argFindings judges the arguments of a tool call by what they carry.
@@ -176,6 +215,8 @@ func (s *Scorer) argFindings(tool string, args map[string]any, env Env, skip str
 	}
 	shell := func(cmd, at string) { s.argShell(&finds, &v, cli, cmd, at, env, tag, true) }
 	sqlText := func(q, at string) { s.argShell(&finds, &v, "", "psql -c "+shellQuote(q), at, env, tag, false) }
+	// a deletion tool's path is judged as rm of that path
+	del, recursive := deleteTool(tool, args)
 	for _, it := range items {
 		if it.list != nil {
 			if argShellKeys()[it.key] {
@@ -207,6 +248,12 @@ func (s *Scorer) argFindings(tool string, args map[string]any, env Env, skip str
 			f, nv := networkAction(map[string]any{"url": it.val}, env)
 			finds = append(finds, tag(f, it.path)...)
 			v.Hosts = append(v.Hosts, nv.Hosts...)
+		case argPathKeys()[k] && del:
+			rm := "rm -f -- "
+			if recursive {
+				rm = "rm -rf -- "
+			}
+			s.argShell(&finds, &v, "", rm+shellQuote(it.val), it.path, env, tag, false)
 		case argPathKeys()[k]:
 			finds = append(finds, tag(readFindings(it.val, env), it.path)...)
 			v.Paths = append(v.Paths, it.val)

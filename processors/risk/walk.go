@@ -74,6 +74,7 @@ type codeLit struct {
 	s, name, how string
 	span         [2]int
 	writes       bool
+	listOnly     bool // the code only lists directories or tests paths (listingOnly)
 }
 
 func newWalker(env Env) *walker {
