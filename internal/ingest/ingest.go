@@ -93,6 +93,12 @@ type Config struct {
 	NewID func() string
 	// Workers is the number of requests handled at once; zero means 64.
 	Workers int
+	// StopGrace is how long Stop lets the requests in flight finish
+	// before it gives up their publishes (a producer that got no answer
+	// retries with the same ids); zero means 2 s. A publish still
+	// retrying then is waiting out an election or a dead server, and a
+	// stop must not wait AckTimeout for it.
+	StopGrace time.Duration
 	// IndexDir, when set, holds the service's id index (idindex.go): every
 	// id stored in VIGIL_LOG, so a retry is recognised for DedupWindow
 	// while JetStream's own duplicate window stays short. Empty relies on
@@ -171,6 +177,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = 64
+	}
+	if cfg.StopGrace <= 0 {
+		cfg.StopGrace = 2 * time.Second
 	}
 	if cfg.DedupWindow <= 0 {
 		cfg.DedupWindow = natsutil.DefaultDedupWindow
@@ -304,7 +313,9 @@ func (s *Service) StartContext(ctx context.Context) error {
 }
 
 // Stop drains the subscriptions and waits for requests in flight, so every
-// event that was acknowledged to a producer is stored.
+// event that was acknowledged to a producer is stored. Requests still
+// running after Config.StopGrace are given up (their producers get no
+// answer, and retry); Stop returns when they have ended or ctx is done.
 func (s *Service) Stop(ctx context.Context) error {
 	s.stopWaits() // every wait for a decision answers "no decision" now
 	if s.decisions != nil {
@@ -339,8 +350,19 @@ func (s *Service) Stop(ctx context.Context) error {
 		s.wg.Wait()
 		close(done)
 	}()
+	grace := time.NewTimer(s.cfg.StopGrace)
+	defer grace.Stop()
 	select {
 	case <-done:
+	case <-grace.C:
+		s.stop() // the handlers' publishes end now
+		select {
+		case <-done:
+		case <-ctx.Done():
+			if first == nil {
+				first = ctx.Err()
+			}
+		}
 	case <-ctx.Done():
 		s.stop()
 		if first == nil {

@@ -150,13 +150,17 @@ func TestFleetReplayIdentical(t *testing.T) {
 		clusterAddr := old.NATS().ClusterAddr().String()
 		before := decided.Load()
 		old.NATS().Shutdown() // abrupt: the node's NATS server goes away mid-load
-		// What was in flight to the dead server is given up at once.
-		cctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		// What was in flight to the dead server is given up (how long
+		// that took is logged, not asserted); the node must be closed
+		// before it restarts on its data directory.
+		cctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+		closeStart := time.Now()
 		err = old.Close(cctx)
 		cancel()
 		if err != nil {
-			t.Logf("close the killed node %s: %v", name, err)
+			t.Fatalf("close the killed node %s: %v", name, err)
 		}
+		t.Logf("closed the killed node %s in %v", name, time.Since(closeStart).Round(time.Millisecond))
 		phase("killed " + name + ", leader of " + stream)
 		wait.Eventually(t, 60*time.Second, func() string {
 			if n := decided.Load(); n < before+30 {
