@@ -348,14 +348,32 @@ type GateDecided struct {
 	Digest string `msgpack:"digest,omitempty" json:"digest,omitempty"`
 }
 
+// Severity is how urgently an alert needs an operator. It is stored as its
+// string; an alert read from a log may carry one this build does not name.
+type Severity string
+
+// The severities Vigil emits.
+const (
+	// SeverityMedium: worth a look (a verdict or pairing request that
+	// could not apply).
+	SeverityMedium Severity = "medium"
+	// SeverityHigh: an attack on a boundary was refused, or a record
+	// could not be judged (a control kind on an agent subject, a poison
+	// message, a rule that failed).
+	SeverityHigh Severity = "high"
+	// SeverityCritical: the log or the derived stream can no longer be
+	// trusted as it is (a gap, an edit, a deleted or replaced stream).
+	SeverityCritical Severity = "critical"
+)
+
 // Alert reports something an operator must see (a control kind on an agent
 // subject, an approval for an unknown action, tampering).
 type Alert struct {
-	Severity string `msgpack:"severity" json:"severity"`
-	Reason   string `msgpack:"reason" json:"reason"`
-	EventID  string `msgpack:"event_id,omitempty" json:"event_id,omitempty"`
-	LogSeq   uint64 `msgpack:"log_seq,omitempty" json:"log_seq,omitempty"`
-	Subject  string `msgpack:"subject,omitempty" json:"subject,omitempty"`
+	Severity Severity `msgpack:"severity" json:"severity"`
+	Reason   string   `msgpack:"reason" json:"reason"`
+	EventID  string   `msgpack:"event_id,omitempty" json:"event_id,omitempty"`
+	LogSeq   uint64   `msgpack:"log_seq,omitempty" json:"log_seq,omitempty"`
+	Subject  string   `msgpack:"subject,omitempty" json:"subject,omitempty"`
 }
 
 // DeadLetter records a refused body: the reason and a digest, never the body.

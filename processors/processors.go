@@ -256,7 +256,7 @@ func describePanic(v any) (s string) {
 
 func alertOutput(proc string, rec *events.Record, n int, reason string) Output {
 	o := NewOutput(proc, rec, n, events.SubjectAlert, events.KindAlert, events.Alert{
-		Severity: "high", Reason: reason, EventID: rec.Event.ID, LogSeq: rec.Seq,
+		Severity: events.SeverityHigh, Reason: reason, EventID: rec.Event.ID, LogSeq: rec.Seq,
 	})
 	o.Event.ID = proc + ":" + fmt.Sprint(rec.Seq) + ":alert"
 	return o

@@ -1110,7 +1110,7 @@ func (d *Driver) refusedAlert(o *processors.Output, size int, err error) process
 	return processors.Output{Subject: events.SubjectAlert, Event: events.Derived{
 		V: events.CurrentVersion, ID: id, Kind: events.KindAlert, Conversation: o.Event.Conversation,
 		Seq: o.Event.Seq, Time: o.Event.Time,
-		Data: events.Alert{Severity: "high", Reason: clip(reason, maxAlertReason), LogSeq: o.Event.Seq},
+		Data: events.Alert{Severity: events.SeverityHigh, Reason: clip(reason, maxAlertReason), LogSeq: o.Event.Seq},
 	}}
 }
 
@@ -1150,7 +1150,7 @@ func (d *Driver) publishAlertAt(ctx context.Context, id string, seq uint64, at t
 	o := processors.Output{Subject: events.SubjectAlert, Event: events.Derived{
 		V: events.CurrentVersion, ID: id, Kind: events.KindAlert, Seq: seq,
 		Time: at.UTC().Format(time.RFC3339Nano),
-		Data: events.Alert{Severity: "high", Reason: clip(reason, maxAlertReason), LogSeq: seq},
+		Data: events.Alert{Severity: events.SeverityHigh, Reason: clip(reason, maxAlertReason), LogSeq: seq},
 	}}
 	msg, err := outputMsg(&o)
 	if err == nil {

@@ -939,7 +939,7 @@ func (s *Service) refuse(m *nats.Msg, r *refusal) {
 		}
 	}
 	if r.alert {
-		a := events.Alert{Severity: "high", Reason: recorded, EventID: eventID, Subject: subject}
+		a := events.Alert{Severity: events.SeverityHigh, Reason: recorded, EventID: eventID, Subject: subject}
 		d := events.Derived{V: events.CurrentVersion, ID: "ingest:" + dl.Digest, Kind: events.KindAlert, Time: dl.Time, Data: a}
 		if body, err := d.Marshal(); err == nil {
 			msg := &nats.Msg{Subject: events.SubjectAlert, Data: body, Header: nats.Header{}}
@@ -979,7 +979,7 @@ func (s *Service) refuseOverCap(m *nats.Msg, class *subjectClass, lr *limitRefus
 	}
 	now := s.cfg.Now().UTC()
 	s.cfg.Logger.Warn("ingest: a producer credential is over its cap", "credential", string(class.origin), "cap", lr.cap)
-	a := events.Alert{Severity: "high", Reason: "ingest: " + lr.reason, Subject: class.prefix + "*"}
+	a := events.Alert{Severity: events.SeverityHigh, Reason: "ingest: " + lr.reason, Subject: class.prefix + "*"}
 	id := fmt.Sprintf("ingest:cap:%s:%s:%d", class.origin, lr.cap, now.Unix()/int64(alertEvery/time.Second))
 	d := events.Derived{V: events.CurrentVersion, ID: id, Kind: events.KindAlert, Time: now.Format(time.RFC3339Nano), Data: a}
 	body, err := d.Marshal()

@@ -47,7 +47,7 @@ func (s *Node) startContinuity(ctx context.Context) {
 				rep.FirstBad, strings.Join(rep.Problems, "; "))
 			log.Error("vigil: "+reason, "first_bad_seq", rep.FirstBad, "checkpoint", rep.Checkpoint, "log_end", rep.LogEnd)
 			s.publishAlert(ctx, fmt.Sprintf("serve:continuity:%d:%d:%x", rep.LogEnd, rep.FirstBad, digest(reason)),
-				events.Alert{Severity: "critical", Reason: reason, LogSeq: rep.FirstBad, Subject: events.StreamLog})
+				events.Alert{Severity: events.SeverityCritical, Reason: reason, LogSeq: rep.FirstBad, Subject: events.StreamLog})
 		default:
 			log.Info("continuity check: the log is continuous", "log_end", rep.LogEnd, "read_from", rep.From+1, "checkpoint", rep.Checkpoint,
 				"root_checked", rep.RootChecked, "skipped", rep.Skipped, "elapsed", rep.Elapsed)

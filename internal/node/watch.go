@@ -340,7 +340,7 @@ func (s *Node) openStreams(ctx context.Context) error {
 		}
 		s.cfg.Logger.Error("vigil: "+reason, "stream", events.StreamLog)
 		s.publishAlert(ctx, fmt.Sprintf("serve:%s:log-accepted:%d:%d", s.cfg.NodeName, logInfo.Created.UnixNano(), logInfo.State.LastSeq),
-			events.Alert{Severity: "critical", Reason: reason, Subject: events.StreamLog})
+			events.Alert{Severity: events.SeverityCritical, Reason: reason, Subject: events.StreamLog})
 	}
 
 	// VIGIL_DERIVED: derived, so an alert is enough.
@@ -356,7 +356,7 @@ func (s *Node) openStreams(ctx context.Context) error {
 			reason := what + ": earlier risk assessments, gate decisions, alerts and signed audit checkpoints are gone (re-derive them with vigil replay; keep exported checkpoints as witnesses)"
 			s.cfg.Logger.Error("vigil: "+reason, "stream", events.StreamDerived)
 			s.publishAlert(ctx, fmt.Sprintf("serve:%s:derived-replaced:%d", s.cfg.NodeName, rec.Created.UnixNano()),
-				events.Alert{Severity: "critical", Reason: reason, Subject: events.StreamDerived})
+				events.Alert{Severity: events.SeverityCritical, Reason: reason, Subject: events.StreamDerived})
 		}
 	}
 
@@ -388,7 +388,7 @@ func (s *Node) refuseLog(ctx context.Context, opts natsutil.StreamOptions, probl
 	reason := "node refused to start: " + problem
 	s.cfg.Logger.Error("vigil: "+reason, "stream", events.StreamLog)
 	s.publishAlert(ctx, fmt.Sprintf("serve:%s:log-refused:%x", s.cfg.NodeName, digest(problem)),
-		events.Alert{Severity: "critical", Reason: reason, Subject: events.StreamLog})
+		events.Alert{Severity: events.SeverityCritical, Reason: reason, Subject: events.StreamLog})
 	return fmt.Errorf("%w: %s. Vigil does not serve decisions from a log that is not the one it folded: "+
 		"restore VIGIL_LOG (and this data directory) from a backup, or accept the log as it is now explicitly "+
 		"(AcceptNewLog; the read models are then rebuilt from it). See docs/durability.md", ErrStreamChanged, problem)
@@ -507,7 +507,7 @@ func (s *Node) failStreams(ctx context.Context, err error) {
 	}
 	s.cfg.Logger.Error("vigil: the node stops serving: "+err.Error(), "alert", true)
 	s.publishAlert(ctx, fmt.Sprintf("serve:%s:stream-changed:%d", s.cfg.NodeName, time.Now().UnixNano()),
-		events.Alert{Severity: "critical", Reason: err.Error()})
+		events.Alert{Severity: events.SeverityCritical, Reason: err.Error()})
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := s.stopIngest(sctx); err != nil {
@@ -611,7 +611,7 @@ func (s *Node) derivedLoss(ctx context.Context, lost string) {
 	reason := "VIGIL_DERIVED lost records while the node ran: " + lost + " (risk assessments, decisions, alerts or signed checkpoints are gone; they can be re-derived from VIGIL_LOG with vigil replay)"
 	s.cfg.Logger.Error("vigil: "+reason, "stream", events.StreamDerived)
 	s.publishAlert(ctx, fmt.Sprintf("serve:%s:derived-loss:%x", s.cfg.NodeName, digest(lost)),
-		events.Alert{Severity: "high", Reason: reason, Subject: events.StreamDerived})
+		events.Alert{Severity: events.SeverityHigh, Reason: reason, Subject: events.StreamDerived})
 }
 
 func (s *Node) expectedConfig(name string) jetstream.StreamConfig {
@@ -638,6 +638,6 @@ func (s *Node) restoreConfig(ctx context.Context, name string, got jetstream.Str
 	reason := what + "; Vigil's settings were restored (an admin credential did this; the records kept are checked separately)"
 	s.cfg.Logger.Error("vigil: "+reason, "stream", name)
 	s.publishAlert(ctx, fmt.Sprintf("serve:%s:config-restored:%d", s.cfg.NodeName, time.Now().UnixNano()),
-		events.Alert{Severity: "high", Reason: reason, Subject: name})
+		events.Alert{Severity: events.SeverityHigh, Reason: reason, Subject: name})
 	return nil
 }

@@ -121,7 +121,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 			reason = fmt.Sprintf("audit: log seq %d was missing when the audit fold reached seq %d (deleted from VIGIL_LOG, or not decodable); the tree holds a missing-record marker for it", from, rec.Seq)
 		}
 		a := processors.NewOutput(Name, &rec, 1, events.SubjectAlert, events.KindAlert, events.Alert{
-			Severity: "high", Reason: reason, LogSeq: from, Subject: events.StreamLog,
+			Severity: events.SeverityHigh, Reason: reason, LogSeq: from, Subject: events.StreamLog,
 		})
 		a.Event.ID = processors.OutputID(Name, rec.Seq, 0) + ":alert-gap"
 		out = append(out, a)

@@ -317,7 +317,7 @@ func (o *outputs) requested(conv string, r events.GateRequested) {
 	o.out = append(o.out, processors.NewOutput(Name, o.rec, len(o.out), events.GateSubject(conv), events.KindGateRequested, r))
 }
 
-func (o *outputs) alert(severity, reason string) {
+func (o *outputs) alert(severity events.Severity, reason string) {
 	o.out = append(o.out, processors.NewOutput(Name, o.rec, len(o.out), events.SubjectAlert, events.KindAlert, events.Alert{
 		Severity: severity, Reason: reason, EventID: o.rec.Event.ID, LogSeq: o.rec.Seq, Subject: o.rec.Subject,
 	}))
@@ -361,7 +361,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 
 func (p *Processor) stepConfig(o *outputs) {
 	if _, err := p.tracker.Observe(o.rec); err != nil {
-		o.alert("high", fmt.Sprintf("config event %s at log seq %d is ignored: %v", o.rec.Event.ID, o.rec.Seq, err))
+		o.alert(events.SeverityHigh, fmt.Sprintf("config event %s at log seq %d is ignored: %v", o.rec.Event.ID, o.rec.Seq, err))
 		return
 	}
 	if p.tracker.Override != nil {
@@ -372,7 +372,7 @@ func (p *Processor) stepConfig(o *outputs) {
 		return // Observe already refused it
 	}
 	if _, err := p.scorer(o.rec.Seq, cfg.WithDefaults()); err != nil {
-		o.alert("high", fmt.Sprintf("config v%d (event %s) cannot be compiled, so every action under it is denied: %v", cfg.Version, o.rec.Event.ID, err))
+		o.alert(events.SeverityHigh, fmt.Sprintf("config v%d (event %s) cannot be compiled, so every action under it is denied: %v", cfg.Version, o.rec.Event.ID, err))
 	}
 }
 
@@ -397,15 +397,15 @@ func (p *Processor) stepStarted(o *outputs) {
 		p.backends[conv] = backendInfo{backend: backend, trusted: trusted}
 	case prev.trusted:
 		if backend != prev.backend {
-			o.alert("high", fmt.Sprintf("conversation %s: a conversation.started (origin %s) announced backend %q, but the runtime placed it on %q; the gate keeps %q (a conversation cannot move to loosen its policy)", conv, originName(ev.Origin), clipField(backend), prev.backend, prev.backend))
+			o.alert(events.SeverityHigh, fmt.Sprintf("conversation %s: a conversation.started (origin %s) announced backend %q, but the runtime placed it on %q; the gate keeps %q (a conversation cannot move to loosen its policy)", conv, originName(ev.Origin), clipField(backend), prev.backend, prev.backend))
 		}
 	case trusted:
 		p.backends[conv] = backendInfo{backend: backend, trusted: true}
 		if prev.backend != backend && prev.backend != "local" {
-			o.alert("medium", fmt.Sprintf("conversation %s: the agent claimed backend %q, the runtime (origin %s) says %q; the gate takes the runtime's", conv, clipField(prev.backend), ev.Origin, backend))
+			o.alert(events.SeverityMedium, fmt.Sprintf("conversation %s: the agent claimed backend %q, the runtime (origin %s) says %q; the gate takes the runtime's", conv, clipField(prev.backend), ev.Origin, backend))
 		}
 	case backend != prev.backend:
-		o.alert("high", fmt.Sprintf("conversation %s announced backend %q but started on %q; the gate keeps %q (a conversation cannot move into a sandbox to loosen its policy)", conv, clipField(backend), clipField(prev.backend), clipField(prev.backend)))
+		o.alert(events.SeverityHigh, fmt.Sprintf("conversation %s announced backend %q but started on %q; the gate keeps %q (a conversation cannot move into a sandbox to loosen its policy)", conv, clipField(backend), clipField(prev.backend), clipField(prev.backend)))
 	}
 }
 
@@ -733,30 +733,30 @@ func (p *Processor) stepApproval(o *outputs) {
 	if !isPerson(ev.Origin) {
 		// Ingest refuses control kinds from agents; this is an old or a
 		// foreign log, or a bypass. Nothing an agent sends speaks for a person.
-		o.alert("high", fmt.Sprintf("approval refused: approval.decision %s came with %s credentials; only approver or admin credentials decide (an agent never approves its own action)", ev.ID, originName(ev.Origin)))
+		o.alert(events.SeverityHigh, fmt.Sprintf("approval refused: approval.decision %s came with %s credentials; only approver or admin credentials decide (an agent never approves its own action)", ev.ID, originName(ev.Origin)))
 		return
 	}
 	ad, err := events.DataAs[events.ApprovalDecision](ev)
 	if err != nil || ad.ActionID == "" {
-		o.alert("medium", fmt.Sprintf("approval.decision %s is unreadable and was ignored", ev.ID))
+		o.alert(events.SeverityMedium, fmt.Sprintf("approval.decision %s is unreadable and was ignored", ev.ID))
 		return
 	}
 	pa, ok := p.pending[ad.ActionID]
 	if !ok {
-		o.alert("high", "approval refused: "+p.notPending(ad.ActionID))
+		o.alert(events.SeverityHigh, "approval refused: "+p.notPending(ad.ActionID))
 		return
 	}
 	if ev.Conversation != "" && ev.Conversation != pa.conv {
-		o.alert("high", fmt.Sprintf("approval refused: action %s belongs to conversation %s, not %s", ad.ActionID, pa.conv, ev.Conversation))
+		o.alert(events.SeverityHigh, fmt.Sprintf("approval refused: action %s belongs to conversation %s, not %s", ad.ActionID, pa.conv, ev.Conversation))
 		return
 	}
 	// A person approves exactly what they saw: the stored action, not an id.
 	if ad.LogSeq != 0 && ad.LogSeq != pa.seq {
-		o.alert("high", fmt.Sprintf("approval refused: it is for action %s at log seq %d, but the action waiting under that id is at log seq %d; decide again on what vigil pending shows", ad.ActionID, ad.LogSeq, pa.seq))
+		o.alert(events.SeverityHigh, fmt.Sprintf("approval refused: it is for action %s at log seq %d, but the action waiting under that id is at log seq %d; decide again on what vigil pending shows", ad.ActionID, ad.LogSeq, pa.seq))
 		return
 	}
 	if ad.Digest != "" && ad.Digest != pa.req.Digest {
-		o.alert("high", fmt.Sprintf("approval refused: it names digest %s, but action %s (log seq %d) as stored is %s; decide again on what vigil pending shows", clipField(ad.Digest), ad.ActionID, pa.seq, pa.req.Digest))
+		o.alert(events.SeverityHigh, fmt.Sprintf("approval refused: it names digest %s, but action %s (log seq %d) as stored is %s; decide again on what vigil pending shows", clipField(ad.Digest), ad.ActionID, pa.seq, pa.req.Digest))
 		return
 	}
 	cfg, _ := p.configFor(pa.conv)
@@ -806,7 +806,7 @@ func (p *Processor) stepApproval(o *outputs) {
 			release = func() { p.release(o, "", pa.req.Shape, "") }
 		}
 	default:
-		o.alert("medium", fmt.Sprintf("approval.decision %s has verdict %q; it must be once, session, always or deny", ev.ID, ad.Verdict))
+		o.alert(events.SeverityMedium, fmt.Sprintf("approval.decision %s has verdict %q; it must be once, session, always or deny", ev.ID, ad.Verdict))
 		return
 	}
 	p.finish(o, pa.conv, d)
@@ -877,9 +877,9 @@ func (p *Processor) stepExpired(o *outputs) {
 func (p *Processor) stepAllowlist(o *outputs) {
 	added, problem := p.allow.Apply(o.rec)
 	if problem != "" {
-		severity := "medium"
+		severity := events.SeverityMedium
 		if !isPerson(o.rec.Event.Origin) {
-			severity = "high"
+			severity = events.SeverityHigh
 		}
 		o.alert(severity, problem)
 	}
@@ -934,9 +934,9 @@ func (p *Processor) stepObservation(o *outputs) {
 		cfg, _ := p.configFor(pa.conv)
 		switch {
 		case pa.reusedAt != 0:
-			o.alert("high", fmt.Sprintf("action %s ran after a hand-off to the %s client, but its id was reused at log seq %d, so nobody can tell which action the client's user saw; it waits for a person or the expiry (observation %s)", id, pa.handedOff, pa.reusedAt, ev.ID))
+			o.alert(events.SeverityHigh, fmt.Sprintf("action %s ran after a hand-off to the %s client, but its id was reused at log seq %d, so nobody can tell which action the client's user saw; it waits for a person or the expiry (observation %s)", id, pa.handedOff, pa.reusedAt, ev.ID))
 		case cfg.Confirmation.ClientHandoff == events.ClientHandoffIgnore:
-			o.alert("high", fmt.Sprintf("action %s ran after a hand-off to the %s client (observation %s); under confirmation.client_handoff %s that approves nothing: it waits for a person or the expiry", id, pa.handedOff, ev.ID, events.ClientHandoffIgnore))
+			o.alert(events.SeverityHigh, fmt.Sprintf("action %s ran after a hand-off to the %s client (observation %s); under confirmation.client_handoff %s that approves nothing: it waits for a person or the expiry", id, pa.handedOff, ev.ID, events.ClientHandoffIgnore))
 		default:
 			d := decidedFrom(pa, o.rec, cfg)
 			d.Outcome, d.By, d.Verdict = events.OutcomeAllow, events.ByClient, events.VerdictOnce
@@ -945,15 +945,15 @@ func (p *Processor) stepObservation(o *outputs) {
 			p.finish(o, pa.conv, d)
 		}
 	case waiting:
-		o.alert("high", fmt.Sprintf("action %s ran before Vigil decided on it (observation %s)", id, ev.ID))
+		o.alert(events.SeverityHigh, fmt.Sprintf("action %s ran before Vigil decided on it (observation %s)", id, ev.ID))
 	default:
 		di, ok := p.decided[id]
 		switch {
 		case !ok || status != "":
 		case di.outcome == events.OutcomeDeny:
-			o.alert("high", fmt.Sprintf("action %s ran although Vigil denied it (by %s, log seq %d; observation %s)", id, di.by, di.seq, ev.ID))
+			o.alert(events.SeverityHigh, fmt.Sprintf("action %s ran although Vigil denied it (by %s, log seq %d; observation %s)", id, di.by, di.seq, ev.ID))
 		case di.reusedAt != 0:
-			o.alert("high", fmt.Sprintf("action %s ran, but its id was also used by the action at log seq %d, which Vigil denied; nobody can tell which of them ran (observation %s)", id, di.reusedAt, ev.ID))
+			o.alert(events.SeverityHigh, fmt.Sprintf("action %s ran, but its id was also used by the action at log seq %d, which Vigil denied; nobody can tell which of them ran (observation %s)", id, di.reusedAt, ev.ID))
 		}
 	}
 }

@@ -211,23 +211,23 @@ func (f *Fold) Step(rec events.Record) ([]processors.Output, error) {
 		return nil, nil
 	}
 	if !Relevant(ev) {
-		return []processors.Output{alert(&rec, "medium", fmt.Sprintf(
+		return []processors.Output{alert(&rec, events.SeverityMedium, fmt.Sprintf(
 			"pairing event %q (%s) ignored: pairing events count only in conversation %q with an admin credential (this one: conversation %q, origin %q)",
 			ev.ID, ev.Kind, Conversation, ev.Conversation, ev.Origin))}, nil
 	}
 	o := f.Apply(&rec)
 	switch o.Result {
 	case ResultApproved:
-		return []processors.Output{alert(&rec, "medium", fmt.Sprintf("pairing: device %q (request %s) is now an approver (by %s)", o.Name, o.Request, by(ev)))}, nil
+		return []processors.Output{alert(&rec, events.SeverityMedium, fmt.Sprintf("pairing: device %q (request %s) is now an approver (by %s)", o.Name, o.Request, by(ev)))}, nil
 	case ResultLocked:
 		if f.lock.Seq == rec.Seq {
-			return []processors.Output{alert(&rec, "high", fmt.Sprintf("pairing locked out until %s after %d failed approvals", f.lock.Until.UTC().Format(time.RFC3339), MaxFailures))}, nil
+			return []processors.Output{alert(&rec, events.SeverityHigh, fmt.Sprintf("pairing locked out until %s after %d failed approvals", f.lock.Until.UTC().Format(time.RFC3339), MaxFailures))}, nil
 		}
 	}
 	return nil, nil
 }
 
-func alert(rec *events.Record, severity, reason string) processors.Output {
+func alert(rec *events.Record, severity events.Severity, reason string) processors.Output {
 	return processors.NewOutput(Name, rec, 0, events.SubjectAlert, events.KindAlert, events.Alert{
 		Severity: severity, Reason: reason, EventID: rec.Event.ID, LogSeq: rec.Seq,
 	})

@@ -181,7 +181,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 			// suspicious: recorded with its reasons, no alert
 			return []processors.Output{processors.NewOutput(p.Name(), &rec, 0, events.RiskSubject(ev.Conversation), events.KindRiskAssessed, ra)}, nil
 		}
-		alert := events.Alert{Severity: "high", EventID: ev.ID, LogSeq: rec.Seq, Subject: rec.Subject,
+		alert := events.Alert{Severity: events.SeverityHigh, EventID: ev.ID, LogSeq: rec.Seq, Subject: rec.Subject,
 			Reason: fmt.Sprintf("%s looks like a prompt injection (%s)", what, strings.Join(uniqSorted(rules), ", "))}
 		return []processors.Output{
 			processors.NewOutput(p.Name(), &rec, 0, events.RiskSubject(ev.Conversation), events.KindRiskAssessed, ra),
