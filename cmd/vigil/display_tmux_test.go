@@ -196,6 +196,7 @@ func TestApprovePromptRenderedScreen(t *testing.T) {
 		"  agent         " + display.Escape(ev.Agent), // the rest of the name is not concealed
 		"HIGH files/destructive-delete-user-data",
 		"  sent with     the agent credential (conversation, agent and backend are its claims)",
+		"  placement     not attested: no runtime credential started this conversation",
 	} {
 		if !strings.Contains(screen, want) {
 			t.Fatalf("the screen does not show %q:\n%s", want, screen)

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
@@ -20,24 +21,81 @@ import (
 // withStoredCommand is p with its whole command (display.Command) read
 // from the action stored at p.Seq; p as it is when that cannot be read.
 func withStoredCommand(ctx context.Context, cl *client.Client, p client.PendingAction) client.PendingAction {
-	p, _ = withStoredAction(ctx, cl, p)
+	ev, ok := storedAction(ctx, cl, p)
+	if ok {
+		if c := display.Command(ev.Tool(), ev.Args()); c != "" {
+			p.Command = c
+		}
+	}
 	return p
 }
 
-// withStoredAction is withStoredCommand, and the credential class the
-// stored action arrived with ("" when it cannot be read).
-func withStoredAction(ctx context.Context, cl *client.Client, p client.PendingAction) (client.PendingAction, events.Origin) {
+// withStoredAction is withStoredCommand, the credential class the stored
+// action arrived with ("" when it cannot be read), and its conversation's
+// placement (nil when the log cannot be read for it).
+func withStoredAction(ctx context.Context, cl *client.Client, p client.PendingAction) (client.PendingAction, events.Origin, *display.Placement) {
 	ev, ok := storedAction(ctx, cl, p)
 	if !ok {
-		return p, ""
+		return p, "", nil
 	}
 	if c := display.Command(ev.Tool(), ev.Args()); c != "" {
 		p.Command = c
 	}
-	if ev.Origin == "" {
-		return p, events.OriginAgent
+	var pl *display.Placement
+	if x, ok := storedPlacement(ctx, cl, ev, p.Seq); ok {
+		pl = &x
 	}
-	return p, ev.Origin
+	if ev.Origin == "" {
+		return p, events.OriginAgent, pl
+	}
+	return p, ev.Origin, pl
+}
+
+// placementScan bounds how many of a conversation's first records are read
+// for its conversation.started (as the page reads them).
+const placementScan = 1000
+
+// storedPlacement is the placement of the action ev stored at seq: whether
+// a runtime credential's conversation.started attested its conversation,
+// agent and backend (display.PlacementOf over the conversation's first
+// records), and whether the log could be read for it.
+func storedPlacement(ctx context.Context, cl *client.Client, ev events.Event, seq uint64) (display.Placement, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := cl.JetStream().Stream(ctx, events.StreamLog)
+	if err != nil {
+		return display.Placement{}, false
+	}
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.LogSubject(ev.Conversation)}})
+	if err != nil {
+		return display.Placement{}, false
+	}
+	var recs []events.Record
+	for len(recs) < placementScan {
+		batch, err := cons.Fetch(min(256, placementScan-len(recs)), jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			return display.Placement{}, false
+		}
+		n, done := 0, false
+		for m := range batch.Messages() {
+			n++
+			meta, err := m.Metadata()
+			if err != nil || meta.Sequence.Stream >= seq {
+				done = true
+				continue
+			}
+			if e, err := events.DecodeMsgpack(m.Data()); err == nil {
+				recs = append(recs, events.Record{Seq: meta.Sequence.Stream, Event: e})
+			}
+			if meta.NumPending == 0 {
+				done = true
+			}
+		}
+		if batch.Error() != nil && n == 0 || done || n == 0 {
+			break
+		}
+	}
+	return display.PlacementOf(&ev, seq, recs), true
 }
 
 // storedCommand is the whole command of the action stored at p.Seq, and
