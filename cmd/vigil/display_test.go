@@ -76,13 +76,14 @@ func TestDecideShowsStoredCommand(t *testing.T) {
 	jsonOut, stderr, code := runGate(t, "", "pending", "--data", dir, "--json")
 	var line struct {
 		ID, Command, Summary string
+		Credential           string
 		Stored               bool `json:"command_stored"`
 		Bytes                int  `json:"command_bytes"`
 	}
 	if err := json.Unmarshal([]byte(strings.TrimSpace(jsonOut)), &line); code != 0 || err != nil {
 		t.Fatalf("pending --json: exit %d, %v\n%s%s", code, err, jsonOut, stderr)
 	}
-	if line.ID != "long-1" || line.Command != command || !line.Stored || line.Bytes != len(command) || line.Summary == "" || len(line.Summary) >= len(command) {
+	if line.ID != "long-1" || line.Credential != "agent" || line.Command != command || !line.Stored || line.Bytes != len(command) || line.Summary == "" || len(line.Summary) >= len(command) {
 		t.Fatalf("pending --json: id %s, stored %v, %d-byte command (want %d), %d-byte summary", line.ID, line.Stored, len(line.Command), len(command), len(line.Summary))
 	}
 	out, stderr, code := runGate(t, "", "deny", "long-1", "--data", dir)

@@ -98,17 +98,6 @@ func storedPlacement(ctx context.Context, cl *client.Client, ev events.Event, se
 	return display.PlacementOf(&ev, seq, recs), true
 }
 
-// storedCommand is the whole command of the action stored at p.Seq, and
-// whether it could be read there.
-func storedCommand(ctx context.Context, cl *client.Client, p client.PendingAction) (string, bool) {
-	ev, ok := storedAction(ctx, cl, p)
-	if !ok {
-		return "", false
-	}
-	c := display.Command(ev.Tool(), ev.Args())
-	return c, c != ""
-}
-
 // storedAction is the action stored at p.Seq, if it is p's.
 func storedAction(ctx context.Context, cl *client.Client, p client.PendingAction) (events.Event, bool) {
 	st, err := cl.JetStream().Stream(ctx, events.StreamLog)
@@ -134,12 +123,20 @@ type pendingLine struct {
 	Summary       string `json:"summary"`
 	CommandStored bool   `json:"command_stored"`
 	CommandBytes  int    `json:"command_bytes"`
+	// Credential is the class of credential the stored action arrived
+	// with (agent for actions stored without one); absent when the log
+	// could not be read. With the agent's, conversation and agent are its
+	// claims (vigil approve says whether a runtime attested them).
+	Credential events.Origin `json:"credential,omitempty"`
 }
 
 func pendingLineOf(ctx context.Context, cl *client.Client, p client.PendingAction) pendingLine {
 	l := pendingLine{PendingAction: p, Summary: p.Command}
-	if c, ok := storedCommand(ctx, cl, p); ok {
-		l.Command, l.CommandStored = c, true
+	if ev, ok := storedAction(ctx, cl, p); ok {
+		l.Credential = sentWith(&ev)
+		if c := display.Command(ev.Tool(), ev.Args()); c != "" {
+			l.Command, l.CommandStored = c, true
+		}
 	}
 	l.CommandBytes = len(l.Command)
 	return l
@@ -159,7 +156,8 @@ reasons first, then id, conversation, agent, how long it has waited and the
 command. Decide with vigil approve / vigil deny. JSON lines (one waiting
 action per line, the exact bytes) with --json or when the output is not a
 terminal: "command" is the stored command, whole ("summary" the gate's,
-cut at 400 bytes; "command_stored" false if the log could not be read).
+cut at 400 bytes; "command_stored" false if the log could not be read);
+"credential" is the credential the action was sent with.
 
 What the agent wrote is shown through one filter (docs/security.md,
 "What a person sees"): control characters, escape sequences, bidi and
