@@ -44,7 +44,9 @@ Deny rules still win over session and always approvals.
 
 With no ID, on a terminal, walks the queue: for each waiting action it shows
 its level and rules first, then its conversation, agent, the credential that
-sent it and its whole command (never cut), and asks [o]nce [s]ession [a]lways [d]eny (Enter denies) or
+sent it, whether a runtime credential attested the conversation, agent and
+backend (its placement; else they are the agent's claims) and its whole
+command (never cut), and asks [o]nce [s]ession [a]lways [d]eny (Enter denies) or
 [q]uit (leave it waiting). With an ID it shows the action the same way before
 the decision. What the agent wrote is shown through one filter
 (docs/security.md, "What a person sees"): control characters, escape
