@@ -417,9 +417,9 @@ func payloadOf(d events.Derived, r events.GateRequested, command string, sent ev
 type summary struct {
 	level, conversation, agent, action, timeout, command string
 	// sent says, in Vigil's words, which credential sent the action.
-	sent string
-	rules                                                []string
-	more                                                 int // rules not named
+	sent  string
+	rules []string
+	more  int // rules not named
 }
 
 func summaryOf(d events.Derived, r events.GateRequested, command string, sent events.Origin, b textBounds) summary {
