@@ -72,7 +72,7 @@ func storedPlacement(ctx context.Context, cl *client.Client, ev events.Event, se
 	}
 	var recs []events.Record
 	for len(recs) < placementScan {
-		batch, err := cons.Fetch(min(256, placementScan-len(recs)), jetstream.FetchMaxWait(time.Second))
+		batch, err := cons.FetchNoWait(min(256, placementScan-len(recs)))
 		if err != nil {
 			return display.Placement{}, false
 		}
