@@ -44,7 +44,9 @@ Deny rules still win over session and always approvals.
 
 With no ID, on a terminal, walks the queue: for each waiting action it shows
 its level and rules first, then its conversation, agent, the credential that
-sent it and its whole command (never cut), and asks [o]nce [s]ession [a]lways [d]eny (Enter denies) or
+sent it, whether a runtime credential attested the conversation, agent and
+backend (its placement; else they are the agent's claims) and its whole
+command (never cut), and asks [o]nce [s]ession [a]lways [d]eny (Enter denies) or
 [q]uit (leave it waiting). With an ID it shows the action the same way before
 the decision. What the agent wrote is shown through one filter
 (docs/security.md, "What a person sees"): control characters, escape
@@ -153,8 +155,8 @@ func (c *cli) decideOne(ctx context.Context, cl *client.Client, id string, verdi
 		return err
 	}
 	if !f.asJSON {
-		shown, sentWith := withStoredAction(ctx, cl, p)
-		printAction(c.stdout, shown, sentWith)
+		shown, sentWith, placed := withStoredAction(ctx, cl, p)
+		printAction(c.stdout, shown, sentWith, placed)
 	}
 	d, err := decide(ctx, cl, p, verdict, f)
 	if err != nil {
@@ -202,8 +204,11 @@ const maxShownReasons = 8
 //
 // sentWith is the credential class the stored action arrived with ("":
 // it could not be read): with the agent's, the conversation, agent and
-// backend shown are what the agent claims.
-func printAction(w io.Writer, p client.PendingAction, sentWith events.Origin) {
+// backend shown are what the agent claims. placed is the conversation's
+// placement (nil: the log could not be read for it): whether a runtime
+// credential attested the conversation, agent and backend, or they are
+// the agent's claims.
+func printAction(w io.Writer, p client.PendingAction, sentWith events.Origin, placed *display.Placement) {
 	rules := make([]string, 0, len(p.Reasons))
 	for _, r := range p.Reasons {
 		rules = append(rules, r.Analyzer+"/"+r.Rule)
@@ -222,6 +227,18 @@ func printAction(w io.Writer, p client.PendingAction, sentWith events.Origin) {
 		fmt.Fprintf(w, "  sent with     the %s credential\n", display.Escape(string(sentWith)))
 	default:
 		fmt.Fprintf(w, "  sent with     the agent credential (conversation, agent and backend are its claims)\n")
+	}
+	switch {
+	case placed == nil:
+		fmt.Fprintf(w, "  placement     (not known: the conversation could not be read)\n")
+	case !placed.Attested:
+		fmt.Fprintf(w, "  placement     not attested: no runtime credential started this conversation; its id, agent and backend are the agent's claims\n")
+	case !placed.AgentMatches:
+		fmt.Fprintf(w, "  placement     NOT this agent: the %s credential started this conversation (log seq %d) for agent %s; this action claims agent %s\n",
+			display.Escape(string(placed.AttestedBy)), placed.StartedSeq, display.Field(placed.AttestedAgent, 0, true), display.Field(p.Agent, 0, true))
+	default:
+		fmt.Fprintf(w, "  placement     attested: the %s credential started this conversation (log seq %d) for agent %s, backend %s\n",
+			display.Escape(string(placed.AttestedBy)), placed.StartedSeq, display.Field(placed.AttestedAgent, 0, true), display.Field(placed.Backend, 0, true))
 	}
 	if p.Tool != "" {
 		fmt.Fprintf(w, "  tool          %s\n", display.Escape(p.Tool))
@@ -274,8 +291,8 @@ func (c *cli) walkPending(ctx context.Context, cl *client.Client, f decideFlags)
 			return nil
 		}
 		fmt.Fprintln(c.stdout)
-		shown, sentWith := withStoredAction(ctx, cl, *p)
-		printAction(c.stdout, shown, sentWith)
+		shown, sentWith, placed := withStoredAction(ctx, cl, *p)
+		printAction(c.stdout, shown, sentWith, placed)
 		var verdict events.Verdict
 		for verdict == "" {
 			fmt.Fprintf(c.stdout, "[o]nce [s]ession [a]lways [d]eny [q]uit (Enter: deny)? ")

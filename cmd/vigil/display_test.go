@@ -26,7 +26,7 @@ func TestPendingAndApproveShowTheTruth(t *testing.T) {
 		Reasons: []events.Reason{{Analyzer: "redact", Rule: "x\x1b[2J\x1b[Hlevel LOW  git status --short", Level: events.RiskHigh}}}
 	var pend, appr bytes.Buffer
 	printPending(&pend, []client.PendingAction{p}, time.Now(), false)
-	printAction(&appr, p, events.OriginAgent)
+	printAction(&appr, p, events.OriginAgent, nil)
 	for name, out := range map[string]string{"pending": pend.String(), "approve": appr.String()} {
 		if strings.ContainsAny(out, "\x1b\u009b\r") {
 			t.Fatalf("%s output holds an escape byte: %q", name, out)
@@ -76,13 +76,14 @@ func TestDecideShowsStoredCommand(t *testing.T) {
 	jsonOut, stderr, code := runGate(t, "", "pending", "--data", dir, "--json")
 	var line struct {
 		ID, Command, Summary string
+		Credential           string
 		Stored               bool `json:"command_stored"`
 		Bytes                int  `json:"command_bytes"`
 	}
 	if err := json.Unmarshal([]byte(strings.TrimSpace(jsonOut)), &line); code != 0 || err != nil {
 		t.Fatalf("pending --json: exit %d, %v\n%s%s", code, err, jsonOut, stderr)
 	}
-	if line.ID != "long-1" || line.Command != command || !line.Stored || line.Bytes != len(command) || line.Summary == "" || len(line.Summary) >= len(command) {
+	if line.ID != "long-1" || line.Credential != "agent" || line.Command != command || !line.Stored || line.Bytes != len(command) || line.Summary == "" || len(line.Summary) >= len(command) {
 		t.Fatalf("pending --json: id %s, stored %v, %d-byte command (want %d), %d-byte summary", line.ID, line.Stored, len(line.Command), len(command), len(line.Summary))
 	}
 	out, stderr, code := runGate(t, "", "deny", "long-1", "--data", dir)
@@ -91,5 +92,56 @@ func TestDecideShowsStoredCommand(t *testing.T) {
 	}
 	if !strings.Contains(out, "  command       "+command+"\n") || !strings.Contains(out, fmt.Sprintf("(%d bytes, shown whole)", len(command))) {
 		t.Fatalf("deny did not show the whole stored command first:\n%.600s …", out)
+	}
+}
+
+// TestApproveNamesThePlacement: with the agent credential only, an agent
+// puts its action inside a conversation the runtime started for another
+// agent, claims an agent name in it, or opens its own. Through a real
+// node, what vigil deny (the prompt of vigil approve) shows before the
+// decision says which: attested by the runtime, not this agent, or not
+// attested at all (the agent's claims).
+func TestApproveNamesThePlacement(t *testing.T) {
+	s, dir := startGateNode(t)
+	ctx := t.Context()
+	rt, err := client.Connect(ctx, client.Options{DataDir: dir, Role: natsutil.RoleRuntime, Runtime: true, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if _, err := rt.Append(ctx, events.Event{V: events.CurrentVersion, ID: "start-real", Kind: events.KindConversationStarted, Conversation: "c-real",
+		Agent: "coder-1", Time: time.Now().UTC(), Data: map[string]any{"backend": "docker"}}); err != nil {
+		t.Fatal(err)
+	}
+	agent := testnode.Client(t, s, natsutil.RoleAgent)
+	// The agent's own conversation.started claims a sandbox: still a claim.
+	if _, err := agent.Append(ctx, events.Event{V: events.CurrentVersion, ID: "start-own", Kind: events.KindConversationStarted, Conversation: "c-own",
+		Agent: "coder-1", Time: time.Now().UTC(), Data: map[string]any{"backend": "docker"}}); err != nil {
+		t.Fatal(err)
+	}
+	approver := testnode.Client(t, s, natsutil.RoleApprover)
+	for _, tc := range []struct {
+		id, conv, agent, want string
+	}{
+		{"in-real", "c-real", "coder-1", "  placement     attested: the runtime credential started this conversation (log seq 1) for agent coder-1, backend docker\n"},
+		{"borrowed", "c-real", "reviewer-2", "  placement     NOT this agent: the runtime credential started this conversation (log seq 1) for agent coder-1; this action claims agent reviewer-2\n"},
+		{"own", "c-own", "coder-1", "  placement     not attested: no runtime credential started this conversation"},
+	} {
+		t.Run(tc.id, func(t *testing.T) {
+			if _, err := agent.Append(ctx, events.Event{V: events.CurrentVersion, ID: tc.id, Kind: events.KindAction, Conversation: tc.conv, Agent: tc.agent,
+				Time: time.Now().UTC(), Data: map[string]any{"tool": "bash", "args": map[string]any{"command": "rm -rf ~/victim-dir"}}}); err != nil {
+				t.Fatal(err)
+			}
+			testnode.Eventually(t, 20*time.Second, func() string {
+				if _, err := approver.FindPending(ctx, tc.id); err != nil {
+					return err.Error()
+				}
+				return ""
+			})
+			out, stderr, code := runGate(t, "", "deny", tc.id, "--data", dir)
+			if code != 0 || !strings.Contains(out, tc.want) || !strings.HasPrefix(out, "level HIGH") {
+				t.Fatalf("deny %s: exit %d, want %q\n%s%s", tc.id, code, tc.want, out, stderr)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
@@ -20,35 +21,81 @@ import (
 // withStoredCommand is p with its whole command (display.Command) read
 // from the action stored at p.Seq; p as it is when that cannot be read.
 func withStoredCommand(ctx context.Context, cl *client.Client, p client.PendingAction) client.PendingAction {
-	p, _ = withStoredAction(ctx, cl, p)
+	ev, ok := storedAction(ctx, cl, p)
+	if ok {
+		if c := display.Command(ev.Tool(), ev.Args()); c != "" {
+			p.Command = c
+		}
+	}
 	return p
 }
 
-// withStoredAction is withStoredCommand, and the credential class the
-// stored action arrived with ("" when it cannot be read).
-func withStoredAction(ctx context.Context, cl *client.Client, p client.PendingAction) (client.PendingAction, events.Origin) {
+// withStoredAction is withStoredCommand, the credential class the stored
+// action arrived with ("" when it cannot be read), and its conversation's
+// placement (nil when the log cannot be read for it).
+func withStoredAction(ctx context.Context, cl *client.Client, p client.PendingAction) (client.PendingAction, events.Origin, *display.Placement) {
 	ev, ok := storedAction(ctx, cl, p)
 	if !ok {
-		return p, ""
+		return p, "", nil
 	}
 	if c := display.Command(ev.Tool(), ev.Args()); c != "" {
 		p.Command = c
 	}
-	if ev.Origin == "" {
-		return p, events.OriginAgent
+	var pl *display.Placement
+	if x, ok := storedPlacement(ctx, cl, ev, p.Seq); ok {
+		pl = &x
 	}
-	return p, ev.Origin
+	if ev.Origin == "" {
+		return p, events.OriginAgent, pl
+	}
+	return p, ev.Origin, pl
 }
 
-// storedCommand is the whole command of the action stored at p.Seq, and
-// whether it could be read there.
-func storedCommand(ctx context.Context, cl *client.Client, p client.PendingAction) (string, bool) {
-	ev, ok := storedAction(ctx, cl, p)
-	if !ok {
-		return "", false
+// placementScan bounds how many of a conversation's first records are read
+// for its conversation.started (as the page reads them).
+const placementScan = 1000
+
+// storedPlacement is the placement of the action ev stored at seq: whether
+// a runtime credential's conversation.started attested its conversation,
+// agent and backend (display.PlacementOf over the conversation's first
+// records), and whether the log could be read for it.
+func storedPlacement(ctx context.Context, cl *client.Client, ev events.Event, seq uint64) (display.Placement, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	st, err := cl.JetStream().Stream(ctx, events.StreamLog)
+	if err != nil {
+		return display.Placement{}, false
 	}
-	c := display.Command(ev.Tool(), ev.Args())
-	return c, c != ""
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.LogSubject(ev.Conversation)}})
+	if err != nil {
+		return display.Placement{}, false
+	}
+	var recs []events.Record
+	for len(recs) < placementScan {
+		batch, err := cons.FetchNoWait(min(256, placementScan-len(recs)))
+		if err != nil {
+			return display.Placement{}, false
+		}
+		n, done := 0, false
+		for m := range batch.Messages() {
+			n++
+			meta, err := m.Metadata()
+			if err != nil || meta.Sequence.Stream >= seq {
+				done = true
+				continue
+			}
+			if e, err := events.DecodeMsgpack(m.Data()); err == nil {
+				recs = append(recs, events.Record{Seq: meta.Sequence.Stream, Event: e})
+			}
+			if meta.NumPending == 0 {
+				done = true
+			}
+		}
+		if batch.Error() != nil && n == 0 || done || n == 0 {
+			break
+		}
+	}
+	return display.PlacementOf(&ev, seq, recs), true
 }
 
 // storedAction is the action stored at p.Seq, if it is p's.
@@ -76,12 +123,20 @@ type pendingLine struct {
 	Summary       string `json:"summary"`
 	CommandStored bool   `json:"command_stored"`
 	CommandBytes  int    `json:"command_bytes"`
+	// Credential is the class of credential the stored action arrived
+	// with (agent for actions stored without one); absent when the log
+	// could not be read. With the agent's, conversation and agent are its
+	// claims (vigil approve says whether a runtime attested them).
+	Credential events.Origin `json:"credential,omitempty"`
 }
 
 func pendingLineOf(ctx context.Context, cl *client.Client, p client.PendingAction) pendingLine {
 	l := pendingLine{PendingAction: p, Summary: p.Command}
-	if c, ok := storedCommand(ctx, cl, p); ok {
-		l.Command, l.CommandStored = c, true
+	if ev, ok := storedAction(ctx, cl, p); ok {
+		l.Credential = sentWith(&ev)
+		if c := display.Command(ev.Tool(), ev.Args()); c != "" {
+			l.Command, l.CommandStored = c, true
+		}
 	}
 	l.CommandBytes = len(l.Command)
 	return l
@@ -101,7 +156,8 @@ reasons first, then id, conversation, agent, how long it has waited and the
 command. Decide with vigil approve / vigil deny. JSON lines (one waiting
 action per line, the exact bytes) with --json or when the output is not a
 terminal: "command" is the stored command, whole ("summary" the gate's,
-cut at 400 bytes; "command_stored" false if the log could not be read).
+cut at 400 bytes; "command_stored" false if the log could not be read);
+"credential" is the credential the action was sent with.
 
 What the agent wrote is shown through one filter (docs/security.md,
 "What a person sees"): control characters, escape sequences, bidi and

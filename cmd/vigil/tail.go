@@ -33,7 +33,10 @@ On a terminal, what the agent wrote is shown through one filter
 (docs/security.md, "What a person sees"): control characters, escape
 sequences, bidi and invisible characters appear as escapes such as \x1b or
 \u202e, never interpreted; a long command or message is cut in the middle
-("… N bytes not shown …"), never at its end, and --full shows it whole.`,
+("… N bytes not shown …"), never at its end, and --full shows it whole.
+Each line names the credential the event was sent with ([agent],
+[runtime], [approver], [admin]); a message the agent credential sent as
+role user is marked as the agent's claim, not the user's words.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.Count < 0 {
@@ -59,8 +62,9 @@ sequences, bidi and invisible characters appear as escapes such as \x1b or
 						return err
 					}
 				} else {
-					fmt.Fprintf(w, "%6d  %s  %-12s %-20s %s%s\n", r.Seq, r.Event.Time.Format("2006-01-02T15:04:05Z07:00"),
-						display.Field(r.Event.SubjectToken(), 40, full), display.Field(string(r.Event.Kind), 32, false), decisionColumn(dec, r), summary(&r.Event, full))
+					fmt.Fprintf(w, "%6d  %s  %-12s %-20s %-10s %s%s\n", r.Seq, r.Event.Time.Format("2006-01-02T15:04:05Z07:00"),
+						display.Field(r.Event.SubjectToken(), 40, full), display.Field(string(r.Event.Kind), 32, false), "["+string(sentWith(&r.Event))+"]",
+						decisionColumn(dec, r), summary(&r.Event, full))
 				}
 				if o.Follow {
 					return w.Flush()
@@ -96,6 +100,15 @@ func writeRecordJSON(w io.Writer, r events.Record) error {
 	return err
 }
 
+// sentWith is the credential class ev arrived with, as the log stamped
+// it; agent for events stored before origins existed.
+func sentWith(ev *events.Event) events.Origin {
+	if ev.Origin == "" {
+		return events.OriginAgent
+	}
+	return ev.Origin
+}
+
 // summaryWidth is how wide tail shows a command or a message without
 // --full.
 const summaryWidth = 96
@@ -112,7 +125,11 @@ func summary(ev *events.Event, full bool) string {
 		return display.Field(ev.Tool(), 40, false)
 	case events.KindMessage:
 		s, _ := ev.Data["content"].(string)
-		return display.Field(ev.StringField("role"), 16, false) + ": " + field(s)
+		role := display.Field(ev.StringField("role"), 16, false)
+		if ev.StringField("role") == "user" && !sentWith(ev).Trusted() {
+			role = "user (the agent credential's claim, not the user's words)"
+		}
+		return role + ": " + field(s)
 	case events.KindContextLoaded, events.KindConversationStarted:
 		return field(ev.StringField("path") + ev.StringField("backend"))
 	case events.KindApprovalDecision:

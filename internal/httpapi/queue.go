@@ -268,31 +268,9 @@ func credentialOf(ev *events.Event) events.Origin {
 	return ev.Origin
 }
 
-// Placement says whether a conversation's id, agent and backend were
-// attested by a credential the agent does not hold: a conversation.started
-// the runtime (or an admin) sent. Otherwise they are what the agent
-// claims, and an agent can claim any conversation id and agent name, so
-// its action may sit inside another session's real history.
-type Placement struct {
-	Conversation string `json:"conversation"`
-	Agent        string `json:"agent,omitempty"`
-	Backend      string `json:"backend,omitempty"`
-	// Attested is true when a conversation.started from the runtime or an
-	// admin placed the conversation; AttestedBy is that credential and
-	// StartedSeq its log seq.
-	Attested   bool          `json:"attested"`
-	AttestedBy events.Origin `json:"attested_by,omitempty"`
-	StartedSeq uint64        `json:"started_seq,omitempty"`
-	// AttestedAgent is the agent the runtime named; AgentMatches whether
-	// the action's (claimed) agent is that one.
-	AttestedAgent string `json:"attested_agent,omitempty"`
-	AgentMatches  bool   `json:"agent_matches"`
-	// BackendClaimed is the backend the agent's own conversation.started
-	// claimed, when no trusted credential placed it.
-	BackendClaimed string `json:"backend_claimed,omitempty"`
-	// Note says it in a sentence.
-	Note string `json:"note"`
-}
+// Placement is display.Placement: whether a conversation's id, agent and
+// backend were attested by the runtime, or are the agent's claims.
+type Placement = display.Placement
 
 // placementScan bounds how many events of a conversation are read for
 // its conversation.started.
@@ -301,34 +279,6 @@ const placementScan = maxEventsPage
 // placementOf reads the conversation.started events among the first
 // events of ev's conversation.
 func (s *Server) placementOf(ev *events.Event, seq uint64) Placement {
-	p := Placement{Conversation: ev.Conversation, Agent: ev.Agent}
-	recs, err := s.cfg.Reads.ByConversation(ev.Conversation, 1, placementScan)
-	if err == nil {
-		for _, rec := range recs {
-			if rec.Seq >= seq {
-				break
-			}
-			if rec.Event.Kind != events.KindConversationStarted {
-				continue
-			}
-			o := credentialOf(&rec.Event)
-			if o.Trusted() && !p.Attested {
-				p.Attested, p.AttestedBy, p.StartedSeq = true, o, rec.Seq
-				p.AttestedAgent, p.Backend = rec.Event.Agent, rec.Event.StringField("backend")
-			} else if !o.Trusted() && p.BackendClaimed == "" {
-				p.BackendClaimed = rec.Event.StringField("backend")
-			}
-		}
-	}
-	p.AgentMatches = p.Attested && (p.AttestedAgent == "" || p.AttestedAgent == ev.Agent)
-	switch {
-	case !p.Attested:
-		p.Backend = "local"
-		p.Note = "not attested: no runtime credential started this conversation; its id, agent name and backend are the agent's own claims"
-	case !p.AgentMatches:
-		p.Note = "the " + string(p.AttestedBy) + " credential started this conversation for agent " + p.AttestedAgent + "; this action claims agent " + ev.Agent
-	default:
-		p.Note = "attested by the " + string(p.AttestedBy) + " credential (conversation.started)"
-	}
-	return p
+	recs, _ := s.cfg.Reads.ByConversation(ev.Conversation, 1, placementScan)
+	return display.PlacementOf(ev, seq, recs)
 }

@@ -138,6 +138,10 @@ func TestAgentCannotForgeNotification(t *testing.T) {
 				if err := json.Unmarshal(raw, &p); err != nil {
 					t.Fatal(err)
 				}
+				// Who sent it: the log's stamp, whatever the agent wrote.
+				if p.Credential != events.OriginAgent || !strings.Contains(p.Text, "sent with the agent credential") && !strings.Contains(p.Text, "sent with: the agent credential") {
+					t.Fatalf("the notification does not say the agent credential sent it (credential %q): %q", p.Credential, p.Text)
+				}
 				if p.Level != pa.Level || p.CommandBytes != len(a.command) {
 					t.Fatalf("level %s, command_bytes %d; want %s and %d", p.Level, p.CommandBytes, pa.Level, len(a.command))
 				}
@@ -195,9 +199,10 @@ func readText(t *testing.T, format string, p notify.Payload, level string) strin
 		return m.Blocks[0]
 	default:
 		lines := strings.Split(p.Text, "\n")
-		labels := []string{level + " Vigil: ", "rules: ", "conversation: ", "agent: ", "action: ", "command: "}
+		labels := []string{level + " Vigil: ", "rules: ", "conversation: ", "agent: ", "action: ",
+			"sent with: the agent credential (conversation and agent are its claims)", "command: "}
 		if p.Timeout != "" {
-			labels = slices.Insert(labels, 5, "denied in: ")
+			labels = slices.Insert(labels, 6, "denied in: ")
 		}
 		if len(lines) != len(labels) {
 			t.Fatalf("text: %d lines, want %d (%q): %q", len(lines), len(labels), labels, p.Text)

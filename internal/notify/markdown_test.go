@@ -44,7 +44,7 @@ func TestMarkdownTextCannotBeEscaped(t *testing.T) {
 			d := events.Derived{Conversation: c.conv, Time: "2026-12-01T00:00:00Z"}
 			r := events.GateRequested{ActionID: "a-1", LogSeq: 7, Level: events.RiskHigh, Tool: "bash", Command: "summary",
 				Agent: c.agent, Reasons: []events.Reason{{Analyzer: "rules", Rule: c.rule, Level: events.RiskHigh, Detail: "d` *x* `"}}}
-			p := payloadOf(d, r, c.command, events.FormatMarkdown)
+			p := payloadOf(d, r, c.command, events.OriginAgent, events.FormatMarkdown)
 			if p.Content != p.Text || p.AllowedMentions == nil || len(p.AllowedMentions.Parse) != 0 {
 				t.Fatalf("content %q, allowed_mentions %+v: want the text, and no mention allowed", p.Content, p.AllowedMentions)
 			}
@@ -139,7 +139,7 @@ func TestPlainTextIsOneFieldPerLine(t *testing.T) {
 			d := events.Derived{Conversation: c.conv, Time: "2026-12-01T00:00:00Z"}
 			r := events.GateRequested{ActionID: "a-1", LogSeq: 7, Level: events.RiskHigh, Tool: "bash", Timeout: "10m0s",
 				Agent: c.agent, Reasons: []events.Reason{{Analyzer: "rules", Rule: c.rule, Level: events.RiskHigh}}}
-			p := payloadOf(d, r, c.command, events.FormatText)
+			p := payloadOf(d, r, c.command, events.OriginAgent, events.FormatText)
 			if p.Content != "" || p.AllowedMentions != nil {
 				t.Fatalf("a text webhook got Discord fields: %+v", p)
 			}
@@ -149,6 +149,7 @@ func TestPlainTextIsOneFieldPerLine(t *testing.T) {
 				"conversation: " + display.Clip(c.conv, maxTextField),
 				"agent: " + display.Clip(c.agent, maxTextField),
 				"action: a-1",
+				"sent with: the agent credential (conversation and agent are its claims)",
 				"denied in: 10m0s unless approved",
 				"command: " + display.Clip(c.command, maxTextCommand),
 			}
@@ -175,7 +176,7 @@ func TestTextNamesFewRules(t *testing.T) {
 	long := strings.Repeat("\x1b[2K@`", 5000)
 	r := events.GateRequested{ActionID: long, Level: events.RiskHigh, Reasons: rs, Agent: long, Timeout: long}
 	for _, f := range events.WebhookFormats {
-		p := payloadOf(events.Derived{Conversation: long}, r, long, f)
+		p := payloadOf(events.Derived{Conversation: long}, r, long, events.OriginAgent, f)
 		if len(p.Text) > 8192 || !strings.Contains(p.Text, "and 995 more") {
 			t.Fatalf("%s: %d bytes of text, naming: %q", f, len(p.Text), p.Text[:200])
 		}
@@ -201,7 +202,7 @@ func FuzzText(f *testing.F) {
 		if command == "" {
 			command = "ls"
 		}
-		m, err := readMarkdown(payloadOf(d, r, command, events.FormatMarkdown).Text)
+		m, err := readMarkdown(payloadOf(d, r, command, events.OriginAgent, events.FormatMarkdown).Text)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +210,7 @@ func FuzzText(f *testing.F) {
 			t.Fatalf("markdown: strong %q, %d blocks, %d spans", m.strong, len(m.blocks), m.spans)
 		}
 		var bold, blocks int
-		for _, sp := range renderSlack(payloadOf(d, r, command, events.FormatSlack).Text) {
+		for _, sp := range renderSlack(payloadOf(d, r, command, events.OriginAgent, events.FormatSlack).Text) {
 			switch sp.kind {
 			case "bold":
 				bold++
@@ -222,8 +223,8 @@ func FuzzText(f *testing.F) {
 		if bold != 1 || blocks != 1 {
 			t.Fatalf("slack: %d bold, %d blocks", bold, blocks)
 		}
-		if k := strings.Count(payloadOf(d, r, command, events.FormatText).Text, "\n"); k != 6 {
-			t.Fatalf("text: %d line feeds, want 6", k)
+		if k := strings.Count(payloadOf(d, r, command, events.OriginAgent, events.FormatText).Text, "\n"); k != 7 {
+			t.Fatalf("text: %d line feeds, want 7", k)
 		}
 	})
 }

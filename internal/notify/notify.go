@@ -244,6 +244,7 @@ func (n *Notifier) handle(ctx context.Context, data []byte) {
 	var (
 		bodies = map[string][]byte{} // by format
 		whole  string
+		sent   events.Origin
 		read   bool
 	)
 	for i, h := range hooks {
@@ -251,11 +252,12 @@ func (n *Notifier) handle(ctx context.Context, data []byte) {
 			continue
 		}
 		if !read {
-			whole, read = n.wholeCommand(ctx, req), true
+			whole, sent = n.storedAction(ctx, req)
+			read = true
 		}
 		body := bodies[h.Format]
 		if body == nil {
-			if body, err = json.Marshal(payloadOf(d, req, whole, h.Format)); err != nil {
+			if body, err = json.Marshal(payloadOf(d, req, whole, sent, h.Format)); err != nil {
 				return
 			}
 			bodies[h.Format] = body
@@ -274,28 +276,33 @@ func (n *Notifier) handle(ctx context.Context, data []byte) {
 	}
 }
 
-// wholeCommand is what the requested action runs, read from the stored
-// action in the log (the gate's summary in the request is cut at its end);
-// the summary when the log cannot be read or holds another action there.
-func (n *Notifier) wholeCommand(ctx context.Context, r events.GateRequested) string {
+// storedAction reads the requested action from the log: what it runs
+// (the gate's summary in the request is cut at its end) and the credential
+// it was sent with (agent for an action stored without one). When the log
+// cannot be read or holds another action there: the summary, and "".
+func (n *Notifier) storedAction(ctx context.Context, r events.GateRequested) (string, events.Origin) {
 	ctx, cancel := context.WithTimeout(ctx, n.o.AttemptTimeout)
 	defer cancel()
 	st, err := n.o.JetStream.Stream(ctx, events.StreamLog)
 	if err != nil {
-		return r.Command
+		return r.Command, ""
 	}
 	m, err := st.GetMsg(ctx, r.LogSeq)
 	if err != nil {
-		return r.Command
+		return r.Command, ""
 	}
 	ev, err := events.DecodeMsgpack(m.Data)
 	if err != nil || ev.ID != r.ActionID || ev.Kind != events.KindAction {
-		return r.Command
+		return r.Command, ""
+	}
+	sent := ev.Origin
+	if sent == "" {
+		sent = events.OriginAgent
 	}
 	if c := display.Command(ev.Tool(), ev.Args()); c != "" {
-		return c
+		return c, sent
 	}
-	return r.Command
+	return r.Command, sent
 }
 
 // Payload is the JSON body of a notification.
@@ -326,6 +333,10 @@ type Payload struct {
 	Timeout      string `json:"timeout,omitempty"`
 	Digest       string `json:"digest,omitempty"`
 	Time         string `json:"time,omitempty"`
+	// Credential is the class of credential the stored action was sent
+	// with, as the log stamped it (agent: its conversation, agent and
+	// backend are its claims); absent when the log could not be read.
+	Credential events.Origin `json:"credential,omitempty"`
 }
 
 // AllowedMentions is Discord's allowed_mentions: Parse lists the mention
@@ -357,12 +368,13 @@ var (
 )
 
 // payloadOf builds the body of a notification for a webhook of format
-// (events.Webhook.Format); command is the action's whole command. Every
+// (events.Webhook.Format); command is the action's whole command, sent the
+// credential it was sent with ("": not known). Every
 // field the agent wrote (command, agent, conversation, tool, backend,
 // reasons) goes through display: control characters, escape sequences,
 // bidi and invisible characters become visible escapes; long text keeps
 // its head and tail.
-func payloadOf(d events.Derived, r events.GateRequested, command, format string) Payload {
+func payloadOf(d events.Derived, r events.GateRequested, command string, sent events.Origin, format string) Payload {
 	field := func(s string) string {
 		if s == "" {
 			return ""
@@ -374,7 +386,8 @@ func payloadOf(d events.Derived, r events.GateRequested, command, format string)
 	}
 	p := Payload{Type: string(events.KindGateRequested), ActionID: field(r.ActionID), Conversation: field(d.Conversation),
 		LogSeq: r.LogSeq, Tool: field(r.Tool), Command: field(command), CommandBytes: len(command),
-		Agent: field(r.Agent), Backend: field(r.Backend), Timeout: field(r.Timeout), Digest: field(r.Digest), Time: field(d.Time)}
+		Agent: field(r.Agent), Backend: field(r.Backend), Timeout: field(r.Timeout), Digest: field(r.Digest), Time: field(d.Time),
+		Credential: events.Origin(field(string(sent)))}
 	p.Level = events.Risk(field(string(r.Level)))
 	p.Reasons = make([]events.Reason, len(r.Reasons))
 	for i, x := range r.Reasons {
@@ -387,13 +400,13 @@ func payloadOf(d events.Derived, r events.GateRequested, command, format string)
 	}
 	switch format {
 	case events.FormatMarkdown:
-		p.Text = summaryOf(d, r, command, markdownBounds).render(markdown)
+		p.Text = summaryOf(d, r, command, sent, markdownBounds).render(markdown)
 		p.Content = p.Text
 		p.AllowedMentions = &AllowedMentions{Parse: []string{}}
 	case events.FormatText:
-		p.Text = summaryOf(d, r, command, defaultBounds).plain()
+		p.Text = summaryOf(d, r, command, sent, defaultBounds).plain()
 	default:
-		p.Text = summaryOf(d, r, command, defaultBounds).render(slack)
+		p.Text = summaryOf(d, r, command, sent, defaultBounds).render(slack)
 	}
 	return p
 }
@@ -403,14 +416,16 @@ func payloadOf(d events.Derived, r events.GateRequested, command, format string)
 // the command.
 type summary struct {
 	level, conversation, agent, action, timeout, command string
-	rules                                                []string
-	more                                                 int // rules not named
+	// sent says, in Vigil's words, which credential sent the action.
+	sent  string
+	rules []string
+	more  int // rules not named
 }
 
-func summaryOf(d events.Derived, r events.GateRequested, command string, b textBounds) summary {
+func summaryOf(d events.Derived, r events.GateRequested, command string, sent events.Origin, b textBounds) summary {
 	s := summary{level: display.Field(string(r.Level), 16, false), conversation: display.Field(d.Conversation, b.field, false),
 		agent: display.Field(r.Agent, b.field, false), action: display.Field(r.ActionID, b.field, false),
-		command: display.Field(command, b.command, false)}
+		command: display.Field(command, b.command, false), sent: sentWith(sent)}
 	if r.Timeout != "" {
 		s.timeout = display.Field(r.Timeout, 32, false)
 	}
@@ -424,11 +439,22 @@ func summaryOf(d events.Derived, r events.GateRequested, command string, b textB
 	return s
 }
 
+// sentWith names the credential that sent an action, in Vigil's words.
+func sentWith(o events.Origin) string {
+	switch {
+	case o == "":
+		return "a credential the log could not tell"
+	case o.Trusted():
+		return "the " + display.Field(string(o), 16, false) + " credential"
+	}
+	return "the agent credential (conversation and agent are its claims)"
+}
+
 // markup writes a summary in one format: strong for Vigil's own
 // conclusion (the level), code for an agent field inline, block for the
 // command.
 type markup struct {
-	strong, code, block func(string) string
+	strong, code, block, text func(string) string
 }
 
 // render writes the summary: the level first, then the rules, then where
@@ -447,7 +473,7 @@ func (s summary) render(m markup) string {
 		}
 		b.WriteString(")")
 	}
-	fmt.Fprintf(&b, "; conversation %s, agent %s, action %s", m.code(s.conversation), m.code(s.agent), m.code(s.action))
+	fmt.Fprintf(&b, "; conversation %s, agent %s, action %s, sent with %s", m.code(s.conversation), m.code(s.agent), m.code(s.action), m.text(s.sent))
 	if s.timeout != "" {
 		fmt.Fprintf(&b, ", denied in %s unless approved", m.code(s.timeout))
 	}
@@ -465,6 +491,7 @@ var slack = markup{
 	strong: func(s string) string { return "*" + slackEscape(s) + "*" },
 	code:   func(s string) string { return "`" + slackQuote(s) + "`" },
 	block:  func(s string) string { return "```\n" + slackQuote(s) + "\n```" },
+	text:   slackEscape,
 }
 
 // slackQuote makes s safe inside a Slack code span or block: no
@@ -497,6 +524,7 @@ var markdown = markup{
 	strong: func(s string) string { return "**" + markdownEscape(s) + "**" },
 	code:   func(s string) string { return "`" + markdownQuote(s) + "`" },
 	block:  func(s string) string { return "```\n" + markdownQuote(s) + "\n```" },
+	text:   markdownEscape,
 }
 
 // markdownQuote makes s safe inside a Markdown code span or block.
@@ -537,7 +565,7 @@ func (s summary) plain() string {
 			rules += fmt.Sprintf(" and %d more", s.more)
 		}
 	}
-	fmt.Fprintf(&b, "rules: %s\nconversation: %s\nagent: %s\naction: %s\n", rules, s.conversation, s.agent, s.action)
+	fmt.Fprintf(&b, "rules: %s\nconversation: %s\nagent: %s\naction: %s\nsent with: %s\n", rules, s.conversation, s.agent, s.action, s.sent)
 	if s.timeout != "" {
 		fmt.Fprintf(&b, "denied in: %s unless approved\n", s.timeout)
 	}

@@ -93,7 +93,7 @@ func TestSlackTextCannotBeEscaped(t *testing.T) {
 			d := events.Derived{Conversation: c.conv, Time: "2026-12-01T00:00:00Z"}
 			r := events.GateRequested{ActionID: "a-1", LogSeq: 7, Level: events.RiskHigh, Tool: "bash", Command: c.command,
 				Agent: c.agent, Reasons: []events.Reason{{Analyzer: "rules", Rule: c.rule, Level: events.RiskHigh, Detail: "d` *x* `"}}}
-			p := payloadOf(d, r, "", events.FormatSlack)
+			p := payloadOf(d, r, "", events.OriginAgent, events.FormatSlack)
 			spans := renderSlack(p.Text)
 			if len(spans) == 0 || spans[0].kind != "bold" || spans[0].text != "HIGH" {
 				t.Fatalf("the level is not first and bold: %q", p.Text)

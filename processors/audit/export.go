@@ -68,6 +68,37 @@ type ExportEvent struct {
 	Risk     json.RawMessage `json:"risk,omitempty"`
 	Gate     json.RawMessage `json:"gate,omitempty"`
 	Approver string          `json:"approver,omitempty"`
+	// Credential is the class of credential the record arrived with, as
+	// the ingest service stamped it in the stored record (its origin;
+	// "agent" for records stored without one): who sent it, as opposed
+	// to what it claims. A verifier checks it against Raw.
+	Credential events.Origin `json:"credential,omitempty"`
+	// Claim says, in a sentence, what in the record is only the claim of
+	// the credential that sent it, when that matters to a reader: a
+	// message the agent credential sent as role "user" is not the user's
+	// words, and the conversation, agent and backend an agent credential
+	// names are its own. Empty for records a trusted credential sent.
+	Claim string `json:"claim,omitempty"`
+}
+
+// CredentialOf is the credential class a stored record arrived with:
+// its origin, or agent for a record stored before origins existed.
+func CredentialOf(ev *events.Event) events.Origin {
+	if ev.Origin == "" {
+		return events.OriginAgent
+	}
+	return ev.Origin
+}
+
+// ClaimOf is ExportEvent.Claim for ev.
+func ClaimOf(ev *events.Event) string {
+	if CredentialOf(ev).Trusted() {
+		return ""
+	}
+	if ev.Kind == events.KindMessage && ev.StringField("role") == "user" {
+		return "sent with the agent credential as role user: the agent's claim, not the user's words"
+	}
+	return "sent with the agent credential: its conversation, agent and backend are the agent's claims"
 }
 
 // ExportCheckpoint is the last line: the signed checkpoint every proof in
@@ -227,9 +258,13 @@ func NewExportEvent(seq uint64, raw []byte, ev *events.Event, treeSize uint64, p
 	}
 	line := ExportEvent{
 		Type: LineEvent, Seq: seq, Event: evJSON,
-		Raw:      base64.StdEncoding.EncodeToString(raw),
-		LeafHash: LeafHash(raw).String(),
-		TreeSize: treeSize,
+		Raw:        base64.StdEncoding.EncodeToString(raw),
+		LeafHash:   LeafHash(raw).String(),
+		TreeSize:   treeSize,
+		Credential: CredentialOf(ev), Claim: ClaimOf(ev),
+	}
+	if ev.Kind == "undecodable" {
+		line.Credential, line.Claim = "", ""
 	}
 	for _, h := range proof {
 		line.Proof = append(line.Proof, h.String())
@@ -372,6 +407,10 @@ func (v *ExportVerifier) addEvent(e *ExportEvent) {
 		got, err2 := canonicalJSON(e.Event)
 		if err1 != nil || err2 != nil || !bytes.Equal(want, got) {
 			f.Detail = "\"event\" differs from the record stored in \"raw\": the JSON view was edited"
+			v.find(f)
+		}
+		if e.Credential != "" && (e.Credential != CredentialOf(&ev) || e.Claim != ClaimOf(&ev)) {
+			f.Detail = "\"credential\" or \"claim\" differs from the record stored in \"raw\": who sent it was edited"
 			v.find(f)
 		}
 	}
