@@ -775,35 +775,37 @@ func deployment(t *testing.T, e *realEnv) {
 	})
 
 	// Claude Code's hooks in its managed settings, root-owned, with the
-	// agent credential: written as `hook install` writes them for a
-	// project, then moved to the system scope.
-	scratch := filepath.Join(dir, "scratch")
-	mkdir(t, scratch, 0o700)
-	if out, errOut, code := root.run(t, time.Minute, e.vigil, "hook", "install", "claude-code", "--dir", scratch,
-		"--binary", bin, "--nats", natsURL, "--creds", agentCreds); code != 0 {
-		t.Fatalf("hook install: %s %s", out, errOut)
-	}
-	if out, _, _ := root.run(t, time.Minute, e.vigil, "hook", "install", "claude-code", "--dir", scratch, "--binary", bin,
-		"--nats", natsURL, "--creds", agentCreds); strings.Contains(out, "Single-user mode") {
-		t.Errorf("hook install with the agent credential printed the single-user notice:\n%s", out)
-	}
-	scratchSettings := filepath.Join(scratch, ".claude", "settings.local.json")
-	shortBudget(t, scratchSettings)
-	var ms map[string]any
-	b, _ := os.ReadFile(scratchSettings)
-	if err := json.Unmarshal(b, &ms); err != nil {
-		t.Fatal(err)
-	}
-	ms["allowManagedHooksOnly"] = true
-	b, _ = json.MarshalIndent(ms, "", "  ")
+	// agent credential: `vigil hook install claude-code --system`, as
+	// root, at the real path Claude Code reads.
 	if !exists(filepath.Dir(managedSettings)) {
 		if err := os.Mkdir(filepath.Dir(managedSettings), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { os.Remove(filepath.Dir(managedSettings)) })
 	}
-	t.Cleanup(func() { os.Remove(managedSettings) })
-	writeFile(t, managedSettings, string(b)+"\n")
+	t.Cleanup(func() {
+		os.Remove(managedSettings)
+		if m, _ := filepath.Glob(managedSettings + ".vigil-backup-*"); len(m) > 0 {
+			for _, f := range m {
+				os.Remove(f)
+			}
+		}
+	})
+	rootSys := root.with("VIGIL_HOOK_SYSTEM_ROOT=")
+	sysArgs := []string{"hook", "install", "claude-code", "--system", "--binary", bin, "--nats", natsURL, "--creds", agentCreds, "--budget", budget.String()}
+	if out, errOut, code := rootSys.run(t, time.Minute, e.vigil, sysArgs...); code != 0 || !strings.Contains(out, managedSettings) {
+		t.Fatalf("hook install claude-code --system: exit %d %s %s", code, out, errOut)
+	}
+	if out, _, _ := rootSys.run(t, time.Minute, e.vigil, sysArgs...); strings.Contains(out, "Single-user mode") {
+		t.Errorf("hook install with the agent credential printed the single-user notice:\n%s", out)
+	}
+	var ms map[string]any
+	if b, _ := os.ReadFile(managedSettings); json.Unmarshal(b, &ms) != nil || ms["allowManagedHooksOnly"] != true {
+		t.Fatalf("%s after hook install --system: no allowManagedHooksOnly:\n%s", managedSettings, b)
+	}
+	if fi, err := os.Stat(managedSettings); err != nil || fi.Mode().Perm()&0o022 != 0 {
+		t.Errorf("%s is writable by others: %v %v", managedSettings, fi, err)
+	}
 
 	t.Run("the agent's user cannot change the system-scope hooks or the binary", func(t *testing.T) {
 		tries := [][]string{
@@ -949,6 +951,39 @@ func deployment(t *testing.T, e *realEnv) {
 		t.Logf("the agent's pairing request after its approvals: %s %v", resp.Status, st)
 		if g := e.gateOf(t, root, data, id); strings.Contains(g, "human") || strings.HasPrefix(g, "allow") {
 			t.Errorf("gate of %s after the agent's attempts: %q", id, g)
+		}
+	})
+
+	t.Run("the agent's own settings cannot switch the managed hooks off, even in bypass mode", func(t *testing.T) {
+		// What a write that got past the hook would leave: the agent's
+		// user and project settings turning every hook off.
+		off := `{"disableAllHooks": true, "hooks": {}}` + "\n"
+		userClaude := filepath.Join(home, ".claude")
+		mkdir(t, userClaude, 0o755)
+		mkdir(t, filepath.Join(proj, ".claude"), 0o755)
+		files := []string{filepath.Join(userClaude, "settings.json"), filepath.Join(proj, ".claude", "settings.local.json")}
+		for _, f := range files {
+			writeFile(t, f, off)
+		}
+		for _, p := range append(files, userClaude, filepath.Join(proj, ".claude")) {
+			os.Chown(p, int(agent.cred.Uid), int(agent.cred.Gid))
+		}
+		t.Cleanup(func() {
+			for _, f := range files {
+				os.Remove(f)
+			}
+		})
+		f := victim(t, filepath.Join(home, "victim-off"))
+		for _, p := range []string{filepath.Dir(f), f} {
+			os.Chown(p, int(agent.cred.Uid), int(agent.cred.Gid))
+		}
+		e.model.set("dc", scenario{Steps: []step{bash(`rm -rf "$HOME/victim-off"`)}, Final: "Done dc."})
+		e.claudeRun(t, cc.with("IS_SANDBOX=1"), "dc", "--dangerously-skip-permissions")
+		if !exists(f) {
+			t.Errorf("with disableAllHooks in the agent's settings, rm -rf ran in bypass mode; the model got:\n%s", resultsText(e.model.resultsOf("dc")))
+		}
+		if actionID(e.logEvents(t, root, "--data", data), "dc", 0) == "" {
+			t.Error("the rm -rf is not in Vigil's log: the managed hooks did not run")
 		}
 	})
 
