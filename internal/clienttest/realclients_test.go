@@ -767,6 +767,15 @@ func deployment(t *testing.T, e *realEnv) {
 		for _, en := range ents {
 			files = append(files, filepath.Join(data, "creds", en.Name()))
 		}
+		// Any credential beside the agent's (deployment.json, readable,
+		// records paths only).
+		etcEnts, _ := os.ReadDir(etc)
+		for _, en := range etcEnts {
+			if n := en.Name(); !en.IsDir() && !strings.HasPrefix(n, "agent.") && n != "deployment.json" {
+				files = append(files, filepath.Join(etc, en.Name()))
+			}
+		}
+		t.Logf("the agent's user may read %s/agent.*; tried %d other files", etc, len(files))
 		for _, f := range files {
 			if out, _, code := agent.run(t, 10*time.Second, "cat", f); code == 0 {
 				t.Errorf("the agent's user read %s: %.40q", f, out)
