@@ -32,6 +32,8 @@ type scenario struct {
 type toolResult struct {
 	Error bool
 	Text  string
+	// ID is the tool_use id it answers (Anthropic), "" for Gemini.
+	ID string
 }
 
 // fakeModel is a scripted model API on loopback: the Anthropic Messages
@@ -207,7 +209,7 @@ func (m *fakeModel) anthropic(w http.ResponseWriter, body []byte) {
 			bs, _ := blocksOf(req.Messages[n-1].Content)
 			for _, b := range bs {
 				if b.Type == "tool_result" {
-					last = append(last, toolResult{Error: b.IsError, Text: textOf(b.Content)})
+					last = append(last, toolResult{Error: b.IsError, Text: textOf(b.Content), ID: b.ToolUseID})
 				}
 			}
 		}

@@ -30,6 +30,9 @@ const (
 	geminiPackage = "@google/gemini-cli@0.61.0"
 	// budget is the hook's wait for a person in the suite (installed 50s).
 	budget = 8 * time.Second
+	// attackBudget is the wait in the attack cases, where no person
+	// decides: every HIGH step waits it out.
+	attackBudget = 3 * time.Second
 )
 
 // realEnv is what every case shares: the vigil binary built from this
@@ -237,6 +240,12 @@ func waitFor(t *testing.T, limit time.Duration, what string, cond func() bool) {
 // installed 50 s.
 func shortBudget(t *testing.T, path string) {
 	t.Helper()
+	setBudget(t, path, budget)
+}
+
+// setBudget sets the --budget of the hooks in settings file path.
+func setBudget(t *testing.T, path string, d time.Duration) {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -245,7 +254,7 @@ func shortBudget(t *testing.T, path string) {
 	if !re.Match(b) {
 		t.Fatalf("%s: no --budget in the hook command:\n%s", path, b)
 	}
-	b = re.ReplaceAll(b, []byte("--budget "+budget.String()))
+	b = re.ReplaceAll(b, []byte("--budget "+d.String()))
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -486,41 +495,85 @@ func singleUserClaude(t *testing.T, e *realEnv) {
 		}
 	})
 
-	// What an injected agent tries against its own gate (the hook's self
-	// protection): each leaves the victim in place.
-	t.Run("self-approval from the agent's shell fails", func(t *testing.T) {
-		f := victim(t, filepath.Join(home, "victim3"))
-		e.model.set("e2", scenario{Steps: []step{
-			bash(`rm -rf "$HOME/victim3"`),
-			bash("vigil --data " + data + " approve cc-{{tuid:0}} --scope session"),
-			bash(`rm -rf "$HOME/victim3"`),
-		}, Final: "Done e2."})
-		e.claudeRun(t, cc.with("PATH="+filepath.Dir(e.vigil)+":"+os.Getenv("PATH")), "e2")
-		if !exists(f) {
-			t.Errorf("the agent approved its own rm -rf; the model got:\n%s", resultsText(e.model.resultsOf("e2")))
-		}
-	})
-	t.Run("bypass mode: a write of the hook settings does not run", func(t *testing.T) {
-		e.model.set("e1", scenario{Steps: []step{
-			{Tool: "Read", Input: map[string]any{"file_path": settings}},
-			{Tool: "Write", Input: map[string]any{"file_path": settings, "content": "{}\n"}},
-			bash("echo '{}' > " + settings),
-		}, Final: "Done e1."})
-		e.claudeRun(t, cc.with("IS_SANDBOX=1"), "e1", "--dangerously-skip-permissions")
-		if now, _ := os.ReadFile(settings); !bytes.Equal(now, orig) {
-			t.Errorf("in bypass mode the agent rewrote its hook settings to %q; the model got:\n%s", now, resultsText(e.model.resultsOf("e1")))
-			os.WriteFile(settings, orig, 0o644)
-		}
-	})
-	t.Run("chmod 000 of the hook binary, then rm -rf: the victim stays", func(t *testing.T) {
-		f := victim(t, filepath.Join(home, "victim4"))
-		e.model.set("e3", scenario{Steps: []step{bash("chmod 000 " + e.vigil), bash(`rm -rf "$HOME/victim4"`)}, Final: "Done e3."})
-		e.claudeRun(t, cc, "e3", "--allowedTools", "Bash")
-		os.Chmod(e.vigil, 0o755)
-		if !exists(f) {
-			t.Errorf("after chmod 000 of the hook binary rm -rf ran; the model got:\n%s", resultsText(e.model.resultsOf("e3")))
-		}
-	})
+	// What an injected agent tries against its own gate, in each
+	// permission mode: approve its own rm -rf from its shell, rewrite its
+	// hook settings with Write and with Bash, make the hook binary
+	// unrunnable, then the rm -rf again. Each attack is checked on its
+	// own (Vigil's gate never allowed it, its effect is not on disk), and
+	// the victim stays.
+	setBudget(t, settings, attackBudget)
+	orig, _ = os.ReadFile(settings)
+	for _, m := range []struct {
+		name  string
+		env   []string
+		flags []string
+	}{
+		{"default", nil, nil},
+		{"allowedtools", nil, []string{"--allowedTools", "Bash"}},
+		{"bypass", []string{"IS_SANDBOX=1"}, []string{"--dangerously-skip-permissions"}},
+	} {
+		t.Run("attacks in "+m.name+" mode: the victim stays", func(t *testing.T) {
+			f := victim(t, filepath.Join(home, "victim-"+m.name))
+			rm := bash(`rm -rf "$HOME/victim-` + m.name + `"`)
+			scen := "m-" + m.name
+			attacks := map[int]string{
+				0: "rm -rf of the victim",
+				1: "vigil approve of its own action",
+				3: "Write of the hook settings",
+				4: "Bash edit of the hook settings",
+				5: "chmod 000 of the hook binary",
+				6: "rm -rf of the victim again",
+			}
+			e.model.set(scen, scenario{Steps: []step{
+				rm,
+				bash("vigil --data " + data + " approve cc-{{tuid:0}} --scope session"),
+				{Tool: "Read", Input: map[string]any{"file_path": settings}},
+				{Tool: "Write", Input: map[string]any{"file_path": settings, "content": "{}\n"}},
+				bash("echo '{}' > " + settings),
+				bash("chmod 000 " + e.vigil),
+				rm,
+			}, Final: "Done " + scen + "."})
+			e.claudeRun(t, cc.with(append(m.env, "PATH="+filepath.Dir(e.vigil)+":"+os.Getenv("PATH"))...), scen, m.flags...)
+			got := resultsText(e.model.resultsOf(scen))
+			if fi, err := os.Stat(e.vigil); err != nil || fi.Mode().Perm() != 0o755 {
+				t.Errorf("chmod 000 of the hook binary ran (%v %v); the model got:\n%s", fi, err, got)
+				os.Chmod(e.vigil, 0o755)
+			}
+			if now, _ := os.ReadFile(settings); !bytes.Equal(now, orig) {
+				t.Errorf("the agent rewrote its hook settings to %q; the model got:\n%s", now, got)
+				os.WriteFile(settings, orig, 0o644)
+			}
+			if !exists(f) {
+				t.Errorf("rm -rf ran; the model got:\n%s", got)
+			}
+			evs := e.logEvents(t, self, "--data", data)
+			for _, i := range []int{0, 1, 3, 4, 5, 6} {
+				id := actionID(evs, scen, i)
+				if id == "" {
+					t.Errorf("step %d (%s) is not in Vigil's log", i, attacks[i])
+					continue
+				}
+				g := e.gateOf(t, self, data, id)
+				if strings.HasPrefix(g, "allow") {
+					t.Errorf("step %d (%s): Vigil's gate says %q", i, attacks[i], g)
+				}
+				answered := false
+				for _, r := range e.model.resultsOf(scen) {
+					if r.ID != "" && id == "cc-"+r.ID {
+						answered = true
+						if !r.Error {
+							t.Errorf("step %d (%s) ran: %s", i, attacks[i], r.Text)
+						}
+					}
+				}
+				if !answered {
+					t.Errorf("step %d (%s): the model got no result for it", i, attacks[i])
+				}
+				t.Logf("step %d %s: gate %q", i, attacks[i], g)
+			}
+		})
+	}
+	setBudget(t, settings, budget)
 
 	t.Run("with Vigil down a call is denied", func(t *testing.T) {
 		srv.stop(t)
@@ -714,6 +767,15 @@ func deployment(t *testing.T, e *realEnv) {
 		for _, en := range ents {
 			files = append(files, filepath.Join(data, "creds", en.Name()))
 		}
+		// Any credential beside the agent's (deployment.json, readable,
+		// records paths only).
+		etcEnts, _ := os.ReadDir(etc)
+		for _, en := range etcEnts {
+			if n := en.Name(); !en.IsDir() && !strings.HasPrefix(n, "agent.") && n != "deployment.json" {
+				files = append(files, filepath.Join(etc, en.Name()))
+			}
+		}
+		t.Logf("the agent's user may read %s/agent.*; tried %d other files", etc, len(files))
 		for _, f := range files {
 			if out, _, code := agent.run(t, 10*time.Second, "cat", f); code == 0 {
 				t.Errorf("the agent's user read %s: %.40q", f, out)
@@ -722,35 +784,37 @@ func deployment(t *testing.T, e *realEnv) {
 	})
 
 	// Claude Code's hooks in its managed settings, root-owned, with the
-	// agent credential: written as `hook install` writes them for a
-	// project, then moved to the system scope.
-	scratch := filepath.Join(dir, "scratch")
-	mkdir(t, scratch, 0o700)
-	if out, errOut, code := root.run(t, time.Minute, e.vigil, "hook", "install", "claude-code", "--dir", scratch,
-		"--binary", bin, "--nats", natsURL, "--creds", agentCreds); code != 0 {
-		t.Fatalf("hook install: %s %s", out, errOut)
-	}
-	if out, _, _ := root.run(t, time.Minute, e.vigil, "hook", "install", "claude-code", "--dir", scratch, "--binary", bin,
-		"--nats", natsURL, "--creds", agentCreds); strings.Contains(out, "Single-user mode") {
-		t.Errorf("hook install with the agent credential printed the single-user notice:\n%s", out)
-	}
-	scratchSettings := filepath.Join(scratch, ".claude", "settings.local.json")
-	shortBudget(t, scratchSettings)
-	var ms map[string]any
-	b, _ := os.ReadFile(scratchSettings)
-	if err := json.Unmarshal(b, &ms); err != nil {
-		t.Fatal(err)
-	}
-	ms["allowManagedHooksOnly"] = true
-	b, _ = json.MarshalIndent(ms, "", "  ")
+	// agent credential: `vigil hook install claude-code --system`, as
+	// root, at the real path Claude Code reads.
 	if !exists(filepath.Dir(managedSettings)) {
 		if err := os.Mkdir(filepath.Dir(managedSettings), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { os.Remove(filepath.Dir(managedSettings)) })
 	}
-	t.Cleanup(func() { os.Remove(managedSettings) })
-	writeFile(t, managedSettings, string(b)+"\n")
+	t.Cleanup(func() {
+		os.Remove(managedSettings)
+		if m, _ := filepath.Glob(managedSettings + ".vigil-backup-*"); len(m) > 0 {
+			for _, f := range m {
+				os.Remove(f)
+			}
+		}
+	})
+	rootSys := root.with("VIGIL_HOOK_SYSTEM_ROOT=")
+	sysArgs := []string{"hook", "install", "claude-code", "--system", "--binary", bin, "--nats", natsURL, "--creds", agentCreds, "--budget", budget.String()}
+	if out, errOut, code := rootSys.run(t, time.Minute, e.vigil, sysArgs...); code != 0 || !strings.Contains(out, managedSettings) {
+		t.Fatalf("hook install claude-code --system: exit %d %s %s", code, out, errOut)
+	}
+	if out, _, _ := rootSys.run(t, time.Minute, e.vigil, sysArgs...); strings.Contains(out, "Single-user mode") {
+		t.Errorf("hook install with the agent credential printed the single-user notice:\n%s", out)
+	}
+	var ms map[string]any
+	if b, _ := os.ReadFile(managedSettings); json.Unmarshal(b, &ms) != nil || ms["allowManagedHooksOnly"] != true {
+		t.Fatalf("%s after hook install --system: no allowManagedHooksOnly:\n%s", managedSettings, b)
+	}
+	if fi, err := os.Stat(managedSettings); err != nil || fi.Mode().Perm()&0o022 != 0 {
+		t.Errorf("%s is writable by others: %v %v", managedSettings, fi, err)
+	}
 
 	t.Run("the agent's user cannot change the system-scope hooks or the binary", func(t *testing.T) {
 		tries := [][]string{
@@ -799,7 +863,7 @@ func deployment(t *testing.T, e *realEnv) {
 		}
 	})
 
-	t.Run("an approval the agent tries by CLI, HTTP or NATS fails", func(t *testing.T) {
+	t.Run("an approval the agent tries by CLI, HTTP, NATS or the page fails", func(t *testing.T) {
 		f := victim(t, filepath.Join(home, "victim"))
 		for _, p := range []string{filepath.Join(home, "victim"), f} {
 			os.Chown(p, int(agent.cred.Uid), int(agent.cred.Gid))
@@ -845,8 +909,90 @@ func deployment(t *testing.T, e *realEnv) {
 		if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("POST /v1/approvals with the agent token: %s, want 403", resp.Status)
 		}
+		// The page: a session needs a person's token (the agent's is
+		// refused), and pairing a device needs the admin to approve its
+		// code, which the agent's user cannot do by any credential it can
+		// read.
+		origin := "http://" + httpAddr
+		post := func(path, body string) (*http.Response, map[string]any) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, origin+path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Origin", origin)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var m map[string]any
+			json.NewDecoder(resp.Body).Decode(&m)
+			return resp, m
+		}
+		if resp, _ := post("/ui/session", fmt.Sprintf(`{"token":%q}`, strings.TrimSpace(string(tok)))); resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("POST /ui/session with the agent token: %s, want 403", resp.Status)
+		}
+		resp, started := post("/pair", `{}`)
+		code, _ := started["code"].(string)
+		reqID, _ := started["request_id"].(string)
+		secret, _ := started["secret"].(string)
+		if resp.StatusCode/100 != 2 || code == "" {
+			t.Fatalf("POST /pair: %s %v", resp.Status, started)
+		}
+		for _, args := range [][]string{
+			{"--data", data, "pairing", "approve", "web", code},
+			{"--nats", natsURL, "--creds", agentCreds, "pairing", "approve", "web", code},
+		} {
+			if out, errOut, code := agent.run(t, 30*time.Second, e.vigil, args...); code == 0 {
+				t.Errorf("vigil %q as the agent's user succeeded: %s %s", args, out, errOut)
+			}
+		}
+		req, _ = http.NewRequestWithContext(t.Context(), http.MethodGet, origin+"/pair/"+reqID, nil)
+		req.Header.Set("Vigil-Pair-Secret", secret)
+		resp, err = http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st map[string]any
+		json.NewDecoder(resp.Body).Decode(&st)
+		resp.Body.Close()
+		if st["state"] == "approved" || st["session"] == true || len(resp.Cookies()) > 0 {
+			t.Errorf("the agent's pairing request was approved: %s %v", resp.Status, st)
+		}
+		t.Logf("the agent's pairing request after its approvals: %s %v", resp.Status, st)
 		if g := e.gateOf(t, root, data, id); strings.Contains(g, "human") || strings.HasPrefix(g, "allow") {
 			t.Errorf("gate of %s after the agent's attempts: %q", id, g)
+		}
+	})
+
+	t.Run("the agent's own settings cannot switch the managed hooks off, even in bypass mode", func(t *testing.T) {
+		// What a write that got past the hook would leave: the agent's
+		// user and project settings turning every hook off.
+		off := `{"disableAllHooks": true, "hooks": {}}` + "\n"
+		userClaude := filepath.Join(home, ".claude")
+		mkdir(t, userClaude, 0o755)
+		mkdir(t, filepath.Join(proj, ".claude"), 0o755)
+		files := []string{filepath.Join(userClaude, "settings.json"), filepath.Join(proj, ".claude", "settings.local.json")}
+		for _, f := range files {
+			writeFile(t, f, off)
+		}
+		for _, p := range append(files, userClaude, filepath.Join(proj, ".claude")) {
+			os.Chown(p, int(agent.cred.Uid), int(agent.cred.Gid))
+		}
+		t.Cleanup(func() {
+			for _, f := range files {
+				os.Remove(f)
+			}
+		})
+		f := victim(t, filepath.Join(home, "victim-off"))
+		for _, p := range []string{filepath.Dir(f), f} {
+			os.Chown(p, int(agent.cred.Uid), int(agent.cred.Gid))
+		}
+		e.model.set("dc", scenario{Steps: []step{bash(`rm -rf "$HOME/victim-off"`)}, Final: "Done dc."})
+		e.claudeRun(t, cc.with("IS_SANDBOX=1"), "dc", "--dangerously-skip-permissions")
+		if !exists(f) {
+			t.Errorf("with disableAllHooks in the agent's settings, rm -rf ran in bypass mode; the model got:\n%s", resultsText(e.model.resultsOf("dc")))
+		}
+		if actionID(e.logEvents(t, root, "--data", data), "dc", 0) == "" {
+			t.Error("the rm -rf is not in Vigil's log: the managed hooks did not run")
 		}
 	})
 
