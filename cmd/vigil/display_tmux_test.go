@@ -68,7 +68,7 @@ func TestPendingRenderedScreen(t *testing.T) {
 		t.Fatalf("the raw attack did not hide the command, so this test proves nothing: %q", raw)
 	}
 	var b bytes.Buffer
-	printPending(&b, []client.PendingAction{p}, time.Now(), false)
+	printPending(&b, []pendingRow{{PendingAction: p, Credential: events.OriginAgent}}, time.Now(), false)
 	screen := renderInTmux(t, b.Bytes())
 	for _, want := range []string{"HIGH", "rm -rf ~", "git status", "coder", "rules/rm-recursive"} {
 		if !strings.Contains(screen, want) {
@@ -189,8 +189,9 @@ func TestApprovePromptRenderedScreen(t *testing.T) {
 			t.Fatalf("the forged line %q is drawn on its own line in vigil pending:\n%s", forged, table)
 		}
 	}
-	if !strings.HasPrefix(row, "HIGH") || !strings.Contains(row, "rm -rf ~/victim-dir") || !strings.Contains(row, display.Escape(ev.Agent)) {
-		t.Fatalf("vigil pending's row of the action does not show its level, command and agent: %q\n%s", row, table)
+	if !strings.HasPrefix(row, "HIGH") || !strings.Contains(row, "rm -rf ~/victim-dir") || !strings.Contains(row, display.Escape(ev.Agent)) ||
+		!strings.Contains(row, "agent (claims)") {
+		t.Fatalf("vigil pending's row of the action does not show its level, command, credential and agent: %q\n%s", row, table)
 	}
 	pane := startPane(t, []string{"VIGIL_TEST_RUN_MAIN=1", "TERM=xterm-256color"}, os.Args[0], "approve", "--data", dir, "--approver", "tess")
 	screen := pane.waitFor("[o]nce [s]ession [a]lways [d]eny")

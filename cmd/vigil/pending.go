@@ -18,16 +18,26 @@ import (
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
-// withStoredCommand is p with its whole command (display.Command) read
-// from the action stored at p.Seq; p as it is when that cannot be read.
-func withStoredCommand(ctx context.Context, cl *client.Client, p client.PendingAction) client.PendingAction {
-	ev, ok := storedAction(ctx, cl, p)
-	if ok {
+// pendingRow is a line of vigil pending's table: the waiting action with
+// its whole command and the credential class it was stored with ("" when
+// the log could not be read for it).
+type pendingRow struct {
+	client.PendingAction
+	Credential events.Origin
+}
+
+// withStoredCommand is p with its whole command (display.Command) and its
+// credential read from the action stored at p.Seq; p as it is, with no
+// credential, when that cannot be read.
+func withStoredCommand(ctx context.Context, cl *client.Client, p client.PendingAction) pendingRow {
+	r := pendingRow{PendingAction: p}
+	if ev, ok := storedAction(ctx, cl, p); ok {
+		r.Credential = sentWith(&ev)
 		if c := display.Command(ev.Tool(), ev.Args()); c != "" {
-			p.Command = c
+			r.Command = c
 		}
 	}
-	return p
+	return r
 }
 
 // withStoredAction is withStoredCommand, the credential class the stored
@@ -184,10 +194,11 @@ its head, "… N bytes not shown …", and its tail; --full shows it whole.`,
 				}
 				return nil
 			}
+			rows := make([]pendingRow, len(ps))
 			for i := range ps {
-				ps[i] = withStoredCommand(cmd.Context(), cl, ps[i])
+				rows[i] = withStoredCommand(cmd.Context(), cl, ps[i])
 			}
-			printPending(c.stdout, ps, time.Now(), full)
+			printPending(c.stdout, rows, time.Now(), full)
 			return nil
 		},
 	}
@@ -202,22 +213,32 @@ its head, "… N bytes not shown …", and its tail; --full shows it whole.`,
 const pendingCommandWidth = 72
 
 // printPending writes the table of waiting actions: what Vigil concluded
-// (level, reasons) first, every field the agent wrote through display.
-func printPending(w io.Writer, ps []client.PendingAction, now time.Time, full bool) {
+// (level, reasons) first, then the credential each was sent with (with
+// the agent's, conversation and agent are its claims), every field the
+// agent wrote through display.
+func printPending(w io.Writer, ps []pendingRow, now time.Time, full bool) {
 	if len(ps) == 0 {
 		fmt.Fprintln(w, "no action is waiting for a decision")
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LEVEL\tREASONS\tID\tCONVERSATION\tAGENT\tWAITING\tCOMMAND")
+	fmt.Fprintln(tw, "LEVEL\tREASONS\tSENT WITH\tID\tCONVERSATION\tAGENT\tWAITING\tCOMMAND")
 	for _, p := range ps {
 		age := "?"
 		if t, err := time.Parse(time.RFC3339Nano, p.Time); err == nil {
 			age = now.Sub(t).Round(time.Second).String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", display.Field(string(p.Level), 16, false), reasonList(p.Reasons, 2),
+		sent := "?"
+		switch p.Credential {
+		case "":
+		case events.OriginAgent:
+			sent = "agent (claims)"
+		default:
+			sent = display.Field(string(p.Credential), 16, false)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", display.Field(string(p.Level), 16, false), reasonList(p.Reasons, 2), sent,
 			display.Field(p.ID, 40, full), display.Field(p.Conversation, 40, full), display.Field(p.Agent, 40, full), age,
-			display.Field(actionText(p), pendingCommandWidth, full))
+			display.Field(actionText(p.PendingAction), pendingCommandWidth, full))
 	}
 	tw.Flush()
 }
