@@ -33,6 +33,9 @@ func TestFailClosedCommands(t *testing.T) {
 		{cmd: "git -c alias.x='!rm -rf ~' x", want: high, rule: "destructive-delete-home"},
 		{cmd: "git -c diff.x.textconv='rm -rf ~' diff", want: high, rule: "destructive-delete-home"},
 		{cmd: "git --exec-path=/tmp/x status", want: high, rule: "git-exec-config"},
+		{cmd: "git --config-env=core.pager=EVIL log", want: high, rule: "git-exec-config"},
+		{cmd: "git --config-env core.hooksPath=H commit -m x", want: high, rule: "git-exec-config"},
+		{cmd: "git --config-env=user.email=E commit -m x", want: med, rule: "not-known-safe"},
 		// wrappers
 		{cmd: "unshare -r rm -rf /", want: high, rule: "destructive-delete-root"},
 		{cmd: "parallel rm -rf ::: / ~", want: high, rule: "destructive-delete-root"},
@@ -44,6 +47,9 @@ func TestFailClosedCommands(t *testing.T) {
 		{cmd: "expect -c 'spawn rm -rf ~'", want: high, rule: "destructive-delete-home"},
 		{cmd: "gdb -ex '!rm -rf ~' -ex quit", want: high, rule: "destructive-delete-home"},
 		{cmd: "gdb -batch -ex 'shell rm -rf ~'", want: high, rule: "destructive-delete-home"},
+		{cmd: "script -qc 'rm -rf ~' /dev/null", want: high, rule: "destructive-delete-home"},
+		{cmd: "flock -xc 'rm -rf ~' /tmp/l", want: high, rule: "destructive-delete-home"},
+		{cmd: "script -q /dev/null", want: med, rule: "not-known-safe"},
 		// argument templates
 		{cmd: "xargs -I % sh -c '%'", want: high, rule: "template-exec"},
 		{cmd: "echo 'rm -rf ~' | xargs -I % sh -c '%'", want: high, rule: "destructive-delete-home"},
@@ -54,6 +60,10 @@ func TestFailClosedCommands(t *testing.T) {
 		{cmd: `python -c 'import os; getattr(os,"sys"+"tem")("rm -rf /")'`, want: high, rule: "destructive-delete-root"},
 		{cmd: `python -c 'import shutil; shutil.rmtree(chr(47))'`, want: high, rule: "destructive-delete-root"},
 		{cmd: `perl -e 'system qw(rm -rf /)'`, want: high, rule: "destructive-delete-root"},
+		{cmd: `python3 -c 'import importlib; importlib.import_module("o"+"s").system("rm -rf ~")'`, want: high, rule: "destructive-delete-home"},
+		{cmd: `python3 -c 'import os; f=os.system; f("rm -rf ~")'`, want: high, rule: "destructive-delete-home"},
+		{cmd: `python3 -c 'import os; run = getattr(os, "sys"+"tem"); run("rm -rf /")'`, want: high, rule: "destructive-delete-root"},
+		{cmd: `python3 -c 'import os; f = os.getcwd; print(f())'`, want: med, rule: "code-not-known-safe"},
 		{cmd: `python -c 'import os; f = input(); getattr(os, f)("x")'`, want: high, rule: "computed-call"},
 		// could not judge
 		{cmd: "$CMD -rf /", want: high, rule: "unresolved-command"},

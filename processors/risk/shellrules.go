@@ -657,8 +657,8 @@ var (
 		Doc:   "changes user-wide or system git settings",
 		Fires: []string{"git config --global user.email x@example.com"}, Quiet: []string{"git config user.email x@example.com"}}
 	ruleGitExecConfig = &ShellRule{ID: "git-exec-config", Analyzer: AnalyzerShell, Levels: lvBoth, Category: catGit,
-		Doc:   "git is told to run or load programs from a path: `-c core.hooksPath=DIR`, `include.path`, `init.templateDir`, `--exec-path=DIR`, `protocol.ext.allow=always` (HIGH outside the workspace); program-valued keys (`core.fsmonitor`, `core.pager`, `alias.x=!…`, `diff.*.textconv`, `filter.*.process` …) are analysed as commands",
-		Fires: []string{"git -c core.hooksPath=/tmp/h commit -m x", "git --exec-path=/tmp/x status", "git -c protocol.ext.allow=always clone ext::x"}, Quiet: []string{"git -c user.name=x commit -m y", "git --exec-path", "git -c core.fsmonitor=true status"}}
+		Doc:   "git is told to run or load programs from a path: `-c core.hooksPath=DIR`, `include.path`, `init.templateDir`, `--exec-path=DIR`, `protocol.ext.allow=always` (HIGH outside the workspace); a program-valued or loading key given by `--config-env` (its value is read from an environment variable at run time: HIGH); program-valued keys (`core.fsmonitor`, `core.pager`, `alias.x=!…`, `diff.*.textconv`, `filter.*.process` …) are analysed as commands",
+		Fires: []string{"git -c core.hooksPath=/tmp/h commit -m x", "git --exec-path=/tmp/x status", "git -c protocol.ext.allow=always clone ext::x", "git --config-env=core.pager=P log", "git --config-env core.sshCommand=S fetch"}, Quiet: []string{"git -c user.name=x commit -m y", "git --exec-path", "git -c core.fsmonitor=true status", "git --config-env=user.name=NAME commit -m x"}}
 	ruleGitHooksDisabled = &ShellRule{ID: "git-hooks-disabled", Analyzer: AnalyzerShell, Levels: lvMed, Category: catGit,
 		Doc:   "`core.hooksPath` redirects or disables hooks",
 		Fires: []string{"git config core.hooksPath /dev/null"}, Quiet: []string{"git config core.editor vim"}}
