@@ -22,6 +22,9 @@ import (
 //     a program in one field (command, program, executable …) with its
 //     arguments in another (args, arguments, argv …) of the same object is
 //     read as one command: {"command":"rm","args":["-rf","/"]};
+//   - a path with its content inside the call ({"files": [{"path":
+//     ".github/workflows/ci.yml", "content": …}]}): judged as a write of
+//     that file when tools run from it (.git/config, hooks, CI workflows …);
 //   - code, function, expression, javascript, python …: the code analyzer
 //     (JavaScript for browser tools);
 //   - query, sql, statement: the SQL rules;
@@ -223,6 +226,13 @@ func (s *Scorer) argFindings(tool string, args map[string]any, env Env, skip str
 	for _, pa := range programArgs(args, "", 0) {
 		shell(pa.cmd, pa.at)
 	}
+	// a file given with its content inside a call (push_files' files[])
+	// is judged as a write of it when tools run from that file
+	for _, pc := range pathContents(args, "", 0) {
+		if f, ok := s.execConfigFindings(pc.path, pc.content, env, tool); ok {
+			finds = append(finds, tag(f, pc.at)...)
+		}
+	}
 	// a deletion tool's path is judged as rm of that path
 	del, recursive := deleteTool(tool, args)
 	for _, it := range items {
@@ -341,6 +351,62 @@ func programArgs(args map[string]any, at string, depth int) []programArg {
 				p = at + "." + k
 			}
 			out = append(out, programArgs(m, p, depth+1)...)
+		}
+	}
+	return out
+}
+
+// pathContent is a file path and the content given for it in one object
+// of a tool call.
+type pathContent struct{ path, content, at string }
+
+var argContentKeys = []string{"content", "contents", "text", "body", "data"}
+
+// pathContents finds, in the objects a tool call holds (not the call's own
+// top level, which the write tools judge), a path field next to a content
+// field: {"files": [{"path": ".github/workflows/x.yml", "content": …}]}.
+func pathContents(x any, at string, depth int) []pathContent {
+	if depth > maxArgDepth {
+		return nil
+	}
+	var out []pathContent
+	switch t := x.(type) {
+	case []any:
+		for i, e := range t {
+			if len(out) >= maxArgStrings {
+				break
+			}
+			out = append(out, pathContents(e, at+"["+itoa(i)+"]", depth+1)...)
+		}
+	case map[string]any:
+		if depth > 0 {
+			lower := make(map[string]string, len(t))
+			for k := range t {
+				lower[strings.ToLower(k)] = k
+			}
+			for _, pk := range []string{"path", "file_path", "filepath", "filename", "file", "name"} {
+				p, ok := t[lower[pk]].(string)
+				if !ok || p == "" {
+					continue
+				}
+				for _, ck := range argContentKeys {
+					if c, ok := t[lower[ck]].(string); ok && c != "" {
+						out = append(out, pathContent{path: p, content: c, at: at + "." + lower[ck]})
+						break
+					}
+				}
+				break
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			if len(out) >= maxArgStrings {
+				break
+			}
+			p := k
+			if at != "" {
+				p = at + "." + k
+			}
+			out = append(out, pathContents(t[k], p, depth+1)...)
 		}
 	}
 	return out
