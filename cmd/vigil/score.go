@@ -24,7 +24,10 @@ func newScoreCmd(c *cli) *cobra.Command {
 		Long: "score prints the risk level of a shell command with the parsed view: the commands found\n" +
 			"(including those inside bash -c, eval, $(…), ssh, find -exec) and the rules that decided.\n" +
 			"With --jsonl it reads one JSON object per line on stdin, either a whole event or\n" +
-			"{\"command\": \"…\"}, and writes {\"level\": …, \"reasons\": […]} per line, in order.\n\n" +
+			"{\"command\": \"…\"}, and writes {\"level\": …, \"reasons\": […]} per line, in order.\n" +
+			"Events are folded per conversation in input order as the gate folds them: a file the\n" +
+			"agent wrote that tools run from raises a later command that runs it, and an MCP tool\n" +
+			"whose description was an injection, or changed, raises a later call of it.\n\n" +
 			"It runs offline (no server) under the default config, or --config FILE (a config\n" +
 			"event's data as JSON).\n\n" +
 			"Exit status: 0 when a COMMAND scores LOW, MEDIUM or UNKNOWN; 3 when it scores HIGH,\n" +
@@ -92,8 +95,9 @@ type scoreLine struct {
 // scoreJSONL scores one input line per output line, in order. A line that
 // does not decode gets {"level":"UNKNOWN","error":…} so outputs stay aligned.
 func scoreJSONL(in io.Reader, out io.Writer, s *risk.Scorer, env risk.Env) error {
+	f := &scoreFold{written: risk.NewWrittenFiles(), mcp: risk.NewMCPMemory()}
 	return mapJSONLines(in, out, "score", func(n int, line []byte) any {
-		res := scoreOne(s, env, n, line)
+		res := scoreOne(s, env, n, line, f)
 		if res.Reasons == nil {
 			res.Reasons = []events.Reason{}
 		}
@@ -101,8 +105,17 @@ func scoreJSONL(in io.Reader, out io.Writer, s *risk.Scorer, env risk.Env) error
 	})
 }
 
-// scoreOne scores one input line: {"command": …} or a whole event.
-func scoreOne(s *risk.Scorer, env risk.Env, n int, line []byte) scoreLine {
+// scoreFold is what scoring a stream remembers across its lines, per
+// conversation, as the risk processor does: the files written that tools
+// run from, and the MCP tools whose descriptions were judged.
+type scoreFold struct {
+	written *risk.WrittenFiles
+	mcp     *risk.MCPMemory
+}
+
+// scoreOne scores one input line: {"command": …} or a whole event; f (nil:
+// none) folds whole events across lines, line n standing for the log seq.
+func scoreOne(s *risk.Scorer, env risk.Env, n int, line []byte, f *scoreFold) scoreLine {
 	var probe struct {
 		Command *string `json:"command"`
 		Kind    string  `json:"kind"`
@@ -120,6 +133,10 @@ func scoreOne(s *risk.Scorer, env risk.Env, n int, line []byte) scoreLine {
 		return scoreLine{Level: events.RiskUnknown, Error: fmt.Sprintf("line %d: %v", n, err)}
 	case ev.Kind == events.KindContextLoaded:
 		r := risk.Scan(ev.StringField("content"), ev.StringField("path"))
+		if f != nil && ev.StringField("source") == "mcp" {
+			rec := events.Record{Seq: uint64(n), Event: ev}
+			r, _ = f.mcp.StepContext(&rec, true)
+		}
 		res := scoreLine{Level: events.RiskLow}
 		if r.Verdict == risk.VerdictInjection {
 			res.Level = events.RiskHigh
@@ -130,6 +147,12 @@ func scoreOne(s *risk.Scorer, env risk.Env, n int, line []byte) scoreLine {
 		return res
 	default:
 		a := s.ScoreAction(&ev, env)
+		if f != nil && ev.Kind == events.KindAction {
+			a.Level, a.Reasons = f.mcp.Raise(ev.Conversation, ev.Tool(), a.Level, a.Reasons)
+			fe := risk.EffectsOf(a)
+			a.Level, a.Reasons = f.written.Raise(ev.Conversation, fe, a.Level, a.Reasons)
+			f.written.Observe(ev.Conversation, uint64(n), fe, a.Level)
+		}
 		return scoreLine{Level: a.Level, Reasons: a.Reasons, Shape: s.Shape(a)}
 	}
 }

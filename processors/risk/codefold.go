@@ -11,7 +11,8 @@ import (
 // String folding for the code analyzer: what code spells in pieces is put
 // back together before the patterns look at it, so `os.system("r""m -rf /")`,
 // `getattr(os, "sys"+"tem")("…")`, `shutil.rmtree(chr(47))` and Perl's
-// `system qw(rm -rf /)` read as the calls they are. Folding only rewrites
+// `system qw(rm -rf /)`, `importlib.import_module("o"+"s").system(…)` and
+// `f = os.system; f(…)` read as the calls they are. Folding only rewrites
 // literal expressions into the literal they evaluate to; what stays
 // computed (a call name built from a variable, getattr with a non-literal
 // name, __import__ of a computed module) is computed-call, HIGH: the
@@ -30,7 +31,10 @@ var (
 	fromImportRe = lazyRE(`\bfrom\s+(os|subprocess|shutil|pty|commands)\s+import\s+([\w\s,()]+?)(?:;|\n|$)`)
 	listCall     = lazyRE(`\b(system|exec|spawn|execFileSync|spawnSync)\s*\(?\s*((?:"[^"\n]*"|'[^'\n]*')(?:\s*,\s*(?:"[^"\n]*"|'[^'\n]*'))+)`)
 	getattrRe    = lazyRE(`\bgetattr\(\s*([A-Za-z_][\w.]*)\s*,\s*("[A-Za-z_]\w*"|'[A-Za-z_]\w*')\s*\)`)
-	importRe     = lazyRE(`__import__\(\s*("[\w.]+"|'[\w.]+')\s*\)`)
+	importRe     = lazyRE(`(?:__import__|\bimportlib\.import_module)\(\s*("[\w.]+"|'[\w.]+')\s*\)`)
+	// f = os.system; f("…"): a name bound to a function of a module that
+	// runs or deletes is that function where it is called.
+	aliasRe = lazyRE(`(?m)(?:^|[;\s])([A-Za-z_]\w*)\s*=\s*((?:os|posix|subprocess|shutil|pty|commands)\.[A-Za-z_]\w*)\s*(?:;|$)`)
 	// What stays computed after folding.
 	computedRe = lazyRE(`\bgetattr\(\s*[\w.()]+\s*,\s*[^"'\s)][^)]*\)|__import__\(\s*[^"'\s)]|importlib\.import_module\(\s*[^"'\s)]|\b(?:globals|locals|vars)\(\)\s*\[|__builtins__(?:\.__dict__)?\s*\[|\bwindow\s*\[\s*[^"'\s\]]|\bprocess\s*\[\s*[^"'\s\]]|\brequire\(\s*[^"'\s)]|&\{\s*["$]|&\$\w+\s*\(|\bsend\(\s*:?[a-z_]+\s*\+|\bmethod\(\s*[^:"'\s)]`)
 	// Browser code that reads what a page keeps secret and sends it away.
@@ -93,7 +97,22 @@ func foldCode(code string) (string, bool) {
 		sm := importRe.FindStringSubmatch(m)
 		return strings.Trim(sm[1], `"'`)
 	})
+	code = foldAliases(code)
 	return code, code != orig
+}
+
+// foldAliases writes a call through a name bound to a module's function
+// (`f = os.system; f("…")`, after getattr and import folding) as a call of
+// that function.
+func foldAliases(code string) string {
+	for _, m := range aliasRe.FindAllStringSubmatch(code, 8) {
+		name, fn := m[1], m[2]
+		re, err := regexp.Compile(`(^|[^\w.])` + regexp.QuoteMeta(name) + `\s*\(`)
+		if err == nil {
+			code = re.ReplaceAllString(code, "${1}"+fn+"(")
+		}
+	}
+	return code
 }
 
 // foldImports writes the names an import binds as the module's own:

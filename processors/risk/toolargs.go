@@ -1,6 +1,7 @@
 package risk
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -18,6 +19,12 @@ import (
 //     command lines). A tool named for a CLI (kubectl_generic, call_aws,
 //     gcloud_run …) has its command read as that CLI's, so
 //     {"command":"delete namespace prod"} is kubectl delete namespace prod;
+//     a program in one field (command, program, executable …) with its
+//     arguments in another (args, arguments, argv …) of the same object is
+//     read as one command: {"command":"rm","args":["-rf","/"]};
+//   - a path with its content inside the call ({"files": [{"path":
+//     ".github/workflows/ci.yml", "content": …}]}): judged as a write of
+//     that file when tools run from it (.git/config, hooks, CI workflows …);
 //   - code, function, expression, javascript, python …: the code analyzer
 //     (JavaScript for browser tools);
 //   - query, sql, statement: the SQL rules;
@@ -215,6 +222,17 @@ func (s *Scorer) argFindings(tool string, args map[string]any, env Env, skip str
 	}
 	shell := func(cmd, at string) { s.argShell(&finds, &v, cli, cmd, at, env, tag, true) }
 	sqlText := func(q, at string) { s.argShell(&finds, &v, "", "psql -c "+shellQuote(q), at, env, tag, false) }
+	// a program in one field and its arguments in another run as one argv
+	for _, pa := range programArgs(args, "", 0) {
+		shell(pa.cmd, pa.at)
+	}
+	// a file given with its content inside a call (push_files' files[])
+	// is judged as a write of it when tools run from that file
+	for _, pc := range pathContents(args, "", 0) {
+		if f, ok := s.execConfigFindings(pc.path, pc.content, env, tool); ok {
+			finds = append(finds, tag(f, pc.at)...)
+		}
+	}
 	// a deletion tool's path is judged as rm of that path
 	del, recursive := deleteTool(tool, args)
 	for _, it := range items {
@@ -270,6 +288,128 @@ func (s *Scorer) argFindings(tool string, args map[string]any, env Env, skip str
 			detail: "the call carries more arguments than Vigil reads (64 strings, 1 MiB, 8 levels); what was not read could not be judged"})
 	}
 	return finds, v
+}
+
+var (
+	argProgramKeys = []string{"command", "cmd", "program", "executable", "exe", "bin", "binary"}
+	argListKeys    = []string{"args", "arguments", "argv", "params", "parameters"}
+)
+
+// programArg is a command put together from a program field and an
+// argument field of one object.
+type programArg struct{ cmd, at string }
+
+// programArgs finds, in args and the objects it holds (bounded by depth),
+// a field naming one program (a single word: "rm") next to a field with
+// its arguments (a list of strings, or one string): {"command": "rm",
+// "args": ["-rf", "/"]} runs rm -rf /, which neither field says alone.
+func programArgs(args map[string]any, at string, depth int) []programArg {
+	if depth > maxArgDepth {
+		return nil
+	}
+	var out []programArg
+	lower := make(map[string]string, len(args))
+	for k := range args {
+		lower[strings.ToLower(k)] = k
+	}
+	for _, pk := range argProgramKeys {
+		prog, ok := args[lower[pk]].(string)
+		if !ok || prog == "" || strings.ContainsAny(strings.TrimSpace(prog), " \t\n") {
+			continue
+		}
+		for _, ak := range argListKeys {
+			k, ok := lower[ak]
+			if !ok {
+				continue
+			}
+			var words []string
+			switch v := args[k].(type) {
+			case []any:
+				for _, e := range v {
+					if s, ok := e.(string); ok {
+						words = append(words, shellQuote(s))
+					}
+				}
+			case string:
+				words = append(words, v)
+			}
+			if len(words) == 0 {
+				continue
+			}
+			where := lower[pk] + "+" + k
+			if at != "" {
+				where = at + "." + where
+			}
+			out = append(out, programArg{cmd: shellQuote(strings.TrimSpace(prog)) + " " + strings.Join(words, " "), at: where})
+		}
+		break
+	}
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		if m, ok := args[k].(map[string]any); ok && len(out) < maxArgStrings {
+			p := k
+			if at != "" {
+				p = at + "." + k
+			}
+			out = append(out, programArgs(m, p, depth+1)...)
+		}
+	}
+	return out
+}
+
+// pathContent is a file path and the content given for it in one object
+// of a tool call.
+type pathContent struct{ path, content, at string }
+
+var argContentKeys = []string{"content", "contents", "text", "body", "data"}
+
+// pathContents finds, in the objects a tool call holds (not the call's own
+// top level, which the write tools judge), a path field next to a content
+// field: {"files": [{"path": ".github/workflows/x.yml", "content": …}]}.
+func pathContents(x any, at string, depth int) []pathContent {
+	if depth > maxArgDepth {
+		return nil
+	}
+	var out []pathContent
+	switch t := x.(type) {
+	case []any:
+		for i, e := range t {
+			if len(out) >= maxArgStrings {
+				break
+			}
+			out = append(out, pathContents(e, at+"["+itoa(i)+"]", depth+1)...)
+		}
+	case map[string]any:
+		if depth > 0 {
+			lower := make(map[string]string, len(t))
+			for k := range t {
+				lower[strings.ToLower(k)] = k
+			}
+			for _, pk := range []string{"path", "file_path", "filepath", "filename", "file", "name"} {
+				p, ok := t[lower[pk]].(string)
+				if !ok || p == "" {
+					continue
+				}
+				for _, ck := range argContentKeys {
+					if c, ok := t[lower[ck]].(string); ok && c != "" {
+						out = append(out, pathContent{path: p, content: c, at: at + "." + lower[ck]})
+						break
+					}
+				}
+				break
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(t)) {
+			if len(out) >= maxArgStrings {
+				break
+			}
+			p := k
+			if at != "" {
+				p = at + "." + k
+			}
+			out = append(out, pathContents(t[k], p, depth+1)...)
+		}
+	}
+	return out
 }
 
 // argShell runs the shell analyzer on a command carried by a tool

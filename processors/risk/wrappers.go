@@ -360,10 +360,11 @@ func hasArgField(fs []field, v string) bool {
 	return false
 }
 
-// fieldOpt finds the value of -c CMD style options.
+// fieldOpt finds the value of -c CMD style options, also when the short
+// option ends a cluster of flags (getopt's -qc CMD is -q -c CMD).
 func fieldOpt(fs []field, short, long string) (string, bool) {
 	for i, f := range fs {
-		if (f.s == short || f.s == long) && i+1 < len(fs) {
+		if (f.s == short || f.s == long || shortCluster(f.s, short)) && i+1 < len(fs) {
 			return fs[i+1].s, true
 		}
 		if strings.HasPrefix(f.s, long+"=") {
@@ -371,6 +372,20 @@ func fieldOpt(fs []field, short, long string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// shortCluster reports whether a is a cluster of single-letter flags
+// (-qc) whose last one is short (-c).
+func shortCluster(a, short string) bool {
+	if len(short) != 2 || len(a) < 3 || a[0] != '-' || a[1] == '-' || a[len(a)-1] != short[1] {
+		return false
+	}
+	for i := 1; i < len(a)-1; i++ {
+		if !(a[i] >= 'a' && a[i] <= 'z' || a[i] >= 'A' && a[i] <= 'Z') {
+			return false
+		}
+	}
+	return true
 }
 
 // itemsOf lists what a command reading d line by line would get.
