@@ -483,7 +483,12 @@ func TestAuditExportSaysWhoSentEachEvent(t *testing.T) {
 	if _, err := ag.Append(ctx, auditActionEvent(3, "victim", "rm -rf ~/victim-dir")); err != nil {
 		t.Fatal(err)
 	}
-	testnode.WaitCheckpoint(t, s.Driver(), 3)
+	intruder := auditActionEvent(4, "victim", "cat ~/.ssh/id_ed25519")
+	intruder.Agent = "intruder"
+	if _, err := ag.Append(ctx, intruder); err != nil {
+		t.Fatal(err)
+	}
+	testnode.WaitCheckpoint(t, s.Driver(), 4)
 	_, key, _ := runAuditCLI(t, dir, nil, "audit", "key")
 	key = strings.TrimSpace(key)
 	out := filepath.Join(t.TempDir(), "trace.jsonl")
@@ -495,13 +500,18 @@ func TestAuditExportSaysWhoSentEachEvent(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	// placement: what the line's placement must say of the conversation
+	// (the runtime started it for coder-1; the last action claims another
+	// agent).
 	want := map[uint64]struct {
-		cred  events.Origin
-		claim string
+		cred      events.Origin
+		claim     string
+		placement string
 	}{
-		1: {events.OriginRuntime, ""},
-		2: {events.OriginAgent, "not the user's words"},
-		3: {events.OriginAgent, "are the agent's claims"},
+		1: {events.OriginRuntime, "", "attested by the runtime credential"},
+		2: {events.OriginAgent, "not the user's words", "attested by the runtime credential"},
+		3: {events.OriginAgent, "are the agent's claims", "attested by the runtime credential"},
+		4: {events.OriginAgent, "are the agent's claims", "this action claims agent intruder"},
 	}
 	seen := 0
 	for _, raw := range lines {
@@ -519,6 +529,9 @@ func TestAuditExportSaysWhoSentEachEvent(t *testing.T) {
 		seen++
 		if l.Event.Credential != w.cred || (w.claim == "") != (l.Event.Claim == "") || !strings.Contains(l.Event.Claim, w.claim) {
 			t.Errorf("seq %d: credential %q claim %q, want %q and a claim with %q", l.Event.Seq, l.Event.Credential, l.Event.Claim, w.cred, w.claim)
+		}
+		if !bytes.Contains(l.Event.Placement, []byte(w.placement)) {
+			t.Errorf("seq %d: placement %s, want it to say %q", l.Event.Seq, l.Event.Placement, w.placement)
 		}
 	}
 	if seen != len(want) {

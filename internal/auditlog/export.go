@@ -2,9 +2,11 @@ package auditlog
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/internal/display"
 	"github.com/vigil-dev/vigil/processors/audit"
 )
 
@@ -126,10 +129,30 @@ func Export(ctx context.Context, js jetstream.JetStream, w io.Writer, cfg Export
 	if cfg.Conversation != "" {
 		subjects = []string{events.LogSubject(cfg.Conversation)}
 	}
+	// starts keeps, per conversation, the conversation.started records
+	// passed so far that display.PlacementOf reads: the first a trusted
+	// credential sent and the first an agent sent.
+	starts := map[string][]events.Record{}
 	err = readLog(ctx, js, cfg.Progress, "export: writing", from, end, subjects, func(r transport.RawRecord) error {
 		ev, err := events.DecodeMsgpack(r.Data)
-		if err != nil {
+		undecodable := err != nil
+		if undecodable {
 			ev = events.Event{Kind: "undecodable", Extra: map[string]any{"error": err.Error()}}
+		}
+		var placement []byte
+		if from == 1 && !undecodable && ev.Conversation != "" {
+			recs, upTo := starts[ev.Conversation], r.Seq
+			if ev.Kind == events.KindConversationStarted {
+				// a trusted start attests itself
+				if !slices.ContainsFunc(recs, func(x events.Record) bool { return x.Event.Origin.Trusted() == ev.Origin.Trusted() }) {
+					recs = append(recs, events.Record{Seq: r.Seq, Event: ev})
+					starts[ev.Conversation] = recs
+				}
+				upTo++
+			}
+			if placement, err = json.Marshal(display.PlacementOf(&ev, upTo, recs)); err != nil {
+				return err
+			}
 		}
 		var proof []audit.Hash
 		var size uint64
@@ -150,6 +173,7 @@ func Export(ctx context.Context, js jetstream.JetStream, w io.Writer, cfg Export
 		if err != nil {
 			return err
 		}
+		line.Placement = placement
 		if res.First == 0 {
 			res.First = r.Seq
 		}

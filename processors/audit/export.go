@@ -79,6 +79,14 @@ type ExportEvent struct {
 	// words, and the conversation, agent and backend an agent credential
 	// names are its own. Empty for records a trusted credential sent.
 	Claim string `json:"claim,omitempty"`
+	// Placement says whether a trusted (runtime or admin) credential
+	// attested the record's conversation, agent and backend: the first
+	// conversation.started such a credential sent in that conversation
+	// before this record (display.Placement as JSON). Like Risk and Gate it
+	// is derived by the exporter, not covered by the tree; absent for
+	// records with no conversation and in an export that does not start at
+	// the log's first record (a start before it cannot be seen).
+	Placement json.RawMessage `json:"placement,omitempty"`
 }
 
 // CredentialOf is the credential class a stored record arrived with:
