@@ -457,6 +457,9 @@ func (w *walker) selfCommand(sc *selfCtx, c *command) {
 	}
 	w.selfStop(sc, c)
 	w.selfAPI(sc, c, c.args)
+	if c.name == "git" {
+		w.selfGit(sc, c)
+	}
 	if metaOnly()[c.name] {
 		return
 	}
@@ -507,6 +510,55 @@ func (w *walker) selfCommand(sc *selfCtx, c *command) {
 				verb = "moves or deletes"
 			}
 			w.selfHit(c, ruleSelfCreds, c.name+" "+verb+" "+what)
+		}
+	}
+}
+
+// gitValued are the options of git rm, mv, checkout and restore that take
+// the next argument as their value (not a path).
+var gitValued = lazySet("-b", "-B", "--orphan", "-s", "--source", "--pathspec-from-file", "--conflict", "-m")
+
+// selfGit judges git subcommands that delete, move or put back files in
+// the work tree (rm, mv, checkout and restore of paths) against Vigil's
+// installation: `git rm .claude/settings.local.json` deletes the hook
+// settings as surely as rm does. Index-only forms (rm --cached, restore
+// --staged alone) change no file.
+func (w *walker) selfGit(sc *selfCtx, c *command) {
+	a, cwd := c.args, c.cwd
+	i := 0
+	for i < len(a) && strings.HasPrefix(a[i], "-") {
+		switch {
+		case a[i] == "-C" && i+1 < len(a):
+			cwd = resolvePath(a[i+1], cwd)
+			i += 2
+		case a[i] == "-c" || a[i] == "--config-env" || a[i] == "--git-dir" || a[i] == "--work-tree" || a[i] == "--namespace":
+			i += 2
+		default:
+			i++
+		}
+	}
+	if i >= len(a) {
+		return
+	}
+	sub, rest := a[i], a[i+1:]
+	switch sub {
+	case "rm":
+		if slicesHas(rest, "--cached") {
+			return
+		}
+	case "restore":
+		if slicesHas(rest, "--staged") && !slicesHas(rest, "--worktree") && !slicesHas(rest, "-W") {
+			return
+		}
+	case "mv", "checkout":
+	default:
+		return
+	}
+	for _, op := range operandsSkipping(rest, gitValued()) {
+		p := sc.norm(w.homeRel(resolvePath(op, cwd)))
+		if what, ok := sc.protectedPath(p, true); ok {
+			w.selfHit(c, ruleSelfTamper, "git "+sub+" changes "+what)
+			return
 		}
 	}
 }
