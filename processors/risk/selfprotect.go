@@ -3,6 +3,7 @@ package risk
 import (
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -379,6 +380,7 @@ func (w *walker) selfProtect() {
 			continue
 		}
 		w.selfCommand(sc, c)
+		w.noteVigilCopy(sc, c)
 	}
 	w.selfCodeLits(sc)
 }
@@ -430,8 +432,47 @@ func (w *walker) selfHit(c *command, rule *SelfRule, detail string) {
 	w.add(finding{analyzer: AnalyzerSelfProtect, rule: rule, level: events.RiskHigh, detail: detail, span: c.span, command: c.name})
 }
 
+// noteVigilCopy records where c copies or links Vigil's binary (cp, ln,
+// install, rsync … of a binary named vigil or the hook's): a command run
+// from that path later in the same call is Vigil under another name.
+func (w *walker) noteVigilCopy(sc *selfCtx, c *command) {
+	if !writesLast()[c.name] {
+		return
+	}
+	ops := operands(c.args)
+	if len(ops) < 2 {
+		return
+	}
+	for _, src := range ops[:len(ops)-1] {
+		p := sc.norm(w.homeRel(resolvePath(src, c.cwd)))
+		if path.Base(p) == "vigil" || slices.Contains(sc.binaries, p) {
+			w.selfCopies = append(w.selfCopies, sc.norm(w.homeRel(resolvePath(ops[len(ops)-1], c.cwd))))
+			return
+		}
+	}
+}
+
+// runsVigilCopy reports whether c runs a copy or link of Vigil's binary
+// an earlier command of the walk made.
+func (w *walker) runsVigilCopy(sc *selfCtx, c *command) bool {
+	if len(w.selfCopies) == 0 || c.path == "" {
+		return false
+	}
+	p := sc.norm(w.homeRel(resolvePath(c.path, c.cwd)))
+	for _, d := range w.selfCopies {
+		if p == d || path.Base(p) == "vigil" && strings.HasPrefix(p, strings.TrimSuffix(d, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
 func (w *walker) selfCommand(sc *selfCtx, c *command) {
-	if argv, ok := sc.vigilArgv(c); ok {
+	argv, isVigil := sc.vigilArgv(c)
+	if !isVigil && w.runsVigilCopy(sc, c) {
+		argv, isVigil = c.args, true
+	}
+	if isVigil {
 		if sub, ok := personSubcommand(argv); ok {
 			w.selfHit(c, ruleSelfCommand, "runs Vigil's person-side command `"+sub+"`; only a person decides for a person")
 		}

@@ -62,6 +62,9 @@ type walker struct {
 	// self is what the action's hook said about Vigil's installation
 	// (selfprotect.go); nil: names only.
 	self *selfCtx
+	// selfCopies are the paths this walk copied or linked Vigil's binary
+	// to (noteVigilCopy): a command run from one of them is Vigil.
+	selfCopies []string
 
 	// codeLits are the string literals of the code the walk read, for the
 	// self-protection rules (selfprotect.go).
