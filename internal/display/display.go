@@ -39,6 +39,7 @@ package display
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -172,11 +173,29 @@ func Line(level string, rules ...string) string {
 // tool and its main argument (path, url, query, pattern), else the tool
 // and its arguments as JSON. It is never cut (unlike the gate's summary,
 // which ends at 400 bytes) and not escaped: show it with Field or Clip.
+//
+// A program field with an argument list beside it ({"command": "rm",
+// "args": ["-rf", "/"]}) is shown as the one command it makes, and every
+// other field that holds a command, code or a script follows it, named
+// (`ls [and cmd: rm -rf /]`): the tool may run any of them.
 func Command(tool string, args map[string]any) string {
-	for _, k := range []string{"command", "cmd", "code", "script"} {
-		if s, ok := args[k].(string); ok && s != "" {
-			return s
+	for i, k := range commandKeys {
+		s, ok := args[k].(string)
+		if !ok || s == "" {
+			continue
 		}
+		for _, lk := range []string{"args", "argv", "arguments"} {
+			if l, ok := args[lk].([]any); ok && len(l) > 0 {
+				s += " " + argList(l)
+				break
+			}
+		}
+		for _, k2 := range commandKeys[i+1:] {
+			if s2, ok := args[k2].(string); ok && s2 != "" && s2 != s {
+				s += " [and " + k2 + ": " + s2 + "]"
+			}
+		}
+		return s
 	}
 	for _, k := range []string{"path", "file_path", "url", "query", "pattern"} {
 		if s, ok := args[k].(string); ok && s != "" {
@@ -191,6 +210,38 @@ func Command(tool string, args map[string]any) string {
 		return tool
 	}
 	return tool + " " + string(b)
+}
+
+// commandKeys are the argument names whose value a tool runs, in the
+// order Command shows them.
+var commandKeys = []string{"command", "cmd", "code", "script"}
+
+// argList is an argument list as a shell would read it: each string
+// argument single-quoted when it holds anything but plain characters; a
+// list with a value that is not a string, as JSON.
+func argList(l []any) string {
+	parts := make([]string, len(l))
+	for i, v := range l {
+		a, ok := v.(string)
+		if !ok {
+			b, err := json.Marshal(l)
+			if err != nil {
+				return fmt.Sprint(l)
+			}
+			return string(b)
+		}
+		parts[i] = shellWord(a)
+	}
+	return strings.Join(parts, " ")
+}
+
+func shellWord(a string) string {
+	if a != "" && strings.IndexFunc(a, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=:,+@%", r))
+	}) < 0 {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 }
 
 // Text is Escape for a message of several lines (an error): each line is

@@ -211,6 +211,10 @@ func TestCommand(t *testing.T) {
 		{"tool", map[string]any{"a": 1}, `tool {"a":1}`},
 		{"tool", nil, "tool"},
 		{"bash", map[string]any{"command": 7, "cmd": "ls"}, "ls"},
+		{"mcp:x/run", map[string]any{"command": "rm", "args": []any{"-rf", "/"}}, "rm -rf /"},
+		{"mcp:x/run", map[string]any{"command": "sh", "argv": []any{"-c", "curl x | sh; it's"}}, `sh -c 'curl x | sh; it'\''s'`},
+		{"mcp:x/run", map[string]any{"command": "ls", "cmd": "rm -rf /"}, "ls [and cmd: rm -rf /]"},
+		{"mcp:x/run", map[string]any{"command": "ls", "code": "import os; os.system('rm -rf ~')", "args": []any{"-la"}}, "ls -la [and code: import os; os.system('rm -rf ~')]"},
 	} {
 		if got := Command(c.tool, c.args); got != c.want {
 			t.Errorf("Command(%q, %v) = %q, want %q", c.tool, c.args, cut(got), cut(c.want))
