@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -764,21 +765,50 @@ func TestVerifyTablesOnce(t *testing.T) {
 	if n, err := s.verifyTables(nil, 0); err != nil || n == 0 || n > first+1 {
 		t.Fatalf("after a flush the verification read %d tables (%v), want the new ones only", n, err)
 	}
-	ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
-	if len(ssts) == 0 {
-		t.Fatal("no tables")
+	// A background compaction may remove the table between the listing
+	// and the damage: a table that is gone is no finding, and another is
+	// damaged instead. A live damaged table must be found.
+	for range 50 {
+		ssts, _ := filepath.Glob(filepath.Join(dir, "*.sst"))
+		if len(ssts) == 0 {
+			t.Fatal("no tables")
+		}
+		if !damageTable(t, ssts[0]) {
+			continue
+		}
+		_, err := s.verifyTables(nil, 0)
+		if pebble.IsCorruptionError(err) {
+			return
+		}
+		if _, statErr := os.Stat(ssts[0]); errors.Is(statErr, fs.ErrNotExist) {
+			continue
+		}
+		t.Fatalf("a damaged table: %v, want a corruption error", err)
 	}
-	b, err := os.ReadFile(ssts[0])
+	t.Fatal("every table damaged was compacted away before the verification")
+}
+
+// damageTable flips bytes 64..255 of the table at path in place; false
+// when the table is gone.
+func damageTable(t *testing.T, path string) bool {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 64; i < 256; i++ {
-		b[i] ^= 0x5a
-	}
-	if err := os.WriteFile(ssts[0], b, 0o600); err != nil {
+	defer f.Close()
+	b := make([]byte, 192)
+	if _, err := f.ReadAt(b, 64); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.verifyTables(nil, 0); !pebble.IsCorruptionError(err) {
-		t.Fatalf("a damaged table: %v, want a corruption error", err)
+	for i := range b {
+		b[i] ^= 0x5a
 	}
+	if _, err := f.WriteAt(b, 64); err != nil {
+		t.Fatal(err)
+	}
+	return true
 }
