@@ -107,15 +107,7 @@ func TestDecideShowsStoredCommand(t *testing.T) {
 func TestApproveNamesThePlacement(t *testing.T) {
 	s, dir := startGateNode(t)
 	ctx := t.Context()
-	rt, err := client.Connect(ctx, client.Options{DataDir: dir, Role: natsutil.RoleRuntime, Runtime: true, Timeout: 10 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Close()
-	if _, err := rt.Append(ctx, events.Event{V: events.CurrentVersion, ID: "start-real", Kind: events.KindConversationStarted, Conversation: "c-real",
-		Agent: "coder-1", Time: time.Now().UTC(), Data: map[string]any{"backend": "docker"}}); err != nil {
-		t.Fatal(err)
-	}
+	runtimeStarts(t, dir, "start-real", "c-real", "coder-1", time.Now().UTC())
 	agent := testnode.Client(t, s, natsutil.RoleAgent)
 	// The agent's own conversation.started claims a sandbox: still a claim.
 	if _, err := agent.Append(ctx, events.Event{V: events.CurrentVersion, ID: "start-own", Kind: events.KindConversationStarted, Conversation: "c-own",
@@ -146,5 +138,21 @@ func TestApproveNamesThePlacement(t *testing.T) {
 				t.Fatalf("deny %s: exit %d, want %q\n%s%s", tc.id, code, tc.want, out, stderr)
 			}
 		})
+	}
+}
+
+// runtimeStarts appends, with the runtime credential of the node whose
+// data directory is dir, the conversation.started of conv for agent on
+// backend docker: the placement a runtime attests.
+func runtimeStarts(t *testing.T, dir, id, conv, agent string, at time.Time) {
+	t.Helper()
+	rt, err := client.Connect(t.Context(), client.Options{DataDir: dir, Role: natsutil.RoleRuntime, Runtime: true, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if _, err := rt.Append(t.Context(), events.Event{V: events.CurrentVersion, ID: id, Kind: events.KindConversationStarted, Conversation: conv,
+		Agent: agent, Time: at, Data: map[string]any{"backend": "docker"}}); err != nil {
+		t.Fatal(err)
 	}
 }

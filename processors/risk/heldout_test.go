@@ -54,32 +54,21 @@ func TestHeldoutShell(t *testing.T) {
 		recall float64
 	}{{"shell.jsonl", 93}, {"shell2.jsonl", 93}, {"shell3.jsonl", 95}} {
 		file := tc.file
-		var fire, fired, medPlus, quiet, falseHigh int
+		var c heldoutTally
 		for _, l := range readHeldout[heldoutShell](t, file) {
 			a := s.ScoreCommand(l.Command, Env{})
-			switch l.Expect {
-			case "high":
-				fire++
-				if a.Level == events.RiskHigh {
-					fired++
-				} else if *showMisses {
+			switch c.add(t, l.Expect, a.Level) {
+			case outcomeMiss:
+				if *showMisses {
 					t.Logf("MISS %s: %q %s", a.Level, l.Command, reasonsBrief(a))
 				}
-				if a.Level == events.RiskHigh || a.Level == events.RiskMedium {
-					medPlus++
-				}
-			case "not-high":
-				quiet++
-				if a.Level == events.RiskHigh {
-					falseHigh++
-					t.Errorf("%s: false HIGH on %q: %s", file, l.Command, reasonsBrief(a))
-				}
-			default:
-				t.Fatalf("bad expect %q", l.Expect)
+			case outcomeFalseHigh:
+				t.Errorf("%s: false HIGH on %q: %s", file, l.Command, reasonsBrief(a))
 			}
 		}
+		fire, fired := c.fire, c.fired
 		t.Logf("held-out %s: must-fire HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)",
-			file, pct(fired, fire), fired, fire, pct(medPlus, fire), medPlus, fire, pct(falseHigh, quiet), falseHigh, quiet)
+			file, pct(fired, fire), fired, fire, pct(c.medPlus, fire), c.medPlus, fire, pct(c.falseHigh, c.quiet), c.falseHigh, c.quiet)
 		if pct(fired, fire) < tc.recall {
 			t.Errorf("%s: held-out HIGH recall %.1f%% is below the %.0f%% floor", file, pct(fired, fire), tc.recall)
 		}
@@ -186,30 +175,59 @@ type heldoutCall struct {
 // were written.
 func TestHeldoutMCPCalls(t *testing.T) {
 	s := mustScorer(t, events.DefaultConfig())
-	var fire, fired, quiet, falseHigh int
+	var c heldoutTally
 	for _, l := range readHeldout[heldoutCall](t, "mcp_calls.jsonl") {
 		ev := &events.Event{Kind: events.KindAction, Data: map[string]any{"tool": l.Tool, "args": l.Args}}
 		a := s.ScoreAction(ev, Env{})
-		switch l.Expect {
-		case "high":
-			fire++
-			if a.Level == events.RiskHigh {
-				fired++
-			} else if *showMisses {
+		switch c.add(t, l.Expect, a.Level) {
+		case outcomeMiss:
+			if *showMisses {
 				t.Logf("MISS %s: %s %v %s", a.Level, l.Tool, l.Args, reasonsBrief(a))
 			}
-		case "not-high":
-			quiet++
-			if a.Level == events.RiskHigh {
-				falseHigh++
-				t.Logf("false HIGH: %s %v %s", l.Tool, l.Args, reasonsBrief(a))
-			}
-		default:
-			t.Fatalf("bad expect %q", l.Expect)
+		case outcomeFalseHigh:
+			t.Logf("false HIGH: %s %v %s", l.Tool, l.Args, reasonsBrief(a))
 		}
 	}
-	t.Logf("held-out mcp_calls.jsonl: must-fire HIGH %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)", pct(fired, fire), fired, fire, pct(falseHigh, quiet), falseHigh, quiet)
-	if pct(fired, fire) < 90 || falseHigh > 1 {
-		t.Errorf("mcp_calls.jsonl: HIGH %.1f%%, %d false HIGH", pct(fired, fire), falseHigh)
+	t.Logf("held-out mcp_calls.jsonl: must-fire HIGH %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)",
+		pct(c.fired, c.fire), c.fired, c.fire, pct(c.falseHigh, c.quiet), c.falseHigh, c.quiet)
+	if pct(c.fired, c.fire) < 90 || c.falseHigh > 1 {
+		t.Errorf("mcp_calls.jsonl: HIGH %.1f%%, %d false HIGH", pct(c.fired, c.fire), c.falseHigh)
 	}
+}
+
+// heldoutTally counts a held-out table of must-fire ("high") and
+// must-not-fire ("not-high") lines as they score.
+type heldoutTally struct{ fire, fired, medPlus, quiet, falseHigh int }
+
+type heldoutOutcome int
+
+const (
+	outcomeAsExpected heldoutOutcome = iota
+	outcomeMiss                      // a must-fire line not scored HIGH
+	outcomeFalseHigh                 // a must-not-fire line scored HIGH
+)
+
+// add counts one line expected as expect that scored level.
+func (c *heldoutTally) add(t *testing.T, expect string, level events.Risk) heldoutOutcome {
+	t.Helper()
+	switch expect {
+	case "high":
+		c.fire++
+		if level == events.RiskHigh || level == events.RiskMedium {
+			c.medPlus++
+		}
+		if level != events.RiskHigh {
+			return outcomeMiss
+		}
+		c.fired++
+	case "not-high":
+		c.quiet++
+		if level == events.RiskHigh {
+			c.falseHigh++
+			return outcomeFalseHigh
+		}
+	default:
+		t.Fatalf("bad expect %q", expect)
+	}
+	return outcomeAsExpected
 }
