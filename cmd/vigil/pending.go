@@ -31,10 +31,10 @@ type pendingRow struct {
 // credential, when that cannot be read.
 func withStoredCommand(ctx context.Context, cl *client.Client, p client.PendingAction) pendingRow {
 	r := pendingRow{PendingAction: p}
-	if ev, ok := storedAction(ctx, cl, p); ok {
-		r.Credential = sentWith(&ev)
-		if c := display.Command(ev.Tool(), ev.Args()); c != "" {
-			r.Command = c
+	if s, ok := storedFacts(ctx, cl, p); ok {
+		r.Credential = s.credential
+		if s.command != "" {
+			r.Command = s.command
 		}
 	}
 	return r
@@ -44,21 +44,37 @@ func withStoredCommand(ctx context.Context, cl *client.Client, p client.PendingA
 // action arrived with ("" when it cannot be read), and its conversation's
 // placement (nil when the log cannot be read for it).
 func withStoredAction(ctx context.Context, cl *client.Client, p client.PendingAction) (client.PendingAction, events.Origin, *display.Placement) {
-	ev, ok := storedAction(ctx, cl, p)
+	s, ok := storedFacts(ctx, cl, p)
 	if !ok {
 		return p, "", nil
 	}
-	if c := display.Command(ev.Tool(), ev.Args()); c != "" {
-		p.Command = c
+	if s.command != "" {
+		p.Command = s.command
 	}
 	var pl *display.Placement
-	if x, ok := storedPlacement(ctx, cl, ev, p.Seq); ok {
+	if x, ok := storedPlacement(ctx, cl, s.ev, p.Seq); ok {
 		pl = &x
 	}
-	if ev.Origin == "" {
-		return p, events.OriginAgent, pl
+	return p, s.credential, pl
+}
+
+// stored is what the action stored at a pending action's seq says of
+// itself: the event, its whole command (display.Command; "" when it names
+// none) and the credential class it was sent with (sentWith).
+type stored struct {
+	ev         events.Event
+	command    string
+	credential events.Origin
+}
+
+// storedFacts reads the action stored at p.Seq; false when the log could
+// not be read for it or the record there is not p's.
+func storedFacts(ctx context.Context, cl *client.Client, p client.PendingAction) (stored, bool) {
+	ev, ok := storedAction(ctx, cl, p)
+	if !ok {
+		return stored{}, false
 	}
-	return p, ev.Origin, pl
+	return stored{ev: ev, command: display.Command(ev.Tool(), ev.Args()), credential: sentWith(&ev)}, true
 }
 
 // placementScan bounds how many of a conversation's first records are read
@@ -101,7 +117,7 @@ func storedPlacement(ctx context.Context, cl *client.Client, ev events.Event, se
 				done = true
 			}
 		}
-		if batch.Error() != nil && n == 0 || done || n == 0 {
+		if done || n == 0 {
 			break
 		}
 	}
@@ -142,10 +158,10 @@ type pendingLine struct {
 
 func pendingLineOf(ctx context.Context, cl *client.Client, p client.PendingAction) pendingLine {
 	l := pendingLine{PendingAction: p, Summary: p.Command}
-	if ev, ok := storedAction(ctx, cl, p); ok {
-		l.Credential = sentWith(&ev)
-		if c := display.Command(ev.Tool(), ev.Args()); c != "" {
-			l.Command, l.CommandStored = c, true
+	if s, ok := storedFacts(ctx, cl, p); ok {
+		l.Credential = s.credential
+		if s.command != "" {
+			l.Command, l.CommandStored = s.command, true
 		}
 	}
 	l.CommandBytes = len(l.Command)
