@@ -39,7 +39,7 @@ type serverStatus struct {
 	Derived *streamStatus `json:"derived,omitempty"`
 	Folds   []foldStatus  `json:"folds,omitempty"`
 	// AuditKey is the fleet's audit key id, as its first node recorded it
-	// (server.FleetBucket); AuditKeyNode is that node.
+	// (integrity.FleetBucket); AuditKeyNode is that node.
 	AuditKey     string `json:"audit_key,omitempty"`
 	AuditKeyNode string `json:"audit_key_node,omitempty"`
 	// FoldsError says why the nodes' folds are not shown.

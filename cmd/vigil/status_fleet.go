@@ -14,7 +14,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
-	"github.com/vigil-dev/vigil/internal/node"
+	"github.com/vigil-dev/vigil/internal/node/integrity"
 )
 
 // streamStatus is one stream's replication, as `vigil status` shows it.
@@ -145,11 +145,11 @@ func fleetKey(ctx context.Context, js jetstream.JetStream, st *serverStatus) {
 	// started) answers a key-value get with "not found".
 	var lastErr error = ctx.Err()
 	for ctx.Err() == nil {
-		vk, node, found, err := node.LeaderFleetKey(ctx, js.Conn())
+		rec, found, err := integrity.LeaderFleetKey(ctx, js.Conn())
 		lastErr = err
 		if err == nil {
 			if found {
-				st.AuditKey, st.AuditKeyNode = auditkey.KeyID(vk), node
+				st.AuditKey, st.AuditKeyNode = auditkey.KeyID(rec.VerifierKey), rec.Node
 			}
 			return
 		}

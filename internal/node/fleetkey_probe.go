@@ -3,9 +3,6 @@ package node
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/url"
@@ -15,9 +12,9 @@ import (
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
-	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node/integrity"
 )
 
 // Bounds of probeFleetKey: it never delays a start by more than a few
@@ -32,7 +29,7 @@ const (
 // it: through a throwaway nats-server without JetStream, with no client
 // listener anyone is told of, that routes to the peers (mixed mode: its requests to the
 // JetStream API are answered by the peers' JetStream). A node with
-// another key than the recorded one refuses here (ErrAuditKeyMismatch)
+// another key than the recorded one refuses here (integrity.ErrAuditKeyMismatch)
 // without having been a JetStream peer — a new node name would otherwise
 // stay a member of the fleet's meta group, counted in its quorum — and
 // without having served a client.
@@ -103,17 +100,12 @@ func probeFleetKey(ctx context.Context, cfg Config, pubs map[natsutil.Role]strin
 	// Interest in the JetStream API reaches the probe with the route's
 	// first exchange; a peer still electing answers 503 or not at all.
 	for {
-		fleet, found, err := leaderFleetKey(ctx, nc)
+		fleet, found, err := integrity.LeaderFleetKey(ctx, nc)
 		switch {
 		case err == nil && !found:
 			return nil // no record: a fleet older than it, or a new one
 		case err == nil:
-			own := auditkey.KeyID(cfg.AuditKey)
-			if id := auditkey.KeyID(fleet.VerifierKey); id != own {
-				return fmt.Errorf("%w (found before joining the cluster): this node signs with %s (%s), but the fleet signs with %s (recorded by node %s at %s). %s",
-					ErrAuditKeyMismatch, own, datadir.New(cfg.DataDir).Signer(), id, fleet.Node, fleet.Recorded, auditKeyFix(cfg.DataDir))
-			}
-			return nil
+			return auditKeyCheckFor(cfg).Compare(fleet, "found before joining the cluster")
 		}
 		select {
 		case <-ctx.Done():
@@ -122,61 +114,6 @@ func probeFleetKey(ctx context.Context, cfg Config, pubs map[natsutil.Role]strin
 		}
 	}
 }
-
-// leaderFleetKey reads FleetAuditKey from the leader of the bucket's
-// stream (the JetStream API's message get, not a direct get, which a
-// replica still catching up may answer with "not found"). found is false
-// only when the leader says there is no such record or no bucket; an
-// error means ask again (no answer yet, an election).
-func leaderFleetKey(ctx context.Context, nc *nats.Conn) (rec fleetKeyRecord, found bool, err error) {
-	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + FleetBucket + "." + FleetAuditKey})
-	actx, cancel := context.WithTimeout(ctx, time.Second)
-	defer cancel()
-	m, err := nc.RequestWithContext(actx, "$JS.API.STREAM.MSG.GET.KV_"+FleetBucket, req)
-	if err != nil {
-		return rec, false, err
-	}
-	var resp struct {
-		Error *struct {
-			Code    int `json:"code"`
-			ErrCode int `json:"err_code"`
-		} `json:"error"`
-		Message *struct {
-			Data []byte `json:"data"`
-		} `json:"message"`
-	}
-	if err := json.Unmarshal(m.Data, &resp); err != nil {
-		return rec, false, err
-	}
-	switch {
-	case resp.Error != nil && (resp.Error.ErrCode == jsErrNoMessageFound || resp.Error.ErrCode == jsErrStreamNotFound):
-		return rec, false, nil
-	case resp.Error != nil:
-		return rec, false, fmt.Errorf("node: the fleet's audit key: JetStream error %d/%d", resp.Error.Code, resp.Error.ErrCode)
-	case resp.Message == nil:
-		return rec, false, errors.New("node: the fleet's audit key: an empty answer")
-	}
-	if err := json.Unmarshal(resp.Message.Data, &rec); err != nil || rec.VerifierKey == "" {
-		return rec, false, fmt.Errorf("node: the fleet's audit key record does not decode: %v", err)
-	}
-	return rec, true, nil
-}
-
-// LeaderFleetKey reads the fleet's audit key record (the verifier key and
-// the node that recorded it) from the leader of the fleet's bucket, never
-// from a replica still catching up (which answers "not found", as a
-// key-value get may). found is false only when the leader says there is
-// none; an error means ask again.
-func LeaderFleetKey(ctx context.Context, nc *nats.Conn) (verifierKey, node string, found bool, err error) {
-	rec, found, err := leaderFleetKey(ctx, nc)
-	return rec.VerifierKey, rec.Node, found, err
-}
-
-// JetStream API error codes leaderFleetKey tells apart.
-const (
-	jsErrNoMessageFound = int(natsserver.JSNoMessageFoundErr)
-	jsErrStreamNotFound = int(natsserver.JSStreamNotFoundErr)
-)
 
 // ownRoute is the address of cfg's routes that names this node (its
 // --cluster-advertise, else its --cluster-listen); "" when none does.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node/integrity"
 )
 
 // TestFleetKeyCheckedBeforeJoining: a new node with another audit key
@@ -62,8 +63,8 @@ func TestFleetKeyCheckedBeforeJoining(t *testing.T) {
 		s.Close(context.Background())
 		t.Fatal("a node with another audit key than the fleet's started")
 	}
-	if !errors.Is(err, ErrAuditKeyMismatch) || !strings.Contains(err.Error(), "before joining the cluster") {
-		t.Fatalf("err = %v, want ErrAuditKeyMismatch found before joining", err)
+	if !errors.Is(err, integrity.ErrAuditKeyMismatch) || !strings.Contains(err.Error(), "before joining the cluster") {
+		t.Fatalf("err = %v, want integrity.ErrAuditKeyMismatch found before joining", err)
 	}
 	for _, want := range []string{auditkey.KeyID(keyA), auditkey.KeyID(keyB), "signer.key", "--accept-audit-key"} {
 		if !strings.Contains(err.Error(), want) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
+	"github.com/vigil-dev/vigil/internal/node/integrity"
 )
 
 // TestFleetRefusesAnotherAuditKey: a fleet node started with an audit key
@@ -45,8 +46,8 @@ func TestFleetRefusesAnotherAuditKey(t *testing.T) {
 		s.Close(context.Background())
 		t.Fatal("a node with another audit key than the fleet's started")
 	}
-	if !errors.Is(err, ErrAuditKeyMismatch) {
-		t.Fatalf("err = %v, want ErrAuditKeyMismatch", err)
+	if !errors.Is(err, integrity.ErrAuditKeyMismatch) {
+		t.Fatalf("err = %v, want integrity.ErrAuditKeyMismatch", err)
 	}
 	for _, want := range []string{auditkey.KeyID(keyA), auditkey.KeyID(keyB), "signer.key", "--accept-audit-key"} {
 		if !strings.Contains(err.Error(), want) {
@@ -63,8 +64,8 @@ func TestFleetRefusesAnotherAuditKey(t *testing.T) {
 	if err := s.checkAuditKey(t.Context()); err != nil {
 		t.Fatalf("the accepted key: %v", err)
 	}
-	if err := nodes[0].checkAuditKey(t.Context()); !errors.Is(err, ErrAuditKeyMismatch) {
-		t.Fatalf("the old key after the change: %v, want ErrAuditKeyMismatch", err)
+	if err := nodes[0].checkAuditKey(t.Context()); !errors.Is(err, integrity.ErrAuditKeyMismatch) {
+		t.Fatalf("the old key after the change: %v, want integrity.ErrAuditKeyMismatch", err)
 	}
 }
 
@@ -84,7 +85,7 @@ func TestFleetKeyFromNewestCheckpoint(t *testing.T) {
 	}
 	publishCheckpoint(t, s, "audit:5", 5, string(msg))
 	s.cfg.AuditKey = newVerifierKey(t)
-	if err := s.checkAuditKey(t.Context()); !errors.Is(err, ErrAuditKeyMismatch) || !strings.Contains(err.Error(), auditkey.KeyID(vkey)) {
+	if err := s.checkAuditKey(t.Context()); !errors.Is(err, integrity.ErrAuditKeyMismatch) || !strings.Contains(err.Error(), auditkey.KeyID(vkey)) {
 		t.Fatalf("another key than the newest checkpoint's: %v", err)
 	}
 	s.cfg.AuditKey = vkey
@@ -93,7 +94,7 @@ func TestFleetKeyFromNewestCheckpoint(t *testing.T) {
 	}
 	// Now recorded: another node with another key is refused by the record.
 	nodes[1].cfg.AuditKey = newVerifierKey(t)
-	if err := nodes[1].checkAuditKey(t.Context()); !errors.Is(err, ErrAuditKeyMismatch) || !strings.Contains(err.Error(), "recorded by node n0") {
+	if err := nodes[1].checkAuditKey(t.Context()); !errors.Is(err, integrity.ErrAuditKeyMismatch) || !strings.Contains(err.Error(), "recorded by node n0") {
 		t.Fatalf("after the record: %v", err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/node/integrity"
 )
 
 // TLS modes (Config.TLSMode).
@@ -45,7 +46,7 @@ type TLSInfo struct {
 	Updated     string `json:"updated"`
 }
 
-// FleetTLSPrefix is the key prefix, in FleetBucket, of each node's
+// FleetTLSPrefix is the key prefix, in integrity.FleetBucket, of each node's
 // TLSInfo (FleetTLSPrefix + node name).
 const FleetTLSPrefix = "tls."
 
@@ -235,7 +236,7 @@ func (s *Node) recordTLS(ctx context.Context) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	kv, err := s.js.KeyValue(ctx, FleetBucket)
+	kv, err := s.js.KeyValue(ctx, integrity.FleetBucket)
 	if err != nil {
 		s.cfg.Logger.Debug("fleet bucket not readable; TLS state not recorded", "err", err)
 		return
@@ -248,7 +249,7 @@ func (s *Node) recordTLS(ctx context.Context) {
 
 // ReadFleetTLS returns every node's TLSInfo recorded in the fleet bucket.
 func ReadFleetTLS(ctx context.Context, js jetstream.JetStream) ([]TLSInfo, error) {
-	kv, err := js.KeyValue(ctx, FleetBucket)
+	kv, err := js.KeyValue(ctx, integrity.FleetBucket)
 	if err != nil {
 		return nil, err
 	}

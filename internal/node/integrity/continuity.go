@@ -2,7 +2,9 @@
 // the start-time continuity check of VIGIL_LOG against the newest signed
 // audit checkpoint (Continuity), and the stream watch's judgements (the
 // streams file a node keeps of the streams it ran on, RecordsLost,
-// ConfigDrift). It reads and reports; the node (internal/node) runs the
+// ConfigDrift), and the fleet's audit-key guard (CheckAuditKey: every
+// node of a fleet signs with the key recorded in VIGIL_FLEET). It reads
+// and reports; the node (internal/node) runs the
 // guards, alerts, and stops when a stream changed under it.
 //
 // On the data path: assembly, beside the read path (it re-reads what
