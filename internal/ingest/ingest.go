@@ -355,21 +355,16 @@ func (s *Service) Stop(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-grace.C:
-		s.stop() // the handlers' publishes end now
-		select {
-		case <-done:
-		case <-ctx.Done():
-			if first == nil {
-				first = ctx.Err()
-			}
-		}
 	case <-ctx.Done():
-		s.stop()
+	}
+	s.stop() // the handlers' publishes still retrying end now
+	select {
+	case <-done:
+	case <-ctx.Done():
 		if first == nil {
 			first = ctx.Err()
 		}
 	}
-	s.stop()
 	if s.idx != nil {
 		s.wg.Wait()
 		s.idx.close()
