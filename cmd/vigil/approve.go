@@ -228,17 +228,10 @@ func printAction(w io.Writer, p client.PendingAction, sentWith events.Origin, pl
 	default:
 		fmt.Fprintf(w, "  sent with     the agent credential (conversation, agent and backend are its claims)\n")
 	}
-	switch {
-	case placed == nil:
+	if placed == nil {
 		fmt.Fprintf(w, "  placement     (not known: the conversation could not be read)\n")
-	case !placed.Attested:
-		fmt.Fprintf(w, "  placement     not attested: no runtime credential started this conversation; its id, agent and backend are the agent's claims\n")
-	case !placed.AgentMatches:
-		fmt.Fprintf(w, "  placement     NOT this agent: the %s credential started this conversation (log seq %d) for agent %s; this action claims agent %s\n",
-			display.Escape(string(placed.AttestedBy)), placed.StartedSeq, display.Field(placed.AttestedAgent, 0, true), display.Field(p.Agent, 0, true))
-	default:
-		fmt.Fprintf(w, "  placement     attested: the %s credential started this conversation (log seq %d) for agent %s, backend %s\n",
-			display.Escape(string(placed.AttestedBy)), placed.StartedSeq, display.Field(placed.AttestedAgent, 0, true), display.Field(placed.Backend, 0, true))
+	} else {
+		fmt.Fprintf(w, "  placement     %s\n", placed.Describe(func(s string) string { return display.Field(s, 0, true) }))
 	}
 	if p.Tool != "" {
 		fmt.Fprintf(w, "  tool          %s\n", display.Escape(p.Tool))

@@ -499,9 +499,9 @@ func TestAuditExportSaysWhoSentEachEvent(t *testing.T) {
 		claim     string
 		placement string
 	}{
-		1: {events.OriginRuntime, "", "attested by the runtime credential"},
-		2: {events.OriginAgent, "not the user's words", "attested by the runtime credential"},
-		3: {events.OriginAgent, "are the agent's claims", "attested by the runtime credential"},
+		1: {events.OriginRuntime, "", "attested: the runtime credential started this conversation (log seq 1)"},
+		2: {events.OriginAgent, "not the user's words", "attested: the runtime credential started this conversation (log seq 1)"},
+		3: {events.OriginAgent, "are the agent's claims", "attested: the runtime credential started this conversation (log seq 1)"},
 		4: {events.OriginAgent, "are the agent's claims", "this action claims agent intruder"},
 	}
 	seen := 0

@@ -1,6 +1,10 @@
 package display
 
-import "github.com/vigil-dev/vigil/events"
+import (
+	"fmt"
+
+	"github.com/vigil-dev/vigil/events"
+)
 
 // Placement says whether a conversation's id, agent and backend were
 // attested by a credential the agent does not hold: a conversation.started
@@ -24,7 +28,8 @@ type Placement struct {
 	// BackendClaimed is the backend the agent's own conversation.started
 	// claimed, when no trusted credential placed it.
 	BackendClaimed string `json:"backend_claimed,omitempty"`
-	// Note says it in a sentence (agent text in it is not escaped).
+	// Note says it in a sentence (Describe; agent text in it is not
+	// escaped).
 	Note string `json:"note"`
 }
 
@@ -50,14 +55,26 @@ func PlacementOf(ev *events.Event, seq uint64, recs []events.Record) Placement {
 		}
 	}
 	p.AgentMatches = p.Attested && (p.AttestedAgent == "" || p.AttestedAgent == ev.Agent)
+	if !p.Attested {
+		p.Backend = "local"
+	}
+	p.Note = p.Describe(func(s string) string { return s })
+	return p
+}
+
+// Describe says the placement in a sentence, each credential and
+// agent-written name passed through field (Escape or Field for a terminal,
+// the identity for JSON): the one wording of Note and of the CLI's
+// placement line.
+func (p Placement) Describe(field func(string) string) string {
 	switch {
 	case !p.Attested:
-		p.Backend = "local"
-		p.Note = "not attested: no runtime credential started this conversation; its id, agent name and backend are the agent's own claims"
+		return "not attested: no runtime credential started this conversation; its id, agent and backend are the agent's claims"
 	case !p.AgentMatches:
-		p.Note = "the " + string(p.AttestedBy) + " credential started this conversation for agent " + p.AttestedAgent + "; this action claims agent " + ev.Agent
+		return fmt.Sprintf("NOT this agent: the %s credential started this conversation (log seq %d) for agent %s; this action claims agent %s",
+			field(string(p.AttestedBy)), p.StartedSeq, field(p.AttestedAgent), field(p.Agent))
 	default:
-		p.Note = "attested by the " + string(p.AttestedBy) + " credential (conversation.started)"
+		return fmt.Sprintf("attested: the %s credential started this conversation (log seq %d) for agent %s, backend %s",
+			field(string(p.AttestedBy)), p.StartedSeq, field(p.AttestedAgent), field(p.Backend))
 	}
-	return p
 }
