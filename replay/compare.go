@@ -128,7 +128,7 @@ func (d DerivedStream) Outputs(ctx context.Context, fn func(RecordedOutput) erro
 // pending, and returns the last stream sequence delivered (0 if none).
 func (d DerivedStream) read(ctx context.Context, st jetstream.Stream, from, to uint64, fn func(RecordedOutput) error) (uint64, error) {
 	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: d.Subjects,
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from, InactiveThreshold: transport.ReaderInactive})
 	if err != nil {
 		return 0, fmt.Errorf("replay: read %s: %w", events.StreamDerived, err)
 	}

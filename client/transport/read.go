@@ -112,7 +112,7 @@ func shortRead(ctx context.Context, st jetstream.Stream, to uint64) (bool, error
 // order until nothing is pending, and returns the last sequence delivered
 // (0 if none). It reads on ephemeral consumers it never deletes (the
 // client roles may not: an abandoned one is removed by the server after
-// readInactive): when one fails (a missed heartbeat, a leader change, the
+// ReaderInactive): when one fails (a missed heartbeat, a leader change, the
 // consumer gone, a gap in its delivery), the next starts after the last
 // message delivered. A read that is not following gives up after
 // shortReadPatience without progress.
@@ -151,9 +151,15 @@ func readOrdered(ctx context.Context, st jetstream.Stream, o ReadOptions, from, 
 	}
 }
 
-// readInactive is how long the server keeps a reader's consumer with no
-// pull pending before it removes it.
-const readInactive = time.Minute
+// ReaderInactive is how long the server keeps a one-shot reader's
+// consumer (a read, a replay, an export, a placement look-up) after its
+// last pull before it removes it. Short, because such readers are not
+// deleted by their owner (a role that reads may not delete consumers):
+// run in a loop, readers that linger would pile up toward the stream's
+// consumer limit (nats-server's default is 1,000 a stream), and a node
+// that restarts could not re-create its own consumer. A reader that
+// pauses longer than this between pulls gets a new consumer on resume.
+const ReaderInactive = 10 * time.Second
 
 // errGap reports a consumer that skipped a message of its own delivery.
 var errGap = errors.New("consumer delivery skipped a message")
@@ -179,7 +185,7 @@ func readConsumer(ctx context.Context, st jetstream.Stream, o ReadOptions, from,
 		DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:       from,
 		AckPolicy:         jetstream.AckNonePolicy,
-		InactiveThreshold: readInactive,
+		InactiveThreshold: ReaderInactive,
 		Replicas:          1,
 		MemoryStorage:     true,
 	}

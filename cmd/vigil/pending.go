@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/display"
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -92,7 +93,8 @@ func storedPlacement(ctx context.Context, cl *client.Client, ev events.Event, se
 	if err != nil {
 		return display.Placement{}, false
 	}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.LogSubject(ev.Conversation)}})
+	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.LogSubject(ev.Conversation)},
+		InactiveThreshold: transport.ReaderInactive})
 	if err != nil {
 		return display.Placement{}, false
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/datadir"
@@ -231,5 +232,58 @@ func TestReplayCLI(t *testing.T) {
 	}
 	if _, stderr, code := runWith(t, "replay", "--from", "9", "--to", "2", "--data", dir); code != replayExitUsage || !strings.Contains(stderr, "--from 9 is after --to 2") {
 		t.Fatalf("bad range: %d %s", code, stderr)
+	}
+}
+
+// TestReplayLeavesNoLingeringConsumers: a replay (and the reads it runs)
+// creates consumers it may not delete; each must go within
+// transport.ReaderInactive of its last pull, or replays in a loop pile up
+// toward the stream's consumer limit (nats-server's default 1,000), and a
+// restarted node can no longer create its own consumer (the fleet kill
+// test saw "maximum consumers limit reached").
+func TestReplayLeavesNoLingeringConsumers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts NATS")
+	}
+	dir := t.TempDir()
+	s, _, _ := startReplayNode(t, dir)
+	js := s.JetStream()
+	consumers := func(stream string) map[string]jetstream.ConsumerInfo {
+		st, err := js.Stream(t.Context(), stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]jetstream.ConsumerInfo{}
+		for ci := range st.ListConsumers(t.Context()).Info() {
+			out[ci.Name] = *ci
+		}
+		return out
+	}
+	before := map[string]bool{}
+	for _, stream := range []string{events.StreamLog, events.StreamDerived} {
+		for name := range consumers(stream) {
+			before[name] = true // the node's own readers and followers
+		}
+	}
+	for range 3 {
+		if out, stderr, code := runWith(t, "replay", "--data", dir); code != replayExitOK {
+			t.Fatalf("replay exit %d\n%s%s", code, out, stderr)
+		}
+	}
+	seen := 0
+	for _, stream := range []string{events.StreamLog, events.StreamDerived} {
+		for _, ci := range consumers(stream) {
+			if before[ci.Name] {
+				continue
+			}
+			seen++
+			if th := ci.Config.InactiveThreshold; th <= 0 || th > transport.ReaderInactive {
+				t.Errorf("%s consumer %s (filter %q %v) lingers %v after its last pull, want at most %v",
+					stream, ci.Name, ci.Config.FilterSubject, ci.Config.FilterSubjects, th, transport.ReaderInactive)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Error("no consumer of the replays found: the check saw nothing")
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors/risk"
 	"github.com/vigil-dev/vigil/projections"
@@ -439,6 +440,7 @@ func (s *Server) recentDecisions(ctx context.Context, limit int) ([]decisionLine
 	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{events.GatePrefix + ">"},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
+		InactiveThreshold: transport.ReaderInactive,
 	})
 	if err != nil {
 		return nil, err
