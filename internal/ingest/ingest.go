@@ -141,6 +141,9 @@ type Service struct {
 	chain bool
 	// logSt is VIGIL_LOG (logStream).
 	logSt atomic.Pointer[jetstream.Stream]
+	// repeats: requests in flight that a producer's repeats join
+	// (repeats.go).
+	repeats *repeats
 }
 
 // Reply is the JSON answer to an ingest request (events.IngestReply).
@@ -190,7 +193,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pub := &natsutil.Publisher{JS: cfg.JS, Logger: cfg.Logger}
-	svc := &Service{cfg: cfg, pub: pub, sem: make(chan struct{}, cfg.Workers), ctx: ctx, stop: cancel}
+	svc := &Service{cfg: cfg, pub: pub, sem: make(chan struct{}, cfg.Workers), ctx: ctx, stop: cancel, repeats: newRepeats()}
 	svc.waitCtx, svc.stopWaits = context.WithCancel(ctx)
 	svc.lim = newLimiter(cfg.Limits)
 	if cfg.Redactor != nil {
@@ -373,16 +376,28 @@ func (s *Service) Stop(ctx context.Context) error {
 }
 
 func (s *Service) onMsg(m *nats.Msg) {
+	if class := classOf(m.Subject); class != nil && validReply(m.Reply, class) && s.repeats.join(m) {
+		return // a repeat of a request in flight: answered with it
+	}
 	select {
 	case s.sem <- struct{}{}:
 	case <-s.ctx.Done():
+		s.repeats.finish(m, s.publishReply)
 		return
 	}
 	s.wg.Add(1)
 	go func() {
 		defer func() { <-s.sem; s.wg.Done() }()
+		defer s.repeats.finish(m, s.publishReply)
 		s.handle(m)
 	}()
+}
+
+// publishReply sends a reply b to a repeat's reply subject.
+func (s *Service) publishReply(subject string, b []byte) {
+	if err := s.cfg.Conn.Publish(subject, b); err != nil {
+		s.cfg.Logger.Warn("ingest: reply to a repeat failed", "err", err)
+	}
 }
 
 // refusal is a request refused before anything was stored.
@@ -998,6 +1013,7 @@ func (s *Service) reply(m *nats.Msg, r Reply) {
 	if err != nil {
 		return
 	}
+	s.repeats.answered(m, b)
 	if err := m.Respond(b); err != nil {
 		s.cfg.Logger.Warn("ingest: reply failed", "subject", m.Subject, "err", err)
 	}
