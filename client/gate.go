@@ -137,7 +137,7 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 	again := func(after time.Duration) { resend.Reset(after) }
 	// The stored reply comes first; an append that is never answered is
 	// not stored as far as the caller knows.
-	appendCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	appendCtx, cancel := context.WithTimeout(ctx, appendTimeout(c.timeout, len(body)))
 	defer cancel()
 	var res Result
 	again(c.attempt)
@@ -193,7 +193,7 @@ stored:
 			if ctx.Err() != nil {
 				return timedOut(denied)
 			}
-			return denied, fmt.Errorf("gate: append %s: %w: no answer from the ingest service within %s (is vigil serve running?)", ev.ID, ErrNoServer, c.timeout)
+			return denied, fmt.Errorf("gate: append %s: %w: no answer from the ingest service within %s (is vigil serve running?)", ev.ID, ErrNoServer, appendTimeout(c.timeout, len(body)))
 		}
 	}
 	resend.Stop()
@@ -353,3 +353,17 @@ func withdrawID(id string) string {
 	}
 	return id + suffix
 }
+
+// appendTimeout is how long a gate waits for its action to be stored: the
+// client's timeout, plus perMiBToStore for each MiB of the request. A large
+// action is slow to store by design, not by fault: redaction may spend
+// about a second of CPU on a megabyte of secret-dense text (its work
+// budget), and more on a loaded machine, before the action is stored; a
+// small timeout would then deny it as "no server" (fail closed, but for
+// the wrong reason).
+func appendTimeout(base time.Duration, size int) time.Duration {
+	return base + time.Duration(size)*perMiBToStore/(1<<20)
+}
+
+// perMiBToStore is what appendTimeout adds for each MiB of a request.
+const perMiBToStore = 5 * time.Second
