@@ -104,6 +104,8 @@ type Env struct {
 	// Name is the command as the person typed it: "vigil hook" or
 	// "vigil-hook".
 	Name string
+	// Executable is this binary's path ("": os.Executable).
+	Executable string
 }
 
 // Run parses args (CLIENT and the hook's flags), runs one hook call and
@@ -177,7 +179,7 @@ func Run(ctx context.Context, args []string, env Env) int {
 	if dir, err := os.UserCacheDir(); err == nil {
 		o.StateDir = filepath.Join(dir, "vigil", "hooks")
 	}
-	o.Self = self(clientName, dataDir, natsURL)
+	o.Self = self(env.Executable, clientName, dataDir, natsURL)
 	if perr != nil {
 		// The settings are wrong: say so, and fail closed.
 		fmt.Fprintf(env.Stderr, "%s %s: %v\n", env.Name, clientName, perr)
@@ -207,9 +209,12 @@ func Run(ctx context.Context, args []string, env Env) int {
 // the client's settings files (user, project in the working directory,
 // system), the node's HTTP address, pid and credentials directory from
 // serve.json, and $HOME.
-func self(clientName, dataDir, natsURL string) hook.Self {
+func self(exe, clientName, dataDir, natsURL string) hook.Self {
 	var s hook.Self
-	if exe, err := os.Executable(); err == nil {
+	if exe == "" {
+		exe, _ = os.Executable()
+	}
+	if exe != "" {
 		if r, err := filepath.EvalSymlinks(exe); err == nil {
 			exe = r
 		}

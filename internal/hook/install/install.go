@@ -121,6 +121,10 @@ func words(s string) []string {
 	return out
 }
 
+// Argv is the argument vector of a hook command line as install writes
+// it (its words: see words), for running it without a shell.
+func Argv(command string) []string { return words(command) }
+
 // isVigilHook reports whether a command runs `vigil hook CLIENT` (the
 // binary under any name) or `vigil-hook CLIENT`.
 func isVigilHook(command, clientName string) bool {
