@@ -153,6 +153,18 @@ func Check(ctx context.Context, t Target) (bool, string) {
 	return true, fmt.Sprintf("%sreaches the node at %s with the agent credentials (round trip %s)", warn, cl.Conn().ConnectedUrlRedacted(), rtt.Round(10*time.Microsecond))
 }
 
+// slowHookWarning says when a hook runs the whole vigil binary (`vigil
+// hook CLIENT`) while a vigil-hook lies beside it ("" otherwise).
+func slowHookWarning(bin string) string {
+	if !filepath.IsAbs(bin) || filepath.Base(bin) == hookcli.BinaryName {
+		return ""
+	}
+	if hb, _ := HookBinary(bin); hb != bin {
+		return fmt.Sprintf("this hook runs the whole vigil binary on every tool call; %s beside it starts several times faster: run vigil hook install again", hb)
+	}
+	return ""
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // FindCommands lists the Vigil hook commands of clientName in the
@@ -224,7 +236,11 @@ func Doctor(ctx context.Context, clients []string, dir, dataDir string) []Findin
 				}
 				seen[t] = true
 				ok, detail := Check(ctx, t)
-				found = append(found, Finding{Client: cn, Path: path, Command: command, OK: ok, Detail: detail, Warning: scopeWarning(cn, path, dir)})
+				warn := scopeWarning(cn, path, dir)
+				if w := slowHookWarning(t.Bin); w != "" {
+					warn = strings.TrimPrefix(warn+"; "+w, "; ")
+				}
+				found = append(found, Finding{Client: cn, Path: path, Command: command, OK: ok, Detail: detail, Warning: warn})
 			}
 		}
 	}

@@ -78,3 +78,20 @@ func TestHookCommandForms(t *testing.T) {
 		t.Errorf("ParseCommand(vigil-hook --nats --creds=) = %+v, %v", tg, ok)
 	}
 }
+
+// TestSlowHookWarning: doctor warns about a `vigil hook` command only
+// when a vigil-hook lies beside that vigil.
+func TestSlowHookWarning(t *testing.T) {
+	dir := t.TempDir()
+	vigil := exe(t, dir, "vigil")
+	if w := slowHookWarning(vigil); w != "" {
+		t.Fatalf("no vigil-hook: %q", w)
+	}
+	hb := exe(t, dir, "vigil-hook")
+	if w := slowHookWarning(vigil); !strings.Contains(w, hb) {
+		t.Fatalf("vigil-hook beside vigil: %q", w)
+	}
+	if w := slowHookWarning(hb); w != "" {
+		t.Fatalf("vigil-hook itself: %q", w)
+	}
+}
