@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-dev/vigil/internal/hook"
 	"github.com/vigil-dev/vigil/internal/hook/install"
+	hooksettings "github.com/vigil-dev/vigil/internal/hook/settings"
 	"github.com/vigil-dev/vigil/internal/setup"
 )
 
@@ -28,8 +29,11 @@ func newHookInstallCmd(c *cli) *cobra.Command {
 		Use:   "install claude-code|gemini|cursor [--project|--user]",
 		Short: "Write a client's hook settings for this Vigil (absolute binary path and data directory)",
 		Long: `Merge Vigil's hooks into an agent client's settings, so that its hook runs
-this binary with this data directory whatever environment the client
-starts it in (a client does not inherit VIGIL_DATA from your shell).
+this Vigil with this data directory whatever environment the client
+starts it in (a client does not inherit VIGIL_DATA from your shell). The
+hook command is vigil-hook CLIENT when a vigil-hook binary lies beside
+this vigil (or beside --binary): it links only the hook and starts several
+times faster on every tool call; else vigil hook CLIENT (install says so).
 
   --project (default)  the project in --dir (default: the current directory):
                        Claude Code .claude/settings.local.json (not shared:
@@ -78,12 +82,12 @@ vigil serve running, and check with vigil hook doctor.`,
 			if err != nil {
 				return err
 			}
-			path, err := install.SettingsPath(args[0], install.Scope{User: user, Dir: abs})
+			path, err := hooksettings.Path(args[0], hooksettings.Scope{User: user, Dir: abs})
 			if err != nil {
 				return err
 			}
 			if system {
-				if path, err = install.SystemSettingsPath(args[0]); err != nil {
+				if path, err = hooksettings.SystemPath(args[0]); err != nil {
 					return err
 				}
 			}
@@ -105,7 +109,8 @@ vigil serve running, and check with vigil hook doctor.`,
 			if err != nil {
 				return err
 			}
-			command, err := install.Command(bin, args[0], install.Target{Data: c.data(), URL: c.natsURL, Creds: c.creds})
+			hookBin, note := install.HookBinary(bin)
+			command, err := install.Command(hookBin, args[0], install.Target{Data: c.data(), URL: c.natsURL, Creds: c.creds})
 			if err != nil {
 				return err
 			}
@@ -125,6 +130,9 @@ vigil serve running, and check with vigil hook doctor.`,
 				}
 			}
 			fmt.Fprintf(c.stdout, "  hook command: %s\n", command)
+			if note != "" {
+				fmt.Fprintf(c.stdout, "  note: %s\n", note)
+			}
 			if args[0] == hook.Gemini {
 				fmt.Fprintln(c.stdout, `  older Gemini CLI versions also need "tools": {"enableHooks": true}`)
 				fmt.Fprintln(c.stdout, `  headless (gemini -p): set "security": {"auth": {"selectedType": "gemini-api-key"}} in settings, and`)
@@ -149,7 +157,7 @@ vigil serve running, and check with vigil hook doctor.`,
 	f.StringVar(&onPending, "on-pending", "", "the gating hooks' --on-pending ask|deny (kept across reinstalls)")
 	f.StringVar(&allowBelow, "allow-below", "", "the gating hooks' --allow-below LOW|MEDIUM|HIGH (kept across reinstalls)")
 	f.StringVar(&dir, "dir", "", "the project's root for --project (default: the current directory)")
-	f.StringVar(&binary, "binary", "", "the vigil binary the hook runs (default: this one)")
+	f.StringVar(&binary, "binary", "", "the vigil (or vigil-hook) binary the hook runs; a vigil-hook beside a vigil is used (default: this vigil)")
 	f.BoolVar(&dryRun, "dry-run", false, "print the merged settings; write nothing")
 	return cmd
 }
@@ -169,7 +177,7 @@ the agent credentials it names. Exit 0 when every hook found reaches a
 node, 1 when one does not or none is installed.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			clients := install.Clients()
+			clients := hooksettings.Clients()
 			if len(args) == 1 {
 				if !slices.Contains(clients, args[0]) {
 					return fmt.Errorf("client %q: use one of %s", args[0], strings.Join(clients, ", "))

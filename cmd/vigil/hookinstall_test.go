@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/vigil-dev/vigil/internal/hook/install"
+	hooksettings "github.com/vigil-dev/vigil/internal/hook/settings"
 )
 
 // fakeBinary is an executable file standing in for an installed vigil.
@@ -227,7 +228,7 @@ func TestHookDoctor(t *testing.T) {
 // settings (under $VIGIL_HOOK_SYSTEM_ROOT) with allowManagedHooksOnly.
 func TestHookInstallKeepsFlagsAndSystem(t *testing.T) {
 	root := t.TempDir()
-	t.Setenv(install.SystemRootEnv, root)
+	t.Setenv(hooksettings.SystemRootEnv, root)
 	proj := t.TempDir()
 	data := t.TempDir()
 	bin := filepath.Join(t.TempDir(), "vigil")
@@ -271,7 +272,7 @@ func TestHookInstallKeepsFlagsAndSystem(t *testing.T) {
 // a user's settings disable Vigil's hook (a union over every scope).
 func TestHookInstallGeminiSystem(t *testing.T) {
 	root, home, proj, data := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
-	t.Setenv(install.SystemRootEnv, root)
+	t.Setenv(hooksettings.SystemRootEnv, root)
 	t.Setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", "")
 	t.Setenv("HOME", home)
 	bin := fakeBinary(t)

@@ -101,7 +101,9 @@ type Options struct {
 
 // Self is Vigil's installation as the hook sees it.
 type Self struct {
-	Binary   string   // this binary, absolute
+	// Binaries are this binary and Vigil's other binary beside it (vigil,
+	// vigil-hook), absolute.
+	Binaries []string
 	Data     string   // the data directory, absolute ("" with --nats)
 	Settings []string // the client's hook settings files, absolute
 	// Creds are credentials directories of the node outside Data (`vigil
@@ -143,8 +145,12 @@ func (s Self) annotate(ev *events.Event) {
 		return
 	}
 	v := map[string]any{}
-	if s.Binary != "" {
-		v["binary"] = s.Binary
+	switch len(s.Binaries) {
+	case 0:
+	case 1:
+		v["binary"] = s.Binaries[0]
+	default:
+		v["binary"] = anyList(s.Binaries)
 	}
 	if s.Data != "" {
 		v["data"] = s.Data

@@ -15,6 +15,8 @@ import (
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/internal/hook"
+	"github.com/vigil-dev/vigil/internal/hook/hookcli"
+	hooksettings "github.com/vigil-dev/vigil/internal/hook/settings"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/setup"
 )
@@ -36,19 +38,19 @@ type Finding struct {
 // Claude Code runs only managed hooks once managed settings say
 // allowManagedHooksOnly.
 func scopeWarning(clientName, path, dir string) string {
-	sys, _ := SystemSettingsPath(clientName)
+	sys, _ := hooksettings.SystemPath(clientName)
 	if path == sys {
 		return ""
 	}
 	switch clientName {
 	case hook.Gemini:
 		var w []string
-		proj, _ := SettingsPath(clientName, Scope{Dir: dir})
+		proj, _ := hooksettings.Path(clientName, hooksettings.Scope{Dir: dir})
 		if path == proj {
 			w = append(w, "Gemini CLI ignores project hooks in an untrusted folder and with --skip-trust; headless, set GEMINI_CLI_TRUST_WORKSPACE=true (never --skip-trust), or install with --user or --system")
 		}
 		if !geminiHasAuthType(path) && !geminiHasAuthType(sys) {
-			if up, err := SettingsPath(clientName, Scope{User: true}); err != nil || !geminiHasAuthType(up) {
+			if up, err := hooksettings.Path(clientName, hooksettings.Scope{User: true}); err != nil || !geminiHasAuthType(up) {
 				w = append(w, `headless gemini -p also needs "security": {"auth": {"selectedType": "gemini-api-key"}} (or another type) in its settings`)
 			}
 		}
@@ -88,15 +90,18 @@ type Target struct {
 }
 
 // ParseCommand reads the binary and the connection flags of a
-// `vigil hook CLIENT …` command line.
+// `vigil hook CLIENT …` or `vigil-hook CLIENT …` command line.
 func ParseCommand(command string) (Target, bool) {
 	w := words(command)
-	i := slices.Index(w, "hook")
-	if i < 1 {
-		return Target{}, false
+	i := slices.IndexFunc(w, func(s string) bool { return filepath.Base(s) == hookcli.BinaryName })
+	if i < 0 {
+		if i = slices.Index(w, "hook"); i < 1 {
+			return Target{}, false
+		}
+		i--
 	}
-	t := Target{Bin: w[i-1]}
-	for j := i; j < len(w); j++ {
+	t := Target{Bin: w[i]}
+	for j := i + 1; j < len(w); j++ {
 		for _, f := range []struct {
 			name string
 			dst  *string
@@ -146,6 +151,18 @@ func Check(ctx context.Context, t Target) (bool, string) {
 		return false, warn + "connected, but the node does not answer: " + oneLine(err.Error())
 	}
 	return true, fmt.Sprintf("%sreaches the node at %s with the agent credentials (round trip %s)", warn, cl.Conn().ConnectedUrlRedacted(), rtt.Round(10*time.Microsecond))
+}
+
+// slowHookWarning says when a hook runs the whole vigil binary (`vigil
+// hook CLIENT`) while a vigil-hook lies beside it ("" otherwise).
+func slowHookWarning(bin string) string {
+	if !filepath.IsAbs(bin) || filepath.Base(bin) == hookcli.BinaryName {
+		return ""
+	}
+	if hb, _ := HookBinary(bin); hb != bin {
+		return fmt.Sprintf("this hook runs the whole vigil binary on every tool call; %s beside it starts several times faster: run vigil hook install again", hb)
+	}
+	return ""
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -198,7 +215,7 @@ func FindCommands(path, clientName string) ([]string, error) {
 func Doctor(ctx context.Context, clients []string, dir, dataDir string) []Finding {
 	var found []Finding
 	for _, cn := range clients {
-		for _, path := range SettingsPaths(cn, dir) {
+		for _, path := range hooksettings.Paths(cn, dir) {
 			cmds, err := FindCommands(path, cn)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
@@ -219,7 +236,11 @@ func Doctor(ctx context.Context, clients []string, dir, dataDir string) []Findin
 				}
 				seen[t] = true
 				ok, detail := Check(ctx, t)
-				found = append(found, Finding{Client: cn, Path: path, Command: command, OK: ok, Detail: detail, Warning: scopeWarning(cn, path, dir)})
+				warn := scopeWarning(cn, path, dir)
+				if w := slowHookWarning(t.Bin); w != "" {
+					warn = strings.TrimPrefix(warn+"; "+w, "; ")
+				}
+				found = append(found, Finding{Client: cn, Path: path, Command: command, OK: ok, Detail: detail, Warning: warn})
 			}
 		}
 	}
@@ -237,7 +258,7 @@ func Doctor(ctx context.Context, clients []string, dir, dataDir string) []Findin
 // pins true; "disabled" naming a Vigil hook, which Gemini unions over
 // every scope, so that even a system hook is skipped).
 func geminiFindings(found []Finding, dir string) []Finding {
-	sys, _ := SystemSettingsPath(hook.Gemini)
+	sys, _ := hooksettings.SystemPath(hook.Gemini)
 	var out []Finding
 	seen := false
 	for _, f := range found {
@@ -257,10 +278,10 @@ func geminiFindings(found []Finding, dir string) []Finding {
 	}
 	pinned := hooksConfig(sys)["enabled"] == true && geminiSkips(sys) == ""
 	var paths []string
-	if p, err := SettingsPath(hook.Gemini, Scope{User: true}); err == nil {
+	if p, err := hooksettings.Path(hook.Gemini, hooksettings.Scope{User: true}); err == nil {
 		paths = append(paths, p)
 	}
-	if p, err := SettingsPath(hook.Gemini, Scope{Dir: dir}); err == nil {
+	if p, err := hooksettings.Path(hook.Gemini, hooksettings.Scope{Dir: dir}); err == nil {
 		paths = append(paths, p)
 	}
 	for _, p := range paths {

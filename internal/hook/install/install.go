@@ -8,6 +8,7 @@ package install
 
 import (
 	"bytes"
+	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,88 +18,8 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/internal/hook"
+	"github.com/vigil-dev/vigil/internal/hook/hookcli"
 )
-
-// Clients are the clients Install can configure (the OpenHands SDK's
-// hooks file is set up by hand: docs/hooks.md).
-func Clients() []string { return []string{hook.ClaudeCode, hook.Gemini, hook.Cursor} }
-
-// Scope says which settings file of a client to use.
-type Scope struct {
-	User bool   // the user's settings (every project)
-	Dir  string // the project's root, for a project scope
-}
-
-// SettingsPath is the settings file `vigil hook install` writes for a
-// client. Claude Code's project file is settings.local.json: the hook
-// names this machine's binary and data directory, which do not belong in
-// a file the project shares.
-func SettingsPath(clientName string, sc Scope) (string, error) {
-	base := sc.Dir
-	if sc.User {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("no home directory (%v): use --project", err)
-		}
-		base = h
-	}
-	switch clientName {
-	case hook.ClaudeCode:
-		if sc.User {
-			return filepath.Join(base, ".claude", "settings.json"), nil
-		}
-		return filepath.Join(base, ".claude", "settings.local.json"), nil
-	case hook.Gemini:
-		return filepath.Join(base, ".gemini", "settings.json"), nil
-	case hook.Cursor:
-		return filepath.Join(base, ".cursor", "hooks.json"), nil
-	}
-	return "", fmt.Errorf("client %q: vigil hook install knows %s (OpenHands: see docs/hooks.md)", clientName, strings.Join(Clients(), ", "))
-}
-
-// SystemRootEnv overrides the root under which the system-wide settings
-// live (tests; a chroot): default "/".
-const SystemRootEnv = "VIGIL_HOOK_SYSTEM_ROOT"
-
-// SystemSettingsPath is the client's system-wide, root-owned settings
-// file on Linux: Claude Code's managed settings, Gemini CLI's system
-// settings, Cursor's system hooks file.
-func SystemSettingsPath(clientName string) (string, error) {
-	root := os.Getenv(SystemRootEnv)
-	if root == "" {
-		root = "/"
-	}
-	switch clientName {
-	case hook.ClaudeCode:
-		return filepath.Join(root, "etc", "claude-code", "managed-settings.json"), nil
-	case hook.Gemini:
-		if p := os.Getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH"); p != "" {
-			return p, nil
-		}
-		return filepath.Join(root, "etc", "gemini-cli", "settings.json"), nil
-	case hook.Cursor:
-		return filepath.Join(root, "etc", "cursor", "hooks.json"), nil
-	}
-	return "", fmt.Errorf("client %q has no system settings Vigil knows", clientName)
-}
-
-// SettingsPaths lists every settings file a client reads hooks from, in
-// the order doctor reports them.
-func SettingsPaths(clientName, dir string) []string {
-	var out []string
-	if p, err := SettingsPath(clientName, Scope{User: true}); err == nil {
-		out = append(out, p)
-	}
-	p, _ := SettingsPath(clientName, Scope{Dir: dir})
-	out = append(out, p)
-	if clientName == hook.ClaudeCode {
-		out = append(out, filepath.Join(dir, ".claude", "settings.json"))
-	}
-	if p, err := SystemSettingsPath(clientName); err == nil {
-		out = append(out, p)
-	}
-	return out
-}
 
 // hookEntry is one hook a client runs: the event, the matcher (Claude
 // Code and Gemini), the command's extra flags and the client's timeout.
@@ -200,12 +121,19 @@ func words(s string) []string {
 	return out
 }
 
+// Argv is the argument vector of a hook command line as install writes
+// it (its words: see words), for running it without a shell.
+func Argv(command string) []string { return words(command) }
+
 // isVigilHook reports whether a command runs `vigil hook CLIENT` (the
-// binary under any name).
+// binary under any name) or `vigil-hook CLIENT`.
 func isVigilHook(command, clientName string) bool {
 	w := words(command)
-	for i := 0; i+2 < len(w); i++ {
-		if w[i+1] == "hook" && w[i+2] == clientName {
+	for i := 0; i+1 < len(w); i++ {
+		if w[i+1] == clientName && filepath.Base(w[i]) == hookcli.BinaryName {
+			return true
+		}
+		if i+2 < len(w) && w[i+1] == "hook" && w[i+2] == clientName {
 			return true
 		}
 	}
@@ -398,10 +326,15 @@ func merge(settings map[string]any, clientName, command string, o Options) (map[
 }
 
 // Command is the command line a client runs: the absolute path of the
-// binary, the client, and how to reach the node: t.URL and t.Creds (made
-// absolute) when t.URL is set, else the absolute t.Data. t.Bin is ignored.
+// binary and the client (`vigil-hook CLIENT` when binary is a vigil-hook,
+// else `vigil hook CLIENT`), and how to reach the node: t.URL and t.Creds
+// (made absolute) when t.URL is set, else the absolute t.Data. t.Bin is
+// ignored.
 func Command(binary, clientName string, t Target) (string, error) {
 	parts := []string{Quote(binary), "hook", clientName}
+	if filepath.Base(binary) == hookcli.BinaryName {
+		parts = []string{Quote(binary), clientName}
+	}
 	if t.URL != "" {
 		parts = append(parts, "--nats", Quote(t.URL))
 		if t.Creds != "" {
@@ -421,9 +354,10 @@ func Command(binary, clientName string, t Target) (string, error) {
 	return strings.Join(parts, " "), nil
 }
 
-// Binary is the absolute path of the running binary, refusing one
-// that `go run` built in a temporary directory (it is deleted when go run
-// exits, and every hook would then fail).
+// Binary is the absolute path of the vigil binary install runs as (or
+// the one explicit names), refusing one that `go run` built in a
+// temporary directory (it is deleted when go run exits, and every hook
+// would then fail).
 func Binary(explicit string) (string, error) {
 	p := explicit
 	if p == "" {
@@ -441,12 +375,66 @@ func Binary(explicit string) (string, error) {
 		p = r
 	}
 	if explicit == "" && strings.Contains(p, string(filepath.Separator)+"go-build") {
-		return "", fmt.Errorf("this vigil was built by `go run` in %s, which is deleted when it exits: build it (go build -o ~/.local/bin/vigil ./cmd/vigil) and run that, or pass --binary PATH", filepath.Dir(p))
+		return "", fmt.Errorf("this vigil was built by `go run` in %s, which is deleted when it exits: build it (go build -o ~/.local/bin/ ./cmd/vigil ./cmd/vigil-hook) and run that, or pass --binary PATH", filepath.Dir(p))
 	}
-	if fi, err := os.Stat(p); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+	if !executable(p) {
 		return "", fmt.Errorf("--binary %s: not an executable file", p)
 	}
 	return p, nil
+}
+
+// HookBinary is the binary the clients' settings run for the vigil binary
+// at bin (absolute): the vigil-hook beside it when there is an executable
+// one (it starts several times faster: it links only the hook), else bin
+// itself (`vigil hook CLIENT`). A bin that is a vigil-hook is returned as
+// it is. note says, when it is not "", what the person should know: that
+// the slower vigil is used, or that the vigil-hook beside it comes from
+// another build than bin.
+func HookBinary(bin string) (hookBin, note string) {
+	if filepath.Base(bin) == hookcli.BinaryName {
+		return bin, ""
+	}
+	p := filepath.Join(filepath.Dir(bin), hookcli.BinaryName)
+	if !executable(p) {
+		return bin, fmt.Sprintf("no %s beside %s: the hook runs the whole vigil binary, which starts several times slower on every tool call; build it there (go build -o %s/ ./cmd/vigil-hook) and run install again", hookcli.BinaryName, bin, filepath.Dir(bin))
+	}
+	if a, b := buildOf(bin), buildOf(p); a != b {
+		return p, fmt.Sprintf("%s is from another build than %s (%s, %s): rebuild both from one tree", p, bin, b, a)
+	}
+	return p, ""
+}
+
+// buildOf names the build of the binary at p: its module version and VCS
+// revision as the Go toolchain recorded them ("unknown" when it cannot tell).
+func buildOf(p string) string {
+	bi, err := buildinfo.ReadFile(p)
+	if err != nil {
+		return "unknown"
+	}
+	rev, mod := "", ""
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				mod = "+modified"
+			}
+		}
+	}
+	if rev == "" {
+		return bi.Main.Version
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	return rev + mod
+}
+
+// executable reports whether p is a regular file with an execute bit.
+func executable(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 // Result is what install did to one settings file.

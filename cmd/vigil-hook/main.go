@@ -1,0 +1,27 @@
+// Command vigil-hook is Vigil's agent-client hook in a binary of its own:
+// `vigil-hook CLIENT [flags]` does exactly what `vigil hook CLIENT
+// [flags]` does (the same internal/hook/hookcli code), without the server,
+// the scorer and the rest of vigil linked in, whose package initialisation
+// every hook call would otherwise pay. An agent client starts it on every
+// tool call; `vigil hook install` writes it into the client's settings
+// when it lies beside the vigil binary (build both: go build -o DIR/
+// ./cmd/vigil ./cmd/vigil-hook).
+//
+// It fails closed like `vigil hook`: see hookcli.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/vigil-dev/vigil/internal/hook/hookcli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := hookcli.Run(ctx, os.Args[1:], hookcli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Name: "vigil-hook"})
+	stop()
+	os.Exit(code)
+}
