@@ -1,5 +1,6 @@
-// Command vigil is the one binary of Vigil: the server (`vigil serve`),
-// the client commands built on the client package, the offline analyzers,
+// Command vigil is Vigil's binary: the server (`vigil serve`),
+// the client commands built on the client package, the hooks (also built
+// alone as cmd/vigil-hook), the offline analyzers,
 // and the benchmarks. Run `vigil --help` for the list.
 //
 // Adding a command: write cmd/vigil/<name>.go with

@@ -63,6 +63,10 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
+	build = exec.Command("go", "build", "-o", filepath.Join(work, "vigil-hook"), "../vigil-hook")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build vigil-hook: %v\n%s", err, out)
+	}
 	if err := os.Symlink(filepath.Join(repo, "examples"), filepath.Join(work, "examples")); err != nil {
 		t.Fatal(err)
 	}
@@ -71,12 +75,12 @@ func TestREADMEWalkthrough(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// The README builds the binary from the repository's root; the test
-	// built the same package already, so that one command is checked and
+	// The README builds the binaries from the repository's root; the test
+	// built the same packages already, so that one command is checked and
 	// skipped. Anything else named go is not expected.
 	prelude := `set -eo pipefail
 go() {
-  if [ "$*" = "build -o vigil ./cmd/vigil" ]; then echo "(built by the test)"; return 0; fi
+  if [ "$*" = "build -o . ./cmd/vigil ./cmd/vigil-hook" ]; then echo "(built by the test)"; return 0; fi
   echo "unexpected go command in the README: go $*" >&2; return 1
 }
 `
@@ -84,8 +88,8 @@ go() {
 	for i, b := range blocks[1:] {
 		script += fmt.Sprintf("echo '### README block %d'\n%s", i+2, b)
 	}
-	if !strings.Contains(script, "go build -o vigil ./cmd/vigil") {
-		t.Fatal("the README no longer builds the binary with go build -o vigil ./cmd/vigil: update this test")
+	if !strings.Contains(script, "go build -o . ./cmd/vigil ./cmd/vigil-hook") {
+		t.Fatal("the README no longer builds the binaries with go build -o . ./cmd/vigil ./cmd/vigil-hook: update this test")
 	}
 	path := filepath.Join(work, "walkthrough.sh")
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {

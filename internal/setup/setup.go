@@ -256,8 +256,14 @@ func Plan(c Config) ([]Step, error) {
 			},
 		})
 	}
+	steps = append(steps, binaryStep(c.Source, c.Binary))
+	if hook := filepath.Join(filepath.Dir(c.Source), HookBinaryName); executable(hook) {
+		// The hook alone (cmd/vigil-hook), which `vigil hook install`
+		// writes into the clients' settings when it lies beside the
+		// binary it is given: root-owned beside it too.
+		steps = append(steps, binaryStep(hook, filepath.Join(filepath.Dir(c.Binary), HookBinaryName)))
+	}
 	steps = append(steps,
-		binaryStep(c),
 		dirStep(c, c.DataDir, c.ServiceUser, c.ServiceGroup, 0o700, "data directory"),
 		credsStep(c),
 		dirStep(c, c.EtcDir, "root", "root", 0o755, "etc directory"),
@@ -456,26 +462,37 @@ func dirStep(c Config, dir, owner, group string, mode fs.FileMode, what string) 
 	}
 }
 
-func binaryStep(c Config) Step {
+// HookBinaryName is the file name of the hook's own binary
+// (cmd/vigil-hook), installed beside vigil when it lies beside the source.
+const HookBinaryName = "vigil-hook"
+
+// executable reports whether path is a regular file someone may execute.
+func executable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
+// binaryStep installs a root-owned copy of the binary source at dest.
+func binaryStep(source, dest string) Step {
 	return Step{
-		What:    fmt.Sprintf("binary %s (root:root 0755, a copy of %s)", c.Binary, c.Source),
-		Command: fmt.Sprintf("install -o root -g root -m 0755 %s %s", c.Source, c.Binary),
+		What:    fmt.Sprintf("binary %s (root:root 0755, a copy of %s)", dest, source),
+		Command: fmt.Sprintf("install -o root -g root -m 0755 %s %s", source, dest),
 		Done: func() (bool, error) {
-			ok, err := owned(c.Binary, "root", "root", 0o755)
+			ok, err := owned(dest, "root", "root", 0o755)
 			if err != nil || !ok {
 				return false, err
 			}
-			return sameContent(c.Source, c.Binary)
+			return sameContent(source, dest)
 		},
 		Apply: func(context.Context) error {
-			if err := os.MkdirAll(filepath.Dir(c.Binary), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
 				return err
 			}
-			src, err := os.ReadFile(c.Source)
+			src, err := os.ReadFile(source)
 			if err != nil {
 				return err
 			}
-			return writeOwned(c.Binary, src, "root", "root", 0o755)
+			return writeOwned(dest, src, "root", "root", 0o755)
 		},
 	}
 }

@@ -245,3 +245,39 @@ func TestSingleUser(t *testing.T) {
 		t.Error("another data directory: want single-user mode")
 	}
 }
+
+// TestRunInstallsTheHookBinary: a vigil-hook beside the source binary is
+// installed root-owned beside the installed vigil (where `vigil hook
+// install --binary` finds it); without one, no step names it.
+func TestRunInstallsTheHookBinary(t *testing.T) {
+	dir := t.TempDir()
+	cfg := testConfig(t, dir)
+	hasHookStep := func() bool {
+		steps, err := Plan(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(steps, func(s Step) bool { return strings.Contains(s.What, HookBinaryName) })
+	}
+	if hasHookStep() {
+		t.Fatal("a step installs vigil-hook, but there is none beside the source")
+	}
+	hookSrc := filepath.Join(filepath.Dir(cfg.Source), HookBinaryName)
+	if err := os.WriteFile(hookSrc, []byte("#!/bin/sh\necho hook\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if !hasHookStep() {
+		t.Fatal("no step installs the vigil-hook that lies beside the source")
+	}
+	steps, _ := Plan(cfg)
+	if _, err := Run(t.Context(), steps, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(filepath.Dir(cfg.Binary), HookBinaryName)
+	if ok, err := owned(dest, "root", "root", 0o755); err != nil || !ok {
+		t.Fatalf("%s: want root:root 0755 (%v)", dest, err)
+	}
+	if same, err := sameContent(hookSrc, dest); err != nil || !same {
+		t.Fatalf("%s is not a copy of %s (%v)", dest, hookSrc, err)
+	}
+}
