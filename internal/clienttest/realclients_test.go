@@ -35,11 +35,12 @@ const (
 	attackBudget = 3 * time.Second
 )
 
-// realEnv is what every case shares: the vigil binary built from this
-// tree, the installed clients, the scripted model API.
+// realEnv is what every case shares: the vigil and vigil-hook binaries
+// built from this tree (side by side, so hook install writes vigil-hook),
+// the installed clients, the scripted model API.
 type realEnv struct {
-	base, vigil, claude, gemini string
-	model                       *fakeModel
+	base, vigil, hookBin, claude, gemini string
+	model                                *fakeModel
 }
 
 // TestRealClients drives the real Claude Code and Gemini CLI binaries,
@@ -77,10 +78,11 @@ func prepare(t *testing.T) *realEnv {
 	if err != nil {
 		t.Fatalf("go list -m: %v", err)
 	}
-	build := exec.Command("go", "build", "-o", e.vigil, "./cmd/vigil")
+	e.hookBin = filepath.Join(base, "bin", "vigil-hook")
+	build := exec.Command("go", "build", "-o", filepath.Join(base, "bin")+"/", "./cmd/vigil", "./cmd/vigil-hook")
 	build.Dir = strings.TrimSpace(string(root))
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build vigil: %v\n%s", err, out)
+		t.Fatalf("build vigil and vigil-hook: %v\n%s", err, out)
 	}
 	prefix := os.Getenv("VIGIL_CLIENTS_NPM")
 	if prefix == "" {
@@ -530,14 +532,14 @@ func singleUserClaude(t *testing.T, e *realEnv) {
 				{Tool: "Read", Input: map[string]any{"file_path": settings}},
 				{Tool: "Write", Input: map[string]any{"file_path": settings, "content": "{}\n"}},
 				bash("echo '{}' > " + settings),
-				bash("chmod 000 " + e.vigil),
+				bash("chmod 000 " + e.hookBin),
 				rm,
 			}, Final: "Done " + scen + "."})
 			e.claudeRun(t, cc.with(append(m.env, "PATH="+filepath.Dir(e.vigil)+":"+os.Getenv("PATH"))...), scen, m.flags...)
 			got := resultsText(e.model.resultsOf(scen))
-			if fi, err := os.Stat(e.vigil); err != nil || fi.Mode().Perm() != 0o755 {
+			if fi, err := os.Stat(e.hookBin); err != nil || fi.Mode().Perm() != 0o755 {
 				t.Errorf("chmod 000 of the hook binary ran (%v %v); the model got:\n%s", fi, err, got)
-				os.Chmod(e.vigil, 0o755)
+				os.Chmod(e.hookBin, 0o755)
 			}
 			if now, _ := os.ReadFile(settings); !bytes.Equal(now, orig) {
 				t.Errorf("the agent rewrote its hook settings to %q; the model got:\n%s", now, got)

@@ -45,6 +45,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
 )
@@ -275,6 +276,9 @@ func readRange(ctx context.Context, st jetstream.Stream, from, to uint64, fn fun
 	cons, err := st.OrderedConsumer(cctx, jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy,
 		OptStartSeq:   from,
+		// Gone soon after the read: a read per restart or retry must not
+		// pile up toward the stream's consumer limit.
+		InactiveThreshold: transport.ReaderInactive,
 	})
 	if err != nil {
 		return fmt.Errorf("driver: read %s: %w", events.StreamDerived, err)
