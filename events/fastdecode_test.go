@@ -74,6 +74,7 @@ func TestFastDecodeAgrees(t *testing.T) {
 	fast := 0
 	for _, b := range fastSeeds(t) {
 		checkFastAgrees(t, b)
+		checkFastValueAgrees(t, b)
 		p := 0
 		if checkMsgpack(b, MaxDepth) == nil {
 			if _, ok := fastValue(b, &p, 0); ok {
@@ -103,5 +104,82 @@ func FuzzFastDecode(f *testing.F) {
 	for _, b := range fastSeeds(f) {
 		f.Add(b)
 	}
-	f.Fuzz(func(t *testing.T, b []byte) { checkFastAgrees(t, b) })
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkFastAgrees(t, b)
+		checkFastValueAgrees(t, b)
+	})
+}
+
+// slowMarshal is Derived.Marshal with its data rendered by the library's
+// decoder alone: the reference the fast path must give the same bytes as.
+func slowMarshal(d *Derived) ([]byte, error) {
+	m, err := d.envelope(toGeneric)
+	if err != nil {
+		return nil, err
+	}
+	n, err := normalize(m, 0)
+	if err != nil {
+		return nil, err
+	}
+	return encodeCanonical(n)
+}
+
+// TestDerivedMarshalAgrees: every derived type, with awkward values
+// (invalid UTF-8, floats, large integers, empty and nil lists), encodes
+// to the same bytes through the fast path as through the library's.
+func TestDerivedMarshalAgrees(t *testing.T) {
+	reasons := []Reason{{Analyzer: "shell", Rule: "rm-rf", Detail: "bad \xff byte", Level: RiskHigh, Span: []int{0, 5}}, {Analyzer: "a", Rule: "b"}}
+	for _, data := range []any{
+		RiskAssessed{ActionID: "a1", LogSeq: 1 << 63, ConfigVersion: -2, Level: RiskLow, Reasons: reasons},
+		RiskAssessed{ActionID: "a1", Reasons: []Reason{}},
+		RiskAssessed{ActionID: "a1"},
+		&GateRequested{ActionID: "a2", LogSeq: 7, Level: RiskMedium, Reasons: reasons, Tool: "bash", Command: "rm -rf /", Digest: "sha256:00"},
+		GateDecided{ActionID: "a3", Outcome: OutcomeDeny, By: ByRule, Reasons: reasons, DecisionSeq: 9, AskSecurityRisk: true},
+		Alert{Severity: SeverityHigh, Reason: "r\xfe", LogSeq: 3},
+		AuditCheckpoint{TreeSize: 4, RootHash: "cm9vdA==", Note: "note\n", Leaves: "x"},
+		Stats{Conversation: "c", Events: 3, ByKind: map[string]uint64{"action": 2, "message": 1}},
+		DeadLetter{Reason: "r", Subject: "s", Size: 12},
+		struct {
+			F  float64   `msgpack:"f"`
+			G  float32   `msgpack:"g"`
+			H  []float64 `msgpack:"h"`
+			U  uint64    `msgpack:"u"`
+			B  []byte    `msgpack:"b"`
+			M  map[string]any
+			NP *Alert `msgpack:"np"`
+		}{F: 2, G: 1.5, H: []float64{math.NaN(), 1e300, -0.5}, U: math.MaxUint64, B: []byte("\xffx"), M: map[string]any{"k": []any{1, "v"}}},
+		map[string]any{"generic": true, "n": 1.0},
+	} {
+		d := Derived{V: 1, ID: "risk:1", Kind: KindRiskAssessed, Conversation: "c-1", Seq: 1, Time: "2026-11-22T10:00:00Z", Data: data}
+		got, gerr := d.Marshal()
+		want, werr := slowMarshal(&d)
+		if (gerr == nil) != (werr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("%T: % x (%v), the library's path % x (%v)", data, got, gerr, want, werr)
+		}
+	}
+}
+
+// checkFastValueAgrees: fastValue gives what the library's decoder and
+// normalize give, for any value (not only an event).
+func checkFastValueAgrees(t *testing.T, b []byte) {
+	t.Helper()
+	if checkMsgpack(b, MaxDepth) != nil {
+		return
+	}
+	p := 0
+	got, ok := fastValue(b, &p, 0)
+	if !ok || p != len(b) {
+		return
+	}
+	v, err := decodeMsgpackValue(b, MaxDepth)
+	if err != nil {
+		t.Fatalf("% x: the fast path decodes what the library refuses: %v", b[:min(len(b), 40)], err)
+	}
+	want, err := normalize(v, 0)
+	if err != nil {
+		t.Fatalf("% x: the fast path decodes what normalize refuses: %v", b[:min(len(b), 40)], err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("% x: %#v, the library's path %#v", b[:min(len(b), 40)], got, want)
+	}
 }
