@@ -183,3 +183,32 @@ func checkFastValueAgrees(t *testing.T, b []byte) {
 		t.Fatalf("% x: %#v, the library's path %#v", b[:min(len(b), 40)], got, want)
 	}
 }
+
+// TestFastDecodeAgreesOnExamples: every golden example (docs/schemas'
+// events, v0 ones and the derived ones) decodes, and encodes, the same
+// through both paths.
+func TestFastDecodeAgreesOnExamples(t *testing.T) {
+	n := 0
+	for _, x := range append(validExamples(t), readExamples(t, "invalid/*.json")...) {
+		if d, err := DecodeDerivedJSON(x.raw); err == nil {
+			got, gerr := d.Marshal()
+			want, werr := slowMarshal(&d)
+			if (gerr == nil) != (werr == nil) || !bytes.Equal(got, want) {
+				t.Fatalf("%s: % x (%v), the library's path % x (%v)", x.name, got, gerr, want, werr)
+			}
+			n++
+			continue
+		}
+		ev, err := DecodeJSON(x.raw)
+		if err != nil {
+			continue
+		}
+		b := mustMsgpack(t, ev)
+		checkFastAgrees(t, b)
+		checkFastValueAgrees(t, b)
+		n++
+	}
+	if n < 20 {
+		t.Fatalf("only %d examples checked", n)
+	}
+}
