@@ -176,8 +176,18 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// DecodeMsgpack decodes one msgpack-encoded event and upcasts it.
+// DecodeMsgpack decodes one msgpack-encoded event and upcasts it. A body
+// of the usual kinds of values is decoded without the msgpack library
+// (fastValue); every other takes the library's path, to the same result.
 func DecodeMsgpack(b []byte) (ev Event, err error) {
+	if checkMsgpack(b, MaxDepth) == nil {
+		p := 0
+		if v, ok := fastValue(b, &p, 0); ok && p == len(b) {
+			if m, ok := v.(map[string]any); ok {
+				return fromMap(m, "msgpack")
+			}
+		}
+	}
 	v, err := decodeMsgpackValue(b, MaxDepth)
 	if err != nil {
 		return Event{}, err

@@ -33,8 +33,11 @@ type Derived struct {
 }
 
 // toMap renders d as a generic map with canonical values.
-func (d *Derived) toMap() (map[string]any, error) {
-	data, err := toGeneric(d.Data)
+func (d *Derived) toMap() (map[string]any, error) { return d.envelope(toGeneric) }
+
+// envelope renders d as a generic map, its data rendered by generic.
+func (d *Derived) envelope(generic func(any) (any, error)) (map[string]any, error) {
+	data, err := generic(d.Data)
 	if err != nil {
 		return nil, fmt.Errorf("events: data of derived %s: %w", d.ID, err)
 	}
@@ -71,10 +74,35 @@ func toGeneric(v any) (any, error) {
 	return decodeMsgpackValue(b, MaxDepth)
 }
 
+// toNormal is toGeneric followed by normalize: the generic value d.Data
+// encodes as. A typed value is encoded by the msgpack library and read
+// back by fastValue, the library's decoder and normalize when that cannot.
+func toNormal(v any) (any, error) {
+	switch v.(type) {
+	case nil, map[string]any, []any, string, bool, int64, uint64, float64:
+		return normalize(cloneValue(v), 0)
+	}
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	if checkMsgpack(b, MaxDepth) == nil {
+		p := 0
+		if n, ok := fastValue(b, &p, 0); ok && p == len(b) {
+			return n, nil
+		}
+	}
+	g, err := decodeMsgpackValue(b, MaxDepth)
+	if err != nil {
+		return nil, err
+	}
+	return normalize(g, 0)
+}
+
 // Marshal encodes d for the wire, canonically: the same derived event, typed
 // or generic, always gives the same bytes.
 func (d *Derived) Marshal() ([]byte, error) {
-	m, err := d.toMap()
+	m, err := d.envelope(toNormal)
 	if err != nil {
 		return nil, err
 	}

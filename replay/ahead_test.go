@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/audit"
+	"github.com/vigil-dev/vigil/processors/risk"
 )
 
 // TestScoringAheadIsIdentical: scoring actions ahead of the fold, in
@@ -69,5 +71,48 @@ func TestScoringAheadIsIdentical(t *testing.T) {
 				t.Logf("%d workers: %d of the actions scored ahead, %d outputs identical", workers, parRep.ScoredAhead, parRep.Matched)
 			}
 		})
+	}
+}
+
+// wrongAhead hands the fold a wrong assessment for every action, under
+// the key it asks for: a scoring-ahead bug the key check cannot see.
+type wrongAhead struct{ taken int }
+
+func (w *wrongAhead) Take(risk.MemoKey) (risk.Assessment, bool) {
+	w.taken++
+	return risk.Assessment{Level: events.RiskLow, Reasons: []events.Reason{{Analyzer: "wrong", Rule: "ahead"}}}, true
+}
+
+// TestWrongAheadIsCaught: the comparisons TestScoringAheadIsIdentical
+// relies on do fail when an assessment taken ahead is wrong: the replay
+// reports the changed outputs, and the bytes differ from the live ones.
+func TestWrongAheadIsCaught(t *testing.T) {
+	l := newSynthLog(t)
+	var recs Records
+	for seq := uint64(1); seq <= 400; seq++ {
+		recs = append(recs, l.record(seq, nil))
+	}
+	build := builderEvery(t, audit.DefaultInterval)
+	recorded := live(t, recs, build)
+	wrong := &wrongAhead{}
+	// Workers 1: Run attaches no Ahead of its own; this build attaches the wrong one.
+	rep, err := Run(t.Context(), Config{Source: recs, Recorded: recorded, Workers: 1,
+		Build: func(o processors.Options) ([]processors.Processor, error) {
+			procs, err := build(o)
+			for _, p := range procs {
+				if rp, ok := p.(*risk.Processor); ok {
+					rp.WithAhead(wrong)
+				}
+			}
+			return procs, err
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wrong.taken == 0 {
+		t.Fatal("the fold took no assessment ahead")
+	}
+	if rep.Identical() || rep.Changed == 0 {
+		t.Fatalf("a wrong assessment ahead went unnoticed: %+v", rep)
 	}
 }

@@ -6,12 +6,19 @@ import (
 )
 
 // Garbage collection of a replay. A replay is a batch job whose live heap
-// is the folds' state (small beside what it allocates and drops per
-// record: decoded events, parse trees, outputs), so at Go's default
-// (GOGC=100) collection takes a fifth of a record's CPU. BatchGC trades
-// memory for it: collection at GCPercent, bounded by MemoryLimit.
+// is the folds' state (tens of MB for a million events, small beside the
+// 7 KB a record allocates and drops: decoded events, parse trees,
+// outputs). A collection costs the live heap it marks, and the
+// proportional trigger (GOGC) starts one each time the heap grows by a
+// multiple of that live heap: at GOGC=400 collecting takes about a sixth
+// of a record's CPU. BatchGC turns the proportional trigger off and lets
+// the heap grow to MemoryLimit between collections: a replay then holds
+// up to MemoryLimit (about 1 GiB of RSS) and spends a few percent of its
+// CPU collecting. A live heap near the limit makes collections frequent
+// again (Go then caps them at half the CPU). GOGC and GOMEMLIMIT in the
+// environment override either setting.
 const (
-	GCPercent   = 400
+	GCPercent   = -1 // off: MemoryLimit triggers collection
 	MemoryLimit = 1 << 30
 )
 

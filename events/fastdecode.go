@@ -1,0 +1,238 @@
+package events
+
+import (
+	"encoding/binary"
+	"math"
+	"unicode/utf8"
+)
+
+// fastValue decodes the msgpack value at b[*p:] straight into the
+// normalised value (see normalize) that the msgpack library's loose
+// decoding followed by normalize gives, without the library's decoder,
+// reader and intermediate copies. It runs only on a body checkMsgpack
+// accepted. It reports false, and the caller takes the general path, on
+// anything it does not reproduce exactly: an extension (a timestamp), a
+// map key that is not a valid UTF-8 string, nesting past MaxDepth. It
+// never fails otherwise and never allocates more than the value it returns.
+func fastValue(b []byte, p *int, depth int) (any, bool) {
+	if depth > MaxDepth || *p >= len(b) {
+		return nil, false
+	}
+	c := b[*p]
+	*p++
+	switch {
+	case c <= 0x7f:
+		return int64(c), true
+	case c >= 0xe0:
+		return int64(int8(c)), true
+	case c >= 0x80 && c <= 0x8f:
+		return fastMap(b, p, int(c&0x0f), depth)
+	case c >= 0x90 && c <= 0x9f:
+		return fastArray(b, p, int(c&0x0f), depth)
+	case c >= 0xa0 && c <= 0xbf:
+		return fastString(b, p, int(c&0x1f))
+	}
+	switch c {
+	case 0xc0:
+		return nil, true
+	case 0xc2:
+		return false, true
+	case 0xc3:
+		return true, true
+	case 0xc4, 0xd9: // bin8, str8 (bin normalises to a string too)
+		n, ok := fastUint(b, p, 1)
+		if !ok {
+			return nil, false
+		}
+		return fastString(b, p, int(n))
+	case 0xc5, 0xda:
+		n, ok := fastUint(b, p, 2)
+		if !ok {
+			return nil, false
+		}
+		return fastString(b, p, int(n))
+	case 0xc6, 0xdb:
+		n, ok := fastUint(b, p, 4)
+		if !ok {
+			return nil, false
+		}
+		return fastString(b, p, int(n))
+	case 0xca:
+		n, ok := fastUint(b, p, 4)
+		if !ok {
+			return nil, false
+		}
+		return normalizeFloat(float64(math.Float32frombits(uint32(n)))), true
+	case 0xcb:
+		n, ok := fastUint(b, p, 8)
+		if !ok {
+			return nil, false
+		}
+		return normalizeFloat(math.Float64frombits(n)), true
+	case 0xcc, 0xcd, 0xce, 0xcf: // uint 8, 16, 32, 64
+		n, ok := fastUint(b, p, 1<<(c-0xcc))
+		if !ok {
+			return nil, false
+		}
+		if n <= math.MaxInt64 {
+			return int64(n), true
+		}
+		return n, true
+	case 0xd0:
+		n, ok := fastUint(b, p, 1)
+		return int64(int8(n)), ok
+	case 0xd1:
+		n, ok := fastUint(b, p, 2)
+		return int64(int16(n)), ok
+	case 0xd2:
+		n, ok := fastUint(b, p, 4)
+		return int64(int32(n)), ok
+	case 0xd3:
+		n, ok := fastUint(b, p, 8)
+		return int64(n), ok
+	case 0xdc, 0xdd:
+		n, ok := fastUint(b, p, 2<<(c-0xdc))
+		if !ok {
+			return nil, false
+		}
+		return fastArray(b, p, int(n), depth)
+	case 0xde, 0xdf:
+		n, ok := fastUint(b, p, 2<<(c-0xde))
+		if !ok {
+			return nil, false
+		}
+		return fastMap(b, p, int(n), depth)
+	}
+	return nil, false // extensions, and 0xc1 (checkMsgpack refuses it)
+}
+
+// fastUint reads an n-byte big-endian unsigned integer.
+func fastUint(b []byte, p *int, n int) (uint64, bool) {
+	if len(b)-*p < n {
+		return 0, false
+	}
+	var v uint64
+	switch n {
+	case 1:
+		v = uint64(b[*p])
+	case 2:
+		v = uint64(binary.BigEndian.Uint16(b[*p:]))
+	case 4:
+		v = uint64(binary.BigEndian.Uint32(b[*p:]))
+	case 8:
+		v = binary.BigEndian.Uint64(b[*p:])
+	default:
+		return 0, false
+	}
+	*p += n
+	return v, true
+}
+
+func fastString(b []byte, p *int, n int) (any, bool) {
+	if n < 0 || len(b)-*p < n {
+		return nil, false
+	}
+	s := string(b[*p : *p+n])
+	*p += n
+	return validUTF8(s), true
+}
+
+func fastArray(b []byte, p *int, n int, depth int) (any, bool) {
+	if n < 0 || n > len(b)-*p {
+		return nil, false
+	}
+	out := make([]any, 0, n)
+	for range n {
+		v, ok := fastValue(b, p, depth+1)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, v)
+	}
+	return out, true
+}
+
+func fastMap(b []byte, p *int, n int, depth int) (any, bool) {
+	if n < 0 || 2*n > len(b)-*p {
+		return nil, false
+	}
+	out := make(map[string]any, n)
+	for range n {
+		k, ok := fastKey(b, p)
+		if !ok {
+			return nil, false
+		}
+		v, ok := fastValue(b, p, depth+1)
+		if !ok {
+			return nil, false
+		}
+		out[k] = v // a repeated key: the last wins, as in the library
+	}
+	return out, true
+}
+
+// fastKey reads a map key: a valid UTF-8 str (bin keys and invalid UTF-8
+// take the general path, whose collision rule it does not repeat). The
+// envelope's keys and the commonest data keys are returned without an
+// allocation.
+func fastKey(b []byte, p *int) (string, bool) {
+	if *p >= len(b) {
+		return "", false
+	}
+	c := b[*p]
+	*p++
+	var n int
+	switch {
+	case c >= 0xa0 && c <= 0xbf:
+		n = int(c & 0x1f)
+	case c == 0xd9 || c == 0xda || c == 0xdb:
+		u, ok := fastUint(b, p, 1<<(c-0xd9))
+		if !ok {
+			return "", false
+		}
+		n = int(u)
+	default:
+		return "", false
+	}
+	if n < 0 || len(b)-*p < n {
+		return "", false
+	}
+	kb := b[*p : *p+n]
+	*p += n
+	if !utf8.Valid(kb) {
+		return "", false
+	}
+	switch string(kb) { // no allocation for these
+	case "v":
+		return "v", true
+	case "id":
+		return "id", true
+	case "kind":
+		return "kind", true
+	case "conversation":
+		return "conversation", true
+	case "agent":
+		return "agent", true
+	case "origin":
+		return "origin", true
+	case "time":
+		return "time", true
+	case "data":
+		return "data", true
+	case "redactions":
+		return "redactions", true
+	case "tool":
+		return "tool", true
+	case "args":
+		return "args", true
+	case "command":
+		return "command", true
+	case "action_id":
+		return "action_id", true
+	case "content":
+		return "content", true
+	case "path":
+		return "path", true
+	}
+	return string(kb), true
+}
