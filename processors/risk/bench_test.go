@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dev/vigil/processors/risk/inject"
+
 	"github.com/vigil-dev/vigil/events"
 )
 
@@ -92,7 +94,7 @@ func BenchmarkScan64K(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		Scan(text, "AGENTS.md")
+		inject.Scan(text, "AGENTS.md")
 	}
 }
 
@@ -121,6 +123,6 @@ func BenchmarkScan64KVaried(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		Scan(text, "AGENTS.md")
+		inject.Scan(text, "AGENTS.md")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-dev/vigil/processors/risk/inject"
+
 	"github.com/vigil-dev/vigil/events"
 )
 
@@ -59,8 +61,8 @@ func FuzzScan(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		r := Scan(text, "AGENTS.md")
-		if r.Verdict != VerdictClean && r.Verdict != VerdictSuspicious && r.Verdict != VerdictInjection {
+		r := inject.Scan(text, "AGENTS.md")
+		if r.Verdict != inject.VerdictClean && r.Verdict != inject.VerdictSuspicious && r.Verdict != inject.VerdictInjection {
 			t.Fatalf("verdict %q", r.Verdict)
 		}
 		for _, fd := range r.Findings {
@@ -74,9 +76,9 @@ func FuzzScan(f *testing.F) {
 func TestScanLarge(t *testing.T) {
 	text := strings.Repeat("Use gofmt. Keep functions short.\n", 40000) // ≈1.3 MB, the repetition is memoised
 	start := time.Now()
-	r := Scan(text, "")
+	r := inject.Scan(text, "")
 	t.Logf("1.3 MB scanned in %v: %s", time.Since(start), r.Verdict)
-	if r.Verdict != VerdictClean {
+	if r.Verdict != inject.VerdictClean {
 		t.Errorf("verdict %s %v", r.Verdict, r.Findings)
 	}
 }
