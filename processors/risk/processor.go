@@ -27,7 +27,7 @@ import (
 // risk.assessed at MEDIUM and no alert; a clean one produces no output. A
 // context.loaded with data.source "mcp" is an MCP tool's description and
 // schema (ScanTool; a description that changed since first seen is a
-// finding, see inject_mcp.go). Consumers that
+// finding, see processors/risk/inject/mcp.go). Consumers that
 // key on pending actions (the gate) ignore assessments of ids they do not
 // know.
 //
@@ -44,7 +44,7 @@ type Processor struct {
 	// idle forgets the conversations gone idle (in log time).
 	idle *processors.IdleConversations
 	// mcp remembers, per MCP server and tool, the digest of the
-	// description first seen (inject_mcp.go), to flag a later change.
+	// description first seen (inject.MCPMemory), to flag a later change.
 	mcp *inject.MCPMemory
 	// written remembers the files tools run from that each conversation
 	// wrote, and at which risk (WrittenFiles).

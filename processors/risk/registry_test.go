@@ -53,7 +53,7 @@ func TestShellRuleRegistry(t *testing.T) {
 }
 
 const (
-	docsBegin = "<!-- shell-rules:begin (generated from processors/risk/shellrules.go by go test -run ShellRuleDocs -update) -->"
+	docsBegin = "<!-- shell-rules:begin (generated from processors/risk/shell/shellrules.go by go test ./processors/risk -run ShellRuleDocs -update) -->"
 	docsEnd   = "<!-- shell-rules:end -->"
 )
 
@@ -110,7 +110,7 @@ func TestShellRuleDocs(t *testing.T) {
 }
 
 const (
-	selfDocsBegin = "<!-- self-rules:begin (generated from processors/risk/selfprotect_rules.go by go test -run SelfRuleDocs -update) -->"
+	selfDocsBegin = "<!-- self-rules:begin (generated from processors/risk/shell/selfprotect_rules.go by go test ./processors/risk -run SelfRuleDocs -update) -->"
 	selfDocsEnd   = "<!-- self-rules:end -->"
 )
 

@@ -20,7 +20,9 @@ const (
 	AnalyzerSelfProtect = "selfprotect"
 )
 
-// finding is one rule that fired, before it becomes an events.Reason.
+// Finding is one rule that fired, before the scorer makes it an
+// events.Reason. Rule is the rule's declaration, never an id written at
+// the emit site.
 type Finding struct {
 	Analyzer string
 	Rule     Decl
@@ -30,13 +32,15 @@ type Finding struct {
 	Command  string // the command name the rule fired on ("" for none)
 }
 
-// ruleDecl is a rule's declaration in one of the package's registries
-// (*ShellRule, *SelfRule), or a rule the config's policy names
-// (policyRule): a finding takes one, so no emit site names a built-in rule
-// by a string and its id, analyzer and docs come from one place.
+// Decl is a rule's declaration in an analyzer's registry
+// (*shell.ShellRule, *shell.SelfRule, *inject.InjectRule), or a rule the
+// config's policy names (the scorer's): a finding takes one, so no emit
+// site names a built-in rule by a string and its id, analyzer and docs
+// come from one place (the scorer's TestRuleHandles reads every emit site
+// of every analyzer through the type checker).
 type Decl interface{ RuleID() string }
 
-// id is the rule id the finding reports ("" for none).
+// ID is the rule id the finding reports ("" for none).
 func (f Finding) ID() string {
 	if f.Rule == nil {
 		return ""

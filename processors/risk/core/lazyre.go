@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// lazyRegexp is a regular expression compiled on first use. The rules'
+// LazyRegexp is a regular expression compiled on first use. The rules'
 // expressions are package variables; compiled at init they cost every
 // command of the vigil binary ~15 ms at start, `vigil hook` included,
 // which never scores anything. A wrong expression still fails the tests
@@ -20,21 +20,21 @@ type LazyRegexp struct {
 // filled once, at package initialisation, and never changed after.
 var lazyREs []*LazyRegexp
 
-// lazyRE returns expr, to be compiled on first use (as regexp.MustCompile).
+// LazyRE returns expr, to be compiled on first use (as regexp.MustCompile).
 func LazyRE(expr string) *LazyRegexp {
 	l := &LazyRegexp{expr: expr}
 	lazyREs = append(lazyREs, l)
 	return l
 }
 
-// get compiles the expression once and returns it.
+// Get compiles the expression once and returns it.
 func (l *LazyRegexp) Get() *regexp.Regexp {
 	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
 	return l.re
 }
 
-// reMatcher is what the scanner's helpers need of an expression; both
-// *regexp.Regexp and *lazyRegexp have it.
+// Matcher is what the scanner's helpers need of an expression; both
+// *regexp.Regexp and *LazyRegexp have it.
 type Matcher interface {
 	MatchString(s string) bool
 	FindStringIndex(s string) []int

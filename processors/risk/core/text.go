@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// lazySet is set, built on first use: the package's name sets are
+// LazySet is SetOf, built on first use: the analyzers' name sets are
 // package variables, and built at initialisation they cost every command
 // of the vigil binary its start-up (`vigil hook` included, which never
 // scores). Use it as name()[key].
@@ -14,7 +14,7 @@ func LazySet(names ...string) func() map[string]bool {
 	return sync.OnceValue(func() map[string]bool { return SetOf(names...) })
 }
 
-// set returns the set of names.
+// SetOf returns the set of names.
 func SetOf(names ...string) map[string]bool {
 	m := make(map[string]bool, len(names))
 	for _, n := range names {
@@ -23,7 +23,7 @@ func SetOf(names ...string) map[string]bool {
 	return m
 }
 
-// trimArg cuts s to 60 bytes for a reason's detail.
+// TrimArg cuts s to 60 bytes for a reason's detail.
 func TrimArg(s string) string {
 	if len(s) > 60 {
 		return s[:60] + "…"
@@ -31,7 +31,7 @@ func TrimArg(s string) string {
 	return s
 }
 
-// decodeBase64 decodes s (white space dropped) in any of the four base64
+// DecodeBase64 decodes s (white space dropped) in any of the four base64
 // alphabets.
 func DecodeBase64(s string) (string, bool) {
 	s = strings.Join(strings.Fields(s), "")
@@ -43,7 +43,7 @@ func DecodeBase64(s string) (string, bool) {
 	return "", false
 }
 
-// reverse returns s with its runes in reverse order.
+// Reverse returns s with its runes in reverse order.
 func Reverse(s string) string {
 	r := []rune(s)
 	for i, j := 0, len(r)-1; i < j; i, j = i+1, j-1 {

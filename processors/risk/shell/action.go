@@ -17,7 +17,7 @@ type Analyzer struct {
 	parsers *parserPool
 }
 
-// NewAnalyzer returns an analyzer with its own parser pool.
+// New returns an analyzer with its own parser pool.
 func New() *Analyzer { return &Analyzer{parsers: newParserPool()} }
 
 // Command returns the findings and the view of a shell command line.
@@ -25,11 +25,13 @@ func (s *Analyzer) Command(cmd string, env core.Env) ([]core.Finding, core.View)
 	return shellFindingsWith(s.parsers, cmd, env)
 }
 
+// Findings returns the findings and the view of a shell command line,
+// parsed with a fresh parser (Analyzer.Command reuses a pool).
 func Findings(cmd string, env core.Env) ([]core.Finding, core.View) {
 	return shellFindingsWith(nil, cmd, env)
 }
 
-// shellFindingsWith is shellFindings parsing with pp's parsers.
+// shellFindingsWith is Findings parsing with pp's parsers.
 func shellFindingsWith(pp *parserPool, cmd string, env core.Env) ([]core.Finding, core.View) {
 	return shellFindingsSelf(pp, cmd, env, nil)
 }
@@ -86,6 +88,8 @@ func looksLikePath(a string) bool {
 		(strings.Contains(a, "/") && !strings.Contains(a, "://") && !strings.Contains(a, " "))
 }
 
+// UniqSorted returns the distinct non-blank strings of in, trimmed and
+// sorted (nil for none).
 func UniqSorted(in []string) []string {
 	if len(in) == 0 {
 		return nil
@@ -104,10 +108,11 @@ func UniqSorted(in []string) []string {
 	return out
 }
 
-// Tool families ScoreAction dispatches on (lower-cased tool names).
+// Tool families Action dispatches on (lower-cased tool names).
 var (
 	shellTools  = core.LazySet("bash", "shell", "execute_bash", "terminal", "sh", "zsh", "run_shell_command", "run_command", "execute_command", "exec", "command", "cmd", "run_terminal_cmd", "local_shell", "container.exec")
 	pythonTools = core.LazySet("python", "ipython", "execute_ipython_cell", "python_repl", "jupyter", "run_python", "code_interpreter", "execute_python")
+	// WriteTools are the tools that write or edit a file.
 	WriteTools  = core.LazySet("file_write", "file_edit", "str_replace_editor", "write", "edit", "multiedit", "create_file", "write_file", "edit_file", "apply_patch", "replace", "str_replace_based_edit_tool", "notebookedit", "write_to_file", "insert_edit_into_file")
 	readTools   = core.LazySet("read", "read_file", "file_read", "view", "open_file", "cat", "view_file", "glob", "grep", "ls", "list_dir", "list_directory", "search_files", "find_files")
 	netTools    = core.LazySet("browse", "web_fetch", "webfetch", "fetch", "browser", "browse_url", "http_request", "http", "curl", "open_url", "navigate", "browser_navigate", "web_browser", "playwright")

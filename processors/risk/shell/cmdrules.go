@@ -9,7 +9,7 @@ import (
 	"github.com/vigil-dev/vigil/processors/risk/core"
 )
 
-// ruledCmds lists the commands a rule judges by name: the cases of
+// RuledCmds lists the commands a rule judges by name: the cases of
 // commandRules, the programs execute and writeFlags handle, interpreters
 // and wrappers (TestRuledCommands keeps it in step with them).
 var RuledCmds = core.LazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk",

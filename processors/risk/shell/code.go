@@ -324,7 +324,7 @@ func analyzeCodeRun(lang, code string, env core.Env, sc *selfCtx) []core.Finding
 	return w.finds
 }
 
-// analyzeCodeText is the entry point for code that does not come from a
+// CodeFindings is the entry point for code that does not come from a
 // shell command and does not run now (.py file writes, code in documents).
 func CodeFindings(lang, code string, env core.Env) []core.Finding {
 	w := newWalker(env)

@@ -30,7 +30,7 @@ import (
 // Each such write also carries exec-config-write (MEDIUM; a start-up
 // file's, shell-rc-write): it changes what a later, ordinary command runs.
 
-// execConfigKind names what runs a file, "" when nothing does.
+// ExecConfigKind names what runs a file, "" when nothing does.
 func ExecConfigKind(p string) string {
 	low := strings.ToLower(p)
 	base := path.Base(low)

@@ -11,10 +11,12 @@ import (
 // it emits, what it means, and commands it must and must not fire on.
 // Every rule is declared here once, as a package variable listed in
 // shellRules, and a finding takes that declaration (w.hit(c, ruleSudo, …)),
-// never an id: TestRuleHandles checks the emit sites through the type
-// checker (and that every declaration is listed and emitted),
-// TestShellRuleRegistry runs the examples, and docs/risk.md's rule table is
-// generated from this list (TestShellRuleDocs; rewrite with go test -run
+// never an id. TestShellRuleDecls checks that each is complete; in the
+// scorer's package (processors/risk), TestRuleHandles checks the emit
+// sites of every analyzer through the type checker (and that every
+// declaration is listed and emitted), TestShellRuleRegistry runs the
+// examples, and docs/risk.md's rule table is generated from this list
+// (TestShellRuleDocs; rewrite with go test ./processors/risk -run
 // ShellRuleDocs -update).
 type ShellRule struct {
 	ID       string
@@ -73,7 +75,12 @@ var (
 )
 
 // Rules of tool actions as a whole, and of code payloads, whose examples
-// are in the processor's and the code analyzer's tests.
+// are in the processor's and the code analyzer's tests. The exported ones
+// are emitted or read outside this package: by the scorer (the config's
+// switches, the policy, the agent's rating), by its processor (a run of
+// a written file, a call of a tainted MCP tool) and by the injection
+// scanner (RuleSecretFileRead and RuleCredentialSearch, below, in the
+// commands a text asks to run).
 var (
 	ruleNoPath = &ShellRule{ID: "no-path", Analyzer: core.AnalyzerFiles, Levels: lvMed, Category: catAction, Action: true,
 		Doc: "a file change with no path"}

@@ -885,7 +885,7 @@ func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// canonicalName reduces a command word to the name rules match on.
+// CanonicalName reduces a command word to the name rules match on.
 func CanonicalName(p string) string {
 	n := p
 	if i := strings.LastIndexByte(n, '/'); i >= 0 && i < len(n)-1 {

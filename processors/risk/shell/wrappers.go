@@ -38,7 +38,7 @@ var wrapperOptArgs = map[string]string{
 	"script":  " -c -E -t -T -I -O -B --command --echo --log-in --log-out --log-io --log-timing ",
 }
 
-// shells are programs that run shell code.
+// Shells are programs that run shell code.
 var Shells = map[string]bool{
 	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true,
 	"csh": true, "tcsh": true, "fish": true, "elvish": true, "yash": true, "posh": true, "rbash": true,

@@ -9,7 +9,7 @@ import (
 
 // The injection scanner's word classes live in data/inject_lexicon.txt: a
 // newcomer adds a word to its class there, and the rules that combine
-// classes stay in inject_clause.go.
+// classes stay in clause.go.
 
 //go:embed data/inject_lexicon.txt
 var lexiconText string

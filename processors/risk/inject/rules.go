@@ -8,12 +8,13 @@ import "strings"
 // texts it must and must not fire on. Every rule the scanner emits is
 // declared here once, as a package variable listed in injectRules, and the
 // scanner's add takes that declaration (s.add(injAgentDirective, …)):
-// TestRuleHandles checks the emit sites through the type checker,
-// TestInjectRuleSources that a literal strength at an emit site agrees with
-// the declaration, TestInjectRuleRegistry runs the examples, and
-// docs/risk.md's two injection rule tables are
-// generated from this list (TestInjectRuleDocs; rewrite with
-// go test -run InjectRuleDocs -update).
+// TestRuleHandles (processors/risk) checks the emit sites of every
+// analyzer through the type checker, TestInjectRuleSources that a literal
+// strength at an emit site agrees with the declaration,
+// TestInjectRuleRegistry runs the examples, and docs/risk.md's two
+// injection rule tables are generated from this list (TestInjectRuleDocs;
+// rewrite with go test ./processors/risk/inject -run InjectRuleDocs
+// -update).
 type InjectRule struct {
 	ID       string
 	Strength Strength

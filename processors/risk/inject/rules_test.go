@@ -203,7 +203,7 @@ func paramIndex(ft *ast.FuncType) map[string]int {
 // an error: its ids could not be checked.
 func injectEmits(t *testing.T) []emitSite {
 	t.Helper()
-	paths, err := filepath.Glob("inject*.go")
+	paths, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,9 +476,9 @@ func TestInjectRuleSources(t *testing.T) {
 }
 
 const (
-	injectDocsBegin = "<!-- inject-rules:begin (generated from processors/risk/injectrules.go by go test -run InjectRuleDocs -update) -->"
+	injectDocsBegin = "<!-- inject-rules:begin (generated from processors/risk/inject/rules.go by go test ./processors/risk/inject -run InjectRuleDocs -update) -->"
 	injectDocsEnd   = "<!-- inject-rules:end -->"
-	mcpDocsBegin    = "<!-- mcp-rules:begin (generated from processors/risk/injectrules.go by go test -run InjectRuleDocs -update) -->"
+	mcpDocsBegin    = "<!-- mcp-rules:begin (generated from processors/risk/inject/rules.go by go test ./processors/risk/inject -run InjectRuleDocs -update) -->"
 	mcpDocsEnd      = "<!-- mcp-rules:end -->"
 )
 
@@ -674,7 +674,7 @@ func TestInjectWordSets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	paths, err := filepath.Glob("inject*.go")
+	paths, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
