@@ -11,7 +11,6 @@ import (
 
 	"github.com/vigil-dev/vigil/internal/display"
 	"github.com/vigil-dev/vigil/processors/redact"
-
 	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 

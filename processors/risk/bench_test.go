@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dev/vigil/processors/risk/inject"
-
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 var typicalCommands = []string{

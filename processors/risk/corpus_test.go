@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-dev/vigil/processors/risk/inject"
-
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // The corpora live outside the repository (../../../shared/corpora from this

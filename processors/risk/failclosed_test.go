@@ -5,10 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-dev/vigil/processors/risk/inject"
-
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // TestFailClosedCommands: every form of the issue scores HIGH, by the rule

@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-dev/vigil/processors/risk/inject"
-
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // FuzzScoreCommand: the shell walker never panics, always returns a valid

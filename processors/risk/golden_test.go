@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-dev/vigil/processors/risk/inject"
-
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 	"github.com/vigil-dev/vigil/processors/risk/shell"
 )
 

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-dev/vigil/processors/risk/inject"
-
 	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // Peer injection suites: cases taken from other projects' own scanner tests

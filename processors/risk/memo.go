@@ -1,9 +1,5 @@
 package risk
 
-import (
-	"github.com/vigil-dev/vigil/processors/risk/core"
-)
-
 // Memo carries the assessment of the record being folded from the risk
 // processor to a later processor of the same pipeline (the gate), so a
 // node scores each action once. It holds one entry: the key names the log
@@ -22,7 +18,7 @@ type Memo struct {
 type MemoKey struct {
 	Seq       uint64
 	ConfigSeq uint64
-	Env       core.Env
+	Env       Env
 }
 
 // Put records the assessment of the record at k.

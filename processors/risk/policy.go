@@ -6,9 +6,7 @@ import (
 	"strings"
 
 	"cel.dev/cel-go/cel"
-
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/processors/risk/core"
 )
 
 // ErrPolicy is wrapped by every policy-rule compilation error.
@@ -114,7 +112,7 @@ func (rs *RuleSet) Len() int {
 
 // Activation builds the CEL input for a view. level is the built-in level
 // before policy rules.
-func Activation(v core.View, level events.Risk) map[string]any {
+func Activation(v View, level events.Risk) map[string]any {
 	names := make([]string, 0, len(v.Commands))
 	argv := make([][]string, 0, len(v.Commands))
 	sudo := false

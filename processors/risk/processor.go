@@ -8,9 +8,8 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/risk/core"
-	"github.com/vigil-dev/vigil/processors/risk/shell"
-
 	"github.com/vigil-dev/vigil/processors/risk/inject"
+	"github.com/vigil-dev/vigil/processors/risk/shell"
 )
 
 // Processor is the risk fold. For every action record it emits one
@@ -132,7 +131,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 	case events.KindAction:
 		s, cfg, perr := p.scorer(ev.Conversation)
 		info := p.tracker.Conversation(ev.Conversation)
-		env := core.Env{Workspace: info.Workspace, Backend: info.Backend, Conversation: ev.Conversation, Agent: ev.Agent}
+		env := Env{Workspace: info.Workspace, Backend: info.Backend, Conversation: ev.Conversation, Agent: ev.Agent}
 		if env.Workspace == "" {
 			env.Workspace = cfg.Workspace
 		}

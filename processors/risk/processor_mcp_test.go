@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vigil-dev/vigil/processors/risk/inject"
-
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 func mcpRec(seq uint64, conv, server, tool, desc string, schema any) events.Record {

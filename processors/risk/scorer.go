@@ -16,7 +16,7 @@ type Assessment struct {
 	Reasons []events.Reason
 	// View is the parsed action: what the analyzers saw, and the input of
 	// policy rules.
-	View core.View
+	View View
 }
 
 // Scorer scores actions under one configuration. Build one per config in
@@ -41,7 +41,7 @@ func NewScorer(cfg events.Config) (*Scorer, error) {
 func (s *Scorer) Config() events.Config { return s.cfg }
 
 // ScoreCommand scores a shell command line.
-func (s *Scorer) ScoreCommand(cmd string, env core.Env) Assessment {
+func (s *Scorer) ScoreCommand(cmd string, env Env) Assessment {
 	f, v := s.an.Command(cmd, env)
 	v.Tool = "bash"
 	return s.finish(f, v, env, nil)
@@ -49,7 +49,7 @@ func (s *Scorer) ScoreCommand(cmd string, env core.Env) Assessment {
 
 // ScoreAction scores an action event. See the package documentation for how
 // tools are dispatched.
-func (s *Scorer) ScoreAction(ev *events.Event, env core.Env) Assessment {
+func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 	if env.Agent == "" {
 		env.Agent = ev.Agent
 	}
@@ -65,7 +65,7 @@ func (s *Scorer) ScoreAction(ev *events.Event, env core.Env) Assessment {
 
 // finish applies the analyzer switches, policy rules and the agent's hint,
 // and builds the assessment.
-func (s *Scorer) finish(finds []core.Finding, v core.View, env core.Env, ev *events.Event) Assessment {
+func (s *Scorer) finish(finds []core.Finding, v View, env Env, ev *events.Event) Assessment {
 	v.Backend, v.Agent, v.Conversation, v.Workspace = env.Backend, env.Agent, env.Conversation, env.Workspace
 	cfg := s.cfg
 	var kept []core.Finding

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/vigil-dev/vigil/processors"
-
 	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
