@@ -33,7 +33,7 @@ var scriptExts = core.LazySet(".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cj
 // EffectsOf returns the file effects of an assessed action.
 func EffectsOf(a Assessment) FileEffects {
 	fe := FileEffects{RunRisk: a.View.RunRisk}
-	if shell.WriteTools()[strings.ToLower(a.View.Tool)] {
+	if shell.IsWriteTool(strings.ToLower(a.View.Tool)) {
 		for _, p := range a.View.Paths {
 			cp := path.Clean(p)
 			switch k := shell.ExecConfigKind(p); {

@@ -1035,7 +1035,7 @@ func (s *scanner) code(text string, base int) {
 		if len(body) < 3 {
 			continue
 		}
-		if !strings.ContainsAny(strings.TrimSpace(body), " \t|;&><$") && !shell.RuledCmds()[shell.CanonicalName(strings.TrimSpace(body))] && !shell.Shells[shell.CanonicalName(strings.TrimSpace(body))] {
+		if !strings.ContainsAny(strings.TrimSpace(body), " \t|;&><$") && !shell.Ruled(shell.CanonicalName(strings.TrimSpace(body))) && !shell.IsShell(shell.CanonicalName(strings.TrimSpace(body))) {
 			continue // an identifier or a path, not a command
 		}
 		s.judgeCode("sh", body, base+m[0])

@@ -112,8 +112,7 @@ func UniqSorted(in []string) []string {
 var (
 	shellTools  = core.LazySet("bash", "shell", "execute_bash", "terminal", "sh", "zsh", "run_shell_command", "run_command", "execute_command", "exec", "command", "cmd", "run_terminal_cmd", "local_shell", "container.exec")
 	pythonTools = core.LazySet("python", "ipython", "execute_ipython_cell", "python_repl", "jupyter", "run_python", "code_interpreter", "execute_python")
-	// WriteTools are the tools that write or edit a file.
-	WriteTools  = core.LazySet("file_write", "file_edit", "str_replace_editor", "write", "edit", "multiedit", "create_file", "write_file", "edit_file", "apply_patch", "replace", "str_replace_based_edit_tool", "notebookedit", "write_to_file", "insert_edit_into_file")
+	writeTools  = core.LazySet("file_write", "file_edit", "str_replace_editor", "write", "edit", "multiedit", "create_file", "write_file", "edit_file", "apply_patch", "replace", "str_replace_based_edit_tool", "notebookedit", "write_to_file", "insert_edit_into_file")
 	readTools   = core.LazySet("read", "read_file", "file_read", "view", "open_file", "cat", "view_file", "glob", "grep", "ls", "list_dir", "list_directory", "search_files", "find_files")
 	netTools    = core.LazySet("browse", "web_fetch", "webfetch", "fetch", "browser", "browse_url", "http_request", "http", "curl", "open_url", "navigate", "browser_navigate", "web_browser", "playwright")
 	benignTools = core.LazySet("think", "finish", "agent_finish", "task_tracker", "todo_write", "todowrite", "message", "ask_user", "send_message", "web_search", "websearch", "search", "plan", "exit_plan_mode", "exitplanmode", "recall", "condensation")
@@ -144,7 +143,7 @@ func (s *Analyzer) Action(ev *events.Event, env core.Env) ([]core.Finding, core.
 		finds = analyzeCodeRun("python", code, env, self)
 		v = core.View{Command: code}
 		finds = s.withArgs(finds, &v, tool, args, env, code)
-	case WriteTools()[lt]:
+	case writeTools()[lt]:
 		finds, v = s.fileAction(lt, self.homeArgs(args), ev, env)
 	case readTools()[lt]:
 		p := firstString(self.homeArgs(args), "path", "file_path", "filename", "target_file", "file", "pattern")
@@ -179,7 +178,7 @@ func (s *Analyzer) Action(ev *events.Event, env core.Env) ([]core.Finding, core.
 			}
 		}
 		sort.Strings(names)
-		if WriteTools()[lt] {
+		if writeTools()[lt] {
 			finds = append(finds, core.Finding{Analyzer: core.AnalyzerRedaction, Rule: ruleSecretWrittenToFile, Level: events.RiskHigh,
 				Detail: "the content written holds secrets (" + strings.Join(names, ", ") + ")"})
 		} else {
@@ -232,3 +231,14 @@ func firstString(m map[string]any, keys ...string) string {
 	}
 	return ""
 }
+
+// IsWriteTool reports whether the tool (lower-cased) writes or edits a
+// file: Action judges it with the files analyzer.
+func IsWriteTool(tool string) bool { return writeTools()[tool] }
+
+// IsShell reports whether the program name is a shell: its code is judged
+// as shell.
+func IsShell(name string) bool { return shells[name] }
+
+// Ruled reports whether a rule judges the program name by name.
+func Ruled(name string) bool { return ruledCmds()[name] }

@@ -83,7 +83,7 @@ func (w *walker) wideCommand(c *command) {
 	if i := strings.IndexByte(first, ' '); i >= 0 {
 		first = first[:i]
 	}
-	if n := CanonicalName(first); RuledCmds()[n] && !mentionCmds()[n] || Shells[n] {
+	if n := CanonicalName(first); ruledCmds()[n] && !mentionCmds()[n] || shells[n] {
 		w.hit(c, ruleDeceptiveCharacters, med, "the command name "+core.TrimArg(c.path)+" is written with fullwidth letters or wide spaces: it displays like "+core.TrimArg(folded)+" but names another program")
 		if strings.ContainsRune(c.path, 0x3000) && !strings.ContainsAny(folded, "$`\\'\"") {
 			// Tokenizers differ: POSIX shells keep U+3000 inside a word,

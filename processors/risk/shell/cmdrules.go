@@ -9,10 +9,10 @@ import (
 	"github.com/vigil-dev/vigil/processors/risk/core"
 )
 
-// RuledCmds lists the commands a rule judges by name: the cases of
+// ruledCmds lists the commands a rule judges by name: the cases of
 // commandRules, the programs execute and writeFlags handle, interpreters
 // and wrappers (TestRuledCommands keeps it in step with them).
-var RuledCmds = core.LazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk",
+var ruledCmds = core.LazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "dd", "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk",
 	"cfdisk", "gdisk", "sgdisk", "parted", "blkdiscard", "truncate", "mv", "cp", "install", "ln", "tee", "sed", "chmod", "chown",
 	"chgrp", "chattr", "setfacl", "setcap", "kill", "killall", "killall5", "pkill", "fuser", "shutdown", "reboot", "halt", "poweroff",
 	"init", "telinit", "systemctl", "service", "launchctl", "crontab", "at", "batch", "systemd-run", "useradd", "adduser", "userdel",
@@ -704,7 +704,7 @@ func (w *walker) commandRules(c *command) {
 	if c.sudo {
 		w.sudoSensitiveArgs(c)
 	}
-	if Shells[c.name] {
+	if shells[c.name] {
 		w.shellRules(c)
 	}
 }

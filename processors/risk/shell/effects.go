@@ -331,7 +331,7 @@ func (w *walker) openWorld(c *command) {
 		}
 		return
 	}
-	if _, wrapper := wrapperOptArgs[c.name]; wrapper || openWorldSkip()[c.name] || Shells[c.name] || knownCommand(c.name) && !openWorldKnown()[c.name] || w.knownSafe(c) {
+	if _, wrapper := wrapperOptArgs[c.name]; wrapper || openWorldSkip()[c.name] || shells[c.name] || knownCommand(c.name) && !openWorldKnown()[c.name] || w.knownSafe(c) {
 		return
 	}
 	w.openWorldCmd(c, c.name)
@@ -624,7 +624,7 @@ func autoApprove(a string) bool {
 // before it is carried out. A saved plan file given to apply was produced
 // (and can be read) before: MEDIUM, as any change.
 func (w *walker) unreviewedApply(c *command) {
-	if c.name == "" || c.dynName || c.helpOnly || openWorldSkip()[c.name] || Shells[c.name] {
+	if c.name == "" || c.dynName || c.helpOnly || openWorldSkip()[c.name] || shells[c.name] {
 		return
 	}
 	ops := operands(c.args)

@@ -59,7 +59,7 @@ func (w *walker) execute(c *command) {
 	}
 	w.tempExec(c, c.path)
 	w.execFlags(c)
-	if Shells[name] && name != "pwsh" && name != "powershell" {
+	if shells[name] && name != "pwsh" && name != "powershell" {
 		w.shell(c)
 		return
 	}
@@ -845,5 +845,5 @@ func (w *walker) tempExec(c *command, p string) {
 // RunsScript reports whether the program name runs the script its first
 // operand names: a shell, an interpreter, source or ".".
 func RunsScript(name string) bool {
-	return Shells[name] || interpreters[name].lang != "" || name == "source" || name == "."
+	return shells[name] || interpreters[name].lang != "" || name == "source" || name == "."
 }

@@ -40,7 +40,7 @@ var standardDirs = []string{"/bin", "/sbin", "/usr/bin", "/usr/sbin", "/usr/loca
 // names a glob in command position is matched against.
 var globProgramNames = sync.OnceValue(func() []string {
 	m := map[string]bool{}
-	for _, s := range []map[string]bool{RuledCmds(), mentionCmds(), readers(), Shells} {
+	for _, s := range []map[string]bool{ruledCmds(), mentionCmds(), readers(), shells} {
 		for k := range s {
 			m[k] = true
 		}
@@ -312,7 +312,7 @@ func templateInCode(sub []string, ph string) bool {
 		}
 	}
 	var codeFlags []string
-	if Shells[n] {
+	if shells[n] {
 		codeFlags = []string{"-c"}
 	} else if it, ok := interpreters[n]; ok {
 		codeFlags = it.flags

@@ -122,7 +122,7 @@ func (w *walker) parallel(cmd *command, rest []field, ctx stmtCtx) {
 		}
 	}
 	ph := "{}"
-	if len(tmpl) > 0 && fromFile && (templateInCode(tmpl, ph) || !strings.Contains(strings.Join(tmpl, " "), ph) && (Shells[CanonicalName(tmpl[0])] || CanonicalName(tmpl[0]) == "eval")) {
+	if len(tmpl) > 0 && fromFile && (templateInCode(tmpl, ph) || !strings.Contains(strings.Join(tmpl, " "), ph) && (shells[CanonicalName(tmpl[0])] || CanonicalName(tmpl[0]) == "eval")) {
 		w.templateExec(cmd, "parallel", tmpl)
 	}
 	if len(tmpl) == 0 && fromFile {

@@ -72,7 +72,7 @@ func TestRuledCommands(t *testing.T) {
 	judged := map[string]bool{}
 	for n := range rules {
 		judged[n] = true
-		if !RuledCmds()[n] {
+		if !ruledCmds()[n] {
 			t.Errorf("commandRules judges %q, missing from ruledCmds", n)
 		}
 	}
@@ -88,7 +88,7 @@ func TestRuledCommands(t *testing.T) {
 	for n := range wrapperOptArgs {
 		judged[n] = true
 	}
-	for n := range RuledCmds() {
+	for n := range ruledCmds() {
 		if !judged[n] {
 			t.Errorf("ruledCmds lists %q, which no rule judges by name", n)
 		}

@@ -168,7 +168,7 @@ func (w *walker) netSocket(c *command, r redir) {
 		w.hosts = append(w.hosts, parts[0])
 	}
 	switch {
-	case Shells[c.name] || c.name == "exec" && false:
+	case shells[c.name] || c.name == "exec" && false:
 		w.hit(c, ruleReverseShell, high, "connects a shell's input and output to "+r.target)
 	case c.written.has(flowFile|flowSecret|flowEnv|flowArchive) || c.out.has(flowFile|flowSecret|flowEnv|flowArchive) || c.argFlags()&(flowFile|flowSecret|flowEnv) != 0:
 		w.hitA(c, core.AnalyzerNetwork, ruleNetworkExfiltration, high, "sends file or environment contents to "+r.target)
@@ -298,7 +298,7 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 // offensive flags well-known attack tools by name.
 func (w *walker) offensive(c *command) {
 	cands := []string{c.path}
-	if Shells[c.name] || c.name == "python" || c.name == "perl" || c.name == "ruby" || c.name == "sh" {
+	if shells[c.name] || c.name == "python" || c.name == "perl" || c.name == "ruby" || c.name == "sh" {
 		for _, a := range c.args {
 			if !strings.HasPrefix(a, "-") {
 				cands = append(cands, a)
@@ -322,7 +322,7 @@ func (w *walker) offensive(c *command) {
 
 // shellEscape: a program that is not a shell, handed a shell to start.
 func (w *walker) shellEscape(c *command) {
-	if Shells[c.name] || mentionCmds()[c.name] || c.container || c.name == "" {
+	if shells[c.name] || mentionCmds()[c.name] || c.container || c.name == "" {
 		return
 	}
 	if c.sudo && (c.name == "screen" || c.name == "tmux" || c.name == "byobu") && len(operands(c.args)) == 0 {
@@ -516,7 +516,7 @@ func pathTokens(a string) []string {
 }
 
 func knownCommand(n string) bool {
-	return RuledCmds()[n] || mentionCmds()[n] || readers()[n] || Shells[n]
+	return ruledCmds()[n] || mentionCmds()[n] || readers()[n] || shells[n]
 }
 
 // scriptRules look at the script as a whole.
@@ -564,7 +564,7 @@ func (w *walker) scriptRules() {
 		if c.name == "ztcp" || c.name == "zsocket" || (c.name == "exec" && hasNetRedir(c)) {
 			netConn = true
 		}
-		if Shells[c.name] && interactiveShell(c) {
+		if shells[c.name] && interactiveShell(c) {
 			for _, r := range c.redirs {
 				if (r.op == ">&" || r.op == "<&" || r.op == "&>") && isFD(r.target) && r.target != "1" && r.target != "2" && r.target != "0" && r.target != "-" {
 					dupShell = c
@@ -584,7 +584,7 @@ func (w *walker) scriptRules() {
 		stages := pipes[id]
 		var sh, net *command
 		for _, c := range stages {
-			if Shells[c.name] && interactiveShell(c) && c.stdin != nil {
+			if shells[c.name] && interactiveShell(c) && c.stdin != nil {
 				sh = c
 			}
 			if c.name == "nc" || c.name == "telnet" || c.name == "socat" || (c.name == "openssl" && hasArg(c.args, "s_client")) {

@@ -758,7 +758,7 @@ func (w *walker) selfAPI(sc *selfCtx, c *command, args []string) {
 // selfToolFindings judges a non-shell action's paths and URLs.
 func selfToolFindings(sc *selfCtx, lt string, args map[string]any) []core.Finding {
 	var out []core.Finding
-	write := WriteTools()[lt] || lt == "file_delete" || lt == "delete_file" || lt == "move_file" || lt == "rename_file"
+	write := writeTools()[lt] || lt == "file_delete" || lt == "delete_file" || lt == "move_file" || lt == "rename_file"
 	if strings.HasPrefix(lt, "mcp:") || strings.HasPrefix(lt, "mcp__") {
 		name := lt[strings.LastIndexAny(lt, ":/_")+1:]
 		for _, v := range []string{"write", "edit", "create", "move", "delete", "remove", "rename", "copy", "patch", "replace", "append", "chmod"} {

@@ -134,7 +134,7 @@ func looksLikeCommand(s string) bool {
 		return false
 	}
 	n := CanonicalName(f[0])
-	return knownCommand(n) && !mentionCmds()[n] || Shells[n] || n == "sudo" || n == "env"
+	return knownCommand(n) && !mentionCmds()[n] || shells[n] || n == "sudo" || n == "env"
 }
 
 // toolCLI returns the CLI a tool's name says it runs, "" for none.

@@ -38,8 +38,8 @@ var wrapperOptArgs = map[string]string{
 	"script":  " -c -E -t -T -I -O -B --command --echo --log-in --log-out --log-io --log-timing ",
 }
 
-// Shells are programs that run shell code.
-var Shells = map[string]bool{
+// shells are programs that run shell code.
+var shells = map[string]bool{
 	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "mksh": true, "ash": true,
 	"csh": true, "tcsh": true, "fish": true, "elvish": true, "yash": true, "posh": true, "rbash": true,
 	"pwsh": true, "powershell": true, "nu": true, "xonsh": true, "oksh": true, "loksh": true,
@@ -290,7 +290,7 @@ func (w *walker) unwrap(cmd *command, fs []field, ctx stmtCtx) []field {
 				if r[0].s == "--" {
 					r = r[1:]
 				}
-				if len(r) > 0 && (strings.Contains(r[0].s, "/") || Shells[CanonicalName(r[0].s)]) {
+				if len(r) > 0 && (strings.Contains(r[0].s, "/") || shells[CanonicalName(r[0].s)]) {
 					cmd.via = append(cmd.via, "npm exec")
 					fs = r
 					continue
@@ -465,7 +465,7 @@ func (w *walker) xargs(cmd *command, rest []field, ctx stmtCtx) []field {
 			ss = append(ss, f.s)
 		}
 		ph := repl
-		if ph == "" && len(ss) > 0 && (Shells[CanonicalName(ss[0])] || CanonicalName(ss[0]) == "eval") {
+		if ph == "" && len(ss) > 0 && (shells[CanonicalName(ss[0])] || CanonicalName(ss[0]) == "eval") {
 			ph = "\x00items" // appended items become the shell's code or its $0
 			ss = append(ss, ph)
 		}
