@@ -27,7 +27,7 @@ func sh(cmd string) SelfExample {
 }
 
 // SelfRules returns the self-protection registry; the examples run as
-// tests (TestSelfProtectRegistry) with the installation of
+// tests (TestSelfProtectRegistry, processors/risk) with the installation of
 // SelfExampleHook: binary /opt/tools/vigil-hook, data directory
 // /tmp/t/home/.local/share/vigil, credentials directory /srv/fleet-keys
 // (serve's --creds-dir), project /tmp/t/proj, HOME /tmp/t/home, API
