@@ -11,8 +11,7 @@ import (
 
 	"github.com/vigil-dev/vigil/internal/display"
 	"github.com/vigil-dev/vigil/processors/redact"
-
-	"github.com/vigil-dev/vigil/processors/risk"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // newScanCmd: `vigil scan FILE…` and `vigil scan --jsonl`, the context-file
@@ -60,9 +59,9 @@ func newScanCmd(c *cli) *cobra.Command {
 				if err != nil {
 					return fmt.Errorf("scan: %w", err)
 				}
-				r := risk.Scan(string(b), p)
+				r := inject.Scan(string(b), p)
 				printScan(c.stdout, p, string(b), r)
-				found = found || r.Verdict == risk.VerdictInjection
+				found = found || r.Verdict == inject.VerdictInjection
 			}
 			if found {
 				return &exitError{code: 3}
@@ -83,13 +82,13 @@ func scanJSONL(in io.Reader, out io.Writer) error {
 			Path string `json:"path"`
 		}
 		if err := json.Unmarshal(line, &req); err != nil {
-			return map[string]any{"verdict": "clean", "findings": []risk.Finding{}, "error": fmt.Sprintf("line %d: not JSON: %v", n, err)}
+			return map[string]any{"verdict": "clean", "findings": []inject.Finding{}, "error": fmt.Sprintf("line %d: not JSON: %v", n, err)}
 		}
-		return risk.Scan(req.Text, req.Path)
+		return inject.Scan(req.Text, req.Path)
 	})
 }
 
-func printScan(w io.Writer, path, text string, r risk.ScanResult) {
+func printScan(w io.Writer, path, text string, r inject.ScanResult) {
 	fmt.Fprintf(w, "%s: %s\n", path, r.Verdict)
 	for _, f := range r.Findings {
 		line := 1 + strings.Count(text[:min(f.Span[0], len(text))], "\n")
@@ -112,7 +111,7 @@ func printScan(w io.Writer, path, text string, r risk.ScanResult) {
 // maxMCPFile bounds what `vigil scan --mcp` reads of one file.
 const maxMCPFile = 32 << 20
 
-// scanMCP reads each MCP file, scans its tools (risk.ScanMCP, the
+// scanMCP reads each MCP file, scans its tools (inject.ScanMCP, the
 // processor's own fold) and prints the report: human text, or with asJSON
 // one JSON object per file. Server arguments and URLs go through the
 // redactor first: a configuration often carries a token on its command
@@ -130,7 +129,7 @@ func scanMCP(w io.Writer, files []string, asJSON bool) error {
 		if err != nil {
 			return fmt.Errorf("scan --mcp %s: %w", p, err)
 		}
-		f, err := risk.ParseMCPFile(b)
+		f, err := inject.ParseMCPFile(b)
 		if err != nil {
 			return fmt.Errorf("scan --mcp %s: %w; give the JSON answer of tools/list or a client configuration with \"mcpServers\"", p, err)
 		}
@@ -142,12 +141,12 @@ func scanMCP(w io.Writer, files []string, asJSON bool) error {
 			sv.Command, _ = red.RedactString(sv.Command)
 			sv.URL, _ = red.RedactString(sv.URL)
 		}
-		rep := risk.ScanMCP(f)
-		found = found || rep.Verdict == risk.VerdictInjection
+		rep := inject.ScanMCP(f)
+		found = found || rep.Verdict == inject.VerdictInjection
 		if asJSON {
 			if err := enc.Encode(struct {
 				File string `json:"file"`
-				risk.MCPReport
+				inject.MCPReport
 			}{p, rep}); err != nil {
 				return err
 			}
@@ -179,7 +178,7 @@ func readBounded(p string, max int64) ([]byte, error) {
 
 // printMCP writes one file's report for a person: every string in it may
 // come from the server being checked, so each goes through display.
-func printMCP(w io.Writer, path string, rep risk.MCPReport) {
+func printMCP(w io.Writer, path string, rep inject.MCPReport) {
 	fmt.Fprintf(w, "%s: %s (%s, %d servers, %d tools)\n", display.Field(path, 0, true), rep.Verdict, rep.Kind, len(rep.Servers), len(rep.Results))
 	for _, sv := range rep.Servers {
 		where := sv.Command
@@ -209,7 +208,7 @@ func printMCP(w io.Writer, path string, rep risk.MCPReport) {
 			name = display.Field(t.Server, 40, false) + "/" + name
 		}
 		fmt.Fprintf(w, "  %s  %s\n", display.Line(string(t.Level), uniqStrings(rules)...), name)
-		text := risk.ToolText(rep.Tools[i].Description, rep.Tools[i].InputSchema)
+		text := inject.ToolText(rep.Tools[i].Description, rep.Tools[i].InputSchema)
 		for _, f := range t.Findings {
 			strength := "weak"
 			if f.Strong {

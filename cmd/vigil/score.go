@@ -11,6 +11,8 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors/risk"
+	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // newScoreCmd: `vigil score 'CMD'` and `vigil score --jsonl`. Offline: no
@@ -95,7 +97,7 @@ type scoreLine struct {
 // scoreJSONL scores one input line per output line, in order. A line that
 // does not decode gets {"level":"UNKNOWN","error":…} so outputs stay aligned.
 func scoreJSONL(in io.Reader, out io.Writer, s *risk.Scorer, env risk.Env) error {
-	f := &scoreFold{written: risk.NewWrittenFiles(), mcp: risk.NewMCPMemory()}
+	f := &scoreFold{written: risk.NewWrittenFiles(), mcp: inject.NewMCPMemory()}
 	return mapJSONLines(in, out, "score", func(n int, line []byte) any {
 		res := scoreOne(s, env, n, line, f)
 		if res.Reasons == nil {
@@ -110,7 +112,7 @@ func scoreJSONL(in io.Reader, out io.Writer, s *risk.Scorer, env risk.Env) error
 // run from, and the MCP tools whose descriptions were judged.
 type scoreFold struct {
 	written *risk.WrittenFiles
-	mcp     *risk.MCPMemory
+	mcp     *inject.MCPMemory
 }
 
 // scoreOne scores one input line: {"command": …} or a whole event; f (nil:
@@ -132,17 +134,17 @@ func scoreOne(s *risk.Scorer, env risk.Env, n int, line []byte, f *scoreFold) sc
 	case err != nil:
 		return scoreLine{Level: events.RiskUnknown, Error: fmt.Sprintf("line %d: %v", n, err)}
 	case ev.Kind == events.KindContextLoaded:
-		r := risk.Scan(ev.StringField("content"), ev.StringField("path"))
+		r := inject.Scan(ev.StringField("content"), ev.StringField("path"))
 		if f != nil && ev.StringField("source") == "mcp" {
 			rec := events.Record{Seq: uint64(n), Event: ev}
 			r, _ = f.mcp.StepContext(&rec, true)
 		}
 		res := scoreLine{Level: events.RiskLow}
-		if r.Verdict == risk.VerdictInjection {
+		if r.Verdict == inject.VerdictInjection {
 			res.Level = events.RiskHigh
 		}
 		for _, f := range r.Findings {
-			res.Reasons = append(res.Reasons, events.Reason{Analyzer: risk.AnalyzerInjection, Rule: f.Rule, Detail: f.Detail, Span: []int{f.Span[0], f.Span[1]}})
+			res.Reasons = append(res.Reasons, events.Reason{Analyzer: core.AnalyzerInjection, Rule: f.Rule, Detail: f.Detail, Span: []int{f.Span[0], f.Span[1]}})
 		}
 		return res
 	default:

@@ -90,6 +90,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/risk"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // Name is the processor's name; it prefixes every output id.
@@ -206,9 +207,9 @@ type Processor struct {
 	// session grants; pending actions and decisions stay).
 	idle *processors.IdleConversations
 	// mcp remembers MCP tool descriptions and, per conversation, the tools
-	// whose description was an injection or changed (risk.MCPMemory): a
+	// whose description was an injection or changed (inject.MCPMemory): a
 	// call of one of them is HIGH in that conversation.
-	mcp *risk.MCPMemory
+	mcp *inject.MCPMemory
 	// written remembers, per conversation, the files tools run from that
 	// the agent wrote and at which risk (risk.WrittenFiles): a later
 	// command that runs one carries that risk.
@@ -288,7 +289,7 @@ func New(opts Options) (*Processor, error) {
 		sessions: map[string]map[string]grant{},
 		allow:    NewAllowlist(),
 		idle:     processors.NewIdleConversations(opts.IdleAfter),
-		mcp:      risk.NewMCPMemory(),
+		mcp:      inject.NewMCPMemory(),
 		written:  risk.NewWrittenFiles(),
 	}
 	// Build the default (or override) config's scorer now, so a broken
@@ -351,7 +352,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 	case events.KindObservation:
 		p.stepObservation(o)
 	case events.KindContextLoaded:
-		if ev.StringField("source") == risk.SourceMCP {
+		if ev.StringField("source") == inject.SourceMCP {
 			cfg, _ := p.tracker.For(ev.Conversation)
 			p.mcp.StepContext(&rec, cfg.Analyzers.Injection)
 		}

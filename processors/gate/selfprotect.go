@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/processors/risk"
+	"github.com/vigil-dev/vigil/processors/risk/core"
 )
 
 // selfProtectRule prefixes the ask rule a self-protection finding becomes.
@@ -21,7 +21,7 @@ const selfProtectRule = "self-protection/"
 // short of mode analyze-only (which records what risky would do).
 func selfProtectHit(a Assessment) *DenyHit {
 	for _, r := range a.Reasons {
-		if r.Analyzer == risk.AnalyzerSelfProtect && r.Level == events.RiskHigh {
+		if r.Analyzer == core.AnalyzerSelfProtect && r.Level == events.RiskHigh {
 			return &DenyHit{Rule: selfProtectRule + r.Rule, Action: events.DenyActionAsk, Reason: r.Detail}
 		}
 	}
@@ -31,7 +31,7 @@ func selfProtectHit(a Assessment) *DenyHit {
 // askReason is the reason a pending action carries for the ask rule h.
 func askReason(h *DenyHit, level events.Risk) events.Reason {
 	if rule, ok := strings.CutPrefix(h.Rule, selfProtectRule); ok {
-		return events.Reason{Analyzer: risk.AnalyzerSelfProtect, Rule: rule,
+		return events.Reason{Analyzer: core.AnalyzerSelfProtect, Rule: rule,
 			Detail: "Vigil protects itself: only a person's verdict on this action lets it through (no session, allowlist or sandbox)", Level: level}
 	}
 	return events.Reason{Analyzer: "deny_rules", Rule: h.Rule, Detail: "a person must approve every match", Level: level}

@@ -11,6 +11,7 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
 	"github.com/vigil-dev/vigil/processors/risk"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // snapshotVersion is the version of the gate's snapshot.
@@ -31,7 +32,7 @@ type snapshotState struct {
 	Gone processors.StateUints `msgpack:"gone"`
 	Idle processors.IdleState  `msgpack:"idle"`
 	// MCP is the MCP memory (version 3).
-	MCP risk.MCPMemoryState `msgpack:"mcp"`
+	MCP inject.MCPMemoryState `msgpack:"mcp"`
 	// Written is the files tools run from written per conversation (version 3).
 	Written risk.WrittenState `msgpack:"written"`
 }
@@ -134,7 +135,7 @@ func (p *Processor) Restore(b []byte) error {
 	if err := idle.SetState(st.Idle); err != nil {
 		return err
 	}
-	mem := risk.NewMCPMemory()
+	mem := inject.NewMCPMemory()
 	if err := mem.SetState(st.MCP); err != nil {
 		return fmt.Errorf("%w: %v", processors.ErrSnapshot, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 var typicalCommands = []string{
@@ -92,7 +93,7 @@ func BenchmarkScan64K(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		Scan(text, "AGENTS.md")
+		inject.Scan(text, "AGENTS.md")
 	}
 }
 
@@ -121,6 +122,6 @@ func BenchmarkScan64KVaried(b *testing.B) {
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		Scan(text, "AGENTS.md")
+		inject.Scan(text, "AGENTS.md")
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // The corpora live outside the repository (../../../shared/corpora from this
@@ -59,8 +61,8 @@ type shellStats struct {
 // unwrapping still count in the legacy figure, so it is a lower bound of
 // the change.
 var (
-	failClosedNew    = set("not-known-safe", "code-not-known-safe", "glob-command", "env-command", "template-exec", "git-exec-config", "computed-call", "browser-exfiltration", "redaction-hid-content")
-	failClosedRaised = set("unparsable", "unparsable-nested", "analysis-budget", "input-too-large", "unresolved-command")
+	failClosedNew    = core.SetOf("not-known-safe", "code-not-known-safe", "glob-command", "env-command", "template-exec", "git-exec-config", "computed-call", "browser-exfiltration", "redaction-hid-content")
+	failClosedRaised = core.SetOf("unparsable", "unparsable-nested", "analysis-budget", "input-too-large", "unresolved-command")
 )
 
 // legacyLevel is a's level as scored before failing closed.
@@ -195,17 +197,17 @@ func TestInjectionCorpus(t *testing.T) {
 	lines := readJSONL[injLine](t, "injection.jsonl")
 	var inj, hit, clean, fp int
 	for _, l := range lines {
-		r := Scan(l.Text, "")
+		r := inject.Scan(l.Text, "")
 		if l.Expect == "injection" {
 			inj++
-			if r.Verdict == VerdictInjection {
+			if r.Verdict == inject.VerdictInjection {
 				hit++
 			} else if *showMisses {
-				t.Logf("MISS: %q %v", trimArg(l.Text), r.Findings)
+				t.Logf("MISS: %q %v", core.TrimArg(l.Text), r.Findings)
 			}
 		} else {
 			clean++
-			if r.Verdict == VerdictInjection {
+			if r.Verdict == inject.VerdictInjection {
 				fp++
 				if *showMisses {
 					t.Logf("FP: %q %v", l.Text, r.Findings)

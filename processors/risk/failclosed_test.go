@@ -1,11 +1,13 @@
 package risk
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // TestFailClosedCommands: every form of the issue scores HIGH, by the rule
@@ -143,7 +145,7 @@ func TestToolArguments(t *testing.T) {
 	// A flood of arguments is not read past the bound, and that is HIGH.
 	many := map[string]any{}
 	for i := range 100 {
-		many["k"+itoa(i)] = "x"
+		many["k"+strconv.Itoa(i)] = "x"
 	}
 	a := s.ScoreAction(&events.Event{Kind: events.KindAction, Data: map[string]any{"tool": "mcp__x__y", "args": many}}, Env{})
 	if a.Level != high || !hasReasonRule(a, "tool-args-budget") {
@@ -180,12 +182,12 @@ func TestRedactionHidContent(t *testing.T) {
 }
 
 func mcpRecord(seq uint64, conv, server, tool, desc string) events.Record {
-	return events.Record{Seq: seq, Event: events.Event{ID: "c" + itoa(int(seq)), Kind: events.KindContextLoaded, Conversation: conv,
-		Data: map[string]any{"source": SourceMCP, "server": server, "tool": tool, "content": desc}}}
+	return events.Record{Seq: seq, Event: events.Event{ID: "c" + strconv.Itoa(int(seq)), Kind: events.KindContextLoaded, Conversation: conv,
+		Data: map[string]any{"source": inject.SourceMCP, "server": server, "tool": tool, "content": desc}}}
 }
 
 func actionRecord(seq uint64, conv, tool string, args map[string]any) events.Record {
-	return events.Record{Seq: seq, Event: events.Event{ID: "a" + itoa(int(seq)), Kind: events.KindAction, Conversation: conv,
+	return events.Record{Seq: seq, Event: events.Event{ID: "a" + strconv.Itoa(int(seq)), Kind: events.KindAction, Conversation: conv,
 		Data: map[string]any{"tool": tool, "args": args}}}
 }
 
@@ -236,7 +238,7 @@ func TestMCPTaint(t *testing.T) {
 	// remembering c4's tool, and c3's unremembered tools are HIGH in c3.
 	for i := range 40 {
 		for j := range 20 {
-			step(mcpRecord(next(), "c3", "s"+itoa(i), "t"+itoa(j), "Does thing."))
+			step(mcpRecord(next(), "c3", "s"+strconv.Itoa(i), "t"+strconv.Itoa(j), "Does thing."))
 		}
 	}
 	if l := riskLevel(t, step(actionRecord(next(), "c3", "mcp__s39__t0", call))); l != high {

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
+	"github.com/vigil-dev/vigil/processors/risk/shell"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden")
@@ -39,7 +41,7 @@ func readCases(t *testing.T, name string) []string {
 func decodeCase(l string) string {
 	l = strings.ReplaceAll(l, `\n`, "\n")
 	if strings.Contains(l, `\u`) {
-		l = ansiC(l)
+		l = shell.DecodeANSIC(l)
 	}
 	return l
 }
@@ -100,7 +102,7 @@ func TestGoldenShell(t *testing.T) {
 func TestGoldenScan(t *testing.T) {
 	var b strings.Builder
 	for _, l := range readCases(t, "scan_cases.txt") {
-		r := Scan(decodeCase(l), "")
+		r := inject.Scan(decodeCase(l), "")
 		var rules []string
 		for _, f := range r.Findings {
 			rules = append(rules, fmt.Sprintf("%s%v", f.Rule, f.Span))

@@ -12,11 +12,24 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/vigil-dev/vigil/processors/risk/inject"
+	"github.com/vigil-dev/vigil/processors/risk/shell"
 )
 
-// typedPackage type-checks the package's own (non-test) files, importing
-// its dependencies from the build cache's export data.
-func typedPackage(t *testing.T) (*token.FileSet, []*ast.File, *types.Package, *types.Info) {
+// rulePackages are the packages that declare or emit rules, in
+// dependency order: the directory (relative to this one) and import path.
+var rulePackages = []struct{ dir, path string }{
+	{"core", "github.com/vigil-dev/vigil/processors/risk/core"},
+	{"shell", "github.com/vigil-dev/vigil/processors/risk/shell"},
+	{"inject", "github.com/vigil-dev/vigil/processors/risk/inject"},
+	{".", "github.com/vigil-dev/vigil/processors/risk"},
+}
+
+// typedPackages type-checks the own (non-test) files of rulePackages into
+// one types.Info, each importing the others as checked here and every
+// other dependency from the build cache's export data.
+func typedPackages(t *testing.T) (*token.FileSet, []*ast.File, map[string]*types.Package, *types.Info) {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}", ".").Output()
 	if err != nil {
@@ -29,49 +42,69 @@ func typedPackage(t *testing.T) (*token.FileSet, []*ast.File, *types.Package, *t
 		}
 	}
 	fset := token.NewFileSet()
-	names, _ := filepath.Glob("*.go")
-	var files []*ast.File
-	for _, n := range names {
-		if strings.HasSuffix(n, "_test.go") {
-			continue
+	gc := importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
+		return os.Open(export[path])
+	})
+	pkgs := map[string]*types.Package{}
+	conf := types.Config{Importer: importerFunc(func(path string) (*types.Package, error) {
+		if p, ok := pkgs[path]; ok {
+			return p, nil
 		}
-		f, err := parser.ParseFile(fset, n, nil, 0)
+		return gc.Import(path)
+	})}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}}
+	var all []*ast.File
+	for _, rp := range rulePackages {
+		names, _ := filepath.Glob(filepath.Join(rp.dir, "*.go"))
+		var files []*ast.File
+		for _, n := range names {
+			if strings.HasSuffix(n, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(fset, n, nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			files = append(files, f)
+		}
+		pkg, err := conf.Check(rp.path, fset, files, info)
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, f)
+		pkgs[rp.path] = pkg
+		all = append(all, files...)
 	}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {
-		return os.Open(export[path])
-	})}
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Defs: map[*ast.Ident]types.Object{}, Uses: map[*ast.Ident]types.Object{}}
-	pkg, err := conf.Check("github.com/vigil-dev/vigil/processors/risk", fset, files, info)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fset, files, pkg, info
+	return fset, all, pkgs, info
 }
 
-// TestRuleHandles reads every emit site through the type checker: a
-// finding's rule (the rule field of a finding literal, and the rule
-// parameter of every function that passes it on) is a declaration, never
-// a string; every package-level declaration is listed in its registry
-// once and emitted somewhere; a policy rule (named by the config) is made
-// in one place only.
+type importerFunc func(path string) (*types.Package, error)
+
+func (f importerFunc) Import(path string) (*types.Package, error) { return f(path) }
+
+// TestRuleHandles reads every emit site of every analyzer and of the
+// scorer through the type checker: a finding's rule (the Rule field of a
+// core.Finding literal, and the rule parameter of every function that
+// passes it on) is a declaration, never a string; every package-level
+// declaration is listed in its registry once and emitted somewhere; a
+// policy rule (named by the config) is made in one place only.
 func TestRuleHandles(t *testing.T) {
-	fset, files, pkg, info := typedPackage(t)
-	scope := pkg.Scope()
-	named := func(n string) types.Type { return scope.Lookup(n).Type() }
-	shellT, selfT, injT := types.NewPointer(named("ShellRule")), types.NewPointer(named("SelfRule")), types.NewPointer(named("InjectRule"))
-	declT, policyT := named("ruleDecl"), named("policyRule")
+	fset, files, pkgs, info := typedPackages(t)
+	lookup := func(pkg, n string) types.Type {
+		return pkgs["github.com/vigil-dev/vigil/processors/risk"+pkg].Scope().Lookup(n).Type()
+	}
+	shellT, selfT, injT := types.NewPointer(lookup("/shell", "ShellRule")), types.NewPointer(lookup("/shell", "SelfRule")), types.NewPointer(lookup("/inject", "InjectRule"))
+	declT, policyT := lookup("/core", "Decl"), lookup("", "policyRule")
 	isHandle := func(tp types.Type) bool {
 		return types.Identical(tp, shellT) || types.Identical(tp, selfT) || types.Identical(tp, injT)
 	}
 	// the declarations: package-level variables of a handle type
 	decls := map[types.Object]bool{}
-	for _, n := range scope.Names() {
-		if v, ok := scope.Lookup(n).(*types.Var); ok && isHandle(v.Type()) {
-			decls[v] = true
+	for _, pkg := range pkgs {
+		scope := pkg.Scope()
+		for _, n := range scope.Names() {
+			if v, ok := scope.Lookup(n).(*types.Var); ok && isHandle(v.Type()) {
+				decls[v] = true
+			}
 		}
 	}
 	// the registries' lists
@@ -85,7 +118,7 @@ func TestRuleHandles(t *testing.T) {
 			}
 			tv := info.Types[cl]
 			sl, ok := tv.Type.(*types.Slice)
-			if !ok || !isHandle(sl.Elem()) && !types.Identical(sl.Elem(), named("SelfRule")) {
+			if !ok || !isHandle(sl.Elem()) && !types.Identical(sl.Elem(), lookup("/shell", "SelfRule")) {
 				return true
 			}
 			for _, e := range cl.Elts {
@@ -121,7 +154,7 @@ func TestRuleHandles(t *testing.T) {
 			t.Errorf("%s: the rule %s is a %s, not a declaration", where, types.ExprString(e), tp)
 		}
 	}
-	findingT := named("finding")
+	findingT := lookup("/core", "Finding")
 	sites := 0
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -130,7 +163,7 @@ func TestRuleHandles(t *testing.T) {
 				return true
 			}
 			for _, el := range cl.Elts {
-				if kv, ok := el.(*ast.KeyValueExpr); ok && kv.Key.(*ast.Ident).Name == "rule" {
+				if kv, ok := el.(*ast.KeyValueExpr); ok && kv.Key.(*ast.Ident).Name == "Rule" {
 					sites++
 					checkRule(kv.Value, fset.Position(kv.Pos()).String())
 				}
@@ -180,13 +213,13 @@ func TestRuleHandles(t *testing.T) {
 			t.Errorf("%s is declared, and no source emits it", obj.Name())
 		}
 	}
-	if len(decls) != len(ShellRules())+len(SelfRules())+len(InjectRules()) {
-		t.Errorf("%d declarations, %d registry entries", len(decls), len(ShellRules())+len(SelfRules())+len(InjectRules()))
+	if len(decls) != len(shell.ShellRules())+len(shell.SelfRules())+len(inject.InjectRules()) {
+		t.Errorf("%d declarations, %d registry entries", len(decls), len(shell.ShellRules())+len(shell.SelfRules())+len(inject.InjectRules()))
 	}
 	// the public shapes carry an id as a string: a Finding's or a
 	// Reason's Rule is a declaration's ID (or another finding's)
-	findingPub, reasonT := named("Finding"), types.Type(nil)
-	for _, imp := range pkg.Imports() {
+	findingPub, reasonT := lookup("/inject", "Finding"), types.Type(nil)
+	for _, imp := range pkgs["github.com/vigil-dev/vigil/processors/risk"].Imports() {
 		if imp.Path() == "github.com/vigil-dev/vigil/events" {
 			reasonT = imp.Scope().Lookup("Reason").Type()
 		}
@@ -215,9 +248,9 @@ func TestRuleHandles(t *testing.T) {
 					ok = v.Sel.Name == "ID" && isHandle(info.Types[v.X].Type) ||
 						v.Sel.Name == "Rule" && types.Identical(info.Types[v.X].Type, findingPub)
 				case *ast.CallExpr:
-					// f.id() of a finding
+					// f.ID() of a core.Finding
 					if se, isSel := v.Fun.(*ast.SelectorExpr); isSel {
-						ok = se.Sel.Name == "id" && types.Identical(info.Types[se.X].Type, findingT)
+						ok = se.Sel.Name == "ID" && types.Identical(info.Types[se.X].Type, findingT)
 					}
 				}
 				if !ok {

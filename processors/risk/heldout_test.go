@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // The held-out tables in testdata/heldout were written for this package
@@ -94,20 +96,20 @@ func TestHeldoutInjection(t *testing.T) {
 	}{{"injection.jsonl", 95, 1}, {"injection2.jsonl", 70, 1}, {"injection3.jsonl", 75, 1}} {
 		var inj, hit, clean, fp int
 		for _, l := range readHeldout[heldoutText](t, tc.file) {
-			r := Scan(l.Text, "")
+			r := inject.Scan(l.Text, "")
 			switch l.Expect {
 			case "injection":
 				inj++
-				if r.Verdict == VerdictInjection {
+				if r.Verdict == inject.VerdictInjection {
 					hit++
 				} else if *showMisses {
-					t.Logf("MISS %s: %q %v", r.Verdict, trimArg(l.Text), r.Findings)
+					t.Logf("MISS %s: %q %v", r.Verdict, core.TrimArg(l.Text), r.Findings)
 				}
 			case "clean":
 				clean++
-				if r.Verdict == VerdictInjection {
+				if r.Verdict == inject.VerdictInjection {
 					fp++
-					t.Logf("clean flagged: %q %v", trimArg(l.Text), r.Findings)
+					t.Logf("clean flagged: %q %v", core.TrimArg(l.Text), r.Findings)
 				}
 			default:
 				t.Fatalf("bad expect %q", l.Expect)
@@ -137,18 +139,18 @@ type heldoutTool struct {
 func TestHeldoutMCPDescriptions(t *testing.T) {
 	var inj, hit, clean, fp int
 	for _, l := range readHeldout[heldoutTool](t, "mcp_desc.jsonl") {
-		r := ScanTool("heldout", l.Tool, l.Description, nil)
+		r := inject.ScanTool("heldout", l.Tool, l.Description, nil)
 		switch l.Expect {
 		case "injection":
 			inj++
-			if r.Verdict == VerdictInjection {
+			if r.Verdict == inject.VerdictInjection {
 				hit++
 			} else if *showMisses {
 				t.Logf("MISS %s: %s: %q %v", r.Verdict, l.Tool, l.Description, r.Findings)
 			}
 		case "clean":
 			clean++
-			if r.Verdict == VerdictInjection {
+			if r.Verdict == inject.VerdictInjection {
 				fp++
 				t.Logf("clean flagged: %s: %q %v", l.Tool, l.Description, r.Findings)
 			}

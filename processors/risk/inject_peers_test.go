@@ -9,6 +9,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // Peer injection suites: cases taken from other projects' own scanner tests
@@ -49,7 +52,7 @@ func TestPeerInjectionSuites(t *testing.T) {
 	for _, f := range files {
 		cases := readJSONL[injPeerCase](t, filepath.Join("peers", filepath.Base(f)))
 		for _, c := range cases {
-			r := Scan(c.Input.Text, c.Input.Path)
+			r := inject.Scan(c.Input.Text, c.Input.Path)
 			names := []string{c.Source}
 			if c.Scope != "" {
 				names = append(names, c.Source+": "+c.Scope)
@@ -59,25 +62,25 @@ func TestPeerInjectionSuites(t *testing.T) {
 				switch c.Label {
 				case "injection":
 					g.pos++
-					if r.Verdict == VerdictInjection {
+					if r.Verdict == inject.VerdictInjection {
 						g.hit++
 					} else if *showMisses && name == c.Source {
-						t.Logf("MISS %s: %q → %s %v", c.Source, trimArg(c.Input.Text), r.Verdict, r.Findings)
+						t.Logf("MISS %s: %q → %s %v", c.Source, core.TrimArg(c.Input.Text), r.Verdict, r.Findings)
 					}
 				case "clean":
 					g.neg++
-					if r.Verdict == VerdictInjection {
+					if r.Verdict == inject.VerdictInjection {
 						g.flagged++
 						if *showMisses && name == c.Source {
-							t.Logf("FP %s: %q → %v", c.Source, trimArg(c.Input.Text), r.Findings)
+							t.Logf("FP %s: %q → %v", c.Source, core.TrimArg(c.Input.Text), r.Findings)
 						}
 					}
 				case "suspicious":
 					g.sus++
-					if r.Verdict == VerdictInjection {
+					if r.Verdict == inject.VerdictInjection {
 						g.susFlagged++
 					}
-					if r.Verdict != VerdictClean {
+					if r.Verdict != inject.VerdictClean {
 						g.susSeen++
 					}
 				}
@@ -125,16 +128,16 @@ func TestScanDocsFile(t *testing.T) {
 		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
 			t.Fatal(err)
 		}
-		r := Scan(d.Text, d.Path)
+		r := inject.Scan(d.Text, d.Path)
 		counts[r.Verdict]++
-		if r.Verdict == VerdictInjection && *showMisses {
+		if r.Verdict == inject.VerdictInjection && *showMisses {
 			for _, fd := range r.Findings {
 				a, e := max(0, fd.Span[0]-30), min(len(d.Text), fd.Span[1]+30)
 				t.Logf("%s %s strong=%v: %q", d.Path, fd.Rule, fd.Strong, d.Text[a:e])
 			}
 		}
 	}
-	n := counts[VerdictClean] + counts[VerdictSuspicious] + counts[VerdictInjection]
-	t.Logf("%d documents: %d clean, %d suspicious, %d injection (%.1f %%)", n, counts[VerdictClean], counts[VerdictSuspicious],
-		counts[VerdictInjection], pct(counts[VerdictInjection], n))
+	n := counts[inject.VerdictClean] + counts[inject.VerdictSuspicious] + counts[inject.VerdictInjection]
+	t.Logf("%d documents: %d clean, %d suspicious, %d injection (%.1f %%)", n, counts[inject.VerdictClean], counts[inject.VerdictSuspicious],
+		counts[inject.VerdictInjection], pct(counts[inject.VerdictInjection], n))
 }

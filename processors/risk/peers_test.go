@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/core"
 )
 
 // Peer suites: cases taken from other projects' own shell-safety tests, with
@@ -29,8 +30,8 @@ var peerShellFiles = []string{"shell_hermes.jsonl", "shell_continue.jsonl", "she
 
 // peerPositive and peerNegative follow shared/corpora/peers/score.py.
 var (
-	peerPositive = set("dangerous", "catastrophic")
-	peerNegative = set("safe", "readonly-safe")
+	peerPositive = core.SetOf("dangerous", "catastrophic")
+	peerNegative = core.SetOf("safe", "readonly-safe")
 )
 
 type levelCount struct{ n, high, med, low int }
@@ -72,7 +73,7 @@ func TestPeerShellSuites(t *testing.T) {
 					legNeg.add(legacyLevel(a))
 				}
 				if *showMisses && (peerPositive[c.Label] && a.Level != events.RiskHigh || peerNegative[c.Label] && a.Level != events.RiskLow) {
-					t.Logf("%s %-12s %-6s %q [%s]", c.ID, c.Label, a.Level, trimArg(c.Input["command"]), reasonsBrief(a))
+					t.Logf("%s %-12s %-6s %q [%s]", c.ID, c.Label, a.Level, core.TrimArg(c.Input["command"]), reasonsBrief(a))
 				}
 			}
 			labels := make([]string, 0, len(byLabel))

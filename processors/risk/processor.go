@@ -7,6 +7,9 @@ import (
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
+	"github.com/vigil-dev/vigil/processors/risk/shell"
 )
 
 // Processor is the risk fold. For every action record it emits one
@@ -23,7 +26,7 @@ import (
 // risk.assessed at MEDIUM and no alert; a clean one produces no output. A
 // context.loaded with data.source "mcp" is an MCP tool's description and
 // schema (ScanTool; a description that changed since first seen is a
-// finding, see inject_mcp.go). Consumers that
+// finding, see processors/risk/inject/mcp.go). Consumers that
 // key on pending actions (the gate) ignore assessments of ids they do not
 // know.
 //
@@ -40,8 +43,8 @@ type Processor struct {
 	// idle forgets the conversations gone idle (in log time).
 	idle *processors.IdleConversations
 	// mcp remembers, per MCP server and tool, the digest of the
-	// description first seen (inject_mcp.go), to flag a later change.
-	mcp *MCPMemory
+	// description first seen (inject.MCPMemory), to flag a later change.
+	mcp *inject.MCPMemory
 	// written remembers the files tools run from that each conversation
 	// wrote, and at which risk (WrittenFiles).
 	written *WrittenFiles
@@ -84,7 +87,7 @@ func NewProcessor() *Processor { return NewProcessorWith(processors.Options{}) }
 func NewProcessorWith(opts processors.Options) *Processor {
 	t := processors.NewConfigTracker()
 	t.Override = opts.ConfigOverride
-	return &Processor{tracker: t, scorers: map[uint64]*scorerEntry{}, idle: processors.NewIdleConversations(opts.IdleAfter), mcp: NewMCPMemory(), written: NewWrittenFiles()}
+	return &Processor{tracker: t, scorers: map[uint64]*scorerEntry{}, idle: processors.NewIdleConversations(opts.IdleAfter), mcp: inject.NewMCPMemory(), written: NewWrittenFiles()}
 }
 
 // Name is "risk".
@@ -152,7 +155,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 			p.memo.Put(MemoKey{Seq: rec.Seq, ConfigSeq: cfgSeq, Env: env}, a)
 		}
 		if perr != nil {
-			a.Reasons = append(a.Reasons, events.Reason{Analyzer: AnalyzerPolicy, Rule: rulePolicyCompileError.ID, Detail: perr.Error()})
+			a.Reasons = append(a.Reasons, events.Reason{Analyzer: core.AnalyzerPolicy, Rule: shell.RulePolicyCompileError.ID, Detail: perr.Error()})
 		}
 		ra := events.RiskAssessed{ActionID: ev.ID, LogSeq: rec.Seq, ConfigVersion: cfg.Version, Level: a.Level, Reasons: a.Reasons}
 		if ra.Reasons == nil {
@@ -162,7 +165,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 	case events.KindContextLoaded:
 		_, cfg, _ := p.scorer(ev.Conversation)
 		r, what := p.scanContext(&rec, cfg.Analyzers.Injection)
-		if r.Verdict == VerdictClean {
+		if r.Verdict == inject.VerdictClean {
 			return nil, nil
 		}
 		reasons := make([]events.Reason, 0, len(r.Findings))
@@ -172,17 +175,17 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 			if f.Strong {
 				lvl = events.RiskHigh
 			}
-			reasons = append(reasons, events.Reason{Analyzer: AnalyzerInjection, Rule: f.Rule, Detail: f.Detail, Level: lvl, Span: []int{f.Span[0], f.Span[1]}})
+			reasons = append(reasons, events.Reason{Analyzer: core.AnalyzerInjection, Rule: f.Rule, Detail: f.Detail, Level: lvl, Span: []int{f.Span[0], f.Span[1]}})
 			rules = append(rules, f.Rule)
 		}
 		sort.Strings(rules)
 		ra := events.RiskAssessed{ActionID: ev.ID, LogSeq: rec.Seq, ConfigVersion: cfg.Version, Level: r.Level(), Reasons: reasons}
-		if r.Verdict != VerdictInjection {
+		if r.Verdict != inject.VerdictInjection {
 			// suspicious: recorded with its reasons, no alert
 			return []processors.Output{processors.NewOutput(p.Name(), &rec, 0, events.RiskSubject(ev.Conversation), events.KindRiskAssessed, ra)}, nil
 		}
 		alert := events.Alert{Severity: events.SeverityHigh, EventID: ev.ID, LogSeq: rec.Seq, Subject: rec.Subject,
-			Reason: fmt.Sprintf("%s looks like a prompt injection (%s)", what, strings.Join(uniqSorted(rules), ", "))}
+			Reason: fmt.Sprintf("%s looks like a prompt injection (%s)", what, strings.Join(shell.UniqSorted(rules), ", "))}
 		return []processors.Output{
 			processors.NewOutput(p.Name(), &rec, 0, events.RiskSubject(ev.Conversation), events.KindRiskAssessed, ra),
 			processors.NewOutput(p.Name(), &rec, 1, events.SubjectAlert, events.KindAlert, alert),
@@ -192,3 +195,20 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 }
 
 var _ processors.Processor = (*Processor)(nil)
+
+// scanContext scans a context.loaded record: a context file, or an MCP
+// tool (data.source "mcp"). It always updates the MCP memory, whatever the
+// config, so the fold state does not depend on which analyzers were on;
+// it scans only when scan is set. what names the thing for an alert.
+func (p *Processor) scanContext(rec *events.Record, scan bool) (r inject.ScanResult, what string) {
+	ev := &rec.Event
+	content := ev.StringField("content")
+	path := ev.StringField("path")
+	if ev.StringField("source") != inject.SourceMCP {
+		if !scan {
+			return inject.ScanResult{Verdict: inject.VerdictClean}, ""
+		}
+		return inject.Scan(content, path), fmt.Sprintf("context file %q", path)
+	}
+	return p.mcp.StepContext(rec, scan)
+}

@@ -2,36 +2,22 @@ package risk
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/shell"
 )
 
 func TestShellRuleRegistry(t *testing.T) {
 	s := mustScorer(t, events.DefaultConfig())
-	declared := map[string]*ShellRule{}
-	for _, r := range ShellRules() {
-		if _, dup := declared[r.ID]; dup {
-			t.Errorf("%s declared twice", r.ID)
-		}
-		declared[r.ID] = r
-		if r.Doc == "" || len(r.Levels) == 0 || r.Category == "" || r.Analyzer == "" {
-			t.Errorf("%s: incomplete declaration", r.ID)
-		}
-		if len(r.Fires) == 0 && r.Category != catParser && !r.Action {
-			t.Errorf("%s: no example that fires", r.ID)
-		}
-		if len(r.Quiet) == 0 && !r.Action {
-			t.Errorf("%s: no example that must not fire", r.ID)
-		}
+	// that every declaration is complete and has its examples is
+	// TestShellRuleDecls's (processors/risk/shell)
+	for _, r := range shell.ShellRules() {
 		for _, cmd := range r.Fires {
 			a := s.ScoreCommand(cmd, Env{})
 			ok := false
@@ -67,7 +53,7 @@ func TestShellRuleRegistry(t *testing.T) {
 }
 
 const (
-	docsBegin = "<!-- shell-rules:begin (generated from processors/risk/shellrules.go by go test -run ShellRuleDocs -update) -->"
+	docsBegin = "<!-- shell-rules:begin (generated from processors/risk/shell/shellrules.go by go test ./processors/risk -run ShellRuleDocs -update) -->"
 	docsEnd   = "<!-- shell-rules:end -->"
 )
 
@@ -75,7 +61,7 @@ const (
 func shellRulesTable() string {
 	var b strings.Builder
 	cat := ""
-	for _, r := range ShellRules() {
+	for _, r := range shell.ShellRules() {
 		if r.Category != cat {
 			cat = r.Category
 			fmt.Fprintf(&b, "\n**%s**\n\n| rule | level | analyzer | what it means | e.g. |\n| --- | --- | --- | --- | --- |\n", cat)
@@ -87,7 +73,7 @@ func shellRulesTable() string {
 		sort.Sort(sort.Reverse(sort.StringSlice(lv)))
 		ex := ""
 		if len(r.Fires) > 0 {
-			ex = "`" + strings.ReplaceAll(strings.ReplaceAll(trimArg(r.Fires[0]), "|", `\|`), "\n", "⏎") + "`"
+			ex = "`" + strings.ReplaceAll(strings.ReplaceAll(core.TrimArg(r.Fires[0]), "|", `\|`), "\n", "⏎") + "`"
 			if strings.ContainsAny(r.Fires[0], "\x1b\r") {
 				ex = "(control characters)"
 			}
@@ -120,11 +106,11 @@ func TestShellRuleDocs(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("%s: the shell rule table differs from ShellRules (rerun with -update after reviewing)", path)
+	t.Errorf("%s: the shell rule table differs from shell.ShellRules (rerun with -update after reviewing)", path)
 }
 
 const (
-	selfDocsBegin = "<!-- self-rules:begin (generated from processors/risk/selfprotect_rules.go by go test -run SelfRuleDocs -update) -->"
+	selfDocsBegin = "<!-- self-rules:begin (generated from processors/risk/shell/selfprotect_rules.go by go test ./processors/risk -run SelfRuleDocs -update) -->"
 	selfDocsEnd   = "<!-- self-rules:end -->"
 )
 
@@ -132,12 +118,12 @@ const (
 func selfRulesTable() string {
 	var b strings.Builder
 	b.WriteString("\n| rule | level | what it means | e.g. |\n| --- | --- | --- | --- |\n")
-	for _, r := range SelfRules() {
+	for _, r := range shell.SelfRules() {
 		ex := ""
 		if len(r.Fires) > 0 {
 			e := r.Fires[0]
 			if c, ok := e.Args["command"].(string); ok && e.Tool == "bash" {
-				ex = "`" + strings.ReplaceAll(trimArg(c), "|", `\|`) + "`"
+				ex = "`" + strings.ReplaceAll(core.TrimArg(c), "|", `\|`) + "`"
 			} else {
 				ex = e.Tool
 			}
@@ -169,70 +155,5 @@ func TestSelfRuleDocs(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("%s: the self-protection table differs from SelfRules (rerun with -update after reviewing)", path)
-}
-
-// switchLabels returns the string case labels of the top-level switches of
-// function fn in file.
-func switchLabels(t *testing.T, file, fn string) map[string]bool {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := map[string]bool{}
-	for _, d := range f.Decls {
-		fd, ok := d.(*ast.FuncDecl)
-		if !ok || fd.Name.Name != fn {
-			continue
-		}
-		for _, st := range fd.Body.List {
-			sw, ok := st.(*ast.SwitchStmt)
-			if !ok {
-				continue
-			}
-			for _, cc := range sw.Body.List {
-				for _, e := range cc.(*ast.CaseClause).List {
-					if bl, ok := e.(*ast.BasicLit); ok && bl.Kind == token.STRING {
-						s, _ := strconv.Unquote(bl.Value)
-						names[s] = true
-					}
-				}
-			}
-		}
-	}
-	if len(names) == 0 {
-		t.Fatalf("no switch labels in %s %s", file, fn)
-	}
-	return names
-}
-
-// TestRuledCommands: ruledCmds names every program commandRules switches
-// on, and nothing that no rule judges by name.
-func TestRuledCommands(t *testing.T) {
-	rules := switchLabels(t, "cmdrules.go", "commandRules")
-	judged := map[string]bool{}
-	for n := range rules {
-		judged[n] = true
-		if !ruledCmds()[n] {
-			t.Errorf("commandRules judges %q, missing from ruledCmds", n)
-		}
-	}
-	for n := range switchLabels(t, "execute.go", "execute") {
-		judged[n] = true
-	}
-	for n := range switchLabels(t, "flags.go", "writeFlags") {
-		judged[n] = true
-	}
-	for n := range interpreters {
-		judged[n] = true
-	}
-	for n := range wrapperOptArgs {
-		judged[n] = true
-	}
-	for n := range ruledCmds() {
-		if !judged[n] {
-			t.Errorf("ruledCmds lists %q, which no rule judges by name", n)
-		}
-	}
+	t.Errorf("%s: the self-protection table differs from shell.SelfRules (rerun with -update after reviewing)", path)
 }

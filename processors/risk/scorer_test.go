@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/shell"
 )
 
 func action(tool string, args map[string]any) *events.Event {
@@ -74,7 +76,7 @@ func TestScoreActionDispatch(t *testing.T) {
 
 func TestUnknownToolReason(t *testing.T) {
 	a := mustScorer(t, events.DefaultConfig()).ScoreAction(action("teleport", nil), Env{})
-	if a.Level != events.RiskUnknown || !hasReason(a, AnalyzerTool, "unknown-tool") {
+	if a.Level != events.RiskUnknown || !hasReason(a, core.AnalyzerTool, "unknown-tool") {
 		t.Fatalf("got %s %v", a.Level, a.Reasons)
 	}
 }
@@ -83,7 +85,7 @@ func TestRedactionFindings(t *testing.T) {
 	s := mustScorer(t, events.DefaultConfig())
 	ev := action("file_write", map[string]any{"path": "config.yaml", "content": "key: [REDACTED:aws-access-key]"})
 	ev.Redactions = []events.Redaction{{Rule: "aws-access-key", Path: "data.args.content"}}
-	if a := s.ScoreAction(ev, Env{}); a.Level != events.RiskHigh || !hasReason(a, AnalyzerRedaction, "secret-written-to-file") {
+	if a := s.ScoreAction(ev, Env{}); a.Level != events.RiskHigh || !hasReason(a, core.AnalyzerRedaction, "secret-written-to-file") {
 		t.Fatalf("got %s %v", a.Level, a.Reasons)
 	}
 }
@@ -99,12 +101,12 @@ func TestLLMHint(t *testing.T) {
 	}
 	// Off: recorded as ignored, never changes the level.
 	a := mustScorer(t, off).ScoreAction(withHint("ls", "HIGH"), Env{})
-	if a.Level != events.RiskLow || !hasReason(a, AnalyzerLLMHint, "ignored") {
+	if a.Level != events.RiskLow || !hasReason(a, core.AnalyzerLLMHint, "ignored") {
 		t.Fatalf("hint off: got %s %v", a.Level, a.Reasons)
 	}
 	// On: raises …
 	a = mustScorer(t, on).ScoreAction(withHint("ls", "high"), Env{})
-	if a.Level != events.RiskHigh || !hasReason(a, AnalyzerLLMHint, "raised") {
+	if a.Level != events.RiskHigh || !hasReason(a, core.AnalyzerLLMHint, "raised") {
 		t.Fatalf("hint on: got %s %v", a.Level, a.Reasons)
 	}
 	// … and can never lower a parsed level.
@@ -118,17 +120,17 @@ func TestAnalyzerSwitches(t *testing.T) {
 	cfg := events.DefaultConfig()
 	cfg.Analyzers.Rules = false
 	a := mustScorer(t, cfg).ScoreCommand("rm -rf /", Env{})
-	if a.Level != events.RiskUnknown || !hasReason(a, AnalyzerRules, "disabled") {
+	if a.Level != events.RiskUnknown || !hasReason(a, core.AnalyzerRules, "disabled") {
 		t.Fatalf("rules off: got %s %v", a.Level, a.Reasons)
 	}
 	cfg.PolicyRules = []events.PolicyRule{{Name: "no-rm", Expr: `"rm" in commands`, Level: events.RiskHigh, Reason: "rm is not allowed here"}}
 	a = mustScorer(t, cfg).ScoreCommand("rm -rf /", Env{})
-	if a.Level != events.RiskHigh || !hasReason(a, AnalyzerPolicy, "no-rm") {
+	if a.Level != events.RiskHigh || !hasReason(a, core.AnalyzerPolicy, "no-rm") {
 		t.Fatalf("policy only: got %s %v", a.Level, a.Reasons)
 	}
 	cfg.Analyzers.Policy = false
 	a = mustScorer(t, cfg).ScoreCommand("rm -rf /", Env{})
-	if hasReason(a, AnalyzerPolicy, "no-rm") {
+	if hasReason(a, core.AnalyzerPolicy, "no-rm") {
 		t.Fatalf("policy off but rule applied: %v", a.Reasons)
 	}
 }
@@ -141,13 +143,13 @@ func TestPolicyRules(t *testing.T) {
 		{Name: "argv", Expr: `argv.exists(a, a[0] == "git" && "--no-verify" in a)`, Level: events.RiskMedium},
 	}
 	s := mustScorer(t, cfg)
-	if a := s.ScoreCommand("curl -s https://db.prod.internal/health", Env{}); a.Level != events.RiskHigh || !hasReason(a, AnalyzerPolicy, "prod-hosts") {
+	if a := s.ScoreCommand("curl -s https://db.prod.internal/health", Env{}); a.Level != events.RiskHigh || !hasReason(a, core.AnalyzerPolicy, "prod-hosts") {
 		t.Errorf("prod-hosts: %s %v", a.Level, a.Reasons)
 	}
 	if a := s.ScoreCommand("terraform plan", Env{Backend: "local"}); a.Level != events.RiskMedium {
 		t.Errorf("backend rule: %s %v", a.Level, a.Reasons)
 	}
-	if a := s.ScoreCommand("git commit --no-verify -m x", Env{}); !hasReason(a, AnalyzerPolicy, "argv") {
+	if a := s.ScoreCommand("git commit --no-verify -m x", Env{}); !hasReason(a, core.AnalyzerPolicy, "argv") {
 		t.Errorf("argv rule: %v", a.Reasons)
 	}
 }
@@ -258,10 +260,10 @@ func TestLimits(t *testing.T) {
 	// Quoting grows the text fourfold per level: 10 levels is 88 KB.
 	nested := "rm -rf /"
 	for i := 0; i < 10; i++ {
-		nested = "bash -c " + shellQuote(nested)
+		nested = "bash -c " + shell.Quote(nested)
 	}
 	a := s.ScoreCommand(nested, Env{})
-	if a.Level != events.RiskHigh || !hasReason(a, AnalyzerShell, "nesting-limit") {
+	if a.Level != events.RiskHigh || !hasReason(a, core.AnalyzerShell, "nesting-limit") {
 		t.Errorf("deep nesting: %s %v", a.Level, a.Reasons)
 	}
 	// Variables give linear text with unbounded nesting.
@@ -270,7 +272,7 @@ func TestLimits(t *testing.T) {
 		chain += fmt.Sprintf("X%d='bash -c \"$X%d\"'; ", i, i-1)
 	}
 	a = s.ScoreCommand(chain+`bash -c "$X200"`, Env{})
-	if a.Level != events.RiskHigh || !hasReason(a, AnalyzerShell, "nesting-limit") {
+	if a.Level != events.RiskHigh || !hasReason(a, core.AnalyzerShell, "nesting-limit") {
 		t.Errorf("variable nesting: %s %v", a.Level, a.Reasons)
 	}
 	big := strings.Repeat("echo hello; ", 100000) // ≈1.2 MB
@@ -301,3 +303,10 @@ func TestMCPArgsManyKeys(t *testing.T) {
 		t.Fatalf("got %s %v", a.Level, a.Reasons)
 	}
 }
+
+// The levels, short.
+const (
+	low  = events.RiskLow
+	med  = events.RiskMedium
+	high = events.RiskHigh
+)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
 )
 
 // snapshotVersion is the version of the risk processor's snapshot.
@@ -14,7 +15,7 @@ type snapshotState struct {
 	Tracker processors.TrackerState `msgpack:"tracker"`
 	Idle    processors.IdleState    `msgpack:"idle"`
 	// MCP is the MCP memory: first digests, server quotas, taints (version 4).
-	MCP MCPMemoryState `msgpack:"mcp"`
+	MCP inject.MCPMemoryState `msgpack:"mcp"`
 	// Written is the files tools run from written per conversation (version 4).
 	Written WrittenState `msgpack:"written"`
 }
@@ -38,7 +39,7 @@ func (p *Processor) Restore(b []byte) error {
 	if err := idle.SetState(st.Idle); err != nil {
 		return err
 	}
-	mem := NewMCPMemory()
+	mem := inject.NewMCPMemory()
 	if err := mem.SetState(st.MCP); err != nil {
 		return fmt.Errorf("%w: %v", processors.ErrSnapshot, err)
 	}

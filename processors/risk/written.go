@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/shell"
 )
 
 // FileEffects is what an assessed action does to and with the files that
@@ -26,15 +28,15 @@ type FileEffects struct {
 	RunRisk events.Risk
 }
 
-var scriptExts = lazySet(".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php")
+var scriptExts = core.LazySet(".sh", ".bash", ".zsh", ".py", ".js", ".mjs", ".cjs", ".ts", ".rb", ".pl", ".php")
 
 // EffectsOf returns the file effects of an assessed action.
 func EffectsOf(a Assessment) FileEffects {
 	fe := FileEffects{RunRisk: a.View.RunRisk}
-	if writeTools()[strings.ToLower(a.View.Tool)] {
+	if shell.IsWriteTool(strings.ToLower(a.View.Tool)) {
 		for _, p := range a.View.Paths {
 			cp := path.Clean(p)
-			switch k := execConfigKind(p); {
+			switch k := shell.ExecConfigKind(p); {
 			case k == "hook" || k == "git":
 				fe.Written = append(fe.Written, "kind:git|"+cp)
 			case k == "npm" || k == "bin":
@@ -61,7 +63,7 @@ func EffectsOf(a Assessment) FileEffects {
 		if scriptExts()[path.Ext(c.Name)] {
 			fe.Runs = append(fe.Runs, "file:"+c.Name)
 		}
-		if shells[c.Name] || interpreters[c.Name].lang != "" || c.Name == "source" || c.Name == "." {
+		if shell.RunsScript(c.Name) {
 			for _, a := range c.Argv {
 				if !strings.HasPrefix(a, "-") {
 					if scriptExts()[path.Ext(strings.ToLower(a))] {
@@ -72,7 +74,7 @@ func EffectsOf(a Assessment) FileEffects {
 			}
 		}
 	}
-	fe.Written, fe.Runs = uniqSorted(fe.Written), uniqSorted(fe.Runs)
+	fe.Written, fe.Runs = shell.UniqSorted(fe.Written), shell.UniqSorted(fe.Runs)
 	return fe
 }
 
@@ -177,7 +179,7 @@ func (w *WrittenFiles) Raise(conv string, fe FileEffects, level events.Risk, rea
 		return level, reasons
 	}
 	for _, r := range reasons {
-		if r.Rule == ruleRanWrittenFile.ID {
+		if r.Rule == shell.RuleRanWrittenFile.ID {
 			return level, reasons // raised already (the risk processor's assessment, reused by the gate)
 		}
 	}
@@ -197,7 +199,7 @@ func (w *WrittenFiles) Raise(conv string, fe FileEffects, level events.Risk, rea
 	if bestKey == "" || best.level.Rank() <= level.Rank() && best.level != events.RiskHigh {
 		return level, reasons
 	}
-	r := events.Reason{Analyzer: AnalyzerFiles, Rule: ruleRanWrittenFile.ID, Level: best.level,
+	r := events.Reason{Analyzer: core.AnalyzerFiles, Rule: shell.RuleRanWrittenFile.ID, Level: best.level,
 		Detail: fmt.Sprintf("runs what this conversation wrote at log seq %d (%s, judged %s when written)", best.seq, bestKey[strings.IndexByte(bestKey, '|')+1:], best.level)}
 	return events.Max(level, best.level), append([]events.Reason{r}, reasons...)
 }

@@ -1,0 +1,196 @@
+package inject
+
+import (
+	"strings"
+
+	"github.com/vigil-dev/vigil/processors/risk/core"
+)
+
+// Directives to the agent inside data. A web page, an e-mail, a review or
+// a tool's output is written for people or programs; text in it that
+// turns to the AI reading it ("note for the assistant: …", "AI reviewer,
+// …", "if you are an AI model …", "@assistant …", "the agent must …") and
+// orders an action that reaches beyond reading (send, pay, delete, grant,
+// approve, cancel, disclose, or change what the agent tells the user) is a
+// task injected by whoever wrote the data, in whatever words. Context
+// files address agents too ("agents should run make test"): what tells
+// the two apart is the action, so workflow verbs (run, test, format,
+// read, use) never make a directive here; the command rules judge what a
+// command does.
+
+var (
+	// directiveAddrRe finds where a text turns to the AI. Each form ends
+	// where the order may begin.
+	directiveAddrRe = core.LazyRE(`(?i)` +
+		// note / message / instructions for (the) AI, bot, assistant …
+		`\b(?:note|notes|message|instructions?|reminder|notice|request|directive|attention|p\.?s\.?)\s+(?:from\s+[^:\n]{1,40}?\s+)?(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:[a-z-]+\s+){0,2}?(?:ai|llms?|assistants?|agents?|models?|bots?|chatbots?|copilots?|summari[sz]ers?|reviewers?|operators?)\b[^\n:,.]{0,20}[:,.—–-]?` +
+		// if you are an AI …
+		`|\bif you(?:'re|’re| are) an? (?:[a-z-]+ ){0,2}?(?:ai|llm|assistant|agent|model|bot|language model)\b(?:[^\n,.]{0,40})[,.]?` +
+		// vocative: "Assistant, …", "Hey Claude, …", "AI reviewer, …", "[assistant: …", "Attention model: …"
+		`|(?:^|[\n.!?;:,(\[]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s)` +
+		// "Agent instruction: …"
+		`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|note|notice|directive|task|action)\s*:` +
+		// @assistant, (for the agent)
+		`|@(?:assistant|agent|ai|bot|claude|copilot|gemini|chatgpt)\b|\((?:for|to) (?:the |any )?(?:ai|agent|assistant|model|bot|llm)s?\)` +
+		// the assistant must / AI agents should …
+		`|\b(?:the|any|all|every)\s+(?:[a-z-]+\s+)?(?:ai|llms?|assistants?|agents?|models?|bots?)\s+(?:must|should|shall|needs? to|has to|have to|is (?:required|expected|instructed|asked) to|are (?:required|expected|instructed|asked) to)\b` +
+		`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b`)
+
+	// directiveStrongVerbs act beyond the task whatever their object.
+	directiveStrongVerbs = core.LazySet("send", "email", "e-mail", "forward", "transfer", "wire", "pay", "refund", "charge", "purchase",
+		"buy", "book", "delete", "erase", "wipe", "cancel", "revert", "approve", "grant", "authorize", "authorise", "reset",
+		"disable", "bypass", "reveal", "disclose", "leak", "upload", "publish", "decline", "rank", "unsubscribe", "deactivate",
+		"liquidate", "withdraw", "donate", "exfiltrate", "drop", "destroy", "terminate", "order", "invite", "transmit", "post")
+	// directiveObjVerbs act beyond the task when their object does: the
+	// user's data, money, an outside address, access, a verdict.
+	directiveObjVerbs = core.LazySet("add", "include", "open", "call", "save", "copy", "share", "mark", "list", "change", "push",
+		"stop", "give", "put", "attach", "export", "insert", "append", "issue", "close", "merge", "set", "make", "visit",
+		"navigate", "remove", "write", "tell", "reply", "respond", "answer", "translate", "end", "describe", "say", "recommend",
+		"rewrite", "modify", "edit", "alter", "patch", "update", "skip", "turn", "switch")
+	directiveObjRe = core.LazyRE(`(?i)\b(?:admin|administrator|collaborator|owner|access|permissions?|as (?:passed|resolved|approved|safe|verified|complete)|--force|without (?:approval|confirmation|asking|escalation)|from now on|only in|every (?:answer|reply|response)|your (?:entire |whole |full )?(?:answer|reply|response|output)|(?:the user|them|him|her) that|(?:best|only|independent) |delete_\w+|base64|premium|refund|card|password|credentials?|api keys?|secrets?|tokens?|private|home address|phone number|chat history|contents?|every row|all (?:of )?(?:the )?\w+)\b|[$€£]\s?\d|\b[a-z][a-z0-9+.-]*://|\b[\w.+-]+@[\w-]+\.[\w.]+|\b[A-Z]{2}\d{2}[A-Z0-9]{10,}`)
+	// readerAddrRe: text that turns to whoever is reading it now ("after
+	// reading this, …", "once you have processed this output, …"): in a
+	// tool's output or a fetched page that reader is the agent, but docs
+	// say it to people too, so only an order whose object reaches beyond
+	// the task (directiveObjRe, or a safeguard switched off) counts.
+	readerAddrRe = core.LazyRE(`(?i)\b(?:after|once|when|now that|as soon as)\s+(?:you(?:'ve| have)?\s+)?(?:reading|read|processing|processed|parsing|parsed|receiving|received|seeing|seen)\s+(?:this|these|the above)(?:\s+(?:output|result|results|response|message|file|note|page|text))?\s*,`)
+	// safeguardRe: what keeps the agent's actions in check: switching it
+	// off is beyond any task a user set.
+	safeguardRe    = core.LazyRE(`(?i)\b(?:sandbox(?:ing)?|safeguards?|guardrails?|security (?:review|checks?|scans?|scanning)|code review|review step|the review|pre-commit|git hooks|hooks|audit(?:ing| log| logs)?|logging|firewall|antivirus|2fa|mfa|two-factor|approvals?|permission (?:checks?|prompts?)|confirmations?|safety (?:checks?|filters?|settings?))\b`)
+	directiveNegRe = core.LazyRE(`(?i)\b(?:do not|don't|never|avoid|must not|should not|shouldn't|mustn't|cannot|can't|no need to)\s+(?:[a-z-]+\s+){0,2}$`)
+	// grantRe: the text hands the agent a permission it has no way to
+	// get from data.
+	grantRe      = core.LazyRE(`(?i)\b(?:the\s+)?(?:assistant|agent|model|ai|bot|you)\s+(?:is|are)\s+(?:now\s+|hereby\s+|fully\s+)?(?:authori[sz]ed|permitted|allowed|cleared|free|approved)\s+to\b[^.\n]{0,80}`)
+	grantScopeRe = core.LazyRE(`(?i)\b(?:any|all|every|anything|without (?:approval|confirmation|asking|restrictions?|limits?)|disable|bypass|ignore|filters?|safety|unrestricted|no (?:limits|restrictions))\b`)
+)
+
+// agentDirectives finds orders addressed to the agent inside data.
+func (s *scanner) agentDirectives(text string, base int) {
+	lt := asciiLower(text)
+	if !directiveCandidate(lt) {
+		return
+	}
+	for _, loc := range directiveAddrRe.FindAllStringIndex(text, 8) {
+		end := loc[1]
+		win := text[end:]
+		if i := strings.Index(win, "\n\n"); i >= 0 {
+			win = win[:i]
+		}
+		if len(win) > 260 {
+			win = win[:260]
+		}
+		if v, ok := directiveAction(win, false); ok {
+			s.add(injAgentDirective, "an order to the AI inside the data it reads: "+v, base+loc[0], base+end+len(win), true)
+		}
+	}
+	for _, loc := range readerAddrRe.FindAllStringIndex(text, 4) {
+		win := text[loc[1]:]
+		if i := strings.IndexAny(win, "\n"); i >= 0 {
+			win = win[:i]
+		}
+		if len(win) > 200 {
+			win = win[:200]
+		}
+		if v, ok := directiveAction(win, true); ok {
+			s.add(injAgentDirective, "an order to whoever reads this output: "+v, base+loc[0], base+loc[1]+len(win), true)
+		}
+	}
+	if strings.Contains(lt, " to ") {
+		for _, loc := range grantRe.FindAllStringIndex(text, 4) {
+			if grantScopeRe.MatchString(text[loc[0]:loc[1]]) {
+				s.add(injClaimedAuthority, "grants the agent a permission that data cannot give", base+loc[0], base+loc[1], true)
+			}
+		}
+	}
+}
+
+// directiveCandidate: lt names the agent in some way.
+func directiveCandidate(lt string) bool {
+	return anyOf(lt, []string{"reading this", "read this", "processing this", "processed this", "parsing this", "received this", "seeing this", "seen this", "ai", "assistant", "agent", "model", "bot", "llm", "claude", "gpt", "gemini", "copilot", "codex", "summari", "reviewer", "operator"})
+}
+
+// directiveAction returns the first verb of win that orders an action
+// beyond the task, and whether there is one. A verb after a negation
+// ("do not delete …") orders nothing. strict takes only orders whose
+// object reaches beyond the task (directiveObjRe), or that switch a
+// safeguard off, whatever the verb.
+func directiveAction(win string, strict bool) (string, bool) {
+	ws := wordSpans(win)
+	for i, w := range ws {
+		lw := strings.ToLower(win[w[0]:w[1]])
+		strong := directiveStrongVerbs()[lw]
+		obj := directiveObjVerbs()[lw]
+		if !strong && !obj {
+			continue
+		}
+		if i > 0 {
+			prev := strings.ToLower(win[ws[i-1][0]:ws[i-1][1]])
+			if isArticleOrOwner(prev) {
+				continue // a noun: "the order", "your post"
+			}
+			if reportsDone(prev) {
+				continue // a report, not an order: "I've reset your device"
+			}
+		}
+		if directiveNegRe.MatchString(win[:w[0]]) {
+			continue
+		}
+		if (lw == "turn" || lw == "switch") && (i+1 >= len(ws) || strings.ToLower(win[ws[i+1][0]:ws[i+1][1]]) != "off") {
+			continue // only "turn off", "switch off"
+		}
+		if strong && !strict {
+			return lw, true
+		}
+		rest := win[w[0]:]
+		if j := strings.IndexAny(rest, ".;\n"); j > 0 && j+1 < len(rest) && (rest[j+1] == ' ' || rest[j+1] == '\n') {
+			rest = rest[:j]
+		}
+		if directiveObjRe.MatchString(rest) {
+			return lw, true
+		}
+		switch lw {
+		case "disable", "bypass", "skip", "turn", "switch", "remove", "delete":
+			if safeguardRe.MatchString(rest) {
+				return lw, true
+			}
+		}
+	}
+	return "", false
+}
+
+// reportsDone: a word before a verb that makes it a statement of what
+// someone did or does (a subject or an auxiliary), not an order.
+func reportsDone(w string) bool {
+	switch w {
+	case "i", "i've", "i'd", "we", "we've", "we'd", "he", "she", "they", "they've", "it", "have", "has", "had", "was",
+		"were", "been", "is", "are", "did", "will", "would", "can", "could", "may", "might", "users", "customers":
+		return true
+	}
+	return false
+}
+
+func isArticleOrOwner(w string) bool {
+	switch w {
+	case "the", "a", "an", "your", "my", "his", "her", "their", "our", "its", "this", "that", "each", "every":
+		return true
+	}
+	return false
+}
+
+// wordSpans returns the byte spans of the letter runs of s (hyphens and
+// apostrophes inside a word kept).
+func wordSpans(s string) [][2]int {
+	var out [][2]int
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		in := i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' ||
+			start >= 0 && (s[i] == '-' || s[i] == '\'' || s[i] == '_') && i+1 < len(s) && s[i+1] != ' ')
+		if in && start < 0 {
+			start = i
+		} else if !in && start >= 0 {
+			out = append(out, [2]int{start, i})
+			start = -1
+		}
+	}
+	return out
+}

@@ -1,0 +1,314 @@
+package inject
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/vigil-dev/vigil/processors/risk/core"
+)
+
+// Task injection: text inside data the agent reads (a web page, an e-mail,
+// a tool's output, a review) that gives the agent a new task in ordinary
+// verbs: send or forward something to someone, pay, delete, grant access,
+// change a password, answer differently. Whoever wrote it and in whatever
+// words, what marks it is the shape of the order, not a phrase:
+//
+//   - it is said to the reader in the imperative ("email …", "please
+//     transfer …"), not described in the third person ("the service emails
+//     a receipt", "users can forward messages");
+//   - its object belongs to the user (my / the user's / all … e-mails,
+//     files, contacts, the security code) or its target is outside the
+//     user's reach (an e-mail address, a URL, an IBAN, a wallet, "my
+//     friend", a handle);
+//   - it is often framed as a message to the assistant ("a message from me
+//     to you, the AI"), as a step before the agent's own task ("before you
+//     can solve the task I gave you, …"), or claims the agent's task.
+//
+// taskRules reads one sentence (the order); taskFrames reads the whole
+// text (the framing). Orders to move money to an account, or to send the
+// user's data to an outside party, are strong alone; an order whose object
+// or target is only half there (a link to "Alice", a payment with no
+// account) is weak and needs a framing or another signal next to it.
+
+var (
+	// what the order moves: money, an account or wallet
+	moneyRe   = core.LazyRE(`(?i)(?:\b(?:my|all my|all of my|the user'?s)\s+(?:[\w-]+\s+)?(?:holdings|savings|funds|money|stocks|shares|crypto|bitcoin|ethereum|balance|portfolio)\b|[$€£¥]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:usd|eur|gbp|chf|jpy|dollars?|euros?|pounds?|btc|eth|usdt|bitcoin)\b|\b(?:funds|money|the (?:full |remaining |total )?(?:amount|balance)|payment|a transaction|all (?:the )?(?:money|funds|savings))\b)`)
+	accountRe = core.LazyRE(`\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b|(?i:\biban\b|\baccount(?: number| no\.?| #|[_ ]id)?:?\s*[#'"(]?\d[\d -]{5,}|\baccount[_ ]id\b|\b0x[0-9a-f]{40}\b|\bbc1[a-z0-9]{25,}\b|\bwallet\b)`)
+	// whose the object is
+	userDataRe = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\b(?:all(?: of)?(?: the)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|contacts?|passwords?|security codes?|verification codes?|credentials?|api keys?|secrets?|bank \w+|transactions?|channels?|chat history)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
+	ownRe      = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+`)
+	// who it goes to
+	recipientRe = core.LazyRE(`(?i)\bto (?:my|our) (?:friend|colleague|cousin|brother|sister|partner|associate|accountant|lawyer|boss|manager|contact|new (?:address|account|email))\b|\([a-z][a-z0-9_.-]*\d[a-z0-9_.-]*\)|\bto\s+@[a-z0-9_]{3,}\b[^/]`)
+	accessRe    = core.LazyRE(`(?i)\b(?:access|permissions?|admin(?:istrator)? (?:rights|role|access)|owner(?:ship)?|edit rights|write access|full control|a key|guest access|the keys?)\b`)
+	valueRe     = core.LazyRE("(?i)\\bto\\s+[\"'`“]?[a-z0-9!#$%&*_.@-]*\\d[a-z0-9!#$%&*_.@-]*[\"'`”]?|\\bto\\s+[\"'`“][^\"'`”]{3,40}[\"'`”]")
+	// what the agent answers
+	yourAnswerRe = core.LazyRE(`(?i)\b(?:your|every|each|all) (?:next |final |every |all |future |subsequent )?(?:answers?|responses?|replies|reply|outputs?|summary|summaries|messages?|translation)\b`)
+	tellUserRe   = core.LazyRE(`(?i)^\w+\s+(?:to\s+)?(?:the user|the human|them|him|her)\s+(?:that|with)\b`)
+	fwdRuleRe    = core.LazyRE(`(?i)\b(?:forwarding|redirect(?:ion)?|auto-?forward(?:ing)?)\s+(?:rule|filter)\b|\ball (?:incoming |new |future )?(?:mail|e-?mails?|messages)\b`)
+	onlyWithRe   = core.LazyRE("(?i)^\\w+\\s+(?:only\\s+)?with\\s+[\"'`“]")
+	fromNowRe    = core.LazyRE(`(?i)\bfrom now on\b|\b(?:all|every) (?:future|subsequent) (?:answers?|responses?|replies|messages?)\b`)
+	labelRe      = core.LazyRE(`(?m)^[ \t>*_#-]*(?:SYSTEM|SYSTEM MESSAGE|SYSTEM PROMPT|SYSTEM NOTE|SYSTEM OVERRIDE|ADMIN|ADMIN MESSAGE|ADMINISTRATOR|DEVELOPER|DEVELOPER MESSAGE|OPERATOR)\s*:[ \t]+\S`)
+	vendorRe     = core.LazyRE(`(?i)\b(?:openai|anthropic|google deepmind|the assistant'?s? (?:developers?|creators?|operators?)|your (?:developers?|creators?|operators?|provider))\s+(?:[\w-]+\s+)?(?:policy|policies|update|notice|directive|announcement|requirement|mandate)s?\b`)
+	alwaysRe     = core.LazyRE(`(?i)\bfrom now on\b|\b(?:all|every|each) (?:future |subsequent |following )?(?:answers?|responses?|replies|messages?)\b|\bonly\b|\bat all times\b|\bregardless\b`)
+)
+
+// Verb classes of task orders, in their base form.
+var (
+	taskSendVerbs   = core.LazySet("send", "email", "e-mail", "mail", "forward", "share", "post", "upload", "text", "message", "dm", "leak", "publish", "copy", "cc", "bcc", "attach", "deliver", "submit", "transmit", "export", "sync", "invite", "add", "create", "schedule", "concatenate", "provide", "give", "reply", "respond", "write")
+	taskPayVerbs    = core.LazySet("transfer", "pay", "wire", "send", "remit", "deposit", "donate", "move", "refund", "withdraw", "purchase", "buy", "order", "sell", "liquidate", "make", "place", "complete", "initiate", "schedule", "execute")
+	taskGuardVerbs  = core.LazySet("disable", "deactivate", "turn", "switch", "remove", "bypass", "unlock", "open", "unarm", "disarm")
+	guardRe         = core.LazyRE(`(?i)\b(?:two-factor|2fa|mfa|multi-factor|two-step|login alerts?|security alerts?|fraud alerts?|notifications?|firewall|antivirus|screen lock|passcode|security questions?)\b`)
+	userPayRe       = core.LazyRE(`(?i)\b(?:my|the user'?s)\s+(?:saved\s+|stored\s+|default\s+)?(?:payment method|card|credit card|debit card|paypal|wallet|bank account|account)\b`)
+	purchaseRe      = core.LazyRE(`(?i)^(?:make|place|complete|initiate|schedule|set up|execute)\s+(?:a|an|the)\s+(?:[\w-]+\s+)?(?:purchase|payment|transfer|order|transaction|wire)\b`)
+	doorRe          = core.LazyRE(`(?i)\b(?:my|the user'?s)\s+(?:[\w-]+\s+){0,2}?(?:door|lock|gate|garage|car|safe|alarm)\b`)
+	taskDeleteVerbs = core.LazySet("delete", "remove", "erase", "wipe", "purge", "cancel", "unsubscribe", "deactivate", "close", "revoke", "empty", "trash", "archive")
+	taskGrantVerbs  = core.LazySet("grant", "give", "add", "invite", "share", "assign", "authorize", "authorise")
+	taskChangeVerbs = core.LazySet("change", "reset", "set", "update")
+	taskAnswerVerbs = core.LazySet("translate", "write", "rewrite", "format", "phrase", "answer", "respond", "reply", "end", "begin", "start", "conclude", "sign", "finish", "append", "prepend", "add", "include", "put", "insert", "mention", "say", "tell")
+	taskVerbs       = lazyUnion(taskSendVerbs, taskPayVerbs, taskDeleteVerbs, taskGrantVerbs, taskChangeVerbs, taskAnswerVerbs, taskGuardVerbs)
+	secretSetWords  = core.LazySet("password", "passcode", "pin", "passphrase", "recovery", "2fa", "mfa", "email", "e-mail", "phone", "security")
+)
+
+// taskRules finds task orders in one sentence of prose.
+func (s *scanner) taskRules(v *clauseView, off int) {
+	t, lt := v.t, v.lt
+	if len(v.ws) < 3 {
+		return
+	}
+	anySink := false
+	if strings.ContainsAny(lt, ".@") {
+		for _, tk := range v.tokens() {
+			anySink = anySink || tk.sink
+		}
+	}
+	for k := range v.ws {
+		w := v.ws[k].w
+		if !taskVerbs()[w] {
+			continue
+		}
+		send, pay, del, grant, change, ans := taskSendVerbs()[w], taskPayVerbs()[w], taskDeleteVerbs()[w], taskGrantVerbs()[w], taskChangeVerbs()[w], taskAnswerVerbs()[w]
+		guard := taskGuardVerbs()[w]
+		if (w == "make" || w == "place" || w == "complete" || w == "initiate" || w == "schedule" || w == "execute") && !purchaseRe.MatchString(t[v.ws[k].a:]) {
+			pay = false
+		}
+		if !(send || pay || del || grant || change || ans || guard) {
+			continue
+		}
+		ok, neg := v.imperativeAs(k, true)
+		if !ok || neg {
+			continue
+		}
+		rest := t[v.ws[k].a:]
+		// the order's own clause: up to a hard break or the next order
+		if i := strings.IndexAny(rest, ";!?"); i > 0 {
+			rest = rest[:i]
+		}
+		lrest := asciiLower(rest)
+		a, b := off+v.ws[k].a, off+v.ws[k].a+len(rest)
+		sinkTok := v.tokAfter(v.ws[k].a, 0, true)
+		sink := sinkTok != nil && (v.destination(sinkTok.a) || strings.HasSuffix(strings.TrimSpace(asciiLower(t[:sinkTok.a])), " with"))
+		if sink && k+1 < len(v.ws) && send {
+			// "email support@example.com": writing to someone, not handing
+			// data over
+			if tk := v.tokAfter(v.ws[k].a, 0, true); tk != nil && tk.a <= v.ws[k+1].a+1 {
+				sink = false
+			}
+		}
+		recip := sink || recipientRe.MatchString(rest)
+		mine := userDataRe.MatchString(rest)
+		switch {
+		case pay && userPayRe.MatchString(rest) && (w == "purchase" || w == "buy" || w == "order" || purchaseRe.MatchString(rest)):
+			s.add(injTaskInjection, "orders a purchase with the user's payment method", a, b, true)
+			return
+		case guard && (w == "unlock" || w == "open" || w == "disarm" || w == "unarm") && doorRe.MatchString(rest):
+			s.add(injTaskInjection, "orders the user's door, lock or alarm opened", a, b, true)
+			return
+		case pay && (w == "sell" || w == "liquidate" || w == "withdraw") && ownRe.MatchString(rest) && moneyRe.MatchString(rest):
+			s.add(injTaskInjection, "orders the user's assets sold or withdrawn", a, b, true)
+			return
+		case guard && guardRe.MatchString(rest) && ownRe.MatchString(rest):
+			s.add(injTaskInjection, "orders a protection of the user's account switched off", a, b, true)
+			return
+		case change && secretWordIn(lrest) && ownRe.MatchString(rest) && anySink:
+			s.add(injTaskInjection, "orders the user's password changed and sent out", a, b, true)
+			return
+		case pay && moneyRe.MatchString(rest) && (accountRe.MatchString(rest) || recip || ownRe.MatchString(rest) || strings.Contains(lrest, "payee")):
+			s.add(injTaskInjection, "orders a payment to an account or a person", a, b, true)
+			return
+		case (w == "reply" || w == "respond") && mine && strings.Contains(lrest, " with "):
+			s.add(injTaskInjection, "orders a reply that carries the user's data", a, b, true)
+			return
+		case send && fwdRuleRe.MatchString(rest) && sink:
+			s.add(injTaskInjection, "orders the user's mail forwarded to an outside address", a, b, true)
+			return
+		case ans && onlyWithRe.MatchString(rest) && alwaysRe.MatchString(t):
+			s.add(injTaskInjection, "orders the agent to answer with given text from now on", a, b, true)
+			return
+		case send && mine && recip && !selfAddressed(lrest):
+			s.add(injTaskInjection, "orders the user's data sent to someone else", a, b, true)
+			return
+		case grant && accessRe.MatchString(rest) && (recipientRe.MatchString(rest) || anySink && ownRe.MatchString(rest)):
+			s.add(injTaskInjection, "orders access given to someone else", a, b, true)
+			return
+		case change && secretWordIn(lrest) && valueRe.MatchString(rest) && (ownRe.MatchString(rest) || strings.Contains(lrest, "account")):
+			s.add(injTaskInjection, "orders a password or account detail changed to a given value", a, b, true)
+			return
+		case ans && yourAnswerRe.MatchString(rest) && (w == "translate" || strings.Contains(lrest, " into ") || strings.Contains(lrest, " in ") || strings.Contains(lrest, " with ") || strings.Contains(lrest, " to ")):
+			strong := fromNowRe.MatchString(t) || w == "translate"
+			s.add(injTaskInjection, "orders the agent to change what it answers", a, b, strong)
+			return
+		case pay && moneyRe.MatchString(rest):
+			s.add(injTaskInjection, "orders a payment", a, b, false)
+			return
+		case del && mine && ownRe.MatchString(rest):
+			s.add(injTaskInjection, "orders the user's data deleted", a, b, false)
+			return
+		case ans && tellUserRe.MatchString(rest):
+			s.add(injTaskInjection, "tells the agent what to tell the user", a, b, false)
+			return
+		case send && mine && !recip && anySink && !selfAddressed(lrest):
+			s.add(injTaskInjection, "orders the user's data sent", a, b, false)
+			return
+		}
+	}
+}
+
+// selfAddressed: "send your questions to support@…", "email us at …": the
+// reader is asked to write to the author, not to hand over data.
+func selfAddressed(lrest string) bool {
+	for _, p := range []string{" us ", " us.", " us at", "to us", "your question", "your feedback", "your comments", "your report", "your request", "your application", "your resume", "your cv", "a pull request", "bug report", "patches", "a patch"} {
+		if strings.Contains(lrest, p) || strings.HasSuffix(lrest, " us") {
+			return true
+		}
+	}
+	return false
+}
+
+func secretWordIn(lt string) bool {
+	for _, w := range strings.Fields(lt) {
+		if secretSetWords()[strings.Trim(w, ".,;:'\"")] {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	// "a message from me, Dana, to you, the AI assistant"
+	toYouAIRe = core.LazyRE(`(?i)\bto you,?\s+(?:the\s+|my\s+|dear\s+)?(?:ai|assistant|agent|model|llm|language model|ai assistant|ai agent|gpt[\w.-]*|claude[\w.-]*|gemini[\w.-]*|chatgpt|copilot|llama[\w.-]*|mistral[\w.-]*|bot)\b`)
+	// "the task (that) I gave you", "the request the user sent you"
+	taskGivenRe = core.LazyRE(`(?i)\b(?:the|your|my)\s+(?:original\s+|initial\s+|current\s+|actual\s+|real\s+|first\s+)?(?:task|request|question|assignment|job|instructions?)\s+(?:that\s+|which\s+)?(?:i|the user|we)\s+(?:have\s+)?(?:gave|given|assigned|asked|sent|set|wrote)\s+(?:to\s+)?you\b`)
+	// "before you can solve the task", "instead of summarizing the page"
+	prereqRe = core.LazyRE(`(?i)\b(?:before|prior to)\s+(?:you\s+)?(?:can\s+|may\s+|continue\s+(?:to\s+|with\s+)?|proceed\s+(?:to\s+|with\s+)?|start\s+|go on\s+(?:to\s+|with\s+)?)?(?:solv|complet|finish|answer|summari[sz]|continu|respond|repl|do|perform|handl|address|proceed|work|read|review|translat)\w*\s+(?:on\s+|with\s+|to\s+)?(?:the|your|this|my|that|any|user'?s?)\s+(?:[\w-]+\s+)?(?:task|request|question|job|assignment|query|summary|instructions?|prompt|page|document|text|e-?mail|message|article|file|content|results?)\b|\binstead of (?:summari[sz]|answer|translat|review|read|complet|do|perform|respond)\w*\b`)
+	// tags that claim weight: <IMPORTANT>, <INFORMATION>, [ADMIN]
+	privTagRe = core.LazyRE(`(?i)</?(?:important|information|instructions?|critical|urgent|admin|administrator|priority|mandatory|required|secret|hidden|override|note|notice|attention|ai[_-]?instructions?|assistant[_-]?instructions?|system[_-]?(?:message|note|instructions?|override))\s*>|\[(?:important|critical|urgent|admin|administrator|priority|mandatory|override|system[ _-]?(?:message|note|override))\]|#{2,}\s*\(?(?:system[_ ]message|system[_ ]instructions?|admin[_ ]message)\)?`)
+	// "As the administrator, I authorize you to …"
+	authorizeRe = core.LazyRE(`(?i)\b(?:i|we)\s+(?:am\s+|are\s+)?(?:hereby\s+|officially\s+|fully\s+|now\s+)?(?:authori[sz](?:e|ing)|permit(?:ting)?|allow(?:ing)?|instruct(?:ing)?|order(?:ing)?|direct(?:ing)?|command(?:ing)?|requir(?:e|ing))\s+you\s+to\b|\byou are (?:hereby\s+)?(?:authori[sz]ed|permitted|allowed|cleared|instructed|ordered|required)\s+to\b`)
+)
+
+// taskFrames finds framings of an order as a message to the agent, or as
+// a step before its own task, in a whole text. Each expression runs only on
+// windows around a literal every match holds, so a long clean file costs
+// a few substring searches.
+func (s *scanner) taskFrames(text string, base int) {
+	lt := asciiLower(text)
+	add := func(loc []int, rule *InjectRule, detail string, strong bool) {
+		s.add(rule, detail, base+loc[0], base+loc[1], strong)
+	}
+	if loc := findNear(toYouAIRe, text, lt, []string{"to you"}, 8, 60); loc != nil {
+		add(loc, injTaskHijack, "a message written to the agent itself (\"… to you, the AI\")", true)
+	} else if loc := findNear(taskGivenRe, text, lt, []string{"gave you", "given you", "assigned you", "asked you", "sent you", "set you", "wrote you", "given to you", "sent to you", "assigned to you"}, 90, 20); loc != nil {
+		add(loc, injTaskHijack, "speaks as the person who gave the agent its task", true)
+	}
+	if loc := findNear(authorizeRe, text, lt, []string{" you to"}, 60, 10); loc != nil && !negatedBefore(text, loc[0]) {
+		// with a claimed role ("as your administrator, I instruct you
+		// to …") it is an order given on an authority the text cannot have
+		lo := max(loc[0]-200, 0)
+		claim := claimRe.FindStringIndex(text[lo:loc[1]])
+		s.add(injClaimedAuthority, "grants the agent authority in the text it reads (\"I authorize you to …\")", base+loc[0], base+loc[1], claim != nil)
+	}
+	if loc := findNearIf(prereqRe, text, lt, []string{"before", "prior to", "instead of"}, 0, 120, prereqNouns); loc != nil {
+		add(loc, injTaskPrerequisite, "puts a step before, or in place of, the agent's own task", false)
+	}
+	if anyOf(text, []string{"SYSTEM", "ADMIN", "DEVELOPER", "OPERATOR"}) {
+		if loc := labelRe.FindStringIndex(text); loc != nil {
+			add([]int{loc[0], loc[1] - 1}, injPrivilegeTag, "a line labelled as a system or admin message", false)
+		}
+	}
+	if loc := findNear(vendorRe, text, lt, []string{"openai", "anthropic", "deepmind", "developer", "creator", "operator", "provider"}, 30, 80); loc != nil {
+		add(loc, injClaimedAuthority, "claims a rule from the agent's vendor or developers", false)
+	}
+	if anyOf(lt, privTagWords) {
+		for _, loc := range privTagRe.FindAllStringIndex(text, 4) {
+			if strings.Contains(lt[loc[0]:loc[1]], "system") && strings.HasPrefix(lt[loc[0]:], "#") {
+				add(loc, injFakeRoleTag, "a heading written as a system message", true)
+				continue
+			}
+			add(loc, injPrivilegeTag, "a tag that claims priority for what it wraps (<IMPORTANT>, [ADMIN])", false)
+		}
+	}
+}
+
+// prereqNouns: one of them, or "instead of", is in every match of prereqRe.
+var prereqNouns = []string{"task", "request", "question", "job", "assignment", "quer", "summar", "instruction", "prompt", "page", "document", "text", "mail", "message", "article", "file", "content", "result", "instead of"}
+
+// privTagWords: one of them is in every match of privTagRe.
+var privTagWords = []string{"important>", "information>", "instruction>", "instructions>", "critical>", "urgent>", "admin>", "administrator>",
+	"priority>", "mandatory>", "required>", "secret>", "hidden>", "override>", "note>", "notice>", "attention>", "message>", "note >",
+	"important]", "critical]", "urgent]", "admin]", "administrator]", "priority]", "mandatory]", "override]", "message]", "note]",
+	"system_message", "system message", "system_instruction", "system instruction", "admin_message", "admin message", "instructions >", "important >"}
+
+// findNear runs re on windows of text around each occurrence (in lt) of
+// one of the literals, from before bytes ahead of it to after bytes past
+// it, and returns the first match in text's offsets.
+func findNear(re core.Matcher, text, lt string, lits []string, before, after int) []int {
+	return findNearIf(re, text, lt, lits, before, after, nil)
+}
+
+// findNearIf is findNear on the windows that hold one of must (all, when
+// must is empty).
+func findNearIf(re core.Matcher, text, lt string, lits []string, before, after int, must []string) []int {
+	var best []int
+	for _, lit := range lits {
+		for i := 0; i < len(lt); {
+			j := strings.Index(lt[i:], lit)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			lo, hi := max(at-before, 0), min(at+len(lit)+after, len(text))
+			// widen to word boundaries so \b holds as on the whole text
+			for lo > 0 && isWordByte(lt[lo-1]) {
+				lo--
+			}
+			for hi < len(text) && isWordByte(lt[hi]) {
+				hi++
+			}
+			if len(must) > 0 && !anyOf(lt[lo:hi], must) {
+				i = at + len(lit)
+				continue
+			}
+			if loc := re.FindStringIndex(text[lo:hi]); loc != nil {
+				if best == nil || lo+loc[0] < best[0] {
+					best = []int{lo + loc[0], lo + loc[1]}
+				}
+				break
+			}
+			i = at + len(lit)
+		}
+	}
+	return best
+}
+
+// lazyUnion is the union of sets, built on first use.
+func lazyUnion(sets ...func() map[string]bool) func() map[string]bool {
+	return sync.OnceValue(func() map[string]bool {
+		m := map[string]bool{}
+		for _, s := range sets {
+			for k := range s() {
+				m[k] = true
+			}
+		}
+		return m
+	})
+}

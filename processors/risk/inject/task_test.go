@@ -1,0 +1,66 @@
+package inject
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Task injections and MCP tool descriptions written for these tests (not
+// taken from any suite): data an agent reads that hands it a task (pay,
+// send the user's data out, grant access, answer differently), ordinary
+// tool outputs and documentation that mention the same verbs, poisoned and
+// ordinary tool lists. Each file holds both labels; every line must get
+// its label's verdict.
+
+func TestTaskInjectionAuthored(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "task_injection.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		var c struct{ Text, Expect string }
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatalf("line %d: %v", n+1, err)
+		}
+		n++
+		r := Scan(c.Text, "")
+		if got := r.Verdict == VerdictInjection; got != (c.Expect == VerdictInjection) {
+			t.Errorf("%q: got %s %v, want %s", c.Text, r.Verdict, r.Findings, c.Expect)
+		}
+	}
+	if n < 40 {
+		t.Fatalf("only %d cases read", n)
+	}
+}
+
+func TestMCPToolListsAuthored(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want string
+	}{{"mcp_poisoned_tools.json", VerdictInjection}, {"mcp_clean_tools.json", ""}} {
+		b, err := os.ReadFile(filepath.Join("testdata", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mf, err := ParseMCPFile(b)
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		rep := ScanMCP(mf)
+		if len(rep.Results) != len(mf.Tools) || len(mf.Tools) < 10 {
+			t.Fatalf("%s: %d results for %d tools", c.file, len(rep.Results), len(mf.Tools))
+		}
+		for i, r := range rep.Results {
+			injected := r.Verdict == VerdictInjection
+			if injected != (c.want == VerdictInjection) {
+				t.Errorf("%s: %s: %s %v (description %q)", c.file, r.Tool, r.Verdict, r.Findings, mf.Tools[i].Description)
+			}
+		}
+	}
+}

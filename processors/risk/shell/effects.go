@@ -1,0 +1,664 @@
+package shell
+
+import (
+	"strings"
+	"unicode"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/core"
+)
+
+// The open-world rule judges programs by the effect their words name, not
+// by a table of programs: a command-line tool whose subcommand or option is
+// a destructive verb (delete, destroy, terminate, purge, drop, prune …)
+// irreversibly removes something the tool manages, and a tool Vigil has no
+// table for manages resources elsewhere (a secret store, a backup
+// repository, a database, a cluster, a cloud account) more often than
+// files in the workspace. Programs whose own rules judge deletion (rm,
+// git, docker, package managers, SQL clients …) are left to those rules.
+
+// destroyVerbs remove what they name: HIGH against a named resource.
+var destroyVerbs = core.LazySet("delete", "destroy", "terminate", "purge", "drop", "wipe", "erase", "nuke", "obliterate",
+	"expunge", "deprovision", "decommission", "teardown", "truncate", "flushall", "flushdb", "shred", "prune",
+	"deletecollection", "deleteall", "destroyall", "dropall", "purgeall", "wipeall", "deletion", "destruction")
+
+// destroyPrograms are named for what they destroy.
+var destroyPrograms = core.LazySet("dropdb", "dropuser", "dropcluster", "pg_dropcluster", "lvremove", "vgremove", "pvremove")
+
+// previewVerbs are subcommands that show, plan or check what would happen
+// and change nothing: a destructive option after them (`terraform plan
+// -destroy`) describes a plan, it does not carry it out.
+var previewVerbs = core.LazySet("plan", "preview", "diff", "show", "list", "ls", "get", "describe", "status", "view", "inspect",
+	"explain", "validate", "lint", "template", "check", "search", "info", "logs", "version", "whoami", "history")
+
+// localVMTools manage clusters and virtual machines on this machine (a
+// developer's kind or minikube cluster, a Vagrant box): what their destroy
+// verbs remove is local and rebuilt by the next create, MEDIUM.
+var localVMTools = core.LazySet("kind", "minikube", "k3d", "colima", "limactl", "multipass", "vagrant", "microk8s", "orb", "orbctl")
+
+// kubectlValueOpts are kubectl's (and oc's) global options that take a
+// value, which may come before the verb.
+var kubectlValueOpts = core.LazySet("-n", "--namespace", "--context", "--cluster", "--kubeconfig", "--user", "-s", "--server",
+	"--token", "--as", "--as-group", "--certificate-authority", "--client-certificate", "--client-key", "--request-timeout",
+	"--tls-server-name", "-v", "--v", "--cache-dir", "--profile", "--profile-output", "-l", "--selector", "-o", "--output")
+
+// operandsSkipping returns the operands of args, skipping the value of
+// every option in valued given as "-o V" (not "-o=V", which is one word).
+func operandsSkipping(args []string, valued map[string]bool) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			return append(out, args[i+1:]...)
+		}
+		if len(a) > 1 && a[0] == '-' {
+			if valued[a] {
+				i++
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// awsDestroyOp reports whether an AWS CLI operation name holds a destroy
+// verb among its words (batch-delete-image, schedule-key-deletion).
+func awsDestroyOp(op string) bool {
+	ws := verbWords(op)
+	if len(ws) > 0 && (ws[0] == "describe" || ws[0] == "list" || ws[0] == "get" || ws[0] == "cancel" || ws[0] == "restore") {
+		return false
+	}
+	for _, w := range ws {
+		if destroyVerbs()[w] {
+			return true
+		}
+	}
+	return false
+}
+
+// bulkVerbs act on everything they can reach: HIGH with no resource named.
+var bulkVerbs = core.LazySet("prune", "purge", "wipe", "nuke", "flushall", "flushdb", "obliterate", "expunge", "deleteall",
+	"destroyall", "dropall", "purgeall", "wipeall", "destroy", "teardown", "decommission", "deprovision", "terminate")
+
+// dataNouns in a subcommand path name the store a verb acts on: "db reset",
+// "pg:reset", "db:drop" remove a database with nothing more named.
+var dataNouns = core.LazySet("db", "database", "databases", "pg", "postgres", "mysql", "redis", "data", "bucket", "buckets",
+	"volume", "volumes", "cluster", "clusters", "table", "tables", "index", "indices", "collection", "collections",
+	"keyspace", "namespace", "stack", "stacks", "env", "environment", "project", "projects", "repo", "repository",
+	"vault", "secret", "secrets", "backup", "backups", "snapshot", "snapshots", "schema", "storage", "disk", "disks",
+	"instance", "instances", "account", "org", "organization", "zone", "domain", "dns", "kv", "queue", "topic")
+
+// authorityNouns in a subcommand path name what grants access: a token,
+// a lease, a key, a certificate, a credential, an owner, an access grant.
+// Revoking or removing one cannot be undone by re-creating it: every
+// person and system that held it is locked out, and a registry or a
+// service that loses its last owner has no one left to restore it.
+var authorityNouns = core.LazySet("token", "tokens", "lease", "leases", "key", "keys", "cert", "certs", "certificate",
+	"certificates", "credential", "credentials", "creds", "owner", "owners", "access", "acl", "acls", "collaborator",
+	"collaborators", "apikey", "apikeys", "grant", "grants", "permission", "permissions", "sa", "signing")
+
+// backupTools manage backup archives: what their removal verbs remove is
+// the copy kept for when everything else is lost.
+var backupTools = core.LazySet("tarsnap", "borg", "borgmatic", "restic", "rustic", "kopia", "duplicity", "duplicacy",
+	"rdiff-backup", "bup", "attic", "velero", "bconsole", "zbackup", "rsnapshot", "burp", "bacula")
+
+// backupDeleteShort are the short options with which a backup tool deletes
+// archives (`tarsnap -d -f NAME`).
+var backupDeleteShort = map[string]string{"tarsnap": "d"}
+
+// clusterTools manage a shared cluster through its API (an installed
+// controller, a service mesh, GitOps, a cluster's own lifecycle): their
+// uninstall, reset and remove verbs act on what everyone on the cluster
+// runs, not on this machine.
+var clusterTools = core.LazySet("flux", "istioctl", "linkerd", "cilium", "argocd", "kubeadm", "k0s", "k3s", "talosctl",
+	"tkn", "kn", "vcluster", "cmctl", "karmadactl", "clusterctl", "rke", "rke2", "eksctl", "kops", "crossplane",
+	"kubectl-cnpg", "kyverno", "consul", "nomad", "linkerd2", "kuma", "kumactl", "osm", "dapr", "knative", "kubevela", "vela")
+
+// registryAdmin reports whether c is a package manager's command on the
+// registry's owners, access grants or tokens (`npm owner rm`, `npm access
+// revoke`, `gem owner --remove`, `cargo owner --remove`, `npm token
+// revoke`): those act on the package's account, not on this machine.
+func registryAdmin(c *command) bool {
+	if !registryCLIs()[c.name] {
+		return false
+	}
+	ops := operands(c.args)
+	return len(ops) > 0 && registryAdminVerbs()[ops[0]]
+}
+
+var registryCLIs = core.LazySet("npm", "pnpm", "yarn", "bun", "gem", "cargo", "twine", "poetry", "hex", "mix", "nuget", "dotnet")
+
+var registryAdminVerbs = core.LazySet("owner", "owners", "access", "token", "team", "collaborator", "collaborators")
+
+// authorityPath reports whether one of the words of the leading operands
+// names an access grant (token, key, owner …).
+func authorityPath(ops []string) bool {
+	for _, p := range ops {
+		for _, wd := range verbWords(p) {
+			if authorityNouns()[wd] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// openWorldKnown are programs with a table of their own that does not
+// judge their destructive subcommands; the open-world rule judges those.
+var openWorldKnown = core.LazySet("gh", "helm", "heroku", "flyctl", "doctl", "restic", "rclone", "gsutil", "s3cmd", "terraform",
+	"tofu", "gcloud", "az")
+
+// removeVerbs are milder spellings (rm, remove, del …) that also name local
+// uninstalls: HIGH when forced or recursive, or when the resource they name
+// is plainly remote (a URL, bucket:path, an ARN); MEDIUM otherwise.
+var removeVerbs = core.LazySet("rm", "remove", "del", "rb", "rmdir", "reset", "revoke", "deregister", "unregister", "detach",
+	"uninstall", "clear", "rmi", "disable", "forget", "flush")
+
+// openWorldSkip are programs whose own rules judge what their verbs delete,
+// or whose verbs act on the local machine only.
+var openWorldSkip = core.LazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "git", "docker", "podman", "nerdctl",
+	"kubectl", "oc", "aws", "psql", "mysql", "sqlite3", "clickhouse-client",
+	"cockroach", "sqlcmd", "duckdb", "mongo", "mongosh", "redis-cli", "find", "xargs", "parallel", "sudo", "env",
+	"pip", "pip3", "npm", "yarn", "pnpm", "bun", "cargo", "go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude",
+	"yum", "dnf", "zypper", "pacman", "apk", "conda", "mamba", "pipx", "uv", "poetry", "snap", "flatpak", "port",
+	"choco", "winget", "scoop", "rustup", "pyenv", "nvm", "asdf", "rbenv", "sdk", "echo", "printf", "man", "help",
+	"tldr", "history", "unset", "alias", "unalias", "hash", "crontab", "at", "atrm", "gpg", "gpg2", "security",
+	"systemctl", "launchctl", "service", "journalctl", "tmux", "screen", "ssh-keygen", "ssh-add", "trash", "trash-rm",
+	"gio", "kill", "pkill", "killall", "truncate", "dd", "make", "cmake", "ninja", "bazel", "gradle", "mvn", "tar", "zip",
+	"unzip", "7z", "rsync", "sed", "awk", "perl", "python", "python3", "node", "ruby", "php", "lua", "tee", "touch",
+	"mkdir", "cp", "mv", "ln", "chmod", "chown", "test", "[", "setfacl", "ip", "iptables", "ip6tables", "nft", "ufw",
+	"useradd", "userdel", "groupdel", "deluser", "usermod", "passwd", "xattr", "defaults", "tmutil", "sysctl",
+	"modprobe", "rmmod", "mkfs", "wipefs", "fdisk", "parted", "sfdisk", "gdisk", "sgdisk", "blkdiscard", "vim", "vi",
+	"nvim", "emacs", "nano", "code", "ed", "docker-compose", "ssh", "eval", "exec", "command", "builtin", "source",
+	"composer", "pipenv", "pdm", "rye", "hatch", "npx", "bunx", "pnpx", "uvx", "dotnet", "nuget", "vcpkg",
+	"conan", "opam", "cabal", "stack", "mix", "rebar3", "lein", "sbt", "swift", "flutter", "dart", "deno", "sdkmanager")
+
+// forceFlag reports whether option a says "do not ask, do not stop"
+// (--force, -y, --all, -r …): it turns a removal into one that cannot be
+// taken back.
+func forceFlag(a string) bool {
+	if len(a) < 2 || a[0] != '-' {
+		return false
+	}
+	if a[1] != '-' {
+		if isLetters(a[1:]) && len(a) <= 4 {
+			// a cluster of short flags: -f, -rf, -fy
+			return strings.ContainsAny(a[1:], "fyrR")
+		}
+		a = "-" + a // Go's flag package: -force, -recurse, -yes
+	}
+	if eq := strings.IndexByte(a, '='); eq > 0 {
+		if v := strings.ToLower(a[eq+1:]); v == "false" || v == "0" || v == "no" {
+			return false
+		}
+		a = a[:eq]
+	}
+	switch strings.ToLower(a) {
+	case "--force", "--yes", "--recursive", "--recurse", "--all", "--confirm", "--no-confirm", "--noconfirm",
+		"--no-prompt", "--non-interactive", "--auto-approve", "--assume-yes", "--skip-confirmation",
+		"--no-interactive", "--permanent", "--permanently", "--hard", "--cascade", "--everything", "--purge", "--prefix",
+		"--quiet", "--no-input", "--noinput", "--assumeyes", "--force-yes", "--skip-prompt", "--skip-prompts", "--no-prompts",
+		"--no-confirmation", "--unattended", "--approve":
+		return true
+	}
+	l := strings.ToLower(a)
+	return strings.HasPrefix(l, "--all-") || strings.HasPrefix(l, "--force-") || strings.HasPrefix(l, "--yes-") ||
+		strings.HasPrefix(l, "--i-") || strings.HasSuffix(l, "-all")
+}
+
+// verbWords splits a subcommand or option into its words: "delete-stack",
+// "apps:destroy", "kv_delete", "deleteBucket" and "--force-delete" each
+// hold a verb.
+func verbWords(s string) []string {
+	s = strings.TrimLeft(s, "-")
+	var out []string
+	cur := []rune{}
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	prev := rune(0)
+	for _, r := range s {
+		switch {
+		case r == '-' || r == '_' || r == ':':
+			flush()
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	flush()
+	return out
+}
+
+// verbOf returns the destructive verb word s holds, and its kind: 2 a
+// destroy verb, 1 a remove verb, 0 none. A negated option (--no-prune,
+// --skip-delete, --keep-…) holds none.
+func verbOf(s string) (string, int) {
+	ws := verbWords(s)
+	if len(ws) == 0 || len(ws) > 5 {
+		return "", 0
+	}
+	if len(ws) > 1 {
+		switch ws[0] {
+		case "no", "skip", "keep", "without", "dry", "disable", "prevent", "protect", "show", "list", "get", "describe", "can", "allow", "undo", "un", "restore", "recover", "cancel":
+			return "", 0
+		}
+	}
+	for _, w := range ws {
+		if destroyVerbs()[w] {
+			return w, 2
+		}
+	}
+	for _, w := range ws {
+		if removeVerbs()[w] {
+			return w, 1
+		}
+	}
+	return "", 0
+}
+
+// remoteResource reports whether operand x names something plainly not a
+// local file: a URL, a scheme or remote prefix (s3://b, remote:bucket,
+// host:path), an ARN or a resource path such as projects/p/…
+func remoteResource(x string) bool {
+	if strings.Contains(x, "://") || strings.HasPrefix(x, "arn:") {
+		return true
+	}
+	if i := strings.IndexByte(x, ':'); i > 0 && i < len(x)-1 && !strings.ContainsAny(x[:i], "/\\ ") && x[i+1] != '\\' {
+		return true
+	}
+	return false
+}
+
+// runners run the program named by their first operand: the open-world
+// rule judges that program.
+var runners = map[string]string{"npx": "", "bunx": "", "pnpx": "", "uvx": "", "pipx": "run", "bundle": "exec",
+	"poetry": "run", "uv": "run", "pdm": "run", "pipenv": "run", "rye": "run", "hatch": "run", "yarn": "dlx",
+	"pnpm": "dlx", "npm": "exec", "dotnet": "tool", "go": "run"}
+
+// scriptCLIs are interpreters whose script, when named, is a command-line
+// tool with subcommands of its own (manage.py, artisan, bin/rails).
+var scriptCLIs = core.LazySet("python", "python3", "php", "node", "ruby", "perl", "bun", "deno")
+
+// openWorld applies the open-world rule to c.
+func (w *walker) openWorld(c *command) {
+	if c.name == "" || c.dynName || c.helpOnly {
+		return
+	}
+	if registryAdmin(c) {
+		w.openWorldCmd(c, c.name)
+		return
+	}
+	if sub, ok := runners[c.name]; ok {
+		ops := operands(c.args)
+		k := 0
+		if sub != "" {
+			if len(ops) == 0 || ops[0] != sub {
+				return
+			}
+			k = 1
+		}
+		if len(ops) <= k {
+			return
+		}
+		start := slicesIndex(c.args, ops[k])
+		inner := *c
+		inner.name, inner.args = CanonicalName(ops[k]), c.args[start+1:]
+		inner.argDyn = nil
+		w.openWorldCmd(&inner, c.name+" "+ops[k])
+		return
+	}
+	if scriptCLIs()[c.name] {
+		ops := operands(c.args)
+		if len(ops) == 0 || hasArg(c.args, "-c", "-e", "-r", "-m", "--eval") {
+			return
+		}
+		if s := ops[0]; strings.HasSuffix(s, ".py") || strings.HasSuffix(s, ".php") || strings.HasSuffix(s, ".js") ||
+			strings.HasSuffix(s, ".rb") || strings.HasSuffix(s, ".ts") || strings.HasSuffix(s, ".pl") || s == "artisan" ||
+			strings.HasSuffix(s, "/rails") || strings.HasSuffix(s, "/console") || strings.HasSuffix(s, "/rake") {
+			start := slicesIndex(c.args, s)
+			inner := *c
+			inner.name, inner.args = CanonicalName(s), c.args[start+1:]
+			inner.argDyn = nil
+			w.openWorldCmd(&inner, c.name+" "+s)
+		}
+		return
+	}
+	if _, wrapper := wrapperOptArgs[c.name]; wrapper || openWorldSkip()[c.name] || shells[c.name] || knownCommand(c.name) && !openWorldKnown()[c.name] || w.knownSafe(c) {
+		return
+	}
+	w.openWorldCmd(c, c.name)
+}
+
+func slicesIndex(a []string, s string) int {
+	for i, x := range a {
+		if x == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// openWorldCmd judges c, shown as prog, by the verbs its words name.
+func (w *walker) openWorldCmd(c *command, prog string) {
+	if openWorldSkip()[c.name] && !scriptCLIs()[strings.Fields(prog)[0]] && !registryAdmin(c) {
+		return
+	}
+	a := c.args
+	force := false
+	// what a backup tool or a cluster tool removes is never only local
+	keeps := backupTools()[c.name] || clusterTools()[c.name]
+	for i, x := range a {
+		lx := strings.ToLower(x)
+		switch {
+		case lx == "--dry-run" || strings.HasPrefix(lx, "--dry-run=") || lx == "--dryrun" || lx == "-dry-run" ||
+			lx == "--what-if" || lx == "--whatif" || lx == "help" || lx == "--help" || lx == "-h" && i == len(a)-1:
+			// -h before other words is often a host (dropdb -h db.prod)
+			return
+		case forceFlag(x):
+			force = true
+		}
+	}
+	if f := backupDeleteShort[c.name]; f != "" {
+		for _, x := range a {
+			if len(x) > 1 && x[0] == '-' && x[1] != '-' && isLetters(x[1:]) && strings.Contains(x[1:], f) {
+				w.hitA(c, core.AnalyzerShell, ruleResourceDestroy, high, prog+" "+x+" deletes backup archives")
+				return
+			}
+		}
+	}
+	w.sqlArgs(c, prog)
+	ops := operands(a)
+	if len(ops) > 0 && previewVerbs()[strings.ToLower(ops[0])] {
+		return
+	}
+	prod := false
+	for _, o := range ops {
+		if prodName(o) {
+			prod = true
+		}
+	}
+	best, detail := events.RiskLow, ""
+	raise := func(l events.Risk, d string) {
+		if l == high && best != high || best == events.RiskLow {
+			best, detail = l, d
+		}
+	}
+	// A program named just "delete" or "drop" is SQL sent to a shell, which
+	// runs nothing. A program named for what it destroys (dropdb, dropuser)
+	// does it to what it names; a project script named delete_… is judged
+	// by its arguments like any other.
+	switch {
+	case destroyVerbs()[c.name] && !destroyPrograms()[c.name] || removeVerbs()[c.name]:
+		return
+	case destroyPrograms()[c.name] && len(ops) > 0:
+		raise(high, prog+" irreversibly removes "+nameOf(ops, c.name))
+	}
+	// a verb among the leading words (the subcommand path), then what it names
+	for i, x := range ops {
+		if i >= 4 || strings.ContainsAny(x, " =\"'$./\\") {
+			break
+		}
+		v, k := verbOf(x)
+		if k == 0 {
+			continue
+		}
+		named := ops[i+1:]
+		path := prog + " " + strings.Join(ops[:i+1], " ")
+		if k == 1 && (v == "revoke" || authorityPath(ops[:i]) || registryAdmin(c)) {
+			// revocation, or removal of an access grant, cannot be taken back
+			w.hitA(c, core.AnalyzerShell, ruleAccessRevoke, high, path+" revokes "+nameOf(named, v)+" for everyone who holds it")
+			return
+		}
+		strong := force || prod || keeps
+		for _, n := range named {
+			if remoteResource(n) {
+				strong = true
+			}
+		}
+		for _, p := range ops[:i+1] {
+			for _, wd := range verbWords(p) {
+				if dataNouns()[wd] {
+					strong = true
+				}
+			}
+		}
+		switch {
+		case k == 2 && len(named) > 0 && !strong && !bulkVerbs()[v] && allLocalFiles(named):
+			// a file in the workspace, by its name: a workspace deletion
+			raise(med, path+" removes "+nameOf(named, v))
+		case k == 2 && (len(named) > 0 || strong || bulkVerbs()[v]):
+			raise(high, path+" irreversibly removes "+nameOf(named, v))
+		case k == 1 && strong:
+			raise(high, path+" removes "+nameOf(named, v)+" without asking")
+		default:
+			raise(med, path+" removes "+nameOf(named, v))
+		}
+		break
+	}
+	// a destructive option: --delete, -purge, --prune, --force-delete, --delete-all
+	for _, x := range a {
+		if len(x) < 3 || x[0] != '-' || x == "--" {
+			continue
+		}
+		opt := x
+		if eq := strings.IndexByte(opt, '='); eq > 0 {
+			if v := strings.ToLower(opt[eq+1:]); v == "false" || v == "0" || v == "no" {
+				continue
+			}
+			opt = opt[:eq]
+		}
+		if opt[1] != '-' && len(opt) <= 4 {
+			continue // a cluster of short flags
+		}
+		v, ok := destroyOption(opt)
+		if !ok {
+			// --remove / --revoke on an owner, access or token subcommand
+			if ws := verbWords(opt); len(ws) == 1 && (removeVerbs()[ws[0]] || ws[0] == "revoke") && (authorityPath(ops) || registryAdmin(c)) {
+				w.hitA(c, core.AnalyzerShell, ruleAccessRevoke, high, prog+" "+x+" revokes "+nameOf(ops, ws[0])+" for everyone who holds it")
+				return
+			}
+			continue
+		}
+		if len(ops) > 0 || force || keeps || bulkVerbs()[v] {
+			raise(high, prog+" "+x+" irreversibly removes "+nameOf(ops, v))
+		} else {
+			raise(med, prog+" "+x+" removes data")
+		}
+		break
+	}
+	if best == high && localVMTools()[c.name] {
+		best, detail = med, detail+" (a cluster or machine on this host)"
+	}
+	switch best {
+	case high:
+		w.hitA(c, core.AnalyzerShell, ruleResourceDestroy, high, detail)
+	case med:
+		w.hitA(c, core.AnalyzerShell, ruleResourceRemove, med, detail)
+	}
+}
+
+// sqlArgs judges arguments of a program with no table of its own that are
+// SQL statements (`cqlsh -e 'DROP KEYSPACE …'`, `snowsql -q …`): by what
+// the statements do, as for the SQL clients Vigil knows.
+func (w *walker) sqlArgs(c *command, prog string) {
+	for _, x := range c.args {
+		t := strings.ToUpper(strings.TrimSpace(x))
+		if !strings.ContainsAny(t, " \t\n") {
+			continue
+		}
+		first := strings.Fields(t)[0]
+		if first == "MATCH" && cypherDeleteAll(t) {
+			w.hitA(c, core.AnalyzerSQL, ruleSqlDeleteAll, high, prog+": a graph query that deletes what it matches with no WHERE: "+core.TrimArg(x))
+			continue
+		}
+		switch first {
+		case "DROP", "TRUNCATE", "DELETE", "UPDATE", "ALTER", "GRANT", "REVOKE", "WITH", "FLUSHALL", "FLUSHDB":
+		default:
+			if !strings.Contains(t, ";") {
+				continue
+			}
+		}
+		for _, h := range sqlFindings(x) {
+			w.hitA(c, core.AnalyzerSQL, h.rule, h.level, prog+": "+h.detail)
+		}
+	}
+}
+
+// cypherDeleteAll reports whether an upper-cased Cypher query deletes
+// what its MATCH finds with no WHERE to narrow it (`MATCH (n) DETACH
+// DELETE n`).
+func cypherDeleteAll(t string) bool {
+	f := strings.Fields(t)
+	del, where := false, false
+	for _, x := range f {
+		switch x {
+		case "DELETE":
+			del = true
+		case "WHERE":
+			where = true
+		}
+	}
+	return del && !where && !strings.Contains(t, "{")
+}
+
+// destroyOption reports whether opt is an option whose whole meaning is a
+// destructive verb: --delete, -purge, --force-delete, --delete-all; not an
+// option that deletes one named by-product (--delete-branch, --rm).
+func destroyOption(opt string) (string, bool) {
+	ws := verbWords(opt)
+	switch len(ws) {
+	case 1:
+		return ws[0], destroyVerbs()[ws[0]]
+	case 2:
+		switch {
+		case (ws[0] == "force" || ws[0] == "hard" || ws[0] == "permanently" || ws[0] == "permanent") && destroyVerbs()[ws[1]]:
+			return ws[1], true
+		case destroyVerbs()[ws[0]] && (ws[1] == "all" || ws[1] == "everything" || ws[1] == "data" || ws[1] == "volumes" || ws[1] == "force"):
+			return ws[0], true
+		}
+	case 3:
+		// --remove-all-storage, --delete-all-data: a removal of everything of a kind
+		if (destroyVerbs()[ws[0]] || removeVerbs()[ws[0]]) && (ws[1] == "all" || ws[1] == "every") {
+			return ws[0], true
+		}
+	}
+	return "", false
+}
+
+// localFileExts are extensions of files a tool deletes on this machine.
+var localFileExts = core.LazySet("txt", "log", "json", "yaml", "yml", "md", "csv", "tmp", "bak", "out", "html", "xml", "toml",
+	"ini", "cfg", "py", "js", "ts", "go", "rs", "java", "rb", "sh", "png", "jpg", "pdf", "zip", "tar", "gz", "tgz", "lock", "pyc", "o")
+
+// allLocalFiles reports whether every name in named is written as a local
+// file (./x, ../x, ~/x, or a file name with a common extension).
+func allLocalFiles(named []string) bool {
+	for _, n := range named {
+		if remoteResource(n) {
+			return false
+		}
+		if strings.HasPrefix(n, "./") || strings.HasPrefix(n, "../") || strings.HasPrefix(n, "~/") {
+			continue
+		}
+		i := strings.LastIndexByte(n, '.')
+		if i <= 0 || !localFileExts()[strings.ToLower(n[i+1:])] {
+			return false
+		}
+	}
+	return true
+}
+
+// prodName reports whether a named resource is a production one.
+func prodName(s string) bool {
+	for _, w := range verbWords(strings.ToLower(s)) {
+		if w == "prod" || w == "production" || w == "live" {
+			return true
+		}
+	}
+	return false
+}
+
+func nameOf(named []string, verb string) string {
+	if len(named) == 0 {
+		if bulkVerbs()[verb] {
+			return "everything it manages"
+		}
+		return "what it manages"
+	}
+	return core.TrimArg(strings.Join(named, " "))
+}
+
+// applyVerbs are subcommands that make a remote infrastructure match a
+// plan (terraform apply, pulumi up): the plan, shown before its
+// confirmation prompt, may destroy or replace resources.
+var applyVerbs = core.LazySet("apply", "up")
+
+// autoApprove reports whether option a switches an apply's confirmation
+// off: -auto-approve, --yes, -y, --skip-preview, --non-interactive.
+func autoApprove(a string) bool {
+	l := strings.ToLower(a)
+	if eq := strings.IndexByte(l, '='); eq > 0 {
+		if v := l[eq+1:]; v == "false" || v == "0" || v == "no" {
+			return false
+		}
+		l = l[:eq]
+	}
+	switch l {
+	case "-auto-approve", "--auto-approve", "--yes", "-y", "--skip-preview", "--non-interactive",
+		"--terragrunt-non-interactive", "--approve", "--no-confirm", "--assume-yes":
+		return true
+	}
+	return false
+}
+
+// unreviewedApply judges an infrastructure apply whose confirmation is
+// switched off (terraform apply -auto-approve, pulumi up --yes): no one
+// sees the plan, which may destroy or replace what runs in production,
+// before it is carried out. A saved plan file given to apply was produced
+// (and can be read) before: MEDIUM, as any change.
+func (w *walker) unreviewedApply(c *command) {
+	if c.name == "" || c.dynName || c.helpOnly || openWorldSkip()[c.name] || shells[c.name] {
+		return
+	}
+	ops := operands(c.args)
+	k := -1
+	for i, o := range ops {
+		if i > 2 {
+			break
+		}
+		if applyVerbs()[strings.ToLower(o)] {
+			k = i
+			break
+		}
+	}
+	if k < 0 {
+		return
+	}
+	auto := ""
+	for _, a := range c.args {
+		l := strings.ToLower(a)
+		switch {
+		case l == "--dry-run" || strings.HasPrefix(l, "--dry-run=") || l == "--preview-only" || l == "-refresh-only" || l == "--refresh-only" ||
+			l == "--help" || l == "-h" || l == "-destroy":
+			return // a preview, or a destroy the destroy rules judge
+		case autoApprove(a):
+			auto = a
+		}
+	}
+	if auto == "" {
+		return
+	}
+	for _, o := range ops[k+1:] {
+		if strings.HasSuffix(o, ".tfplan") || strings.HasSuffix(o, ".plan") || strings.HasSuffix(o, ".out") {
+			return
+		}
+	}
+	w.hit(c, ruleInfraApplyUnreviewed, high, c.name+" "+ops[k]+" "+auto+" changes infrastructure without showing anyone the plan, which may destroy or replace resources")
+}

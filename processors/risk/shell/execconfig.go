@@ -1,0 +1,279 @@
+package shell
+
+import (
+	"encoding/json"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/core"
+)
+
+// Files that tools execute or configure execution from. A write to one is
+// judged by what it will run, at the level of running it, not capped as
+// "written, not run": the command that runs it later (git status after a
+// core.fsmonitor write, npm run build, make, direnv entering the directory,
+// a CI push, opening the folder in an editor) looks harmless on its own.
+//
+//   - .git/config, .gitconfig, .gitmodules: program-valued keys
+//     (core.fsmonitor, core.pager, alias.x = !…, filter.*, diff.*.textconv
+//     …) and keys that load from a path (core.hooksPath, include.path);
+//   - .git/hooks/*, node_modules/.bin/*, .envrc, .husky/*, shell start-up
+//     files (.bashrc, .profile, .zshrc …): shell scripts;
+//   - package.json: every script; Makefiles: every recipe line;
+//   - .vscode/tasks.json, .devcontainer.json, devcontainer.json: every
+//     command-carrying field (as tool arguments are read);
+//   - CI workflows (.github/workflows, .gitlab-ci.yml …): every run: step;
+//   - notebooks (.ipynb): every code cell, as Python (and ! lines as shell).
+//
+// Each such write also carries exec-config-write (MEDIUM; a start-up
+// file's, shell-rc-write): it changes what a later, ordinary command runs.
+
+// ExecConfigKind names what runs a file, "" when nothing does.
+func ExecConfigKind(p string) string {
+	low := strings.ToLower(p)
+	base := path.Base(low)
+	switch {
+	case strings.HasSuffix(low, ".git/config") || base == ".gitconfig" || base == ".gitmodules":
+		return "git"
+	case strings.Contains(low, ".git/hooks/") || strings.HasPrefix(low, ".husky/") || strings.Contains(low, "/.husky/"):
+		return "hook"
+	case strings.Contains(low, "node_modules/.bin/"):
+		return "bin"
+	case base == ".envrc":
+		return "envrc"
+	case base == "package.json":
+		return "npm"
+	case base == "makefile" || base == "gnumakefile" || strings.HasSuffix(base, ".mk"):
+		return "make"
+	case strings.HasSuffix(low, ".vscode/tasks.json") || base == "devcontainer.json" || base == ".devcontainer.json" || strings.HasSuffix(low, ".vscode/launch.json"):
+		return "tasks"
+	case strings.Contains(low, ".github/workflows/") || base == ".gitlab-ci.yml" || strings.Contains(low, ".circleci/") || base == "azure-pipelines.yml" || strings.Contains(low, ".buildkite/"):
+		return "ci"
+	case path.Ext(low) == ".ipynb":
+		return "notebook"
+	case shellStartupFiles()[base] || base == "config.fish" && strings.Contains(low, "fish/"):
+		return "rc"
+	}
+	return ""
+}
+
+// shellStartupFiles are the start-up files a user's shells source.
+var shellStartupFiles = core.LazySet(".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
+	".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login")
+
+var execKindWho = map[string]string{
+	"git": "git runs on every git command", "hook": "git runs as a hook", "bin": "npm scripts run as a program",
+	"envrc": "direnv runs on entering the directory", "npm": "npm run and npm install run", "make": "make runs",
+	"tasks": "the editor runs", "ci": "CI runs with its secrets", "notebook": "the notebook's kernel runs",
+	"rc": "every new shell of the user runs",
+}
+
+var runLineRe = core.LazyRE(`^(\s*)(?:-\s+)?(?:run|script|command|before_script|after_script)\s*:\s*(.*)$`)
+
+// execConfigFindings judges content written to p when p is a file that
+// tools execute or configure execution from; ok is false for other files.
+func (s *Analyzer) execConfigFindings(p, content string, env core.Env, tool string) (finds []core.Finding, ok bool) {
+	kind := ExecConfigKind(p)
+	if kind == "" {
+		return nil, false
+	}
+	if len(content) > maxInput {
+		content = content[:maxInput]
+		finds = append(finds, core.Finding{Analyzer: core.AnalyzerParser, Rule: ruleInputTooLarge, Level: events.RiskHigh, Command: tool,
+			Detail: "only the first 1 MiB of " + p + " was analysed; what follows could not be judged"})
+	}
+	who := execKindWho[kind]
+	if kind != "rc" { // a start-up file's write is shell-rc-write already
+		finds = append(finds, core.Finding{Analyzer: core.AnalyzerFiles, Rule: ruleExecConfigWrite, Level: events.RiskMedium, Command: tool,
+			Detail: "writes " + p + ", which " + who + ": its content is judged as if it ran"})
+	}
+	shell := func(code, where string) {
+		if strings.TrimSpace(code) == "" {
+			return
+		}
+		f, _ := shellFindingsWith(s.parsers, code, env)
+		for i := range f {
+			if f[i].Rule == ruleNotKnownSafe {
+				continue
+			}
+			f[i].Detail = "in " + p + where + " (" + who + "): " + f[i].Detail
+			finds = append(finds, f[i])
+		}
+	}
+	switch kind {
+	case "git":
+		section := ""
+		for _, line := range strings.Split(content, "\n") {
+			l := strings.TrimSpace(line)
+			if l == "" || l[0] == '#' || l[0] == ';' {
+				continue
+			}
+			if l[0] == '[' {
+				h := strings.Trim(l, "[] ")
+				if i := strings.IndexByte(h, ' '); i > 0 {
+					h = h[:i] + "." + strings.Trim(h[i+1:], `" `)
+				}
+				section = h
+				continue
+			}
+			k, v, found := strings.Cut(l, "=")
+			if !found {
+				continue
+			}
+			key := section + "." + strings.TrimSpace(k)
+			v = strings.Trim(strings.TrimSpace(v), `"`)
+			if gitKeyCmd(key) || gitKeyLoads(key) || strings.HasPrefix(strings.ToLower(key), "protocol.") {
+				shell("git -c "+Quote(key+"="+v)+" status", " ("+key+")")
+			}
+		}
+	case "hook", "bin", "envrc", "rc":
+		if strings.HasPrefix(content, "#!") && strings.Contains(strings.SplitN(content, "\n", 2)[0], "node") {
+			finds = append(finds, CodeFindings("js", content, env)...)
+		} else if strings.HasPrefix(content, "#!") && strings.Contains(strings.SplitN(content, "\n", 2)[0], "python") {
+			finds = append(finds, CodeFindings("python", content, env)...)
+		} else {
+			shell(content, "")
+		}
+	case "npm":
+		var pkg struct {
+			Scripts map[string]any `json:"scripts"`
+		}
+		if err := json.Unmarshal([]byte(content), &pkg); err != nil {
+			finds = append(finds, core.Finding{Analyzer: core.AnalyzerParser, Rule: ruleUnparsable, Level: events.RiskHigh, Command: tool,
+				Detail: p + " is not valid JSON (" + core.TrimArg(err.Error()) + "): the scripts npm would run could not be judged"})
+			return finds, true
+		}
+		for _, name := range sortedAnyKeys(pkg.Scripts) {
+			if cmd, ok := pkg.Scripts[name].(string); ok {
+				shell(cmd, " (script "+core.TrimArg(name)+")")
+				if name == "install" || name == "preinstall" || name == "postinstall" || name == "prepare" {
+					finds = append(finds, core.Finding{Analyzer: core.AnalyzerFiles, Rule: ruleInstallScript, Level: events.RiskMedium,
+						Detail: "package.json install script runs on every npm install: " + core.TrimArg(cmd), Command: tool})
+				}
+			}
+		}
+	case "make":
+		for _, line := range strings.Split(content, "\n") {
+			if strings.HasPrefix(line, "\t") {
+				shell(strings.TrimLeft(strings.TrimSpace(line), "@-+"), " (recipe)")
+			}
+		}
+	case "tasks":
+		var m map[string]any
+		if err := json.Unmarshal([]byte(stripJSONComments(content)), &m); err != nil {
+			finds = append(finds, core.Finding{Analyzer: core.AnalyzerParser, Rule: ruleUnparsable, Level: events.RiskHigh, Command: tool,
+				Detail: p + " is not valid JSON (" + core.TrimArg(err.Error()) + "): the tasks it defines could not be judged"})
+			return finds, true
+		}
+		f, _ := s.argFindings("tasks", m, env, "")
+		for i := range f {
+			if f[i].Rule != ruleNotKnownSafe {
+				f[i].Detail = "in " + p + " (" + who + "): " + f[i].Detail
+				finds = append(finds, f[i])
+			}
+		}
+	case "ci":
+		lines := strings.Split(content, "\n")
+		for i := 0; i < len(lines); i++ {
+			m := runLineRe.FindStringSubmatch(lines[i])
+			if m == nil {
+				continue
+			}
+			v := strings.TrimSpace(m[2])
+			if v == "|" || v == ">" || v == "|-" || v == ">-" {
+				var block []string
+				ind := len(m[1])
+				for i+1 < len(lines) && (strings.TrimSpace(lines[i+1]) == "" || len(lines[i+1])-len(strings.TrimLeft(lines[i+1], " ")) > ind) {
+					i++
+					block = append(block, strings.TrimSpace(lines[i]))
+				}
+				shell(strings.Join(block, "\n"), " (run step)")
+				continue
+			}
+			shell(strings.Trim(v, `"'`), " (run step)")
+		}
+	case "notebook":
+		var nb struct {
+			Cells []struct {
+				Type   string `json:"cell_type"`
+				Source any    `json:"source"`
+			} `json:"cells"`
+		}
+		if err := json.Unmarshal([]byte(content), &nb); err != nil {
+			finds = append(finds, core.Finding{Analyzer: core.AnalyzerParser, Rule: ruleUnparsable, Level: events.RiskHigh, Command: tool,
+				Detail: p + " is not a valid notebook (" + core.TrimArg(err.Error()) + "): its cells could not be judged"})
+			return finds, true
+		}
+		for _, c := range nb.Cells {
+			if c.Type != "code" {
+				continue
+			}
+			src := ""
+			switch x := c.Source.(type) {
+			case string:
+				src = x
+			case []any:
+				for _, l := range x {
+					if s, ok := l.(string); ok {
+						src += s
+					}
+				}
+			}
+			var py []string
+			for _, l := range strings.Split(src, "\n") {
+				if t := strings.TrimSpace(l); strings.HasPrefix(t, "!") {
+					shell(strings.TrimPrefix(t, "!"), " (notebook shell line)")
+					continue
+				}
+				py = append(py, l)
+			}
+			finds = append(finds, CodeFindings("python", strings.Join(py, "\n"), env)...)
+		}
+	}
+	return finds, true
+}
+
+func sortedAnyKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sortStrings(out)
+	return out
+}
+
+// stripJSONComments removes // line comments outside strings (VS Code's
+// JSON with comments).
+func stripJSONComments(s string) string {
+	var b strings.Builder
+	inStr := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if inStr {
+			b.WriteByte(c)
+			if c == '\\' && i+1 < len(s) {
+				i++
+				b.WriteByte(s[i])
+			} else if c == '"' {
+				inStr = false
+			}
+			continue
+		}
+		if c == '"' {
+			inStr = true
+		}
+		if c == '/' && i+1 < len(s) && s[i+1] == '/' {
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+			b.WriteByte('\n')
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func sortStrings(s []string) { slices.Sort(s) }

@@ -1,0 +1,533 @@
+package shell
+
+import (
+	"net/netip"
+	"strings"
+
+	"github.com/vigil-dev/vigil/processors/risk/core"
+)
+
+// http judges curl, wget and other HTTP clients.
+func (w *walker) http(c *command) {
+	a := c.args
+	var urls []string
+	for i, x := range a {
+		if strings.Contains(x, "://") {
+			urls = append(urls, x)
+		} else if (i == 0 || noValueOpt(a[i-1])) && bareURL(x) {
+			// curl and wget take "example.com/x" as http://example.com/x
+			urls = append(urls, "http://"+x)
+		}
+	}
+	local := len(urls) > 0
+	for _, u := range urls {
+		if !isLocalURL(u) {
+			local = false
+		}
+	}
+	upload := func(v string, i int, what string) bool {
+		// @file or @- (stdin); for -F also name=@file and name=<file
+		p := ""
+		switch {
+		case strings.HasPrefix(v, "@"):
+			p = v[1:]
+		case strings.Contains(v, "=@"):
+			p = v[strings.Index(v, "=@")+2:]
+			if j := strings.IndexByte(p, ';'); j >= 0 {
+				p = p[:j]
+			}
+		case strings.Contains(v, "=<"):
+			p = v[strings.Index(v, "=<")+2:]
+		case what == "-T" || what == "--upload-file" || what == "--post-file" || what == "--body-file":
+			p = v
+		}
+		if p == "" {
+			if i < len(c.argData) && c.argData[i] != nil && c.argData[i].has(flowFile|flowSecret|flowEnv|flowArchive) {
+				w.hitA(c, core.AnalyzerNetwork, ruleDataUpload, high, c.name+" sends command output built from files or the environment")
+				return true
+			}
+			return false
+		}
+		if p == "-" {
+			if c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive | flowEncoded | flowCmdOut) {
+				w.hitA(c, core.AnalyzerNetwork, ruleDataUpload, high, c.name+" uploads data piped into it")
+			} else {
+				w.hitA(c, core.AnalyzerNetwork, ruleNetworkWrite, med, c.name+" uploads its input")
+			}
+			return true
+		}
+		if k := credentialKind(resolvePath(p, c.cwd)); k != "" {
+			w.hitA(c, core.AnalyzerNetwork, ruleCredentialExfiltration, high, c.name+" uploads "+p+" ("+k+")")
+			return true
+		}
+		w.hitA(c, core.AnalyzerNetwork, ruleFileUpload, high, c.name+" uploads the file "+p)
+		return true
+	}
+	uploaded, wrote, download := false, false, false
+	method, authed := "", false
+	for i, x := range a {
+		opt, val, vi := x, "", i+1
+		if eq := strings.IndexByte(x, '='); eq > 0 && strings.HasPrefix(x, "--") {
+			opt, val, vi = x[:eq], x[eq+1:], i
+		} else if i+1 < len(a) {
+			val = a[i+1]
+		}
+		switch opt {
+		case "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "--data-ascii", "-F", "--form", "--form-string", "--json", "-T", "--upload-file",
+			"--post-data", "--post-file", "--body-data", "--body-file":
+			if upload(val, vi, opt) {
+				uploaded = true
+			} else {
+				wrote = true
+			}
+		case "-X", "--request", "--method":
+			if u := strings.ToUpper(val); u != "GET" && u != "HEAD" && u != "OPTIONS" {
+				wrote = true
+				method = u
+			}
+		case "-H", "--header":
+			if credentialHeader(val) {
+				authed = true
+			}
+		case "-u", "--user", "--oauth2-bearer", "--aws-sigv4", "--netrc", "-n", "--netrc-file", "--http-user", "--http-password", "--password", "-b", "--cookie", "--load-cookies":
+			authed = true
+		case "-o", "--output", "-O", "--output-document", "--remote-name", "-P", "--directory-prefix":
+			download = true
+		default:
+			if len(x) > 2 && x[0] == '-' && x[1] != '-' && isLetters(x[1:]) && (x[len(x)-1] == 'o' || x[len(x)-1] == 'O') {
+				download = true // -fsSLo FILE
+			}
+		}
+		if strings.HasPrefix(x, "-d") && len(x) > 2 && !strings.HasPrefix(x, "--") && c.name == "curl" {
+			if upload(x[2:], i, "-d") {
+				uploaded = true
+			} else {
+				wrote = true
+			}
+		}
+		// data embedded in the URL by command substitution
+		if strings.Contains(x, "://") && i < len(c.argData) && c.argData[i] != nil && c.argDyn[i] {
+			f := c.argData[i].flags
+			if f&(flowSecret|flowFile|flowEnv|flowEncoded) != 0 {
+				w.hitA(c, core.AnalyzerNetwork, ruleUrlExfiltration, high, c.name+" puts file or environment contents into a URL")
+				uploaded = true
+			} else if f&flowCmdOut != 0 {
+				w.hitA(c, core.AnalyzerNetwork, ruleUrlExfiltration, med, c.name+" puts command output into a URL")
+			}
+		}
+	}
+	if c.name == "wget" && !flagSet(a, 'O', "--output-document") && !hasArgPrefix(a, "-qO", "-O") && !hasArg(a, "--spider") {
+		download = true
+	}
+	if c.name == "aria2c" || c.name == "lwp-download" {
+		download = true
+	}
+	for _, x := range a {
+		if len(x) > 2 && strings.HasPrefix(x, "-X") && !strings.HasPrefix(x, "--") {
+			method, wrote = strings.ToUpper(x[2:]), true
+		}
+		if strings.Contains(x, "://") && strings.Contains(strings.SplitN(strings.SplitN(x, "://", 2)[1], "/", 2)[0], "@") {
+			authed = true // https://user:token@host/…
+		}
+	}
+	if download {
+		w.recordDownload(c)
+	}
+	hosted := false
+	for _, h := range hostsOf(urls) {
+		if !isLocalHost(h) && !isPrivateHost(h) {
+			hosted = true
+		}
+	}
+	destroyPath := false
+	for _, u := range urls {
+		if p := urlPath(u); p != "" {
+			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
+				if _, k := verbOf(seg); k == 2 {
+					destroyPath = true
+				}
+			}
+		}
+	}
+	store := ""
+	for _, u := range append(hostPortArgs(a), urls...) {
+		if k := datastoreURL(u); k != "" {
+			store = k
+		}
+		if p := urlPath(u); p != "" && !destroyPath {
+			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
+				if _, k := verbOf(seg); k == 2 {
+					destroyPath = true
+				}
+			}
+		}
+	}
+	switch {
+	case store != "" && (method == "DELETE" || wrote && destroyPath):
+		w.hitA(c, core.AnalyzerNetwork, ruleDatastoreHttpDelete, high, c.name+" sends "+orStr(method, "a delete request")+" to the HTTP API of "+store+": it deletes stored data, on any host")
+	case !authed || !hosted:
+	case method == "DELETE" || method == "PURGE" || wrote && destroyPath:
+		w.hitA(c, core.AnalyzerNetwork, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that removes a resource with the user's credentials")
+	case method == "PUT" || method == "PATCH":
+		w.hitA(c, core.AnalyzerNetwork, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+method+" to "+strings.Join(hostsOf(urls), ", ")+" that overwrites a resource with the user's credentials")
+	}
+	switch {
+	case uploaded:
+	case wrote:
+		w.hitA(c, core.AnalyzerNetwork, ruleNetworkWrite, med, c.name+" sends data to "+strings.Join(hostsOf(urls), ", "))
+	case local || hasArg(a, "-I", "--head", "--spider") || len(urls) == 0 && c.name == "curl":
+	case download:
+		w.hitA(c, core.AnalyzerNetwork, ruleNetworkDownload, med, c.name+" downloads "+strings.Join(urls, " "))
+	default:
+		w.hitA(c, core.AnalyzerNetwork, ruleNetworkFetch, med, c.name+" fetches "+strings.Join(urls, " "))
+	}
+	for _, h := range hostsOf(urls) {
+		if isRawIP(h) && !isLocalHost(h) && (uploaded || wrote) {
+			w.hitA(c, core.AnalyzerNetwork, ruleRawIpUpload, high, c.name+" sends data to the bare IP address "+h)
+		}
+	}
+}
+
+// recordDownload remembers the file a download writes, so running it later
+// in the same script is recognised.
+func (w *walker) recordDownload(c *command) {
+	a := c.args
+	if v, ok := optValue(a, "-o", "--output"); ok {
+		w.dl[w.normFile(v)] = true
+		return
+	}
+	if v, ok := optValue(a, "-O", "--output-document"); ok && c.name == "wget" && v != "-" {
+		w.dl[w.normFile(v)] = true
+		return
+	}
+	for _, x := range a {
+		if strings.Contains(x, "://") {
+			u := x
+			if i := strings.IndexAny(u, "?#"); i >= 0 {
+				u = u[:i]
+			}
+			base := u[strings.LastIndexByte(u, '/')+1:]
+			if base != "" {
+				w.dl[w.normFile(base)] = true
+				w.dl[base] = true
+			}
+		}
+	}
+	if c.name == "lwp-download" {
+		ops := operands(a)
+		if len(ops) >= 2 {
+			w.dl[w.normFile(ops[1])] = true
+			w.judgeWrite(c, ops[1], false, nil, c.name)
+		}
+	}
+}
+
+func hostsOf(urls []string) []string {
+	var out []string
+	for _, u := range urls {
+		if m := urlRe.FindStringSubmatch(u); m != nil {
+			out = append(out, strings.ToLower(m[1]))
+		}
+	}
+	return out
+}
+
+func isLocalURL(u string) bool {
+	m := urlRe.FindStringSubmatch(u)
+	if m == nil {
+		return false
+	}
+	return isLocalHost(strings.ToLower(m[1]))
+}
+
+func isLocalHost(h string) bool {
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") || h == "0.0.0.0" || h == "[::1]" {
+		return true
+	}
+	if ip, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil {
+		return ip.IsLoopback()
+	}
+	return false
+}
+
+func isRawIP(h string) bool {
+	_, err := netip.ParseAddr(strings.Trim(h, "[]"))
+	return err == nil
+}
+
+func isPrivateHost(h string) bool {
+	ip, err := netip.ParseAddr(strings.Trim(h, "[]"))
+	if err != nil {
+		return strings.HasSuffix(h, ".internal") || strings.HasSuffix(h, ".local") || strings.HasSuffix(h, ".lan")
+	}
+	return ip.IsPrivate() || ip.IsLinkLocalUnicast()
+}
+
+// rawNet judges nc, socat and telnet.
+func (w *walker) rawNet(c *command) {
+	a := c.args
+	switch c.name {
+	case "nc":
+		for i, x := range a {
+			if x == "-e" || x == "-c" || x == "--exec" || x == "--sh-exec" || x == "--lua-exec" || (strings.HasPrefix(x, "-") && !strings.HasPrefix(x, "--") && strings.ContainsAny(x, "ec") && i+1 < len(a)) {
+				w.hitA(c, core.AnalyzerShell, ruleReverseShell, high, "nc -e connects a program's input and output to the network")
+				return
+			}
+		}
+		listen := flagSet(a, 'l', "--listen")
+		for _, o := range operands(a) {
+			if !isNumeric(o) {
+				w.hosts = append(w.hosts, o)
+			}
+		}
+		switch {
+		case c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive | flowCmdOut):
+			w.hitA(c, core.AnalyzerNetwork, ruleNetworkExfiltration, high, "nc sends file, command or environment contents over the network")
+		case listen:
+			w.hitA(c, core.AnalyzerNetwork, ruleExposePort, med, "nc -l listens for connections")
+		case flagSet(a, 'z'):
+			w.hitA(c, core.AnalyzerNetwork, ruleNetworkScan, med, "nc -z scans ports")
+		default:
+			w.hitA(c, core.AnalyzerNetwork, ruleRawNetwork, med, "nc opens a raw network connection")
+		}
+	case "socat":
+		for _, x := range a {
+			l := strings.ToLower(x)
+			if strings.HasPrefix(l, "exec:") || strings.HasPrefix(l, "system:") || strings.Contains(l, ",exec:") {
+				w.hitA(c, core.AnalyzerShell, ruleReverseShell, high, "socat connects a program to the network")
+				return
+			}
+		}
+		if c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive) {
+			w.hitA(c, core.AnalyzerNetwork, ruleNetworkExfiltration, high, "socat sends file or environment contents over the network")
+			return
+		}
+		for _, x := range a {
+			l := strings.ToLower(x)
+			if strings.Contains(l, "listen") {
+				w.hitA(c, core.AnalyzerNetwork, ruleExposePort, med, "socat listens for connections")
+				return
+			}
+		}
+		w.hitA(c, core.AnalyzerNetwork, ruleRawNetwork, med, "socat relays data over the network")
+	case "telnet":
+		if c.stdin.has(flowFile | flowSecret | flowEnv) {
+			w.hitA(c, core.AnalyzerNetwork, ruleNetworkExfiltration, high, "telnet sends file contents over the network")
+		} else {
+			w.hitA(c, core.AnalyzerNetwork, ruleRawNetwork, med, "telnet opens a raw connection")
+		}
+	}
+}
+
+func isNumeric(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// copyRemote judges scp, rsync, sftp and friends.
+func (w *walker) copyRemote(c *command) {
+	a := c.args
+	if c.name == "rsync" && flagSet(a, 'n', "--dry-run") {
+		return
+	}
+	var ops []string
+	for i, x := range a {
+		if strings.HasPrefix(x, "-") {
+			continue
+		}
+		if i > 0 && (a[i-1] == "-i" || a[i-1] == "-P" && c.name == "scp" || a[i-1] == "-o" || a[i-1] == "-e" || a[i-1] == "-F" || a[i-1] == "-c" || a[i-1] == "-p" && c.name != "rsync" || a[i-1] == "--rsh" || a[i-1] == "-U") {
+			continue
+		}
+		ops = append(ops, x)
+	}
+	remoteDst := len(ops) >= 2 && remoteSpec(ops[len(ops)-1])
+	anyRemote := false
+	for _, o := range ops {
+		if remoteSpec(o) {
+			anyRemote = true
+			w.hosts = append(w.hosts, hostOfSSH(o))
+		}
+	}
+	switch c.name {
+	case "smbclient", "ftp", "lftp":
+		w.hitA(c, core.AnalyzerNetwork, ruleRemoteCopy, med, c.name+" transfers files with a remote host")
+		return
+	}
+	if remoteDst {
+		for _, s := range ops[:len(ops)-1] {
+			if credentialKind(resolvePath(s, c.cwd)) != "" {
+				w.hitA(c, core.AnalyzerNetwork, ruleCredentialExfiltration, high, c.name+" copies "+s+" to a remote host")
+				return
+			}
+			if secretFileKind(s) != "" {
+				w.hitA(c, core.AnalyzerNetwork, ruleSecretExfiltration, high, c.name+" copies "+s+" to a remote host")
+				return
+			}
+			cls := classify(s, c.cwd, w.env.Workspace)
+			if cls == pcHome || cls == pcRoot || (cls == pcSystem && strings.HasPrefix(resolvePath(s, c.cwd), "/etc")) {
+				w.hitA(c, core.AnalyzerNetwork, ruleBulkExfiltration, high, c.name+" copies "+s+" to a remote host")
+				return
+			}
+		}
+		if c.name == "rsync" && flagSet(a, 0, "--delete", "--delete-after", "--delete-before", "--delete-during", "--delete-excluded", "--remove-source-files") {
+			w.hitA(c, core.AnalyzerNetwork, ruleRemoteDelete, high, "rsync --delete deletes the files on "+hostOfSSH(ops[len(ops)-1])+" that the source does not have")
+			return
+		}
+		w.hitA(c, core.AnalyzerNetwork, ruleRemoteCopy, med, c.name+" copies files to a remote host")
+		return
+	}
+	if len(ops) >= 2 && (c.name == "rsync" || c.name == "scp") {
+		// the local destination is written like cp's
+		for _, t := range copyTargets(ops[:len(ops)-1], ops[len(ops)-1], c.cwd) {
+			w.judgeWrite(c, t, false, nil, c.name)
+		}
+	}
+	if anyRemote || c.name == "sftp" {
+		w.hitA(c, core.AnalyzerNetwork, ruleRemoteCopy, med, c.name+" copies files from a remote host")
+		return
+	}
+	if c.name == "rsync" && flagSet(a, 0, "--delete", "--delete-after", "--delete-before", "--delete-during") && len(ops) >= 2 {
+		w.deletion(c, true, ops[len(ops)-1:])
+	}
+}
+
+// bareURL reports whether an argument of curl or wget names a host without
+// a scheme (example.com, evil.example/x.sh, 10.0.0.1:8080/a), which they
+// fetch over http. File names (notes.txt, run.sh) are not taken for hosts.
+func bareURL(x string) bool {
+	if x == "" || x[0] == '-' || x[0] == '/' || x[0] == '.' || x[0] == '~' || x[0] == '@' || x[0] == '$' || strings.ContainsAny(x, " =@'\"") {
+		return false
+	}
+	host := x
+	if i := strings.IndexByte(host, '/'); i >= 0 {
+		host = host[:i]
+	}
+	if i := strings.LastIndexByte(host, ':'); i >= 0 {
+		host = host[:i]
+	}
+	if isRawIP(host) {
+		return true
+	}
+	dot := strings.LastIndexByte(host, '.')
+	if dot <= 0 || dot == len(host)-1 {
+		return false
+	}
+	tld := strings.ToLower(host[dot+1:])
+	for _, r := range tld {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return len(tld) >= 2 && len(tld) <= 12 && !fileExts()[tld]
+}
+
+// fileExts are extensions that make "name.ext" a file rather than a host.
+var fileExts = core.LazySet("txt", "json", "html", "htm", "sh", "py", "gz", "tgz", "zip", "tar", "md", "yml", "yaml", "xml", "csv", "log", "js",
+	"ts", "png", "jpg", "jpeg", "gif", "pdf", "exe", "bin", "sql", "conf", "tmp", "out", "bak", "deb", "rpm", "iso", "img", "whl", "jar",
+	"go", "rs", "c", "h", "rb", "pl", "php", "css", "svg", "ico", "toml", "ini", "cfg", "env", "pem", "key", "crt", "lock", "msi",
+	"dmg", "pkg", "apk", "so", "dll", "bz2", "xz", "zst", "7z", "rar", "mp4", "mp3", "wav", "doc", "docx", "xls", "xlsx")
+
+// noValueOpt reports whether a curl/wget option takes no value, so the
+// argument after it is an operand.
+func noValueOpt(o string) bool {
+	if !strings.HasPrefix(o, "-") {
+		return true
+	}
+	if strings.HasPrefix(o, "--") {
+		switch o {
+		case "--silent", "--location", "--fail", "--insecure", "--verbose", "--compressed", "--show-error", "--quiet",
+			"--no-check-certificate", "--include", "--head", "--remote-name", "--fail-with-body", "--http2", "--ipv4", "--ipv6":
+			return true
+		}
+		return strings.Contains(o, "=")
+	}
+	return strings.Trim(o[1:], "sSLfkvqiIgGnNjJOR#46") == ""
+}
+
+// credentialHeader reports whether an HTTP header carries credentials.
+func credentialHeader(h string) bool {
+	name, _, ok := strings.Cut(h, ":")
+	if !ok {
+		return false
+	}
+	n := strings.ToLower(strings.TrimSpace(name))
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "private-token", "job-token", "x-api-key", "api-key", "apikey",
+		"x-auth-token", "x-access-token", "x-token", "x-vault-token", "x-consul-token", "x-nomad-token", "x-goog-api-key",
+		"x-functions-key", "ocp-apim-subscription-key", "dd-api-key", "dd-application-key", "x-figma-token", "x-shopify-access-token":
+		return true
+	}
+	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-api-key") || strings.HasSuffix(n, "-apikey") || strings.HasSuffix(n, "-secret")
+}
+
+// urlPath returns the path and query of u, "" if it has none.
+func urlPath(u string) string {
+	if i := strings.Index(u, "://"); i >= 0 {
+		u = u[i+3:]
+	}
+	if i := strings.IndexAny(u, "/?"); i >= 0 {
+		return u[i:]
+	}
+	return ""
+}
+
+func orStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// datastorePorts are the default ports of datastores that take deletions
+// over HTTP.
+var datastorePorts = map[string]string{"9200": "Elasticsearch/OpenSearch", "5984": "CouchDB", "8500": "Consul",
+	"8200": "Vault", "2379": "etcd", "8086": "InfluxDB", "7474": "Neo4j", "8983": "Solr", "6333": "Qdrant",
+	"7700": "Meilisearch", "8108": "Typesense", "8529": "ArangoDB", "9000": "ClickHouse/MinIO", "8123": "ClickHouse",
+	"8091": "Couchbase", "19530": "Milvus"}
+
+// datastoreURL names the datastore u addresses, "" if none: by its
+// default port, or by a path that deletes in bulk (_all, _delete_by_query,
+// a wildcard index).
+func datastoreURL(u string) string {
+	rest := u
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+	}
+	hostport, p, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndexByte(hostport, '@'); i >= 0 {
+		hostport = hostport[i+1:]
+	}
+	if _, port, ok := strings.Cut(hostport, ":"); ok {
+		if k := datastorePorts[port]; k != "" {
+			return k
+		}
+	}
+	for _, seg := range strings.Split(p, "/") {
+		seg, _, _ = strings.Cut(seg, "?")
+		if seg == "_all" || seg == "_delete_by_query" || seg == "*" || len(seg) > 1 && strings.HasSuffix(seg, "*") {
+			return "a search or document store"
+		}
+	}
+	return ""
+}
+
+var hostPortRe = core.LazyRE(`^[A-Za-z0-9][A-Za-z0-9.-]*:[0-9]{2,5}(/|$)`)
+
+// hostPortArgs returns the arguments written host:port/path with no scheme
+// (curl reads them as http).
+func hostPortArgs(a []string) []string {
+	var out []string
+	for _, x := range a {
+		if hostPortRe.MatchString(x) {
+			out = append(out, "http://"+x)
+		}
+	}
+	return out
+}

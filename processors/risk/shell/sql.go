@@ -1,0 +1,249 @@
+package shell
+
+import (
+	"strings"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/core"
+)
+
+// sql judges database clients by the statements they are given (-c, -e,
+// positional SQL, stdin), not by the words that appear on the line.
+func (w *walker) sql(c *command) {
+	a := c.args
+	var stmts []string
+	localDB := false
+	switch c.name {
+	case "psql":
+		for i, x := range a {
+			if (x == "-c" || x == "--command") && i+1 < len(a) {
+				stmts = append(stmts, a[i+1])
+			} else if strings.HasPrefix(x, "--command=") {
+				stmts = append(stmts, x[10:])
+			} else if (x == "-f" || x == "--file") && i+1 < len(a) {
+				if d, ok := w.files[w.normFile(a[i+1])]; ok && d.text != "" {
+					stmts = append(stmts, d.text)
+				} else {
+					w.hitA(c, core.AnalyzerSQL, ruleSqlScript, med, "psql runs the SQL file "+a[i+1])
+				}
+			}
+		}
+	case "mysql", "cockroach", "duckdb":
+		for i, x := range a {
+			if (x == "-e" || x == "--execute" || x == "-c") && i+1 < len(a) {
+				stmts = append(stmts, a[i+1])
+			} else if strings.HasPrefix(x, "--execute=") {
+				stmts = append(stmts, x[10:])
+			}
+		}
+	case "clickhouse-client", "sqlcmd":
+		for i, x := range a {
+			if (x == "-q" || x == "--query" || x == "-Q") && i+1 < len(a) {
+				stmts = append(stmts, a[i+1])
+			} else if strings.HasPrefix(x, "--query=") {
+				stmts = append(stmts, x[8:])
+			}
+		}
+	case "sqlite3":
+		var ops []string
+		for i, x := range a {
+			if strings.HasPrefix(x, "-") {
+				continue
+			}
+			if i > 0 && (a[i-1] == "-cmd" || a[i-1] == "-separator" || a[i-1] == "-newline" || a[i-1] == "-nullvalue") {
+				if a[i-1] == "-cmd" {
+					stmts = append(stmts, x)
+				}
+				continue
+			}
+			ops = append(ops, x)
+		}
+		if len(ops) > 0 {
+			cls := classify(strings.TrimPrefix(strings.SplitN(ops[0], "?", 2)[0], "file:"), c.cwd, w.env.Workspace)
+			localDB = cls == pcWorkspace || cls == pcTemp
+		}
+		if len(ops) > 1 {
+			stmts = append(stmts, ops[1:]...)
+		}
+	case "mongo":
+		for i, x := range a {
+			if x == "--eval" && i+1 < len(a) {
+				w.mongo(c, a[i+1])
+			}
+		}
+		if c.stdin != nil && c.stdin.text != "" {
+			w.mongo(c, c.stdin.text)
+		}
+		return
+	case "redis-cli":
+		for i, x := range a {
+			switch strings.ToUpper(x) {
+			case "FLUSHALL", "FLUSHDB":
+				w.hitA(c, core.AnalyzerSQL, ruleDatastoreWipe, high, "redis-cli "+strings.ToUpper(x)+" deletes every key")
+				return
+			case "SHUTDOWN", "DEBUG":
+				w.hitA(c, core.AnalyzerSQL, ruleDatastoreChange, med, "redis-cli "+strings.ToUpper(x))
+				return
+			case "CONFIG", "DEL", "UNLINK", "SET", "EVAL", "SCRIPT", "MODULE", "SLAVEOF", "REPLICAOF":
+				if i > 0 && strings.HasPrefix(a[i-1], "-") && a[i-1] != "--" {
+					continue
+				}
+				w.hitA(c, core.AnalyzerSQL, ruleDatastoreChange, med, "redis-cli "+strings.ToUpper(x)+" changes data or configuration")
+				return
+			}
+		}
+		return
+	}
+	if c.stdin != nil && c.stdin.text != "" {
+		stmts = append(stmts, c.stdin.text)
+	}
+	for _, s := range stmts {
+		for _, h := range sqlFindings(s) {
+			lvl := h.level
+			if localDB && lvl == events.RiskHigh {
+				lvl = events.RiskMedium
+				h.detail += " (local database file in the workspace)"
+			}
+			w.hitA(c, core.AnalyzerSQL, h.rule, lvl, h.detail)
+		}
+	}
+}
+
+type sqlHit struct {
+	rule   *ShellRule
+	level  events.Risk
+	detail string
+}
+
+// sqlFindings parses SQL just enough to find what each statement does:
+// string literals and comments are removed first, so a SELECT that mentions
+// 'drop table' is a SELECT.
+func sqlFindings(sql string) []sqlHit {
+	var hits []sqlHit
+	for _, st := range splitSQL(stripSQL(sql)) {
+		toks := strings.Fields(strings.ToUpper(st))
+		if len(toks) == 0 {
+			continue
+		}
+		// WITH … DELETE/UPDATE: judge by the data-changing verb.
+		first := toks[0]
+		if first == "WITH" {
+			for _, t := range toks {
+				if t == "DELETE" || t == "UPDATE" || t == "INSERT" {
+					first = t
+					break
+				}
+			}
+		}
+		hasWhere := false
+		for _, t := range toks {
+			if t == "WHERE" || strings.HasPrefix(t, "WHERE(") {
+				hasWhere = true
+			}
+		}
+		short := st
+		if len(short) > 80 {
+			short = short[:80] + "…"
+		}
+		short = strings.TrimSpace(short)
+		switch first {
+		case "DROP":
+			if len(toks) > 1 && (toks[1] == "TABLE" || toks[1] == "DATABASE" || toks[1] == "SCHEMA" || toks[1] == "OWNED" || toks[1] == "KEYSPACE") {
+				hits = append(hits, sqlHit{ruleSqlDrop, events.RiskHigh, "drops a " + strings.ToLower(toks[1]) + ": " + short})
+			} else {
+				hits = append(hits, sqlHit{ruleSqlDropObject, events.RiskMedium, short})
+			}
+		case "TRUNCATE":
+			hits = append(hits, sqlHit{ruleSqlTruncate, events.RiskHigh, "empties a table: " + short})
+		case "DELETE":
+			if hasWhere {
+				hits = append(hits, sqlHit{ruleSqlWrite, events.RiskMedium, short})
+			} else {
+				hits = append(hits, sqlHit{ruleSqlDeleteAll, events.RiskHigh, "DELETE without WHERE removes every row: " + short})
+			}
+		case "UPDATE":
+			if hasWhere {
+				hits = append(hits, sqlHit{ruleSqlWrite, events.RiskMedium, short})
+			} else {
+				hits = append(hits, sqlHit{ruleSqlUpdateAll, events.RiskHigh, "UPDATE without WHERE changes every row: " + short})
+			}
+		case "ALTER", "INSERT", "CREATE", "GRANT", "REVOKE", "COPY", "REPLACE", "MERGE", "UPSERT", "RENAME", "LOAD", "CALL", "EXEC", "EXECUTE", "DO":
+			hits = append(hits, sqlHit{ruleSqlWrite, events.RiskMedium, short})
+		}
+	}
+	return hits
+}
+
+// stripSQL blanks out comments and quoted text.
+func stripSQL(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '-' && i+1 < len(s) && s[i+1] == '-':
+			for i < len(s) && s[i] != '\n' {
+				i++
+			}
+			b.WriteByte(' ')
+		case c == '/' && i+1 < len(s) && s[i+1] == '*':
+			j := strings.Index(s[i+2:], "*/")
+			if j < 0 {
+				return b.String()
+			}
+			i += j + 3
+			b.WriteByte(' ')
+		case c == '\'' || c == '"' || c == '`':
+			j := i + 1
+			for j < len(s) && s[j] != c {
+				if s[j] == '\\' {
+					j++
+				}
+				j++
+			}
+			if c == '\'' {
+				b.WriteString(" 's' ")
+			} else {
+				b.WriteString(" ident ")
+			}
+			i = j
+		case c == '$' && i+1 < len(s) && s[i+1] == '$':
+			j := strings.Index(s[i+2:], "$$")
+			if j < 0 {
+				return b.String()
+			}
+			b.WriteString(" 's' ")
+			i += j + 3
+		case c == '(' || c == ')' || c == ',':
+			b.WriteByte(' ')
+			b.WriteByte(c)
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+func splitSQL(s string) []string {
+	parts := strings.Split(s, ";")
+	var out []string
+	for _, p := range parts {
+		p = strings.TrimSpace(p)
+		if p != "" && !strings.HasPrefix(p, "\\") && !strings.HasPrefix(p, ".") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (w *walker) mongo(c *command, js string) {
+	l := strings.ToLower(js)
+	switch {
+	case strings.Contains(l, "dropdatabase") || strings.Contains(l, ".drop()"):
+		w.hitA(c, core.AnalyzerSQL, ruleSqlDrop, high, "drops a database or collection")
+	case strings.Contains(l, "deletemany({})") || strings.Contains(l, "remove({})") || strings.Contains(l, "deletemany( {} )"):
+		w.hitA(c, core.AnalyzerSQL, ruleSqlDeleteAll, high, "deletes every document")
+	case strings.Contains(l, "insert") || strings.Contains(l, "update") || strings.Contains(l, "delete") || strings.Contains(l, "remove"):
+		w.hitA(c, core.AnalyzerSQL, ruleSqlWrite, med, "changes documents")
+	}
+}
