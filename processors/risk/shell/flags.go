@@ -51,6 +51,44 @@ var writeOptions = map[string][][2]string{
 	"uniq":    {},
 	"time":    {{"-o", "--output"}},
 	"xxd":     {},
+	// Compilers, linkers and assemblers write what they build to -o.
+	"go":      {{"-o", ""}},
+	"gcc":     {{"-o", ""}},
+	"cc":      {{"-o", ""}},
+	"g++":     {{"-o", ""}},
+	"c++":     {{"-o", ""}},
+	"clang":   {{"-o", ""}},
+	"clang++": {{"-o", ""}},
+	"tcc":     {{"-o", ""}},
+	"rustc":   {{"-o", ""}},
+	"ld":      {{"-o", ""}},
+	"as":      {{"-o", ""}},
+}
+
+// writeOptionTarget is one file a command writes through an option: its
+// path, the option as written, and whether it appends.
+type writeOptionTarget struct {
+	path, how string
+	appends   bool
+}
+
+// writeOptionTargets are the files c writes through its write options.
+func writeOptionTargets(c *command) []writeOptionTarget {
+	var out []writeOptionTarget
+	for _, o := range writeOptions[c.name] {
+		var long []string
+		if o[1] != "" {
+			long = []string{o[1]}
+		}
+		if v, ok := optValue(c.args, o[0], long...); ok && v != "-" && v != "" {
+			how := o[0]
+			if how == "" {
+				how = o[1]
+			}
+			out = append(out, writeOptionTarget{path: v, how: how, appends: o[1] == "--append-output"})
+		}
+	}
+	return out
 }
 
 // execFlags runs what exec options name, and judges the files write
@@ -91,22 +129,12 @@ func (w *walker) execFlags(c *command) {
 
 // writeFlags judges files written through options.
 func (w *walker) writeFlags(c *command) {
-	for _, o := range writeOptions[c.name] {
-		var long []string
-		if o[1] != "" {
-			long = []string{o[1]}
+	for _, t := range writeOptionTargets(c) {
+		var content *data
+		if c.name == "curl" || c.name == "wget" && t.how == "-O" {
+			content = &data{flags: flowNetwork}
 		}
-		if v, ok := optValue(c.args, o[0], long...); ok && v != "-" && v != "" {
-			how := o[0]
-			if how == "" {
-				how = o[1]
-			}
-			var content *data
-			if c.name == "curl" || c.name == "wget" && o[0] == "-O" {
-				content = &data{flags: flowNetwork}
-			}
-			w.judgeWrite(c, v, o[1] == "--append-output", content, c.name+" "+how)
-		}
+		w.judgeWrite(c, t.path, t.appends, content, c.name+" "+t.how)
 	}
 	switch c.name {
 	case "patch":

@@ -494,6 +494,13 @@ func (w *walker) selfCommand(sc *selfCtx, c *command) {
 			}
 		}
 	}
+	// Files written through options (curl -o, go build -o, gcc -o …).
+	for _, t := range writeOptionTargets(c) {
+		p := sc.norm(w.homeRel(resolvePath(t.path, c.cwd)))
+		if what, ok := sc.protectedPath(p, false); ok {
+			w.selfHit(c, ruleSelfTamper, c.name+" "+t.how+" writes "+what)
+		}
+	}
 	w.selfStop(sc, c)
 	w.selfAPI(sc, c, c.args)
 	if c.name == "git" {
