@@ -24,21 +24,24 @@ import (
 
 var (
 	// call(…"literal"…) forms that run a shell command.
-	shellCallRe   = core.LazyRE(`(?s)(?:os\.system|os\.popen|subprocess\.(?:run|call|Popen|check_output|check_call|getoutput|getstatusoutput)|commands\.getoutput|pty\.spawn|os\.exec[lv]p?e?|execSync|spawnSync|execFileSync|exec|spawn|execFile|system|shell_exec|passthru|popen|proc_open|os\.execute|io\.popen|IO\.popen|Open3\.\w+|callCommand|runCommand|Runtime\.getRuntime\(\)\.exec|run)\s*\(?\s*(\[[^\]]*\]|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`" + `)`)
-	backtickRe    = core.LazyRE("`([^`]{2,})`")
-	qxRe          = core.LazyRE(`%x\{([^}]*)\}|qx\{([^}]*)\}|qx\(([^)]*)\)`)
-	strLitRe      = core.LazyRE(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
-	rmtreeRe      = core.LazyRE(`(?:shutil\.rmtree|rmtree|remove_tree|rm_rf|rm_r|FileUtils\.rm_rf|FileUtils\.remove_dir|rmSync|rmdirSync|fs\.rm|fs\.promises\.rm|deleteRecursively|os\.RemoveAll|unlink|os\.remove|os\.removedirs)\s*\(\s*([^,)]+)`)
-	forkLoopRe    = core.LazyRE(`(?s)(?:while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*\{?[^\n]{0,60}fork\s*\(|fork\s+while\s+fork|fork\s*\(\)\s*while|loop\s*\{\s*fork|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork|while\s+true;\s*do[^\n]*&)`)
-	socketRe      = core.LazyRE(`socket\.socket|\.connect\(|TCPSocket|fsockopen|IO::Socket|socket\(\s*\w+\s*,\s*PF_INET|net\.Socket|net\.connect|require\(['"]net['"]\)|Sockets|connect\(\s*"|/dev/tcp/|socket\.create_connection|new Socket\(`)
-	execRe        = core.LazyRE(`dup2|subprocess|pty\.spawn|\bexec\s*\(|\bsystem\s*\(|popen|\bspawn\s*\(|/bin/(?:ba)?sh|cmd\.exe|run\(pipeline|run\(` + "`" + `|IO\.popen|exec\s*\{|Process\.Start|execute\(`)
-	netFetchRe    = core.LazyRE(`urlopen|urllib|requests\.(?:get|post|put|request)|http\.client|httplib|Net::HTTP|open-uri|LWP::|file_get_contents\(\s*['"]https?|fetch\(|http\.get|https\.get|axios|HTTParty|curl_exec|wget|curl\s|Invoke-WebRequest|WebClient`)
-	evalRe        = core.LazyRE(`\b(?:exec|eval|compile|Function|instance_eval|class_eval|load|loadstring|dostring)\s*\(`)
-	decodeRe      = core.LazyRE(`b64decode|base64\.decode|decodebytes|a2b_base64|atob\(|Buffer\.from\([^)]*base64|unpack\(\s*['"]m|base64_decode|decode\(\s*['"]base64|Base64\.decode|fromhex|codecs\.decode|zlib\.decompress|marshal\.loads`)
-	pickleRe      = core.LazyRE(`pickle\.loads?|cPickle\.loads?|marshal\.loads|yaml\.load\(|dill\.loads?|jsonpickle\.decode|shelve\.open`)
-	uploadRe      = core.LazyRE(`requests\.(?:post|put|patch)|urlopen\([^)]*data=|\.send\(|sendall\(|smtplib|ftplib|storbinary|method:\s*['"](?:POST|PUT)|\.post\(|http\.request\(|scp|paramiko|sock\.send|s\.send|\.write\(\s*sock`)
-	localDataRe   = core.LazyRE(`open\([^)]*\)\.read|\.read\(\)|os\.environ|getenv|getpass|getuser|platform\.|pyperclip|clipboard|pbpaste|xsel|xclip|screenshot|screencapture|ImageGrab|pyautogui|geocoder|pkg_resources|check_output|readFileSync|File\.read|file_get_contents|process\.env|socket\.gethostname|Image\.open|nvidia-smi|netstat`)
-	writeModeRe   = core.LazyRE(`open\([^)]*,\s*['"][wa]b?\+?['"]|file_put_contents|io\.open\([^)]*['"][wa]b?['"]|writeFileSync|appendFileSync|File\.write|File\.open\([^)]*['"][wa]|write_text|write_bytes|>>\s*['"]?/|print\s*>|fopen\([^)]*['"][wa]|\.write\(|open\(\s*my\s*\$\w+\s*,\s*['"]>`)
+	shellCallRe = core.LazyRE(`(?s)(?:os\.system|os\.popen|subprocess\.(?:run|call|Popen|check_output|check_call|getoutput|getstatusoutput)|commands\.getoutput|pty\.spawn|os\.exec[lv]p?e?|execSync|spawnSync|execFileSync|exec|spawn|execFile|system|shell_exec|passthru|popen|proc_open|os\.execute|io\.popen|IO\.popen|Open3\.\w+|callCommand|runCommand|Runtime\.getRuntime\(\)\.exec|run)\s*\(?\s*(\[[^\]]*\]|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|` + "`[^`]*`" + `)`)
+	backtickRe  = core.LazyRE("`([^`]{2,})`")
+	qxRe        = core.LazyRE(`%x\{([^}]*)\}|qx\{([^}]*)\}|qx\(([^)]*)\)`)
+	strLitRe    = core.LazyRE(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
+	rmtreeRe    = core.LazyRE(`(?:shutil\.rmtree|rmtree|remove_tree|rm_rf|rm_r|FileUtils\.rm_rf|FileUtils\.remove_dir|rmSync|rmdirSync|fs\.rm|fs\.promises\.rm|deleteRecursively|os\.RemoveAll|unlink|os\.remove|os\.removedirs)\s*\(\s*([^,)]+)`)
+	forkLoopRe  = core.LazyRE(`(?s)(?:while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*\{?[^\n]{0,60}fork\s*\(|fork\s+while\s+fork|fork\s*\(\)\s*while|loop\s*\{\s*fork|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork|while\s+true;\s*do[^\n]*&)`)
+	socketRe    = core.LazyRE(`socket\.socket|\.connect\(|TCPSocket|fsockopen|IO::Socket|socket\(\s*\w+\s*,\s*PF_INET|net\.Socket|net\.connect|require\(['"]net['"]\)|Sockets|connect\(\s*"|/dev/tcp/|socket\.create_connection|new Socket\(`)
+	execRe      = core.LazyRE(`dup2|subprocess|pty\.spawn|\bexec\s*\(|\bsystem\s*\(|popen|\bspawn\s*\(|/bin/(?:ba)?sh|cmd\.exe|run\(pipeline|run\(` + "`" + `|IO\.popen|exec\s*\{|Process\.Start|execute\(`)
+	netFetchRe  = core.LazyRE(`urlopen|urllib|requests\.(?:get|post|put|request)|http\.client|httplib|Net::HTTP|open-uri|LWP::|file_get_contents\(\s*['"]https?|fetch\(|http\.get|https\.get|axios|HTTParty|curl_exec|wget|curl\s|Invoke-WebRequest|WebClient`)
+	evalRe      = core.LazyRE(`\b(?:exec|eval|compile|Function|instance_eval|class_eval|load|loadstring|dostring)\s*\(`)
+	decodeRe    = core.LazyRE(`b64decode|base64\.decode|decodebytes|a2b_base64|atob\(|Buffer\.from\([^)]*base64|unpack\(\s*['"]m|base64_decode|decode\(\s*['"]base64|Base64\.decode|fromhex|codecs\.decode|zlib\.decompress|marshal\.loads`)
+	pickleRe    = core.LazyRE(`pickle\.loads?|cPickle\.loads?|marshal\.loads|yaml\.load\(|dill\.loads?|jsonpickle\.decode|shelve\.open`)
+	uploadRe    = core.LazyRE(`requests\.(?:post|put|patch)|urlopen\([^)]*data=|\.send\(|sendall\(|smtplib|ftplib|storbinary|method:\s*['"](?:POST|PUT)|\.post\(|http\.request\(|scp|paramiko|sock\.send|s\.send|\.write\(\s*sock`)
+	localDataRe = core.LazyRE(`open\([^)]*\)\.read|\.read\(\)|os\.environ|getenv|getpass|getuser|platform\.|pyperclip|clipboard|pbpaste|xsel|xclip|screenshot|screencapture|ImageGrab|pyautogui|geocoder|pkg_resources|check_output|readFileSync|File\.read|file_get_contents|process\.env|socket\.gethostname|Image\.open|nvidia-smi|netstat`)
+	writeModeRe = core.LazyRE(`open\([^)]*,\s*['"][wa]b?\+?['"]|file_put_contents|io\.open\([^)]*['"][wa]b?['"]|writeFileSync|appendFileSync|File\.write|File\.open\([^)]*['"][wa]|write_text|write_bytes|>>\s*['"]?/|print\s*>|fopen\([^)]*['"][wa]|\.write\(|open\(\s*my\s*\$\w+\s*,\s*['"]>`)
+	// changeFileRe: calls that change a file other than by writing to it
+	// (mode, owner, name, removal, truncation, links, copies over it).
+	changeFileRe  = core.LazyRE(`\bos\.(?:chmod|lchmod|chown|lchown|remove|unlink|rename|renames|replace|truncate|symlink|link|rmdir|removedirs)\(|\bshutil\.(?:rmtree|move|copy\w*|chown)\(|\.(?:unlink|rename|replace|chmod|lchmod|touch|symlink_to|hardlink_to)\(|(?:unlink|rm|rename|chmod|chown|lchown|copyFile|truncate|symlink|link|rmdir|cp)(?:Sync)?\(|\bFile(?:Utils)?\.(?:chmod|chown|delete|unlink|rename|rm\w*|mv|cp|ln\w*|truncate|symlink|link|install)\b|\b(?:chmod|chown|unlink|rename|truncate|symlink|link)\s*\(?\s*(?:0|[0-9]|\$|q\(|['"])`)
 	surveilRe     = core.LazyRE(`pynput|keyboard\.on_press|keylogger|GetAsyncKeyState|screenshot|screencapture|ImageGrab|pyautogui|snippingtool|gnome-screenshot|ffmpeg[^\n]*x11grab|-f\s*avfoundation|pyperclip|clipboard|pbpaste|xsel|GetClipboardData`)
 	floodRe       = core.LazyRE(`(?s)while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?.{0,200}(?:requests\.|send\(|connect\(|ping|curl|Popen|os\.system|multiprocessing|Process\(|Tk\(|append\()`)
 	killAllRe     = core.LazyRE(`psutil\.[\s\S]{0,80}(?:terminate|kill)\(|os\.kill\(\s*-1|killall|\.Disable\(\)|ipconfig\s*/release|ifconfig\s+\w+\s+down`)
@@ -157,7 +160,7 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 		}
 	}
 	// 6. Strings: credentials, persistence paths, metadata, attack tools.
-	writes := writeModeRe.MatchString(code)
+	writes := writeModeRe.MatchString(code) || changeFileRe.MatchString(code)
 	listOnly := listingOnly(code)
 	seen := map[string]bool{}
 	for _, m := range strLitRe.FindAllStringSubmatch(code, 256) {

