@@ -24,6 +24,11 @@ import (
 //   - package.json: every script; Makefiles: every recipe line;
 //   - .vscode/tasks.json, .devcontainer.json, devcontainer.json: every
 //     command-carrying field (as tool arguments are read);
+//   - editor settings (.vscode/settings.json, *.code-workspace): the
+//     programs they name (a setting whose name ends in path, executable,
+//     command, shell, interpreter …: the terminal's shell, a language
+//     server, git's binary) and the environment they give the terminal;
+//     only such a write is exec-config-write;
 //   - CI workflows (.github/workflows, .gitlab-ci.yml …): every run: step;
 //   - notebooks (.ipynb): every code cell, as Python (and ! lines as shell).
 //
@@ -49,6 +54,8 @@ func ExecConfigKind(p string) string {
 		return "make"
 	case strings.HasSuffix(low, ".vscode/tasks.json") || base == "devcontainer.json" || base == ".devcontainer.json" || strings.HasSuffix(low, ".vscode/launch.json"):
 		return "tasks"
+	case strings.HasSuffix(low, ".vscode/settings.json") || strings.HasSuffix(base, ".code-workspace"):
+		return "editor"
 	case strings.Contains(low, ".github/workflows/") || base == ".gitlab-ci.yml" || strings.Contains(low, ".circleci/") || base == "azure-pipelines.yml" || strings.Contains(low, ".buildkite/"):
 		return "ci"
 	case path.Ext(low) == ".ipynb":
@@ -67,7 +74,7 @@ var execKindWho = map[string]string{
 	"git": "git runs on every git command", "hook": "git runs as a hook", "bin": "npm scripts run as a program",
 	"envrc": "direnv runs on entering the directory", "npm": "npm run and npm install run", "make": "make runs",
 	"tasks": "the editor runs", "ci": "CI runs with its secrets", "notebook": "the notebook's kernel runs",
-	"rc": "every new shell of the user runs",
+	"rc": "every new shell of the user runs", "editor": "the editor runs when it opens the folder",
 }
 
 var runLineRe = core.LazyRE(`^(\s*)(?:-\s+)?(?:run|script|command|before_script|after_script)\s*:\s*(.*)$`)
@@ -85,6 +92,9 @@ func (s *Analyzer) execConfigFindings(p, content string, env core.Env, tool stri
 			Detail: "only the first 1 MiB of " + p + " was analysed; what follows could not be judged"})
 	}
 	who := execKindWho[kind]
+	if kind == "editor" {
+		return s.editorSettingsFindings(p, content, env, tool, who)
+	}
 	if kind != "rc" { // a start-up file's write is shell-rc-write already
 		finds = append(finds, core.Finding{Analyzer: core.AnalyzerFiles, Rule: ruleExecConfigWrite, Level: events.RiskMedium, Command: tool,
 			Detail: "writes " + p + ", which " + who + ": its content is judged as if it ran"})
@@ -277,3 +287,84 @@ func stripJSONComments(s string) string {
 }
 
 func sortStrings(s []string) { slices.Sort(s) }
+
+// editorProgramKey reports whether a settings key names a program the
+// editor runs (its last segment ends so: terminal.integrated.shell.linux,
+// python.defaultInterpreterPath, git.path, rust-analyzer.server.path …).
+func editorProgramKey(k string) bool {
+	low := strings.ToLower(k)
+	if i := strings.LastIndexByte(low, '.'); i >= 0 {
+		low = low[i+1:]
+	}
+	for _, suf := range []string{"path", "executable", "command", "cmd", "shell", "interpreter", "binary", "runtime"} {
+		if strings.HasSuffix(low, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// editorSettingsFindings judges editor settings written to p: each program
+// a setting names is judged as the command the editor runs, each variable
+// of a terminal environment (terminal.integrated.env.*) as set for a
+// command, and the write is exec-config-write when it names either.
+func (s *Analyzer) editorSettingsFindings(p, content string, env core.Env, tool, who string) ([]core.Finding, bool) {
+	var m map[string]any
+	if err := json.Unmarshal([]byte(stripJSONComments(content)), &m); err != nil {
+		return []core.Finding{{Analyzer: core.AnalyzerParser, Rule: ruleUnparsable, Level: events.RiskHigh, Command: tool,
+			Detail: p + " is not valid JSON (" + core.TrimArg(err.Error()) + "): the programs it may name could not be judged"}}, true
+	}
+	if ws, ok := m["settings"].(map[string]any); ok && strings.HasSuffix(strings.ToLower(p), ".code-workspace") {
+		m = ws
+	}
+	var finds []core.Finding
+	named := []string{}
+	judge := func(cmd, where string) {
+		named = append(named, where)
+		f, _ := shellFindingsWith(s.parsers, cmd, env)
+		for i := range f {
+			if f[i].Rule == ruleNotKnownSafe {
+				continue
+			}
+			f[i].Detail = "in " + p + " (" + where + ", " + who + "): " + f[i].Detail
+			finds = append(finds, f[i])
+		}
+	}
+	var walk func(prefix string, v any, depth int)
+	walk = func(prefix string, v any, depth int) {
+		if depth > 8 {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			lowPrefix := strings.ToLower(prefix)
+			for _, k := range sortedAnyKeys(x) {
+				key := k
+				if prefix != "" {
+					key = prefix + "." + k
+				}
+				if strings.HasPrefix(lowPrefix, "terminal.integrated.env.") {
+					if val, ok := x[k].(string); ok {
+						judge(k+"="+Quote(val)+" true", key)
+						continue
+					}
+				}
+				walk(key, x[k], depth+1)
+			}
+		case []any:
+			for _, e := range x {
+				walk(prefix, e, depth+1)
+			}
+		case string:
+			if editorProgramKey(prefix) && strings.TrimSpace(x) != "" {
+				judge(x, prefix)
+			}
+		}
+	}
+	walk("", m, 0)
+	if len(named) > 0 {
+		finds = append(finds, core.Finding{Analyzer: core.AnalyzerFiles, Rule: ruleExecConfigWrite, Level: events.RiskMedium, Command: tool,
+			Detail: "writes " + p + ", which names programs or a terminal environment (" + core.TrimArg(strings.Join(named, ", ")) + ") " + who + ": they are judged as if they ran"})
+	}
+	return finds, true
+}
