@@ -46,7 +46,7 @@ var allowed = map[string][]string{
 	// The self-protection rules recognise Vigil's files in the agent's
 	// own commands (a pure fold over the agent's text: it builds no path
 	// and opens none).
-	"processors/risk": {ServeInfoFile, PairingKeyFile, SignerFile, FleetCAKeyFile},
+	"processors/risk/shell": {ServeInfoFile, PairingKeyFile, SignerFile, FleetCAKeyFile},
 }
 
 // finding is a name found in a file, at a position.
