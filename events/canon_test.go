@@ -74,3 +74,42 @@ func TestIsNormalMeansNormalizeIsIdentity(t *testing.T) {
 		}
 	}
 }
+
+// FuzzCanonicalMatchesLibrary: for any msgpack value, normalised, the
+// hand-written canonical bytes are the library's sorted-keys, compact
+// encoding of it.
+func FuzzCanonicalMatchesLibrary(f *testing.F) {
+	for _, v := range []any{nil, "x", int64(-33), uint64(math.MaxUint64), 1.5, -0.0, math.Inf(1),
+		[]any{"a", int64(70000), []any{}}, map[string]any{"b": int64(1), "a": map[string]any{"z": 2.25}}} {
+		b, err := msgpack.Marshal(v)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, err := decodeMsgpackValue(b, MaxDepth) // bounded: no 4-GiB map from 5 bytes
+		if err != nil {
+			return
+		}
+		n, err := normalize(v, 0)
+		if err != nil {
+			return
+		}
+		got, err := encodeCanonical(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		enc := msgpack.NewEncoder(&buf)
+		enc.SetSortMapKeys(true)
+		enc.UseCompactInts(true)
+		enc.UseCompactFloats(true)
+		if err := writeCanonical(enc, n); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, buf.Bytes()) {
+			t.Fatalf("%#v: canonical % x, library % x", n, got, buf.Bytes())
+		}
+	})
+}
