@@ -16,27 +16,16 @@ import (
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
+	"github.com/vigil-dev/vigil/internal/testnode"
 )
 
-// startLiveNode starts a node as `vigil serve` does, on loopback, in a
-// temporary data directory, shut down when the test ends.
+// startLiveNode starts a node as `vigil serve` does (testnode.Options.AsServe),
+// on loopback, in a temporary data directory, shut down when the test
+// ends; it returns the node and its data directory.
 func startLiveNode(t *testing.T) (*node.Node, string) {
 	t.Helper()
-	dir := t.TempDir()
-	n, err := node.Start(context.Background(), node.Config{
-		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-	})
-	if err != nil {
-		t.Fatalf("start node: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := n.Close(ctx); err != nil {
-			t.Errorf("close node: %v", err)
-		}
-	})
-	return n, dir
+	n := testnode.StartNode(t, testnode.Options{AsServe: true})
+	return n, n.Info().DataDir
 }
 
 // recordingGater is the real client, remembering what each gate returned

@@ -45,6 +45,9 @@ type Options struct {
 	// Configure changes anything else of the node's configuration
 	// before the start (a sink, the durability, redaction …).
 	Configure func(*node.Config)
+	// AsServe starts the node with its own processors and expiry timer,
+	// as vigil serve does (Processors and Expiry are then ignored).
+	AsServe bool
 }
 
 // StartNode starts a node as o says, through node.Start, so with what
@@ -67,10 +70,13 @@ func StartNode(t testing.TB, o Options) *node.Node {
 		// The timers run beside the node on Now's clock (Expiry).
 		NoExpiry: true,
 	}
+	if o.AsServe {
+		cfg.Processors, cfg.NoExpiry, o.Expiry = nil, false, false
+	}
 	if o.Configure != nil {
 		o.Configure(&cfg)
 	}
-	if cfg.Processors == nil {
+	if cfg.Processors == nil && !o.AsServe {
 		cfg.NoProcessors = true // ingest only, not the node's own set
 	}
 	s, err := node.Start(context.Background(), cfg)

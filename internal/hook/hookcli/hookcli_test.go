@@ -9,33 +9,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/vigil-dev/vigil/client"
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/internal/node"
+	"github.com/vigil-dev/vigil/internal/testnode"
 )
 
-// startNode starts a node as `vigil serve` does, on loopback, in a
-// temporary data directory, shut down when the test ends.
+// startNode starts a node as `vigil serve` does (testnode.Options.AsServe),
+// on loopback, in a temporary data directory, shut down when the test
+// ends; it returns the node and its data directory.
 func startNode(t *testing.T) (*node.Node, string) {
 	t.Helper()
-	dir := t.TempDir()
-	n, err := node.Start(context.Background(), node.Config{
-		DataDir: dir, NATSListen: "127.0.0.1:-1", Durability: natsutil.DurabilityInterval,
-	})
-	if err != nil {
-		t.Fatalf("start node: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := n.Close(ctx); err != nil {
-			t.Errorf("close node: %v", err)
-		}
-	})
-	return n, dir
+	n := testnode.StartNode(t, testnode.Options{AsServe: true})
+	return n, n.Info().DataDir
 }
 
 // preToolUse is a Claude Code PreToolUse of a Bash command.
