@@ -6,9 +6,7 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -20,34 +18,10 @@ import (
 // exist yet), each attempt on its own reply subject, as an append does.
 // The repeats are not handled again (one handler runs), and each gets the
 // first one's reply once it is stored: the same position, not "duplicate".
-// A repeat on the first one's own reply subject is not answered twice.
+// A repeat on the first one's own reply subject is not answered twice, and
+// one with a forged reply subject joins nothing.
 func TestRepeatsJoinTheRequestInFlight(t *testing.T) {
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	nc, err := nats.Connect(ns.ClientURL(), natsutil.InboxOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Conn: nc, JS: js, AckTimeout: 10 * time.Minute, StopGrace: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.StartContext(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer s.Stop(t.Context())
+	s, nc := startBareService(t)
 	ev := events.Event{V: 1, ID: "slow-1", Kind: events.KindObservation, Conversation: "c-1", Time: time.Now(),
 		Data: map[string]any{"action_id": "a1", "content": "ok"}}
 	body, err := ev.MarshalMsgpack()
@@ -103,8 +77,27 @@ func TestRepeatsJoinTheRequestInFlight(t *testing.T) {
 	if n := len(s.sem); n != 1 {
 		t.Fatalf("%d requests handled at once, want 1 (the repeats must wait for the first)", n)
 	}
+	// An attacker repeats the same bytes with a reply subject that is no
+	// inbox of its own (to have the service publish the answer on another
+	// service's subject): it joins nothing, and is refused on its own (handled: a second
+	// handler runs), never answered there.
+	const forgedReply = "vigil.config.stored" // another service's subject, no inbox
+	forged, err := nc.SubscribeSync(forgedReply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(forgedReply)
+	wait.Eventually(t, 30*time.Second, func() string {
+		if n := len(s.sem); n != 2 {
+			return fmt.Sprintf("%d requests handled, want the forged repeat handled on its own", n)
+		}
+		return ""
+	})
+	if n := joined(); n != 3 {
+		t.Fatalf("%d repeats joined after the forged one, want 3", n)
+	}
 	// The log appears (a leader elected): the first is stored.
-	if err := natsutil.EnsureStreams(t.Context(), js, natsutil.StreamOptions{}); err != nil {
+	if err := natsutil.EnsureStreams(t.Context(), s.cfg.JS, natsutil.StreamOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var first events.IngestReply
@@ -126,5 +119,8 @@ func TestRepeatsJoinTheRequestInFlight(t *testing.T) {
 	}
 	if m, err := subs[0].NextMsg(200 * time.Millisecond); err == nil {
 		t.Fatalf("the first one's reply subject was answered twice: %s", m.Data)
+	}
+	if m, err := forged.NextMsg(200 * time.Millisecond); err == nil {
+		t.Fatalf("the service answered on the forged reply subject %s: %s", m.Subject, m.Data)
 	}
 }

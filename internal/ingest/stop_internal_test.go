@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
-	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
+	"github.com/vigil-dev/vigil/internal/testnode/jsnode"
 	"github.com/vigil-dev/vigil/internal/testnode/wait"
 )
 
@@ -20,31 +19,7 @@ import (
 // log's leader is gone) retries for AckTimeout; Stop gives it up after
 // StopGrace instead of waiting that out.
 func TestStopGivesUpStuckPublishes(t *testing.T) {
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go ns.Start()
-	defer ns.Shutdown()
-	if !ns.ReadyForConnections(10 * time.Second) {
-		t.Fatal("nats-server not ready")
-	}
-	nc, err := nats.Connect(ns.ClientURL(), natsutil.InboxOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := New(Config{Conn: nc, JS: js, AckTimeout: 10 * time.Minute, StopGrace: 50 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.StartContext(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	s, nc := startBareService(t)
 	ev := events.Event{V: 1, ID: "stuck-1", Kind: events.KindObservation, Conversation: "c-1", Time: time.Now(),
 		Data: map[string]any{"action_id": "a1", "content": "ok"}}
 	body, err := ev.MarshalMsgpack()
@@ -68,4 +43,22 @@ func TestStopGivesUpStuckPublishes(t *testing.T) {
 		}
 		t.Fatalf("Stop: %v", err)
 	}
+}
+
+// startBareService starts a service on a bare JetStream server (no
+// streams: a publish to VIGIL_LOG waits for one) over a connection with
+// Vigil's inboxes, stopped when the test ends; publishes are retried for
+// 10 minutes and given up 50 ms into Stop.
+func startBareService(t *testing.T) (*Service, *nats.Conn) {
+	t.Helper()
+	js := jsnode.Start(t, natsutil.InboxOptions()...)
+	s, err := New(Config{Conn: js.Conn(), JS: js, AckTimeout: 10 * time.Minute, StopGrace: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartContext(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop(context.Background()) })
+	return s, js.Conn()
 }

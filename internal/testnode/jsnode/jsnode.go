@@ -14,8 +14,8 @@ import (
 
 // Start starts a JetStream server on a port the kernel picks, with its
 // store in a temporary directory, and returns a JetStream context on a
-// connection to it; both are closed when the test ends.
-func Start(t testing.TB) jetstream.JetStream {
+// connection to it (made with opts); both are closed when the test ends.
+func Start(t testing.TB, opts ...nats.Option) jetstream.JetStream {
 	t.Helper()
 	s, err := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoSigs: true})
 	if err != nil {
@@ -26,7 +26,7 @@ func Start(t testing.TB) jetstream.JetStream {
 	if !s.ReadyForConnections(30 * time.Second) {
 		t.Fatal("jsnode: server not ready")
 	}
-	nc, err := nats.Connect(s.ClientURL())
+	nc, err := nats.Connect(s.ClientURL(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
