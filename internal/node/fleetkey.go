@@ -20,14 +20,11 @@ func (s *Node) checkAuditKey(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return integrity.CheckAuditKey(ctx, s.js, kv, s.auditKeyCheck())
+	return integrity.CheckAuditKey(ctx, s.js, kv, auditKeyCheckFor(s.cfg))
 }
 
-// auditKeyCheck is what this node's audit key is compared as.
-func (s *Node) auditKeyCheck() integrity.AuditKeyCheck {
-	return auditKeyCheckFor(s.cfg)
-}
-
+// auditKeyCheckFor is what the audit key of a node configured as cfg is
+// compared as.
 func auditKeyCheckFor(cfg Config) integrity.AuditKeyCheck {
 	return integrity.AuditKeyCheck{
 		VerifierKey: cfg.AuditKey, NodeName: cfg.NodeName,

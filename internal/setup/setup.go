@@ -35,6 +35,7 @@ import (
 	"strings"
 
 	"github.com/vigil-dev/vigil/internal/datadir"
+	"github.com/vigil-dev/vigil/internal/hook/hookcli"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -257,11 +258,11 @@ func Plan(c Config) ([]Step, error) {
 		})
 	}
 	steps = append(steps, binaryStep(c.Source, c.Binary))
-	if hook := filepath.Join(filepath.Dir(c.Source), HookBinaryName); executable(hook) {
+	if hook := filepath.Join(filepath.Dir(c.Source), hookcli.BinaryName); executable(hook) {
 		// The hook alone (cmd/vigil-hook), which `vigil hook install`
 		// writes into the clients' settings when it lies beside the
 		// binary it is given: root-owned beside it too.
-		steps = append(steps, binaryStep(hook, filepath.Join(filepath.Dir(c.Binary), HookBinaryName)))
+		steps = append(steps, binaryStep(hook, filepath.Join(filepath.Dir(c.Binary), hookcli.BinaryName)))
 	}
 	steps = append(steps,
 		dirStep(c, c.DataDir, c.ServiceUser, c.ServiceGroup, 0o700, "data directory"),
@@ -461,10 +462,6 @@ func dirStep(c Config, dir, owner, group string, mode fs.FileMode, what string) 
 		},
 	}
 }
-
-// HookBinaryName is the file name of the hook's own binary
-// (cmd/vigil-hook), installed beside vigil when it lies beside the source.
-const HookBinaryName = "vigil-hook"
 
 // executable reports whether path is a regular file someone may execute.
 func executable(path string) bool {

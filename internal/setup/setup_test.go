@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/vigil-dev/vigil/internal/datadir"
+	"github.com/vigil-dev/vigil/internal/hook/hookcli"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 )
 
@@ -257,12 +258,12 @@ func TestRunInstallsTheHookBinary(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return slices.ContainsFunc(steps, func(s Step) bool { return strings.Contains(s.What, HookBinaryName) })
+		return slices.ContainsFunc(steps, func(s Step) bool { return strings.Contains(s.What, hookcli.BinaryName) })
 	}
 	if hasHookStep() {
 		t.Fatal("a step installs vigil-hook, but there is none beside the source")
 	}
-	hookSrc := filepath.Join(filepath.Dir(cfg.Source), HookBinaryName)
+	hookSrc := filepath.Join(filepath.Dir(cfg.Source), hookcli.BinaryName)
 	if err := os.WriteFile(hookSrc, []byte("#!/bin/sh\necho hook\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -273,7 +274,7 @@ func TestRunInstallsTheHookBinary(t *testing.T) {
 	if _, err := Run(t.Context(), steps, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	dest := filepath.Join(filepath.Dir(cfg.Binary), HookBinaryName)
+	dest := filepath.Join(filepath.Dir(cfg.Binary), hookcli.BinaryName)
 	if ok, err := owned(dest, "root", "root", 0o755); err != nil || !ok {
 		t.Fatalf("%s: want root:root 0755 (%v)", dest, err)
 	}
