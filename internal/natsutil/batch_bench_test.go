@@ -90,6 +90,7 @@ func BenchmarkPublish100(b *testing.B) {
 				{"OldPublishAll", func(ctx context.Context, m []*nats.Msg) ([]*jetstream.PubAck, error) { return oldPublishAll(ctx, p, m) }},
 				{"PublishAll", p.PublishAll},
 				{"PublishBatch", p.PublishBatch},
+				{"PublishChain", p.PublishChain},
 				{"OneByOne", p.inOrder},
 			}
 			for _, m := range methods {

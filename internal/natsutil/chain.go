@@ -2,11 +2,8 @@ package natsutil
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -45,21 +42,18 @@ func chainable(msgs []*nats.Msg) bool {
 // single-replica file stream costs a file store the server creates and
 // removes per batch, and one at a time a round trip per message.
 func (p *Publisher) chained(ctx context.Context, msgs []*nats.Msg, timeout func() (context.Context, context.CancelFunc)) []*jetstream.PubAck {
-	nc := p.JS.Conn()
+	replies := p.chainReplies()
+	if replies == nil {
+		return nil
+	}
 	n := len(msgs)
-	inbox := nc.NewInbox()
-	sub, err := nc.SubscribeSync(inbox + ".*")
-	if err != nil {
-		return nil
-	}
-	defer func() { _ = sub.Unsubscribe() }()
-	if err := sub.SetPendingLimits(-1, -1); err != nil {
-		return nil
-	}
+	id, ch := replies.open(n)
+	defer replies.close(id)
+	nc := p.JS.Conn()
 	sent := 0
 	p.batchMu.Lock()
 	for i, m := range msgs {
-		cm := &nats.Msg{Subject: m.Subject, Reply: inbox + "." + strconv.Itoa(i), Data: m.Data, Header: make(nats.Header, len(m.Header)+1)}
+		cm := &nats.Msg{Subject: m.Subject, Reply: replies.subject(id, i), Data: m.Data, Header: make(nats.Header, len(m.Header)+1)}
 		for k, v := range m.Header {
 			cm.Header[k] = v
 		}
@@ -78,25 +72,22 @@ func (p *Publisher) chained(ctx context.Context, msgs []*nats.Msg, timeout func(
 	actx, cancel := timeout()
 	defer cancel()
 	for got < sent {
-		r, err := sub.NextMsgWithContext(actx)
+		r, err := waitReply(actx, ch)
 		if err != nil {
 			break
 		}
-		i, err := strconv.Atoi(r.Subject[strings.LastIndexByte(r.Subject, '.')+1:])
+		i, err := replyIndex(r.Subject)
 		if err != nil || i < 0 || i >= sent || acks[i] != nil {
 			continue
 		}
-		var a struct {
-			jetstream.PubAck
-			Error *jetstream.APIError `json:"error,omitempty"`
-		}
-		if r.Header.Get("Status") != "" || json.Unmarshal(r.Data, &a) != nil || a.Error != nil || a.Stream == "" {
+		a, ok := parseAck(r.Data)
+		if !ok || r.Header.Get("Status") != "" {
 			// Refused or unanswerable: this one and, by the chain, every
 			// later one that was not stored before it go to the caller.
 			sent = i
 			continue
 		}
-		acks[i] = &a.PubAck
+		acks[i] = &a
 		for got < sent && acks[got] != nil {
 			got++
 		}

@@ -51,6 +51,10 @@ type Publisher struct {
 	// lossWatch); started with the first attempt.
 	lossOnce sync.Once
 	losses   *lossWatch
+	// replies receives the acks of every chain (chainReplies); made with
+	// the first chain.
+	repliesOnce sync.Once
+	replies     *chainReplies
 	// stream, when set, replaces JS (tests: a function-field fake).
 	stream stream
 }
@@ -357,4 +361,20 @@ func (p *Publisher) PublishAll(ctx context.Context, msgs []*nats.Msg) ([]*jetstr
 		acks = append(acks, a...)
 	}
 	return acks, nil
+}
+
+// chainReplies is the Publisher's one subscription for chain acks, nil if
+// it cannot subscribe (chained then stores nothing and the caller goes on
+// one message at a time).
+func (p *Publisher) chainReplies() *chainReplies {
+	p.repliesOnce.Do(func() {
+		r, err := newChainReplies(p.JS.Conn())
+		if err != nil {
+			_, _, log := p.defaults()
+			log.Warn("natsutil: no subscription for chain acks; publishing one at a time", "err", err)
+			return
+		}
+		p.replies = r
+	})
+	return p.replies
 }
