@@ -226,11 +226,42 @@ func decodeMsgpackValue(b []byte, maxDepth int) (v any, err error) {
 
 // DecodeMsgpackArray decodes a msgpack array of events (a batch). One bad
 // item refuses the whole batch, and the error names the item.
+//
+// A batch fastValue reads whole (see DecodeMsgpack) skips the library's
+// decoder and normalize; every other takes the library's path, to the
+// same result.
 func DecodeMsgpackArray(b []byte) (evs []Event, err error) {
+	if checkMsgpack(b, MaxDepth+1) == nil {
+		p := 0
+		if v, ok := fastValue(b, &p, -1); ok && p == len(b) && allMaps(v) {
+			return eventsOf(v, false)
+		}
+	}
 	v, err := decodeMsgpackValue(b, MaxDepth+1)
 	if err != nil {
 		return nil, err
 	}
+	return eventsOf(v, true)
+}
+
+// allMaps reports whether v is an array of maps (a batch the fast path
+// reads; the library's path names what any other is in its refusal).
+func allMaps(v any) bool {
+	arr, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	for _, item := range arr {
+		if _, ok := item.(map[string]any); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// eventsOf reads a decoded batch, normalising each item first unless it
+// is normal already (fastValue's).
+func eventsOf(v any, norm bool) ([]Event, error) {
 	arr, ok := v.([]any)
 	if !ok {
 		return nil, &DecodeError{Format: "msgpack", Reason: fmt.Sprintf("batch is %s, want an array", typeName(v))}
@@ -241,11 +272,14 @@ func DecodeMsgpackArray(b []byte) (evs []Event, err error) {
 		if !ok {
 			return nil, &DecodeError{Format: "msgpack", Reason: fmt.Sprintf("batch item %d is %s, want a map", i, typeName(item))}
 		}
-		n, err := normalize(m, 0)
-		if err != nil {
-			return nil, &DecodeError{Format: "msgpack", Reason: fmt.Sprintf("batch item %d: %v", i, err)}
+		if norm {
+			n, err := normalize(m, 0)
+			if err != nil {
+				return nil, &DecodeError{Format: "msgpack", Reason: fmt.Sprintf("batch item %d: %v", i, err)}
+			}
+			m = n.(map[string]any)
 		}
-		ev, err := fromMap(n.(map[string]any), "msgpack")
+		ev, err := fromMap(m, "msgpack")
 		if err != nil {
 			return nil, fmt.Errorf("batch item %d: %w", i, err)
 		}

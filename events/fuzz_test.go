@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -73,6 +74,15 @@ func FuzzDecodeMsgpackArray(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		evs, err := DecodeMsgpackArray(b)
+		// The fast path gives what the library's path gives: the same
+		// events or the same error.
+		want, werr := slowDecodeMsgpackArray(b)
+		if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) {
+			t.Fatalf("% x: error %v, the library's path %v", b[:min(len(b), 40)], err, werr)
+		}
+		if !reflect.DeepEqual(evs, want) {
+			t.Fatalf("% x: decoded\n%#v\nthe library's path\n%#v", b[:min(len(b), 40)], evs, want)
+		}
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "batch item ") {
 				checkDecodeError(t, err, b)
@@ -291,4 +301,40 @@ func sameValue(a, b any) bool {
 	ja, err1 := json.Marshal(jsonSafe(a))
 	jb, err2 := json.Marshal(jsonSafe(b))
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
+}
+
+// slowDecodeMsgpackArray is DecodeMsgpackArray without its fast path.
+func slowDecodeMsgpackArray(b []byte) ([]Event, error) {
+	v, err := decodeMsgpackValue(b, MaxDepth+1)
+	if err != nil {
+		return nil, err
+	}
+	return eventsOf(v, true)
+}
+
+// BenchmarkDecodeMsgpackArray decodes a batch of 100 actions, as ingest
+// does, through the fast path and the library's.
+func BenchmarkDecodeMsgpackArray(b *testing.B) {
+	ev, err := DecodeJSON([]byte(jsonSeeds[0]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	one, err := ev.MarshalMsgpack()
+	if err != nil {
+		b.Fatal(err)
+	}
+	batch := append([]byte{0xdc, 0, 100}, bytes.Repeat(one, 100)...)
+	for _, c := range []struct {
+		name string
+		f    func([]byte) ([]Event, error)
+	}{{"Fast", DecodeMsgpackArray}, {"Library", slowDecodeMsgpackArray}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.f(batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -31,6 +31,7 @@ func newBenchPipelineCmd(c *cli) *cobra.Command {
 		durability string
 		asJSON     bool
 		cpuProfile string
+		memProfile string
 	)
 	cmd := &cobra.Command{
 		Use:   "pipeline",
@@ -64,8 +65,8 @@ and prints events/s for each and their ratio (target ≥ 0.5).`,
 			if isTerminal(c.stderr) {
 				cfg.Progress = func(phase string) { fmt.Fprintf(c.stderr, "measuring %s (%d events)…\n", phase, cfg.Events) }
 			}
-			if cpuProfile != "" {
-				cfg.Profile = func() (func(), error) { return startCPUProfile(cpuProfile) }
+			if cpuProfile != "" || memProfile != "" {
+				cfg.Profile = func() (func(), error) { return startProfiles(cpuProfile, memProfile) }
 			}
 			res, err := bench.RunPipeline(cmd.Context(), cfg)
 			if err != nil {
@@ -91,7 +92,36 @@ and prints events/s for each and their ratio (target ≥ 0.5).`,
 	fl.IntVar(&cfg.Batch, "batch", 100, "events per ingest request")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
 	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the Vigil phase to `FILE` (go tool pprof)")
+	fl.StringVar(&memProfile, "memprofile", "", "write an allocation profile to `FILE` at the end of the Vigil phase (go tool pprof -sample_index=alloc_space; the bare phase's allocations are in it too)")
 	return cmd
+}
+
+// startProfiles starts a CPU profile into cpu (if set) and returns what
+// stops it and writes the allocation profile into mem (if set).
+func startProfiles(cpu, mem string) (func(), error) {
+	stopCPU := func() {}
+	if cpu != "" {
+		s, err := startCPUProfile(cpu)
+		if err != nil {
+			return nil, err
+		}
+		stopCPU = s
+	}
+	return func() {
+		stopCPU()
+		if mem == "" {
+			return
+		}
+		f, err := os.Create(mem)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "--memprofile: %v\n", err)
+			return
+		}
+		defer f.Close()
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			fmt.Fprintf(os.Stderr, "--memprofile %s: %v\n", mem, err)
+		}
+	}, nil
 }
 
 // startCPUProfile starts a CPU profile into path and returns what stops it.
