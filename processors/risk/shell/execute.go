@@ -127,6 +127,9 @@ func (w *walker) execute(c *command) {
 		w.findExec(c)
 	case "git":
 		w.gitCode(c)
+		w.gitShellOptions(c)
+	case "ansible", "salt", "pdsh", "pssh", "parallel-ssh", "clush":
+		w.remoteRunner(c)
 	case "tar":
 		for i, a := range c.args {
 			for _, p := range []string{"--checkpoint-action=exec=", "--to-command=", "--use-compress-program=", "--info-script=", "--new-volume-script="} {
@@ -821,6 +824,118 @@ func (w *walker) gitCode(c *command) {
 			return
 		}
 	}
+}
+
+// gitShellOptions runs what git subcommands take as shell code: rebase's
+// -x/--exec (run after each commit), filter-branch's filters (evaluated
+// for every commit), and bisect run's command.
+func (w *walker) gitShellOptions(c *command) {
+	sub := -1
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
+		if a == "-c" || a == "-C" || a == "--git-dir" || a == "--work-tree" || a == "--namespace" {
+			i++
+			continue
+		}
+		if !strings.HasPrefix(a, "-") {
+			sub = i
+			break
+		}
+	}
+	if sub < 0 {
+		return
+	}
+	rest := c.args[sub+1:]
+	switch c.args[sub] {
+	case "rebase":
+		for i, a := range rest {
+			v, ok := "", false
+			switch {
+			case strings.HasPrefix(a, "--") && strings.Contains(a, "="):
+				if eq := strings.IndexByte(a, '='); longOpt(a[:eq], "--exec") {
+					v, ok = a[eq+1:], true
+				}
+			case (a == "-x" || longOpt(a, "--exec")) && i+1 < len(rest):
+				v, ok = rest[i+1], true
+			case strings.HasPrefix(a, "-x") && len(a) > 2:
+				v, ok = a[2:], true
+			}
+			if ok && v != "" {
+				w.reparse(v, "git rebase --exec", nil, nil, false)
+			}
+		}
+	case "filter-branch":
+		for i, a := range rest {
+			for _, f := range []string{"--env-filter", "--tree-filter", "--index-filter", "--parent-filter", "--msg-filter", "--commit-filter", "--tag-name-filter", "--setup"} {
+				if a == f && i+1 < len(rest) {
+					w.reparse(rest[i+1], "git filter-branch "+f, nil, nil, false)
+				} else if v, ok := strings.CutPrefix(a, f+"="); ok {
+					w.reparse(v, "git filter-branch "+f, nil, nil, false)
+				}
+			}
+		}
+	case "bisect":
+		if len(rest) > 1 && rest[0] == "run" {
+			w.runSynthetic(&command{via: []string{"git bisect run"}, sudo: c.sudo}, toFields(rest[1:]), stmtCtx{})
+		}
+	}
+}
+
+// remoteRunner judges the command a fleet tool runs on other hosts as
+// ssh's remote command is judged: ansible's -a with the command, shell or
+// raw module (command by default), salt's cmd.run/cmd.shell/cmd.script
+// argument, and the command words of pdsh, pssh and clush.
+func (w *walker) remoteRunner(c *command) {
+	remote, how := "", c.name
+	switch c.name {
+	case "ansible":
+		mod, _ := optValue(c.args, "-m", "--module-name")
+		switch strings.TrimPrefix(mod, "ansible.builtin.") {
+		case "", "command", "shell", "raw", "script":
+		default:
+			return
+		}
+		remote, _ = optValue(c.args, "-a", "--args")
+		how = "ansible -a"
+	case "salt":
+		for i, a := range c.args {
+			if (a == "cmd.run" || a == "cmd.shell" || a == "cmd.run_all" || a == "cmd.exec_code") && i+1 < len(c.args) {
+				remote = strings.Join(c.args[i+1:], " ")
+				how = "salt " + a
+				break
+			}
+		}
+	default:
+		// pdsh/pssh/clush [options] COMMAND…: options with a value, then
+		// the command words.
+		withArg := map[string]bool{"-w": true, "-x": true, "-g": true, "-X": true, "-l": true, "-R": true, "-f": true, "-t": true,
+			"-u": true, "-h": true, "-H": true, "-p": true, "-o": true, "-e": true, "-O": true, "-P": true, "-N": true, "--hosts": true, "--group": true}
+		i := 0
+		for i < len(c.args) {
+			a := c.args[i]
+			if a == "--" {
+				i++
+				break
+			}
+			if !strings.HasPrefix(a, "-") || len(a) < 2 {
+				break
+			}
+			if withArg[a] {
+				i++
+			}
+			i++
+		}
+		if i < len(c.args) {
+			remote = strings.Join(c.args[i:], " ")
+		}
+	}
+	if strings.TrimSpace(remote) == "" {
+		return
+	}
+	savedC, savedR := w.container, w.remote
+	w.container, w.remote = true, true
+	w.reparse(remote, how, nil, c.stdin, false)
+	w.container, w.remote = savedC, savedR
 }
 
 // tempExec flags running a program or script from a world-writable
