@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -346,16 +347,34 @@ func sameFamily(a, b events.Kind) bool {
 	return events.IngestSubjectFor(a, "") == events.IngestSubjectFor(b, "")
 }
 
+// msgpackArray is the msgpack array of the encoded values items, in one
+// allocation (what msgpack.Marshal(items) writes, growing its buffer).
+func msgpackArray(items []msgpack.RawMessage) []byte {
+	n := 5
+	for _, it := range items {
+		n += len(it)
+	}
+	b := make([]byte, 0, n)
+	switch l := len(items); {
+	case l < 16:
+		b = append(b, 0x90|byte(l))
+	case l <= math.MaxUint16:
+		b = append(b, 0xdc, byte(l>>8), byte(l))
+	default:
+		b = append(b, 0xdd, byte(l>>24), byte(l>>16), byte(l>>8), byte(l))
+	}
+	for _, it := range items {
+		b = append(b, it...)
+	}
+	return b
+}
+
 func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMessage) ([]Result, error) {
 	var body []byte
-	var err error
 	if len(group) == 1 {
 		body = group[0]
 	} else {
-		body, err = msgpack.Marshal(group)
-		if err != nil {
-			return nil, err
-		}
+		body = msgpackArray(group)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
