@@ -233,6 +233,42 @@ func fastKey(b []byte, p *int) (string, bool) {
 		return "content", true
 	case "path":
 		return "path", true
+	case "seq": // and the keys of the commonest derived data
+		return "seq", true
+	case "level":
+		return "level", true
+	case "log_seq":
+		return "log_seq", true
+	case "config_version":
+		return "config_version", true
+	case "reasons":
+		return "reasons", true
+	case "analyzer":
+		return "analyzer", true
+	case "rule":
+		return "rule", true
+	case "detail":
+		return "detail", true
+	case "span":
+		return "span", true
+	case "outcome":
+		return "outcome", true
+	case "by":
+		return "by", true
+	case "decision_seq":
+		return "decision_seq", true
+	case "shape":
+		return "shape", true
+	case "digest":
+		return "digest", true
+	case "reason":
+		return "reason", true
+	case "severity":
+		return "severity", true
+	case "event_id":
+		return "event_id", true
+	case "subject":
+		return "subject", true
 	}
 	return string(kb), true
 }
