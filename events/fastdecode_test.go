@@ -79,7 +79,7 @@ func TestFastDecodeAgrees(t *testing.T) {
 		checkDecodeDerivedAgrees(t, b)
 		p := 0
 		if checkMsgpack(b, MaxDepth) == nil {
-			if _, ok := fastValue(b, &p, 0); ok {
+			if _, ok := fastValue(b, "", &p, 0); ok {
 				fast++
 			}
 		}
@@ -170,7 +170,7 @@ func checkFastValueAgrees(t *testing.T, b []byte) {
 		return
 	}
 	p := 0
-	got, ok := fastValue(b, &p, 0)
+	got, ok := fastValue(b, "", &p, 0)
 	if !ok || p != len(b) {
 		return
 	}
