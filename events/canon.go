@@ -45,7 +45,11 @@ func appendCanonical(dst []byte, v any) ([]byte, error) {
 		u := math.Float64bits(x)
 		return append(dst, 0xcb, byte(u>>56), byte(u>>48), byte(u>>40), byte(u>>32), byte(u>>24), byte(u>>16), byte(u>>8), byte(u)), nil
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		var small [16]string // the keys of most maps, without an allocation
+		keys := small[:0]
+		if len(x) > len(small) {
+			keys = make([]string, 0, len(x))
+		}
 		for k := range x {
 			keys = append(keys, k)
 		}

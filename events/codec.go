@@ -182,7 +182,7 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 func DecodeMsgpack(b []byte) (ev Event, err error) {
 	if checkMsgpack(b, MaxDepth) == nil {
 		p := 0
-		if v, ok := fastValue(b, &p, 0); ok && p == len(b) {
+		if v, ok := fastValue(b, "", &p, 0); ok && p == len(b) {
 			if m, ok := v.(map[string]any); ok {
 				return fromMap(m, "msgpack")
 			}

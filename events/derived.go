@@ -14,9 +14,9 @@ import (
 // a pure function of the log prefix, so replay can compare them exactly.
 //
 // Data may hold a typed value (RiskAssessed, GateDecided …) or the generic
-// map a decoder returns; both encode to the same bytes, because encoding
-// first renders Data as a generic map and then writes every map with sorted
-// keys, as Event does. Unknown top-level fields are not kept: derived events
+// map a decoder returns; both encode to the same bytes: those of Data
+// rendered as a generic, normalised map, with every map's keys sorted, as
+// Event does. Unknown top-level fields are not kept: derived events
 // are Vigil's own, and a processor always writes the whole envelope.
 type Derived struct {
 	V  int    `msgpack:"v" json:"v"`
@@ -88,7 +88,7 @@ func toNormal(v any) (any, error) {
 	}
 	if checkMsgpack(b, MaxDepth) == nil {
 		p := 0
-		if n, ok := fastValue(b, &p, 0); ok && p == len(b) {
+		if n, ok := fastValue(b, "", &p, 0); ok && p == len(b) {
 			return n, nil
 		}
 	}
@@ -100,8 +100,20 @@ func toNormal(v any) (any, error) {
 }
 
 // Marshal encodes d for the wire, canonically: the same derived event, typed
-// or generic, always gives the same bytes.
+// or generic, always gives the same bytes. The processors' typed Data and
+// Data already in normal form are written straight into canonical bytes
+// (appendDerived); anything else takes marshalGeneric, to the same bytes.
 func (d *Derived) Marshal() ([]byte, error) {
+	if b, ok := appendDerived(make([]byte, 0, derivedSizeHint(d)), d); ok {
+		return b, nil
+	}
+	return d.marshalGeneric()
+}
+
+// marshalGeneric is Marshal by way of a generic value: d rendered as a map
+// with its Data normalised (toNormal), then written by encodeCanonical. It
+// takes every Data, and is the reference appendDerived agrees with.
+func (d *Derived) marshalGeneric() ([]byte, error) {
 	m, err := d.envelope(toNormal)
 	if err != nil {
 		return nil, err
@@ -152,8 +164,21 @@ func (d *Derived) UnmarshalJSON(b []byte) error {
 }
 
 // DecodeDerived decodes a derived event; Data comes back as a generic map.
-// A body that cannot be decoded is a *DecodeError, never a panic.
+// A body that cannot be decoded is a *DecodeError, never a panic. A body
+// of the usual kinds of values is decoded without the msgpack library
+// (fastValue, as DecodeMsgpack does); every other takes the library's
+// path, to the same result or the same refusal.
 func DecodeDerived(b []byte) (Derived, error) {
+	if checkMsgpack(b, MaxDepth) == nil {
+		// The strings are substrings of one copy of the body: a derived
+		// event's body is small and nearly all strings.
+		p := 0
+		if v, ok := fastValue(b, string(b), &p, 0); ok && p == len(b) {
+			if m, ok := v.(map[string]any); ok {
+				return derivedFromMap(m, "msgpack") // fastValue's values are normal
+			}
+		}
+	}
 	v, err := decodeMsgpackValue(b, MaxDepth)
 	if err != nil {
 		return Derived{}, err
@@ -180,7 +205,11 @@ func derivedFromValue(v any, format string) (Derived, error) {
 	if err != nil {
 		return Derived{}, &DecodeError{Format: format, Reason: err.Error()}
 	}
-	m = n.(map[string]any)
+	return derivedFromMap(n.(map[string]any), format)
+}
+
+// derivedFromMap extracts a derived event from a normalised map.
+func derivedFromMap(m map[string]any, format string) (Derived, error) {
 	bad := func(field, want string) (Derived, error) {
 		return Derived{}, &DecodeError{Format: format, Reason: fmt.Sprintf("field %q must be %s", field, want)}
 	}
@@ -193,13 +222,18 @@ func derivedFromValue(v any, format string) (Derived, error) {
 		d.V = int(n)
 	}
 	var kind string
-	for _, f := range []struct {
-		name string
-		dst  *string
-	}{{"id", &d.ID}, {"kind", &kind}, {"conversation", &d.Conversation}, {"time", &d.Time}} {
-		if *f.dst, ok = optString(m, f.name); !ok {
-			return bad(f.name, "a string")
-		}
+	var ok bool
+	if d.ID, ok = optString(m, "id"); !ok {
+		return bad("id", "a string")
+	}
+	if kind, ok = optString(m, "kind"); !ok {
+		return bad("kind", "a string")
+	}
+	if d.Conversation, ok = optString(m, "conversation"); !ok {
+		return bad("conversation", "a string")
+	}
+	if d.Time, ok = optString(m, "time"); !ok {
+		return bad("time", "a string")
 	}
 	d.Kind = Kind(kind)
 	switch x, present := m["seq"]; x := x.(type) {

@@ -14,7 +14,11 @@ import (
 // anything it does not reproduce exactly: an extension (a timestamp), a
 // map key that is not a valid UTF-8 string, nesting past MaxDepth. It
 // never fails otherwise and never allocates more than the value it returns.
-func fastValue(b []byte, p *int, depth int) (any, bool) {
+//
+// s is "" or b as a string: then the strings and keys it returns are
+// substrings of s, with no allocation of their own (and keep all of s
+// alive while any of them is).
+func fastValue(b []byte, s string, p *int, depth int) (any, bool) {
 	if depth > MaxDepth || *p >= len(b) {
 		return nil, false
 	}
@@ -26,11 +30,11 @@ func fastValue(b []byte, p *int, depth int) (any, bool) {
 	case c >= 0xe0:
 		return int64(int8(c)), true
 	case c >= 0x80 && c <= 0x8f:
-		return fastMap(b, p, int(c&0x0f), depth)
+		return fastMap(b, s, p, int(c&0x0f), depth)
 	case c >= 0x90 && c <= 0x9f:
-		return fastArray(b, p, int(c&0x0f), depth)
+		return fastArray(b, s, p, int(c&0x0f), depth)
 	case c >= 0xa0 && c <= 0xbf:
-		return fastString(b, p, int(c&0x1f))
+		return fastString(b, s, p, int(c&0x1f))
 	}
 	switch c {
 	case 0xc0:
@@ -44,19 +48,19 @@ func fastValue(b []byte, p *int, depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return fastString(b, p, int(n))
+		return fastString(b, s, p, int(n))
 	case 0xc5, 0xda:
 		n, ok := fastUint(b, p, 2)
 		if !ok {
 			return nil, false
 		}
-		return fastString(b, p, int(n))
+		return fastString(b, s, p, int(n))
 	case 0xc6, 0xdb:
 		n, ok := fastUint(b, p, 4)
 		if !ok {
 			return nil, false
 		}
-		return fastString(b, p, int(n))
+		return fastString(b, s, p, int(n))
 	case 0xca:
 		n, ok := fastUint(b, p, 4)
 		if !ok {
@@ -95,13 +99,13 @@ func fastValue(b []byte, p *int, depth int) (any, bool) {
 		if !ok {
 			return nil, false
 		}
-		return fastArray(b, p, int(n), depth)
+		return fastArray(b, s, p, int(n), depth)
 	case 0xde, 0xdf:
 		n, ok := fastUint(b, p, 2<<(c-0xde))
 		if !ok {
 			return nil, false
 		}
-		return fastMap(b, p, int(n), depth)
+		return fastMap(b, s, p, int(n), depth)
 	}
 	return nil, false // extensions, and 0xc1 (checkMsgpack refuses it)
 }
@@ -128,22 +132,22 @@ func fastUint(b []byte, p *int, n int) (uint64, bool) {
 	return v, true
 }
 
-func fastString(b []byte, p *int, n int) (any, bool) {
+func fastString(b []byte, s string, p *int, n int) (any, bool) {
 	if n < 0 || len(b)-*p < n {
 		return nil, false
 	}
-	s := string(b[*p : *p+n])
+	str := bodyString(b, s, *p, n)
 	*p += n
-	return validUTF8(s), true
+	return validUTF8(str), true
 }
 
-func fastArray(b []byte, p *int, n int, depth int) (any, bool) {
+func fastArray(b []byte, s string, p *int, n int, depth int) (any, bool) {
 	if n < 0 || n > len(b)-*p {
 		return nil, false
 	}
 	out := make([]any, 0, n)
 	for range n {
-		v, ok := fastValue(b, p, depth+1)
+		v, ok := fastValue(b, s, p, depth+1)
 		if !ok {
 			return nil, false
 		}
@@ -152,17 +156,17 @@ func fastArray(b []byte, p *int, n int, depth int) (any, bool) {
 	return out, true
 }
 
-func fastMap(b []byte, p *int, n int, depth int) (any, bool) {
+func fastMap(b []byte, s string, p *int, n int, depth int) (any, bool) {
 	if n < 0 || 2*n > len(b)-*p {
 		return nil, false
 	}
 	out := make(map[string]any, n)
 	for range n {
-		k, ok := fastKey(b, p)
+		k, ok := fastKey(b, s, p)
 		if !ok {
 			return nil, false
 		}
-		v, ok := fastValue(b, p, depth+1)
+		v, ok := fastValue(b, s, p, depth+1)
 		if !ok {
 			return nil, false
 		}
@@ -175,7 +179,7 @@ func fastMap(b []byte, p *int, n int, depth int) (any, bool) {
 // take the general path, whose collision rule it does not repeat). The
 // envelope's keys and the commonest data keys are returned without an
 // allocation.
-func fastKey(b []byte, p *int) (string, bool) {
+func fastKey(b []byte, s string, p *int) (string, bool) {
 	if *p >= len(b) {
 		return "", false
 	}
@@ -233,6 +237,51 @@ func fastKey(b []byte, p *int) (string, bool) {
 		return "content", true
 	case "path":
 		return "path", true
+	case "seq": // and the keys of the commonest derived data
+		return "seq", true
+	case "level":
+		return "level", true
+	case "log_seq":
+		return "log_seq", true
+	case "config_version":
+		return "config_version", true
+	case "reasons":
+		return "reasons", true
+	case "analyzer":
+		return "analyzer", true
+	case "rule":
+		return "rule", true
+	case "detail":
+		return "detail", true
+	case "span":
+		return "span", true
+	case "outcome":
+		return "outcome", true
+	case "by":
+		return "by", true
+	case "decision_seq":
+		return "decision_seq", true
+	case "shape":
+		return "shape", true
+	case "digest":
+		return "digest", true
+	case "reason":
+		return "reason", true
+	case "severity":
+		return "severity", true
+	case "event_id":
+		return "event_id", true
+	case "subject":
+		return "subject", true
 	}
-	return string(kb), true
+	return bodyString(b, s, *p-n, n), true
+}
+
+// bodyString is b[p:p+n] as a string: a substring of s, which is b as a
+// string or "", or a copy when s is "".
+func bodyString(b []byte, s string, p, n int) string {
+	if s != "" {
+		return s[p : p+n]
+	}
+	return string(b[p : p+n])
 }

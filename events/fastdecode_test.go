@@ -69,15 +69,17 @@ func fastSeeds(t testing.TB) [][]byte {
 }
 
 // TestFastDecodeAgrees: the fast path decodes every seed to exactly what
-// the library's path gives (the same event, or the same error).
+// the library's path gives (the same event, or the same error), as an
+// event and as a derived event.
 func TestFastDecodeAgrees(t *testing.T) {
 	fast := 0
 	for _, b := range fastSeeds(t) {
 		checkFastAgrees(t, b)
 		checkFastValueAgrees(t, b)
+		checkDecodeDerivedAgrees(t, b)
 		p := 0
 		if checkMsgpack(b, MaxDepth) == nil {
-			if _, ok := fastValue(b, &p, 0); ok {
+			if _, ok := fastValue(b, "", &p, 0); ok {
 				fast++
 			}
 		}
@@ -107,6 +109,7 @@ func FuzzFastDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		checkFastAgrees(t, b)
 		checkFastValueAgrees(t, b)
+		checkDecodeDerivedAgrees(t, b)
 	})
 }
 
@@ -167,7 +170,7 @@ func checkFastValueAgrees(t *testing.T, b []byte) {
 		return
 	}
 	p := 0
-	got, ok := fastValue(b, &p, 0)
+	got, ok := fastValue(b, "", &p, 0)
 	if !ok || p != len(b) {
 		return
 	}

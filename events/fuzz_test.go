@@ -17,6 +17,7 @@ import (
 //
 //   - no panic, and a refused body is a *DecodeError;
 //   - decode→encode→decode is stable: the same event gives the same bytes;
+//   - the fast decoders agree with the msgpack library's path;
 //   - the JSON and msgpack spellings agree;
 //   - SecurityRisk never fails and gives the same answer after a round trip
 //     (live and replay see the same hint).
@@ -140,6 +141,7 @@ func FuzzDecodeDerived(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		checkDecodeDerivedAgrees(t, b)
 		d, err := DecodeDerived(b)
 		if err != nil {
 			checkDecodeError(t, err, b)
