@@ -233,7 +233,7 @@ func decodeMsgpackValue(b []byte, maxDepth int) (v any, err error) {
 func DecodeMsgpackArray(b []byte) (evs []Event, err error) {
 	if checkMsgpack(b, MaxDepth+1) == nil {
 		p := 0
-		if v, ok := fastValue(b, &p, -1); ok && p == len(b) && allMaps(v) {
+		if v, ok := fastValue(b, "", &p, -1); ok && p == len(b) && allMaps(v) {
 			return eventsOf(v, false)
 		}
 	}
