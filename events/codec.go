@@ -86,6 +86,16 @@ func (e *Event) toMap() map[string]any {
 // bytes, whether it was decoded or built in code. It has a value receiver
 // so that msgpack.Marshal(ev) works as well as msgpack.Marshal(&ev).
 func (e Event) MarshalMsgpack() ([]byte, error) {
+	if b, ok := appendEvent(make([]byte, 0, 512), &e); ok {
+		return b, nil
+	}
+	return e.marshalGeneric()
+}
+
+// marshalGeneric is MarshalMsgpack by way of the envelope map
+// (canonicalMap): it takes every event, and is the reference appendEvent
+// agrees with.
+func (e *Event) marshalGeneric() ([]byte, error) {
 	m, err := e.canonicalMap()
 	if err != nil {
 		return nil, err

@@ -62,8 +62,31 @@ func FuzzDecodeMsgpack(f *testing.F) {
 		}
 		checkCanonical(t, ev)
 		checkRiskStable(t, ev)
+		checkEventEncoders(t, ev)
 		_ = ev.Validate() // must not panic
 	})
+}
+
+// checkEventEncoders: MarshalMsgpack's direct encoder writes what the
+// envelope map's path writes, for ev and for ev with every envelope
+// string set to awkward values.
+func checkEventEncoders(t *testing.T, ev Event) {
+	t.Helper()
+	variants := []Event{ev}
+	for _, s := range []string{"", "x", "\xff\xfe", strings.Repeat("é", 40), "ü\x80"} {
+		v := ev
+		v.Agent, v.Conversation, v.Origin = s, s, Origin(s)
+		v.Redactions = append([]Redaction(nil), ev.Redactions...)
+		v.Redactions = append(v.Redactions, Redaction{Rule: s, Path: s, Start: -1, End: 1 << 40})
+		variants = append(variants, v)
+	}
+	for _, v := range variants {
+		got, gerr := v.MarshalMsgpack()
+		want, werr := v.marshalGeneric()
+		if (gerr == nil) != (werr == nil) || !bytes.Equal(got, want) {
+			t.Fatalf("MarshalMsgpack of %+v:\n% x (%v)\nthe envelope map's path:\n% x (%v)", v, got, gerr, want, werr)
+		}
+	}
 }
 
 func FuzzDecodeMsgpackArray(f *testing.F) {
@@ -334,6 +357,28 @@ func BenchmarkDecodeMsgpackArray(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := c.f(batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEventMarshal encodes an action as ingest stores it, directly
+// and by way of the envelope map.
+func BenchmarkEventMarshal(b *testing.B) {
+	ev, err := DecodeJSON([]byte(jsonSeeds[0]))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		f    func() ([]byte, error)
+	}{{"Direct", ev.MarshalMsgpack}, {"Map", ev.marshalGeneric}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.f(); err != nil {
 					b.Fatal(err)
 				}
 			}
