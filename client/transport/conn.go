@@ -37,7 +37,9 @@ func CredsFileIn(credsDir string, r events.Role) string {
 
 // CredsOption returns the nats.Option that authenticates with a credentials
 // file: a NATS .creds file (JWT and seed), or a bare nkey seed file as
-// `vigil serve` writes them.
+// `vigil serve` writes them (nats.NkeyOptionFromSeed's option, whose
+// signature is computed without crypto/ed25519's base-point table: see
+// ed25519Sign).
 func CredsOption(path string) (nats.Option, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -46,7 +48,7 @@ func CredsOption(path string) (nats.Option, error) {
 	if strings.Contains(string(b), "BEGIN NATS USER JWT") {
 		return nats.UserCredentials(path), nil
 	}
-	opt, err := nats.NkeyOptionFromSeed(path)
+	opt, err := nkeySeedOption(path)
 	if err != nil {
 		return nil, fmt.Errorf("credentials %s: not a .creds file or nkey seed: %w", path, err)
 	}
