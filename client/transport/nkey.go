@@ -28,16 +28,16 @@ func ed25519Public(seed []byte) ([]byte, error) {
 	return new(edwards25519.Point).ScalarMult(s, edwards25519.NewGeneratorPoint()).Bytes(), nil
 }
 
-// ed25519Sign is the Ed25519 signature of msg by the key of a 32-byte seed,
-// as crypto/ed25519.Sign(crypto/ed25519.NewKeyFromSeed(seed), msg) has it.
-func ed25519Sign(seed, msg []byte) ([]byte, error) {
+// ed25519Sign is the Ed25519 signature of msg by the key of a 32-byte seed
+// whose public key is pub (ed25519Public(seed)), as
+// crypto/ed25519.Sign(crypto/ed25519.NewKeyFromSeed(seed), msg) has it. A
+// pub of another seed makes a signature that verifies under neither key.
+func ed25519Sign(seed, pub, msg []byte) ([]byte, error) {
 	s, prefix, err := ed25519Expand(seed)
 	if err != nil {
 		return nil, err
 	}
 	defer clear(prefix)
-	b := edwards25519.NewGeneratorPoint()
-	pub := new(edwards25519.Point).ScalarMult(s, b).Bytes()
 	h := sha512.New()
 	h.Write(prefix)
 	h.Write(msg)
@@ -45,7 +45,7 @@ func ed25519Sign(seed, msg []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sig := new(edwards25519.Point).ScalarMult(r, b).Bytes()
+	sig := new(edwards25519.Point).ScalarMult(r, edwards25519.NewGeneratorPoint()).Bytes()
 	h.Reset()
 	h.Write(sig)
 	h.Write(pub)
@@ -106,7 +106,9 @@ func nkeyUserSeed(path string) ([]byte, error) {
 // nkeySeedOption is nats.NkeyOptionFromSeed(path), signing with
 // ed25519Sign: the user's public key from the seed file, and a signature
 // callback that reads the seed again for each nonce and keeps it no longer
-// than it signs.
+// than it signs. The signature is made for the public key announced: a
+// seed file replaced in between signs a nonce that the server refuses, as
+// it refuses nats.go's signature by the new key for the old key.
 func nkeySeedOption(path string) (nats.Option, error) {
 	raw, err := nkeyUserSeed(path)
 	if err != nil {
@@ -127,6 +129,6 @@ func nkeySeedOption(path string) (nats.Option, error) {
 			return nil, fmt.Errorf("unable to extract key pair from file %q: %w", path, err)
 		}
 		defer clear(raw)
-		return ed25519Sign(raw, nonce)
+		return ed25519Sign(raw, pub, nonce)
 	}), nil
 }

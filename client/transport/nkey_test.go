@@ -25,7 +25,7 @@ func checkEd25519(t *testing.T, seed, msg []byte) {
 	if want := priv.Public().(ed25519.PublicKey); !bytes.Equal(pub, want) {
 		t.Fatalf("seed %x: public key %x, crypto/ed25519 %x", seed, pub, want)
 	}
-	sig, err := ed25519Sign(seed, msg)
+	sig, err := ed25519Sign(seed, pub, msg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +45,15 @@ func TestEd25519MatchesStdlib(t *testing.T) {
 	// RFC 8032, 7.1, TEST 2.
 	seed := []byte{0x4c, 0xcd, 0x08, 0x9b, 0x28, 0xff, 0x96, 0xda, 0x9d, 0xb6, 0xc3, 0x46, 0xec, 0x11, 0x4e, 0x0f,
 		0x5b, 0x8a, 0x31, 0x9f, 0x35, 0xab, 0xa6, 0x24, 0xda, 0x8c, 0xf6, 0xed, 0x4f, 0xb8, 0xa6, 0xfb}
-	sig, err := ed25519Sign(seed, []byte{0x72})
+	pub, err := ed25519Public(seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []byte{0x3d, 0x40, 0x17, 0xc3, 0xe8, 0x43, 0x89, 0x5a, 0x92, 0xb7, 0x0a, 0xa7, 0x4d, 0x1b, 0x7e, 0xbc,
+		0x9c, 0x98, 0x2c, 0xcf, 0x2e, 0xc4, 0x96, 0x8c, 0xc0, 0xcd, 0x55, 0xf1, 0x2a, 0xf4, 0x66, 0x0c}; !bytes.Equal(pub, want) {
+		t.Fatalf("RFC 8032 test 2: public key %x, want %x", pub, want)
+	}
+	sig, err := ed25519Sign(seed, pub, []byte{0x72})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +65,7 @@ func TestEd25519MatchesStdlib(t *testing.T) {
 		t.Fatalf("RFC 8032 test 2: signature %x, want %x", sig, want)
 	}
 	for _, n := range []int{0, 31, 33, 64} {
-		if _, err := ed25519Sign(make([]byte, n), nil); err == nil {
+		if _, err := ed25519Sign(make([]byte, n), make([]byte, 32), nil); err == nil {
 			t.Errorf("seed of %d bytes signed", n)
 		}
 		if _, err := ed25519Public(make([]byte, n)); err == nil {
