@@ -37,16 +37,16 @@ func CredsFileIn(credsDir string, r events.Role) string {
 
 // CredsOption returns the nats.Option that authenticates with a credentials
 // file: a NATS .creds file (JWT and seed), or a bare nkey seed file as
-// `vigil serve` writes them (nats.NkeyOptionFromSeed's option, whose
-// signature is computed without crypto/ed25519's base-point table: see
-// ed25519Sign).
+// `vigil serve` writes them: nats.UserCredentials' and
+// nats.NkeyOptionFromSeed's options, whose signatures are computed without
+// crypto/ed25519's base-point table (ed25519Sign).
 func CredsOption(path string) (nats.Option, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read credentials %s: %w (pass --creds FILE, or --data DIR of a server)", path, err)
 	}
 	if strings.Contains(string(b), "BEGIN NATS USER JWT") {
-		return nats.UserCredentials(path), nil
+		return credsFileOption(path), nil
 	}
 	opt, err := nkeySeedOption(path)
 	if err != nil {

@@ -78,21 +78,7 @@ var errNotUserSeed = errors.New("nats: Not a valid nkey user seed")
 // path, as nats.go's NkeyOptionFromSeed parses it (nkeys'
 // ParseDecoratedNKey), and wipes the file's bytes.
 func nkeyUserSeed(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("nats: %w", err)
-	}
-	defer clear(b)
-	kp, err := nkeys.ParseDecoratedNKey(b)
-	if err != nil {
-		return nil, err
-	}
-	defer kp.Wipe()
-	enc, err := kp.Seed()
-	if err != nil {
-		return nil, err
-	}
-	prefix, raw, err := nkeys.DecodeSeed(enc)
+	prefix, raw, err := nkeySeed(path)
 	if err != nil {
 		return nil, err
 	}
@@ -101,6 +87,28 @@ func nkeyUserSeed(path string) ([]byte, error) {
 		return nil, errNotUserSeed
 	}
 	return raw, nil
+}
+
+// nkeySeed reads the prefix and raw Ed25519 seed of the nkey seed (an
+// operator's, an account's or a user's) in file path, a bare seed or a
+// .creds file, as nats.go reads it to sign (nkeys' ParseDecoratedNKey),
+// and wipes the file's bytes.
+func nkeySeed(path string) (nkeys.PrefixByte, []byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, nil, fmt.Errorf("nats: %w", err)
+	}
+	defer clear(b)
+	kp, err := nkeys.ParseDecoratedNKey(b)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer kp.Wipe()
+	enc, err := kp.Seed()
+	if err != nil {
+		return 0, nil, err
+	}
+	return nkeys.DecodeSeed(enc)
 }
 
 // nkeySeedOption is nats.NkeyOptionFromSeed(path), signing with
@@ -131,4 +139,29 @@ func nkeySeedOption(path string) (nats.Option, error) {
 		defer clear(raw)
 		return ed25519Sign(raw, pub, nonce)
 	}), nil
+}
+
+// credsFileOption is nats.UserCredentials(path) (the JWT read from the
+// .creds file as nats.go reads it), signing the nonce with ed25519Sign by
+// the seed in the same file, read again for each nonce.
+func credsFileOption(path string) nats.Option {
+	creds := nats.UserCredentials(path)
+	return func(o *nats.Options) error {
+		if err := creds(o); err != nil {
+			return err
+		}
+		o.SignatureCB = func(nonce []byte) ([]byte, error) {
+			_, raw, err := nkeySeed(path)
+			if err != nil {
+				return nil, fmt.Errorf("unable to extract key pair from file %q: %w", path, err)
+			}
+			defer clear(raw)
+			pub, err := ed25519Public(raw)
+			if err != nil {
+				return nil, err
+			}
+			return ed25519Sign(raw, pub, nonce)
+		}
+		return nil
+	}
 }

@@ -158,3 +158,49 @@ func TestNkeySeedOption(t *testing.T) {
 		}
 	}
 }
+
+// TestCredsFileOption: a .creds file gives nats.UserCredentials' JWT and
+// signatures equal to nats.go's own, by the seed in the file.
+func TestCredsFileOption(t *testing.T) {
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := kp.Seed()
+	const jwt = "eyJ0eXAiOiJKV1QiLCJhbGciOiJlZDI1NTE5LW5rZXkifQ.e30.c2ln"
+	creds := "-----BEGIN NATS USER JWT-----\n" + jwt + "\n------END NATS USER JWT------\n\n" +
+		"************************* IMPORTANT *************************\n\n" +
+		"-----BEGIN USER NKEY SEED-----\n" + string(seed) + "\n------END USER NKEY SEED------\n"
+	path := filepath.Join(t.TempDir(), "user.creds")
+	if err := os.WriteFile(path, []byte(creds), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	opt, err := CredsOption(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got, want nats.Options
+	if err := opt(&got); err != nil {
+		t.Fatal(err)
+	}
+	if err := nats.UserCredentials(path)(&want); err != nil {
+		t.Fatal(err)
+	}
+	if got.UserJWT == nil || got.SignatureCB == nil {
+		t.Fatal("no JWT or signature callback")
+	}
+	if j, err := got.UserJWT(); err != nil || j != jwt {
+		t.Fatalf("JWT %q, %v; want %q", j, err, jwt)
+	}
+	nonce := []byte("a nonce from the server")
+	sig, err := got.SignatureCB(nonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kp.Verify(nonce, sig); err != nil {
+		t.Fatalf("signature %x does not verify: %v", sig, err)
+	}
+	if ws, _ := want.SignatureCB(nonce); !bytes.Equal(sig, ws) {
+		t.Fatalf("signature %x, nats.go %x", sig, ws)
+	}
+}
