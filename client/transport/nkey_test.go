@@ -3,10 +3,15 @@ package transport
 import (
 	"bytes"
 	"crypto/ed25519"
+	"crypto/fips140"
 	"crypto/rand"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -202,5 +207,63 @@ func TestCredsFileOption(t *testing.T) {
 	}
 	if ws, _ := want.SignatureCB(nonce); !bytes.Equal(sig, ws) {
 		t.Fatalf("signature %x, nats.go %x", sig, ws)
+	}
+}
+
+// TestCredsOptionFIPS: in FIPS 140-3 mode the credentials sign with
+// nats.go's own callbacks (crypto/ed25519, the FIPS module), else with
+// this package's. The FIPS case runs this test again in a child process
+// with GODEBUG=fips140=on.
+func TestCredsOptionFIPS(t *testing.T) {
+	if os.Getenv("VIGIL_TEST_FIPS_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestCredsOptionFIPS$", "-test.v")
+		cmd.Env = append(os.Environ(), "VIGIL_TEST_FIPS_CHILD=1", "GODEBUG=fips140=on")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !bytes.Contains(out, []byte("FIPS mode: nats.go signs")) {
+			t.Fatalf("child with GODEBUG=fips140=on: %v\n%s", err, out)
+		}
+	}
+	kp, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, _ := kp.Seed()
+	dir := t.TempDir()
+	nk := filepath.Join(dir, "user.nk")
+	cr := filepath.Join(dir, "user.creds")
+	if err := os.WriteFile(nk, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	creds := "-----BEGIN NATS USER JWT-----\neyJ0eXAiOiJKV1QifQ.e30.c2ln\n------END NATS USER JWT------\n\n" +
+		"-----BEGIN USER NKEY SEED-----\n" + string(seed) + "\n------END USER NKEY SEED------\n"
+	if err := os.WriteFile(cr, []byte(creds), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The callbacks' names (inlined or not): this package's option
+	// functions, or nats.go's.
+	want := map[string]string{nk: "nkeySeedOption", cr: "credsFileOption"}
+	if fips140.Enabled() {
+		want = map[string]string{nk: "NkeyOptionFromSeed", cr: "UserCredentials"}
+	}
+	for _, p := range []string{nk, cr} {
+		opt, err := CredsOption(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var o nats.Options
+		if err := opt(&o); err != nil {
+			t.Fatal(err)
+		}
+		name := runtime.FuncForPC(reflect.ValueOf(o.SignatureCB).Pointer()).Name()
+		if !strings.Contains(name, "."+want[p]+".") {
+			t.Fatalf("%s: FIPS mode %v: signature callback %s, want one of %s", filepath.Base(p), fips140.Enabled(), name, want[p])
+		}
+		sig, err := o.SignatureCB([]byte("nonce"))
+		if err != nil || kp.Verify([]byte("nonce"), sig) != nil {
+			t.Fatalf("%s: signature %x, %v: does not verify", filepath.Base(p), sig, err)
+		}
+	}
+	if fips140.Enabled() {
+		t.Log("FIPS mode: nats.go signs")
 	}
 }
