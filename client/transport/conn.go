@@ -55,10 +55,11 @@ func CredsOption(path string) (nats.Option, error) {
 		}
 		return credsFileOption(path), nil
 	}
-	opt, err := nkeySeedOption(path)
+	seedOption := nkeySeedOption
 	if fips {
-		opt, err = nats.NkeyOptionFromSeed(path)
+		seedOption = nats.NkeyOptionFromSeed
 	}
+	opt, err := seedOption(path)
 	if err != nil {
 		return nil, fmt.Errorf("credentials %s: not a .creds file or nkey seed: %w", path, err)
 	}
