@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/fips140"
 	"crypto/rand"
 	"encoding/base32"
 	"fmt"
@@ -37,16 +38,28 @@ func CredsFileIn(credsDir string, r events.Role) string {
 
 // CredsOption returns the nats.Option that authenticates with a credentials
 // file: a NATS .creds file (JWT and seed), or a bare nkey seed file as
-// `vigil serve` writes them.
+// `vigil serve` writes them: nats.UserCredentials' and
+// nats.NkeyOptionFromSeed's options, whose signatures are computed without
+// crypto/ed25519's base-point table (ed25519Sign). In FIPS 140-3 mode
+// (crypto/fips140.Enabled) they are nats.go's own, which sign with the
+// FIPS module's crypto/ed25519.
 func CredsOption(path string) (nats.Option, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read credentials %s: %w (pass --creds FILE, or --data DIR of a server)", path, err)
 	}
+	fips := fips140.Enabled()
 	if strings.Contains(string(b), "BEGIN NATS USER JWT") {
-		return nats.UserCredentials(path), nil
+		if fips {
+			return nats.UserCredentials(path), nil
+		}
+		return credsFileOption(path), nil
 	}
-	opt, err := nats.NkeyOptionFromSeed(path)
+	seedOption := nkeySeedOption
+	if fips {
+		seedOption = nats.NkeyOptionFromSeed
+	}
+	opt, err := seedOption(path)
 	if err != nil {
 		return nil, fmt.Errorf("credentials %s: not a .creds file or nkey seed: %w", path, err)
 	}
