@@ -21,10 +21,11 @@ import (
 // ed25519Public is the Ed25519 public key of a 32-byte seed, as
 // crypto/ed25519.NewKeyFromSeed(seed).Public() has it.
 func ed25519Public(seed []byte) ([]byte, error) {
-	s, _, err := ed25519Expand(seed)
+	s, prefix, err := ed25519Expand(seed)
 	if err != nil {
 		return nil, err
 	}
+	clear(prefix)
 	return new(edwards25519.Point).ScalarMult(s, edwards25519.NewGeneratorPoint()).Bytes(), nil
 }
 
