@@ -258,7 +258,7 @@ func Plan(c Config) ([]Step, error) {
 		})
 	}
 	steps = append(steps, binaryStep(c.Source, c.Binary))
-	if hook := filepath.Join(filepath.Dir(c.Source), hookcli.BinaryName); executable(hook) {
+	if hook, ok := hookcli.Beside(c.Source); ok {
 		// The hook alone (cmd/vigil-hook), which `vigil hook install`
 		// writes into the clients' settings when it lies beside the
 		// binary it is given: root-owned beside it too.
@@ -461,12 +461,6 @@ func dirStep(c Config, dir, owner, group string, mode fs.FileMode, what string) 
 			return set(dir, owner, group, mode)
 		},
 	}
-}
-
-// executable reports whether path is a regular file someone may execute.
-func executable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
 // binaryStep installs a root-owned copy of the binary source at dest.

@@ -34,6 +34,19 @@ import (
 // beside the vigil binary.
 const BinaryName = "vigil-hook"
 
+// Beside is the path of the hook's binary in bin's directory, and whether
+// an executable regular file is there.
+func Beside(bin string) (string, bool) {
+	p := filepath.Join(filepath.Dir(bin), BinaryName)
+	return p, Executable(p)
+}
+
+// Executable reports whether path is a regular file with an execute bit.
+func Executable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
+}
+
 // VigilName is the file name of Vigil's main binary.
 const VigilName = "vigil"
 

@@ -377,7 +377,7 @@ func Binary(explicit string) (string, error) {
 	if explicit == "" && strings.Contains(p, string(filepath.Separator)+"go-build") {
 		return "", fmt.Errorf("this vigil was built by `go run` in %s, which is deleted when it exits: build it (go build -o ~/.local/bin/ ./cmd/vigil ./cmd/vigil-hook) and run that, or pass --binary PATH", filepath.Dir(p))
 	}
-	if !executable(p) {
+	if !hookcli.Executable(p) {
 		return "", fmt.Errorf("--binary %s: not an executable file", p)
 	}
 	return p, nil
@@ -394,8 +394,8 @@ func HookBinary(bin string) (hookBin, note string) {
 	if filepath.Base(bin) == hookcli.BinaryName {
 		return bin, ""
 	}
-	p := filepath.Join(filepath.Dir(bin), hookcli.BinaryName)
-	if !executable(p) {
+	p, ok := hookcli.Beside(bin)
+	if !ok {
 		return bin, fmt.Sprintf("no %s beside %s: the hook runs the whole vigil binary, which starts several times slower on every tool call; build it there (go build -o %s/ ./cmd/vigil-hook) and run install again", hookcli.BinaryName, bin, filepath.Dir(bin))
 	}
 	if a, b := buildOf(bin), buildOf(p); a != b {
@@ -429,12 +429,6 @@ func buildOf(p string) string {
 		rev = rev[:12]
 	}
 	return rev + mod
-}
-
-// executable reports whether p is a regular file with an execute bit.
-func executable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
 }
 
 // Result is what install did to one settings file.
