@@ -105,6 +105,10 @@ type Config struct {
 	// means GOMAXPROCS, 1 scoring in the fold. The outputs are the same
 	// bytes either way.
 	Workers int
+	// MemoEntries bounds each scoring worker's memo of assessments
+	// (ahead.go: a repeated action is scored once per config and
+	// environment); 0 means 8192, negative no memo.
+	MemoEntries int
 }
 
 // Frontier is the last log sequence a replay of a live log compares, and
@@ -192,6 +196,10 @@ type Report struct {
 	// ScoredAhead counts the actions whose assessment was scored ahead of
 	// the fold, in parallel (Config.Workers).
 	ScoredAhead uint64 `json:"scored_ahead,omitempty"`
+	// ScoredRepeats counts those of them that repeated an action scored
+	// before under the same config and environment, and took a copy of
+	// its assessment (Config.MemoEntries).
+	ScoredRepeats uint64 `json:"scored_repeats,omitempty"`
 	// Frontier says where and why the comparison stops (Config.Frontier).
 	Frontier *Frontier     `json:"frontier,omitempty"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
@@ -422,6 +430,7 @@ type decoded struct {
 	scorer *risk.Scorer
 	a      risk.Assessment
 	scored bool
+	repeat bool // a copied from a repeat's (scoreMemo)
 }
 
 // decodedBatch is a batch of decoded records; done is closed once its
@@ -449,8 +458,9 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 		work, pred = make(chan *decodedBatch, 2*r.workers), newPredictor()
 		for range r.workers {
 			workers.Go(func() {
+				m := newScoreMemo(r.cfg.MemoEntries)
 				for b := range work {
-					score(b)
+					score(b, m)
 				}
 			})
 		}
