@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -307,4 +308,72 @@ func TestParallelIsSequentialAcrossConfigs(t *testing.T) {
 		}
 		t.Logf("%+v: %d of %d outputs identical; %d actions scored ahead, %d of them repeats", tc, rep.Matched, rep.Outputs, rep.ScoredAhead, rep.ScoredRepeats)
 	}
+}
+
+// flaky is a processor for the beside path: it outputs a count, fails
+// on every 17th record and panics on every 13th.
+type flaky struct{ n int }
+
+func (f *flaky) Name() string { return "flaky" }
+
+func (f *flaky) Step(rec events.Record) ([]processors.Output, error) {
+	f.n++
+	switch {
+	case rec.Seq%13 == 0:
+		var s []int
+		_ = s[f.n] // a runtime error
+	case rec.Seq%17 == 0:
+		return nil, fmt.Errorf("flaky at %d", f.n)
+	}
+	return []processors.Output{processors.NewOutput(f.Name(), &rec, 0, events.SubjectAlert, events.KindAlert,
+		events.Alert{Severity: events.SeverityHigh, LogSeq: rec.Seq, Reason: fmt.Sprint(f.n)})}, nil
+}
+
+// TestBesideIsSequential: processors folded beside the fold give the
+// pipeline the same outputs, errors and panics as in it: over configLog
+// with a processor that fails and panics, the bytes equal the sequential
+// replay's and the live fold's.
+func TestBesideIsSequential(t *testing.T) {
+	recs, _, _ := configLog(t)
+	inner := builderEvery(t, 64)
+	build := func(o processors.Options) ([]processors.Processor, error) {
+		procs, err := inner(o)
+		return append(procs, &flaky{}), err
+	}
+	recorded := live(t, recs, build)
+	run := func(workers int) (string, *Report) {
+		var out bytes.Buffer
+		rep, err := Run(t.Context(), Config{Source: recs, Build: build, Recorded: recorded, Workers: workers,
+			Beside: []string{"audit", "flaky", "stats"},
+			Sink: func(batch []processors.Applied) error {
+				for _, a := range batch {
+					for _, o := range a.Outputs {
+						b, err := o.Event.Marshal()
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(&out, "%d %s %x\n", a.Record.Seq, o.Subject, b)
+					}
+				}
+				return nil
+			}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !rep.Identical() {
+			t.Fatalf("%d workers: differs from the live fold: %+v", workers, rep)
+		}
+		return out.String(), rep
+	}
+	seq, _ := run(1)
+	for _, want := range []string{"flaky:13:panic", "flaky at "} {
+		if !strings.Contains(seq, fmt.Sprintf("%x", want)) {
+			t.Fatalf("no %q output in the sequential replay", want)
+		}
+	}
+	par, rep := run(2)
+	if par != seq {
+		t.Fatal("outputs differ from the sequential replay's")
+	}
+	t.Logf("%d of %d outputs identical", rep.Matched, rep.Outputs)
 }

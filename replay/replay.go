@@ -37,8 +37,8 @@
 //
 // The package does no I/O of its own beyond its sources. Run's
 // goroutines (reading and decoding the source, scoring actions ahead of
-// the fold, reading the recorded stream, the stages beside the fold) all
-// end before it returns.
+// the fold, the processors folded beside it, reading the recorded
+// stream, the stages after the fold) all end before it returns.
 package replay
 
 import (
@@ -109,6 +109,11 @@ type Config struct {
 	// (ahead.go: a repeated action is scored once per config and
 	// environment); 0 means 8192, negative no memo.
 	MemoEntries int
+	// Beside names the processors folded beside the fold, on a goroutine
+	// of their own (beside.go), when Workers is not 1: processors that
+	// share no state with the others and whose outputs depend only on the
+	// records they are fed. nil means {"audit", "stats"}.
+	Beside []string
 }
 
 // Frontier is the last log sequence a replay of a live log compares, and
@@ -247,6 +252,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.WholeLog == nil {
 		cfg.WholeLog = []string{"audit"}
 	}
+	if cfg.Beside == nil {
+		cfg.Beside = []string{"audit", "stats"}
+	}
 	if cfg.To != 0 && cfg.From > cfg.To {
 		return nil, fmt.Errorf("replay: --from %d is after --to %d", cfg.From, cfg.To)
 	}
@@ -254,25 +262,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: processors: %w", err)
 	}
-	pipe, err := processors.NewPipeline(procs...)
-	if err != nil {
-		return nil, err
-	}
 	rep := &Report{Source: cfg.Source.String(), Conversation: cfg.Conversation, From: cfg.From, To: cfg.To,
 		Verified: cfg.Recorded != nil || cfg.ExportChecks != nil, Frontier: cfg.Frontier}
 	for _, p := range procs {
 		rep.Processors = append(rep.Processors, p.Name())
 	}
-	r := &runner{cfg: cfg, rep: rep, pipe: pipe, start: time.Now(), workers: cfg.Workers}
+	r := &runner{cfg: cfg, rep: rep, start: time.Now(), workers: cfg.Workers}
 	if r.workers == 0 {
 		r.workers = runtime.GOMAXPROCS(0)
 	}
 	if r.workers > 1 {
-		for _, p := range procs {
+		procs = slices.Clone(procs)
+		for i, p := range procs {
 			if rp, ok := p.(*risk.Processor); ok {
 				rp.WithAhead(r)
 			}
+			if slices.Contains(cfg.Beside, p.Name()) {
+				procs[i] = &besideProc{r: r, i: len(r.side), name: p.Name()}
+				r.side = append(r.side, p)
+			}
 		}
+	}
+	if r.pipe, err = processors.NewPipeline(procs...); err != nil {
+		return nil, err
 	}
 	if cfg.WhatIf != nil {
 		if err := events.ValidateConfig(*cfg.WhatIf); err != nil {
@@ -410,6 +422,10 @@ type runner struct {
 	// record being folded.
 	workers int
 	cur     *decoded
+	// side are the processors folded beside the fold (beside.go), and
+	// curSide what they did with the record being folded.
+	side    []processors.Processor
+	curSide []sideResult
 
 	recCh      chan RecordedOutput
 	recErr     chan error
@@ -438,13 +454,18 @@ type decoded struct {
 type decodedBatch struct {
 	items []decoded
 	done  chan struct{}
+	// side holds, for each item in turn, what each processor beside the
+	// fold did with it; sideDone is closed once it does (beside.go).
+	side     []sideResult
+	sideDone chan struct{}
 }
 
 // readDecoded reads the source and decodes on one goroutine, which also
 // predicts how each action will be scored, while workers score the
-// actions (ahead.go) and the fold runs on this goroutine, in log order:
-// decoding is a tenth of a record's cost, scoring half, and the fold is
-// sequential by nature.
+// actions (ahead.go), another goroutine folds the processors beside the
+// fold (beside.go), and the fold runs on this goroutine, in log order:
+// the fold is sequential by nature, so everything that need not be in
+// it runs beside it.
 func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 	const batchSize = 256
 	ch := make(chan *decodedBatch, 8)
@@ -465,6 +486,15 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 			})
 		}
 	}
+	var sideCh chan *decodedBatch
+	if len(r.side) > 0 {
+		sideCh = make(chan *decodedBatch, 8)
+		workers.Go(func() {
+			for b := range sideCh {
+				foldBeside(r.side, b)
+			}
+		})
+	}
 	// Batches folded come back to the reader (a batch is 170 KB, and
 	// allocating them was a tenth of what a replay allocates).
 	free := make(chan *decodedBatch, 16)
@@ -472,7 +502,8 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 		select {
 		case b := <-free:
 			clear(b.items)
-			b.items = b.items[:0]
+			clear(b.side)
+			b.items, b.side = b.items[:0], b.side[:0]
 			return b
 		default:
 			return &decodedBatch{items: make([]decoded, 0, batchSize)}
@@ -482,6 +513,9 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 		defer close(ch)
 		if work != nil {
 			defer close(work)
+		}
+		if sideCh != nil {
+			defer close(sideCh)
 		}
 		batch := newBatch()
 		ahead := false
@@ -495,6 +529,14 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 				}
 			} else {
 				close(batch.done)
+			}
+			if sideCh != nil {
+				batch.sideDone = make(chan struct{})
+				select {
+				case sideCh <- batch:
+				case <-rctx.Done():
+					return false
+				}
 			}
 			select {
 			case ch <- batch:
@@ -521,21 +563,30 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 		srcErr <- err
 	}()
 	defer workers.Wait()
+	k := len(r.side)
 	for batch := range ch {
-		select {
-		case <-batch.done:
-		case <-ctx.Done():
-			stop()
-			for range ch { // let the reader end
+		for _, done := range []chan struct{}{batch.done, batch.sideDone} {
+			if done == nil {
+				continue
 			}
-			return ctx.Err()
+			select {
+			case <-done:
+			case <-ctx.Done():
+				stop()
+				for range ch { // let the reader end
+				}
+				return ctx.Err()
+			}
 		}
 		for i := range batch.items {
 			d := &batch.items[i]
 			r.cur = d
+			if k > 0 {
+				r.curSide = batch.side[i*k : (i+1)*k]
+			}
 			r.step(d.raw, d.rec, d.err)
 		}
-		r.cur = nil
+		r.cur, r.curSide = nil, nil
 		// Nothing refers to a folded batch any more: step copied what
 		// it keeps.
 		select {
