@@ -184,18 +184,28 @@ func (m *scoreMemo) score(d *decoded) (risk.Assessment, bool) {
 	return a, false
 }
 
-// Take implements risk.Ahead for the record being folded.
-func (r *runner) Take(k risk.MemoKey) (risk.Assessment, bool) {
-	d := r.cur
+// taker implements risk.Ahead for the record the risk processor is
+// folding, in the fold or beside it (beside.go): cur, set by the
+// goroutine that steps it.
+type taker struct {
+	cur *decoded
+	// ahead and repeats count the assessments taken, and those of them
+	// a memo copied (Report.ScoredAhead, ScoredRepeats).
+	ahead, repeats uint64
+}
+
+// Take implements risk.Ahead.
+func (t *taker) Take(k risk.MemoKey) (risk.Assessment, bool) {
+	d := t.cur
 	if d == nil || !d.scored || d.key != k {
 		return risk.Assessment{}, false
 	}
 	d.scored = false // once
-	r.rep.ScoredAhead++
+	t.ahead++
 	if d.repeat {
-		r.rep.ScoredRepeats++
+		t.repeats++
 	}
 	return d.a, true
 }
 
-var _ risk.Ahead = (*runner)(nil)
+var _ risk.Ahead = (*taker)(nil)

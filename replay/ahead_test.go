@@ -243,18 +243,19 @@ func configLog(t *testing.T) (recs Records, lsBefore, lsAfter []uint64) {
 }
 
 // TestParallelIsSequentialAcrossConfigs: over configLog, a replay scoring
-// ahead on workers with their memos gives the same bytes, output for
-// output, as the sequential one, and both reproduce the live fold; the
+// ahead on workers with their memos, with or without processors folded
+// beside the fold, gives the same bytes, output for output, as the
+// sequential one, and both reproduce the live fold; the
 // config changes do change the scoring (so a memo keyed on the wrong
 // config would show), and the memo is used.
 func TestParallelIsSequentialAcrossConfigs(t *testing.T) {
 	recs, lsBefore, lsAfter := configLog(t)
 	build := builderEvery(t, 64)
 	recorded := live(t, recs, build)
-	run := func(workers, memo int) ([]byte, map[uint64]events.Risk, *Report) {
+	run := func(workers, memo int, beside []string) ([]byte, map[uint64]events.Risk, *Report) {
 		var out bytes.Buffer
 		levels := map[uint64]events.Risk{}
-		rep, err := Run(t.Context(), Config{Source: recs, Build: build, Recorded: recorded, Workers: workers, MemoEntries: memo,
+		rep, err := Run(t.Context(), Config{Source: recs, Build: build, Recorded: recorded, Workers: workers, MemoEntries: memo, Beside: beside,
 			Sink: func(batch []processors.Applied) error {
 				for _, a := range batch {
 					for _, o := range a.Outputs {
@@ -278,7 +279,7 @@ func TestParallelIsSequentialAcrossConfigs(t *testing.T) {
 		}
 		return out.Bytes(), levels, rep
 	}
-	seq, levels, seqRep := run(1, 0)
+	seq, levels, seqRep := run(1, 0, nil)
 	if seqRep.ScoredAhead != 0 {
 		t.Fatalf("sequential: %d scored ahead", seqRep.ScoredAhead)
 	}
@@ -292,8 +293,12 @@ func TestParallelIsSequentialAcrossConfigs(t *testing.T) {
 			t.Fatalf("ls at seq %d is %s under the policy, want HIGH", s, levels[s])
 		}
 	}
-	for _, tc := range []struct{ workers, memo int }{{2, 0}, {4, 0}, {2, 1}, {2, -1}} {
-		par, _, rep := run(tc.workers, tc.memo)
+	// Beside nil: risk, audit and stats beside the fold; {}: all in it.
+	for _, tc := range []struct {
+		workers, memo int
+		beside        []string
+	}{{2, 0, nil}, {4, 0, nil}, {2, 1, nil}, {2, -1, nil}, {2, 0, []string{}}, {2, 0, []string{"audit"}}} {
+		par, _, rep := run(tc.workers, tc.memo, tc.beside)
 		if !bytes.Equal(par, seq) {
 			a, b := bytes.Split(seq, []byte("\n")), bytes.Split(par, []byte("\n"))
 			for i := range min(len(a), len(b)) {
@@ -344,7 +349,7 @@ func TestBesideIsSequential(t *testing.T) {
 	run := func(workers int) (string, *Report) {
 		var out bytes.Buffer
 		rep, err := Run(t.Context(), Config{Source: recs, Build: build, Recorded: recorded, Workers: workers,
-			Beside: []string{"audit", "flaky", "stats"},
+			Beside: []string{"risk", "audit", "flaky", "stats"},
 			Sink: func(batch []processors.Applied) error {
 				for _, a := range batch {
 					for _, o := range a.Outputs {

@@ -112,7 +112,8 @@ type Config struct {
 	// Beside names the processors folded beside the fold, on a goroutine
 	// of their own (beside.go), when Workers is not 1: processors that
 	// share no state with the others and whose outputs depend only on the
-	// records they are fed. nil means {"audit", "stats"}.
+	// records they are fed, or the risk processor (whose memo is handed
+	// over). nil means {"risk", "audit", "stats"}.
 	Beside []string
 }
 
@@ -253,7 +254,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		cfg.WholeLog = []string{"audit"}
 	}
 	if cfg.Beside == nil {
-		cfg.Beside = []string{"audit", "stats"}
+		cfg.Beside = []string{"risk", "audit", "stats"}
 	}
 	if cfg.To != 0 && cfg.From > cfg.To {
 		return nil, fmt.Errorf("replay: --from %d is after --to %d", cfg.From, cfg.To)
@@ -274,13 +275,27 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if r.workers > 1 {
 		procs = slices.Clone(procs)
 		for i, p := range procs {
-			if rp, ok := p.(*risk.Processor); ok {
-				rp.WithAhead(r)
+			rp, isRisk := p.(*risk.Processor)
+			if isRisk {
+				rp.WithAhead(&r.taker)
 			}
-			if slices.Contains(cfg.Beside, p.Name()) {
-				procs[i] = &besideProc{r: r, i: len(r.side), name: p.Name()}
-				r.side = append(r.side, p)
+			if !slices.Contains(cfg.Beside, p.Name()) {
+				continue
 			}
+			bp := &besideProc{r: r, i: len(r.side), name: p.Name()}
+			if isRisk {
+				if m := rp.Memo(); m != nil {
+					if r.sideMemo != nil {
+						continue // one processor beside the fold hands a memo over
+					}
+					// Its own memo, handed over to the fold's record by record.
+					bp.memo, r.sideMemo = m, &risk.Memo{}
+					rp.WithMemo(r.sideMemo)
+				}
+				r.riskBeside = true
+			}
+			procs[i] = bp
+			r.side = append(r.side, p)
 		}
 	}
 	if r.pipe, err = processors.NewPipeline(procs...); err != nil {
@@ -356,6 +371,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	rep.ScoredAhead, rep.ScoredRepeats = r.taker.ahead, r.taker.repeats
 	rep.Elapsed = time.Since(r.start)
 	if cfg.Progress != nil {
 		cfg.Progress(Progress{Records: rep.Records, Seq: rep.Last, Elapsed: rep.Elapsed, Done: true})
@@ -418,14 +434,19 @@ type runner struct {
 	batch  []processors.Applied
 	start  time.Time
 
-	// workers score actions ahead of the fold (ahead.go); cur is the
-	// record being folded.
+	// workers score actions ahead of the fold (ahead.go); taker hands
+	// their assessments to the risk processor.
 	workers int
-	cur     *decoded
+	taker   taker
 	// side are the processors folded beside the fold (beside.go), and
-	// curSide what they did with the record being folded.
-	side    []processors.Processor
-	curSide []sideResult
+	// curSide what they did with the record being folded; riskBeside says
+	// the risk processor is one of them, and sideMemo is its memo when it
+	// has one, curMemo that memo's state after the record being folded.
+	side       []processors.Processor
+	curSide    []sideResult
+	riskBeside bool
+	sideMemo   *risk.Memo
+	curMemo    *risk.Memo
 
 	recCh      chan RecordedOutput
 	recErr     chan error
@@ -457,6 +478,7 @@ type decodedBatch struct {
 	// side holds, for each item in turn, what each processor beside the
 	// fold did with it; sideDone is closed once it does (beside.go).
 	side     []sideResult
+	memos    []risk.Memo
 	sideDone chan struct{}
 }
 
@@ -491,7 +513,7 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 		sideCh = make(chan *decodedBatch, 8)
 		workers.Go(func() {
 			for b := range sideCh {
-				foldBeside(r.side, b)
+				r.foldBeside(b)
 			}
 		})
 	}
@@ -503,7 +525,8 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 		case b := <-free:
 			clear(b.items)
 			clear(b.side)
-			b.items, b.side = b.items[:0], b.side[:0]
+			clear(b.memos)
+			b.items, b.side, b.memos = b.items[:0], b.side[:0], b.memos[:0]
 			return b
 		default:
 			return &decodedBatch{items: make([]decoded, 0, batchSize)}
@@ -580,13 +603,21 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 		}
 		for i := range batch.items {
 			d := &batch.items[i]
-			r.cur = d
+			if !r.riskBeside {
+				r.taker.cur = d
+			}
 			if k > 0 {
 				r.curSide = batch.side[i*k : (i+1)*k]
 			}
+			if r.sideMemo != nil {
+				r.curMemo = &batch.memos[i]
+			}
 			r.step(d.raw, d.rec, d.err)
 		}
-		r.cur, r.curSide = nil, nil
+		r.curSide, r.curMemo = nil, nil
+		if !r.riskBeside {
+			r.taker.cur = nil
+		}
 		// Nothing refers to a folded batch any more: step copied what
 		// it keeps.
 		select {
