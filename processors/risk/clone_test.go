@@ -1,8 +1,12 @@
 package risk
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/vigil-dev/vigil/events"
 )
 
 // fill sets every field reachable from v to a non-zero value, slices to
@@ -65,5 +69,35 @@ func TestAssessmentCloneSharesNothing(t *testing.T) {
 	}
 	if c := (Assessment{}).Clone(); c.Reasons != nil || c.View.Commands != nil {
 		t.Fatalf("a nil slice cloned to a non-nil one: %+v", c)
+	}
+}
+
+// TestScoreIgnoresIDAndTime: an action's assessment does not depend on
+// its event's ID or Time (replay's scoring memo hands one action's
+// assessment to its repeats under other ids and times), over the shell
+// corpus, as bash actions with and without the agent's hint.
+func TestScoreIgnoresIDAndTime(t *testing.T) {
+	s, err := NewScorer(events.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := Env{Workspace: "/w", Backend: "local", Conversation: "c", Agent: "coder"}
+	t0 := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	n := 0
+	for i, l := range readCases(t, "shell_cases.txt") {
+		data := map[string]any{"tool": "bash", "args": map[string]any{"command": decodeCase(l)}}
+		if i%2 == 0 {
+			data["security_risk"] = "HIGH"
+		}
+		a := events.Event{V: 1, ID: "a-1", Kind: events.KindAction, Conversation: "c", Agent: "coder", Time: t0, Data: data}
+		b := a
+		b.ID, b.Time = fmt.Sprintf("b-%d", i), t0.Add(time.Duration(i+1)*time.Hour)
+		if x, y := s.ScoreAction(&a, env), s.ScoreAction(&b, env); !reflect.DeepEqual(x, y) {
+			t.Fatalf("%q scores differently under another id and time:\n%+v\n%+v", l, x, y)
+		}
+		n++
+	}
+	if n < 100 {
+		t.Fatalf("only %d cases", n)
 	}
 }

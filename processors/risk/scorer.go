@@ -49,7 +49,9 @@ func (s *Scorer) ScoreCommand(cmd string, env Env) Assessment {
 }
 
 // ScoreAction scores an action event. See the package documentation for how
-// tools are dispatched.
+// tools are dispatched. It reads neither ev.ID nor ev.Time: actions that
+// differ only in them score alike (replay hands one's assessment to its
+// repeats; TestScoreIgnoresIDAndTime).
 func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 	if env.Agent == "" {
 		env.Agent = ev.Agent
