@@ -133,10 +133,9 @@ func BenchmarkReplay(b *testing.B) {
 		b.Fatal(err)
 	}
 	reportRates(b, rep, cpu)
+	b.ReportMetric(float64(rep.ScoredRepeats)/float64(rep.Records), "repeats/event")
 }
 
-// BenchmarkReplaySequential is BenchmarkReplay with every action scored
-// in the fold (Config.Workers 1), to see what scoring ahead gains.
 // BenchmarkReplayDefaultGC is BenchmarkReplay at Go's default GC, to see
 // what BatchGC gains.
 func BenchmarkReplayDefaultGC(b *testing.B) {
@@ -149,11 +148,30 @@ func BenchmarkReplayDefaultGC(b *testing.B) {
 	reportRates(b, rep, cpu)
 }
 
+// BenchmarkReplaySequential is BenchmarkReplay with everything in the
+// fold (Config.Workers 1: no scoring ahead, no memo, no processor beside
+// the fold), to see what they gain.
 func BenchmarkReplaySequential(b *testing.B) {
 	l := newSynthLog(b)
 	defer BatchGC()()
 	cpu := cpuTime()
 	rep, err := Run(b.Context(), Config{Source: synthSource{l: l, n: uint64(b.N)}, Build: builderEvery(b, audit.DefaultInterval), Workers: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	reportRates(b, rep, cpu)
+}
+
+// BenchmarkReplayNoMemo is BenchmarkReplay without the scoring workers'
+// memos (Config.MemoEntries -1): every action is parsed and analysed, as
+// in a log with no repeated action. The synthetic log repeats its 60
+// actions every 100 records, so BenchmarkReplay scores each once per
+// worker and config.
+func BenchmarkReplayNoMemo(b *testing.B) {
+	l := newSynthLog(b)
+	defer BatchGC()()
+	cpu := cpuTime()
+	rep, err := Run(b.Context(), Config{Source: synthSource{l: l, n: uint64(b.N)}, Build: builderEvery(b, audit.DefaultInterval), MemoEntries: -1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -37,8 +37,8 @@
 //
 // The package does no I/O of its own beyond its sources. Run's
 // goroutines (reading and decoding the source, scoring actions ahead of
-// the fold, reading the recorded stream, the stages beside the fold) all
-// end before it returns.
+// the fold, the processors folded beside it, reading the recorded
+// stream, the stages after the fold) all end before it returns.
 package replay
 
 import (
@@ -105,6 +105,16 @@ type Config struct {
 	// means GOMAXPROCS, 1 scoring in the fold. The outputs are the same
 	// bytes either way.
 	Workers int
+	// MemoEntries bounds each scoring worker's memo of assessments
+	// (ahead.go: a repeated action is scored once per config and
+	// environment); 0 means 8192, negative no memo.
+	MemoEntries int
+	// Beside names the processors folded beside the fold, on a goroutine
+	// of their own (beside.go), when Workers is not 1: processors that
+	// share no state with the others and whose outputs depend only on the
+	// records they are fed, or the risk processor (whose memo is handed
+	// over). nil means {"risk", "audit", "stats"}.
+	Beside []string
 }
 
 // Frontier is the last log sequence a replay of a live log compares, and
@@ -192,6 +202,10 @@ type Report struct {
 	// ScoredAhead counts the actions whose assessment was scored ahead of
 	// the fold, in parallel (Config.Workers).
 	ScoredAhead uint64 `json:"scored_ahead,omitempty"`
+	// ScoredRepeats counts those of them that repeated an action scored
+	// before under the same config and environment, and took a copy of
+	// its assessment (Config.MemoEntries).
+	ScoredRepeats uint64 `json:"scored_repeats,omitempty"`
 	// Frontier says where and why the comparison stops (Config.Frontier).
 	Frontier *Frontier     `json:"frontier,omitempty"`
 	Elapsed  time.Duration `json:"elapsed_ns"`
@@ -239,6 +253,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.WholeLog == nil {
 		cfg.WholeLog = []string{"audit"}
 	}
+	if cfg.Beside == nil {
+		cfg.Beside = []string{"risk", "audit", "stats"}
+	}
 	if cfg.To != 0 && cfg.From > cfg.To {
 		return nil, fmt.Errorf("replay: --from %d is after --to %d", cfg.From, cfg.To)
 	}
@@ -246,25 +263,43 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: processors: %w", err)
 	}
-	pipe, err := processors.NewPipeline(procs...)
-	if err != nil {
-		return nil, err
-	}
 	rep := &Report{Source: cfg.Source.String(), Conversation: cfg.Conversation, From: cfg.From, To: cfg.To,
 		Verified: cfg.Recorded != nil || cfg.ExportChecks != nil, Frontier: cfg.Frontier}
 	for _, p := range procs {
 		rep.Processors = append(rep.Processors, p.Name())
 	}
-	r := &runner{cfg: cfg, rep: rep, pipe: pipe, start: time.Now(), workers: cfg.Workers}
+	r := &runner{cfg: cfg, rep: rep, start: time.Now(), workers: cfg.Workers}
 	if r.workers == 0 {
 		r.workers = runtime.GOMAXPROCS(0)
 	}
 	if r.workers > 1 {
-		for _, p := range procs {
-			if rp, ok := p.(*risk.Processor); ok {
-				rp.WithAhead(r)
+		procs = slices.Clone(procs)
+		for i, p := range procs {
+			rp, isRisk := p.(*risk.Processor)
+			if isRisk {
+				rp.WithAhead(&r.taker)
 			}
+			if !slices.Contains(cfg.Beside, p.Name()) {
+				continue
+			}
+			bp := &besideProc{r: r, i: len(r.side), name: p.Name()}
+			if isRisk {
+				if m := rp.Memo(); m != nil {
+					if r.sideMemo != nil {
+						continue // one processor beside the fold hands a memo over
+					}
+					// Its own memo, handed over to the fold's record by record.
+					bp.memo, r.sideMemo = m, &risk.Memo{}
+					rp.WithMemo(r.sideMemo)
+				}
+				r.riskBeside = true
+			}
+			procs[i] = bp
+			r.side = append(r.side, p)
 		}
+	}
+	if r.pipe, err = processors.NewPipeline(procs...); err != nil {
+		return nil, err
 	}
 	if cfg.WhatIf != nil {
 		if err := events.ValidateConfig(*cfg.WhatIf); err != nil {
@@ -336,6 +371,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return rep, err
 	}
+	rep.ScoredAhead, rep.ScoredRepeats = r.taker.ahead, r.taker.repeats
 	rep.Elapsed = time.Since(r.start)
 	if cfg.Progress != nil {
 		cfg.Progress(Progress{Records: rep.Records, Seq: rep.Last, Elapsed: rep.Elapsed, Done: true})
@@ -398,10 +434,19 @@ type runner struct {
 	batch  []processors.Applied
 	start  time.Time
 
-	// workers score actions ahead of the fold (ahead.go); cur is the
-	// record being folded.
+	// workers score actions ahead of the fold (ahead.go); taker hands
+	// their assessments to the risk processor.
 	workers int
-	cur     *decoded
+	taker   taker
+	// side are the processors folded beside the fold (beside.go), and
+	// curSide what they did with the record being folded; riskBeside says
+	// the risk processor is one of them, and sideMemo is its memo when it
+	// has one, curMemo that memo's state after the record being folded.
+	side       []processors.Processor
+	curSide    []sideResult
+	riskBeside bool
+	sideMemo   *risk.Memo
+	curMemo    *risk.Memo
 
 	recCh      chan RecordedOutput
 	recErr     chan error
@@ -422,6 +467,7 @@ type decoded struct {
 	scorer *risk.Scorer
 	a      risk.Assessment
 	scored bool
+	repeat bool // a copied from a repeat's (scoreMemo)
 }
 
 // decodedBatch is a batch of decoded records; done is closed once its
@@ -429,13 +475,19 @@ type decoded struct {
 type decodedBatch struct {
 	items []decoded
 	done  chan struct{}
+	// side holds, for each item in turn, what each processor beside the
+	// fold did with it; sideDone is closed once it does (beside.go).
+	side     []sideResult
+	memos    []risk.Memo
+	sideDone chan struct{}
 }
 
 // readDecoded reads the source and decodes on one goroutine, which also
 // predicts how each action will be scored, while workers score the
-// actions (ahead.go) and the fold runs on this goroutine, in log order:
-// decoding is a tenth of a record's cost, scoring half, and the fold is
-// sequential by nature.
+// actions (ahead.go), another goroutine folds the processors beside the
+// fold (beside.go), and the fold runs on this goroutine, in log order:
+// the fold is sequential by nature, so everything that need not be in
+// it runs beside it.
 func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 	const batchSize = 256
 	ch := make(chan *decodedBatch, 8)
@@ -449,11 +501,21 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 		work, pred = make(chan *decodedBatch, 2*r.workers), newPredictor()
 		for range r.workers {
 			workers.Go(func() {
+				m := newScoreMemo(r.cfg.MemoEntries)
 				for b := range work {
-					score(b)
+					score(b, m)
 				}
 			})
 		}
+	}
+	var sideCh chan *decodedBatch
+	if len(r.side) > 0 {
+		sideCh = make(chan *decodedBatch, 8)
+		workers.Go(func() {
+			for b := range sideCh {
+				r.foldBeside(b)
+			}
+		})
 	}
 	// Batches folded come back to the reader (a batch is 170 KB, and
 	// allocating them was a tenth of what a replay allocates).
@@ -462,7 +524,9 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 		select {
 		case b := <-free:
 			clear(b.items)
-			b.items = b.items[:0]
+			clear(b.side)
+			clear(b.memos)
+			b.items, b.side, b.memos = b.items[:0], b.side[:0], b.memos[:0]
 			return b
 		default:
 			return &decodedBatch{items: make([]decoded, 0, batchSize)}
@@ -472,6 +536,9 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 		defer close(ch)
 		if work != nil {
 			defer close(work)
+		}
+		if sideCh != nil {
+			defer close(sideCh)
 		}
 		batch := newBatch()
 		ahead := false
@@ -485,6 +552,14 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 				}
 			} else {
 				close(batch.done)
+			}
+			if sideCh != nil {
+				batch.sideDone = make(chan struct{})
+				select {
+				case sideCh <- batch:
+				case <-rctx.Done():
+					return false
+				}
 			}
 			select {
 			case ch <- batch:
@@ -511,21 +586,38 @@ func (r *runner) readDecoded(ctx context.Context, sel Selection) error {
 		srcErr <- err
 	}()
 	defer workers.Wait()
+	k := len(r.side)
 	for batch := range ch {
-		select {
-		case <-batch.done:
-		case <-ctx.Done():
-			stop()
-			for range ch { // let the reader end
+		for _, done := range []chan struct{}{batch.done, batch.sideDone} {
+			if done == nil {
+				continue
 			}
-			return ctx.Err()
+			select {
+			case <-done:
+			case <-ctx.Done():
+				stop()
+				for range ch { // let the reader end
+				}
+				return ctx.Err()
+			}
 		}
 		for i := range batch.items {
 			d := &batch.items[i]
-			r.cur = d
+			if !r.riskBeside {
+				r.taker.cur = d
+			}
+			if k > 0 {
+				r.curSide = batch.side[i*k : (i+1)*k]
+			}
+			if r.sideMemo != nil {
+				r.curMemo = &batch.memos[i]
+			}
 			r.step(d.raw, d.rec, d.err)
 		}
-		r.cur = nil
+		r.curSide, r.curMemo = nil, nil
+		if !r.riskBeside {
+			r.taker.cur = nil
+		}
 		// Nothing refers to a folded batch any more: step copied what
 		// it keeps.
 		select {

@@ -57,6 +57,10 @@ func (p *Processor) WithMemo(m *Memo) *Processor {
 	return p
 }
 
+// Memo returns the memo p records each action's assessment in
+// (WithMemo), or nil.
+func (p *Processor) Memo() *Memo { return p.memo }
+
 // Ahead holds action assessments scored ahead of the fold, in parallel
 // (replay does), each under the exact key it was scored for: the action's
 // log seq, the log seq of the config event in force and the environment.

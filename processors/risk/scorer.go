@@ -2,6 +2,7 @@ package risk
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -48,7 +49,9 @@ func (s *Scorer) ScoreCommand(cmd string, env Env) Assessment {
 }
 
 // ScoreAction scores an action event. See the package documentation for how
-// tools are dispatched.
+// tools are dispatched. It reads neither ev.ID nor ev.Time: actions that
+// differ only in them score alike (replay hands one's assessment to its
+// repeats; TestScoreIgnoresIDAndTime).
 func (s *Scorer) ScoreAction(ev *events.Event, env Env) Assessment {
 	if env.Agent == "" {
 		env.Agent = ev.Agent
@@ -242,3 +245,24 @@ func (s *Scorer) Shape(a Assessment) string {
 type policyRule string
 
 func (p policyRule) RuleID() string { return string(p) }
+
+// Clone returns a deep copy of a: it shares no slice with a, so each may
+// be changed (the fold appends to Reasons) or handed to another record
+// without the other seeing it. Strings are shared; they are immutable.
+func (a Assessment) Clone() Assessment {
+	a.Reasons = slices.Clone(a.Reasons)
+	for i := range a.Reasons {
+		a.Reasons[i].Span = slices.Clone(a.Reasons[i].Span)
+	}
+	v := &a.View
+	v.Commands = slices.Clone(v.Commands)
+	for i := range v.Commands {
+		v.Commands[i].Argv = slices.Clone(v.Commands[i].Argv)
+		v.Commands[i].Via = slices.Clone(v.Commands[i].Via)
+	}
+	v.Paths = slices.Clone(v.Paths)
+	v.Hosts = slices.Clone(v.Hosts)
+	v.CodeFindings = slices.Clone(v.CodeFindings)
+	v.Findings = slices.Clone(v.Findings)
+	return a
+}
