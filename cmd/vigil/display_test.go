@@ -156,3 +156,44 @@ func runtimeStarts(t *testing.T, dir, id, conv, agent string, at time.Time) {
 		t.Fatal(err)
 	}
 }
+
+// TestPlacementReadLeavesOneConsumer: the placement read of a conversation
+// longer than one fetch, with an approver's credentials (which may create
+// consumers, not delete them), makes one consumer and fetches from it,
+// where an ordered consumer made a new one for every fetch and asked the
+// server to delete the one before (refused: a permissions violation).
+func TestPlacementReadLeavesOneConsumer(t *testing.T) {
+	s, _ := startGateNode(t)
+	ctx := t.Context()
+	agent := testnode.Client(t, s, natsutil.RoleAgent)
+	const n = 300 // more than one 256-record fetch
+	evs := make([]events.Event, n)
+	for i := range evs {
+		evs[i] = events.Event{V: events.CurrentVersion, ID: fmt.Sprintf("m-%d", i), Kind: events.KindMessage, Conversation: "c-long-history",
+			Time: time.Now().UTC(), Data: map[string]any{"role": "user", "content": "hi"}}
+	}
+	res, err := agent.AppendBatch(ctx, evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approver := testnode.Client(t, s, natsutil.RoleApprover)
+	st, err := approver.JetStream().Stream(ctx, events.StreamLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := res[len(res)-1].Seq
+	if _, ok := storedPlacement(ctx, approver, events.Event{Conversation: "c-long-history"}, last+1); !ok {
+		t.Fatal("the placement read failed")
+	}
+	after, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if made := after.State.Consumers - before.State.Consumers; made != 1 {
+		t.Fatalf("the placement read left %d consumers on %s, want 1 (fetched from one consumer)", made, events.StreamLog)
+	}
+}

@@ -93,8 +93,11 @@ func storedPlacement(ctx context.Context, cl *client.Client, ev events.Event, se
 	if err != nil {
 		return display.Placement{}, false
 	}
-	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.LogSubject(ev.Conversation)},
-		InactiveThreshold: transport.ReaderInactive})
+	// A plain ephemeral consumer, fetched from repeatedly: an ordered one
+	// makes a new consumer for every fetch and deletes the one before,
+	// which an approver's credentials may not do.
+	cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{FilterSubject: events.LogSubject(ev.Conversation),
+		AckPolicy: jetstream.AckNonePolicy, InactiveThreshold: transport.ReaderInactive, Replicas: 1, MemoryStorage: true})
 	if err != nil {
 		return display.Placement{}, false
 	}
