@@ -593,10 +593,16 @@ func (w *walker) ssh(c *command) {
 	if i+1 >= len(c.args) {
 		return
 	}
-	remote := strings.Join(c.args[i+1:], " ")
+	w.reparseRemote(strings.Join(c.args[i+1:], " "), "ssh "+host, c.stdin)
+}
+
+// reparseRemote judges code another host runs (ssh's remote command, a
+// fleet tool's): as a shell there would, in a container-like remote
+// context.
+func (w *walker) reparseRemote(code, how string, stdin *data) {
 	savedC, savedR := w.container, w.remote
 	w.container, w.remote = true, true
-	w.reparse(remote, "ssh "+host, nil, c.stdin, false)
+	w.reparse(code, how, nil, stdin, false)
 	w.container, w.remote = savedC, savedR
 }
 
@@ -881,6 +887,11 @@ func (w *walker) gitShellOptions(c *command) {
 	}
 }
 
+// fleetOptsWithArg are the options of pdsh, pssh and clush that take a
+// value.
+var fleetOptsWithArg = map[string]bool{"-w": true, "-x": true, "-g": true, "-X": true, "-l": true, "-R": true, "-f": true, "-t": true,
+	"-u": true, "-h": true, "-H": true, "-p": true, "-o": true, "-e": true, "-O": true, "-P": true, "-N": true, "--hosts": true, "--group": true}
+
 // remoteRunner judges the command a fleet tool runs on other hosts as
 // ssh's remote command is judged: ansible's -a with the command, shell or
 // raw module (command by default), salt's cmd.run/cmd.shell/cmd.script
@@ -908,8 +919,6 @@ func (w *walker) remoteRunner(c *command) {
 	default:
 		// pdsh/pssh/clush [options] COMMAND…: options with a value, then
 		// the command words.
-		withArg := map[string]bool{"-w": true, "-x": true, "-g": true, "-X": true, "-l": true, "-R": true, "-f": true, "-t": true,
-			"-u": true, "-h": true, "-H": true, "-p": true, "-o": true, "-e": true, "-O": true, "-P": true, "-N": true, "--hosts": true, "--group": true}
 		i := 0
 		for i < len(c.args) {
 			a := c.args[i]
@@ -920,7 +929,7 @@ func (w *walker) remoteRunner(c *command) {
 			if !strings.HasPrefix(a, "-") || len(a) < 2 {
 				break
 			}
-			if withArg[a] {
+			if fleetOptsWithArg[a] {
 				i++
 			}
 			i++
@@ -932,10 +941,7 @@ func (w *walker) remoteRunner(c *command) {
 	if strings.TrimSpace(remote) == "" {
 		return
 	}
-	savedC, savedR := w.container, w.remote
-	w.container, w.remote = true, true
-	w.reparse(remote, how, nil, c.stdin, false)
-	w.container, w.remote = savedC, savedR
+	w.reparseRemote(remote, how, c.stdin)
 }
 
 // tempExec flags running a program or script from a world-writable
