@@ -43,15 +43,15 @@ func (w *walker) commandRules(c *command) {
 			cls := classify(t, c.cwd, w.env.Workspace)
 			switch {
 			case cls == pcDevice:
-				w.hitA(c, core.AnalyzerFiles, ruleDiskWipe, high, c.name+" destroys the device "+t)
+				w.hit(c, ruleDiskWipe, high, c.name+" destroys the device "+t)
 			case cls == pcLog || historyFile(t):
-				w.hitA(c, core.AnalyzerFiles, ruleLogTampering, high, c.name+" destroys the log "+t)
+				w.hit(c, ruleLogTampering, high, c.name+" destroys the log "+t)
 			case cls == pcSystem || cls == pcRoot || cls == pcHome || cls == pcParent:
-				w.hitA(c, core.AnalyzerFiles, ruleDestructiveDeleteSystem, high, c.name+" destroys "+t)
+				w.hit(c, ruleDestructiveDeleteSystem, high, c.name+" destroys "+t)
 			default:
 				// shred leaves nothing to recover: judged as a deletion
 				lvl, rule, why := w.deleteTarget(c, t, flagSet(a, 'r'), i)
-				w.hitA(c, core.AnalyzerFiles, rule, lvl, why)
+				w.hit(c, rule, lvl, why)
 			}
 		}
 	case "dd":
@@ -61,7 +61,7 @@ func (w *walker) commandRules(c *command) {
 				cls := classify(t, c.cwd, w.env.Workspace)
 				switch cls {
 				case pcDevice:
-					w.hitA(c, core.AnalyzerFiles, ruleDiskOverwrite, high, "dd overwrites the device "+t)
+					w.hit(c, ruleDiskOverwrite, high, "dd overwrites the device "+t)
 				case pcWorkspace, pcTemp, pcNull:
 				default:
 					w.judgeWrite(c, t, false, nil, "dd")
@@ -71,7 +71,7 @@ func (w *walker) commandRules(c *command) {
 				}
 			}
 			if strings.HasPrefix(x, "if=") && classify(x[3:], c.cwd, "") == pcDevice && !strings.HasPrefix(x[3:], "/dev/zero") {
-				w.hitA(c, core.AnalyzerFiles, ruleDiskRead, med, "dd reads the raw device "+x[3:])
+				w.hit(c, ruleDiskRead, med, "dd reads the raw device "+x[3:])
 			}
 		}
 	case "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted", "blkdiscard":
@@ -85,9 +85,9 @@ func (w *walker) commandRules(c *command) {
 			}
 		}
 		if dev {
-			w.hitA(c, core.AnalyzerFiles, ruleDiskFormat, high, c.name+" formats or repartitions a disk")
+			w.hit(c, ruleDiskFormat, high, c.name+" formats or repartitions a disk")
 		} else {
-			w.hitA(c, core.AnalyzerFiles, ruleDiskFormat, med, c.name+" formats an image or device")
+			w.hit(c, ruleDiskFormat, med, c.name+" formats an image or device")
 		}
 	case "truncate":
 		zero := false
@@ -104,16 +104,16 @@ func (w *walker) commandRules(c *command) {
 			case historyFile(t):
 				w.hit(c, ruleHistoryTampering, high, "truncate empties "+t)
 			case credentialKind(rt) != "" || remoteAccessFile(rt):
-				w.hitA(c, core.AnalyzerFiles, ruleDestructiveDeleteCredentials, high, "truncate empties the credentials "+rt)
+				w.hit(c, ruleDestructiveDeleteCredentials, high, "truncate empties the credentials "+rt)
 			case cls == pcLog || (strings.HasSuffix(t, ".log") && cls != pcWorkspace && cls != pcTemp):
-				w.hitA(c, core.AnalyzerFiles, ruleLogTampering, high, "truncate empties the log "+t)
+				w.hit(c, ruleLogTampering, high, "truncate empties the log "+t)
 			case cls == pcSystem || cls == pcDevice || cls == pcRoot:
-				w.hitA(c, core.AnalyzerFiles, ruleSystemWrite, high, "truncate empties "+t)
+				w.hit(c, ruleSystemWrite, high, "truncate empties "+t)
 			default:
 				if zero {
-					w.hitA(c, core.AnalyzerFiles, ruleDeleteWorkspace, med, "truncate empties "+t)
+					w.hit(c, ruleDeleteWorkspace, med, "truncate empties "+t)
 				} else {
-					w.hitA(c, core.AnalyzerFiles, ruleFileResize, med, "truncate resizes "+t)
+					w.hit(c, ruleFileResize, med, "truncate resizes "+t)
 				}
 			}
 		}
@@ -125,22 +125,22 @@ func (w *walker) commandRules(c *command) {
 				cls := classify(s, c.cwd, w.env.Workspace)
 				switch {
 				case cls == pcRoot || cls == pcHome || cls == pcSystem && isTopLevel(resolvePath(s, c.cwd)):
-					w.hitA(c, core.AnalyzerFiles, ruleDestructiveMove, high, "mv moves "+s+" away")
+					w.hit(c, ruleDestructiveMove, high, "mv moves "+s+" away")
 				case cls == pcLog || historyFile(s):
-					w.hitA(c, core.AnalyzerFiles, ruleLogTampering, high, "mv moves the log "+s+" away")
+					w.hit(c, ruleLogTampering, high, "mv moves the log "+s+" away")
 				case remoteAccessFile(resolvePath(s, c.cwd)) || credentialKind(resolvePath(s, c.cwd)) != "" && cls != pcWorkspace:
-					w.hitA(c, core.AnalyzerFiles, ruleDestructiveDeleteCredentials, high, "mv moves the credentials "+s+" away")
+					w.hit(c, ruleDestructiveDeleteCredentials, high, "mv moves the credentials "+s+" away")
 				}
 				w.judgeRead(c, s, "mv moves")
 			}
 			if classify(dst, c.cwd, "") == pcNull {
-				w.hitA(c, core.AnalyzerFiles, ruleDestructiveMove, high, "mv moves files to "+dst)
+				w.hit(c, ruleDestructiveMove, high, "mv moves files to "+dst)
 			}
 			for _, t := range copyTargets(ops[:len(ops)-1], dst, c.cwd) {
 				w.judgeWrite(c, t, false, nil, "mv")
 			}
 		}
-		w.hitA(c, core.AnalyzerFiles, ruleMove, med, "mv renames or moves files")
+		w.hit(c, ruleMove, med, "mv renames or moves files")
 	case "cp", "install":
 		ops := operands(a)
 		if c.name == "install" {
@@ -160,9 +160,9 @@ func (w *walker) commandRules(c *command) {
 				dst := resolvePath(t, c.cwd)
 				rule, why := sensitiveTarget(dst)
 				if rule == ruleServicePersistence && strings.HasPrefix(dst, "/etc/systemd/system") && !strings.HasPrefix(ops[0], "/") && !strings.HasPrefix(ops[0], "$") {
-					w.hitA(c, core.AnalyzerFiles, ruleServiceInstall, med, c.name+" installs a project service unit into "+dst)
+					w.hit(c, ruleServiceInstall, med, c.name+" installs a project service unit into "+dst)
 				} else if rule != nil {
-					w.hitA(c, core.AnalyzerFiles, rule, high, c.name+" writes "+dst+": "+why)
+					w.hit(c, rule, high, c.name+" writes "+dst+": "+why)
 				} else {
 					w.judgeWrite(c, t, false, nil, c.name)
 				}
@@ -178,9 +178,9 @@ func (w *walker) commandRules(c *command) {
 				w.hit(c, ruleHistoryTampering, high, "ln points "+link+" at /dev/null, discarding history")
 			default:
 				if rule, why := sensitiveTarget(rl); rule != nil && !strings.HasPrefix(rl, "/usr/local") {
-					w.hitA(c, core.AnalyzerFiles, rule, high, "ln replaces "+rl+": "+why)
+					w.hit(c, rule, high, "ln replaces "+rl+": "+why)
 				} else if classify(link, c.cwd, "") == pcSystem {
-					w.hitA(c, core.AnalyzerFiles, ruleSystemWrite, med, "ln creates a link in "+rl)
+					w.hit(c, ruleSystemWrite, med, "ln creates a link in "+rl)
 				}
 			}
 		}
@@ -197,7 +197,7 @@ func (w *walker) commandRules(c *command) {
 			n := len(w.finds)
 			w.judgeWrite(c, t, false, nil, c.name+" -i")
 			if len(w.finds) == n {
-				w.hitA(c, core.AnalyzerFiles, ruleInPlaceEdit, med, c.name+" -i edits "+t+" in place")
+				w.hit(c, ruleInPlaceEdit, med, c.name+" -i edits "+t+" in place")
 			}
 		}
 	case "chmod":
@@ -212,29 +212,29 @@ func (w *walker) commandRules(c *command) {
 			cls := classify(t, c.cwd, w.env.Workspace)
 			rt := resolvePath(t, c.cwd)
 			if cls == pcRoot || (rec && (cls == pcHome || cls == pcSystem && isTopLevel(rt))) || credentialKind(rt) == "system password hashes" || strings.HasPrefix(rt, "/etc/sudoers") {
-				w.hitA(c, core.AnalyzerFiles, ruleOwnershipSystem, high, c.name+" changes ownership of "+rt)
+				w.hit(c, ruleOwnershipSystem, high, c.name+" changes ownership of "+rt)
 				return
 			}
 		}
 		if spec := operands(a); len(spec) > 1 && toRoot(c.name, spec[0]) {
-			w.hitA(c, core.AnalyzerFiles, ruleOwnershipRoot, high, c.name+" "+spec[0]+" gives files to root: only root may do this, and a root-owned file (with a setuid bit, a root program) is out of the user's hands")
+			w.hit(c, ruleOwnershipRoot, high, c.name+" "+spec[0]+" gives files to root: only root may do this, and a root-owned file (with a setuid bit, a root program) is out of the user's hands")
 			return
 		}
-		w.hitA(c, core.AnalyzerFiles, ruleOwnershipChange, med, c.name+" changes file ownership")
+		w.hit(c, ruleOwnershipChange, med, c.name+" changes file ownership")
 	case "chattr", "chflags":
 		for _, t := range operands(a) {
 			cls := classify(t, c.cwd, "")
 			if cls == pcSystem || cls == pcLog || cls == pcRoot {
-				w.hitA(c, core.AnalyzerFiles, ruleAttributeSystem, high, c.name+" changes protection flags of "+t)
+				w.hit(c, ruleAttributeSystem, high, c.name+" changes protection flags of "+t)
 				return
 			}
 		}
-		w.hitA(c, core.AnalyzerFiles, ruleAttributeChange, med, c.name+" changes file flags")
+		w.hit(c, ruleAttributeChange, med, c.name+" changes file flags")
 	case "setfacl":
-		w.hitA(c, core.AnalyzerFiles, ruleAclChange, med, "setfacl changes permissions")
+		w.hit(c, ruleAclChange, med, "setfacl changes permissions")
 	case "setcap":
 		if flagSet(a, 'r') {
-			w.hitA(c, core.AnalyzerFiles, ruleCapabilityChange, med, "setcap removes capabilities")
+			w.hit(c, ruleCapabilityChange, med, "setcap removes capabilities")
 		} else {
 			w.hit(c, ruleSetcap, high, "setcap grants a program root-like capabilities")
 		}
@@ -295,7 +295,7 @@ func (w *walker) commandRules(c *command) {
 		if hasArg(a, "load", "bootstrap") {
 			for _, t := range operands(a) {
 				if strings.Contains(t, "LaunchDaemons") || strings.Contains(t, "LaunchAgents") {
-					w.hitA(c, core.AnalyzerFiles, ruleLaunchdPersistence, high, "launchctl loads "+t+" to run at every boot or login")
+					w.hit(c, ruleLaunchdPersistence, high, "launchctl loads "+t+" to run at every boot or login")
 					return
 				}
 			}
@@ -311,7 +311,7 @@ func (w *walker) commandRules(c *command) {
 		case flagSet(a, 'r', "--remove"):
 			w.hit(c, ruleCronRemove, high, "crontab -r removes every scheduled job of the user at once, without asking and with no copy kept")
 		default:
-			w.hitA(c, core.AnalyzerFiles, ruleCronPersistence, high, "crontab installs scheduled jobs")
+			w.hit(c, ruleCronPersistence, high, "crontab installs scheduled jobs")
 		}
 	case "at", "batch":
 		if hasArg(a, "-l") || hasArg(a, "-r") || hasArg(a, "-d") {
@@ -353,18 +353,18 @@ func (w *walker) commandRules(c *command) {
 			w.hit(c, ruleAccountChange, high, "dseditgroup changes group membership")
 		}
 	case "visudo", "sudoedit":
-		w.hitA(c, core.AnalyzerFiles, ruleSudoersWrite, high, c.name+" edits privileges")
+		w.hit(c, ruleSudoersWrite, high, c.name+" edits privileges")
 	case "vim", "vi", "nano", "emacs", "ed", "ex", "nvim", "pico", "joe", "micro", "mcedit", "gedit":
 		for _, t := range operands(a) {
 			rt := resolvePath(t, c.cwd)
 			if rule, why := sensitiveTarget(rt); rule != nil && (c.sudo || strings.HasSuffix(rt, "authorized_keys") || !strings.HasPrefix(rt, "/")) {
-				w.hitA(c, core.AnalyzerFiles, rule, high, c.name+" edits "+rt+": "+why)
+				w.hit(c, rule, high, c.name+" edits "+rt+": "+why)
 			}
 		}
 		if c.stdin != nil && c.stdin.text != "" && (c.name == "ed" || c.name == "ex") {
 			for _, tok := range strings.Fields(c.stdin.text) {
 				if k := credentialKind(tok); k != "" {
-					w.hitA(c, core.AnalyzerFiles, ruleCredentialRead, high, c.name+" script opens "+tok+" ("+k+")")
+					w.hit(c, ruleCredentialRead, high, c.name+" script opens "+tok+" ("+k+")")
 					break
 				}
 			}
@@ -386,7 +386,7 @@ func (w *walker) commandRules(c *command) {
 				if strings.Contains(k, "randomize_va_space") || strings.Contains(k, "sysrq") || strings.Contains(k, "kptr_restrict") || strings.Contains(k, "yama") || strings.Contains(k, "modules_disabled") || strings.Contains(k, "suid_dumpable") || strings.Contains(k, "dmesg_restrict") || strings.Contains(k, "unprivileged") {
 					w.hit(c, ruleKernelHardeningOff, high, "sysctl changes the kernel security setting "+k)
 				} else {
-					w.hitA(c, core.AnalyzerFiles, ruleKernelTunableWrite, med, "sysctl changes "+k)
+					w.hit(c, ruleKernelTunableWrite, med, "sysctl changes "+k)
 				}
 				return
 			}
@@ -491,11 +491,11 @@ func (w *walker) commandRules(c *command) {
 		if len(a) > 0 {
 			switch {
 			case strings.HasPrefix(a[0], "dump-keychain") || (strings.HasPrefix(a[0], "find-") && strings.Contains(a[0], "password")) || a[0] == "export":
-				w.hitA(c, core.AnalyzerFiles, ruleCredentialRead, high, "security reads secrets from the keychain")
+				w.hit(c, ruleCredentialRead, high, "security reads secrets from the keychain")
 			case a[0] == "add-trusted-cert" || a[0] == "trust-settings-import":
 				w.hit(c, ruleTrustStoreChange, high, "security adds a trusted root certificate")
 			case a[0] == "delete-keychain":
-				w.hitA(c, core.AnalyzerFiles, ruleDestructiveDeleteCredentials, high, "security delete-keychain deletes a whole keychain")
+				w.hit(c, ruleDestructiveDeleteCredentials, high, "security delete-keychain deletes a whole keychain")
 			case strings.HasPrefix(a[0], "delete"):
 				w.hit(c, ruleKeychainChange, med, "security deletes keychain items")
 			}
@@ -512,7 +512,7 @@ func (w *walker) commandRules(c *command) {
 		}
 	case "getent":
 		if hasArg(a, "shadow", "gshadow") {
-			w.hitA(c, core.AnalyzerFiles, ruleCredentialRead, high, "getent reads password hashes")
+			w.hit(c, ruleCredentialRead, high, "getent reads password hashes")
 		}
 	case "xattr":
 		if flagSet(a, 'd') || flagSet(a, 'c') {
@@ -523,12 +523,12 @@ func (w *walker) commandRules(c *command) {
 		// a "y" on stdin answers for the person.
 		if f, ok := optValue(a, "-f", ""); ok && !hasArg(a, "-l", "-y", "-F", "-R", "-H", "-L", "-Q", "-e", "-i", "-s", "-p", "-c") {
 			if rf := resolvePath(f, c.cwd); credentialKind(rf) != "" && c.stdin != nil && strings.HasPrefix(strings.TrimSpace(strings.ToLower(c.stdin.text)), "y") {
-				w.hitA(c, core.AnalyzerFiles, ruleCredentialOverwrite, high, "ssh-keygen overwrites the key "+rf+" (the overwrite prompt is answered from stdin)")
+				w.hit(c, ruleCredentialOverwrite, high, "ssh-keygen overwrites the key "+rf+" (the overwrite prompt is answered from stdin)")
 			}
 		}
 	case "gpg", "gpg2":
 		if hasArg(a, "--delete-secret-keys", "--delete-secret-key", "--delete-secret-and-public-key", "--delete-secret-and-public-keys") {
-			w.hitA(c, core.AnalyzerFiles, ruleDestructiveDeleteCredentials, high, c.name+" deletes secret keys")
+			w.hit(c, ruleDestructiveDeleteCredentials, high, c.name+" deletes secret keys")
 		}
 	case "eval", "export":
 	case "git":
@@ -604,14 +604,14 @@ func (w *walker) commandRules(c *command) {
 		w.copyRemote(c)
 	case "ssh":
 		if c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive) {
-			w.hitA(c, core.AnalyzerNetwork, ruleNetworkExfiltration, high, "ssh carries file or archive contents piped into it to another host")
+			w.hit(c, ruleNetworkExfiltration, high, "ssh carries file or archive contents piped into it to another host")
 		}
-		w.hitA(c, core.AnalyzerNetwork, ruleRemoteExec, med, "ssh runs commands on another host")
+		w.hit(c, ruleRemoteExec, med, "ssh runs commands on another host")
 		if hasArg(a, "-R") || hasArgPrefixAny(a, "-R") {
-			w.hitA(c, core.AnalyzerNetwork, rulePortForward, med, "ssh -R exposes a local port on a remote host")
+			w.hit(c, rulePortForward, med, "ssh -R exposes a local port on a remote host")
 		}
 	case "sshpass":
-		w.hitA(c, core.AnalyzerNetwork, rulePasswordOnCommandLine, med, "sshpass passes a password on the command line")
+		w.hit(c, rulePasswordOnCommandLine, med, "sshpass passes a password on the command line")
 	case "dig", "nslookup", "host":
 		for i, x := range a {
 			if i < len(c.argData) && c.argData[i] != nil && c.argData[i].flags&(flowEncoded|flowFile|flowSecret|flowEnv|flowStatic|flowCmdOut) != 0 && c.argDyn[i] {
@@ -619,35 +619,35 @@ func (w *walker) commandRules(c *command) {
 				if c.argData[i].flags&(flowEncoded|flowFile|flowSecret|flowEnv) != 0 {
 					lvl = high
 				}
-				w.hitA(c, core.AnalyzerNetwork, ruleDnsExfiltration, lvl, c.name+" puts command output into a DNS query ("+core.TrimArg(x)+")")
+				w.hit(c, ruleDnsExfiltration, lvl, c.name+" puts command output into a DNS query ("+core.TrimArg(x)+")")
 				return
 			}
 		}
 	case "ip", "ifconfig", "ifdown", "route", "nmcli", "tailscale", "zerotier-cli", "wg-quick", "wg", "netplan":
 		w.reachRules(c)
 	case "nmap", "masscan", "zmap", "nikto", "tcpdump", "tshark":
-		w.hitA(c, core.AnalyzerNetwork, ruleNetworkScan, med, c.name+" scans or captures network traffic")
+		w.hit(c, ruleNetworkScan, med, c.name+" scans or captures network traffic")
 	case "ping":
 		if c.inLoop {
-			w.hitA(c, core.AnalyzerNetwork, ruleNetworkScan, med, "ping in a loop sweeps a network")
+			w.hit(c, ruleNetworkScan, med, "ping in a loop sweeps a network")
 		}
 	case "ngrok", "cloudflared":
-		w.hitA(c, core.AnalyzerNetwork, ruleExposePort, med, c.name+" exposes a local service on the internet")
+		w.hit(c, ruleExposePort, med, c.name+" exposes a local service on the internet")
 	case "code":
 		if hasArg(a, "tunnel") {
-			w.hitA(c, core.AnalyzerNetwork, ruleRemoteAccessTunnel, high, "code tunnel gives remote access to this machine")
+			w.hit(c, ruleRemoteAccessTunnel, high, "code tunnel gives remote access to this machine")
 		}
 	case "httpd":
-		w.hitA(c, core.AnalyzerNetwork, ruleExposePort, med, "starts a web server")
+		w.hit(c, ruleExposePort, med, "starts a web server")
 	case "php":
 		if hasArg(a, "-S") {
-			w.hitA(c, core.AnalyzerNetwork, ruleExposePort, med, "php -S starts a web server")
+			w.hit(c, ruleExposePort, med, "php -S starts a web server")
 		}
 	case "python":
 		if v, ok := optValue(a, "-m", ""); ok {
 			switch v {
 			case "http.server", "SimpleHTTPServer", "smtpd", "pyftpdlib", "uploadserver":
-				w.hitA(c, core.AnalyzerNetwork, ruleExposePort, med, "python -m "+v+" serves files on the network")
+				w.hit(c, ruleExposePort, med, "python -m "+v+" serves files on the network")
 			case "pip":
 				c2 := *c
 				c2.name = "pip"
@@ -657,20 +657,20 @@ func (w *walker) commandRules(c *command) {
 		}
 	case "mail", "sendmail", "mutt":
 		if c.stdin.has(flowSecret | flowEnv) {
-			w.hitA(c, core.AnalyzerNetwork, ruleDataUpload, high, c.name+" mails file contents")
+			w.hit(c, ruleDataUpload, high, c.name+" mails file contents")
 		} else {
-			w.hitA(c, core.AnalyzerNetwork, ruleNetworkWrite, med, c.name+" sends mail")
+			w.hit(c, ruleNetworkWrite, med, c.name+" sends mail")
 		}
 	case "finger", "whois", "cancel":
-		w.hitA(c, core.AnalyzerNetwork, ruleNetworkContact, med, c.name+" contacts a remote host")
+		w.hit(c, ruleNetworkContact, med, c.name+" contacts a remote host")
 	case "lp", "ab", "restic", "rclone", "gsutil", "s3cmd":
-		w.hitA(c, core.AnalyzerNetwork, ruleNetworkWrite, med, c.name+" sends data to another host")
+		w.hit(c, ruleNetworkWrite, med, c.name+" sends data to another host")
 	case "openssl":
 		if hasArg(a, "s_client") {
 			if c.stdin.has(flowFile | flowSecret | flowEnv) {
-				w.hitA(c, core.AnalyzerNetwork, ruleNetworkExfiltration, high, "openssl s_client sends file contents to a remote host")
+				w.hit(c, ruleNetworkExfiltration, high, "openssl s_client sends file contents to a remote host")
 			} else {
-				w.hitA(c, core.AnalyzerNetwork, ruleRawNetwork, med, "openssl s_client opens a connection")
+				w.hit(c, ruleRawNetwork, med, "openssl s_client opens a connection")
 			}
 		}
 	case "su":
@@ -687,7 +687,7 @@ func (w *walker) commandRules(c *command) {
 					if rule == ruleDestructiveDeleteWorkspace {
 						lvl, rule, why = med, ruleDeleteWorkspace, "find -delete deletes the files it matches in "+r
 					}
-					w.hitA(c, core.AnalyzerFiles, rule, lvl, why)
+					w.hit(c, rule, lvl, why)
 				}
 			}
 		}
@@ -812,7 +812,7 @@ func (w *walker) deletion(c *command, recursive bool, targets []string) {
 			lvl, rule, why = high, ruleDestructiveDeleteRoot, "rm --no-preserve-root"
 		}
 		if lvl == high || best == 0 {
-			w.hitA(c, core.AnalyzerFiles, rule, lvl, why)
+			w.hit(c, rule, lvl, why)
 			if lvl == high {
 				return
 			}
@@ -964,7 +964,7 @@ func (w *walker) chmod(c *command) {
 	if grantsOthers(mode) {
 		for _, t := range ops {
 			if rt := resolvePath(t, c.cwd); credentialKind(rt) != "" && credentialKind(rt) != "system password hashes" {
-				w.hitA(c, core.AnalyzerFiles, ruleCredentialExposure, high, "chmod "+mode+" lets other users read or change "+rt+" ("+credentialKind(rt)+")")
+				w.hit(c, ruleCredentialExposure, high, "chmod "+mode+" lets other users read or change "+rt+" ("+credentialKind(rt)+")")
 				return
 			}
 		}
@@ -975,24 +975,24 @@ func (w *walker) chmod(c *command) {
 		rt := resolvePath(t, c.cwd)
 		switch {
 		case cls == pcRoot:
-			w.hitA(c, core.AnalyzerFiles, rulePermissionsSystem, high, "chmod changes permissions of "+rt)
+			w.hit(c, rulePermissionsSystem, high, "chmod changes permissions of "+rt)
 			return
 		case (cls == pcSystem || cls == pcHome) && (rec && isTopLevel(rt) || worldWritable || mode == "000" || mode == "0"):
-			w.hitA(c, core.AnalyzerFiles, rulePermissionsSystem, high, "chmod "+mode+" on "+rt)
+			w.hit(c, rulePermissionsSystem, high, "chmod "+mode+" on "+rt)
 			return
 		case cls == pcHome && rec:
-			w.hitA(c, core.AnalyzerFiles, rulePermissionsSystem, high, "chmod -R on the home directory")
+			w.hit(c, rulePermissionsSystem, high, "chmod -R on the home directory")
 			return
 		case credentialKind(rt) == "system password hashes" || strings.HasPrefix(rt, "/etc/sudoers"):
-			w.hitA(c, core.AnalyzerFiles, rulePermissionsSystem, high, "chmod on "+rt)
+			w.hit(c, rulePermissionsSystem, high, "chmod on "+rt)
 			return
 		}
 	}
 	if worldWritable {
-		w.hitA(c, core.AnalyzerFiles, ruleWorldWritable, med, "chmod "+mode+" makes files writable by everyone")
+		w.hit(c, ruleWorldWritable, med, "chmod "+mode+" makes files writable by everyone")
 		return
 	}
-	w.hitA(c, core.AnalyzerFiles, rulePermissionsChange, med, "chmod changes permissions")
+	w.hit(c, rulePermissionsChange, med, "chmod changes permissions")
 }
 
 func (w *walker) kill(c *command) {
@@ -1151,7 +1151,7 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 		}
 		switch {
 		case hasArg(rest, "--mirror"):
-			w.hitA(c, core.AnalyzerShell, ruleGitPushMirror, high, "git push --mirror overwrites every branch on the remote")
+			w.hit(c, ruleGitPushMirror, high, "git push --mirror overwrites every branch on the remote")
 		case (force || del) && prot:
 			w.hit(c, ruleGitForcePushProtected, high, "git push rewrites or deletes a protected branch ("+strings.Join(refs, " ")+")")
 		case force:
@@ -1235,7 +1235,7 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 			w.hit(c, ruleGitBranchDelete, med, "git update-ref -d deletes a ref")
 		}
 	case "clone":
-		w.hitA(c, core.AnalyzerNetwork, ruleNetworkDownload, med, "git clone downloads a repository")
+		w.hit(c, ruleNetworkDownload, med, "git clone downloads a repository")
 	case "config":
 		if hasArg(rest, "--global", "--system") && len(operands(rest)) >= 2 {
 			w.hit(c, ruleGitConfigGlobal, med, "git config changes user-wide settings")
@@ -1274,7 +1274,7 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 		}
 	case "rm":
 		if flagSet(rest, 'r') && !hasArg(rest, "--cached") {
-			w.hitA(c, core.AnalyzerFiles, ruleDeleteWorkspace, med, "git rm -r deletes files")
+			w.hit(c, ruleDeleteWorkspace, med, "git rm -r deletes files")
 		}
 	}
 }
@@ -1425,7 +1425,7 @@ func (w *walker) docker(c *command) {
 	case sub == "push" || sub == "image push" || sub == "buildx build" && hasArg(a, "--push"):
 		w.hit(c, rulePublish, med, "docker push publishes an image")
 	case sub == "exec" || sub == "container exec":
-		w.hitA(c, core.AnalyzerNetwork, ruleRemoteExec, med, "docker exec runs commands inside a running container")
+		w.hit(c, ruleRemoteExec, med, "docker exec runs commands inside a running container")
 	case sub == "login":
 		w.hit(c, ruleRegistryLogin, med, "docker login stores registry credentials")
 	}
@@ -1460,14 +1460,14 @@ func (w *walker) kubectl(c *command) {
 		w.hit(c, ruleClusterChange, med, c.name+" "+verb+" changes the cluster")
 	case "proxy":
 		if v, ok := optValue(a, "", "--address"); ok && v != "127.0.0.1" && v != "localhost" {
-			w.hitA(c, core.AnalyzerNetwork, ruleExposeClusterApi, high, "kubectl proxy exposes the cluster API on "+v)
+			w.hit(c, ruleExposeClusterApi, high, "kubectl proxy exposes the cluster API on "+v)
 		} else {
-			w.hitA(c, core.AnalyzerNetwork, ruleExposePort, med, "kubectl proxy exposes the cluster API")
+			w.hit(c, ruleExposePort, med, "kubectl proxy exposes the cluster API")
 		}
 	case "exec", "attach", "debug":
-		w.hitA(c, core.AnalyzerNetwork, ruleRemoteExec, med, c.name+" "+verb+" runs commands inside a running pod")
+		w.hit(c, ruleRemoteExec, med, c.name+" "+verb+" runs commands inside a running pod")
 	case "port-forward":
-		w.hitA(c, core.AnalyzerNetwork, ruleExposePort, med, "kubectl port-forward exposes a cluster port")
+		w.hit(c, ruleExposePort, med, "kubectl port-forward exposes a cluster port")
 	}
 }
 
@@ -1553,7 +1553,7 @@ func (w *walker) aws(c *command) {
 	case svc == "iam" && (strings.HasPrefix(op, "create-user") || strings.HasPrefix(op, "create-access-key") || strings.HasPrefix(op, "attach-") || strings.HasPrefix(op, "put-user-policy") || strings.HasPrefix(op, "create-login-profile") || strings.HasPrefix(op, "add-user-to-group")):
 		w.hit(c, ruleAccountChange, high, "aws iam "+op+" creates credentials or grants permissions")
 	case strings.HasPrefix(op, "get-secret-value") || strings.HasPrefix(op, "get-parameter") && hasArg(a, "--with-decryption") || op == "get-session-token":
-		w.hitA(c, core.AnalyzerFiles, ruleCredentialRead, high, "aws "+svc+" "+op+" reads secrets")
+		w.hit(c, ruleCredentialRead, high, "aws "+svc+" "+op+" reads secrets")
 	case strings.HasPrefix(op, "describe-") || strings.HasPrefix(op, "list-") || strings.HasPrefix(op, "get-") || op == "ls" || op == "wait":
 	default:
 		w.hit(c, ruleCloudChange, med, "aws "+svc+" "+op+" changes cloud resources")
@@ -1609,7 +1609,7 @@ func (w *walker) credentialSearch(c *command) {
 		}
 	}
 	if wide {
-		w.hitA(c, core.AnalyzerFiles, RuleCredentialSearch, high, c.name+" searches for secrets ("+core.TrimArg(strings.Join(pats, " "))+") outside the workspace")
+		w.hit(c, RuleCredentialSearch, high, c.name+" searches for secrets ("+core.TrimArg(strings.Join(pats, " "))+") outside the workspace")
 	}
 }
 
@@ -1635,7 +1635,7 @@ func (w *walker) archive(c *command) {
 		}
 	}
 	if remote {
-		w.hitA(c, core.AnalyzerNetwork, ruleRemoteCopy, med, c.name+" reads or writes an archive on a remote host")
+		w.hit(c, ruleRemoteCopy, med, c.name+" reads or writes an archive on a remote host")
 	}
 	if !(toStdout && (c.remote || c.pipeOut)) && !remote {
 		return
@@ -1645,9 +1645,9 @@ func (w *walker) archive(c *command) {
 		cls := classify(p, c.cwd, w.env.Workspace)
 		if cls == pcRoot || cls == pcHome || (cls == pcSystem && strings.HasPrefix(rp, "/etc")) || credentialKind(rp) != "" {
 			if c.remote || remote {
-				w.hitA(c, core.AnalyzerNetwork, ruleBulkExfiltration, high, c.name+" sends an archive of "+rp+" off the host")
+				w.hit(c, ruleBulkExfiltration, high, c.name+" sends an archive of "+rp+" off the host")
 			} else {
-				w.hitA(c, core.AnalyzerFiles, ruleBulkArchive, med, c.name+" archives "+rp+" to a pipe")
+				w.hit(c, ruleBulkArchive, med, c.name+" archives "+rp+" to a pipe")
 			}
 			return
 		}
@@ -1672,7 +1672,7 @@ func (w *walker) sudoSensitiveArgs(c *command) {
 				rule, why = ruleRcPersistence, "runs code in another user's shell"
 			}
 			if rule != nil && rule != ruleSystemConfigWrite && rule != ruleNameResolutionWrite {
-				w.hitA(c, core.AnalyzerFiles, rule, high, c.name+" runs as root with "+rt+" as an argument: "+why)
+				w.hit(c, rule, high, c.name+" runs as root with "+rt+" as an argument: "+why)
 				return
 			}
 		}

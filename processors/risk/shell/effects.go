@@ -369,7 +369,7 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	if f := backupDeleteShort[c.name]; f != "" {
 		for _, x := range a {
 			if len(x) > 1 && x[0] == '-' && x[1] != '-' && isLetters(x[1:]) && strings.Contains(x[1:], f) {
-				w.hitA(c, core.AnalyzerShell, ruleResourceDestroy, high, prog+" "+x+" deletes backup archives")
+				w.hit(c, ruleResourceDestroy, high, prog+" "+x+" deletes backup archives")
 				return
 			}
 		}
@@ -414,7 +414,7 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		path := prog + " " + strings.Join(ops[:i+1], " ")
 		if k == 1 && (v == "revoke" || authorityPath(ops[:i]) || registryAdmin(c)) {
 			// revocation, or removal of an access grant, cannot be taken back
-			w.hitA(c, core.AnalyzerShell, ruleAccessRevoke, high, path+" revokes "+nameOf(named, v)+" for everyone who holds it")
+			w.hit(c, ruleAccessRevoke, high, path+" revokes "+nameOf(named, v)+" for everyone who holds it")
 			return
 		}
 		strong := force || prod || keeps
@@ -462,7 +462,7 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		if !ok {
 			// --remove / --revoke on an owner, access or token subcommand
 			if ws := verbWords(opt); len(ws) == 1 && (removeVerbs()[ws[0]] || ws[0] == "revoke") && (authorityPath(ops) || registryAdmin(c)) {
-				w.hitA(c, core.AnalyzerShell, ruleAccessRevoke, high, prog+" "+x+" revokes "+nameOf(ops, ws[0])+" for everyone who holds it")
+				w.hit(c, ruleAccessRevoke, high, prog+" "+x+" revokes "+nameOf(ops, ws[0])+" for everyone who holds it")
 				return
 			}
 			continue
@@ -479,9 +479,9 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	}
 	switch best {
 	case high:
-		w.hitA(c, core.AnalyzerShell, ruleResourceDestroy, high, detail)
+		w.hit(c, ruleResourceDestroy, high, detail)
 	case med:
-		w.hitA(c, core.AnalyzerShell, ruleResourceRemove, med, detail)
+		w.hit(c, ruleResourceRemove, med, detail)
 	}
 }
 
@@ -496,7 +496,7 @@ func (w *walker) sqlArgs(c *command, prog string) {
 		}
 		first := strings.Fields(t)[0]
 		if first == "MATCH" && cypherDeleteAll(t) {
-			w.hitA(c, core.AnalyzerSQL, ruleSqlDeleteAll, high, prog+": a graph query that deletes what it matches with no WHERE: "+core.TrimArg(x))
+			w.hit(c, ruleSqlDeleteAll, high, prog+": a graph query that deletes what it matches with no WHERE: "+core.TrimArg(x))
 			continue
 		}
 		switch first {
@@ -507,7 +507,7 @@ func (w *walker) sqlArgs(c *command, prog string) {
 			}
 		}
 		for _, h := range sqlFindings(x) {
-			w.hitA(c, core.AnalyzerSQL, h.rule, h.level, prog+": "+h.detail)
+			w.hit(c, h.rule, h.level, prog+": "+h.detail)
 		}
 	}
 }

@@ -206,11 +206,11 @@ func (w *walker) extractInto(c *command, dir string) {
 	}
 	switch {
 	case cls == pcRoot || (cls == pcSystem || cls == pcLog) && systemTop()[top] && !strings.HasPrefix(rd, "/usr/local/") && !strings.HasPrefix(rd, "/var/tmp"):
-		w.hitA(c, core.AnalyzerFiles, ruleArchiveExtractSystem, high, c.name+" extracts an archive into "+rd+": its files replace system files (accounts, sudoers, programs, services)")
+		w.hit(c, ruleArchiveExtractSystem, high, c.name+" extracts an archive into "+rd+": its files replace system files (accounts, sudoers, programs, services)")
 	case cls == pcSystem:
-		w.hitA(c, core.AnalyzerFiles, ruleSystemWrite, med, c.name+" extracts an archive into the system path "+rd)
+		w.hit(c, ruleSystemWrite, med, c.name+" extracts an archive into the system path "+rd)
 	case cls == pcHome || credentialKind(rd) != "" || agentConfigKind(rd+"/x") == "settings":
-		w.hitA(c, core.AnalyzerFiles, ruleArchiveExtractHome, med, c.name+" extracts an archive into "+rd+": it may replace start-up files, keys and agent settings")
+		w.hit(c, ruleArchiveExtractHome, med, c.name+" extracts an archive into "+rd+": it may replace start-up files, keys and agent settings")
 	}
 }
 

@@ -43,24 +43,24 @@ func (w *walker) http(c *command) {
 		}
 		if p == "" {
 			if i < len(c.argData) && c.argData[i] != nil && c.argData[i].has(flowFile|flowSecret|flowEnv|flowArchive) {
-				w.hitA(c, core.AnalyzerNetwork, ruleDataUpload, high, c.name+" sends command output built from files or the environment")
+				w.hit(c, ruleDataUpload, high, c.name+" sends command output built from files or the environment")
 				return true
 			}
 			return false
 		}
 		if p == "-" {
 			if c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive | flowEncoded | flowCmdOut) {
-				w.hitA(c, core.AnalyzerNetwork, ruleDataUpload, high, c.name+" uploads data piped into it")
+				w.hit(c, ruleDataUpload, high, c.name+" uploads data piped into it")
 			} else {
-				w.hitA(c, core.AnalyzerNetwork, ruleNetworkWrite, med, c.name+" uploads its input")
+				w.hit(c, ruleNetworkWrite, med, c.name+" uploads its input")
 			}
 			return true
 		}
 		if k := credentialKind(resolvePath(p, c.cwd)); k != "" {
-			w.hitA(c, core.AnalyzerNetwork, ruleCredentialExfiltration, high, c.name+" uploads "+p+" ("+k+")")
+			w.hit(c, ruleCredentialExfiltration, high, c.name+" uploads "+p+" ("+k+")")
 			return true
 		}
-		w.hitA(c, core.AnalyzerNetwork, ruleFileUpload, high, c.name+" uploads the file "+p)
+		w.hit(c, ruleFileUpload, high, c.name+" uploads the file "+p)
 		return true
 	}
 	uploaded, wrote, download := false, false, false
@@ -109,10 +109,10 @@ func (w *walker) http(c *command) {
 		if strings.Contains(x, "://") && i < len(c.argData) && c.argData[i] != nil && c.argDyn[i] {
 			f := c.argData[i].flags
 			if f&(flowSecret|flowFile|flowEnv|flowEncoded) != 0 {
-				w.hitA(c, core.AnalyzerNetwork, ruleUrlExfiltration, high, c.name+" puts file or environment contents into a URL")
+				w.hit(c, ruleUrlExfiltration, high, c.name+" puts file or environment contents into a URL")
 				uploaded = true
 			} else if f&flowCmdOut != 0 {
-				w.hitA(c, core.AnalyzerNetwork, ruleUrlExfiltration, med, c.name+" puts command output into a URL")
+				w.hit(c, ruleUrlExfiltration, med, c.name+" puts command output into a URL")
 			}
 		}
 	}
@@ -164,26 +164,26 @@ func (w *walker) http(c *command) {
 	}
 	switch {
 	case store != "" && (method == "DELETE" || wrote && destroyPath):
-		w.hitA(c, core.AnalyzerNetwork, ruleDatastoreHttpDelete, high, c.name+" sends "+orStr(method, "a delete request")+" to the HTTP API of "+store+": it deletes stored data, on any host")
+		w.hit(c, ruleDatastoreHttpDelete, high, c.name+" sends "+orStr(method, "a delete request")+" to the HTTP API of "+store+": it deletes stored data, on any host")
 	case !authed || !hosted:
 	case method == "DELETE" || method == "PURGE" || wrote && destroyPath:
-		w.hitA(c, core.AnalyzerNetwork, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that removes a resource with the user's credentials")
+		w.hit(c, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that removes a resource with the user's credentials")
 	case method == "PUT" || method == "PATCH":
-		w.hitA(c, core.AnalyzerNetwork, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+method+" to "+strings.Join(hostsOf(urls), ", ")+" that overwrites a resource with the user's credentials")
+		w.hit(c, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+method+" to "+strings.Join(hostsOf(urls), ", ")+" that overwrites a resource with the user's credentials")
 	}
 	switch {
 	case uploaded:
 	case wrote:
-		w.hitA(c, core.AnalyzerNetwork, ruleNetworkWrite, med, c.name+" sends data to "+strings.Join(hostsOf(urls), ", "))
+		w.hit(c, ruleNetworkWrite, med, c.name+" sends data to "+strings.Join(hostsOf(urls), ", "))
 	case local || hasArg(a, "-I", "--head", "--spider") || len(urls) == 0 && c.name == "curl":
 	case download:
-		w.hitA(c, core.AnalyzerNetwork, ruleNetworkDownload, med, c.name+" downloads "+strings.Join(urls, " "))
+		w.hit(c, ruleNetworkDownload, med, c.name+" downloads "+strings.Join(urls, " "))
 	default:
-		w.hitA(c, core.AnalyzerNetwork, ruleNetworkFetch, med, c.name+" fetches "+strings.Join(urls, " "))
+		w.hit(c, ruleNetworkFetch, med, c.name+" fetches "+strings.Join(urls, " "))
 	}
 	for _, h := range hostsOf(urls) {
 		if isRawIP(h) && !isLocalHost(h) && (uploaded || wrote) {
-			w.hitA(c, core.AnalyzerNetwork, ruleRawIpUpload, high, c.name+" sends data to the bare IP address "+h)
+			w.hit(c, ruleRawIpUpload, high, c.name+" sends data to the bare IP address "+h)
 		}
 	}
 }
@@ -270,7 +270,7 @@ func (w *walker) rawNet(c *command) {
 	case "nc":
 		for i, x := range a {
 			if x == "-e" || x == "-c" || x == "--exec" || x == "--sh-exec" || x == "--lua-exec" || (strings.HasPrefix(x, "-") && !strings.HasPrefix(x, "--") && strings.ContainsAny(x, "ec") && i+1 < len(a)) {
-				w.hitA(c, core.AnalyzerShell, ruleReverseShell, high, "nc -e connects a program's input and output to the network")
+				w.hit(c, ruleReverseShell, high, "nc -e connects a program's input and output to the network")
 				return
 			}
 		}
@@ -282,39 +282,39 @@ func (w *walker) rawNet(c *command) {
 		}
 		switch {
 		case c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive | flowCmdOut):
-			w.hitA(c, core.AnalyzerNetwork, ruleNetworkExfiltration, high, "nc sends file, command or environment contents over the network")
+			w.hit(c, ruleNetworkExfiltration, high, "nc sends file, command or environment contents over the network")
 		case listen:
-			w.hitA(c, core.AnalyzerNetwork, ruleExposePort, med, "nc -l listens for connections")
+			w.hit(c, ruleExposePort, med, "nc -l listens for connections")
 		case flagSet(a, 'z'):
-			w.hitA(c, core.AnalyzerNetwork, ruleNetworkScan, med, "nc -z scans ports")
+			w.hit(c, ruleNetworkScan, med, "nc -z scans ports")
 		default:
-			w.hitA(c, core.AnalyzerNetwork, ruleRawNetwork, med, "nc opens a raw network connection")
+			w.hit(c, ruleRawNetwork, med, "nc opens a raw network connection")
 		}
 	case "socat":
 		for _, x := range a {
 			l := strings.ToLower(x)
 			if strings.HasPrefix(l, "exec:") || strings.HasPrefix(l, "system:") || strings.Contains(l, ",exec:") {
-				w.hitA(c, core.AnalyzerShell, ruleReverseShell, high, "socat connects a program to the network")
+				w.hit(c, ruleReverseShell, high, "socat connects a program to the network")
 				return
 			}
 		}
 		if c.stdin.has(flowFile | flowSecret | flowEnv | flowArchive) {
-			w.hitA(c, core.AnalyzerNetwork, ruleNetworkExfiltration, high, "socat sends file or environment contents over the network")
+			w.hit(c, ruleNetworkExfiltration, high, "socat sends file or environment contents over the network")
 			return
 		}
 		for _, x := range a {
 			l := strings.ToLower(x)
 			if strings.Contains(l, "listen") {
-				w.hitA(c, core.AnalyzerNetwork, ruleExposePort, med, "socat listens for connections")
+				w.hit(c, ruleExposePort, med, "socat listens for connections")
 				return
 			}
 		}
-		w.hitA(c, core.AnalyzerNetwork, ruleRawNetwork, med, "socat relays data over the network")
+		w.hit(c, ruleRawNetwork, med, "socat relays data over the network")
 	case "telnet":
 		if c.stdin.has(flowFile | flowSecret | flowEnv) {
-			w.hitA(c, core.AnalyzerNetwork, ruleNetworkExfiltration, high, "telnet sends file contents over the network")
+			w.hit(c, ruleNetworkExfiltration, high, "telnet sends file contents over the network")
 		} else {
-			w.hitA(c, core.AnalyzerNetwork, ruleRawNetwork, med, "telnet opens a raw connection")
+			w.hit(c, ruleRawNetwork, med, "telnet opens a raw connection")
 		}
 	}
 }
@@ -357,30 +357,30 @@ func (w *walker) copyRemote(c *command) {
 	}
 	switch c.name {
 	case "smbclient", "ftp", "lftp":
-		w.hitA(c, core.AnalyzerNetwork, ruleRemoteCopy, med, c.name+" transfers files with a remote host")
+		w.hit(c, ruleRemoteCopy, med, c.name+" transfers files with a remote host")
 		return
 	}
 	if remoteDst {
 		for _, s := range ops[:len(ops)-1] {
 			if credentialKind(resolvePath(s, c.cwd)) != "" {
-				w.hitA(c, core.AnalyzerNetwork, ruleCredentialExfiltration, high, c.name+" copies "+s+" to a remote host")
+				w.hit(c, ruleCredentialExfiltration, high, c.name+" copies "+s+" to a remote host")
 				return
 			}
 			if secretFileKind(s) != "" {
-				w.hitA(c, core.AnalyzerNetwork, ruleSecretExfiltration, high, c.name+" copies "+s+" to a remote host")
+				w.hit(c, ruleSecretExfiltration, high, c.name+" copies "+s+" to a remote host")
 				return
 			}
 			cls := classify(s, c.cwd, w.env.Workspace)
 			if cls == pcHome || cls == pcRoot || (cls == pcSystem && strings.HasPrefix(resolvePath(s, c.cwd), "/etc")) {
-				w.hitA(c, core.AnalyzerNetwork, ruleBulkExfiltration, high, c.name+" copies "+s+" to a remote host")
+				w.hit(c, ruleBulkExfiltration, high, c.name+" copies "+s+" to a remote host")
 				return
 			}
 		}
 		if c.name == "rsync" && flagSet(a, 0, "--delete", "--delete-after", "--delete-before", "--delete-during", "--delete-excluded", "--remove-source-files") {
-			w.hitA(c, core.AnalyzerNetwork, ruleRemoteDelete, high, "rsync --delete deletes the files on "+hostOfSSH(ops[len(ops)-1])+" that the source does not have")
+			w.hit(c, ruleRemoteDelete, high, "rsync --delete deletes the files on "+hostOfSSH(ops[len(ops)-1])+" that the source does not have")
 			return
 		}
-		w.hitA(c, core.AnalyzerNetwork, ruleRemoteCopy, med, c.name+" copies files to a remote host")
+		w.hit(c, ruleRemoteCopy, med, c.name+" copies files to a remote host")
 		return
 	}
 	if len(ops) >= 2 && (c.name == "rsync" || c.name == "scp") {
@@ -390,7 +390,7 @@ func (w *walker) copyRemote(c *command) {
 		}
 	}
 	if anyRemote || c.name == "sftp" {
-		w.hitA(c, core.AnalyzerNetwork, ruleRemoteCopy, med, c.name+" copies files from a remote host")
+		w.hit(c, ruleRemoteCopy, med, c.name+" copies files from a remote host")
 		return
 	}
 	if c.name == "rsync" && flagSet(a, 0, "--delete", "--delete-after", "--delete-before", "--delete-during") && len(ops) >= 2 {

@@ -13,12 +13,10 @@ const (
 	high = events.RiskHigh
 )
 
+// hit reports rule on command c, under the analyzer its declaration
+// names.
 func (w *walker) hit(c *command, rule *ShellRule, level events.Risk, detail string) {
-	w.add(core.Finding{Analyzer: core.AnalyzerShell, Rule: rule, Level: level, Detail: detail, Span: c.span, Command: c.name})
-}
-
-func (w *walker) hitA(c *command, analyzer string, rule *ShellRule, level events.Risk, detail string) {
-	w.add(core.Finding{Analyzer: analyzer, Rule: rule, Level: level, Detail: detail, Span: c.span, Command: c.name})
+	w.add(core.Finding{Analyzer: rule.Analyzer, Rule: rule, Level: level, Detail: detail, Span: c.span, Command: c.name})
 }
 
 // mention commands only print or search text: what their arguments say is
@@ -93,7 +91,7 @@ func (w *walker) judge(c *command) {
 	for _, a := range c.args {
 		for _, h := range metadataHosts {
 			if strings.Contains(a, h) {
-				w.hitA(c, core.AnalyzerNetwork, ruleCloudMetadata, high, "contacts the cloud metadata service ("+h+"), which hands out instance credentials")
+				w.hit(c, ruleCloudMetadata, high, "contacts the cloud metadata service ("+h+"), which hands out instance credentials")
 			}
 		}
 		for _, m := range urlRe.FindAllStringSubmatch(a, 4) {
@@ -171,9 +169,9 @@ func (w *walker) netSocket(c *command, r redir) {
 	case shells[c.name] || c.name == "exec" && false:
 		w.hit(c, ruleReverseShell, high, "connects a shell's input and output to "+r.target)
 	case c.written.has(flowFile|flowSecret|flowEnv|flowArchive) || c.out.has(flowFile|flowSecret|flowEnv|flowArchive) || c.argFlags()&(flowFile|flowSecret|flowEnv) != 0:
-		w.hitA(c, core.AnalyzerNetwork, ruleNetworkExfiltration, high, "sends file or environment contents to "+r.target)
+		w.hit(c, ruleNetworkExfiltration, high, "sends file or environment contents to "+r.target)
 	default:
-		w.hitA(c, core.AnalyzerNetwork, ruleRawSocket, med, "opens a raw network connection to "+r.target)
+		w.hit(c, ruleRawSocket, med, "opens a raw network connection to "+r.target)
 	}
 }
 
@@ -184,7 +182,7 @@ func (w *walker) judgeRead(c *command, p, verb string) {
 	}
 	rp := resolvePath(p, c.cwd)
 	if k := credentialKind(rp); k != "" {
-		w.hitA(c, core.AnalyzerFiles, ruleCredentialRead, high, verb+" "+p+" ("+k+")")
+		w.hit(c, ruleCredentialRead, high, verb+" "+p+" ("+k+")")
 		return
 	}
 	if k := secretFileKind(rp); k != "" {
@@ -192,11 +190,11 @@ func (w *walker) judgeRead(c *command, p, verb string) {
 		if k == "key file" && classify(p, c.cwd, w.env.Workspace) != pcWorkspace {
 			lvl = high
 		}
-		w.hitA(c, core.AnalyzerFiles, RuleSecretFileRead, lvl, verb+" "+p+" ("+k+")")
+		w.hit(c, RuleSecretFileRead, lvl, verb+" "+p+" ("+k+")")
 		return
 	}
 	if historyFile(rp) {
-		w.hitA(c, core.AnalyzerFiles, ruleHistoryRead, med, verb+" "+p+", which often holds typed secrets")
+		w.hit(c, ruleHistoryRead, med, verb+" "+p+", which often holds typed secrets")
 	}
 }
 
@@ -211,7 +209,7 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 		return
 	}
 	if cls == pcDevice {
-		w.hitA(c, core.AnalyzerFiles, ruleDiskOverwrite, high, "writes directly to the device "+rp)
+		w.hit(c, ruleDiskOverwrite, high, "writes directly to the device "+rp)
 		return
 	}
 	if rule, why := sensitiveTarget(rp); rule != nil {
@@ -220,39 +218,39 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 		case rule == ruleKernelTunableWrite && !strings.Contains(rp, "randomize_va_space") && !strings.Contains(rp, "sysrq") && !strings.Contains(rp, "kptr") && !strings.Contains(rp, "yama") && !strings.Contains(rp, "modules") && !strings.Contains(rp, "suid_dumpable") && !strings.Contains(rp, "dmesg"):
 			lvl = med
 		}
-		w.hitA(c, core.AnalyzerFiles, rule, lvl, how+" to "+rp+": "+why)
+		w.hit(c, rule, lvl, how+" to "+rp+": "+why)
 		if content != nil && content.text != "" && (rule == ruleCronPersistence || rule == ruleSystemProfileWrite || rule == ruleServicePersistence) {
 			w.reparse(content.text, "content of "+rp, nil, nil, false)
 		}
 		return
 	}
 	if strings.HasPrefix(rp, "/proc/sys/") {
-		w.hitA(c, core.AnalyzerFiles, ruleKernelTunableWrite, med, how+" to "+rp+": changes a kernel setting")
+		w.hit(c, ruleKernelTunableWrite, med, how+" to "+rp+": changes a kernel setting")
 		return
 	}
 	switch agentConfigKind(rp) {
 	case "settings":
-		w.hitA(c, core.AnalyzerFiles, ruleAgentConfigWrite, high, how+" to "+rp+": changes a coding agent's settings (what it may do without asking, its hooks, MCP servers or keys) for every later session")
+		w.hit(c, ruleAgentConfigWrite, high, how+" to "+rp+": changes a coding agent's settings (what it may do without asking, its hooks, MCP servers or keys) for every later session")
 		return
 	case "instructions":
-		w.hitA(c, core.AnalyzerFiles, ruleAgentInstructionsWrite, med, how+" to "+rp+": changes the instructions every later agent session follows")
+		w.hit(c, ruleAgentInstructionsWrite, med, how+" to "+rp+": changes the instructions every later agent session follows")
 		return
 	}
 	if k := credentialKind(rp); k != "" {
 		if appendMode {
-			w.hitA(c, core.AnalyzerFiles, ruleCredentialWrite, med, how+" appends to "+rp+" ("+k+")")
+			w.hit(c, ruleCredentialWrite, med, how+" appends to "+rp+" ("+k+")")
 		} else {
-			w.hitA(c, core.AnalyzerFiles, ruleCredentialOverwrite, high, how+" overwrites "+rp+" ("+k+"): the credential is lost or replaced")
+			w.hit(c, ruleCredentialOverwrite, high, how+" overwrites "+rp+" ("+k+"): the credential is lost or replaced")
 		}
 		return
 	}
 	if secretFileKind(rp) == ".env file" {
-		w.hitA(c, core.AnalyzerFiles, ruleEnvFileWrite, med, how+" to "+rp+": a secrets file programs load as their configuration")
+		w.hit(c, ruleEnvFileWrite, med, how+" to "+rp+": a secrets file programs load as their configuration")
 		return
 	}
 	if historyFile(rp) {
 		if !appendMode {
-			w.hitA(c, core.AnalyzerShell, ruleHistoryTampering, high, how+" overwrites "+rp+", erasing command history")
+			w.hit(c, ruleHistoryTampering, high, how+" overwrites "+rp+", erasing command history")
 		}
 		return
 	}
@@ -261,11 +259,11 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 		case cls == pcTemp:
 			return // nobody's start-up file
 		case strings.HasPrefix(rp, "/") && (cls == pcHome || cls == pcHomeData) || strings.HasPrefix(rp, "~") && !strings.HasPrefix(rp, "~/"):
-			w.hitA(c, core.AnalyzerFiles, ruleRcPersistence, high, how+" to "+rp+": runs code in another user's shell")
+			w.hit(c, ruleRcPersistence, high, how+" to "+rp+": runs code in another user's shell")
 		case content.has(flowNetwork | flowDecoded):
-			w.hitA(c, core.AnalyzerFiles, ruleRcPersistence, high, how+" to "+rp+": downloaded or decoded code runs at every new shell")
+			w.hit(c, ruleRcPersistence, high, how+" to "+rp+": downloaded or decoded code runs at every new shell")
 		default:
-			w.hitA(c, core.AnalyzerFiles, ruleShellRcWrite, med, how+" to "+rp+": runs at every new shell")
+			w.hit(c, ruleShellRcWrite, med, how+" to "+rp+": runs at every new shell")
 		}
 		if content != nil && content.text != "" {
 			w.reparse(content.text, "content of "+rp, nil, nil, false)
@@ -275,22 +273,22 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 	switch cls {
 	case pcLog:
 		if appendMode {
-			w.hitA(c, core.AnalyzerFiles, ruleLogWrite, med, how+" appends to the log "+rp)
+			w.hit(c, ruleLogWrite, med, how+" appends to the log "+rp)
 		} else {
-			w.hitA(c, core.AnalyzerFiles, ruleLogTampering, high, how+" overwrites the log "+rp)
+			w.hit(c, ruleLogTampering, high, how+" overwrites the log "+rp)
 		}
 	case pcSystem, pcRoot:
-		w.hitA(c, core.AnalyzerFiles, ruleSystemWrite, med, how+" to the system path "+rp)
+		w.hit(c, ruleSystemWrite, med, how+" to the system path "+rp)
 	case pcHome, pcHomeData:
 		base := rp[strings.LastIndexByte(rp, '/')+1:]
 		if strings.Contains(rp, "/.ssh/") {
-			w.hitA(c, core.AnalyzerFiles, ruleSshConfigWrite, med, how+" to "+rp)
+			w.hit(c, ruleSshConfigWrite, med, how+" to "+rp)
 		} else if strings.HasPrefix(base, ".") || strings.Contains(rp, "/.config/") || strings.Contains(rp, "/.local/") {
-			w.hitA(c, core.AnalyzerFiles, ruleDotfileWrite, med, how+" to the configuration file "+rp)
+			w.hit(c, ruleDotfileWrite, med, how+" to the configuration file "+rp)
 		}
 	case pcWorkspace:
 		if strings.Contains(rp, ".git/hooks/") {
-			w.hitA(c, core.AnalyzerFiles, ruleGitHookWrite, med, how+" to "+rp+": runs on every git operation")
+			w.hit(c, ruleGitHookWrite, med, how+" to "+rp+": runs on every git operation")
 		}
 	}
 }
@@ -435,7 +433,7 @@ func (w *walker) credentialArgs(c *command) {
 		if c.name == "find" {
 			_, name := findRoots(c.args)
 			if name != "" && (credentialKind(name) != "" || credentialKind("/x/"+strings.Trim(name, "'\"")) != "") {
-				w.hitA(c, core.AnalyzerFiles, RuleCredentialSearch, med, "looks for credential files named "+name)
+				w.hit(c, RuleCredentialSearch, med, "looks for credential files named "+name)
 			}
 		}
 		return
@@ -459,13 +457,13 @@ func (w *walker) credentialArgs(c *command) {
 			continue
 		}
 		if i < len(c.argData) && c.argData[i] != nil && c.argData[i].has(flowSecret) {
-			w.hitA(c, core.AnalyzerFiles, ruleCredentialRead, high, "passes the contents of a credential file to "+c.name)
+			w.hit(c, ruleCredentialRead, high, "passes the contents of a credential file to "+c.name)
 			continue
 		}
 		for _, tok := range pathTokens(a) {
 			rp := resolvePath(tok, c.cwd)
 			if k := credentialKind(rp); k != "" {
-				w.hitA(c, core.AnalyzerFiles, ruleCredentialRead, high, c.name+" reads "+tok+" ("+k+")")
+				w.hit(c, ruleCredentialRead, high, c.name+" reads "+tok+" ("+k+")")
 				break
 			}
 			if k := secretFileKind(rp); k != "" && (readers()[c.name] || !knownCommand(c.name)) {
@@ -473,11 +471,11 @@ func (w *walker) credentialArgs(c *command) {
 				if k == "key file" && classify(tok, c.cwd, w.env.Workspace) != pcWorkspace {
 					lvl = high
 				}
-				w.hitA(c, core.AnalyzerFiles, RuleSecretFileRead, lvl, c.name+" reads "+tok+" ("+k+")")
+				w.hit(c, RuleSecretFileRead, lvl, c.name+" reads "+tok+" ("+k+")")
 				break
 			}
 			if historyFile(rp) && readers()[c.name] && c.name != "grep" {
-				w.hitA(c, core.AnalyzerFiles, ruleHistoryRead, med, c.name+" reads "+tok)
+				w.hit(c, ruleHistoryRead, med, c.name+" reads "+tok)
 			}
 		}
 	}

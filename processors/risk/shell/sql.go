@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
-	"github.com/vigil-dev/vigil/processors/risk/core"
 )
 
 // sql judges database clients by the statements they are given (-c, -e,
@@ -24,7 +23,7 @@ func (w *walker) sql(c *command) {
 				if d, ok := w.files[w.normFile(a[i+1])]; ok && d.text != "" {
 					stmts = append(stmts, d.text)
 				} else {
-					w.hitA(c, core.AnalyzerSQL, ruleSqlScript, med, "psql runs the SQL file "+a[i+1])
+					w.hit(c, ruleSqlScript, med, "psql runs the SQL file "+a[i+1])
 				}
 			}
 		}
@@ -79,16 +78,16 @@ func (w *walker) sql(c *command) {
 		for i, x := range a {
 			switch strings.ToUpper(x) {
 			case "FLUSHALL", "FLUSHDB":
-				w.hitA(c, core.AnalyzerSQL, ruleDatastoreWipe, high, "redis-cli "+strings.ToUpper(x)+" deletes every key")
+				w.hit(c, ruleDatastoreWipe, high, "redis-cli "+strings.ToUpper(x)+" deletes every key")
 				return
 			case "SHUTDOWN", "DEBUG":
-				w.hitA(c, core.AnalyzerSQL, ruleDatastoreChange, med, "redis-cli "+strings.ToUpper(x))
+				w.hit(c, ruleDatastoreChange, med, "redis-cli "+strings.ToUpper(x))
 				return
 			case "CONFIG", "DEL", "UNLINK", "SET", "EVAL", "SCRIPT", "MODULE", "SLAVEOF", "REPLICAOF":
 				if i > 0 && strings.HasPrefix(a[i-1], "-") && a[i-1] != "--" {
 					continue
 				}
-				w.hitA(c, core.AnalyzerSQL, ruleDatastoreChange, med, "redis-cli "+strings.ToUpper(x)+" changes data or configuration")
+				w.hit(c, ruleDatastoreChange, med, "redis-cli "+strings.ToUpper(x)+" changes data or configuration")
 				return
 			}
 		}
@@ -104,7 +103,7 @@ func (w *walker) sql(c *command) {
 				lvl = events.RiskMedium
 				h.detail += " (local database file in the workspace)"
 			}
-			w.hitA(c, core.AnalyzerSQL, h.rule, lvl, h.detail)
+			w.hit(c, h.rule, lvl, h.detail)
 		}
 	}
 }
@@ -240,10 +239,10 @@ func (w *walker) mongo(c *command, js string) {
 	l := strings.ToLower(js)
 	switch {
 	case strings.Contains(l, "dropdatabase") || strings.Contains(l, ".drop()"):
-		w.hitA(c, core.AnalyzerSQL, ruleSqlDrop, high, "drops a database or collection")
+		w.hit(c, ruleSqlDrop, high, "drops a database or collection")
 	case strings.Contains(l, "deletemany({})") || strings.Contains(l, "remove({})") || strings.Contains(l, "deletemany( {} )"):
-		w.hitA(c, core.AnalyzerSQL, ruleSqlDeleteAll, high, "deletes every document")
+		w.hit(c, ruleSqlDeleteAll, high, "deletes every document")
 	case strings.Contains(l, "insert") || strings.Contains(l, "update") || strings.Contains(l, "delete") || strings.Contains(l, "remove"):
-		w.hitA(c, core.AnalyzerSQL, ruleSqlWrite, med, "changes documents")
+		w.hit(c, ruleSqlWrite, med, "changes documents")
 	}
 }

@@ -363,10 +363,10 @@ func (w *walker) windowsRules(c *command) {
 		rec := switchSet("s") || hasArgPrefix(lower, "-r")
 		w.winDelete(c, rec, paths())
 	case "format", "format-volume", "clear-disk", "initialize-disk", "remove-partition", "diskpart":
-		w.hitA(c, core.AnalyzerFiles, ruleDiskFormat, high, c.path+" formats or repartitions a disk")
+		w.hit(c, ruleDiskFormat, high, c.path+" formats or repartitions a disk")
 	case "cipher":
 		if hasArgPrefix(lower, "/w") {
-			w.hitA(c, core.AnalyzerFiles, ruleDiskWipe, high, "cipher /w overwrites all deleted data on the volume")
+			w.hit(c, ruleDiskWipe, high, "cipher /w overwrites all deleted data on the volume")
 		}
 	case "takeown":
 		w.winOwnership(c, paths(), "takeown takes ownership of")
@@ -381,7 +381,7 @@ func (w *walker) windowsRules(c *command) {
 			}
 		}
 		if world {
-			w.hitA(c, core.AnalyzerFiles, rulePermissionsSystem, high, c.name+" grants everyone access to "+strings.Join(paths(), " "))
+			w.hit(c, rulePermissionsSystem, high, c.name+" grants everyone access to "+strings.Join(paths(), " "))
 			return
 		}
 		if has("/reset", "/setowner", "/grant", "/grant:r", "/deny", "/remove", "/inheritance:r", "/inheritance:d") {
@@ -407,13 +407,13 @@ func (w *walker) windowsRules(c *command) {
 	case "sc", "sc.exe", "new-service", "stop-service", "set-service", "remove-service":
 		switch {
 		case name == "new-service" || has("create") || has("config") && hasArgPrefix(lower, "binpath"):
-			w.hitA(c, core.AnalyzerFiles, ruleServicePersistence, high, c.path+" installs or reconfigures a service (runs at boot as SYSTEM)")
+			w.hit(c, ruleServicePersistence, high, c.path+" installs or reconfigures a service (runs at boot as SYSTEM)")
 		case has("stop", "delete") || name == "stop-service" || name == "remove-service" || name == "set-service" && has("disabled"):
 			w.winService(c, "stop")
 		}
 	case "schtasks", "register-scheduledtask", "new-scheduledtask":
 		if has("/create") || name != "schtasks" {
-			w.hitA(c, core.AnalyzerFiles, ruleCronPersistence, high, c.path+" creates a scheduled task")
+			w.hit(c, ruleCronPersistence, high, c.path+" creates a scheduled task")
 		} else if has("/delete", "/change") {
 			w.hit(c, ruleServiceChange, med, "schtasks changes scheduled tasks")
 		}
@@ -426,11 +426,11 @@ func (w *walker) windowsRules(c *command) {
 		case has("shadowcopy") && has("delete"):
 			w.hit(c, ruleBackupDestruction, high, "wmic deletes shadow copies")
 		case has("process") && has("create"), has("call"):
-			w.hitA(c, core.AnalyzerNetwork, ruleRemoteExec, med, "wmic starts a process")
+			w.hit(c, ruleRemoteExec, med, "wmic starts a process")
 		}
 	case "bcdedit":
 		if has("/set", "/delete", "/deletevalue") {
-			w.hitA(c, core.AnalyzerFiles, ruleBootTampering, high, "bcdedit changes how the machine boots (recovery, safe mode, signing)")
+			w.hit(c, ruleBootTampering, high, "bcdedit changes how the machine boots (recovery, safe mode, signing)")
 		}
 	case "reagentc":
 		if has("/disable") {
@@ -438,7 +438,7 @@ func (w *walker) windowsRules(c *command) {
 		}
 	case "wevtutil", "clear-eventlog", "remove-eventlog", "limit-eventlog":
 		if name != "wevtutil" || has("cl", "clear-log", "sl", "set-log") {
-			w.hitA(c, core.AnalyzerFiles, ruleLogTampering, high, c.path+" clears or shrinks the event logs")
+			w.hit(c, ruleLogTampering, high, c.path+" clears or shrinks the event logs")
 		}
 	case "auditpol":
 		if has("/clear", "/remove") || has("/set") && has("/success:disable", "/failure:disable") {
@@ -453,7 +453,7 @@ func (w *walker) windowsRules(c *command) {
 		case has("firewall", "advfirewall") && (has("off", "disable") || has("reset")):
 			w.hit(c, ruleFirewallDisable, high, "netsh turns the firewall off")
 		case has("portproxy"), has("interface") && has("disable", "disabled"):
-			w.hitA(c, core.AnalyzerNetwork, ruleFirewallChange, med, "netsh changes network settings")
+			w.hit(c, ruleFirewallChange, med, "netsh changes network settings")
 		case has("firewall", "advfirewall") && has("add", "set", "delete"):
 			w.hit(c, ruleFirewallChange, med, "netsh changes firewall rules")
 		}
@@ -483,37 +483,37 @@ func (w *walker) windowsRules(c *command) {
 		w.hit(c, ruleEnvPersistence, med, "setx stores an environment variable for every future process of the user")
 	case "certutil":
 		if hasArgPrefix(lower, "-urlcache", "/urlcache", "-verifyctl", "-decode", "/decode", "-decodehex") {
-			w.hitA(c, core.AnalyzerNetwork, ruleNetworkDownload, med, "certutil downloads or decodes a file (a well-known download tool of attackers)")
+			w.hit(c, ruleNetworkDownload, med, "certutil downloads or decodes a file (a well-known download tool of attackers)")
 		}
 	case "bitsadmin":
 		if has("/transfer", "/addfile", "/create") {
-			w.hitA(c, core.AnalyzerNetwork, ruleNetworkDownload, med, "bitsadmin downloads a file")
+			w.hit(c, ruleNetworkDownload, med, "bitsadmin downloads a file")
 		}
 	case "invoke-webrequest", "invoke-restmethod", "start-bitstransfer":
-		w.hitA(c, core.AnalyzerNetwork, ruleNetworkFetch, med, c.path+" fetches from the network")
+		w.hit(c, ruleNetworkFetch, med, c.path+" fetches from the network")
 	case "choco", "winget", "scoop", "install-package", "install-module", "msiexec":
 		if has("install", "upgrade", "uninstall", "add", "/i", "/x", "/package") || name == "install-package" || name == "install-module" {
 			w.hit(c, rulePackageInstall, med, c.path+" installs or removes software")
 		}
 	case "mshta", "regsvr32", "rundll32", "cscript", "wscript":
-		w.hitA(c, core.AnalyzerNetwork, ruleRemoteExec, med, c.name+" runs script or library code (a common way to run a payload)")
+		w.hit(c, ruleRemoteExec, med, c.name+" runs script or library code (a common way to run a payload)")
 	case "fsutil":
 		if has("setzerodata", "deletejournal") || has("usn") && has("deletejournal") {
-			w.hitA(c, core.AnalyzerFiles, ruleLogTampering, high, "fsutil erases file data or the change journal")
+			w.hit(c, ruleLogTampering, high, "fsutil erases file data or the change journal")
 		}
 	case "mountvol":
 		if has("/d", "/p") {
-			w.hitA(c, core.AnalyzerFiles, ruleDiskFormat, high, "mountvol removes a volume mount point")
+			w.hit(c, ruleDiskFormat, high, "mountvol removes a volume mount point")
 		}
 	case "copy", "xcopy", "robocopy", "copy-item", "move", "move-item", "set-content", "add-content", "out-file", "new-item":
 		for _, p := range paths() {
 			if cls := winClass(p); cls == pcSystem || cls == pcRoot {
-				w.hitA(c, core.AnalyzerFiles, ruleSystemWrite, high, c.path+" writes into the system path "+p)
+				w.hit(c, ruleSystemWrite, high, c.path+" writes into the system path "+p)
 				return
 			}
 		}
 		if name == "robocopy" && has("/mir", "/purge") {
-			w.hitA(c, core.AnalyzerFiles, ruleDeleteOutsideWorkspace, med, "robocopy /MIR deletes files in the destination")
+			w.hit(c, ruleDeleteOutsideWorkspace, med, "robocopy /MIR deletes files in the destination")
 		}
 	}
 }
@@ -528,16 +528,16 @@ func (w *walker) winDelete(c *command, recursive bool, targets []string) {
 	for _, t := range targets {
 		switch cls := winClass(t); {
 		case cls == pcRoot:
-			w.hitA(c, core.AnalyzerFiles, ruleDestructiveDeleteRoot, high, verb+" deletes the drive "+t)
+			w.hit(c, ruleDestructiveDeleteRoot, high, verb+" deletes the drive "+t)
 			return
 		case cls == pcSystem:
-			w.hitA(c, core.AnalyzerFiles, ruleDestructiveDeleteSystem, high, verb+" deletes the system path "+t)
+			w.hit(c, ruleDestructiveDeleteSystem, high, verb+" deletes the system path "+t)
 			return
 		case cls == pcHome:
-			w.hitA(c, core.AnalyzerFiles, ruleDestructiveDeleteHome, high, verb+" deletes the home directory "+t)
+			w.hit(c, ruleDestructiveDeleteHome, high, verb+" deletes the home directory "+t)
 			return
 		case (cls == pcHomeData || cls == pcOther || cls == pcParent) && recursive:
-			w.hitA(c, core.AnalyzerFiles, ruleDestructiveDeleteOutsideWorkspace, high, verb+" deletes "+t+", outside the workspace")
+			w.hit(c, ruleDestructiveDeleteOutsideWorkspace, high, verb+" deletes "+t+", outside the workspace")
 			return
 		case !best:
 			best = true
@@ -550,7 +550,7 @@ func (w *walker) winDelete(c *command, recursive bool, targets []string) {
 			case pcDynamic:
 				rule = ruleDeleteUnresolved
 			}
-			w.hitA(c, core.AnalyzerFiles, rule, med, verb+" deletes "+t)
+			w.hit(c, rule, med, verb+" deletes "+t)
 		}
 	}
 }
@@ -558,11 +558,11 @@ func (w *walker) winDelete(c *command, recursive bool, targets []string) {
 func (w *walker) winOwnership(c *command, targets []string, verb string) {
 	for _, t := range targets {
 		if cls := winClass(t); cls == pcRoot || cls == pcSystem || cls == pcHome {
-			w.hitA(c, core.AnalyzerFiles, ruleOwnershipSystem, high, verb+" "+t)
+			w.hit(c, ruleOwnershipSystem, high, verb+" "+t)
 			return
 		}
 	}
-	w.hitA(c, core.AnalyzerFiles, ruleOwnershipChange, med, verb+" "+strings.Join(targets, " "))
+	w.hit(c, ruleOwnershipChange, med, verb+" "+strings.Join(targets, " "))
 }
 
 func (w *walker) winService(c *command, verb string) {
@@ -588,7 +588,7 @@ func (w *walker) winRegistry(c *command, lower []string) {
 	key := strings.Join(lower, " ")
 	switch {
 	case hasArg(lower, "save", "export") && (strings.Contains(key, `hklm\sam`) || strings.Contains(key, `hklm\security`) || strings.Contains(key, `hklm\system`) || strings.Contains(key, "hklmsam") || strings.Contains(key, "hklmsystem")):
-		w.hitA(c, core.AnalyzerFiles, ruleCredentialRead, high, "reg save copies the SAM/SYSTEM hives, which hold password hashes")
+		w.hit(c, ruleCredentialRead, high, "reg save copies the SAM/SYSTEM hives, which hold password hashes")
 		return
 	case hasArg(lower, "query", "export", "save") || c.name == "reg" && len(lower) == 0:
 		return
