@@ -202,13 +202,29 @@ func TestAgentReadsNothingOfAnother(t *testing.T) {
 	}
 
 	victim := tg.clientAs(t, natsutil.RoleAgent)
+	var last uint64
 	for i := range 5 {
 		res, err := victim.GateAndWait(t.Context(), action(fmt.Sprintf("victim-%d", i), "c-victim", "ls -la /srv/secret-project"), nil)
 		if err != nil || res.Outcome != events.OutcomeAllow {
 			t.Fatalf("victim's gate: %+v, %v", res, err)
 		}
+		last = res.Seq
 	}
-	time.Sleep(200 * time.Millisecond) // let anything in flight arrive
+	// Everything the victim's actions made is published once the node
+	// has stored the risk assessment of the last one (the live driver
+	// folds in log order); the spy's round trip then follows every
+	// delivery the server queued for it.
+	waitFor(t, "the last action's assessment", 20*time.Second, func() bool {
+		for _, d := range tg.derived(t) {
+			if d.Kind == events.KindRiskAssessed && d.Seq == last {
+				return true
+			}
+		}
+		return false
+	})
+	if err := spy.Flush(); err != nil {
+		t.Fatal(err)
+	}
 	for {
 		select {
 		case m := <-got:

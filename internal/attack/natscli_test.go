@@ -2,6 +2,8 @@ package attack
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"os/exec"
 	"strings"
@@ -77,7 +79,19 @@ func TestNatsCLIAgent(t *testing.T) {
 	if !strings.Contains(strings.ToLower(out), "permissions violation") {
 		t.Errorf("nats pub into the log was not refused:\n%s", out)
 	}
-	time.Sleep(300 * time.Millisecond)
+	// The redirected request was refused, not stored: its alert (named
+	// by the body's digest) is the barrier after which a store would
+	// have shown.
+	sum := sha256.Sum256([]byte(redirect))
+	alert := "ingest:sha256:" + hex.EncodeToString(sum[:])
+	waitFor(t, "the alert on the redirected reply", 20*time.Second, func() bool {
+		for _, d := range tg.derived(t) {
+			if d.Kind == events.KindAlert && d.ID == alert {
+				return true
+			}
+		}
+		return false
+	})
 	recs := tg.streamRecords(t, events.StreamLog)
 	if len(recs) != 1 {
 		t.Errorf("the log holds %d records, want only the legitimate one", len(recs))

@@ -235,8 +235,13 @@ func TestStartReadsLiveState(t *testing.T) {
 			} else if info.ReadAll == "" || info.Read != uint64(total) {
 				t.Fatalf("start %+v: want all %d outputs read", info, total)
 			}
-			// Dozens of the timer's wake-ups later, p1 is still undecided.
-			time.Sleep(300 * time.Millisecond)
+			// Dozens of the timer's wake-ups later (each reads the clock),
+			// p1 is still undecided.
+			for r0, until := clock.Reads(), time.Now().Add(testnode.DefaultWait); clock.Reads() < r0+30; time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(until) {
+					t.Fatalf("the timer read the clock %d times in %s", clock.Reads()-r0, testnode.DefaultWait)
+				}
+			}
 			if n := countKind(t, admin, events.KindApprovalExpired); n != 0 {
 				t.Fatalf("%d expiries appended before p1's deadline", n)
 			}

@@ -166,8 +166,9 @@ func Eventually(t testing.TB, within time.Duration, cond func() string) {
 // is what Vigil's components take as their clock (expiry.Config.Now,
 // driver.Config.Now …). Safe for concurrent use.
 type Clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu    sync.Mutex
+	now   time.Time
+	reads int
 }
 
 // NewClock returns a clock at t.
@@ -177,7 +178,16 @@ func NewClock(t time.Time) *Clock { return &Clock{now: t} }
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.reads++
 	return c.now
+}
+
+// Reads is how many times Now was called: a test waits on it for a
+// component's wake-ups instead of sleeping.
+func (c *Clock) Reads() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reads
 }
 
 // Advance moves the clock d forward and returns the new time.
