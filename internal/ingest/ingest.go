@@ -67,8 +67,12 @@ type Redactor interface {
 type Config struct {
 	Conn *nats.Conn
 	JS   jetstream.JetStream
-	// Redactor is the redaction step; nil stores events as they are (tests).
+	// Redactor is the redaction step. New refuses a nil one unless
+	// UnsafeNoRedaction is set.
 	Redactor Redactor
+	// UnsafeNoRedaction lets a nil Redactor store events as they arrive,
+	// secrets included (tests of other steps).
+	UnsafeNoRedaction bool
 	// NewRedactor, when set, rebuilds the redaction step from the redaction
 	// settings of each global config event stored in the log (by any ingest
 	// instance: each announces the configs it stores on
@@ -177,6 +181,9 @@ func New(cfg Config) (*Service, error) {
 			defer mu.Unlock()
 			return ulid.MustNew(ulid.Timestamp(time.Now()), entropy).String()
 		}
+	}
+	if cfg.Redactor == nil && !cfg.UnsafeNoRedaction {
+		return nil, errors.New("ingest: Config.Redactor is nil: give the redaction step (processors/redact), or set UnsafeNoRedaction to store events as they arrive")
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = 64

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func TestStopGivesUpStuckPublishes(t *testing.T) {
 func startBareService(t *testing.T) (*Service, *nats.Conn) {
 	t.Helper()
 	js := jsnode.Start(t, natsutil.InboxOptions()...)
-	s, err := New(Config{Conn: js.Conn(), JS: js, AckTimeout: 10 * time.Minute, StopGrace: 50 * time.Millisecond})
+	s, err := New(Config{Conn: js.Conn(), JS: js, UnsafeNoRedaction: true, AckTimeout: 10 * time.Minute, StopGrace: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,4 +62,19 @@ func startBareService(t *testing.T) (*Service, *nats.Conn) {
 	}
 	t.Cleanup(func() { s.Stop(context.Background()) })
 	return s, js.Conn()
+}
+
+// TestNewRefusesNoRedaction: a service with no redaction step is refused
+// unless the config says, by name, that events are stored unredacted.
+func TestNewRefusesNoRedaction(t *testing.T) {
+	js := jsnode.Start(t, natsutil.InboxOptions()...)
+	_, err := New(Config{Conn: js.Conn(), JS: js})
+	if err == nil || !strings.Contains(err.Error(), "Redactor") || !strings.Contains(err.Error(), "UnsafeNoRedaction") {
+		t.Fatalf("New with no Redactor: %v, want a refusal naming Redactor and UnsafeNoRedaction", err)
+	}
+	s, err := New(Config{Conn: js.Conn(), JS: js, UnsafeNoRedaction: true})
+	if err != nil {
+		t.Fatalf("New with UnsafeNoRedaction: %v", err)
+	}
+	s.Stop(context.Background())
 }
