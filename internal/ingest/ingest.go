@@ -81,12 +81,16 @@ type Config struct {
 	// settings do not build keeps the previous step (the config check
 	// refuses such configs before they are stored).
 	NewRedactor func(events.RedactionSettings) (Redactor, error)
-	// CheckConfig, when set, checks every config event as a whole (the
-	// analyzers compile under it, its redaction settings build) before it
-	// is stored, whatever path it came by; a config it refuses is never
-	// stored. events.Event.Validate runs first either way.
+	// CheckConfig checks every config event as a whole (the analyzers
+	// compile under it, its redaction settings build) before it is
+	// stored, whatever path it came by; a config it refuses is never
+	// stored. events.Event.Validate runs first either way. New refuses a
+	// nil one unless UnsafeNoConfigCheck is set.
 	CheckConfig func(events.Config) error
-	Logger      *slog.Logger
+	// UnsafeNoConfigCheck lets a nil CheckConfig store config events
+	// that only events.Event.Validate has checked (tests of other steps).
+	UnsafeNoConfigCheck bool
+	Logger              *slog.Logger
 	// MaxBatch bounds the events of one request; zero (and anything over
 	// it) means natsutil.MaxBatchMessages, the most one atomic batch holds.
 	MaxBatch int
@@ -184,6 +188,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.Redactor == nil && !cfg.UnsafeNoRedaction {
 		return nil, errors.New("ingest: Config.Redactor is nil: give the redaction step (processors/redact), or set UnsafeNoRedaction to store events as they arrive")
+	}
+	if cfg.CheckConfig == nil && !cfg.UnsafeNoConfigCheck {
+		return nil, errors.New("ingest: Config.CheckConfig is nil: give the config check (node.CheckConfig), or set UnsafeNoConfigCheck to store config events unchecked")
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = 64

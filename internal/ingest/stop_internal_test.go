@@ -53,7 +53,7 @@ func TestStopGivesUpStuckPublishes(t *testing.T) {
 func startBareService(t *testing.T) (*Service, *nats.Conn) {
 	t.Helper()
 	js := jsnode.Start(t, natsutil.InboxOptions()...)
-	s, err := New(Config{Conn: js.Conn(), JS: js, UnsafeNoRedaction: true, AckTimeout: 10 * time.Minute, StopGrace: 50 * time.Millisecond})
+	s, err := New(Config{Conn: js.Conn(), JS: js, UnsafeNoRedaction: true, UnsafeNoConfigCheck: true, AckTimeout: 10 * time.Minute, StopGrace: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,17 +64,21 @@ func startBareService(t *testing.T) (*Service, *nats.Conn) {
 	return s, js.Conn()
 }
 
-// TestNewRefusesNoRedaction: a service with no redaction step is refused
-// unless the config says, by name, that events are stored unredacted.
+// TestNewRefusesNoRedaction: a service with no redaction step or no
+// config check is refused unless its config turns each off by name.
 func TestNewRefusesNoRedaction(t *testing.T) {
 	js := jsnode.Start(t, natsutil.InboxOptions()...)
 	_, err := New(Config{Conn: js.Conn(), JS: js})
 	if err == nil || !strings.Contains(err.Error(), "Redactor") || !strings.Contains(err.Error(), "UnsafeNoRedaction") {
 		t.Fatalf("New with no Redactor: %v, want a refusal naming Redactor and UnsafeNoRedaction", err)
 	}
-	s, err := New(Config{Conn: js.Conn(), JS: js, UnsafeNoRedaction: true})
+	_, err = New(Config{Conn: js.Conn(), JS: js, UnsafeNoRedaction: true})
+	if err == nil || !strings.Contains(err.Error(), "CheckConfig") || !strings.Contains(err.Error(), "UnsafeNoConfigCheck") {
+		t.Fatalf("New with no CheckConfig: %v, want a refusal naming CheckConfig and UnsafeNoConfigCheck", err)
+	}
+	s, err := New(Config{Conn: js.Conn(), JS: js, UnsafeNoRedaction: true, UnsafeNoConfigCheck: true})
 	if err != nil {
-		t.Fatalf("New with UnsafeNoRedaction: %v", err)
+		t.Fatalf("New with both Unsafe switches: %v", err)
 	}
 	s.Stop(context.Background())
 }

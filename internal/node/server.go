@@ -173,7 +173,7 @@ func startServer(ctx context.Context, cfg Config) (_ *Node, err error) {
 		return nil, err
 	}
 	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, UnsafeNoRedaction: cfg.UnsafeNoRedaction, NewRedactor: cfg.NewRedactor,
-		CheckConfig: cfg.CheckConfig, Logger: cfg.Logger.With("component", "ingest"),
+		CheckConfig: cfg.CheckConfig, UnsafeNoConfigCheck: cfg.UnsafeNoConfigCheck, Logger: cfg.Logger.With("component", "ingest"),
 		IndexDir: cfg.ingestIndexDir(), DedupWindow: cfg.DedupWindow, Limits: cfg.IngestLimits})
 	if err != nil {
 		return nil, err
