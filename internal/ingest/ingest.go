@@ -127,8 +127,17 @@ type Service struct {
 	pub      *natsutil.Publisher
 	redactor atomic.Pointer[redactorBox]
 	subs     []*nats.Subscription
-	sem      chan struct{}
-	wg       sync.WaitGroup
+	// sem holds a slot for every request being handled (at most
+	// cfg.Workers); wg counts them.
+	sem chan struct{}
+	wg  sync.WaitGroup
+	// work hands a request to an idle worker. Workers are started as
+	// requests need them, up to cfg.Workers, and stay until the service
+	// stops: a goroutine per request would grow a fresh stack for the
+	// decoder, the redactor and Pebble's iterators every time.
+	work     chan *nats.Msg
+	workers  atomic.Int32
+	workerWG sync.WaitGroup
 	mu       sync.Mutex
 	// redactionSeq is the log seq of the config whose redaction settings
 	// are in force (guarded by mu; 0: the defaults or the start config).
@@ -207,7 +216,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	pub := &natsutil.Publisher{JS: cfg.JS, Logger: cfg.Logger}
-	svc := &Service{cfg: cfg, pub: pub, sem: make(chan struct{}, cfg.Workers), ctx: ctx, stop: cancel, repeats: newRepeats()}
+	svc := &Service{cfg: cfg, pub: pub, sem: make(chan struct{}, cfg.Workers), work: make(chan *nats.Msg), ctx: ctx, stop: cancel, repeats: newRepeats()}
 	svc.waitCtx, svc.stopWaits = context.WithCancel(ctx)
 	svc.lim = newLimiter(cfg.Limits)
 	if cfg.Redactor != nil {
@@ -382,6 +391,15 @@ func (s *Service) Stop(ctx context.Context) error {
 			first = ctx.Err()
 		}
 	}
+	workersDone := make(chan struct{})
+	go func() { s.workerWG.Wait(); close(workersDone) }()
+	select {
+	case <-workersDone:
+	case <-ctx.Done():
+		if first == nil {
+			first = ctx.Err()
+		}
+	}
 	if s.idx != nil {
 		s.wg.Wait()
 		s.idx.close()
@@ -400,11 +418,51 @@ func (s *Service) onMsg(m *nats.Msg) {
 		return
 	}
 	s.wg.Add(1)
-	go func() {
-		defer func() { <-s.sem; s.wg.Done() }()
-		defer s.repeats.finish(m, s.publishReply)
-		s.handle(m)
-	}()
+	select {
+	case s.work <- m: // an idle worker
+		return
+	default:
+	}
+	if s.workers.Add(1) <= int32(s.cfg.Workers) {
+		s.workerWG.Add(1)
+		go s.worker(m)
+		return
+	}
+	s.workers.Add(-1)
+	// Every worker is busy or on its way back for more (the slot taken
+	// above means one is): wait for it.
+	select {
+	case s.work <- m:
+	case <-s.ctx.Done():
+		s.done(m)
+	}
+}
+
+// worker handles m, then every request handed to it, until the service
+// stops.
+func (s *Service) worker(m *nats.Msg) {
+	defer s.workerWG.Done()
+	for {
+		s.handleOne(m)
+		select {
+		case m = <-s.work:
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+func (s *Service) handleOne(m *nats.Msg) {
+	defer s.done(m)
+	s.handle(m)
+}
+
+// done ends the handling of m: its repeats are answered and its slot
+// freed.
+func (s *Service) done(m *nats.Msg) {
+	s.repeats.finish(m, s.publishReply)
+	<-s.sem
+	s.wg.Done()
 }
 
 // publishReply sends a reply b to a repeat's reply subject.
