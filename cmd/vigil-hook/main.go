@@ -16,6 +16,8 @@ import (
 	"os/signal"
 	"syscall"
 
+	// One P: see oneproc.
+	_ "github.com/vigil-dev/vigil/cmd/vigil-hook/internal/oneproc"
 	"github.com/vigil-dev/vigil/internal/hook/hookcli"
 )
 
