@@ -55,11 +55,13 @@ func CredsOption(path string) (nats.Option, error) {
 		}
 		return credsFileOption(path), nil
 	}
-	seedOption := nkeySeedOption
+	var opt nats.Option
 	if fips {
-		seedOption = nats.NkeyOptionFromSeed
+		clear(b)
+		opt, err = nats.NkeyOptionFromSeed(path)
+	} else {
+		opt, err = nkeySeedOption(path, b) // wipes b
 	}
-	opt, err := seedOption(path)
 	if err != nil {
 		return nil, fmt.Errorf("credentials %s: not a .creds file or nkey seed: %w", path, err)
 	}

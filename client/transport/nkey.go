@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"crypto/sha512"
 	"errors"
 	"fmt"
@@ -77,9 +78,10 @@ var errNotUserSeed = errors.New("nats: Not a valid nkey user seed")
 
 // nkeyUserSeed reads the raw Ed25519 seed of the nkey user seed in file
 // path, as nats.go's NkeyOptionFromSeed parses it (nkeys'
-// ParseDecoratedNKey), and wipes the file's bytes.
-func nkeyUserSeed(path string) ([]byte, error) {
-	prefix, raw, err := nkeySeed(path)
+// ParseDecoratedNKey), and wipes the file's bytes. With b non-nil, b is
+// the file's content, already read (and wiped here too).
+func nkeyUserSeed(path string, b []byte) ([]byte, error) {
+	prefix, raw, err := nkeySeed(path, b)
 	if err != nil {
 		return nil, err
 	}
@@ -93,33 +95,67 @@ func nkeyUserSeed(path string) ([]byte, error) {
 // nkeySeed reads the prefix and raw Ed25519 seed of the nkey seed (an
 // operator's, an account's or a user's) in file path, a bare seed or a
 // .creds file, as nats.go reads it to sign (nkeys' ParseDecoratedNKey),
-// and wipes the file's bytes.
-func nkeySeed(path string) (nkeys.PrefixByte, []byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0, nil, fmt.Errorf("nats: %w", err)
+// and wipes the file's bytes. With b non-nil, b is the file's content,
+// already read (and wiped here too).
+func nkeySeed(path string, b []byte) (nkeys.PrefixByte, []byte, error) {
+	if b == nil {
+		var err error
+		if b, err = os.ReadFile(path); err != nil {
+			return 0, nil, fmt.Errorf("nats: %w", err)
+		}
 	}
 	defer clear(b)
-	kp, err := nkeys.ParseDecoratedNKey(b)
-	if err != nil {
-		return 0, nil, err
+	return decodeSeedFile(b)
+}
+
+// decodeSeedFile is nkeys.DecodeSeed of the seed nkeys.ParseDecoratedNKey
+// finds in a seed file's content b: the same prefix, seed and errors.
+// ParseDecoratedNKey first looks for decorated blocks (a .creds file)
+// with a pattern that needs "---", and otherwise takes the first line
+// that starts, blanks trimmed, with a seed's prefix; a bare seed file, as
+// `vigil serve` writes them, is read here that second way without the
+// pattern (matching it costs a process that signs once about as much as
+// reading the file).
+func decodeSeedFile(b []byte) (nkeys.PrefixByte, []byte, error) {
+	if bytes.Contains(b, []byte("---")) {
+		kp, err := nkeys.ParseDecoratedNKey(b)
+		if err != nil {
+			return 0, nil, err
+		}
+		defer kp.Wipe()
+		enc, err := kp.Seed()
+		if err != nil {
+			return 0, nil, err
+		}
+		return nkeys.DecodeSeed(enc)
 	}
-	defer kp.Wipe()
-	enc, err := kp.Seed()
-	if err != nil {
-		return 0, nil, err
+	for line := range bytes.SplitSeq(b, []byte("\n")) {
+		if !seedPrefixed(bytes.TrimSpace(line)) {
+			continue
+		}
+		if !seedPrefixed(line) {
+			return 0, nil, nkeys.ErrInvalidNkeySeed
+		}
+		return nkeys.DecodeSeed(line)
 	}
-	return nkeys.DecodeSeed(enc)
+	return 0, nil, nkeys.ErrNoSeedFound
+}
+
+// seedPrefixed reports whether b starts as an operator's, an account's or
+// a user's seed does.
+func seedPrefixed(b []byte) bool {
+	return bytes.HasPrefix(b, []byte("SO")) || bytes.HasPrefix(b, []byte("SA")) || bytes.HasPrefix(b, []byte("SU"))
 }
 
 // nkeySeedOption is nats.NkeyOptionFromSeed(path), signing with
-// ed25519Sign: the user's public key from the seed file, and a signature
+// ed25519Sign: the user's public key from the seed file (b, its content
+// already read and wiped here, or nil to read it), and a signature
 // callback that reads the seed again for each nonce and keeps it no longer
 // than it signs. The signature is made for the public key announced: a
 // seed file replaced in between signs a nonce that the server refuses, as
 // it refuses nats.go's signature by the new key for the old key.
-func nkeySeedOption(path string) (nats.Option, error) {
-	raw, err := nkeyUserSeed(path)
+func nkeySeedOption(path string, b []byte) (nats.Option, error) {
+	raw, err := nkeyUserSeed(path, b)
 	if err != nil {
 		return nil, err
 	}
@@ -133,7 +169,7 @@ func nkeySeedOption(path string) (nats.Option, error) {
 		return nil, err
 	}
 	return nats.Nkey(string(enc), func(nonce []byte) ([]byte, error) {
-		raw, err := nkeyUserSeed(path)
+		raw, err := nkeyUserSeed(path, nil)
 		if err != nil {
 			return nil, fmt.Errorf("unable to extract key pair from file %q: %w", path, err)
 		}
@@ -152,7 +188,7 @@ func credsFileOption(path string) nats.Option {
 			return err
 		}
 		o.SignatureCB = func(nonce []byte) ([]byte, error) {
-			_, raw, err := nkeySeed(path)
+			_, raw, err := nkeySeed(path, nil)
 			if err != nil {
 				return nil, fmt.Errorf("unable to extract key pair from file %q: %w", path, err)
 			}

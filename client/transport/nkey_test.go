@@ -104,7 +104,7 @@ func TestNkeySeedOption(t *testing.T) {
 	if err := os.WriteFile(path, append(seed, '\n'), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opt, err := nkeySeedOption(path)
+	opt, err := nkeySeedOption(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestNkeySeedOption(t *testing.T) {
 		if err := os.WriteFile(p, content, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := nkeySeedOption(p); err == nil {
+		if _, err := nkeySeedOption(p, nil); err == nil {
 			t.Errorf("%s seed: no error", name)
 		}
 		if _, err := nats.NkeyOptionFromSeed(p); err == nil {
@@ -266,4 +266,75 @@ func TestCredsOptionFIPS(t *testing.T) {
 	if fips140.Enabled() {
 		t.Log("FIPS mode: nats.go signs")
 	}
+}
+
+// refDecodeSeedFile is what nkeySeed did before decodeSeedFile: nkeys'
+// ParseDecoratedNKey, then DecodeSeed of the key pair's seed.
+func refDecodeSeedFile(b []byte) (nkeys.PrefixByte, []byte, error) {
+	kp, err := nkeys.ParseDecoratedNKey(b)
+	if err != nil {
+		return 0, nil, err
+	}
+	enc, err := kp.Seed()
+	if err != nil {
+		return 0, nil, err
+	}
+	return nkeys.DecodeSeed(enc)
+}
+
+// checkDecodeSeedFile fails t unless decodeSeedFile(b) gives
+// refDecodeSeedFile(b)'s prefix, seed and error.
+func checkDecodeSeedFile(t *testing.T, b []byte) {
+	t.Helper()
+	wp, ws, werr := refDecodeSeedFile(bytes.Clone(b))
+	gp, gs, gerr := decodeSeedFile(bytes.Clone(b))
+	if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+		t.Fatalf("%q: error %v, nkeys %v", b, gerr, werr)
+	}
+	if werr == nil && (gp != wp || !bytes.Equal(gs, ws)) {
+		t.Fatalf("%q: prefix %v seed %x, nkeys %v %x", b, gp, gs, wp, ws)
+	}
+}
+
+// seedFileCases are seed files of each kind: bare seeds as `vigil serve`
+// writes them, with blanks and CRLF, decorated (.creds), and not seeds.
+func seedFileCases(t testing.TB) [][]byte {
+	user, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	acct, err := nkeys.CreateAccount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	us, _ := user.Seed()
+	as, _ := acct.Seed()
+	u, a := string(us), string(as)
+	return [][]byte{
+		[]byte(u), []byte(u + "\n"), []byte(u + "\r\n"), []byte("  " + u + "\n"), []byte(u + "  \n"),
+		[]byte("# key\n" + u + "\n"), []byte(a + "\n"), []byte("SUAGARBAGE\n"), []byte("SX" + u[2:]), nil, []byte("\n\n"),
+		[]byte(u[:len(u)-1] + "A\n"), []byte("x" + u + "\n"), []byte(u + "\n" + a + "\n"),
+		[]byte("-----BEGIN USER NKEY SEED-----\n" + u + "\n------END USER NKEY SEED------\n"),
+		[]byte("-----BEGIN NATS USER JWT-----\neyJ0eXAiOiJKV1QifQ.e30.c2ln\n------END NATS USER JWT------\n\n" +
+			"-----BEGIN USER NKEY SEED-----\n" + u + "\n------END USER NKEY SEED------\n"),
+		[]byte("--- " + u + "\n"),
+	}
+}
+
+// TestDecodeSeedFile: decodeSeedFile reads every kind of seed file as
+// nkeys does.
+func TestDecodeSeedFile(t *testing.T) {
+	for _, b := range seedFileCases(t) {
+		checkDecodeSeedFile(t, b)
+	}
+}
+
+// FuzzDecodeSeedFile: decodeSeedFile agrees with nkeys on any content.
+func FuzzDecodeSeedFile(f *testing.F) {
+	for _, b := range seedFileCases(f) {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		checkDecodeSeedFile(t, b)
+	})
 }

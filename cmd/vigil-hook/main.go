@@ -16,12 +16,17 @@ import (
 	"os/signal"
 	"syscall"
 
+	// One P: see oneproc.
+	_ "github.com/vigil-dev/vigil/cmd/vigil-hook/internal/oneproc"
 	"github.com/vigil-dev/vigil/internal/hook/hookcli"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := hookcli.Run(ctx, os.Args[1:], hookcli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Name: "vigil-hook"})
-	stop()
-	os.Exit(code)
+	// SIGINT and SIGTERM end the hook's wait: it answers as hookcli says
+	// (and withdraws or hands off the action) instead of dying unanswered.
+	// The process ends with Run, so the relay is never stopped: stopping
+	// it would cost a round trip with the runtime's signal thread for each
+	// signal, and change nothing.
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	os.Exit(hookcli.Run(ctx, os.Args[1:], hookcli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Name: "vigil-hook"}))
 }
