@@ -1072,6 +1072,8 @@ func (sc *scan) spacedValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 	}
 	if j+3 < len(s) && (s[j] == 'i' || s[j] == 'I') && (s[j+1] == 's' || s[j+1] == 'S') && isBlank(s[j+2]) {
 		j = skipBlanks(s, j+2) // "the vendor token is VALUE"
+	} else if d := dashSep(s[j:]); d > 0 && j+d < len(s) && isBlank(s[j+d]) {
+		j = skipBlanks(s, j+d) // "API key - VALUE", "| DEPLOY TOKEN | VALUE |"
 	}
 	vs, ve, quoted, ok = sc.parseValue(j, false)
 	if !ok {
@@ -1085,6 +1087,19 @@ func (sc *scan) spacedValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 		return 0, 0, false, false
 	}
 	return vs, ve, quoted, true
+}
+
+// dashSep is the length of the separator that starts s when it is one
+// that sets a name and its value apart in prose and tables (a dash, an en
+// or em dash, a table's cell bar), or 0.
+func dashSep(s string) int {
+	switch {
+	case strings.HasPrefix(s, "-"), strings.HasPrefix(s, "|"):
+		return 1
+	case strings.HasPrefix(s, "\u2013"), strings.HasPrefix(s, "\u2014"):
+		return 3
+	}
+	return 0
 }
 
 // elementValue reads the content of an XML element whose key or name
