@@ -492,6 +492,7 @@ func orderAt(v *clauseView, i int) (ok, neg bool) {
 }
 
 func (s *scanner) sentenceRules(t string, off int, g *gate) {
+	t = blankMentions(t)
 	lt := asciiLower(t)
 	if optionLine(t) {
 		s.codeLineRules(t, off, g)
@@ -620,6 +621,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	s.identityRules(t, off, lt)
 	s.clauseRules(view(), off, n0)
 	s.taskRules(view(), off)
+	s.agentTaskFrame(t, off)
 	s.socialRules(t, off, lt)
 	if g.address && addressPhrase(lt) {
 		loc := agentAddrRe.FindStringIndex(t)
@@ -628,6 +630,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		}
 		a, b := span(loc)
 		s.add(injAddressesAgent, "speaks to the AI agent directly", a, b, false)
+		s.addressedOrder(view(), off)
 	}
 }
 
@@ -636,7 +639,7 @@ var genericSecretWords = wordSet("genericSecretWords")
 // vocativeCandidate: lt holds what every vocativeRe match holds, a
 // greeting or an agent's name right before "," or ":".
 func vocativeCandidate(lt string) bool {
-	if anyOf(lt, []string{"hey", "hi ", "hello", "dear", "attention", "psst", "yo ", "note to", "message to", "message for", "instructions for", "reminder for", "to the ", "to any "}) {
+	if anyOf(lt, []string{"hey", "hi ", "hello", "dear", "attention", "psst", "yo ", "note to", "message to", "message for", "instructions for", "reminder for", "to the ", "to any ", "to all "}) {
 		return true
 	}
 	for _, n := range agentNames {
@@ -657,7 +660,7 @@ func vocativeCandidate(lt string) bool {
 
 // vocativeRe: the sentence calls the agent by what it is ("hey AI, …",
 // "Assistant: please …", "attention, language model").
-var vocativeRe = core.LazyRE(`(?:^|[.!?]\s+)\W{0,3}(?:(?:hey|hi|hello|dear|attention|psst|yo|note to|message to|message for|instructions for|reminder for|to)\s*,?\s+(?:the\s+|my\s+|any\s+)?(?:ai|assistant|agent|model|language model|llm|bot|gpt[\w.-]*|claude|gemini|chatgpt|copilot)s?\b|(?:ai|assistant|ai assistant|ai agent|agent|model|bot|claude|gpt|chatgpt|gemini|copilot|llm)\s*[,:]\s+(?:please\s+|now\s+|you\s+)?[a-z]{3,})`)
+var vocativeRe = core.LazyRE(`(?:^|[.!?]\s+)\W{0,3}(?:(?:hey|hi|hello|dear|attention|psst|yo|(?:note|message|instructions|reminder|memo)(?:\s+from\s+[^,.:;\n]{2,40}?)?\s+(?:to|for)|to)\s*,?\s+(?:the\s+|my\s+|any\s+|all\s+)?(?:ai|assistant|agent|model|language model|llm|bot|gpt[\w.-]*|claude|gemini|chatgpt|copilot)s?\b|(?:ai|assistant|ai assistant|ai agent|agent|model|bot|claude|gpt|chatgpt|gemini|copilot|llm)\s*[,:]\s+(?:please\s+|now\s+|you\s+)?[a-z]{3,})`)
 
 var (
 	trigOverride     = []string{"ignor", "disregard", "forget", "overrid", "overrul", "bypass", "skip", "abandon", "discard", "drop"}
@@ -1183,4 +1186,58 @@ func linkDefinition(rest string) bool {
 		return true
 	}
 	return strings.Contains(f[0], "://") || strings.HasPrefix(f[0], "/") || strings.HasPrefix(f[0], "./") || strings.HasPrefix(f[0], "#") || strings.HasPrefix(f[0], "<")
+}
+
+// mentionCues introduce a quotation as an example of wording, not as
+// words said to the reader: text like "…", such as "…", e.g. "…".
+var mentionCues = []string{" like", " such as", " e.g.", " e.g.,", " for example", " for example,", " for instance", " for instance,", " as in",
+	" the string", " the phrase", " the text", " the wording", " the line", " the sentence", " the payload", " strings", " phrases", " payloads", " lines"}
+
+// blankMentions returns t with each quotation that a mention cue
+// introduces ("attackers hide text like \"…\" in pages") replaced by blanks
+// of the same length, so rules read the sentence that talks about the
+// wording, not the wording; offsets are kept.
+func blankMentions(t string) string {
+	if !strings.ContainsAny(t, "\"`“") {
+		return t
+	}
+	var b []byte
+	for i := 0; i < len(t); {
+		open, close := "", ""
+		switch {
+		case t[i] == '"', t[i] == '`':
+			open, close = t[i:i+1], t[i:i+1]
+		case strings.HasPrefix(t[i:], "“"):
+			open, close = "“", "”"
+		default:
+			i++
+			continue
+		}
+		j := strings.Index(t[i+len(open):], close)
+		if j < 0 {
+			break
+		}
+		end := i + len(open) + j + len(close)
+		before := strings.TrimRight(asciiLower(t[max(0, i-24):i]), " \t:")
+		cued := false
+		for _, c := range mentionCues {
+			if strings.HasSuffix(" "+before, c) {
+				cued = true
+				break
+			}
+		}
+		if cued {
+			if b == nil {
+				b = []byte(t)
+			}
+			for k := i + len(open); k < end-len(close); k++ {
+				b[k] = ' '
+			}
+		}
+		i = end
+	}
+	if b == nil {
+		return t
+	}
+	return string(b)
 }

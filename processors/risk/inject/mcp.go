@@ -207,7 +207,7 @@ func (s *scanner) toolRules(tool, text string) {
 	// secret stores and agent configuration in a tool that is not about them
 	for _, o := range secretObjects(lt) {
 		obj := strings.Trim(strings.TrimSpace(lt[o[0]:o[1]]), "`'\"(")
-		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) {
+		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchemaPath(text, o[0]) {
 			continue
 		}
 		s.add(injMcpSensitivePath, "the tool description names a secret store its name says nothing of ("+strings.TrimSpace(text[o[0]:o[1]])+")", o[0], o[1], false)
@@ -250,6 +250,20 @@ func (s *scanner) toolRules(tool, text string) {
 			s.add(injMcpExfilParameter, "a parameter asks the model for the conversation, the prompt, secrets or file contents ("+param+")", lineOff, lineOff+len(line), true)
 		}
 	}
+}
+
+// inSchemaPath reports whether byte i of a ToolText is inside the JSON
+// path of a schema line (input_schema.properties.api_token: …): a
+// parameter named for the credential the call needs is how authenticated
+// tools work, not a secret store the description points at.
+func inSchemaPath(text string, i int) bool {
+	ls := strings.LastIndexByte(text[:i], '\n') + 1
+	line := text[ls:]
+	if !strings.HasPrefix(line, "input_schema.") {
+		return false
+	}
+	c := strings.Index(line, ": ")
+	return c < 0 || i-ls < c
 }
 
 // paramName: the property a schema path is under ("…properties.note.description" → "note").
