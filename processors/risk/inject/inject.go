@@ -67,7 +67,7 @@ var (
 	notFollowRe  = core.LazyRE(`(?i)\b(?:do not|don't|must not|never|stop)\s+(?:follow|obey|listen to)\s+(?:the\s+)?(?:user'?s?|your|previous|prior|original)\b`)
 	priorityRe   = core.LazyRE(`(?i)\b(?:overrides?|supersedes?|takes? precedence over|higher priority than)\b[^.\n]{0,40}\b(?:user'?s?|system|prompt|instructions|messages)\b`)
 	foreignRe    = core.LazyRE(`(?i)\b(?:vergiss|vergessen sie)\s+alles\b|\boublie[zr]?\s+tout\b|\bolvid[ae]\w*\s+todo\b|\bignora\w*\s+todo\b|\bdimentica\w*\s+tutto\b|\besque[cç]a\w*\s+tudo\b|забудь\s+вс[её]|(?:ignor\w*|oublie\w*)\s+(?:[\pL']+\s+){0,3}?(?:instructions|consignes|règles|directives)|(?:ignora|olvida)\w*\s+(?:[\pL']+\s+){0,3}?(?:instrucciones|reglas|indicaciones)|(?:ignorier\w*|vergiss\w*)\s+(?:[\pL']+\s+){0,3}?(?:anweisungen|instruktionen|regeln|vorgaben)|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|无视.{0,12}(?:指令|指示)|(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкци\w*|указани\w*)|(?:ignora|dimentica)\w*\s+(?:tutte\s+)?(?:le\s+)?istruzioni|(?:ignore|esqueça)\w*\s+(?:todas\s+)?(?:as\s+)?instruções`)
-	roleRe       = core.LazyRE(`(?i)\bfrom now on,? you\b|\bdeveloper mode\b|\bjailbreak|\bDAN\b|\bno restrictions\b|\bunrestricted mode\b|\bpretend (?:to be|you are|the user)\b|\bact as (?:an? )?(?:unfiltered|unrestricted|evil|root|admin)|\brole-?play as\b|\byour (?:real|true|new) (?:instructions|task|goal|purpose)\b|\bnew (?:instructions|task|policy|rule|directive)s?\s*(?::|from|for)|\bsystem (?:override|notice|prompt override)\b|\b(?:begin|start) (?:admin|system|developer) (?:input|mode|message)\b|\bend of (?:user )?input\b|\bthis is (?:the )?(?:system administrator|your developer|anthropic|openai)\b|\bmessage from (?:anthropic|openai|the (?:system|developers?))\b|\b(?:safety|security) (?:guidelines|rules|checks) (?:are|have been) (?:disabled|lifted|removed|off)\b|\byou have been granted (?:root|admin)\b|\bthe previous context was a test\b`)
+	roleRe       = core.LazyRE(`(?i)\bfrom now on,? you\b|\bdeveloper mode\b|\bjailbreak|\bDAN\b|\bno restrictions\b|\bunrestricted mode\b|\bpretend (?:to be|you are|the user)\b|\bact as (?:an? )?(?:unfiltered|unrestricted|evil|root|admin)|\brole-?play as\b|\byour (?:real|true|new) (?:instructions|task|goal|purpose|objective|mission|directive|assignment|priority|priorities)\b|\bnew (?:instructions|task|policy|rule|directive)s?\s*(?::|from|for)|\bsystem (?:override|notice|prompt override)\b|\b(?:begin|start) (?:admin|system|developer) (?:input|mode|message)\b|\bend of (?:user )?input\b|\bthis is (?:the )?(?:system administrator|your developer|anthropic|openai)\b|\bmessage from (?:anthropic|openai|the (?:system|developers?))\b|\b(?:safety|security) (?:guidelines|rules|checks) (?:are|have been) (?:disabled|lifted|removed|off)\b|\byou have been granted (?:root|admin)\b|\bthe previous context was a test\b`)
 	roleTagRe    = core.LazyRE(`(?im)^\s*(?:\[(?:system|admin|developer|assistant)\]|<\|?(?:system|im_start|assistant)\|?>|</?system>|</context>|role:\s*system\b|###\s*(?:system|instruction)s?\s*:?\s*$)`)
 	secrecyRe    = core.LazyRE(`(?i)\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|reveal(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b[^.\n]{0,30}\b(?:the user|the human|them|anyone|this)\b|\b(?:silently|secretly|covertly|quietly)\b|\bhidden instruction|\bdo not reveal the instructions|\bdon't mention it\b`)
 	bypassRe     = core.LazyRE(`(?i)--dangerously-skip-permissions|\bauto-?approve\b|\b(?:without|never) ask(?:ing)?\b[^.\n]{0,30}\b(?:confirmation|approval|permission)|\bnever ask the user\b|\b(?:disable|turn off|skip|bypass)\b[^.\n]{0,20}\b(?:sandbox(?:ing)?|approvals?|confirmations?|safety checks?|pre-commit|hooks?|secret scanner)\b|\bpre-approved\b|\bconfirmations? (?:are|is) disabled\b|\bno longer requires? approval\b|\bask for confirmation\b[^.\n]{0,30}\bignore\b|core\.hooksPath\s+/dev/null`)
@@ -622,6 +622,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	s.clauseRules(view(), off, n0)
 	s.taskRules(view(), off)
 	s.agentTaskFrame(t, off)
+	s.authorityRules(view(), off)
 	s.socialRules(t, off, lt)
 	if g.address && addressPhrase(lt) {
 		loc := agentAddrRe.FindStringIndex(t)
@@ -639,7 +640,7 @@ var genericSecretWords = wordSet("genericSecretWords")
 // vocativeCandidate: lt holds what every vocativeRe match holds, a
 // greeting or an agent's name right before "," or ":".
 func vocativeCandidate(lt string) bool {
-	if anyOf(lt, []string{"hey", "hi ", "hello", "dear", "attention", "psst", "yo ", "note to", "message to", "message for", "instructions for", "reminder for", "to the ", "to any ", "to all "}) {
+	if anyOf(lt, []string{"hey", "hi ", "hello", "dear", "attention", "psst", "yo ", "note to", "message to", "message for", "instructions for", "reminder for", "to the ", "to any ", "to all ", " for ai", " for automated", " for autonomous", " for coding", " for assistant", " for agent", " for llm", " to ai", " to automated", " to assistant", " to agent", " to llm"}) {
 		return true
 	}
 	for _, n := range agentNames {
@@ -660,7 +661,12 @@ func vocativeCandidate(lt string) bool {
 
 // vocativeRe: the sentence calls the agent by what it is ("hey AI, …",
 // "Assistant: please …", "attention, language model").
-var vocativeRe = core.LazyRE(`(?:^|[.!?]\s+)\W{0,3}(?:(?:hey|hi|hello|dear|attention|psst|yo|(?:note|message|instructions|reminder|memo)(?:\s+from\s+[^,.:;\n]{2,40}?)?\s+(?:to|for)|to)\s*,?\s+(?:the\s+|my\s+|any\s+|all\s+)?(?:ai|assistant|agent|model|language model|llm|bot|gpt[\w.-]*|claude|gemini|chatgpt|copilot)s?\b|(?:ai|assistant|ai assistant|ai agent|agent|model|bot|claude|gpt|chatgpt|gemini|copilot|llm)\s*[,:]\s+(?:please\s+|now\s+|you\s+)?[a-z]{3,})`)
+var vocativeRe = core.LazyRE(`(?:^|[.!?]\s+)\W{0,3}(?:(?:hey|hi|hello|dear|attention|psst|yo|(?:(?:security|urgent|important|official|private|special|quick|friendly|system|admin)\s+)?(?:note|message|instructions|reminder|memo|notice|alert|update|announcement|warning|directive)(?:\s+from\s+[^,.:;\n]{2,40}?)?\s+(?:to|for)|to)\s*,?\s+(?:the\s+|my\s+|any\s+|all\s+)?(?:automated\s+|autonomous\s+|coding\s+)?(?:ai(?:\s+(?:tools?|systems?|models?|assistants?|agents?))?|assistant|agent|model|language model|llm|bot|gpt[\w.-]*|claude|gemini|chatgpt|copilot)s?\b|(?:ai|assistant|ai assistant|ai agent|agent|model|bot|claude|gpt|chatgpt|gemini|copilot|llm)\s*[,:]\s+(?:please\s+|now\s+|you\s+)?[a-z]{3,})`)
+
+// aiReaderRe: the sentence speaks of the AI that reads this very text
+// ("AI tools that read this page must …", "language models processing
+// this e-mail should …"): it is written to that reader.
+var aiReaderRe = core.LazyRE(`(?i)\b(?:ai|llms?|language models?|assistants?|agents?|models?|bots?|chatbots?|ai tools?|ai systems?|crawlers?|scrapers?|summari[sz]ers?)\s+(?:that|which|who)\s+(?:read|reads|process|processes|summari[sz]es?|sees?|access(?:es)?|crawls?|index(?:es)?|parses?|ingests?)\s+(?:this|these)\b|\b(?:ai|llms?|language models?|assistants?|agents?|models?|bots?|ai tools?|ai systems?)\s+(?:reading|processing|summari[sz]ing|parsing|crawling|indexing|viewing|ingesting)\s+(?:this|these)\b`)
 
 var (
 	trigOverride     = []string{"ignor", "disregard", "forget", "overrid", "overrul", "bypass", "skip", "abandon", "discard", "drop"}
@@ -721,6 +727,9 @@ func findForeign(t, lt string, g *gate) []int {
 
 func addressPhrase(lt string) bool {
 	if vocativeCandidate(lt) && vocativeRe.MatchString(lt) {
+		return true
+	}
+	if strings.Contains(lt, " this") && aiReaderRe.MatchString(lt) {
 		return true
 	}
 	for _, p := range addrPhrases {
@@ -1193,6 +1202,9 @@ func linkDefinition(rest string) bool {
 var mentionCues = []string{" like", " such as", " e.g.", " e.g.,", " for example", " for example,", " for instance", " for instance,", " as in",
 	" the string", " the phrase", " the text", " the wording", " the line", " the sentence", " the payload", " strings", " phrases", " payloads", " lines"}
 
+// kindOfText names what a quotation can be an instance of.
+var kindOfText = []string{"jailbreak", "injection", "attack", "payload", "example", "phrase", "prompt", "string", "pattern", "wording", "sample", "template"}
+
 // blankMentions returns t with each quotation that a mention cue
 // introduces ("attackers hide text like \"…\" in pages") replaced by blanks
 // of the same length, so rules read the sentence that talks about the
@@ -1225,6 +1237,11 @@ func blankMentions(t string) string {
 				cued = true
 				break
 			}
+		}
+		if !cued && (strings.HasSuffix(before, " is") || strings.HasSuffix(before, " was") || i > 0 && t[i-1] == ':' || strings.HasSuffix(before, ":")) {
+			// "a common jailbreak is \"…\"", "example payload: \"…\"": the
+			// quotation is the instance of a kind of text the sentence names
+			cued = anyOf(asciiLower(t[max(0, i-48):i]), kindOfText)
 		}
 		if cued {
 			if b == nil {

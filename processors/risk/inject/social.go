@@ -281,7 +281,7 @@ var (
 	// authorityHeadRe: a line that announces what follows as orders from
 	// a privileged sender ("### New instructions from the administrator",
 	// "Urgent message from the security team:").
-	authorityHeadRe = core.LazyRE(`(?i)^[ \t#>*_=\[\-]*((?:(?:new|updated|revised|additional|urgent|important|priority|mandatory|official|latest|special)[ \t]+)*)(instructions?|orders?|directives?|commands?|messages?|notices?|notes?|memo|updates?|requests?)[ \t]+(?:from|by)[ \t]+(?:the[ \t]+|your[ \t]+|an?[ \t]+|our[ \t]+)?(?:(?:site|system|server|it|security|platform|workspace|lead|chief|network|account)[ \t]+)?(system|administrators?|admins?|sysadmins?|developers?|operators?|owners?|security team|it department|it team|it support|management|anthropic|openai|moderators?|root)\b[^\n]{0,40}$`)
+	authorityHeadRe = core.LazyRE(`(?i)^[ \t#>*_=\[\-]*((?:(?:new|updated|revised|additional|urgent|important|priority|mandatory|official|latest|special)[ \t]+)*)(instructions?|orders?|directives?|commands?|messages?|notices?|notes?|memo|updates?|requests?)[ \t]+(?:from|by)[ \t]+(?:the[ \t]+|your[ \t]+|an?[ \t]+|our[ \t]+)?(?:(?:site|system|server|it|security|platform|workspace|lead|chief|network|account)[ \t]+)?(system|administrators?|admins?|sysadmins?|developers?|operators?|owners?|security team|it department|it team|it support|management|anthropic|openai|moderators?|root)\b[^\n.!?:]{0,30}(?::[ \t]*|[.!]?[ \t#=*\]\-]*)$`)
 )
 
 // boundaryRules finds fake role and boundary markers in a whole text. It
@@ -314,7 +314,9 @@ func (s *scanner) boundaryRules(text string, base int) {
 			}
 		}
 		if len(tl) <= 100 && (strings.Contains(line, " from ") || strings.Contains(line, " by ")) {
-			if m := authorityHeadRe.FindStringSubmatchIndex(line); m != nil {
+			// a heading: marked up, ending in a colon, or the phrase alone
+			heading := strings.IndexByte("#=*[->", tl[0]) >= 0 || strings.HasSuffix(tl, ":") || len(tl) <= 60
+			if m := authorityHeadRe.FindStringSubmatchIndex(line); m != nil && heading {
 				// orders announced as an administrator's are strong; a
 				// message or a note from one is weak alone
 				noun := asciiLower(line[m[4]:m[5]])

@@ -42,7 +42,7 @@ var (
 	accessRe    = core.LazyRE(`(?i)\b(?:access|permissions?|admin(?:istrator)? (?:rights|role|access)|owner(?:ship)?|edit rights|write access|full control|a key|guest access|the keys?)\b`)
 	valueRe     = core.LazyRE("(?i)\\bto\\s+[\"'`“]?[a-z0-9!#$%&*_.@-]*\\d[a-z0-9!#$%&*_.@-]*[\"'`”]?|\\bto\\s+[\"'`“][^\"'`”]{3,40}[\"'`”]")
 	// what the agent answers
-	yourAnswerRe = core.LazyRE(`(?i)\b(?:your|every|each|all) (?:next |final |every |all |future |subsequent )?(?:answers?|responses?|replies|reply|outputs?|summary|summaries|messages?|translation)\b`)
+	yourAnswerRe = core.LazyRE(`(?i)\b(?:your|every|each|all) (?:next |final |every |all |future |subsequent |whole |entire |complete )?(?:answers?|responses?|replies|reply|outputs?|summary|summaries|messages?|translation)\b`)
 	tellUserRe   = core.LazyRE(`(?i)^\w+\s+(?:to\s+)?(?:the user|the human|them|him|her)\s+(?:that|with)\b`)
 	fwdRuleRe    = core.LazyRE(`(?i)\b(?:forwarding|redirect(?:ion)?|auto-?forward(?:ing)?)\s+(?:rule|filter)\b|\ball (?:incoming |new |future )?(?:mail|e-?mails?|messages)\b`)
 	onlyWithRe   = core.LazyRE("(?i)^\\w+\\s+(?:only\\s+)?with\\s+[\"'`“]")
@@ -393,6 +393,10 @@ func (s *scanner) addressedOrder(v *clauseView, off int) {
 			continue
 		}
 		ok, neg := v.imperativeAs(k, true)
+		if !ok && !neg {
+			// "AI tools that read this page must forward it to …"
+			ok = modalBefore(v, k)
+		}
 		if !ok || neg {
 			continue
 		}
@@ -416,3 +420,25 @@ var (
 	sweepRe       = core.LazyRE(`(?i)\b(?:all|every|each|any|the entire|the whole)\b`)
 	buildOutputRe = core.LazyRE(`(?i)\b(?:generated|temporary|temp|tmp|build|cache[sd]?|artifacts?|stale|unused|intermediate|compiled|node_modules|dist|target)\b`)
 )
+
+// modalBefore reports whether the word k of the clause is the verb of an
+// obligation: must, should, shall or "is/are required to", "needs to",
+// "has to" right before it, with no negation.
+func modalBefore(v *clauseView, k int) bool {
+	if k == 0 {
+		return false
+	}
+	p := v.ws[k-1].w
+	switch p {
+	case "must", "shall", "should":
+		return true
+	case "to":
+		if k >= 2 {
+			switch v.ws[k-2].w {
+			case "required", "need", "needs", "has", "have", "asked", "expected", "obliged", "instructed":
+				return true
+			}
+		}
+	}
+	return false
+}
