@@ -34,17 +34,24 @@ var (
 	answerVerbRe = core.LazyRE(`(?i)^(?:encrypt|encode|encipher|obfuscate|scramble|reverse|write|spell|translate|convert|replace|rewrite|answer|reply|respond|output|give|return|format|render|express)$`)
 )
 
+// Literals every match of the expressions above holds: a sentence with
+// none of them costs a few substring searches.
+var (
+	voidWords   = []string{"obsolete", "void", "null", "outdated", "cancel", "revoked", "superseded", "invalid", "overridden", "withdrawn", "deprecated", "no longer"}
+	labelWords  = []string{"system", "admin", "developer", "operator", "moderator", "openai", "anthropic", "root", "kernel"}
+	answerForms = []string{"base64", "base-64", "rot13", "rot-13", "caesar", "cipher", "hex", "morse", "binary", "leet", "pig latin", "emoji", "backwards", "reverse"}
+)
+
 // authorityRules adds the findings of claimed authority that changes the
-// agent's rules, for one sentence of prose.
-func (s *scanner) authorityRules(v *clauseView, off int) {
-	t, lt := v.t, v.lt
-	if strings.Contains(lt, "previous") || strings.Contains(lt, "prior") || strings.Contains(lt, "original") || strings.Contains(lt, "earlier") ||
-		strings.Contains(lt, "your ") || strings.Contains(lt, "'s ") || strings.Contains(lt, "’s ") {
+// agent's rules, for one sentence of prose (t, lower-cased lt); view
+// gives its clause view, built only when a rule needs it.
+func (s *scanner) authorityRules(t, lt string, off int, view func() *clauseView) {
+	if anyOf(lt, voidWords) && (strings.Contains(lt, "your ") || strings.Contains(lt, "'s ") || strings.Contains(lt, "’s ")) {
 		if loc := priorVoidRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) && !reportedBefore(lt[:loc[0]]) {
 			s.add(injOverrideInstructions, "declares the agent's earlier instructions void", off+loc[0], off+loc[1], true)
 		}
 	}
-	if m := privLabelRe.FindStringSubmatchIndex(t); m != nil && (strings.EqualFold(t[m[2]:m[3]], "override") || strings.EqualFold(t[m[2]:m[3]], "mode") || speaksToAgentRe.MatchString(t[m[1]-1:])) {
+	if m := privLabelIn(t, lt); m != nil && (strings.EqualFold(t[m[2]:m[3]], "override") || strings.EqualFold(t[m[2]:m[3]], "mode") || speaksToAgentRe.MatchString(t[m[1]-1:])) {
 		if strings.EqualFold(t[m[2]:m[3]], "override") || strings.EqualFold(t[m[2]:m[3]], "mode") {
 			s.add(injClaimedAuthority, "a sentence labelled as an override or a mode of the system or an administrator", off+m[0], off+m[1]-1, true)
 		} else {
@@ -62,8 +69,10 @@ func (s *scanner) authorityRules(v *clauseView, off int) {
 			s.add(injClaimedAuthority, "asks the agent for something on a claimed role (\"as your administrator, I need you to …\")", off, off+loc[1], true)
 		}
 	}
-	if loc := answerFormRe.FindStringIndex(t); loc != nil {
-		s.answerForm(v, off, loc)
+	if anyOf(lt, answerForms) {
+		if loc := answerFormRe.FindStringIndex(t); loc != nil {
+			s.answerForm(view(), off, loc)
+		}
 	}
 }
 
@@ -102,4 +111,13 @@ func reportedBefore(before string) bool {
 		}
 	}
 	return false
+}
+
+// privLabelIn is privLabelRe's submatches in t, run only when the start of
+// the sentence (lt, lower-cased) holds a label word.
+func privLabelIn(t, lt string) []int {
+	if !anyOf(lt[:min(len(lt), 48)], labelWords) {
+		return nil
+	}
+	return privLabelRe.FindStringSubmatchIndex(t)
 }

@@ -621,8 +621,8 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	s.identityRules(t, off, lt)
 	s.clauseRules(view(), off, n0)
 	s.taskRules(view(), off)
-	s.agentTaskFrame(t, off)
-	s.authorityRules(view(), off)
+	s.agentTaskFrame(t, lt, off)
+	s.authorityRules(t, lt, off, view)
 	s.socialRules(t, off, lt)
 	if g.address && addressPhrase(lt) {
 		loc := agentAddrRe.FindStringIndex(t)
@@ -667,6 +667,9 @@ var vocativeRe = core.LazyRE(`(?:^|[.!?]\s+)\W{0,3}(?:(?:hey|hi|hello|dear|atten
 // ("AI tools that read this page must …", "language models processing
 // this e-mail should …"): it is written to that reader.
 var aiReaderRe = core.LazyRE(`(?i)\b(?:ai|llms?|language models?|assistants?|agents?|models?|bots?|chatbots?|ai tools?|ai systems?|crawlers?|scrapers?|summari[sz]ers?)\s+(?:that|which|who)\s+(?:read|reads|process|processes|summari[sz]es?|sees?|access(?:es)?|crawls?|index(?:es)?|parses?|ingests?)\s+(?:this|these)\b|\b(?:ai|llms?|language models?|assistants?|agents?|models?|bots?|ai tools?|ai systems?)\s+(?:reading|processing|summari[sz]ing|parsing|crawling|indexing|viewing|ingesting)\s+(?:this|these)\b`)
+
+// aiReaderLits: one of them is in every aiReaderRe match.
+var aiReaderLits = []string{" that ", " which ", " who ", "ing this", "ing these"}
 
 var (
 	trigOverride     = []string{"ignor", "disregard", "forget", "overrid", "overrul", "bypass", "skip", "abandon", "discard", "drop"}
@@ -729,7 +732,7 @@ func addressPhrase(lt string) bool {
 	if vocativeCandidate(lt) && vocativeRe.MatchString(lt) {
 		return true
 	}
-	if strings.Contains(lt, " this") && aiReaderRe.MatchString(lt) {
+	if strings.Contains(lt, " this") && anyOf(lt, aiReaderLits) && aiReaderRe.MatchString(lt) {
 		return true
 	}
 	for _, p := range addrPhrases {
@@ -1202,6 +1205,11 @@ func linkDefinition(rest string) bool {
 var mentionCues = []string{" like", " such as", " e.g.", " e.g.,", " for example", " for example,", " for instance", " for instance,", " as in",
 	" the string", " the phrase", " the text", " the wording", " the line", " the sentence", " the payload", " strings", " phrases", " payloads", " lines"}
 
+// hasSuffixFold is strings.HasSuffix with ASCII case folded.
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
+}
+
 // kindOfText names what a quotation can be an instance of.
 var kindOfText = []string{"jailbreak", "injection", "attack", "payload", "example", "phrase", "prompt", "string", "pattern", "wording", "sample", "template"}
 
@@ -1230,15 +1238,15 @@ func blankMentions(t string) string {
 			break
 		}
 		end := i + len(open) + j + len(close)
-		before := strings.TrimRight(asciiLower(t[max(0, i-24):i]), " \t:")
+		before := strings.TrimRight(t[max(0, i-24):i], " \t:")
 		cued := false
 		for _, c := range mentionCues {
-			if strings.HasSuffix(" "+before, c) {
+			if hasSuffixFold(before, c) || len(before)+1 == len(c) && strings.EqualFold(before, c[1:]) {
 				cued = true
 				break
 			}
 		}
-		if !cued && (strings.HasSuffix(before, " is") || strings.HasSuffix(before, " was") || i > 0 && t[i-1] == ':' || strings.HasSuffix(before, ":")) {
+		if !cued && (hasSuffixFold(before, " is") || hasSuffixFold(before, " was") || strings.HasSuffix(strings.TrimRight(t[:i], " \t"), ":")) {
 			// "a common jailbreak is \"…\"", "example payload: \"…\"": the
 			// quotation is the instance of a kind of text the sentence names
 			cued = anyOf(asciiLower(t[max(0, i-48):i]), kindOfText)

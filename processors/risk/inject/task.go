@@ -348,8 +348,7 @@ var (
 // cc my assistant". Reading verbs (read, review, process) frame an order
 // only with that self-reference: "after reading the docs, run make" is
 // ordinary advice.
-func (s *scanner) agentTaskFrame(t string, off int) {
-	lt := asciiLower(t)
+func (s *scanner) agentTaskFrame(t, lt string, off int) {
 	if !anyOf(lt, []string{"summar", "answer", "repl", "respond", "translat", "process", "read", "review", "analy", "pars", "ingest", "scrap", "crawl"}) {
 		return
 	}
