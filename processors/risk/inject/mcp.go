@@ -285,7 +285,9 @@ func toolAbout(name, obj string) bool {
 	// credentials are one family: a vault tool may name keys, tokens,
 	// passwords and the keychain; an ssh tool its id_* keys
 	family := []string{"secret", "credential", "key", "vault", "token", "auth", "password", "keychain", "keyring", "pass", "login", "cred"}
-	if anyIn(name, family) && anyIn(obj, family) || strings.Contains(name, "ssh") && (strings.Contains(obj, "id_") || strings.Contains(obj, "known_hosts")) {
+	// a tool named for credentials in general (get_credentials,
+	// secret_manager) may name any store of them (~/.aws, ~/.kube/config)
+	if anyIn(name, []string{"secret", "credential", "cred", "vault", "keychain", "keyring"}) || anyIn(name, family) && anyIn(obj, family) || strings.Contains(name, "ssh") && (strings.Contains(obj, "id_") || strings.Contains(obj, "known_hosts")) {
 		return true
 	}
 	for _, w := range []string{"ssh", "aws", "env", "secret", "credential", "key", "vault", "token", "auth", "password", "kube", "docker", "git", "npm", "pypi", "cloud", "gcloud", "azure", "config"} {
