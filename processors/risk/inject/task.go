@@ -35,10 +35,17 @@ var (
 	moneyRe   = core.LazyRE(`(?i)(?:\b(?:my|all my|all of my|the user'?s)\s+(?:[\w-]+\s+)?(?:holdings|savings|funds|money|stocks|shares|crypto|bitcoin|ethereum|balance|portfolio)\b|[$€£¥]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:usd|eur|gbp|chf|jpy|dollars?|euros?|pounds?|btc|eth|usdt|bitcoin)\b|\b(?:funds|money|the (?:full |remaining |total )?(?:amount|balance)|payment|a transaction|all (?:the )?(?:money|funds|savings))\b)`)
 	accountRe = core.LazyRE(`\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b|(?i:\biban\b|\baccount(?: number| no\.?| #|[_ ]id)?:?\s*[#'"(]?\d[\d -]{5,}|\baccount[_ ]id\b|\b0x[0-9a-f]{40}\b|\bbc1[a-z0-9]{25,}\b|\bwallet\b)`)
 	// whose the object is
-	userDataRe = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\b(?:all(?: of)?(?: the)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|contacts?|passwords?|security codes?|verification codes?|credentials?|api keys?|secrets?|bank \w+|transactions?|channels?|chat history)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
+	// orgDataRe: the personal data of many people an organisation holds
+	orgDataRe  = core.LazyRE(`(?i)\b(?:customer|client|user|employee|patient|member|subscriber|payroll|hr|crm)s?'?\s+(?:[\w-]+\s+)?(?:database|db|list|records|data|e-?mails?|addresses|contacts|table|export|details|files|information|accounts)\b`)
+	userDataRe = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+(?:[\w-]+\s+){0,3}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\b(?:all(?: of)?(?: the)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|contacts?|passwords?|security codes?|verification codes?|credentials?|api keys?|secrets?|bank \w+|transactions?|channels?|chat history)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
 	ownRe      = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+`)
 	// who it goes to
-	recipientRe = core.LazyRE(`(?i)\bto (?:my|our) (?:friend|colleague|cousin|brother|sister|partner|associate|accountant|lawyer|boss|manager|contact|new (?:address|account|email))\b|\([a-z][a-z0-9_.-]*\d[a-z0-9_.-]*\)|\bto\s+@[a-z0-9_]{3,}\b[^/]`)
+	// a pronoun object of a send verb: what it sends was named before it
+	pronounObjRe = core.LazyRE(`(?i)^\S+\s+(?:it|them|those|these|this|that|everything|all of (?:it|them))\b`)
+	// what is made public, and whose
+	publicRe    = core.LazyRE(`(?i)\b(?:public(?:ly (?:accessible|visible|available|readable))?|world-?readable|world-?writable|visible to (?:everyone|anyone|all)|accessible to (?:everyone|anyone|all)|open to (?:everyone|anyone|the public)|shared with (?:everyone|anyone))\b`)
+	privateRe   = core.LazyRE(`(?i)\b(?:private|internal|confidential|personal)\b`)
+	recipientRe = core.LazyRE(`(?i)\bto\s+\+\d[\d ().-]{6,}\d\b|\b(?:to|in|on|into)\s+(?:the\s+)?#[a-z0-9][a-z0-9_-]{1,40}\b|\bto (?:my|our) (?:friend|colleague|cousin|brother|sister|partner|associate|accountant|lawyer|boss|manager|contact|new (?:address|account|email))\b|\([a-z][a-z0-9_.-]*\d[a-z0-9_.-]*\)|\bto\s+@[a-z0-9_]{3,}\b[^/]`)
 	accessRe    = core.LazyRE(`(?i)\b(?:access|permissions?|admin(?:istrator)? (?:rights|role|access)|owner(?:ship)?|edit rights|write access|full control|a key|guest access|the keys?)\b`)
 	valueRe     = core.LazyRE("(?i)\\bto\\s+[\"'`“]?[a-z0-9!#$%&*_.@-]*\\d[a-z0-9!#$%&*_.@-]*[\"'`”]?|\\bto\\s+[\"'`“][^\"'`”]{3,40}[\"'`”]")
 	// what the agent answers
@@ -91,7 +98,8 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		if (w == "make" || w == "place" || w == "complete" || w == "initiate" || w == "schedule" || w == "execute") && !purchaseRe.MatchString(t[v.ws[k].a:]) {
 			pay = false
 		}
-		if !(send || pay || del || grant || change || ans || guard) {
+		public := (w == "make" || w == "set" || w == "turn" || w == "change" || w == "switch") && publicRe.MatchString(t[v.ws[k].a:])
+		if !(send || pay || del || grant || change || ans || guard || public) {
 			continue
 		}
 		ok, neg := v.imperativeAs(k, true)
@@ -115,8 +123,16 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 			}
 		}
 		recip := sink || recipientRe.MatchString(rest)
-		mine := userDataRe.MatchString(rest)
+		mine, org := userDataRe.MatchString(rest), orgDataRe.MatchString(rest)
+		if !mine && send && pronounObjRe.MatchString(rest) {
+			// "pull my bank statements and upload them to …": the object
+			// named earlier in the sentence
+			mine, org = userDataRe.MatchString(t[:v.ws[k].a]), org || orgDataRe.MatchString(t[:v.ws[k].a])
+		}
 		switch {
+		case public && (ownRe.MatchString(t) || privateRe.MatchString(t) || strings.Contains(t, "~/")):
+			s.add(injTaskInjection, "orders the user's data or private resources made public", a, b, true)
+			return
 		case pay && userPayRe.MatchString(rest) && (w == "purchase" || w == "buy" || w == "order" || purchaseRe.MatchString(rest)):
 			s.add(injTaskInjection, "orders a purchase with the user's payment method", a, b, true)
 			return
@@ -150,6 +166,9 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		case grant && accessRe.MatchString(rest) && (recipientRe.MatchString(rest) || anySink && ownRe.MatchString(rest)):
 			s.add(injTaskInjection, "orders access given to someone else", a, b, true)
 			return
+		case grant && accessRe.MatchString(rest) && sink:
+			s.add(injTaskInjection, "orders access given to an outside address", a, b, false)
+			return
 		case change && secretWordIn(lrest) && valueRe.MatchString(rest) && (ownRe.MatchString(rest) || strings.Contains(lrest, "account")):
 			s.add(injTaskInjection, "orders a password or account detail changed to a given value", a, b, true)
 			return
@@ -165,6 +184,11 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 			return
 		case ans && tellUserRe.MatchString(rest):
 			s.add(injTaskInjection, "tells the agent what to tell the user", a, b, false)
+			return
+		case send && org && recip && !selfAddressed(lrest):
+			// an office's own request may ask the same ("e-mail the
+			// customer list to sales@…"): weak alone
+			s.add(injTaskInjection, "orders customer or staff records sent to an address", a, b, false)
 			return
 		case send && mine && !recip && anySink && !selfAddressed(lrest):
 			s.add(injTaskInjection, "orders the user's data sent", a, b, false)
