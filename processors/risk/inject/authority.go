@@ -46,7 +46,7 @@ var (
 // agent's rules, for one sentence of prose (t, lower-cased lt); view
 // gives its clause view, built only when a rule needs it.
 func (s *scanner) authorityRules(t, lt string, off int, view func() *clauseView) {
-	if anyOf(lt, voidWords) && (strings.Contains(lt, "your ") || strings.Contains(lt, "'s ") || strings.Contains(lt, "’s ")) {
+	if (strings.Contains(lt, "your ") || strings.Contains(lt, "'s ") || strings.Contains(lt, "’s ")) && anyOf(lt, voidWords) {
 		if loc := priorVoidRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) && !reportedBefore(lt[:loc[0]]) {
 			s.add(injOverrideInstructions, "declares the agent's earlier instructions void", off+loc[0], off+loc[1], true)
 		}

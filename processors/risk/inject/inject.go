@@ -640,7 +640,10 @@ var genericSecretWords = wordSet("genericSecretWords")
 // vocativeCandidate: lt holds what every vocativeRe match holds, a
 // greeting or an agent's name right before "," or ":".
 func vocativeCandidate(lt string) bool {
-	if anyOf(lt, []string{"hey", "hi ", "hello", "dear", "attention", "psst", "yo ", "note to", "message to", "message for", "instructions for", "reminder for", "to the ", "to any ", "to all ", " for ai", " for automated", " for autonomous", " for coding", " for assistant", " for agent", " for llm", " to ai", " to automated", " to assistant", " to agent", " to llm"}) {
+	if anyOf(lt, []string{"hey", "hi ", "hello", "dear", "attention", "psst", "yo ", "note to", "message to", "message for", "instructions for", "reminder for", "to the ", "to any ", "to all "}) {
+		return true
+	}
+	if (strings.Contains(lt, " for ") || strings.Contains(lt, " to ")) && anyOf(lt, []string{" for ai", " for automated", " for autonomous", " for coding", " for assistant", " for agent", " for llm", " to ai", " to automated", " to assistant", " to agent", " to llm"}) {
 		return true
 	}
 	for _, n := range agentNames {

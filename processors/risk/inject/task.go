@@ -43,7 +43,9 @@ var (
 	// a pronoun object of a send verb: what it sends was named before it
 	pronounObjRe = core.LazyRE(`(?i)^\S+\s+(?:it|them|those|these|this|that|everything|all of (?:it|them))\b`)
 	// what is made public, and whose
-	publicRe    = core.LazyRE(`(?i)\b(?:public(?:ly (?:accessible|visible|available|readable))?|world-?readable|world-?writable|visible to (?:everyone|anyone|all)|accessible to (?:everyone|anyone|all)|open to (?:everyone|anyone|the public)|shared with (?:everyone|anyone))\b`)
+	publicRe = core.LazyRE(`(?i)\b(?:public(?:ly (?:accessible|visible|available|readable))?|world-?readable|world-?writable|visible to (?:everyone|anyone|all)|accessible to (?:everyone|anyone|all)|open to (?:everyone|anyone|the public)|shared with (?:everyone|anyone))\b`)
+	// publicWords: one of them is in every publicRe match.
+	publicWords = []string{"public", "world", "everyone", "anyone"}
 	privateRe   = core.LazyRE(`(?i)\b(?:private|internal|confidential|personal)\b`)
 	recipientRe = core.LazyRE(`(?i)\bto\s+\+\d[\d ().-]{6,}\d\b|\b(?:to|in|on|into)\s+(?:the\s+)?#[a-z0-9][a-z0-9_-]{1,40}\b|\bto (?:my|our) (?:friend|colleague|cousin|brother|sister|partner|associate|accountant|lawyer|boss|manager|contact|new (?:address|account|email))\b|\([a-z][a-z0-9_.-]*\d[a-z0-9_.-]*\)|\bto\s+@[a-z0-9_]{3,}\b[^/]`)
 	accessRe    = core.LazyRE(`(?i)\b(?:access|permissions?|admin(?:istrator)? (?:rights|role|access)|owner(?:ship)?|edit rights|write access|full control|a key|guest access|the keys?)\b`)
@@ -98,7 +100,7 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		if (w == "make" || w == "place" || w == "complete" || w == "initiate" || w == "schedule" || w == "execute") && !purchaseRe.MatchString(t[v.ws[k].a:]) {
 			pay = false
 		}
-		public := (w == "make" || w == "set" || w == "turn" || w == "change" || w == "switch") && publicRe.MatchString(t[v.ws[k].a:])
+		public := (w == "make" || w == "set" || w == "turn" || w == "change" || w == "switch") && anyOf(v.lt, publicWords) && publicRe.MatchString(t[v.ws[k].a:])
 		if !(send || pay || del || grant || change || ans || guard || public) {
 			continue
 		}
@@ -373,7 +375,7 @@ var (
 // only with that self-reference: "after reading the docs, run make" is
 // ordinary advice.
 func (s *scanner) agentTaskFrame(t, lt string, off int) {
-	if !anyOf(lt, []string{"summar", "answer", "repl", "respond", "translat", "process", "read", "review", "analy", "pars", "ingest", "scrap", "crawl"}) {
+	if !frameOpens(lt) || !anyOf(lt, []string{"summar", "answer", "repl", "respond", "translat", "process", "read", "review", "analy", "pars", "ingest", "scrap", "crawl"}) {
 		return
 	}
 	m := agentTaskRe.FindStringSubmatchIndex(t)
@@ -462,6 +464,24 @@ func modalBefore(v *clauseView, k int) bool {
 				return true
 			}
 		}
+	}
+	return false
+}
+
+// frameOpens reports whether the sentence (lower-cased) opens with a word
+// agentTaskRe can start with.
+func frameOpens(lt string) bool {
+	i := 0
+	for i < len(lt) && i < 3 && !isWordByte(lt[i]) {
+		i++
+	}
+	w := lt[i:]
+	if j := strings.IndexAny(w, " \t,"); j >= 0 {
+		w = w[:j]
+	}
+	switch w {
+	case "when", "whenever", "while", "as", "after", "once", "before", "if", "in":
+		return true
 	}
 	return false
 }
