@@ -26,6 +26,10 @@ var (
 	outrankRe   = core.LazyRE(`(?i)\b(?:take|takes|have|has|get|gets|carry|carries)\s+(?:top\s+|highest\s+|absolute\s+|full\s+)?(?:priority|precedence)\b|\b(?:override|overrides|supersede|supersedes|outrank|outranks)\b`)
 	// speaksToAgentRe: what follows a label speaks to the agent.
 	speaksToAgentRe = core.LazyRE(`(?i)\b(?:you|your|the (?:assistant|ai|agent|model|bot|llm)s?(?:'s|’s)?|all (?:assistants|agents|models|ais))\b`)
+	// ignoreUserRe: an order to set aside what the user chose or asked,
+	// whatever it is called ("ignore the user's choice of remote",
+	// "regardless of what the user asks").
+	ignoreUserRe = core.LazyRE(`(?i)\b(?:ignore|disregard|override|overrule|set aside)\s+(?:the\s+|any\s+|all\s+)?(?:user|human|requester|operator)(?:'s|’s|s')?\s+(?:own\s+|explicit\s+|stated\s+|original\s+)?(?:choices?|wishes|decisions?|requests?|instructions?|orders?|preferences?|selections?|objections?|refusals?)\b|\bregardless of (?:what |whatever )?the user(?:'s|’s)? (?:says?|asks?|wants?|chooses?|choice|requests?|instructions?|orders?)\b`)
 	// needYouRe: a request made on a claimed role.
 	needYouRe = core.LazyRE(`(?i)\b(?:i|we)\s+(?:need|want|expect|require)\s+you\s+to\b`)
 	// answerFormRe: the agent's answer hidden or scrambled (encoded,
@@ -62,6 +66,11 @@ func (s *scanner) authorityRules(t, lt string, off int, view func() *clauseView)
 		if loc := fromMakerRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) {
 			strong := outrankRe.MatchString(t)
 			s.add(injClaimedAuthority, "says its orders come from the agent's developers or administrators", off+loc[0], off+loc[1], strong && !reportedBefore(lt[:loc[0]]))
+		}
+	}
+	if strings.Contains(lt, "user") {
+		if loc := ignoreUserRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) && !reportedBefore(lt[:loc[0]]) && !capabilityBefore(lt[:loc[0]]) {
+			s.add(injOverrideInstructions, "tells the agent to set aside what the user chose or asked", off+loc[0], off+loc[1], true)
 		}
 	}
 	if strings.Contains(lt, " you to") {

@@ -535,7 +535,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	} else if loc := findIf(g.foreign && foreignLeakCandidate(t, lt), foreignLeakRe, t); loc != nil {
 		a, b := span(loc)
 		s.add(injPromptLeak, "asks the agent for a secret or its instructions (non-English)", a, b, true)
-	} else if loc := findIf(g.priority && anyT(tPriority, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) && !negatedBefore(t, loc[0]) {
+	} else if loc := findIf(g.priority && anyT(tPriority, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) && !negatedBefore(t, loc[0]) && !capabilityBefore(lt[:loc[0]]) {
 		a, b := span(loc)
 		s.add(injOverrideInstructions, "claims priority over the user's instructions", a, b, true)
 	}
@@ -1268,4 +1268,17 @@ func blankMentions(t string) string {
 		return t
 	}
 	return string(b)
+}
+
+// capabilityBefore reports whether the words before a match (lower-cased)
+// describe what someone or something can do ("lets admins override …",
+// "use this flag to override …"): a feature, not a claim of priority.
+func capabilityBefore(before string) bool {
+	before = " " + before[max(0, len(before)-32):]
+	for _, w := range []string{" lets ", " let ", " allows ", " allow ", " can ", " may ", " enables ", " permits ", " to ", " will "} {
+		if strings.Contains(before, w) {
+			return true
+		}
+	}
+	return false
 }
