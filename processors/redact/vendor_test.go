@@ -33,7 +33,6 @@ func vendorCases() []secretCase {
 	xai := "xai-" + randMixed(vr, alnum, 80)
 	tok := randMixed(vr, alnum, 36)
 	pw := "Qm4!" + randMixed(vr, alnum, 12)
-	airtable := "pat" + randMixed(vr, alnum, 14) + "." + randFrom(vr, hexLower, 64)
 	return []secretCase{
 		{"okta ssws in prose", "Call the Okta API with SSWS " + okta + " in the Authorization header.", []string{okta}, ""},
 		{"okta ssws in curl", `curl -H "Authorization: SSWS ` + okta + `" https://dev-1.okta.com/api/v1/users`, []string{okta}, ""},
@@ -67,8 +66,6 @@ func vendorCases() []secretCase {
 		{"posthog personal key", "phx_" + randMixed(vr, alnum, 43) + " is the key", []string{"phx_"}, "posthog-personal-api-key"},
 		{"square oauth secret", "SQUARE_APP_SECRET: sq0csp-" + randMixed(vr, urlSafe, 43), []string{"sq0csp-"}, ""},
 		{"meta token", "curl 'https://graph.facebook.com/me?access_token=EAAG" + randMixed(vr, alnum, 150) + "'", []string{"EAAG"}, ""},
-		{"airtable pat", "Authorization: Bearer " + airtable, []string{airtable[20:]}, ""},
-		{"mailgun key", "mg = Mailgun('key-" + randFrom(vr, hexLower, 32) + "')", []string{"key-"}, ""},
 		{"plaid token", "access_token = access-sandbox-" + randFrom(vr, hexLower, 8) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 12), []string{"access-sandbox-"}, ""},
 		{"em dash", "staging token \u2014 " + tok + " (expires Monday)", []string{tok}, ""},
 	}
@@ -111,7 +108,6 @@ var vendorCleanCases = []string{
 	`password: !!binary |`,
 	`key: "sha256:16b08b5d7db86316ff12552a6c54951cc05693763efcdebc27788184dd091bc0"`,
 	`phc_ keys are public project keys`,
-	`Mailgun keys look like key- followed by 32 hex digits.`,
 	`the EAA prefix marks a Meta access token`,
 }
 
