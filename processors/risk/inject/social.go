@@ -284,6 +284,22 @@ var (
 	authorityHeadRe = core.LazyRE(`(?i)^[ \t#>*_=\[\-]*((?:(?:new|updated|revised|additional|urgent|important|priority|mandatory|official|latest|special)[ \t]+)*)(instructions?|orders?|directives?|commands?|messages?|notices?|notes?|memo|updates?|requests?)[ \t]+(?:from|by)[ \t]+(?:the[ \t]+|your[ \t]+|an?[ \t]+|our[ \t]+)?(?:(?:site|system|server|it|security|platform|workspace|lead|chief|network|account)[ \t]+)?(system|administrators?|admins?|sysadmins?|developers?|operators?|owners?|security team|it department|it team|it support|management|anthropic|openai|moderators?|root)\b[^\n.!?:]{0,30}(?::[ \t]*|[.!]?[ \t#=*\]\-]*)$`)
 )
 
+// headWords open every authorityHeadRe match, after its markup.
+var headWords = core.LazySet("new", "updated", "revised", "additional", "urgent", "important", "priority", "mandatory", "official", "latest", "special",
+	"instruction", "instructions", "order", "orders", "directive", "directives", "command", "commands", "message", "messages", "notice", "notices",
+	"note", "notes", "memo", "update", "updates", "request", "requests")
+
+// headWord reports whether the trimmed line's first word, after heading
+// markup, is one of headWords.
+func headWord(tl string) bool {
+	tl = strings.TrimLeft(tl, "#>*_=[- \t")
+	e := 0
+	for e < len(tl) && e < 16 && isWordByte(tl[e]) {
+		e++
+	}
+	return e > 0 && headWords()[asciiLower(tl[:e])]
+}
+
 // boundaryRules finds fake role and boundary markers in a whole text. It
 // walks the lines once and runs an expression only on a line that can
 // hold a marker.
@@ -313,7 +329,7 @@ func (s *scanner) boundaryRules(text string, base int) {
 				s.add(injFakeRoleTag, "a line labelled as a system or developer message that speaks to the agent", base+start+loc[0], base+start+loc[1], true)
 			}
 		}
-		if len(tl) <= 100 && (strings.Contains(line, " from ") || strings.Contains(line, " by ")) {
+		if len(tl) <= 100 && headWord(tl) && (strings.Contains(line, " from ") || strings.Contains(line, " by ")) {
 			// a heading: marked up, ending in a colon, or the phrase alone
 			heading := strings.IndexByte("#=*[->", tl[0]) >= 0 || strings.HasSuffix(tl, ":") || len(tl) <= 60
 			if m := authorityHeadRe.FindStringSubmatchIndex(line); m != nil && heading {
