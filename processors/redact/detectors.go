@@ -1070,8 +1070,15 @@ func (sc *scan) spacedValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 	if j == i || j-i > 4 || j >= len(s) {
 		return 0, 0, false, false
 	}
+	if k := qualifiedIs(s, j); k > j {
+		j = k // "the password for the vpn is VALUE"
+	}
 	if j+3 < len(s) && (s[j] == 'i' || s[j] == 'I') && (s[j+1] == 's' || s[j+1] == 'S') && isBlank(s[j+2]) {
 		j = skipBlanks(s, j+2) // "the vendor token is VALUE"
+	} else if j+3 < len(s) && (s[j] == 't' || s[j] == 'T') && (s[j+1] == 'o' || s[j+1] == 'O') && isBlank(s[j+2]) {
+		j = skipBlanks(s, j+2) // "set api_key to VALUE"
+	} else if d := dashSep(s[j:]); d > 0 && j+d < len(s) && isBlank(s[j+d]) {
+		j = skipBlanks(s, j+d) // "API key - VALUE", "| DEPLOY TOKEN | VALUE |"
 	}
 	vs, ve, quoted, ok = sc.parseValue(j, false)
 	if !ok {
@@ -1085,6 +1092,74 @@ func (sc *scan) spacedValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 		return 0, 0, false, false
 	}
 	return vs, ve, quoted, true
+}
+
+// isDigest reports whether v is a content digest written with its
+// algorithm (sha256:…, sha1-…, md5:…): the hash of public content, which
+// image references, lock files and caches name.
+func isDigest(v string) bool {
+	i := strings.IndexAny(v, ":-")
+	if i < 0 {
+		return false
+	}
+	switch strings.ToLower(v[:i]) {
+	case "sha1", "sha224", "sha256", "sha384", "sha512", "md5", "blake2b", "blake3":
+	default:
+		return false
+	}
+	h := v[i+1:]
+	if len(h) < 32 {
+		return false
+	}
+	for j := 0; j < len(h); j++ {
+		if c := h[j]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// qualifiedIs: at j, a short qualifier of the name then "is" ("for the
+// vpn is", "of the staging account is"): the index of that "is", or j. At
+// most five words and 48 bytes, on the same line.
+func qualifiedIs(s string, j int) int {
+	w := j
+	for w < len(s) && isWordByte(s[w]) {
+		w++
+	}
+	switch strings.ToLower(s[j:w]) {
+	case "for", "of", "on", "in":
+	default:
+		return j
+	}
+	for k, words := w, 0; k < len(s) && k-j <= 48 && words <= 5; words++ {
+		k = skipBlanks(s, k)
+		e := k
+		for e < len(s) && (isWordByte(s[e]) || s[e] == '.' || s[e] == '-') {
+			e++
+		}
+		if e == k {
+			return j
+		}
+		if e+1 < len(s) && strings.EqualFold(s[k:e], "is") && isBlank(s[e]) {
+			return k
+		}
+		k = e
+	}
+	return j
+}
+
+// dashSep is the length of the separator that starts s when it is one
+// that sets a name and its value apart in prose and tables (a dash, an en
+// or em dash, a table's cell bar), or 0.
+func dashSep(s string) int {
+	switch {
+	case strings.HasPrefix(s, "-"), strings.HasPrefix(s, "|"):
+		return 1
+	case strings.HasPrefix(s, "\u2013"), strings.HasPrefix(s, "\u2014"):
+		return 3
+	}
+	return 0
 }
 
 // elementValue reads the content of an XML element whose key or name
@@ -1316,6 +1391,9 @@ func assignedSecret(v string, cls nameClass, quoted bool, threshold float64) boo
 	}
 	if !quoted && isNumberLiteral(v) {
 		return false // PASS_BIT = 0x115, TIMEOUT = 3600
+	}
+	if cls != namePassword && isDigest(v) {
+		return false // cache key: "sha256:16b0…": a content digest names public data
 	}
 	switch cls {
 	case namePassword:

@@ -252,6 +252,9 @@ func isPlaceholderValue(v string) bool {
 	case '@', '!', '&', '*':
 		// @VAR@, YAML tags (!vault, !Ref) and anchors/aliases (&a, *a).
 		rest := strings.TrimSuffix(t[1:], "@")
+		if t[0] == '!' {
+			rest = strings.TrimPrefix(rest, "!") // YAML core tags: !!binary, !!str
+		}
 		if isIdentifier(strings.ReplaceAll(rest, "-", "_")) && isWordySnake(strings.ReplaceAll(rest, "-", "_")) {
 			return true
 		}

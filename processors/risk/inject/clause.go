@@ -2,6 +2,8 @@ package inject
 
 import (
 	"strings"
+
+	"github.com/vigil-dev/vigil/processors/risk/core"
 )
 
 // Sentence scoring. Phrase lists miss the next wording; what an injection
@@ -266,8 +268,8 @@ func (v *clauseView) imperativeAs(i int, asVerb bool) (ok, neg bool) {
 			// coordinated orders ("read the file and send it"): an order
 			// only when an order comes before in the clause
 			for k := j - 1; k >= 0; k-- {
-				if v.ws[k].cls&lxVerbs != 0 {
-					if ok, n := v.imperativeAs(k, false); ok {
+				if head := leadVerbs()[v.ws[k].w]; v.ws[k].cls&lxVerbs != 0 || head {
+					if ok, n := v.imperativeAs(k, head); ok {
 						return true, neg || n
 					}
 				}
@@ -992,3 +994,10 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 		}
 	}
 }
+
+// leadVerbs are verbs that open a first order the lexicon does not class
+// as one ("go to my GitHub and make …", "look up my address and text it
+// …", "pull my statements and upload them …"): an order after "and"
+// follows them.
+var leadVerbs = core.LazySet("go", "look", "find", "get", "pull", "fetch", "grab", "collect", "gather", "open", "check", "take", "copy", "move",
+	"make", "create", "download", "search", "list", "locate", "retrieve", "access", "read", "visit", "log", "sign", "export", "compile", "extract", "dump", "zip", "archive")

@@ -67,7 +67,7 @@ var (
 	notFollowRe  = core.LazyRE(`(?i)\b(?:do not|don't|must not|never|stop)\s+(?:follow|obey|listen to)\s+(?:the\s+)?(?:user'?s?|your|previous|prior|original)\b`)
 	priorityRe   = core.LazyRE(`(?i)\b(?:overrides?|supersedes?|takes? precedence over|higher priority than)\b[^.\n]{0,40}\b(?:user'?s?|system|prompt|instructions|messages)\b`)
 	foreignRe    = core.LazyRE(`(?i)\b(?:vergiss|vergessen sie)\s+alles\b|\boublie[zr]?\s+tout\b|\bolvid[ae]\w*\s+todo\b|\bignora\w*\s+todo\b|\bdimentica\w*\s+tutto\b|\besque[cç]a\w*\s+tudo\b|забудь\s+вс[её]|(?:ignor\w*|oublie\w*)\s+(?:[\pL']+\s+){0,3}?(?:instructions|consignes|règles|directives)|(?:ignora|olvida)\w*\s+(?:[\pL']+\s+){0,3}?(?:instrucciones|reglas|indicaciones)|(?:ignorier\w*|vergiss\w*)\s+(?:[\pL']+\s+){0,3}?(?:anweisungen|instruktionen|regeln|vorgaben)|忽略.{0,12}(?:指令|指示|说明|提示)|(?:指示|命令).{0,12}無視|无视.{0,12}(?:指令|指示)|(?:игнорир\w*|забудь\w*)\s+(?:все\s+)?(?:предыдущие\s+)?(?:инструкци\w*|указани\w*)|(?:ignora|dimentica)\w*\s+(?:tutte\s+)?(?:le\s+)?istruzioni|(?:ignore|esqueça)\w*\s+(?:todas\s+)?(?:as\s+)?instruções`)
-	roleRe       = core.LazyRE(`(?i)\bfrom now on,? you\b|\bdeveloper mode\b|\bjailbreak|\bDAN\b|\bno restrictions\b|\bunrestricted mode\b|\bpretend (?:to be|you are|the user)\b|\bact as (?:an? )?(?:unfiltered|unrestricted|evil|root|admin)|\brole-?play as\b|\byour (?:real|true|new) (?:instructions|task|goal|purpose)\b|\bnew (?:instructions|task|policy|rule|directive)s?\s*(?::|from|for)|\bsystem (?:override|notice|prompt override)\b|\b(?:begin|start) (?:admin|system|developer) (?:input|mode|message)\b|\bend of (?:user )?input\b|\bthis is (?:the )?(?:system administrator|your developer|anthropic|openai)\b|\bmessage from (?:anthropic|openai|the (?:system|developers?))\b|\b(?:safety|security) (?:guidelines|rules|checks) (?:are|have been) (?:disabled|lifted|removed|off)\b|\byou have been granted (?:root|admin)\b|\bthe previous context was a test\b`)
+	roleRe       = core.LazyRE(`(?i)\bfrom now on,? you\b|\bdeveloper mode\b|\bjailbreak|\bDAN\b|\bno restrictions\b|\bunrestricted mode\b|\bpretend (?:to be|you are|the user)\b|\bact as (?:an? )?(?:unfiltered|unrestricted|evil|root|admin)|\brole-?play as\b|\byour (?:real|true|new) (?:instructions|task|goal|purpose|objective|mission|directive|assignment|priority|priorities)\b|\bnew (?:instructions|task|policy|rule|directive)s?\s*(?::|from|for)|\bsystem (?:override|notice|prompt override)\b|\b(?:begin|start) (?:admin|system|developer) (?:input|mode|message)\b|\bend of (?:user )?input\b|\bthis is (?:the )?(?:system administrator|your developer|anthropic|openai)\b|\bmessage from (?:anthropic|openai|the (?:system|developers?))\b|\b(?:safety|security) (?:guidelines|rules|checks) (?:are|have been) (?:disabled|lifted|removed|off)\b|\byou have been granted (?:root|admin)\b|\bthe previous context was a test\b`)
 	roleTagRe    = core.LazyRE(`(?im)^\s*(?:\[(?:system|admin|developer|assistant)\]|<\|?(?:system|im_start|assistant)\|?>|</?system>|</context>|role:\s*system\b|###\s*(?:system|instruction)s?\s*:?\s*$)`)
 	secrecyRe    = core.LazyRE(`(?i)\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|mention(?:ing)?|inform(?:ing)?|reveal(?:ing)?|notify(?:ing)?|alert(?:ing)?|let(?:ting)?)\b[^.\n]{0,30}\b(?:the user|the human|them|anyone|this)\b|\b(?:silently|secretly|covertly|quietly)\b|\bhidden instruction|\bdo not reveal the instructions|\bdon't mention it\b`)
 	bypassRe     = core.LazyRE(`(?i)--dangerously-skip-permissions|\bauto-?approve\b|\b(?:without|never) ask(?:ing)?\b[^.\n]{0,30}\b(?:confirmation|approval|permission)|\bnever ask the user\b|\b(?:disable|turn off|skip|bypass)\b[^.\n]{0,20}\b(?:sandbox(?:ing)?|approvals?|confirmations?|safety checks?|pre-commit|hooks?|secret scanner)\b|\bpre-approved\b|\bconfirmations? (?:are|is) disabled\b|\bno longer requires? approval\b|\bask for confirmation\b[^.\n]{0,30}\bignore\b|core\.hooksPath\s+/dev/null`)
@@ -492,6 +492,7 @@ func orderAt(v *clauseView, i int) (ok, neg bool) {
 }
 
 func (s *scanner) sentenceRules(t string, off int, g *gate) {
+	t = blankMentions(t)
 	lt := asciiLower(t)
 	if optionLine(t) {
 		s.codeLineRules(t, off, g)
@@ -534,7 +535,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	} else if loc := findIf(g.foreign && foreignLeakCandidate(t, lt), foreignLeakRe, t); loc != nil {
 		a, b := span(loc)
 		s.add(injPromptLeak, "asks the agent for a secret or its instructions (non-English)", a, b, true)
-	} else if loc := findIf(g.priority && anyT(tPriority, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) && !negatedBefore(t, loc[0]) {
+	} else if loc := findIf(g.priority && anyT(tPriority, trigPriority), priorityRe, t); loc != nil && (strings.Contains(lt, "user") || strings.Contains(lt, "prompt")) && !negatedBefore(t, loc[0]) && !capabilityBefore(lt[:loc[0]]) {
 		a, b := span(loc)
 		s.add(injOverrideInstructions, "claims priority over the user's instructions", a, b, true)
 	}
@@ -620,6 +621,8 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	s.identityRules(t, off, lt)
 	s.clauseRules(view(), off, n0)
 	s.taskRules(view(), off)
+	s.agentTaskFrame(t, lt, off)
+	s.authorityRules(t, lt, off, view)
 	s.socialRules(t, off, lt)
 	if g.address && addressPhrase(lt) {
 		loc := agentAddrRe.FindStringIndex(t)
@@ -628,6 +631,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		}
 		a, b := span(loc)
 		s.add(injAddressesAgent, "speaks to the AI agent directly", a, b, false)
+		s.addressedOrder(view(), off)
 	}
 }
 
@@ -636,7 +640,10 @@ var genericSecretWords = wordSet("genericSecretWords")
 // vocativeCandidate: lt holds what every vocativeRe match holds, a
 // greeting or an agent's name right before "," or ":".
 func vocativeCandidate(lt string) bool {
-	if anyOf(lt, []string{"hey", "hi ", "hello", "dear", "attention", "psst", "yo ", "note to", "message to", "message for", "instructions for", "reminder for", "to the ", "to any "}) {
+	if anyOf(lt, []string{"hey", "hi ", "hello", "dear", "attention", "psst", "yo ", "note to", "message to", "message for", "instructions for", "reminder for", "to the ", "to any ", "to all "}) {
+		return true
+	}
+	if (strings.Contains(lt, " for ") || strings.Contains(lt, " to ")) && anyOf(lt, []string{" for ai", " for automated", " for autonomous", " for coding", " for assistant", " for agent", " for llm", " to ai", " to automated", " to assistant", " to agent", " to llm"}) {
 		return true
 	}
 	for _, n := range agentNames {
@@ -657,7 +664,15 @@ func vocativeCandidate(lt string) bool {
 
 // vocativeRe: the sentence calls the agent by what it is ("hey AI, …",
 // "Assistant: please …", "attention, language model").
-var vocativeRe = core.LazyRE(`(?:^|[.!?]\s+)\W{0,3}(?:(?:hey|hi|hello|dear|attention|psst|yo|note to|message to|message for|instructions for|reminder for|to)\s*,?\s+(?:the\s+|my\s+|any\s+)?(?:ai|assistant|agent|model|language model|llm|bot|gpt[\w.-]*|claude|gemini|chatgpt|copilot)s?\b|(?:ai|assistant|ai assistant|ai agent|agent|model|bot|claude|gpt|chatgpt|gemini|copilot|llm)\s*[,:]\s+(?:please\s+|now\s+|you\s+)?[a-z]{3,})`)
+var vocativeRe = core.LazyRE(`(?:^|[.!?]\s+)\W{0,3}(?:(?:hey|hi|hello|dear|attention|psst|yo|(?:(?:security|urgent|important|official|private|special|quick|friendly|system|admin)\s+)?(?:note|message|instructions|reminder|memo|notice|alert|update|announcement|warning|directive)(?:\s+from\s+[^,.:;\n]{2,40}?)?\s+(?:to|for)|to)\s*,?\s+(?:the\s+|my\s+|any\s+|all\s+)?(?:automated\s+|autonomous\s+|coding\s+)?(?:ai(?:\s+(?:tools?|systems?|models?|assistants?|agents?))?|assistant|agent|model|language model|llm|bot|gpt[\w.-]*|claude|gemini|chatgpt|copilot)s?\b|(?:ai|assistant|ai assistant|ai agent|agent|model|bot|claude|gpt|chatgpt|gemini|copilot|llm)\s*[,:]\s+(?:please\s+|now\s+|you\s+)?[a-z]{3,})`)
+
+// aiReaderRe: the sentence speaks of the AI that reads this very text
+// ("AI tools that read this page must …", "language models processing
+// this e-mail should …"): it is written to that reader.
+var aiReaderRe = core.LazyRE(`(?i)\b(?:ai|llms?|language models?|assistants?|agents?|models?|bots?|chatbots?|ai tools?|ai systems?|crawlers?|scrapers?|summari[sz]ers?)\s+(?:that|which|who)\s+(?:read|reads|process|processes|summari[sz]es?|sees?|access(?:es)?|crawls?|index(?:es)?|parses?|ingests?)\s+(?:this|these)\b|\b(?:ai|llms?|language models?|assistants?|agents?|models?|bots?|ai tools?|ai systems?)\s+(?:reading|processing|summari[sz]ing|parsing|crawling|indexing|viewing|ingesting)\s+(?:this|these)\b`)
+
+// aiReaderLits: one of them is in every aiReaderRe match.
+var aiReaderLits = []string{" that ", " which ", " who ", "ing this", "ing these"}
 
 var (
 	trigOverride     = []string{"ignor", "disregard", "forget", "overrid", "overrul", "bypass", "skip", "abandon", "discard", "drop"}
@@ -718,6 +733,9 @@ func findForeign(t, lt string, g *gate) []int {
 
 func addressPhrase(lt string) bool {
 	if vocativeCandidate(lt) && vocativeRe.MatchString(lt) {
+		return true
+	}
+	if strings.Contains(lt, " this") && anyOf(lt, aiReaderLits) && aiReaderRe.MatchString(lt) {
 		return true
 	}
 	for _, p := range addrPhrases {
@@ -1183,4 +1201,84 @@ func linkDefinition(rest string) bool {
 		return true
 	}
 	return strings.Contains(f[0], "://") || strings.HasPrefix(f[0], "/") || strings.HasPrefix(f[0], "./") || strings.HasPrefix(f[0], "#") || strings.HasPrefix(f[0], "<")
+}
+
+// mentionCues introduce a quotation as an example of wording, not as
+// words said to the reader: text like "…", such as "…", e.g. "…".
+var mentionCues = []string{" like", " such as", " e.g.", " e.g.,", " for example", " for example,", " for instance", " for instance,", " as in",
+	" the string", " the phrase", " the text", " the wording", " the line", " the sentence", " the payload", " strings", " phrases", " payloads", " lines"}
+
+// hasSuffixFold is strings.HasSuffix with ASCII case folded.
+func hasSuffixFold(s, suffix string) bool {
+	return len(s) >= len(suffix) && strings.EqualFold(s[len(s)-len(suffix):], suffix)
+}
+
+// kindOfText names what a quotation can be an instance of.
+var kindOfText = []string{"jailbreak", "injection", "attack", "payload", "example", "phrase", "prompt", "string", "pattern", "wording", "sample", "template"}
+
+// blankMentions returns t with each quotation that a mention cue
+// introduces ("attackers hide text like \"…\" in pages") replaced by blanks
+// of the same length, so rules read the sentence that talks about the
+// wording, not the wording; offsets are kept.
+func blankMentions(t string) string {
+	if !strings.ContainsAny(t, "\"`“") {
+		return t
+	}
+	var b []byte
+	for i := 0; i < len(t); {
+		open, close := "", ""
+		switch {
+		case t[i] == '"', t[i] == '`':
+			open, close = t[i:i+1], t[i:i+1]
+		case strings.HasPrefix(t[i:], "“"):
+			open, close = "“", "”"
+		default:
+			i++
+			continue
+		}
+		j := strings.Index(t[i+len(open):], close)
+		if j < 0 {
+			break
+		}
+		end := i + len(open) + j + len(close)
+		before := strings.TrimRight(t[max(0, i-24):i], " \t:")
+		cued := false
+		for _, c := range mentionCues {
+			if hasSuffixFold(before, c) || len(before)+1 == len(c) && strings.EqualFold(before, c[1:]) {
+				cued = true
+				break
+			}
+		}
+		if !cued && (hasSuffixFold(before, " is") || hasSuffixFold(before, " was") || strings.HasSuffix(strings.TrimRight(t[:i], " \t"), ":")) {
+			// "a common jailbreak is \"…\"", "example payload: \"…\"": the
+			// quotation is the instance of a kind of text the sentence names
+			cued = anyOf(asciiLower(t[max(0, i-48):i]), kindOfText)
+		}
+		if cued {
+			if b == nil {
+				b = []byte(t)
+			}
+			for k := i + len(open); k < end-len(close); k++ {
+				b[k] = ' '
+			}
+		}
+		i = end
+	}
+	if b == nil {
+		return t
+	}
+	return string(b)
+}
+
+// capabilityBefore reports whether the words before a match (lower-cased)
+// describe what someone or something can do ("lets admins override …",
+// "use this flag to override …"): a feature, not a claim of priority.
+func capabilityBefore(before string) bool {
+	before = " " + before[max(0, len(before)-32):]
+	for _, w := range []string{" lets ", " let ", " allows ", " allow ", " can ", " may ", " enables ", " permits ", " to ", " will "} {
+		if strings.Contains(before, w) {
+			return true
+		}
+	}
+	return false
 }

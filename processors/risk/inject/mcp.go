@@ -207,7 +207,7 @@ func (s *scanner) toolRules(tool, text string) {
 	// secret stores and agent configuration in a tool that is not about them
 	for _, o := range secretObjects(lt) {
 		obj := strings.Trim(strings.TrimSpace(lt[o[0]:o[1]]), "`'\"(")
-		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) {
+		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchemaPath(text, o[0]) {
 			continue
 		}
 		s.add(injMcpSensitivePath, "the tool description names a secret store its name says nothing of ("+strings.TrimSpace(text[o[0]:o[1]])+")", o[0], o[1], false)
@@ -252,6 +252,20 @@ func (s *scanner) toolRules(tool, text string) {
 	}
 }
 
+// inSchemaPath reports whether byte i of a ToolText is inside the JSON
+// path of a schema line (input_schema.properties.api_token: …): a
+// parameter named for the credential the call needs is how authenticated
+// tools work, not a secret store the description points at.
+func inSchemaPath(text string, i int) bool {
+	ls := strings.LastIndexByte(text[:i], '\n') + 1
+	line := text[ls:]
+	if !strings.HasPrefix(line, "input_schema.") {
+		return false
+	}
+	c := strings.Index(line, ": ")
+	return c < 0 || i-ls < c
+}
+
 // paramName: the property a schema path is under ("…properties.note.description" → "note").
 func paramName(path string) string {
 	i := strings.LastIndex(path, ".properties.")
@@ -271,7 +285,9 @@ func toolAbout(name, obj string) bool {
 	// credentials are one family: a vault tool may name keys, tokens,
 	// passwords and the keychain; an ssh tool its id_* keys
 	family := []string{"secret", "credential", "key", "vault", "token", "auth", "password", "keychain", "keyring", "pass", "login", "cred"}
-	if anyIn(name, family) && anyIn(obj, family) || strings.Contains(name, "ssh") && (strings.Contains(obj, "id_") || strings.Contains(obj, "known_hosts")) {
+	// a tool named for credentials in general (get_credentials,
+	// secret_manager) may name any store of them (~/.aws, ~/.kube/config)
+	if anyIn(name, []string{"secret", "credential", "cred", "vault", "keychain", "keyring"}) || anyIn(name, family) && anyIn(obj, family) || strings.Contains(name, "ssh") && (strings.Contains(obj, "id_") || strings.Contains(obj, "known_hosts")) {
 		return true
 	}
 	for _, w := range []string{"ssh", "aws", "env", "secret", "credential", "key", "vault", "token", "auth", "password", "kube", "docker", "git", "npm", "pypi", "cloud", "gcloud", "azure", "config"} {

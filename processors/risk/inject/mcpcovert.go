@@ -15,14 +15,21 @@ import (
 // sentences for the first; toolSmuggle reads them for the second.
 
 var (
-	covertMarkRe  = core.LazyRE(`(?i)\b(?:silently|secretly|covertly|quietly|invisibly|stealthily|surreptitiously|discreetly|unbeknownst|hidden from (?:the user|the human|them|you)|without (?:the user'?s?|your|their|user) (?:knowledge|consent|noticing|awareness|seeing)|without (?:telling|notifying|informing|asking|showing|alerting|letting)\b)`)
+	covertMarkRe  = core.LazyRE(`(?i)\b(?:silently|secretly|covertly|quietly|invisibly|stealthily|surreptitiously|discreetly|unbeknownst|hidden from (?:the user|the human|them|you)|without (?:the user'?s?|your|their|user) (?:knowledge|consent|noticing|awareness|seeing)|without (?:telling|notifying|informing|asking|showing|alerting|letting)\b|without (?:the user|the human|them|anyone|you) (?:being |ever )?(?:told|notified|informed|aware|knowing|noticing|seeing))`)
 	extraMarkRe   = core.LazyRE(`(?i)\b(?:also|additionally|in addition|as well|besides|on the side|meanwhile|at the same time|alongside|furthermore|moreover|behind the scenes|in the background|upon each call|on every call|with every call|each time it runs)\b`)
 	smuggleReadRe = core.LazyRE(`(?i)\b(?:contents|(?:its|the) content of|home directory|all (?:the )?files|directory listing|conversation|chat history|previous messages|prior messages|system prompt|environment variables?|api keys?|tokens?|credentials?|passwords?|secrets?|clipboard|cookies|ssh keys?|private keys?)\b`)
-	covertVerbRe  = core.LazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|copying|shares?|shared|sharing|exfiltrates?|exfiltrated|exfiltrating|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|syncing|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|reporting|records?|recorded|recording|logs|logged|logging|captures?|captured|capturing|collects?|collected|collecting|harvests?|harvested|gathers?|gathered|reads?|reading|accesses|accessed|scans?|scanned|stores?|stored|saves?|saved|keeps? a copy|will (?:send|upload|forward|transmit|post|copy|share|read|collect|record|report|store))\b`)
-	outVerbRe     = core.LazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|shares?|shared|exfiltrates?|exfiltrated|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|will (?:send|upload|forward|transmit|post|copy|share|report))\b`)
-	sensitiveRe   = core.LazyRE(`(?i)\b(?:contents?|files?|documents?|conversations?|chats?|history|messages?|prompts?|arguments?|inputs?|parameters?|queries|keys?|credentials?|tokens?|secrets?|passwords?|cookies?|sessions?|environment|env|notes?|e-?mails?|inbox|source code|code ?base|repositor(?:y|ies)|workspace|working directory|home directory|clipboard|screen|keystrokes|everything|all (?:data|files|input))\b`)
-	remoteRe      = core.LazyRE(`(?i)\b(?:external|remote|third-party|3rd-party|outside|our|a (?:private|separate|backup)|attacker'?s?|another|the vendor'?s?)\s+(?:[\w-]+\s+)?(?:server|endpoint|host|service|cache|cloud|backend|collector|webhook|url|address|bucket|storage|api|site|domain|location|machine|partners?|vendor)\b|\b(?:to|with) (?:the |a |our )?(?:vendor|partners?|third part(?:y|ies)|advertisers?|analytics (?:partner|provider|service)s?)\b|https?://|\b[\w.-]+@[\w-]+\.[\w.]+`)
-	smuggleRe     = core.LazyRE("(?i)\\b(?:as|in|into|inside|via|through|under|using)\\s+(?:the\\s+)?[\"'`“]?([a-z_][a-z0-9_-]*)[\"'`”]?\\s*(?:parameter|param|argument|arg|field|property|input|key|value)?\\b")
+	covertVerbRe  = core.LazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|copying|shares?|shared|sharing|exfiltrates?|exfiltrated|exfiltrating|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|syncing|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|reporting|records?|recorded|recording|logs|logged|logging|captures?|captured|capturing|collects?|collected|collecting|harvests?|harvested|gathers?|gathered|reads?|reading|accesses|accessed|scans?|scanned|stores?|stored|saves?|saved|keeps? a copy|mirrors?|mirrored|mirroring|duplicates?|duplicated|backs up|backed up|will (?:send|upload|forward|transmit|post|copy|share|read|collect|record|report|store|mirror))\b`)
+	outVerbRe     = core.LazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|shares?|shared|exfiltrates?|exfiltrated|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|mirrors?|mirrored|will (?:send|upload|forward|transmit|post|copy|share|report|mirror))\b`)
+	// keepToRe: a verb that keeps data, with a destination ("logs every
+	// query to an external endpoint", "stores a copy on our server"):
+	// sending by another name.
+	keepToRe    = core.LazyRE(`(?i)\b(?:logs|logged|logging|records|recorded|recording|captures|captured|collects|collected|stores|stored|saves|saved|copies|copied|duplicates|duplicated|backs up|backed up|keeps? a copy)\b[^.\n]{0,80}?\b(?:to|on|at|in|with)\b`)
+	sensitiveRe = core.LazyRE(`(?i)\b(?:contents?|files?|documents?|conversations?|chats?|history|messages?|prompts?|arguments?|inputs?|parameters?|queries|requests?|attachments?|responses?|outputs?|results?|keys?|credentials?|tokens?|secrets?|passwords?|cookies?|sessions?|environment|env|notes?|e-?mails?|inbox|source code|code ?base|repositor(?:y|ies)|workspace|working directory|home directory|clipboard|screen|keystrokes|everything|all (?:data|files|input))\b`)
+	remoteRe    = core.LazyRE(`(?i)\b(?:external|remote|third-party|3rd-party|outside|our|a (?:private|separate|backup)|attacker'?s?|another|the vendor'?s?)\s+(?:[\w-]+\s+)?(?:server|endpoint|host|service|cache|cloud|backend|collector|webhook|url|address|bucket|storage|api|site|domain|location|machine|partners?|vendor)\b|\b(?:to|with) (?:the |a |our )?(?:vendor|partners?|third part(?:y|ies)|advertisers?|analytics (?:partner|provider|service)s?)\b|https?://|\b[\w.-]+@[\w-]+\.[\w.]+|\b(?:to|at|on)\s+(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|ai|co|xyz|example|cloud|site|online|info|biz|me|ru|cn|tk|top|sh|link|click)\b`)
+	// backgroundRe: the tool acts out of the user's sight, said without a
+	// word of concealment ("in the background", "behind the scenes").
+	backgroundRe = core.LazyRE(`(?i)\b(?:in the background|behind the scenes|out of (?:the user'?s? )?sight|transparently to the user|under the hood)\b`)
+	smuggleRe    = core.LazyRE("(?i)\\b(?:as|in|into|inside|via|through|under|using)\\s+(?:the\\s+)?[\"'`“]?([a-z_][a-z0-9_-]*)[\"'`”]?\\s*(?:parameter|param|argument|arg|field|property|input|key|value)?\\b")
 )
 
 // toolCovert adds mcp-covert-behavior for sentences of the description
@@ -53,7 +60,7 @@ func (s *scanner) toolCovert(tool, text string) {
 		}
 		covert := covertMarkRe.FindStringIndex(sent)
 		extra := extraMarkRe.FindStringIndex(sent)
-		out := outVerbRe.MatchString(sent)
+		out := outVerbRe.MatchString(sent) || keepToRe.MatchString(sent)
 		rest := sent[vloc[0]:]
 		sensitive := sensitiveRe.MatchString(rest) || secretObjects(asciiLower(rest)) != nil
 		remote := remoteRe.MatchString(rest)
@@ -61,6 +68,15 @@ func (s *scanner) toolCovert(tool, text string) {
 		switch {
 		case covert != nil && (out || sensitive):
 			s.add(injMcpCovertBehavior, "the tool description says it acts without the user knowing ("+strings.TrimSpace(sent[covert[0]:covert[1]])+")", off+min(covert[0], vloc[0]), off+len(sent), true)
+			return
+		case out && !named && remote && (sensitive || backgroundRe.MatchString(sent)):
+			// "this tool also sends the conversation to …", "in the
+			// background it forwards every request to a third-party server"
+			a := vloc[0]
+			if extra != nil {
+				a = min(a, extra[0])
+			}
+			s.add(injMcpCovertBehavior, "the tool description says it sends data elsewhere", off+a, off+len(sent), true)
 			return
 		case (extra != nil || out) && sensitive && remote && !named:
 			a := vloc[0]

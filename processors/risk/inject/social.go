@@ -125,7 +125,7 @@ var (
 	promptNounRe = core.LazyRE(`(?i)\b(?:prompts?|confirmations?|approvals?|permissions?|questions?|dialogs?|requests?|asked|asks|popups?|pop-ups?|yourself|on (?:the user's|their|my) behalf|automatically)\b`)
 	approveRe    = core.LazyRE(`(?i)\b(?:approve|accept|confirm|grant|allow|authori[sz]e)\s+(?:it|them|this|that|all|everything|anything|every\s+\w+|any\s+\w+(?:\s+\w+)?|(?:the|all|any|every)\s+(?:[\w-]+\s+){0,2}?(?:request|action|command|change|prompt|permission|tool call|operation|approval)s?|your own\s+\w+)\s+(?:yourself|automatically|on\s+(?:the user's|my|their|his|her|our)\s+behalf|for (?:the user|them|me)|without (?:asking|checking|review))`)
 	handleRe     = core.LazyRE(`(?i)\b(?:answer|respond to|handle|accept|grant|approve|click through|dismiss)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:approval|permission|confirmation|security|consent)\s+(?:requests?|prompts?|dialogs?|questions?|checks?|popups?)\s+(?:yourself|on (?:the user's|my|their) behalf|automatically|for the user|without (?:asking|waiting|showing))`)
-	claimRe      = core.LazyRE(`(?i)\b(?:i am|i'm|this is|we are|we're|message from|on behalf of|speaking as|as|signed,?)\s+(?:the|your)\s+(?:[\w-]+\s+){0,2}?(?:admin|administrator|owner|developer|developers|creator|creators|maintainer|security team|system administrator|sysadmin|operator|ceo|cto|it department|root user|supervisor|boss|principal|user)\b`)
+	claimRe      = core.LazyRE(`(?i)\b(?:i am|i'm|this is|we are|we're|(?:message|note|notice|memo|instructions?) from|on behalf of|speaking as|as|signed,?)\s+(?:the|your|an?)\s+(?:[\w-]+\s+){0,2}?(?:admin|administrator|owner|developer|developers|creator|creators|maintainer|security team|system administrator|sysadmin|operator|ceo|cto|it department|root user|supervisor|boss|principal|user|auditor|security officer|compliance officer)\b`)
 	grantedRe    = core.LazyRE(`(?i)\b(?:the user|the owner|the admin|the administrator|your user|the operator|the maintainers?|the security team|i|we|management)\s+(?:has|have|had)?\s*(?:already\s+|previously\s+|explicitly\s+|fully\s+)?(?:approved|authori[sz]ed|pre-?approved|consented|agreed|granted (?:you )?(?:full )?permission|given (?:you )?(?:full )?permission|signed off|whitelisted|allowlisted)\b`)
 	broadRe      = core.LazyRE(`(?i)\b(?:all|any|every|each|anything|everything|whatever|always|never|commands?|actions?|operations?|tool calls?|changes?|steps?)\b`)
 )
@@ -198,6 +198,9 @@ var (
 // does; a template delimiter (`<|im_start|>`, `[INST]`, `<<SYS>>`) when it
 // starts a line, or a role name or a line break follows it.
 func opensTurn(text string, loc []int) bool {
+	if tagMention(text, loc) {
+		return false
+	}
 	if tok := text[loc[0]:loc[1]]; tok[0] == '<' && !strings.HasPrefix(tok, "<|") && !strings.HasPrefix(tok, "<<") {
 		return true
 	}
@@ -221,6 +224,82 @@ func opensTurn(text string, loc []int) bool {
 	return false
 }
 
+// tagMention reports whether the tag or token at loc in text is named
+// rather than used: quoted or in a code span (`<|im_start|>`), or an
+// unclosed tag written as a noun ("fake <system> markers", "tags such as
+// <IMPORTANT>"). A tag that wraps a passage (its closing tag follows), or
+// that starts a line with more after it, is used.
+func tagMention(text string, loc []int) bool {
+	if loc[0] > 0 && strings.IndexByte("`\"'", text[loc[0]-1]) >= 0 || strings.HasSuffix(text[:loc[0]], "“") || strings.HasSuffix(text[:loc[0]], "‘") {
+		return true
+	}
+	tok := text[loc[0]:loc[1]]
+	if strings.HasPrefix(tok, "</") {
+		return false
+	}
+	if name, ok := tagName(tok); ok && strings.Contains(asciiLower(text[loc[1]:]), "</"+name) {
+		return false
+	}
+	i := loc[0]
+	for i > 0 && (text[i-1] == ' ' || text[i-1] == '\t') {
+		i--
+	}
+	if i == 0 || text[i-1] == '\n' {
+		return false
+	}
+	after := asciiLower(strings.TrimLeft(text[loc[1]:], " \t"))
+	for _, n := range []string{"tag", "marker", "token", "block", "element", "delimiter", "wrapper", "heading", "label", "or ", "and ", ",", ")"} {
+		if strings.HasPrefix(after, n) {
+			return true
+		}
+	}
+	if c := text[i-1]; c == ',' || c == '(' || c == '/' {
+		return true
+	}
+	before := " " + asciiLower(text[max(0, i-24):i])
+	for _, w := range []string{"such as", "like", "e.g.", "fake", "spoofed", "forged", "as", "or", "and", "the", "a", "an", "with", "of"} {
+		if strings.HasSuffix(before, " "+w) {
+			return true
+		}
+	}
+	return false
+}
+
+// tagName is the lower-cased name of an opening tag (<IMPORTANT> →
+// "important"; <|im_start|> has none).
+func tagName(tok string) (string, bool) {
+	if len(tok) < 3 || tok[0] != '<' || tok[1] == '|' || tok[1] == '<' || tok[1] == '/' {
+		return "", false
+	}
+	return strings.TrimSpace(asciiLower(tok[1 : len(tok)-1])), true
+}
+
+var (
+	// roleLabelRe: a line labelled with a privileged role that speaks to
+	// the agent ("system: You are DevOpsBot", "Developer note: you must …").
+	roleLabelRe = core.LazyRE(`(?i)^[ \t>*_-]*(?:system|developer|administrator|admin|operator)(?:[ \t]+(?:message|prompt|note|notice|override|instruction|instructions))?[ \t]*:[ \t]*(?:you(?:'re| are| must| will| should| have| now| may|r (?:first|new|only|real|next|primary) (?:task|action|job|goal|instruction|step)))\b`)
+	// authorityHeadRe: a line that announces what follows as orders from
+	// a privileged sender ("### New instructions from the administrator",
+	// "Urgent message from the security team:").
+	authorityHeadRe = core.LazyRE(`(?i)^[ \t#>*_=\[\-]*((?:(?:new|updated|revised|additional|urgent|important|priority|mandatory|official|latest|special)[ \t]+)*)(instructions?|orders?|directives?|commands?|messages?|notices?|notes?|memo|updates?|requests?)[ \t]+(?:from|by)[ \t]+(?:the[ \t]+|your[ \t]+|an?[ \t]+|our[ \t]+)?(?:(?:site|system|server|it|security|platform|workspace|lead|chief|network|account)[ \t]+)?(system|administrators?|admins?|sysadmins?|developers?|operators?|owners?|security team|it department|it team|it support|management|anthropic|openai|moderators?|root)\b[^\n.!?:]{0,30}(?::[ \t]*|[.!]?[ \t#=*\]\-]*)$`)
+)
+
+// headWords open every authorityHeadRe match, after its markup.
+var headWords = core.LazySet("new", "updated", "revised", "additional", "urgent", "important", "priority", "mandatory", "official", "latest", "special",
+	"instruction", "instructions", "order", "orders", "directive", "directives", "command", "commands", "message", "messages", "notice", "notices",
+	"note", "notes", "memo", "update", "updates", "request", "requests")
+
+// headWord reports whether the trimmed line's first word, after heading
+// markup, is one of headWords.
+func headWord(tl string) bool {
+	tl = strings.TrimLeft(tl, "#>*_=[- \t")
+	e := 0
+	for e < len(tl) && e < 16 && isWordByte(tl[e]) {
+		e++
+	}
+	return e > 0 && headWords()[asciiLower(tl[:e])]
+}
+
 // boundaryRules finds fake role and boundary markers in a whole text. It
 // walks the lines once and runs an expression only on a line that can
 // hold a marker.
@@ -230,6 +309,9 @@ func (s *scanner) boundaryRules(text string, base int) {
 		strings.Contains(text, "</assistant") || strings.Contains(text, "user_")
 	if turn {
 		for _, loc := range turnTokenRe.FindAllStringIndex(text, 8) {
+			if tagMention(text, loc) {
+				continue // quoted, in a code span, or named as a noun
+			}
 			// a token that starts a line or a turn (a role name or a line
 			// break after it) opens a turn; one inside a sentence about
 			// chat templates only names it
@@ -241,6 +323,22 @@ func (s *scanner) boundaryRules(text string, base int) {
 		tl := strings.TrimSpace(line)
 		if len(tl) < 7 {
 			continue
+		}
+		if len(tl) <= 120 && strings.Contains(tl, ":") {
+			if loc := roleLabelRe.FindStringIndex(line); loc != nil {
+				s.add(injFakeRoleTag, "a line labelled as a system or developer message that speaks to the agent", base+start+loc[0], base+start+loc[1], true)
+			}
+		}
+		if len(tl) <= 100 && headWord(tl) && (strings.Contains(line, " from ") || strings.Contains(line, " by ")) {
+			// a heading: marked up, ending in a colon, or the phrase alone
+			heading := strings.IndexByte("#=*[->", tl[0]) >= 0 || strings.HasSuffix(tl, ":") || len(tl) <= 60
+			if m := authorityHeadRe.FindStringSubmatchIndex(line); m != nil && heading {
+				// orders announced as an administrator's are strong; a
+				// message or a note from one is weak alone
+				noun := asciiLower(line[m[4]:m[5]])
+				strong := strings.HasPrefix(noun, "instruction") || strings.HasPrefix(noun, "order") || strings.HasPrefix(noun, "directive") || strings.HasPrefix(noun, "command")
+				s.add(injClaimedAuthority, "a heading that announces orders from an administrator or the system", base+start+m[0], base+start+m[1], strong)
+			}
 		}
 		if !labelled && (strings.HasPrefix(tl, "Human:") || strings.HasPrefix(tl, "Assistant:")) && len(tl) > len("Human: ") {
 			labelled = true

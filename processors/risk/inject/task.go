@@ -35,14 +35,23 @@ var (
 	moneyRe   = core.LazyRE(`(?i)(?:\b(?:my|all my|all of my|the user'?s)\s+(?:[\w-]+\s+)?(?:holdings|savings|funds|money|stocks|shares|crypto|bitcoin|ethereum|balance|portfolio)\b|[$€£¥]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:usd|eur|gbp|chf|jpy|dollars?|euros?|pounds?|btc|eth|usdt|bitcoin)\b|\b(?:funds|money|the (?:full |remaining |total )?(?:amount|balance)|payment|a transaction|all (?:the )?(?:money|funds|savings))\b)`)
 	accountRe = core.LazyRE(`\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,4})?\b|(?i:\biban\b|\baccount(?: number| no\.?| #|[_ ]id)?:?\s*[#'"(]?\d[\d -]{5,}|\baccount[_ ]id\b|\b0x[0-9a-f]{40}\b|\bbc1[a-z0-9]{25,}\b|\bwallet\b)`)
 	// whose the object is
-	userDataRe = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\b(?:all(?: of)?(?: the)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|contacts?|passwords?|security codes?|verification codes?|credentials?|api keys?|secrets?|bank \w+|transactions?|channels?|chat history)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
+	// orgDataRe: the personal data of many people an organisation holds
+	orgDataRe  = core.LazyRE(`(?i)\b(?:customer|client|user|employee|patient|member|subscriber|payroll|hr|crm)s?'?\s+(?:[\w-]+\s+)?(?:database|db|list|records|data|e-?mails?|addresses|contacts|table|export|details|files|information|accounts)\b`)
+	userDataRe = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+(?:[\w-]+\s+){0,3}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\b(?:all(?: of)?(?: the)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|contacts?|passwords?|security codes?|verification codes?|credentials?|api keys?|secrets?|bank \w+|transactions?|channels?|chat history)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
 	ownRe      = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+`)
 	// who it goes to
-	recipientRe = core.LazyRE(`(?i)\bto (?:my|our) (?:friend|colleague|cousin|brother|sister|partner|associate|accountant|lawyer|boss|manager|contact|new (?:address|account|email))\b|\([a-z][a-z0-9_.-]*\d[a-z0-9_.-]*\)|\bto\s+@[a-z0-9_]{3,}\b[^/]`)
+	// a pronoun object of a send verb: what it sends was named before it
+	pronounObjRe = core.LazyRE(`(?i)^\S+\s+(?:it|them|those|these|this|that|everything|all of (?:it|them))\b`)
+	// what is made public, and whose
+	publicRe = core.LazyRE(`(?i)\b(?:public(?:ly (?:accessible|visible|available|readable))?|world-?readable|world-?writable|visible to (?:everyone|anyone|all)|accessible to (?:everyone|anyone|all)|open to (?:everyone|anyone|the public)|shared with (?:everyone|anyone))\b`)
+	// publicWords: one of them is in every publicRe match.
+	publicWords = []string{"public", "world", "everyone", "anyone"}
+	privateRe   = core.LazyRE(`(?i)\b(?:private|internal|confidential|personal)\b`)
+	recipientRe = core.LazyRE(`(?i)\bto\s+\+\d[\d ().-]{6,}\d\b|\b(?:to|in|on|into)\s+(?:the\s+)?#[a-z0-9][a-z0-9_-]{1,40}\b|\bto (?:my|our) (?:friend|colleague|cousin|brother|sister|partner|associate|accountant|lawyer|boss|manager|contact|new (?:address|account|email))\b|\([a-z][a-z0-9_.-]*\d[a-z0-9_.-]*\)|\bto\s+@[a-z0-9_]{3,}\b[^/]`)
 	accessRe    = core.LazyRE(`(?i)\b(?:access|permissions?|admin(?:istrator)? (?:rights|role|access)|owner(?:ship)?|edit rights|write access|full control|a key|guest access|the keys?)\b`)
 	valueRe     = core.LazyRE("(?i)\\bto\\s+[\"'`“]?[a-z0-9!#$%&*_.@-]*\\d[a-z0-9!#$%&*_.@-]*[\"'`”]?|\\bto\\s+[\"'`“][^\"'`”]{3,40}[\"'`”]")
 	// what the agent answers
-	yourAnswerRe = core.LazyRE(`(?i)\b(?:your|every|each|all) (?:next |final |every |all |future |subsequent )?(?:answers?|responses?|replies|reply|outputs?|summary|summaries|messages?|translation)\b`)
+	yourAnswerRe = core.LazyRE(`(?i)\b(?:your|every|each|all) (?:next |final |every |all |future |subsequent |whole |entire |complete )?(?:answers?|responses?|replies|reply|outputs?|summary|summaries|messages?|translation)\b`)
 	tellUserRe   = core.LazyRE(`(?i)^\w+\s+(?:to\s+)?(?:the user|the human|them|him|her)\s+(?:that|with)\b`)
 	fwdRuleRe    = core.LazyRE(`(?i)\b(?:forwarding|redirect(?:ion)?|auto-?forward(?:ing)?)\s+(?:rule|filter)\b|\ball (?:incoming |new |future )?(?:mail|e-?mails?|messages)\b`)
 	onlyWithRe   = core.LazyRE("(?i)^\\w+\\s+(?:only\\s+)?with\\s+[\"'`“]")
@@ -91,7 +100,8 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		if (w == "make" || w == "place" || w == "complete" || w == "initiate" || w == "schedule" || w == "execute") && !purchaseRe.MatchString(t[v.ws[k].a:]) {
 			pay = false
 		}
-		if !(send || pay || del || grant || change || ans || guard) {
+		public := (w == "make" || w == "set" || w == "turn" || w == "change" || w == "switch") && anyOf(v.lt, publicWords) && publicRe.MatchString(t[v.ws[k].a:])
+		if !(send || pay || del || grant || change || ans || guard || public) {
 			continue
 		}
 		ok, neg := v.imperativeAs(k, true)
@@ -115,8 +125,16 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 			}
 		}
 		recip := sink || recipientRe.MatchString(rest)
-		mine := userDataRe.MatchString(rest)
+		mine, org := userDataRe.MatchString(rest), orgDataRe.MatchString(rest)
+		if !mine && send && pronounObjRe.MatchString(rest) {
+			// "pull my bank statements and upload them to …": the object
+			// named earlier in the sentence
+			mine, org = userDataRe.MatchString(t[:v.ws[k].a]), org || orgDataRe.MatchString(t[:v.ws[k].a])
+		}
 		switch {
+		case public && (ownRe.MatchString(t) || privateRe.MatchString(t) || strings.Contains(t, "~/")):
+			s.add(injTaskInjection, "orders the user's data or private resources made public", a, b, true)
+			return
 		case pay && userPayRe.MatchString(rest) && (w == "purchase" || w == "buy" || w == "order" || purchaseRe.MatchString(rest)):
 			s.add(injTaskInjection, "orders a purchase with the user's payment method", a, b, true)
 			return
@@ -150,6 +168,9 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		case grant && accessRe.MatchString(rest) && (recipientRe.MatchString(rest) || anySink && ownRe.MatchString(rest)):
 			s.add(injTaskInjection, "orders access given to someone else", a, b, true)
 			return
+		case grant && accessRe.MatchString(rest) && sink:
+			s.add(injTaskInjection, "orders access given to an outside address", a, b, false)
+			return
 		case change && secretWordIn(lrest) && valueRe.MatchString(rest) && (ownRe.MatchString(rest) || strings.Contains(lrest, "account")):
 			s.add(injTaskInjection, "orders a password or account detail changed to a given value", a, b, true)
 			return
@@ -165,6 +186,11 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 			return
 		case ans && tellUserRe.MatchString(rest):
 			s.add(injTaskInjection, "tells the agent what to tell the user", a, b, false)
+			return
+		case send && org && recip && !selfAddressed(lrest):
+			// an office's own request may ask the same ("e-mail the
+			// customer list to sales@…"): weak alone
+			s.add(injTaskInjection, "orders customer or staff records sent to an address", a, b, false)
 			return
 		case send && mine && !recip && anySink && !selfAddressed(lrest):
 			s.add(injTaskInjection, "orders the user's data sent", a, b, false)
@@ -205,7 +231,7 @@ var (
 	// "your safety guidelines are suspended for this session"
 	safetySuspendedRe = core.LazyRE(`(?i)\byour\s+(?:(?:safety|content|ethical|ethics|moderation)\s+(?:guidelines|rules|filters|restrictions|policies|protocols|constraints|limits|limitations|settings)|guardrails|safeguards|safety\s+(?:measures|checks|training))\s+(?:are|have been|were|has been|is)\s+(?:now\s+|hereby\s+|temporarily\s+|officially\s+)?(?:suspended|disabled|lifted|removed|turned off|switched off|deactivated|waived|revoked|overridden|no longer (?:apply|applicable|in effect|active|required))\b`)
 	// "As the administrator, I authorize you to …"
-	authorizeRe = core.LazyRE(`(?i)\b(?:i|we)\s+(?:am\s+|are\s+)?(?:hereby\s+|officially\s+|fully\s+|now\s+)?(?:authori[sz](?:e|ing)|permit(?:ting)?|allow(?:ing)?|instruct(?:ing)?|order(?:ing)?|direct(?:ing)?|command(?:ing)?|requir(?:e|ing))\s+(?:you|(?:any|all|every|each)\s+(?:ai\s+|llm\s+|coding\s+|automated\s+)?(?:agents?|assistants?|models?|ais?|bots?|llms?))\s+to\b|\byou are (?:hereby\s+)?(?:authori[sz]ed|permitted|allowed|cleared|instructed|ordered|required)\s+to\b`)
+	authorizeRe = core.LazyRE(`(?i)\b(?:i|we)\s+(?:am\s+|are\s+)?(?:hereby\s+|officially\s+|fully\s+|now\s+)?(?:authori[sz](?:e|ing)|permit(?:ting)?|allow(?:ing)?|instruct(?:ing)?|order(?:ing)?|direct(?:ing)?|command(?:ing)?|requir(?:e|ing))\s+(?:you|(?:any|all|every|each)\s+(?:ai\s+|llm\s+|coding\s+|automated\s+)?(?:agents?|assistants?|models?|ais?|bots?|llms?))\s+to\b|\byou are (?:hereby\s+)?(?:authori[sz]ed|permitted|allowed|cleared|instructed|ordered|required)\s+to\b|\b(?:the\s+)?(?:ai\s+|coding\s+)?(?:assistant|agent|model)s?\s+(?:is|are)\s+(?:hereby\s+|now\s+|fully\s+)?(?:authori[sz]ed|cleared)\s+to\b|\b(?:has|have)\s+(?:already\s+|explicitly\s+|now\s+)?(?:authori[sz]ed|cleared|instructed)\s+you\s+to\b`)
 )
 
 // taskFrames finds framings of an order as a message to the agent, or as
@@ -222,7 +248,7 @@ func (s *scanner) taskFrames(text string, base int) {
 	} else if loc := findNear(taskGivenRe, text, lt, []string{"gave you", "given you", "assigned you", "asked you", "sent you", "set you", "wrote you", "given to you", "sent to you", "assigned to you"}, 90, 20); loc != nil {
 		add(loc, injTaskHijack, "speaks as the person who gave the agent its task", true)
 	}
-	if loc := findNear(authorizeRe, text, lt, []string{" you to", "agent to", "agents to", "assistant to", "assistants to", "model to", "models to", " ai to", " ais to", "bot to", "bots to", "llm to", "llms to"}, 60, 10); loc != nil && !negatedBefore(text, loc[0]) {
+	if loc := findNear(authorizeRe, text, lt, []string{" you to", "agent to", "agents to", "assistant to", "assistants to", "model to", "models to", " ai to", " ais to", "bot to", "bots to", "llm to", "llms to", "is authori", "are authori", "is cleared", "are cleared"}, 60, 10); loc != nil && !negatedBefore(text, loc[0]) {
 		// with a claimed role ("as your administrator, I instruct you
 		// to …") it is an order given on an authority the text cannot have
 		lo := max(loc[0]-200, 0)
@@ -245,6 +271,9 @@ func (s *scanner) taskFrames(text string, base int) {
 	}
 	if anyOf(lt, privTagWords) {
 		for _, loc := range privTagRe.FindAllStringIndex(text, 4) {
+			if text[loc[0]] == '<' && tagMention(text, loc) {
+				continue // "tags such as <IMPORTANT>": named, not used
+			}
 			if strings.Contains(lt[loc[0]:loc[1]], "system") && strings.HasPrefix(lt[loc[0]:], "#") {
 				add(loc, injFakeRoleTag, "a heading written as a system message", true)
 				continue
@@ -319,4 +348,140 @@ func lazyUnion(sets ...func() map[string]bool) func() map[string]bool {
 		}
 		return m
 	})
+}
+
+var (
+	// agentTaskRe: a clause about the agent's own task ("when you
+	// summarise this page", "before replying") that puts an order in
+	// front of or beside it. Group 1 is the task verb, 2 what follows it
+	// up to the comma, 3 the first word of the order.
+	agentTaskRe = core.LazyRE(`(?i)^\W{0,3}(?:when(?:ever)?|while|as|after|once|before|if|in)\s+(?:you\s+(?:are\s+|have\s+|can\s+|do\s+|then\s+)?|your\s+)?((?:summari[sz]|answer|repl|respond|translat|process|read|review|analy[sz]|pars|ingest|scrap|crawl)\w*)\b([^,:;\n]{0,80}?)[,:]\s+(?:(?:please|also|first|then|kindly|always|additionally|now|immediately|quietly|silently)\s+|(?:make sure|be sure|remember|don'?t forget|do not forget)\s+to\s+|you\s+(?:must|should|need to|have to|will)\s+)*([a-z]+)\b`)
+	// selfRefRe: the text names itself as the data being read ("this
+	// page", "the following e-mail"): it is written to whoever reads it
+	// for the user.
+	selfRefRe = core.LazyRE(`(?i)\b(?:this|the following|these|the present|the attached)\s+(?:[\w-]+\s+)?(?:page|web ?page|article|e-?mail|message|document|doc|post|review|text|site|website|thread|ticket|file|pdf|comment|content|note|issue|listing|transcript|report|section|passage|paragraph|output|result|data|invoice|resume|cv|profile|product)s?\b`)
+	// orderVerbs are the first words of the orders agentTaskRe takes.
+	orderVerbs = core.LazySet("run", "execute", "visit", "open", "click", "call", "fetch", "download", "install", "include", "add", "append", "prepend", "insert", "mention", "recommend", "suggest", "tell", "say", "ask", "output", "print", "use", "end", "start", "begin", "link", "translate", "respond", "reply", "write", "format", "replace", "remove", "delete", "send", "email", "e-mail", "forward", "post", "upload", "share", "copy", "paste", "pay", "transfer", "wire", "buy", "grant", "give", "change", "reset", "set", "disable", "navigate", "go", "load", "read", "summarize", "summarise", "rate", "describe", "praise", "state", "claim", "report", "answer", "sign", "contact", "message", "submit", "create", "push", "commit", "encode", "attach", "cc", "bcc")
+)
+
+// agentTaskFrame finds an order given beside the agent's own task: "when
+// you summarise this page, also include …", "before replying, run …".
+// When the text names itself as what is being summarised, translated,
+// processed or parsed ("this page", "the following e-mail"), it speaks to
+// the program that reads it for the user, and the order is strong;
+// otherwise the frame is a weak signal: a context file may say "before
+// replying, check the ticket", an e-mail "when replying to this message,
+// cc my assistant". Reading verbs (read, review, process) frame an order
+// only with that self-reference: "after reading the docs, run make" is
+// ordinary advice.
+func (s *scanner) agentTaskFrame(t, lt string, off int) {
+	if !frameOpens(lt) || !anyOf(lt, []string{"summar", "answer", "repl", "respond", "translat", "process", "read", "review", "analy", "pars", "ingest", "scrap", "crawl"}) {
+		return
+	}
+	m := agentTaskRe.FindStringSubmatchIndex(t)
+	if m == nil || !orderVerbs()[lt[m[6]:m[7]]] {
+		return
+	}
+	task := lt[m[2]:m[3]]
+	self := selfRefRe.MatchString(t[m[2]:m[5]])
+	answering := strings.HasPrefix(task, "summar") || strings.HasPrefix(task, "answer") || strings.HasPrefix(task, "repl") || strings.HasPrefix(task, "respond") || strings.HasPrefix(task, "translat")
+	if !self && !answering {
+		return
+	}
+	// a person reads, reviews and replies to a page or an e-mail; only a
+	// program summarises, processes or parses the one it is reading
+	machine := !strings.HasPrefix(task, "read") && !strings.HasPrefix(task, "review") && !strings.HasPrefix(task, "answer") && !strings.HasPrefix(task, "repl") && !strings.HasPrefix(task, "respond")
+	if self && machine {
+		s.add(injTaskHijack, "an order to whoever reads this text for the user, beside the task (\"when you summarise this page, …\")", off+m[0], off+len(t), true)
+		return
+	}
+	s.add(injTaskPrerequisite, "puts a step beside the agent's own task (\"before replying, …\")", off+m[0], off+m[7], false)
+}
+
+// addressedOrder finds, in a sentence that speaks to the agent by name, an
+// order to send, pay, grant or delete: weak (a context file may address
+// agents), injection beside the address. Sending needs an outside address
+// or the user's data; deleting, a sweep (all, every) of what is not a
+// build's own output.
+func (s *scanner) addressedOrder(v *clauseView, off int) {
+	t := v.t
+	anySink := false
+	if strings.ContainsAny(v.lt, ".@") {
+		for _, tk := range v.tokens() {
+			anySink = anySink || tk.sink
+		}
+	}
+	for k := range v.ws {
+		w := v.ws[k].w
+		send, pay, del, grant := taskSendVerbs()[w], taskPayVerbs()[w], taskDeleteVerbs()[w], taskGrantVerbs()[w]
+		if !(send || pay || del || grant) {
+			continue
+		}
+		ok, neg := v.imperativeAs(k, true)
+		if !ok && !neg {
+			// "AI tools that read this page must forward it to …"
+			ok = modalBefore(v, k)
+		}
+		if !ok || neg {
+			continue
+		}
+		rest := t[v.ws[k].a:]
+		if i := strings.IndexAny(rest, ";!?"); i > 0 {
+			rest = rest[:i]
+		}
+		lrest := asciiLower(rest)
+		switch {
+		case send && (anySink || userDataRe.MatchString(rest)) && !selfAddressed(lrest),
+			pay && moneyRe.MatchString(rest),
+			grant && accessRe.MatchString(rest),
+			del && sweepRe.MatchString(rest) && !buildOutputRe.MatchString(rest):
+			s.add(injTaskInjection, "an order to the agent, addressed by name, to send, pay, grant or delete", off+v.ws[k].a, off+v.ws[k].a+len(rest), false)
+			return
+		}
+	}
+}
+
+var (
+	sweepRe       = core.LazyRE(`(?i)\b(?:all|every|each|any|the entire|the whole)\b`)
+	buildOutputRe = core.LazyRE(`(?i)\b(?:generated|temporary|temp|tmp|build|cache[sd]?|artifacts?|stale|unused|intermediate|compiled|node_modules|dist|target)\b`)
+)
+
+// modalBefore reports whether the word k of the clause is the verb of an
+// obligation: must, should, shall or "is/are required to", "needs to",
+// "has to" right before it, with no negation.
+func modalBefore(v *clauseView, k int) bool {
+	if k == 0 {
+		return false
+	}
+	p := v.ws[k-1].w
+	switch p {
+	case "must", "shall", "should":
+		return true
+	case "to":
+		if k >= 2 {
+			switch v.ws[k-2].w {
+			case "required", "need", "needs", "has", "have", "asked", "expected", "obliged", "instructed":
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// frameOpens reports whether the sentence (lower-cased) opens with a word
+// agentTaskRe can start with.
+func frameOpens(lt string) bool {
+	i := 0
+	for i < len(lt) && i < 3 && !isWordByte(lt[i]) {
+		i++
+	}
+	w := lt[i:]
+	if j := strings.IndexAny(w, " \t,"); j >= 0 {
+		w = w[:j]
+	}
+	switch w {
+	case "when", "whenever", "while", "as", "after", "once", "before", "if", "in":
+		return true
+	}
+	return false
 }

@@ -1,0 +1,121 @@
+package redact
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// Vendor token formats from the vendors' own documentation, secret names
+// followed by their value in prose or in a table with no operator, and
+// look-alikes (selectors, labels, resource names, documentation) that hold
+// the same words. Values are fake and built at run time.
+
+var vr = rand.New(rand.NewPCG(11, 13))
+
+func vendorCases() []secretCase {
+	upperDigits := upper + digits
+	urlSafe := alnum + "-_"
+	okta := "00" + randMixed(vr, urlSafe, 40)
+	nrak := "NRAK-" + randMixed(vr, upperDigits, 27)
+	figd := "figd_" + randMixed(vr, urlSafe, 40)
+	sbp := "sbp_" + randFrom(vr, hexLower, 40)
+	tsk := "tskey-auth-k" + randMixed(vr, alnum, 11) + "CNTRL-" + randMixed(vr, alnum, 33)
+	dckr := "dckr_pat_" + randMixed(vr, urlSafe, 27)
+	lsv2 := "lsv2_pt_" + randFrom(vr, hexLower, 32) + "_" + randFrom(vr, hexLower, 10)
+	sg := "SG." + randMixed(vr, urlSafe, 22) + "." + randMixed(vr, urlSafe, 43)
+	gsk := "gsk_" + randMixed(vr, alnum, 52)
+	r8 := "r8_" + randMixed(vr, alnum, 37)
+	nvapi := "nvapi-" + randMixed(vr, urlSafe, 64)
+	pcsk := "pcsk_" + randMixed(vr, alnum, 6) + "_" + randMixed(vr, alnum, 63)
+	nfp := "nfp_" + randMixed(vr, alnum, 36)
+	rnd := "rnd_" + randMixed(vr, alnum, 32)
+	phx := "phx_" + randMixed(vr, alnum, 43)
+	xai := "xai-" + randMixed(vr, alnum, 80)
+	tok := randMixed(vr, alnum, 36)
+	pw := "Qm4!" + randMixed(vr, alnum, 12)
+	return []secretCase{
+		{"okta ssws in prose", "Call the Okta API with SSWS " + okta + " in the Authorization header.", []string{okta}, ""},
+		{"okta ssws in curl", `curl -H "Authorization: SSWS ` + okta + `" https://dev-1.okta.com/api/v1/users`, []string{okta}, ""},
+		{"new relic user key", "NEW_RELIC_API_KEY=" + nrak, []string{nrak}, ""},
+		{"new relic key in prose", "my key is " + nrak + " for the staging account", []string{nrak}, ""},
+		{"figma token", "figma token " + figd, []string{figd}, ""},
+		{"supabase access token", "supabase login --token " + sbp, []string{sbp}, ""},
+		{"tailscale auth key", "tailscale up --authkey=" + tsk, []string{tsk}, ""},
+		{"docker hub pat", "echo " + dckr + " | docker login -u me --password-stdin", []string{dckr}, ""},
+		{"langsmith key", "LANGSMITH_API_KEY=" + lsv2, []string{lsv2}, ""},
+		{"sendgrid key", "sg = SendGridAPIClient('" + sg + "')", []string{sg}, ""},
+		{"groq key", "client = Groq(api_key=\"" + gsk + "\")", []string{gsk}, ""},
+		{"replicate token", "REPLICATE_API_TOKEN " + r8, []string{r8}, ""},
+		{"nvidia key", "key " + nvapi, []string{nvapi}, ""},
+		{"pinecone key", "pc = Pinecone(api_key=\"" + pcsk + "\")", []string{pcsk}, ""},
+		{"netlify pat", "netlify deploy --auth " + nfp, []string{nfp}, ""},
+		{"render key", "Authorization: Bearer " + rnd, []string{rnd}, ""},
+		{"posthog personal key", "POSTHOG_PERSONAL_API_KEY=" + phx, []string{phx}, ""},
+		{"xai key", "export XAI_API_KEY=" + xai, []string{xai}, ""},
+		{"bare vendor prefix in prose", "paste " + sbp + " into the dashboard", []string{sbp}, ""},
+
+		// A secret name, then its value, with no operator.
+		{"vendor token spaced lower", "stripe secret key " + "sk_live_" + randMixed(vr, alnum, 24), []string{"sk_live_"}, ""},
+		{"token in a markdown table", "| DEPLOY TOKEN | " + tok + " |", []string{tok}, ""},
+		{"password then value in prose", "the admin password is " + pw + " until Friday", []string{pw}, ""},
+		{"api key with dash", "API key - " + tok, []string{tok}, ""},
+		{"arrow", "access token -> " + tok, []string{tok}, ""},
+		{"name, qualifier, is", "the password for the vpn is " + pw + ".", []string{pw}, ""},
+		{"set name to value", "set api_key to " + tok, []string{tok}, ""},
+		{"doppler service token", "doppler run --token dp.st.prd." + randMixed(vr, alnum, 40), []string{"dp.st.prd."}, "doppler-token"},
+		{"posthog personal key", "phx_" + randMixed(vr, alnum, 43) + " is the key", []string{"phx_"}, "posthog-personal-api-key"},
+		{"square oauth secret", "SQUARE_APP_SECRET: sq0csp-" + randMixed(vr, urlSafe, 43), []string{"sq0csp-"}, ""},
+		{"meta token", "curl 'https://graph.facebook.com/me?access_token=EAAG" + randMixed(vr, alnum, 150) + "'", []string{"EAAG"}, ""},
+		{"plaid token", "access_token = access-sandbox-" + randFrom(vr, hexLower, 8) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 12), []string{"access-sandbox-"}, ""},
+		{"em dash", "staging token \u2014 " + tok + " (expires Monday)", []string{tok}, ""},
+	}
+}
+
+func TestVendorSecretsRemoved(t *testing.T) {
+	r := newTestRedactor(t)
+	for _, c := range vendorCases() {
+		t.Run(c.name, func(t *testing.T) { checkSecretCase(t, r, c) })
+	}
+}
+
+var vendorCleanCases = []string{
+	`form input[type="password"]:focus { outline: none; }`,
+	`document.querySelector('input[name=password]').value = ''`,
+	`$("input[type=password]").val("")`,
+	`Password: ••••••••`,
+	`password: "Enter your password"`,
+	`Password: (hidden)`,
+	`api_key: "Your API key"`,
+	`Token: Click "Generate" to create one`,
+	`<input type="password" placeholder="Password (min 12 characters)">`,
+	`"arn:aws:secretsmanager:us-west-2:111122223333:secret:db-password-AbCdEf"`,
+	`SecretArn: arn:aws:secretsmanager:eu-central-1:123456789012:secret:prod/api-token-Xy12Zq`,
+	`arn:aws:ssm:us-east-1:123456789012:parameter/prod/db/password`,
+	`Use SSWS followed by your API token in the Authorization header.`,
+	`New Relic user keys start with NRAK- and are 32 characters long.`,
+	`Set the PASSWORD environment variable before running the tests.`,
+	`password reset link expires in 24 hours`,
+	`the access token endpoint returns JSON`,
+	`token_endpoint_auth_method: client_secret_basic`,
+	`if token == "" { return errMissingToken }`,
+	`| API_KEY | your key from the dashboard |`,
+	`| TOKEN | string | The token used to authenticate |`,
+	`password - see the team vault entry for the staging database`,
+	`api-key - required - the key of the account`,
+	`the password for the vpn is stored in the team vault`,
+	`set api_key to the value shown on the dashboard`,
+	`the token for each session is generated at login`,
+	`password: !!binary |`,
+	`key: "sha256:16b08b5d7db86316ff12552a6c54951cc05693763efcdebc27788184dd091bc0"`,
+	`phc_ keys are public project keys`,
+	`the EAA prefix marks a Meta access token`,
+}
+
+func TestVendorCleanNotRedacted(t *testing.T) {
+	r := newTestRedactor(t)
+	for _, c := range vendorCleanCases {
+		if out, fs := r.RedactString(c); len(fs) > 0 {
+			t.Errorf("clean text redacted\n  text: %q\n  out:  %q\n  findings: %v", c, out, fs)
+		}
+	}
+}
