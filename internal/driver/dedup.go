@@ -3,11 +3,12 @@ package driver
 // # Outputs already stored are not published again
 //
 // Outputs carry their id as Nats-Msg-Id, but JetStream remembers ids only
-// for VIGIL_DERIVED's duplicate window (10 minutes by default). A node that
-// comes back after a longer outage (or whose driver was stuck as long)
-// resumes from its own old checkpoint, and republishing what it folds would
-// store every output since then a second time: two gate.decided for one
-// action, and audit verify and replay reporting tampering.
+// for VIGIL_DERIVED's duplicate window (natsutil.DerivedDedupWindow, 2
+// minutes). A node that comes back after a longer outage (or whose driver
+// was stuck as long) resumes from its own old checkpoint, and republishing
+// what it folds would store every output since then a second time: two
+// gate.decided for one action, and audit verify and replay reporting
+// tampering.
 //
 // So before publishing again the driver reads what VIGIL_DERIVED already
 // holds at its frontier: upTo, the highest log seq with a stored output of

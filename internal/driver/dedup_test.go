@@ -208,3 +208,33 @@ func TestDriverAckLostPastWindow(t *testing.T) {
 	}
 	checkOnce(t, e.idCounts(t), last)
 }
+
+// TestDriversStoreOnceOnDefaultStreams: two drivers (two nodes of a fleet)
+// fold the same log at the same time on the streams as Vigil defines them,
+// so VIGIL_DERIVED's duplicate window is natsutil.DerivedDedupWindow: each
+// output is stored once, whichever driver publishes it first.
+func TestDriversStoreOnceOnDefaultStreams(t *testing.T) {
+	e := startEnv(t, envOptions{})
+	ds, err := e.js.Stream(t.Context(), events.StreamDerived)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := ds.CachedInfo().Config.Duplicates; w != natsutil.DerivedDedupWindow {
+		t.Fatalf("VIGIL_DERIVED's duplicate window is %s, want %s", w, natsutil.DerivedDedupWindow)
+	}
+	ra, rb := &recorder{}, &recorder{}
+	a := e.run(t, Config{Processor: ra, Durable: "vigil-a", MaxBatch: 7})
+	b := e.run(t, Config{Processor: rb, Durable: "vigil-b", MaxBatch: 5})
+	var last uint64
+	for i := range 60 {
+		last = e.append(t, fmt.Sprintf("fleet-%d", i))
+	}
+	a.waitFolded(t, last)
+	b.waitFolded(t, last)
+	checkOnce(t, e.idCounts(t), last)
+	for name, r := range map[string]*recorder{"a": ra, "b": rb} {
+		if got := r.folded(); len(got) == 0 || got[len(got)-1] != last {
+			t.Fatalf("driver %s folded %v, want up to %d", name, got, last)
+		}
+	}
+}

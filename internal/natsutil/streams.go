@@ -27,10 +27,16 @@ type StreamOptions struct {
 	LogStreamWindow time.Duration
 }
 
-// DerivedDedupWindow is VIGIL_DERIVED's duplicate window. Nodes of a fleet
-// publish the same outputs within moments of each other; one that has been
-// away longer does not rely on it (internal/driver/dedup.go).
-const DerivedDedupWindow = 10 * time.Minute
+// DerivedDedupWindow is VIGIL_DERIVED's duplicate window: two minutes, as
+// VIGIL_LOG's. Nodes of a fleet publish the same outputs within moments of
+// each other, and JetStream stores each once; a driver that has been away
+// longer, or whose publish went unanswered for half the window, reads
+// what the stream holds instead (internal/driver/dedup.go), so no output
+// is stored twice whatever the window. The window costs a start: before
+// it listens, nats-server loads every message stored within it to rebuild
+// its table of ids (a restart just after a node folded a million records
+// would load its 680,000 outputs with a window of 10 minutes).
+const DerivedDedupWindow = 2 * time.Minute
 
 // DefaultDedupWindow is how long a stored event id is recognised: one
 // hour. Producers retry within seconds; an hour covers a server restart, a
