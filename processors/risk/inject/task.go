@@ -255,7 +255,7 @@ func (s *scanner) taskFrames(text string, base int) {
 		claim := claimRe.FindStringIndex(text[lo:loc[1]])
 		s.add(injClaimedAuthority, "grants the agent authority in the text it reads (\"I authorize you to …\")", base+loc[0], base+loc[1], claim != nil)
 	}
-	if loc := findNearIf(prereqRe, text, lt, []string{"before", "prior to", "instead of"}, 0, 120, prereqNouns); loc != nil {
+	if loc := findNearIf(prereqRe, text, lt, []string{"before", "prior to", "instead of"}, 0, 120, prereqNouns, prereqVerbs); loc != nil {
 		add(loc, injTaskPrerequisite, "puts a step before, or in place of, the agent's own task", false)
 	}
 	if anyOf(text, []string{"SYSTEM", "ADMIN", "DEVELOPER", "OPERATOR"}) {
@@ -287,6 +287,25 @@ func (s *scanner) taskFrames(text string, base int) {
 // suspendWords are in every safetySuspendedRe match.
 var suspendWords = []string{"suspend", "disabl", "lifted", "removed", "turned off", "switched off", "deactivat", "waived", "revoked", "overridden", "no longer"}
 
+// prereqVerbs: one of them is in every match of prereqRe (its verbs).
+var prereqVerbs = []string{"solv", "complet", "finish", "answer", "summari", "continu", "respond", "repl", "do", "perform", "handl", "address", "proceed", "work", "read", "review", "translat"}
+
+// allOf reports whether window holds a word of every list, or holds a
+// byte outside ASCII (see findNearIf).
+func allOf(window string, lists [][]string) bool {
+	for _, l := range lists {
+		if !anyOf(window, l) {
+			for i := 0; i < len(window); i++ {
+				if window[i] >= 0x80 {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return true
+}
+
 var prereqNouns = []string{"task", "request", "question", "job", "assignment", "quer", "summar", "instruction", "prompt", "page", "document", "text", "mail", "message", "article", "file", "content", "result", "instead of"}
 
 // privTagWords: one of them is in every match of privTagRe.
@@ -299,12 +318,15 @@ var privTagWords = []string{"important>", "information>", "instruction>", "instr
 // one of the literals, from before bytes ahead of it to after bytes past
 // it, and returns the first match in text's offsets.
 func findNear(re core.Matcher, text, lt string, lits []string, before, after int) []int {
-	return findNearIf(re, text, lt, lits, before, after, nil)
+	return findNearIf(re, text, lt, lits, before, after)
 }
 
-// findNearIf is findNear on the windows that hold one of must (all, when
-// must is empty).
-func findNearIf(re core.Matcher, text, lt string, lits []string, before, after int, must []string) []int {
+// findNearIf is findNear on the windows that hold one of each list of
+// must (all windows, with none). A list is a gate only when every match
+// of re holds one of its words in ASCII: a window with other bytes is
+// searched whatever it holds, since (?i) also folds non-ASCII letters
+// (ſ, K) onto ASCII ones.
+func findNearIf(re core.Matcher, text, lt string, lits []string, before, after int, must ...[]string) []int {
 	var best []int
 	for _, lit := range lits {
 		for i := 0; i < len(lt); {
@@ -321,7 +343,7 @@ func findNearIf(re core.Matcher, text, lt string, lits []string, before, after i
 			for hi < len(text) && isWordByte(lt[hi]) {
 				hi++
 			}
-			if len(must) > 0 && !anyOf(lt[lo:hi], must) {
+			if !allOf(lt[lo:hi], must) {
 				i = at + len(lit)
 				continue
 			}
