@@ -346,7 +346,10 @@ const (
 // dead letter names a refused body.
 func Digest(b []byte) string {
 	sum := sha256.Sum256(b)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	var out [len("sha256:") + 2*sha256.Size]byte
+	copy(out[:], "sha256:")
+	hex.Encode(out[len("sha256:"):], sum[:])
+	return string(out[:])
 }
 
 // GateRequested says an action waits for a person.
