@@ -170,7 +170,7 @@ func New(cfg Config) (*Driver, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	pub := &natsutil.Publisher{JS: cfg.JS, AttemptTimeout: cfg.PublishTimeout, AckWait: cfg.PublishTimeout, Logger: cfg.Logger}
+	pub := &natsutil.Publisher{JS: cfg.JS, AttemptTimeout: cfg.PublishTimeout, Logger: cfg.Logger}
 	return &Driver{cfg: cfg, pub: pub, ready: make(chan struct{}), snap: newSnapshots(cfg)}, nil
 }
 

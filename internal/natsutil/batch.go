@@ -272,7 +272,7 @@ func distinctIDs(msgs []*nats.Msg) (send []*nats.Msg, first, orig []int) {
 const maxBatchAttemptTimeout = 30 * time.Second
 
 func (p *Publisher) atomic(ctx context.Context, msgs []*nats.Msg, lenient bool) ([]*jetstream.PubAck, error) {
-	attemptTimeout, _, log := p.defaults()
+	attemptTimeout, log := p.defaults()
 	backoff := 20 * time.Millisecond
 	incomplete := 0
 	w := p.watch()

@@ -22,7 +22,7 @@ func benchMsgs(n int) []*nats.Msg {
 // oldPublishAll is PublishAll as it was before atomic batches (pipelined
 // asynchronous publishes, retried one by one), kept to compare.
 func oldPublishAll(ctx context.Context, p *Publisher, msgs []*nats.Msg) ([]*jetstream.PubAck, error) {
-	_, ackWait, _ := p.defaults()
+	ackWait, _ := p.defaults()
 	futures := make([]jetstream.PubAckFuture, len(msgs))
 	acks := make([]*jetstream.PubAck, len(msgs))
 	for i, m := range msgs {
@@ -81,7 +81,7 @@ func BenchmarkPublish100(b *testing.B) {
 	for _, d := range []Durability{DurabilityFsync, DurabilityInterval} {
 		b.Run(string(d), func(b *testing.B) {
 			n := startTestNode(b, nodeOpts{durability: d})
-			p := &Publisher{JS: n.js, AttemptTimeout: 10 * time.Second, AckWait: 10 * time.Second}
+			p := &Publisher{JS: n.js, AttemptTimeout: 10 * time.Second}
 			ctx := context.Background()
 			methods := []struct {
 				name string

@@ -134,7 +134,7 @@ func (p *Publisher) PublishChain(ctx context.Context, msgs []*nats.Msg) ([]*jets
 // publishChained stores msgs in order as a chain (see chained), and
 // whatever the chain leaves through publishOrdered.
 func (p *Publisher) publishChained(ctx context.Context, msgs []*nats.Msg) ([]*jetstream.PubAck, error) {
-	attemptTimeout, _, _ := p.defaults()
+	attemptTimeout, _ := p.defaults()
 	// A chain lost in flight (the connection dropped) is not waited out:
 	// what was acknowledged stands, the rest goes one at a time at once.
 	w := p.watch()

@@ -29,9 +29,6 @@ type Publisher struct {
 	// lost before then — a stream it publishes to elected a leader, or the
 	// connection dropped (lossWatch) — is sent again at once.
 	AttemptTimeout time.Duration
-	// AckWait is kept for callers that set it; the publisher no longer
-	// publishes asynchronously (see PublishAll), so it is unused.
-	AckWait time.Duration
 	// MinAtomicBatch is the fewest messages PublishAll sends as one atomic
 	// batch; fewer are stored one at a time. Zero means
 	// DefaultMinAtomicBatch.
@@ -104,7 +101,8 @@ const DefaultMinAtomicBatch = 32
 // ("duplicate message id is in process"); nats.go has no name for it.
 const errCodeMsgIDInProcess jetstream.ErrorCode = 10158
 
-// errAckWait marks a message whose publish ack did not arrive in AckWait.
+// errAckWait marks a publish or an atomic batch whose ack did not arrive
+// within its attempt's timeout.
 var errAckWait = errors.New("no publish ack within the ack wait")
 
 // errAttemptLost marks an attempt given up before its timeout because
@@ -214,25 +212,22 @@ func wasLost(actx context.Context) bool {
 func (p *Publisher) watch() *lossWatch {
 	p.lossOnce.Do(func() {
 		if p.stream == nil && p.JS != nil {
-			_, _, log := p.defaults()
+			_, log := p.defaults()
 			p.losses = watchLosses(p.JS.Conn(), log)
 		}
 	})
 	return p.losses
 }
 
-func (p *Publisher) defaults() (time.Duration, time.Duration, *slog.Logger) {
-	at, aw, l := p.AttemptTimeout, p.AckWait, p.Logger
+func (p *Publisher) defaults() (time.Duration, *slog.Logger) {
+	at, l := p.AttemptTimeout, p.Logger
 	if at == 0 {
 		at = 2 * time.Second
-	}
-	if aw == 0 {
-		aw = 2 * time.Second
 	}
 	if l == nil {
 		l = slog.New(slog.DiscardHandler)
 	}
-	return at, aw, l
+	return at, l
 }
 
 // retryable reports whether err may pass with time (as opposed to a
@@ -258,7 +253,7 @@ func (p *Publisher) Publish(ctx context.Context, msg *nats.Msg) (*jetstream.PubA
 }
 
 func (p *Publisher) retry(ctx context.Context, msg *nats.Msg, first error) (*jetstream.PubAck, error) {
-	attemptTimeout, _, log := p.defaults()
+	attemptTimeout, log := p.defaults()
 	err := first
 	backoff := 20 * time.Millisecond
 	w := p.watch()
@@ -370,7 +365,7 @@ func (p *Publisher) chainReplies() *chainReplies {
 	p.repliesOnce.Do(func() {
 		r, err := newChainReplies(p.JS.Conn())
 		if err != nil {
-			_, _, log := p.defaults()
+			_, log := p.defaults()
 			log.Warn("natsutil: no subscription for chain acks; publishing one at a time", "err", err)
 			return
 		}
