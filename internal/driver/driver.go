@@ -133,6 +133,9 @@ type Driver struct {
 	ready chan struct{}
 	// checkpointed is the last log sequence acknowledged (the checkpoint).
 	checkpointed atomic.Uint64
+	// roomWaits counts the times the fold waited for the committer to
+	// make room (handOver): tests wait on it instead of sleeping.
+	roomWaits atomic.Int64
 	// consumerAlerts counts the consumer alerts raised (owned by Run).
 	consumerAlerts int
 	// derived is what VIGIL_DERIVED already holds (dedup.go; owned by Run).
@@ -599,6 +602,7 @@ func (d *Driver) handOver(ctx context.Context, p *pipeline, fb foldedBatch) erro
 		if ahead == 0 || ahead+n <= int64(d.cfg.MaxAhead) {
 			break
 		}
+		d.roomWaits.Add(1)
 		select {
 		case <-p.freed:
 		case err := <-p.failed:

@@ -117,7 +117,15 @@ func TestDriverFoldsAheadOfStores(t *testing.T) {
 		}
 		return ""
 	})
-	time.Sleep(100 * time.Millisecond) // room to overrun the bound, were it not kept
+	// Once the fold waits for room it folds nothing more: the committer
+	// stores nothing, so no room comes.
+	wait.Eventually(t, wait.Default, func() string {
+		r.alive(t)
+		if r.d.roomWaits.Load() == 0 {
+			return "the fold never waited for room"
+		}
+		return ""
+	})
 	if got := f.count(); got > 4+2 {
 		t.Fatalf("folded %d records ahead of a committer that stored nothing; MaxAhead is 4 (+ one batch of 2 waiting)", got)
 	}
@@ -215,11 +223,15 @@ func TestDriverStopCommitsWhatIsFolded(t *testing.T) {
 				}
 				return ""
 			})
-			// The fold has reached its wait for room (or the log's end)
-			// once it stops moving.
-			for n := -1; n != f.count(); time.Sleep(200 * time.Millisecond) {
-				n = f.count()
-			}
+			// The fold has reached the log's end (all 6 folded), or its
+			// wait for room, where it stays: nothing is stored.
+			wait.Eventually(t, wait.Default, func() string {
+				r.alive(t)
+				if f.count() < 6 && r.d.roomWaits.Load() == 0 {
+					return fmt.Sprintf("folded %d of 6 records and not waiting for room", f.count())
+				}
+				return ""
+			})
 			if r.d.Checkpointed() != 0 {
 				t.Fatalf("checkpoint %d before any output was stored", r.d.Checkpointed())
 			}
