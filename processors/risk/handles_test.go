@@ -158,21 +158,12 @@ func TestRuleHandles(t *testing.T) {
 	}
 	findingT := lookup("/core", "Finding")
 	sites := 0
-	for _, f := range files {
-		ast.Inspect(f, func(n ast.Node) bool {
-			cl, ok := n.(*ast.CompositeLit)
-			if !ok || !types.Identical(info.Types[cl].Type, findingT) {
-				return true
-			}
-			for _, el := range cl.Elts {
-				if kv, ok := el.(*ast.KeyValueExpr); ok && kv.Key.(*ast.Ident).Name == "Rule" {
-					sites++
-					checkRule(kv.Value, fset.Position(kv.Pos()).String())
-				}
-			}
-			return true
-		})
-	}
+	eachFinding(files, info, findingT, func(_ *ast.CompositeLit, _, rule ast.Expr) {
+		if rule != nil {
+			sites++
+			checkRule(rule, fset.Position(rule.Pos()).String())
+		}
+	})
 	if sites < 50 {
 		t.Fatalf("found only %d finding literals; the walk is broken", sites)
 	}
@@ -383,23 +374,6 @@ func TestRuleAnalyzers(t *testing.T) {
 			}
 		}
 	}
-	callsOf := map[types.Object][]*ast.CallExpr{}
-	for _, c := range calls {
-		var callee types.Object
-		switch fn := c.Fun.(type) {
-		case *ast.Ident:
-			callee = info.Uses[fn]
-		case *ast.SelectorExpr:
-			callee = info.Uses[fn.Sel]
-		}
-		callsOf[callee] = append(callsOf[callee], c)
-		ps := params[callee]
-		for i, a := range c.Args {
-			if i < len(ps) && ps[i] != nil {
-				assigned[ps[i]] = append(assigned[ps[i]], a)
-			}
-		}
-	}
 	calleeOf := func(e ast.Expr) types.Object {
 		switch fn := e.(type) {
 		case *ast.Ident:
@@ -408,6 +382,17 @@ func TestRuleAnalyzers(t *testing.T) {
 			return info.Uses[fn.Sel]
 		}
 		return nil
+	}
+	callsOf := map[types.Object][]*ast.CallExpr{}
+	for _, c := range calls {
+		callee := calleeOf(c.Fun)
+		callsOf[callee] = append(callsOf[callee], c)
+		ps := params[callee]
+		for i, a := range c.Args {
+			if i < len(ps) && ps[i] != nil {
+				assigned[ps[i]] = append(assigned[ps[i]], a)
+			}
+		}
 	}
 	// decls follows e back to the declarations it can be; open says a
 	// value could not be followed (an error: every site must resolve).
@@ -520,6 +505,24 @@ func TestRuleAnalyzers(t *testing.T) {
 		}
 		t.Errorf("%s: the analyzer %s is neither a constant nor a parameter beside the rule's", where, types.ExprString(an))
 	}
+	eachFinding(files, info, findingT, func(cl *ast.CompositeLit, an, rule ast.Expr) {
+		if rule == nil {
+			return
+		}
+		sites++
+		if tp := info.Types[rule].Type; types.Identical(tp, declT) && !isIdent(rule) {
+			return
+		}
+		check(fset.Position(cl.Pos()).String(), an, rule)
+	})
+	if sites < 50 || checked < 100 || byDecl == 0 {
+		t.Fatalf("followed %d rules from %d finding literals (%d report their declaration's analyzer); the walk is broken", checked, sites, byDecl)
+	}
+}
+
+// eachFinding calls fn with every core.Finding literal of files and its
+// Analyzer and Rule values (nil when the literal leaves one out).
+func eachFinding(files []*ast.File, info *types.Info, findingT types.Type, fn func(cl *ast.CompositeLit, analyzer, rule ast.Expr)) {
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
 			cl, ok := n.(*ast.CompositeLit)
@@ -537,20 +540,9 @@ func TestRuleAnalyzers(t *testing.T) {
 					}
 				}
 			}
-			if rule == nil {
-				return true
-			}
-			sites++
-			where := fset.Position(cl.Pos()).String()
-			if tp := info.Types[rule].Type; types.Identical(tp, declT) && !isIdent(rule) {
-				return true
-			}
-			check(where, an, rule)
+			fn(cl, an, rule)
 			return true
 		})
-	}
-	if sites < 50 || checked < 100 || byDecl == 0 {
-		t.Fatalf("followed %d rules from %d finding literals (%d report their declaration's analyzer); the walk is broken", checked, sites, byDecl)
 	}
 }
 
