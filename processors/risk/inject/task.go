@@ -108,12 +108,7 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		if !ok || neg {
 			continue
 		}
-		rest := t[v.ws[k].a:]
-		// the order's own clause: up to a hard break or the next order
-		if i := strings.IndexAny(rest, ";!?"); i > 0 {
-			rest = rest[:i]
-		}
-		lrest := asciiLower(rest)
+		rest, lrest := orderClause(t, v.ws[k].a)
 		a, b := off+v.ws[k].a, off+v.ws[k].a+len(rest)
 		sinkTok := v.tokAfter(v.ws[k].a, 0, true)
 		sink := sinkTok != nil && (v.destination(sinkTok.a) || strings.HasSuffix(strings.TrimSpace(asciiLower(t[:sinkTok.a])), " with"))
@@ -447,11 +442,7 @@ func (s *scanner) addressedOrder(v *clauseView, off int) {
 		if !ok || neg {
 			continue
 		}
-		rest := t[v.ws[k].a:]
-		if i := strings.IndexAny(rest, ";!?"); i > 0 {
-			rest = rest[:i]
-		}
-		lrest := asciiLower(rest)
+		rest, lrest := orderClause(t, v.ws[k].a)
 		switch {
 		case send && (anySink || userDataRe.MatchString(rest)) && !selfAddressed(lrest),
 			pay && moneyRe.MatchString(rest),
@@ -506,4 +497,14 @@ func frameOpens(lt string) bool {
 		return true
 	}
 	return false
+}
+
+// orderClause is the clause of an order whose verb starts at at in t: up
+// to a hard break (; ! ?) or the end, and its lower-cased copy.
+func orderClause(t string, at int) (rest, lower string) {
+	rest = t[at:]
+	if i := strings.IndexAny(rest, ";!?"); i > 0 {
+		rest = rest[:i]
+	}
+	return rest, asciiLower(rest)
 }
