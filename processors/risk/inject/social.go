@@ -204,10 +204,7 @@ func opensTurn(text string, loc []int) bool {
 	if tok := text[loc[0]:loc[1]]; tok[0] == '<' && !strings.HasPrefix(tok, "<|") && !strings.HasPrefix(tok, "<<") {
 		return true
 	}
-	i := loc[0]
-	for i > 0 && (text[i-1] == ' ' || text[i-1] == '\t') {
-		i--
-	}
+	i := skipBlanksBack(text, loc[0])
 	if i == 0 || text[i-1] == '\n' {
 		return true
 	}
@@ -240,10 +237,7 @@ func tagMention(text string, loc []int) bool {
 	if name, ok := tagName(tok); ok && strings.Contains(asciiLower(text[loc[1]:]), "</"+name) {
 		return false
 	}
-	i := loc[0]
-	for i > 0 && (text[i-1] == ' ' || text[i-1] == '\t') {
-		i--
-	}
+	i := skipBlanksBack(text, loc[0])
 	if i == 0 || text[i-1] == '\n' {
 		return false
 	}
@@ -364,4 +358,12 @@ func (s *scanner) boundaryRules(text string, base int) {
 			s.add(injFakeBoundary, "a marker that announces new instructions", base+start+m[0], base+start+m[1], true)
 		}
 	}
+}
+
+// skipBlanksBack is where the spaces and tabs before at in text begin.
+func skipBlanksBack(text string, at int) int {
+	for at > 0 && (text[at-1] == ' ' || text[at-1] == '\t') {
+		at--
+	}
+	return at
 }
