@@ -194,13 +194,15 @@ func TestLongCommandShowsItsEndEverywhere(t *testing.T) {
 			t.Errorf("%s: the card shows %q…%q: want the head, the bytes not shown and the tail %q", at.name, first(shown, 40), last(shown, 60), tail)
 		}
 		run(t, ctx, 10*time.Second, at.name+": show all", chromedp.Click(sel+" .show-all", chromedp.ByQuery))
-		// The click's rendering is not synchronous with the click: read
-		// until the card shows more than it did (or the wait runs out).
-		whole := shown
-		for deadline := time.Now().Add(10 * time.Second); whole == shown && time.Now().Before(deadline); {
-			time.Sleep(20 * time.Millisecond)
-			whole = pageText(t, ctx, sel+" .command-text")
-		}
+		// The page renders after the click returns: read until the card
+		// shows more than it did.
+		var whole string
+		testnode.Eventually(t, 10*time.Second, func() string {
+			if whole = pageText(t, ctx, sel+" .command-text"); whole == shown {
+				return at.name + ": show all changed nothing on the card"
+			}
+			return ""
+		})
 		switch {
 		case len(at.cmd) < 256<<10 && whole != at.cmd:
 			t.Errorf("%s: show all shows %d bytes, want the whole %d-byte command", at.name, len(whole), len(at.cmd))
