@@ -15,6 +15,7 @@ import (
 func newBenchGateCmd(c *cli) *cobra.Command {
 	var (
 		cpuProfile string
+		memProfile string
 		cfg        bench.GateConfig
 		durability string
 		asJSON     bool
@@ -51,8 +52,8 @@ rule); none waits for a person. Prints p50/p90/p99/max and the rate reached.`,
 			if isTerminal(c.stderr) {
 				fmt.Fprintf(c.stderr, "gating %.0f actions/s for %s (durability %s)…\n", cfg.Rate, cfg.Duration, d)
 			}
-			if cpuProfile != "" {
-				cfg.Profile = func() (func(), error) { return startCPUProfile(cpuProfile) }
+			if cpuProfile != "" || memProfile != "" {
+				cfg.Profile = func() (func(), error) { return startProfiles(cpuProfile, memProfile) }
 			}
 			res, err := bench.RunGate(cmd.Context(), cfg)
 			if err != nil {
@@ -83,5 +84,6 @@ rule); none waits for a person. Prints p50/p90/p99/max and the rate reached.`,
 	fl.StringVar(&durability, "durability", string(natsutil.DurabilityFsync), "fsync policy: fsync (every write) or interval")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
 	fl.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the actions' sends to `FILE` (go tool pprof)")
+	fl.StringVar(&memProfile, "memprofile", "", "write an allocation profile to `FILE` when the actions' sends end (go tool pprof -sample_index=alloc_space; the warm-up's and the bare publishes' allocations are in it too)")
 	return cmd
 }

@@ -270,7 +270,7 @@ func (h *dueHeap) Pop() any {
 }
 
 type gateMsg struct {
-	d       events.Derived
+	body    []byte // a gate output, decoded by apply when it matters
 	stored  time.Time
 	pending uint64
 }
@@ -336,12 +336,8 @@ func (t *Timer) Run(ctx context.Context) error {
 			if err != nil {
 				continue
 			}
-			d, err := events.DecodeDerived(m.Data())
-			if err != nil {
-				continue
-			}
 			select {
-			case msgs <- gateMsg{d: d, stored: meta.Timestamp, pending: meta.NumPending}:
+			case msgs <- gateMsg{body: m.Data(), stored: meta.Timestamp, pending: meta.NumPending}:
 			case <-ctx.Done():
 				return
 			}
@@ -415,7 +411,14 @@ func (t *Timer) Run(ctx context.Context) error {
 }
 
 func (t *Timer) apply(m gateMsg, h *dueHeap, byID map[string]*due) {
-	data, ok := m.d.Data.(map[string]any)
+	if k, ok := events.DerivedKind(m.body); ok && k == events.KindGateDecided && len(byID) == 0 {
+		return // a decision, and no request waits to be cancelled by it
+	}
+	d, err := events.DecodeDerived(m.body)
+	if err != nil {
+		return
+	}
+	data, ok := d.Data.(map[string]any)
 	if !ok {
 		return
 	}
@@ -423,7 +426,7 @@ func (t *Timer) apply(m gateMsg, h *dueHeap, byID map[string]*due) {
 	if id == "" {
 		return
 	}
-	switch m.d.Kind {
+	switch d.Kind {
 	case events.KindGateRequested:
 		if _, ok := byID[id]; ok {
 			return
@@ -434,12 +437,12 @@ func (t *Timer) apply(m gateMsg, h *dueHeap, byID map[string]*due) {
 			dur = events.DefaultApprovalTimeout
 			timeout = dur.String()
 		}
-		d := &due{actionID: id, conv: m.d.Conversation, timeout: timeout, at: m.stored.Add(dur)}
-		byID[id] = d
-		heap.Push(h, d)
+		w := &due{actionID: id, conv: d.Conversation, timeout: timeout, at: m.stored.Add(dur)}
+		byID[id] = w
+		heap.Push(h, w)
 	case events.KindGateDecided:
-		if d, ok := byID[id]; ok {
-			heap.Remove(h, d.index)
+		if w, ok := byID[id]; ok {
+			heap.Remove(h, w.index)
 			delete(byID, id)
 		}
 	}

@@ -47,6 +47,9 @@ type decisionWatcher struct {
 	waits map[uint64][]chan events.Derived
 	// recent gate outputs by action log seq, oldest evicted first.
 	recent map[uint64][]events.Derived
+	// ids are the ids of the outputs in recent: the second arrival of an
+	// output is dropped without decoding it.
+	ids    map[string]struct{}
 	ring   []uint64
 	next   int
 	active int
@@ -65,7 +68,7 @@ type jsReader func(ctx context.Context, conv string, seq uint64, fn func(events.
 
 func newDecisionWatcher(nc *nats.Conn, read jsReader) (*decisionWatcher, error) {
 	w := &decisionWatcher{js: read, waits: map[uint64][]chan events.Derived{},
-		recent: map[uint64][]events.Derived{}, ring: make([]uint64, recentDecisions)}
+		recent: map[uint64][]events.Derived{}, ids: map[string]struct{}{}, ring: make([]uint64, recentDecisions)}
 	sub, err := nc.Subscribe(events.GatePrefix+"*", w.onMsg)
 	if err != nil {
 		return nil, err
@@ -87,6 +90,14 @@ func (w *decisionWatcher) add(body []byte) {
 	if w.interest.Load() == 0 {
 		return
 	}
+	if id, ok := events.DerivedID(body); ok {
+		w.mu.Lock()
+		_, seen := w.ids[string(id)]
+		w.mu.Unlock()
+		if seen {
+			return
+		}
+	}
 	d, err := events.DecodeDerived(body)
 	if err != nil || (d.Kind != events.KindGateDecided && d.Kind != events.KindGateRequested) {
 		return
@@ -100,6 +111,9 @@ func (w *decisionWatcher) add(body []byte) {
 	known, ok := w.recent[seq]
 	if !ok {
 		if old := w.ring[w.next]; old != 0 {
+			for _, o := range w.recent[old] {
+				delete(w.ids, o.ID)
+			}
 			delete(w.recent, old)
 		}
 		w.ring[w.next] = seq
@@ -111,6 +125,7 @@ func (w *decisionWatcher) add(body []byte) {
 		}
 	}
 	w.recent[seq] = append(w.recent[seq], d)
+	w.ids[d.ID] = struct{}{}
 	for _, ch := range w.waits[seq] {
 		select {
 		case ch <- d:

@@ -13,7 +13,7 @@ import (
 // duplicate table at every start by loading each message stored within
 // its duplicate window, before it listens. VIGIL_DERIVED takes about 0.7
 // outputs a log record, all of a fold's burst, so its window is never
-// longer than VIGIL_LOG's default (2 minutes), nor than DedupWindow; and
+// longer than VIGIL_LOG's default (1 minute), nor than DedupWindow; and
 // never zero (nats-server would take its own default), since it is what
 // collapses the outputs a fleet's drivers publish at the same time.
 func TestDerivedWindowBoundsRestart(t *testing.T) {

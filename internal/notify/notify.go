@@ -225,6 +225,9 @@ func (n *Notifier) Run(ctx context.Context) error {
 
 // handle announces one VIGIL_DERIVED record if it is a gate request.
 func (n *Notifier) handle(ctx context.Context, data []byte) {
+	if k, ok := events.DerivedKind(data); ok && k != events.KindGateRequested {
+		return // known without decoding it
+	}
 	d, err := events.DecodeDerived(data)
 	if err != nil || d.Kind != events.KindGateRequested {
 		return
