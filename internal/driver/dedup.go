@@ -3,8 +3,8 @@ package driver
 // # Outputs already stored are not published again
 //
 // Outputs carry their id as Nats-Msg-Id, but JetStream remembers ids only
-// for VIGIL_DERIVED's duplicate window (natsutil.DerivedDedupWindow, 2
-// minutes). A node that comes back after a longer outage (or whose driver
+// for VIGIL_DERIVED's duplicate window (natsutil.DerivedDedupWindow, 1
+// minute). A node that comes back after a longer outage (or whose driver
 // was stuck as long) resumes from its own old checkpoint, and republishing
 // what it folds would store every output since then a second time: two
 // gate.decided for one action, and audit verify and replay reporting
