@@ -214,7 +214,14 @@ func startServer(ctx context.Context, cfg Config) (_ *Node, err error) {
 				return nil, err
 			}
 			ls := projections.NewLogState(info.Created, info.State.LastSeq)
-			if s.store, err = projections.Open(cfg.ProjectionsDir, projections.Options{Logger: cfg.Logger.With("component", "projections"), Log: &ls}); err != nil {
+			// The read models are re-derivable and follow the node's
+			// durability: with interval nothing of the node is fsynced on
+			// every write, and they are not either (an OS crash loses the
+			// tail of both the streams and the store, which the driver
+			// re-sends); with fsync every batch is.
+			popts := projections.Options{Logger: cfg.Logger.With("component", "projections"), Log: &ls,
+				NoSync: cfg.Durability == natsutil.DurabilityInterval}
+			if s.store, err = projections.Open(cfg.ProjectionsDir, popts); err != nil {
 				return nil, err
 			}
 			sink = s.store
