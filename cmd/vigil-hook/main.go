@@ -11,10 +11,7 @@
 package main
 
 import (
-	"context"
 	"os"
-	"os/signal"
-	"syscall"
 
 	// One P: see oneproc.
 	_ "github.com/vigil-dev/vigil/cmd/vigil-hook/internal/oneproc"
@@ -22,11 +19,9 @@ import (
 )
 
 func main() {
-	// SIGINT and SIGTERM end the hook's wait: it answers as hookcli says
-	// (and withdraws or hands off the action) instead of dying unanswered.
-	// The process ends with Run, so the relay is never stopped: stopping
-	// it would cost a round trip with the runtime's signal thread for each
-	// signal, and change nothing.
-	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGINT and SIGTERM end the hook's wait, once it has lasted
+	// signalsAfter: it answers as hookcli says (and withdraws or hands off
+	// the action) instead of dying unanswered. See signalContext.
+	ctx, _ := signalContext(signalsAfter)
 	os.Exit(hookcli.Run(ctx, os.Args[1:], hookcli.Env{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Name: "vigil-hook"}))
 }
