@@ -4,8 +4,9 @@
 // the scorer and the rest of vigil linked in, whose package initialisation
 // every hook call would otherwise pay. An agent client starts it on every
 // tool call; `vigil hook install` writes it into the client's settings
-// when it lies beside the vigil binary (build both: go build -o DIR/
-// ./cmd/vigil ./cmd/vigil-hook).
+// when it lies beside the vigil binary (build both: go build -tags netgo
+// -o DIR/ ./cmd/vigil ./cmd/vigil-hook; with netgo the hook is a static
+// binary, which starts without the dynamic loader and libc).
 //
 // It fails closed like `vigil hook`: see hookcli.
 package main

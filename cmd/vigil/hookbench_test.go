@@ -30,7 +30,7 @@ func main() { fmt.Println("hello, world") }
 `
 
 // buildHookBinaries builds vigil and vigil-hook (this package and
-// ../vigil-hook, as `go build` does) and a hello-world Go program into dir.
+// ../vigil-hook, as the README builds them) and a hello-world Go program into dir.
 func buildHookBinaries(tb testing.TB, dir string) (vigil, hello string) {
 	tb.Helper()
 	vigil = filepath.Join(dir, "vigil")
@@ -39,7 +39,7 @@ func buildHookBinaries(tb testing.TB, dir string) (vigil, hello string) {
 	if err := os.WriteFile(src, []byte(helloWorld), 0o600); err != nil {
 		tb.Fatal(err)
 	}
-	for _, args := range [][]string{{"build", "-o", dir + string(filepath.Separator), ".", "../vigil-hook"}, {"build", "-o", hello, src}} {
+	for _, args := range [][]string{{"build", "-tags", hookBuildTags, "-o", dir + string(filepath.Separator), ".", "../vigil-hook"}, {"build", "-o", hello, src}} {
 		cmd := exec.Command("go", args...)
 		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
 		if args[len(args)-1] == src {

@@ -13,6 +13,11 @@ import (
 	"github.com/vigil-dev/vigil/internal/hook/install"
 )
 
+// hookBuildTags are the build tags the README builds the binaries with:
+// netgo makes vigil-hook a static binary (nats.go's net package links libc
+// through cgo otherwise), whose start skips the dynamic loader.
+const hookBuildTags = "netgo"
+
 // buildHookBin builds cmd/vigil-hook into dir, beside a stand-in vigil
 // (a script: install only needs an executable there), and returns both.
 func buildHookBin(t *testing.T, dir string) (vigil, hookBin string) {
@@ -21,7 +26,7 @@ func buildHookBin(t *testing.T, dir string) (vigil, hookBin string) {
 	if err := os.WriteFile(vigil, []byte("#!/bin/sh\nexit 1\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("go", "build", "-o", hookBin, "../vigil-hook").CombinedOutput(); err != nil {
+	if out, err := exec.Command("go", "build", "-tags", hookBuildTags, "-o", hookBin, "../vigil-hook").CombinedOutput(); err != nil {
 		t.Fatalf("go build ../vigil-hook: %v\n%s", err, out)
 	}
 	return vigil, hookBin

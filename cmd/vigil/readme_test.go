@@ -59,11 +59,11 @@ func TestREADMEWalkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := exec.Command("go", "build", "-o", filepath.Join(work, "vigil"), ".")
+	build := exec.Command("go", "build", "-tags", hookBuildTags, "-o", filepath.Join(work, "vigil"), ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	build = exec.Command("go", "build", "-o", filepath.Join(work, "vigil-hook"), "../vigil-hook")
+	build = exec.Command("go", "build", "-tags", hookBuildTags, "-o", filepath.Join(work, "vigil-hook"), "../vigil-hook")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build vigil-hook: %v\n%s", err, out)
 	}
@@ -80,7 +80,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 	// skipped. Anything else named go is not expected.
 	prelude := `set -eo pipefail
 go() {
-  if [ "$*" = "build -o . ./cmd/vigil ./cmd/vigil-hook" ]; then echo "(built by the test)"; return 0; fi
+  if [ "$*" = "build -tags netgo -o . ./cmd/vigil ./cmd/vigil-hook" ]; then echo "(built by the test)"; return 0; fi
   echo "unexpected go command in the README: go $*" >&2; return 1
 }
 `
@@ -88,8 +88,8 @@ go() {
 	for i, b := range blocks[1:] {
 		script += fmt.Sprintf("echo '### README block %d'\n%s", i+2, b)
 	}
-	if !strings.Contains(script, "go build -o . ./cmd/vigil ./cmd/vigil-hook") {
-		t.Fatal("the README no longer builds the binaries with go build -o . ./cmd/vigil ./cmd/vigil-hook: update this test")
+	if !strings.Contains(script, "go build -tags "+hookBuildTags+" -o . ./cmd/vigil ./cmd/vigil-hook") {
+		t.Fatal("the README no longer builds the binaries with go build -tags netgo -o . ./cmd/vigil ./cmd/vigil-hook: update this test")
 	}
 	path := filepath.Join(work, "walkthrough.sh")
 	if err := os.WriteFile(path, []byte(script), 0o600); err != nil {

@@ -375,7 +375,7 @@ func Binary(explicit string) (string, error) {
 		p = r
 	}
 	if explicit == "" && strings.Contains(p, string(filepath.Separator)+"go-build") {
-		return "", fmt.Errorf("this vigil was built by `go run` in %s, which is deleted when it exits: build it (go build -o ~/.local/bin/ ./cmd/vigil ./cmd/vigil-hook) and run that, or pass --binary PATH", filepath.Dir(p))
+		return "", fmt.Errorf("this vigil was built by `go run` in %s, which is deleted when it exits: build it (go build -tags netgo -o ~/.local/bin/ ./cmd/vigil ./cmd/vigil-hook) and run that, or pass --binary PATH", filepath.Dir(p))
 	}
 	if !hookcli.Executable(p) {
 		return "", fmt.Errorf("--binary %s: not an executable file", p)
@@ -396,7 +396,7 @@ func HookBinary(bin string) (hookBin, note string) {
 	}
 	p, ok := hookcli.Beside(bin)
 	if !ok {
-		return bin, fmt.Sprintf("no %s beside %s: the hook runs the whole vigil binary, which starts several times slower on every tool call; build it there (go build -o %s/ ./cmd/vigil-hook) and run install again", hookcli.BinaryName, bin, filepath.Dir(bin))
+		return bin, fmt.Sprintf("no %s beside %s: the hook runs the whole vigil binary, which starts several times slower on every tool call; build it there (go build -tags netgo -o %s/ ./cmd/vigil-hook) and run install again", hookcli.BinaryName, bin, filepath.Dir(bin))
 	}
 	if a, b := buildOf(bin), buildOf(p); a != b {
 		return p, fmt.Sprintf("%s is from another build than %s (%s, %s): rebuild both from one tree", p, bin, b, a)
