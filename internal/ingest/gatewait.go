@@ -45,8 +45,11 @@ type decisionWatcher struct {
 	js    jsReader
 	mu    sync.Mutex
 	waits map[uint64][]chan events.Derived
-	// recent gate outputs by action log seq, oldest evicted first.
-	recent map[uint64][]events.Derived
+	// recent gate outputs by action log seq, oldest evicted first, kept
+	// encoded: a body holds no pointer, so the collector, which marks the
+	// watcher's memory at every cycle, does not walk 32,768 decoded maps.
+	// A wait decodes the few of its own action.
+	recent map[uint64][][]byte
 	// ids are the ids of the outputs in recent: the second arrival of an
 	// output is dropped without decoding it.
 	ids    map[string]struct{}
@@ -68,7 +71,7 @@ type jsReader func(ctx context.Context, conv string, seq uint64, fn func(events.
 
 func newDecisionWatcher(nc *nats.Conn, read jsReader) (*decisionWatcher, error) {
 	w := &decisionWatcher{js: read, waits: map[uint64][]chan events.Derived{},
-		recent: map[uint64][]events.Derived{}, ids: map[string]struct{}{}, ring: make([]uint64, recentDecisions)}
+		recent: map[uint64][][]byte{}, ids: map[string]struct{}{}, ring: make([]uint64, recentDecisions)}
 	sub, err := nc.Subscribe(events.GatePrefix+"*", w.onMsg)
 	if err != nil {
 		return nil, err
@@ -108,24 +111,25 @@ func (w *decisionWatcher) add(body []byte) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	known, ok := w.recent[seq]
-	if !ok {
+	if _, seen := w.ids[d.ID]; seen {
+		return
+	}
+	if _, ok := w.recent[seq]; !ok {
 		if old := w.ring[w.next]; old != 0 {
 			for _, o := range w.recent[old] {
-				delete(w.ids, o.ID)
+				if id, ok := events.DerivedID(o); ok {
+					delete(w.ids, string(id))
+				} else if od, err := events.DecodeDerived(o); err == nil {
+					delete(w.ids, od.ID)
+				}
 			}
 			delete(w.recent, old)
 		}
 		w.ring[w.next] = seq
 		w.next = (w.next + 1) % len(w.ring)
 	}
-	for _, k := range known {
-		if k.ID == d.ID {
-			return
-		}
-	}
-	w.recent[seq] = append(w.recent[seq], d)
-	w.ids[d.ID] = struct{}{}
+	w.recent[seq] = append(w.recent[seq], body)
+	w.ids[strings.Clone(d.ID)] = struct{}{} // not a substring of the decoded body
 	for _, ch := range w.waits[seq] {
 		select {
 		case ch <- d:
@@ -190,8 +194,13 @@ func (w *decisionWatcher) wait(seq uint64) (chan events.Derived, error) {
 	}
 	w.active++
 	ch := make(chan events.Derived, 8)
-	for _, d := range w.recent[seq] {
-		ch <- d
+	for _, b := range w.recent[seq] {
+		if d, err := events.DecodeDerived(b); err == nil { // decoded once by add already
+			select {
+			case ch <- d:
+			default:
+			}
+		}
 	}
 	w.waits[seq] = append(w.waits[seq], ch)
 	return ch, nil

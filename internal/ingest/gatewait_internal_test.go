@@ -111,3 +111,51 @@ func TestFolded(t *testing.T) {
 		t.Error("an output was remembered with no request waiting for a decision")
 	}
 }
+
+// TestWatcherForgetsOldest: the watcher remembers the outputs of the last
+// recentDecisions actions, encoded; the oldest action's are forgotten (its
+// ids too, so the table of ids never outgrows the ring), and what it
+// remembers reaches a wait registered afterwards, decoded.
+func TestWatcherForgetsOldest(t *testing.T) {
+	w := &decisionWatcher{waits: map[uint64][]chan events.Derived{}, recent: map[uint64][][]byte{},
+		ids: map[string]struct{}{}, ring: make([]uint64, recentDecisions)}
+	w.interest.Add(1)
+	body := func(seq uint64) []byte {
+		rec := events.Record{Seq: seq, Event: events.Event{ID: "a", Kind: events.KindAction, Conversation: "c", Time: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)}}
+		out := processors.NewOutput("gate", &rec, 0, events.GateSubject("c"), events.KindGateDecided,
+			events.GateDecided{ActionID: "a", LogSeq: seq, Outcome: events.OutcomeAllow, By: events.ByRule, Level: events.RiskLow, DecisionSeq: seq})
+		b, err := out.Event.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	for seq := uint64(1); seq <= recentDecisions+2; seq++ {
+		w.add(body(seq))
+	}
+	if len(w.recent) != recentDecisions || len(w.ids) != recentDecisions {
+		t.Fatalf("%d actions and %d ids remembered, want %d of each", len(w.recent), len(w.ids), recentDecisions)
+	}
+	for _, seq := range []uint64{1, 2} {
+		if _, ok := w.recent[seq]; ok {
+			t.Errorf("seq %d still remembered", seq)
+		}
+	}
+	ch, err := w.wait(recentDecisions + 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case d := <-ch:
+		if gd, err := events.DerivedDataAs[events.GateDecided](&d); err != nil || gd.LogSeq != recentDecisions+2 {
+			t.Fatalf("a wait got %+v (%v)", d, err)
+		}
+	default:
+		t.Fatal("a wait registered after its decision got nothing")
+	}
+	// A forgotten output is remembered again when it comes back.
+	w.add(body(1))
+	if _, ok := w.recent[1]; !ok {
+		t.Error("a forgotten output that came again was not remembered")
+	}
+}
