@@ -196,8 +196,11 @@ type Processor struct {
 	backends map[string]backendInfo
 	pending  map[string]*pending
 	decided  map[string]decidedInfo
-	order    []string // decided ids, oldest first, for eviction
+	order    []decidedID // decided ids, oldest first, for eviction
 	head     int
+	// hashed is the last id usedAt hashed for gone, kept so that
+	// remember need not hash it again (a cache: never in outputs).
+	hashed decidedID
 	// gone remembers, compactly and forever, the ids evicted from decided
 	// (see goneIDs): an action reusing one is still denied.
 	gone     goneIDs
@@ -228,6 +231,13 @@ type pending struct {
 	askRule   bool   // an ask deny rule matched: only a verdict decides
 	handedOff string // the client (ClientName) that asks its own user, if any
 	reusedAt  uint64 // the latest log seq of another action with this id, if any
+}
+
+// decidedID is a decided id in the order of eviction, with its hash for
+// gone (idHash) when it was computed already (hash 0: not yet).
+type decidedID struct {
+	id   string
+	hash uint64
 }
 
 type decidedInfo struct {
@@ -621,7 +631,11 @@ func (p *Processor) usedAt(id string) (uint64, bool) {
 	if di, ok := p.decided[id]; ok {
 		return di.actionSeq, true
 	}
-	return p.gone.get(id)
+	if p.gone.empty() {
+		return 0, false
+	}
+	p.hashed = decidedID{id: id, hash: idHash(id)}
+	return p.gone.getHash(p.hashed.hash)
 }
 
 // markReused notes that another action at seq reused id, so events about
@@ -696,16 +710,23 @@ func (p *Processor) remember(d events.GateDecided, reusedAt uint64) {
 	if _, ok := p.decided[d.ActionID]; !ok {
 		if len(p.order)-p.head >= p.opts.MaxDecided {
 			old := p.order[p.head]
-			p.gone.add(old, p.decided[old].actionSeq)
-			delete(p.decided, old)
-			p.order[p.head] = ""
+			if old.hash == 0 {
+				old.hash = idHash(old.id)
+			}
+			p.gone.addHash(old.hash, p.decided[old.id].actionSeq)
+			delete(p.decided, old.id)
+			p.order[p.head] = decidedID{}
 			p.head++
 			if p.head > len(p.order)/2 {
-				p.order = append([]string(nil), p.order[p.head:]...)
+				p.order = append([]decidedID(nil), p.order[p.head:]...)
 				p.head = 0
 			}
 		}
-		p.order = append(p.order, d.ActionID)
+		e := decidedID{id: d.ActionID}
+		if p.hashed.id == d.ActionID {
+			e.hash = p.hashed.hash
+		}
+		p.order = append(p.order, e)
 	}
 	p.decided[d.ActionID] = decidedInfo{outcome: d.Outcome, by: d.By, seq: d.DecisionSeq, actionSeq: d.LogSeq, reusedAt: reusedAt}
 }

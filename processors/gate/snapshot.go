@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
@@ -92,7 +91,8 @@ func (p *Processor) Snapshot() ([]byte, error) {
 		st.Pending = append(st.Pending, snapPending{ID: id, Seq: pa.seq, Conv: pa.conv, Req: pa.req,
 			AskRule: pa.askRule, HandedOff: pa.handedOff, ReusedAt: pa.reusedAt})
 	}
-	for _, id := range p.order[p.head:] {
+	for _, o := range p.order[p.head:] {
+		id := o.id
 		di := p.decided[id]
 		st.Decided = append(st.Decided, snapDecided{ID: id, Outcome: di.outcome, By: di.by, Seq: di.seq, ActionSeq: di.actionSeq, ReusedAt: di.reusedAt})
 	}
@@ -156,10 +156,10 @@ func (p *Processor) Restore(b []byte) error {
 		pend[s.ID] = &pending{seq: s.Seq, conv: s.Conv, req: s.Req, askRule: s.AskRule, handedOff: s.HandedOff, reusedAt: s.ReusedAt}
 	}
 	decided := make(map[string]decidedInfo, len(st.Decided))
-	order := make([]string, 0, len(st.Decided))
+	order := make([]decidedID, 0, len(st.Decided))
 	for _, d := range st.Decided {
 		decided[d.ID] = decidedInfo{outcome: d.Outcome, by: d.By, seq: d.Seq, actionSeq: d.ActionSeq, reusedAt: d.ReusedAt}
-		order = append(order, d.ID)
+		order = append(order, decidedID{id: d.ID})
 	}
 	sessions := map[string]map[string]grant{}
 	for _, g := range st.Sessions {
@@ -205,28 +205,46 @@ func idHash(id string) uint64 {
 	return binary.BigEndian.Uint64(sum[:8])
 }
 
-func (g *goneIDs) add(id string, actionSeq uint64) {
+func (g *goneIDs) add(id string, actionSeq uint64) { g.addHash(idHash(id), actionSeq) }
+
+// addHash is add with the id's hash (idHash) already computed.
+func (g *goneIDs) addHash(h, actionSeq uint64) {
 	if g.recent == nil {
 		g.recent = map[uint64]uint64{}
 	}
-	g.recent[idHash(id)] = actionSeq
+	g.recent[h] = actionSeq
 	if len(g.recent) >= max(goneMergeAt, len(g.sorted)/16) {
 		g.merge()
 	}
 }
 
 func (g *goneIDs) get(id string) (uint64, bool) {
-	if len(g.recent) == 0 && len(g.sorted) == 0 {
+	if g.empty() {
 		return 0, false
 	}
-	h := idHash(id)
+	return g.getHash(idHash(id))
+}
+
+// empty reports whether no id was ever forgotten (get needs no hash).
+func (g *goneIDs) empty() bool { return len(g.recent) == 0 && len(g.sorted) == 0 }
+
+// getHash is get with the id's hash (idHash) already computed.
+func (g *goneIDs) getHash(h uint64) (uint64, bool) {
 	if seq, ok := g.recent[h]; ok {
 		return seq, true
 	}
-	n := len(g.sorted) / 2
-	i := sort.Search(n, func(i int) bool { return g.sorted[2*i] >= h })
-	if i < n && g.sorted[2*i] == h {
-		return g.sorted[2*i+1], true
+	// A binary search over the pairs (sort.Search, without its closure).
+	lo, hi := 0, len(g.sorted)/2
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if g.sorted[2*m] < h {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(g.sorted)/2 && g.sorted[2*lo] == h {
+		return g.sorted[2*lo+1], true
 	}
 	return 0, false
 }
