@@ -188,9 +188,13 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 
 // DecodeMsgpack decodes one msgpack-encoded event and upcasts it. A body
 // of the usual kinds of values is decoded without the msgpack library
-// (fastValue); every other takes the library's path, to the same result.
+// (fastEvent for a current-version event, else fastValue); every other
+// takes the library's path, to the same result.
 func DecodeMsgpack(b []byte) (ev Event, err error) {
 	if checkMsgpack(b, MaxDepth) == nil {
+		if ev, ok := fastEvent(b); ok {
+			return ev, nil
+		}
 		p := 0
 		if v, ok := fastValue(b, "", &p, 0); ok && p == len(b) {
 			if m, ok := v.(map[string]any); ok {

@@ -134,20 +134,31 @@ func (e *StepError) Unwrap() error { return e.Err }
 // processor that panics does not stop them either: its outputs for rec are
 // replaced by a panic alert (see Processor).
 func (p *Pipeline) Step(rec events.Record) ([]Output, error) {
-	var out []Output
+	// Each processor's outputs are kept until all have run, so that they
+	// are copied into one slice of the right size.
+	var parts [8][]Output
+	each := parts[:0]
+	n := 0
 	var firstErr error
 	for _, proc := range p.procs {
 		o, pv, err := safeStep(proc, rec)
-		if pv != nil {
-			out = append(out, panicAlert(proc.Name(), &rec, pv))
-			continue
-		}
-		if err != nil {
+		switch {
+		case pv != nil:
+			o = []Output{panicAlert(proc.Name(), &rec, pv)}
+		case err != nil:
 			if firstErr == nil {
 				firstErr = &StepError{Processor: proc.Name(), Seq: rec.Seq, Err: err}
 			}
-			continue
+			o = nil
 		}
+		each = append(each, o)
+		n += len(o)
+	}
+	if n == 0 {
+		return nil, firstErr
+	}
+	out := make([]Output, 0, n)
+	for _, o := range each {
 		out = append(out, o...)
 	}
 	return out, firstErr
