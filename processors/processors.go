@@ -68,10 +68,14 @@ type Processor interface {
 // OutputID is the id, and Nats-Msg-Id, of output n of a processor for the
 // log record at seq: "<processor>:<seq>" for the first, "<processor>:<seq>:<n>" after.
 func OutputID(processor string, seq uint64, n int) string {
-	if n == 0 {
-		return processor + ":" + strconv.FormatUint(seq, 10)
+	// Built in one buffer: one allocation, the string itself.
+	var buf [64]byte
+	b := append(append(buf[:0], processor...), ':')
+	b = strconv.AppendUint(b, seq, 10)
+	if n != 0 {
+		b = strconv.AppendInt(append(b, ':'), int64(n), 10)
 	}
-	return processor + ":" + strconv.FormatUint(seq, 10) + ":" + strconv.Itoa(n)
+	return string(b)
 }
 
 // NewOutput builds output n of processor for rec.

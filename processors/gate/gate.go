@@ -314,22 +314,27 @@ func New(opts Options) (*Processor, error) {
 // Name returns "gate".
 func (p *Processor) Name() string { return Name }
 
-// outputs collects one record's outputs, numbering them.
+// outputs collects one record's outputs, numbering them. The outputs are
+// behind a pointer of their own so that appending to them does not make
+// Step's record escape to the heap (escape analysis does not tell the
+// fields of a struct apart).
 type outputs struct {
 	rec *events.Record
-	out []processors.Output
+	out *[]processors.Output
 }
 
+func (o *outputs) add(out processors.Output) { *o.out = append(*o.out, out) }
+
 func (o *outputs) decided(conv string, d events.GateDecided) {
-	o.out = append(o.out, processors.NewOutput(Name, o.rec, len(o.out), events.GateSubject(conv), events.KindGateDecided, d))
+	o.add(processors.NewOutput(Name, o.rec, len(*o.out), events.GateSubject(conv), events.KindGateDecided, d))
 }
 
 func (o *outputs) requested(conv string, r events.GateRequested) {
-	o.out = append(o.out, processors.NewOutput(Name, o.rec, len(o.out), events.GateSubject(conv), events.KindGateRequested, r))
+	o.add(processors.NewOutput(Name, o.rec, len(*o.out), events.GateSubject(conv), events.KindGateRequested, r))
 }
 
 func (o *outputs) alert(severity events.Severity, reason string) {
-	o.out = append(o.out, processors.NewOutput(Name, o.rec, len(o.out), events.SubjectAlert, events.KindAlert, events.Alert{
+	o.add(processors.NewOutput(Name, o.rec, len(*o.out), events.SubjectAlert, events.KindAlert, events.Alert{
 		Severity: severity, Reason: reason, EventID: o.rec.Event.ID, LogSeq: o.rec.Seq, Subject: o.rec.Subject,
 	}))
 }
@@ -337,7 +342,8 @@ func (o *outputs) alert(severity events.Severity, reason string) {
 // Step folds one log record. It never returns an error for a record it can
 // read: problems become alerts, so the fold never stalls.
 func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
-	o := &outputs{rec: &rec}
+	var out []processors.Output
+	o := &outputs{rec: &rec, out: &out}
 	ev := &rec.Event
 	for _, c := range p.idle.Touch(ev.Conversation, &rec) {
 		delete(p.backends, c)
@@ -367,7 +373,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 			p.mcp.StepContext(&rec, cfg.Analyzers.Injection)
 		}
 	}
-	return o.out, nil
+	return out, nil
 }
 
 func (p *Processor) stepConfig(o *outputs) {
@@ -601,7 +607,16 @@ func (p *Processor) assess(sc Scorer, rec *events.Record, cfgSeq uint64, cfg eve
 			return p.rememberFiles(rec, a)
 		}
 	}
-	a := sc.Assess(ev, env)
+	var a Assessment
+	if rs, ok := sc.(*riskScorer); ok {
+		a = rs.Assess(ev, env)
+	} else {
+		// Another Scorer is an interface call, through which the event
+		// would escape: it gets a copy, and the record stays on Step's
+		// stack for the risk scorer.
+		evc := *ev
+		a = sc.Assess(&evc, env)
+	}
 	a.Level, a.Reasons = p.mcp.Raise(conv, ev.Tool(), a.Level, a.Reasons)
 	return p.rememberFiles(rec, a)
 }
@@ -718,8 +733,10 @@ func (p *Processor) remember(d events.GateDecided, reusedAt uint64) {
 			p.order[p.head] = decidedID{}
 			p.head++
 			if p.head > len(p.order)/2 {
-				p.order = append([]decidedID(nil), p.order[p.head:]...)
-				p.head = 0
+				// Moved down in place: the array is reused.
+				n := copy(p.order, p.order[p.head:])
+				clear(p.order[n:])
+				p.order, p.head = p.order[:n], 0
 			}
 		}
 		e := decidedID{id: d.ActionID}
