@@ -192,9 +192,41 @@ func (p *Processor) Restore(b []byte) error {
 // the array is the snapshot's own encoding, kept as it is decoded. The
 // map is merged in once it holds an eighth as many ids as the array, so
 // an add costs O(1) amortized, a lookup a map probe and a binary search.
+//
+// A filter of about a byte an id answers most lookups of an id never
+// forgotten (nearly every new action's) without the probe and the search.
 type goneIDs struct {
 	sorted []uint64          // hash, seq pairs, by hash, each hash once
 	recent map[uint64]uint64 // hash → seq, added since the last merge
+	// filter has the bit of every hash in the set (filterBit); a clear
+	// bit means the hash is not in it. nil: not built yet (built on the
+	// first lookup after a merge or a restore). Derived from the set,
+	// never in a snapshot.
+	filter []uint64
+}
+
+// filterBit is h's bit in a filter of n words (a power of two).
+func filterBit(h uint64, n int) (word int, bit uint64) {
+	i := h & (uint64(n)*64 - 1)
+	return int(i / 64), 1 << (i % 64)
+}
+
+// buildFilter sizes the filter for the set (at least 8 bits an id) and
+// sets the bit of every hash in it.
+func (g *goneIDs) buildFilter() {
+	n := 1
+	for n*64 < 8*(len(g.sorted)/2+len(g.recent)) {
+		n *= 2
+	}
+	g.filter = make([]uint64, n)
+	for i := 0; i < len(g.sorted); i += 2 {
+		w, b := filterBit(g.sorted[i], n)
+		g.filter[w] |= b
+	}
+	for h := range g.recent {
+		w, b := filterBit(h, n)
+		g.filter[w] |= b
+	}
 }
 
 // goneMergeAt is the fewest recent ids that trigger a merge.
@@ -213,6 +245,10 @@ func (g *goneIDs) addHash(h, actionSeq uint64) {
 		g.recent = map[uint64]uint64{}
 	}
 	g.recent[h] = actionSeq
+	if g.filter != nil {
+		w, b := filterBit(h, len(g.filter))
+		g.filter[w] |= b
+	}
 	if len(g.recent) >= max(goneMergeAt, len(g.sorted)/16) {
 		g.merge()
 	}
@@ -230,6 +266,12 @@ func (g *goneIDs) empty() bool { return len(g.recent) == 0 && len(g.sorted) == 0
 
 // getHash is get with the id's hash (idHash) already computed.
 func (g *goneIDs) getHash(h uint64) (uint64, bool) {
+	if g.filter == nil {
+		g.buildFilter()
+	}
+	if w, b := filterBit(h, len(g.filter)); g.filter[w]&b == 0 {
+		return 0, false
+	}
 	if seq, ok := g.recent[h]; ok {
 		return seq, true
 	}
@@ -276,6 +318,7 @@ func (g *goneIDs) merge() {
 	out = append(out, g.sorted[i:]...)
 	g.sorted = out
 	clear(g.recent)
+	g.filter = nil // resized for the set on the next lookup
 }
 
 // flat is the set as hash, seq pairs sorted by hash (the array itself,
