@@ -44,6 +44,7 @@ func fastEvent(b []byte) (Event, bool) {
 		nFields
 	)
 	var vals [nFields]any
+	var strs [nFields]string // the string fields' values, never boxed
 	var present [nFields]bool
 	var extra map[string]any
 	for range n {
@@ -51,16 +52,16 @@ func fastEvent(b []byte) (Event, bool) {
 		if !ok {
 			return Event{}, false
 		}
-		f := -1
+		f, isStr := -1, true
 		switch k {
 		case "v":
-			f = fV
+			f, isStr = fV, false
 		case "id":
 			f = fID
 		case "kind":
 			f = fKind
 			if kn, ok := knownKind(b, &p); ok {
-				vals[f], present[f] = kn, true
+				strs[f], present[f] = kn, true
 				continue
 			}
 		case "conversation":
@@ -72,9 +73,18 @@ func fastEvent(b []byte) (Event, bool) {
 		case "time":
 			f = fTime
 		case "data":
-			f = fData
+			f, isStr = fData, false
 		case "redactions":
-			f = fRedactions
+			f, isStr = fRedactions, false
+		}
+		if f >= 0 && isStr {
+			// fromMap refuses anything but a string here: the general
+			// path says so.
+			if strs[f], ok = fastStr(b, &p); !ok {
+				return Event{}, false
+			}
+			present[f] = true
+			continue
 		}
 		val, ok := fastValue(b, "", &p, 1)
 		if !ok {
@@ -97,28 +107,9 @@ func fastEvent(b []byte) (Event, bool) {
 	if !ok || ver < 1 || ver > maxVersion {
 		return Event{}, false
 	}
-	// str is optString: an absent field is "", a present one must be a
-	// string (null included: refused).
-	str := func(f int) (string, bool) {
-		if !present[f] {
-			return "", true
-		}
-		s, ok := vals[f].(string)
-		return s, ok
-	}
-	ev := Event{V: int(ver), Extra: extra}
-	var okID, okKind, okConv, okAgent, okOrigin, okTime bool
-	var k, o, t string
-	ev.ID, okID = str(fID)
-	k, okKind = str(fKind)
-	ev.Conversation, okConv = str(fConv)
-	ev.Agent, okAgent = str(fAgent)
-	o, okOrigin = str(fOrigin)
-	t, okTime = str(fTime)
-	if !okID || !okKind || !okConv || !okAgent || !okOrigin || !okTime {
-		return Event{}, false
-	}
-	ev.Kind, ev.Origin = Kind(k), Origin(o)
+	ev := Event{V: int(ver), Extra: extra, ID: strs[fID], Kind: Kind(strs[fKind]),
+		Conversation: strs[fConv], Agent: strs[fAgent], Origin: Origin(strs[fOrigin])}
+	t := strs[fTime]
 	if t != "" {
 		tm, err := parseTime(t)
 		if y := tm.UTC().Year(); err != nil || y < 0 || y > 9999 {
@@ -152,6 +143,47 @@ func fastEvent(b []byte) (Event, bool) {
 		}
 	}
 	return ev, true
+}
+
+// fastStr reads a str or bin value (which normalises to a string) as
+// fastString does, without boxing it; anything else reports false.
+func fastStr(b []byte, p *int) (string, bool) {
+	if *p >= len(b) {
+		return "", false
+	}
+	c := b[*p]
+	*p++
+	var n uint64
+	switch {
+	case c >= 0xa0 && c <= 0xbf:
+		n = uint64(c & 0x1f)
+	case c == 0xc4 || c == 0xd9:
+		u, ok := fastUint(b, p, 1)
+		if !ok {
+			return "", false
+		}
+		n = u
+	case c == 0xc5 || c == 0xda:
+		u, ok := fastUint(b, p, 2)
+		if !ok {
+			return "", false
+		}
+		n = u
+	case c == 0xc6 || c == 0xdb:
+		u, ok := fastUint(b, p, 4)
+		if !ok {
+			return "", false
+		}
+		n = u
+	default:
+		return "", false
+	}
+	if n > uint64(len(b)-*p) {
+		return "", false
+	}
+	str := validUTF8(bodyString(b, "", *p, int(n)))
+	*p += int(n)
+	return str, true
 }
 
 // knownKind reads, at b[*p:], a fixstr that is one of the commonest kinds
