@@ -377,12 +377,23 @@ type Bounder struct {
 	structs map[reflect.Type]*structPlan
 	opaque  map[reflect.Type]bool
 	reason  *structPlan // events.Reason's
+	// keys are the encoded keys' bytes (as the walk counts them) of
+	// events.Reason and of the data types quickSize reads.
+	reasonKeys, decidedKeys, assessedKeys, requestedKeys int
 }
 
 // NewBounder returns a Bounder for l (zero fields take the defaults).
 func NewBounder(l Limits) *Bounder {
 	bd := &Bounder{l: l.withDefaults(), structs: map[reflect.Type]*structPlan{}, opaque: map[reflect.Type]bool{}}
 	bd.reason = bd.plan(reflect.TypeFor[events.Reason]())
+	keys := func(t reflect.Type) (n int) {
+		for _, f := range bd.plan(t).fields {
+			n += f.key
+		}
+		return n
+	}
+	bd.reasonKeys, bd.decidedKeys = keys(reflect.TypeFor[events.Reason]()), keys(reflect.TypeFor[events.GateDecided]())
+	bd.assessedKeys, bd.requestedKeys = keys(reflect.TypeFor[events.RiskAssessed]()), keys(reflect.TypeFor[events.GateRequested]())
 	return bd
 }
 
@@ -414,18 +425,20 @@ func (bd *Bounder) boundOne(rec *events.Record, o Output) (out Output, changed b
 		}
 	}()
 	e := &o.Event
-	w := &walker{bd: bd}
 	strMax := bd.l.String
 	if exactKind(e.Kind) {
 		strMax = math.MaxInt
 	}
+	if size, ok := bd.quickSize(e.Data, strMax); ok && size+envelopeSize(e) <= bd.l.Output {
+		return o, false
+	}
+	w := &walker{bd: bd}
 	data, dataChanged := w.walk(reflect.ValueOf(e.Data), strMax, 0)
 	if dataChanged {
 		e.Data = data.Interface()
 		changed = true
 	}
-	// The envelope: keys, v, seq and the strings.
-	w.size += 96 + len(e.ID) + len(e.Kind) + len(e.Conversation) + len(e.Time)
+	w.size += envelopeSize(e)
 	if !w.opaque && w.size <= bd.l.Output {
 		return o, changed
 	}
@@ -437,6 +450,70 @@ func (bd *Bounder) boundOne(rec *events.Record, o Output) (out Output, changed b
 		return bd.oversize(rec, o, fmt.Sprintf("is %d bytes encoded, over the %d-byte bound", len(body), bd.l.Output)), true
 	}
 	return o, changed
+}
+
+// envelopeSize is what the walk counts for an output's envelope: keys, v,
+// seq and the strings.
+func envelopeSize(e *events.Derived) int {
+	return 96 + len(e.ID) + len(e.Kind) + len(e.Conversation) + len(e.Time)
+}
+
+// quickSize is the walk without reflection for the data every action
+// gets (gate.decided, gate.requested, risk.assessed, as values): the size
+// the walk counts, and true, when the walk would change nothing in data
+// (every string within its bound, no reason list too long); false when
+// the walk must decide, or data is of another type.
+// TestQuickSizeIsTheWalk holds it to the walk, field for field.
+func (bd *Bounder) quickSize(data any, strMax int) (int, bool) {
+	ok := true
+	str := func(s string) int {
+		if len(s) > strMax {
+			ok = false
+		}
+		return len(s) + 5
+	}
+	const number = 9
+	switch d := data.(type) {
+	case events.GateDecided:
+		rs, rok := bd.quickReasons(d.Reasons)
+		size := 5 + bd.decidedKeys + rs + 3*number + 1 +
+			str(d.ActionID) + str(string(d.Outcome)) + str(string(d.By)) + str(string(d.Level)) + str(d.Approver) +
+			str(d.Reason) + str(d.Shape) + str(string(d.Verdict)) + str(d.EntryID) + str(d.Would) + str(d.Digest)
+		return size, ok && rok
+	case events.RiskAssessed:
+		rs, rok := bd.quickReasons(d.Reasons)
+		size := 5 + bd.assessedKeys + rs + 2*number + str(d.ActionID) + str(string(d.Level))
+		return size, ok && rok
+	case events.GateRequested:
+		rs, rok := bd.quickReasons(d.Reasons)
+		size := 5 + bd.requestedKeys + rs + 2*number +
+			str(d.ActionID) + str(string(d.Level)) + str(d.Tool) + str(d.Command) + str(d.Shape) + str(d.Timeout) +
+			str(d.Agent) + str(d.Backend) + str(d.BackendClaimed) + str(d.Digest)
+		return size, ok && rok
+	}
+	return 0, false
+}
+
+// quickReasons is the walk of a reason list, for quickSize.
+func (bd *Bounder) quickReasons(rs []events.Reason) (int, bool) {
+	if rs == nil {
+		return 1, true
+	}
+	if len(rs) > bd.l.Reasons {
+		return 0, false
+	}
+	size := 5
+	for i := range rs {
+		r := &rs[i]
+		for _, s := range [...]string{r.Analyzer, r.Rule, r.Detail, string(r.Level)} {
+			if len(s) > bd.l.ReasonString {
+				return 0, false
+			}
+			size += len(s) + 5
+		}
+		size += 5 + bd.reasonKeys + 5 + 9*len(r.Span)
+	}
+	return size, true
 }
 
 // oversize is the alert that replaces output o of rec.
