@@ -198,9 +198,11 @@ type Processor struct {
 	decided  map[string]decidedInfo
 	order    []decidedID // decided ids, oldest first, for eviction
 	head     int
-	// hashed is the last id usedAt hashed for gone, kept so that
-	// remember need not hash it again (a cache: never in outputs).
+	// hashed is the last id usedAt hashed, kept so that remember need
+	// not hash it again (a cache: never in outputs).
 	hashed decidedID
+	// seen filters the ids usedAt looks up (see seenIDs).
+	seen seenIDs
 	// gone remembers, compactly and forever, the ids evicted from decided
 	// (see goneIDs): an action reusing one is still denied.
 	gone     goneIDs
@@ -586,6 +588,7 @@ func (p *Processor) stepAction(o *outputs) {
 		}
 	}
 	p.pending[ev.ID] = &pending{seq: rec.Seq, conv: conv, req: req, askRule: askHit != nil}
+	p.sawID(p.hashOf(ev.ID))
 	o.requested(conv, req)
 }
 
@@ -640,6 +643,10 @@ func levelOr(l events.Risk) events.Risk {
 // usedAt reports whether an action with id is waiting or was decided (and
 // is still remembered), and the log seq of that action.
 func (p *Processor) usedAt(id string) (uint64, bool) {
+	p.hashed = decidedID{id: id, hash: idHash(id)}
+	if !p.seenFilter().has(p.hashed.hash) {
+		return 0, false
+	}
 	if pa, ok := p.pending[id]; ok {
 		return pa.seq, true
 	}
@@ -649,8 +656,23 @@ func (p *Processor) usedAt(id string) (uint64, bool) {
 	if p.gone.empty() {
 		return 0, false
 	}
-	p.hashed = decidedID{id: id, hash: idHash(id)}
 	return p.gone.getHash(p.hashed.hash)
+}
+
+// hashOf is idHash(id), from the last id usedAt hashed when it is id.
+func (p *Processor) hashOf(id string) uint64 {
+	if p.hashed.id == id {
+		return p.hashed.hash
+	}
+	return idHash(id)
+}
+
+// sawID adds an id's hash to the filter of ids seen (building the filter
+// again, larger, once it is full).
+func (p *Processor) sawID(h uint64) {
+	if p.seenFilter().add(h) {
+		p.seen.bits = nil // built again, larger, on its next use
+	}
 }
 
 // markReused notes that another action at seq reused id, so events about
@@ -739,11 +761,9 @@ func (p *Processor) remember(d events.GateDecided, reusedAt uint64) {
 				p.order, p.head = p.order[:n], 0
 			}
 		}
-		e := decidedID{id: d.ActionID}
-		if p.hashed.id == d.ActionID {
-			e.hash = p.hashed.hash
-		}
+		e := decidedID{id: d.ActionID, hash: p.hashOf(d.ActionID)}
 		p.order = append(p.order, e)
+		p.sawID(e.hash)
 	}
 	p.decided[d.ActionID] = decidedInfo{outcome: d.Outcome, by: d.By, seq: d.DecisionSeq, actionSeq: d.LogSeq, reusedAt: reusedAt}
 }

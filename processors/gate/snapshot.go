@@ -175,6 +175,7 @@ func (p *Processor) Restore(b []byte) error {
 	}
 	p.backends, p.pending, p.decided, p.order, p.head = backends, pend, decided, order, 0
 	p.sessions, p.allow, p.gone, p.idle, p.mcp, p.written = sessions, allow, gone, idle, mem, written
+	p.seen, p.hashed = seenIDs{}, decidedID{} // built again from the restored state
 	clear(p.scorers)
 	return nil
 }
