@@ -103,6 +103,11 @@ func TestFastDecodeAgrees(t *testing.T) {
 
 func checkFastAgrees(t *testing.T, b []byte) {
 	t.Helper()
+	if _, ok := fastEvent(b); ok {
+		if err := checkMsgpack(b, MaxDepth); err != nil {
+			t.Fatalf("% x: fastEvent reads a body checkMsgpack refuses: %v", b[:min(len(b), 40)], err)
+		}
+	}
 	got, gerr := DecodeMsgpack(b)
 	want, werr := slowDecodeMsgpack(b)
 	if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {

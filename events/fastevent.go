@@ -3,7 +3,9 @@ package events
 // fastEvent decodes a current-version event (v ≥ 1) straight into an
 // Event: the envelope's fields into their places, with no map of the top
 // level as fromMap reads, and the commonest kinds without a copy of their
-// name. It runs only on a body checkMsgpack accepted, and reports false,
+// name. It runs on any body (every length it reads is checked against the
+// bytes left, and nesting stops at MaxDepth), accepts only bodies
+// checkMsgpack accepts, and reports false,
 // for the caller to take the general path (fastValue, fromMap) to the
 // same event or to its error, on anything else: a body fastValue would
 // not read, a version below 1 (upcast), a field fromMap would refuse.

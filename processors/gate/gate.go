@@ -744,7 +744,14 @@ func (p *Processor) finish(o *outputs, conv string, d events.GateDecided) {
 }
 
 func (p *Processor) remember(d events.GateDecided, reusedAt uint64) {
-	if _, ok := p.decided[d.ActionID]; !ok {
+	h := p.hashOf(d.ActionID)
+	// An id the filter never saw is not decided: no lookup.
+	fresh := !p.seenFilter().has(h)
+	if !fresh {
+		_, known := p.decided[d.ActionID]
+		fresh = !known
+	}
+	if fresh {
 		if len(p.order)-p.head >= p.opts.MaxDecided {
 			old := p.order[p.head]
 			if old.hash == 0 {
@@ -761,9 +768,8 @@ func (p *Processor) remember(d events.GateDecided, reusedAt uint64) {
 				p.order, p.head = p.order[:n], 0
 			}
 		}
-		e := decidedID{id: d.ActionID, hash: p.hashOf(d.ActionID)}
-		p.order = append(p.order, e)
-		p.sawID(e.hash)
+		p.order = append(p.order, decidedID{id: d.ActionID, hash: h})
+		p.sawID(h)
 	}
 	p.decided[d.ActionID] = decidedInfo{outcome: d.Outcome, by: d.By, seq: d.DecisionSeq, actionSeq: d.LogSeq, reusedAt: reusedAt}
 }
