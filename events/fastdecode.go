@@ -207,10 +207,7 @@ func fastKey(b []byte, s string, p *int) (string, bool) {
 	}
 	kb := b[*p : *p+n]
 	*p += n
-	if !utf8.Valid(kb) {
-		return "", false
-	}
-	switch string(kb) { // no allocation for these
+	switch string(kb) { // no allocation for these, valid UTF-8 all
 	case "v":
 		return "v", true
 	case "id":
@@ -277,6 +274,9 @@ func fastKey(b []byte, s string, p *int) (string, bool) {
 		return "event_id", true
 	case "subject":
 		return "subject", true
+	}
+	if !utf8.Valid(kb) {
+		return "", false
 	}
 	return bodyString(b, s, *p-n, n), true
 }
