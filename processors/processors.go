@@ -377,8 +377,8 @@ type Bounder struct {
 	structs map[reflect.Type]*structPlan
 	opaque  map[reflect.Type]bool
 	reason  *structPlan // events.Reason's
-	// keys are the encoded keys' bytes (as the walk counts them) of
-	// events.Reason and of the data types quickSize reads.
+	// keys are the encoded keys' bytes (keysOf) of events.Reason and of
+	// the data types quickSize reads (0: not counted yet).
 	reasonKeys, decidedKeys, assessedKeys, requestedKeys int
 }
 
@@ -386,15 +386,17 @@ type Bounder struct {
 func NewBounder(l Limits) *Bounder {
 	bd := &Bounder{l: l.withDefaults(), structs: map[reflect.Type]*structPlan{}, opaque: map[reflect.Type]bool{}}
 	bd.reason = bd.plan(reflect.TypeFor[events.Reason]())
-	keys := func(t reflect.Type) (n int) {
-		for _, f := range bd.plan(t).fields {
-			n += f.key
-		}
-		return n
-	}
-	bd.reasonKeys, bd.decidedKeys = keys(reflect.TypeFor[events.Reason]()), keys(reflect.TypeFor[events.GateDecided]())
-	bd.assessedKeys, bd.requestedKeys = keys(reflect.TypeFor[events.RiskAssessed]()), keys(reflect.TypeFor[events.GateRequested]())
+	bd.reasonKeys = bd.keysOf(reflect.TypeFor[events.Reason]())
 	return bd
+}
+
+// keysOf is the bytes of the encoded keys of struct type t, as the walk
+// counts them.
+func (bd *Bounder) keysOf(t reflect.Type) (n int) {
+	for _, f := range bd.plan(t).fields {
+		n += f.key
+	}
+	return n
 }
 
 // Bound returns outs, the outputs of rec, each bounded (see Bounder). outs
@@ -475,16 +477,25 @@ func (bd *Bounder) quickSize(data any, strMax int) (int, bool) {
 	const number = 9
 	switch d := data.(type) {
 	case events.GateDecided:
+		if bd.decidedKeys == 0 {
+			bd.decidedKeys = bd.keysOf(reflect.TypeFor[events.GateDecided]())
+		}
 		rs, rok := bd.quickReasons(d.Reasons)
 		size := 5 + bd.decidedKeys + rs + 3*number + 1 +
 			str(d.ActionID) + str(string(d.Outcome)) + str(string(d.By)) + str(string(d.Level)) + str(d.Approver) +
 			str(d.Reason) + str(d.Shape) + str(string(d.Verdict)) + str(d.EntryID) + str(d.Would) + str(d.Digest)
 		return size, ok && rok
 	case events.RiskAssessed:
+		if bd.assessedKeys == 0 {
+			bd.assessedKeys = bd.keysOf(reflect.TypeFor[events.RiskAssessed]())
+		}
 		rs, rok := bd.quickReasons(d.Reasons)
 		size := 5 + bd.assessedKeys + rs + 2*number + str(d.ActionID) + str(string(d.Level))
 		return size, ok && rok
 	case events.GateRequested:
+		if bd.requestedKeys == 0 {
+			bd.requestedKeys = bd.keysOf(reflect.TypeFor[events.GateRequested]())
+		}
 		rs, rok := bd.quickReasons(d.Reasons)
 		size := 5 + bd.requestedKeys + rs + 2*number +
 			str(d.ActionID) + str(string(d.Level)) + str(d.Tool) + str(d.Command) + str(d.Shape) + str(d.Timeout) +
