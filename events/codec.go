@@ -188,8 +188,15 @@ func (e *Event) UnmarshalJSON(b []byte) error {
 
 // DecodeMsgpack decodes one msgpack-encoded event and upcasts it. A body
 // of the usual kinds of values is decoded without the msgpack library
-// (fastValue); every other takes the library's path, to the same result.
+// (fastEvent for a current-version event, else fastValue); every other
+// takes the library's path, to the same result.
 func DecodeMsgpack(b []byte) (ev Event, err error) {
+	// fastEvent checks what checkMsgpack checks, and more (it reads only
+	// string keys, no extensions, nothing nested past MaxDepth): what it
+	// reads, checkMsgpack accepts, so it needs no walk of its own first.
+	if ev, ok := fastEvent(b); ok {
+		return ev, nil
+	}
 	if checkMsgpack(b, MaxDepth) == nil {
 		p := 0
 		if v, ok := fastValue(b, "", &p, 0); ok && p == len(b) {

@@ -136,6 +136,10 @@ func fastString(b []byte, s string, p *int, n int) (any, bool) {
 	if n < 0 || len(b)-*p < n {
 		return nil, false
 	}
+	if v, ok := commonValue(b[*p : *p+n]); ok {
+		*p += n
+		return v, true
+	}
 	str := bodyString(b, s, *p, n)
 	*p += n
 	return validUTF8(str), true
@@ -203,10 +207,7 @@ func fastKey(b []byte, s string, p *int) (string, bool) {
 	}
 	kb := b[*p : *p+n]
 	*p += n
-	if !utf8.Valid(kb) {
-		return "", false
-	}
-	switch string(kb) { // no allocation for these
+	switch string(kb) { // no allocation for these, valid UTF-8 all
 	case "v":
 		return "v", true
 	case "id":
@@ -274,6 +275,9 @@ func fastKey(b []byte, s string, p *int) (string, bool) {
 	case "subject":
 		return "subject", true
 	}
+	if !utf8.Valid(kb) {
+		return "", false
+	}
 	return bodyString(b, s, *p-n, n), true
 }
 
@@ -285,3 +289,54 @@ func bodyString(b []byte, s string, p, n int) string {
 	}
 	return string(b[p : p+n])
 }
+
+// commonValue returns, already boxed, a string value that many events
+// carry (tool names, risk levels, roles, verdicts): no copy and no
+// allocation for them. Strings are immutable, so sharing one is the same
+// value.
+func commonValue(b []byte) (any, bool) {
+	if len(b) == 0 || len(b) > 9 {
+		return nil, false
+	}
+	switch string(b) { // compared without an allocation
+	case "bash":
+		return valBash, true
+	case "Bash":
+		return valBashTitle, true
+	case "Read":
+		return valRead, true
+	case "Edit":
+		return valEdit, true
+	case "Write":
+		return valWrite, true
+	case "LOW":
+		return valLow, true
+	case "MEDIUM":
+		return valMedium, true
+	case "HIGH":
+		return valHigh, true
+	case "UNKNOWN":
+		return valUnknown, true
+	case "assistant":
+		return valAssistant, true
+	case "user":
+		return valUser, true
+	case "once":
+		return valOnce, true
+	case "session":
+		return valSession, true
+	case "always":
+		return valAlways, true
+	case "deny":
+		return valDeny, true
+	}
+	return nil, false
+}
+
+// The values commonValue returns.
+var (
+	valBash, valBashTitle, valRead, valEdit, valWrite any = "bash", "Bash", "Read", "Edit", "Write"
+	valLow, valMedium, valHigh, valUnknown            any = "LOW", "MEDIUM", "HIGH", "UNKNOWN"
+	valAssistant, valUser                             any = "assistant", "user"
+	valOnce, valSession, valAlways, valDeny           any = "once", "session", "always", "deny"
+)

@@ -56,12 +56,24 @@ func fastSeeds(t testing.TB) [][]byte {
 		enc(map[string]any{"v": 1, "id": 5}),
 		enc(map[string]any{"v": 1, "id": "x", "data": "not a map"}),
 		enc(map[string]any{"v": 1, "id": "x", "redactions": []any{map[string]any{"rule": "r", "path": "p", "start": 1, "end": 2}}}),
+		enc(map[string]any{"v": 2, "id": "x", "kind": "observation", "origin": "agent", "agent": "a", "time": "2026-11-22t10:00:00.5z"}),
+		enc(map[string]any{"v": 1, "id": nil, "kind": "action"}),
+		enc(map[string]any{"v": 1, "id": "x", "kind": nil}),
+		enc(map[string]any{"v": 1, "id": "x", "time": "yesterday"}),
+		enc(map[string]any{"v": 1, "id": "x", "data": nil}),
+		enc(map[string]any{"v": 1, "id": "x", "redactions": []any{map[string]any{"rule": "r", "start": -1}}}),
+		enc(map[string]any{"v": 1 << 21, "id": "x"}),
+		enc(map[string]any{"v": 1.5, "id": "x"}),
+		enc(map[string]any{"v": 0, "kind": "ActionEvent", "tool_name": "bash"}),
 		enc([]any{1, 2}),
 		enc("top string"),
-		{0x82, 0xa1, 'a', 0x01, 0xa1, 'a', 0x02},                 // a repeated key
-		{0x81, 0xc4, 0x01, 'a', 0x01},                            // a bin key
-		{0x81, 0xa1, 0xff, 0x01},                                 // a key that is not UTF-8
-		{0x81, 0xa4, 'd', 'a', 't', 'a', 0xd6, 0xff, 0, 0, 0, 1}, // a timestamp
+		{0x83, 0xa1, 'v', 0x01, 0xa4, 'k', 'i', 'n', 'd', 0xa6, 'a', 'c', 't', 'i', 'o', 'n', 0xa4, 'k', 'i', 'n', 'd', 0x05}, // a known kind, then another
+		{0x83, 0xa1, 'v', 0x01, 0xa4, 'k', 'i', 'n', 'd', 0x05, 0xa4, 'k', 'i', 'n', 'd', 0xa6, 'a', 'c', 't', 'i', 'o', 'n'}, // and after
+		{0x82, 0xa1, 'v', 0x01, 0xa4, 'k', 'i', 'n', 'd', 0xa3, 'a', 'c', 't'},                                                // a kind no constant names
+		{0x82, 0xa1, 'a', 0x01, 0xa1, 'a', 0x02},                                                                              // a repeated key
+		{0x81, 0xc4, 0x01, 'a', 0x01},                                                                                         // a bin key
+		{0x81, 0xa1, 0xff, 0x01},                                                                                              // a key that is not UTF-8
+		{0x81, 0xa4, 'd', 'a', 't', 'a', 0xd6, 0xff, 0, 0, 0, 1},                                                              // a timestamp
 	}
 	deep := append(bytes.Repeat([]byte{0x81, 0xa1, 'a'}, MaxDepth+1), 0x01)
 	seeds = append(seeds, deep, deep[3:])
@@ -91,6 +103,11 @@ func TestFastDecodeAgrees(t *testing.T) {
 
 func checkFastAgrees(t *testing.T, b []byte) {
 	t.Helper()
+	if _, ok := fastEvent(b); ok {
+		if err := checkMsgpack(b, MaxDepth); err != nil {
+			t.Fatalf("% x: fastEvent reads a body checkMsgpack refuses: %v", b[:min(len(b), 40)], err)
+		}
+	}
 	got, gerr := DecodeMsgpack(b)
 	want, werr := slowDecodeMsgpack(b)
 	if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {

@@ -210,6 +210,13 @@ func parseTime(s string) (time.Time, error) {
 }
 
 func upperASCII(s string) string {
+	lower := false
+	for i := 0; i < len(s) && !lower; i++ {
+		lower = s[i] >= 'a' && s[i] <= 'z'
+	}
+	if !lower {
+		return s // the usual spelling: nothing to change
+	}
 	b := []byte(s)
 	for i, c := range b {
 		if c >= 'a' && c <= 'z' {

@@ -118,3 +118,59 @@ func TestTruncate(t *testing.T) {
 		}
 	}
 }
+
+// TestQuickSizeIsTheWalk: for the types quickSize reads, it agrees with
+// the walk (the same size, and true exactly when the walk changes
+// nothing), at the limits, below them and one byte or reason over each.
+func TestQuickSizeIsTheWalk(t *testing.T) {
+	l := DefaultLimits()
+	bd := NewBounder(l)
+	for _, typ := range []reflect.Type{reflect.TypeFor[events.RiskAssessed](), reflect.TypeFor[events.GateRequested](),
+		reflect.TypeFor[events.GateDecided]()} {
+		t.Run(typ.Name(), func(t *testing.T) {
+			var cases []reflect.Value
+			for _, f := range [][3]int{{l.String, l.Reasons, l.ReasonString}, {3, 2, 7}, {0, 0, 0}} {
+				p := reflect.New(typ)
+				fill(p, f[0], f[1], f[2])
+				cases = append(cases, p)
+			}
+			cases = append(cases, reflect.New(typ)) // zero: nil reasons
+			for i := range typ.NumField() {
+				f := typ.Field(i)
+				p := reflect.New(typ)
+				fill(p, 1, 1, 1)
+				fv := p.Elem().Field(i)
+				switch {
+				case f.Type.Kind() == reflect.String:
+					fv.SetString(strings.Repeat("s", l.String+1))
+				case f.Type == reflect.TypeFor[[]events.Reason]():
+					for j := range reflect.TypeFor[events.Reason]().NumField() {
+						q := reflect.New(typ)
+						fill(q, 1, 2, 1)
+						r := q.Elem().Field(i).Index(1)
+						if rf := r.Field(j); rf.Kind() == reflect.String {
+							rf.SetString(strings.Repeat("s", l.ReasonString+1))
+							cases = append(cases, q)
+						}
+					}
+					fv.Set(reflect.ValueOf(make([]events.Reason, l.Reasons+1)))
+				default:
+					continue
+				}
+				cases = append(cases, p)
+			}
+			for n, p := range cases {
+				data := p.Elem().Interface()
+				w := &walker{bd: bd}
+				_, ch := w.walk(reflect.ValueOf(data), l.String, 0)
+				size, ok := bd.quickSize(data, l.String)
+				if ok != (!ch && !w.opaque) || (ok && size != w.size) {
+					t.Fatalf("case %d: quickSize %d, %v; the walk %d, changed %v, opaque %v", n, size, ok, w.size, ch, w.opaque)
+				}
+			}
+			if _, ok := bd.quickSize(reflect.New(typ).Interface(), l.String); ok {
+				t.Fatal("quickSize reads a pointer")
+			}
+		})
+	}
+}

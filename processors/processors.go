@@ -68,10 +68,14 @@ type Processor interface {
 // OutputID is the id, and Nats-Msg-Id, of output n of a processor for the
 // log record at seq: "<processor>:<seq>" for the first, "<processor>:<seq>:<n>" after.
 func OutputID(processor string, seq uint64, n int) string {
-	if n == 0 {
-		return processor + ":" + strconv.FormatUint(seq, 10)
+	// Built in one buffer: one allocation, the string itself.
+	var buf [64]byte
+	b := append(append(buf[:0], processor...), ':')
+	b = strconv.AppendUint(b, seq, 10)
+	if n != 0 {
+		b = strconv.AppendInt(append(b, ':'), int64(n), 10)
 	}
-	return processor + ":" + strconv.FormatUint(seq, 10) + ":" + strconv.Itoa(n)
+	return string(b)
 }
 
 // NewOutput builds output n of processor for rec.
@@ -134,20 +138,31 @@ func (e *StepError) Unwrap() error { return e.Err }
 // processor that panics does not stop them either: its outputs for rec are
 // replaced by a panic alert (see Processor).
 func (p *Pipeline) Step(rec events.Record) ([]Output, error) {
-	var out []Output
+	// Each processor's outputs are kept until all have run, so that they
+	// are copied into one slice of the right size.
+	var parts [8][]Output
+	each := parts[:0]
+	n := 0
 	var firstErr error
 	for _, proc := range p.procs {
 		o, pv, err := safeStep(proc, rec)
-		if pv != nil {
-			out = append(out, panicAlert(proc.Name(), &rec, pv))
-			continue
-		}
-		if err != nil {
+		switch {
+		case pv != nil:
+			o = []Output{panicAlert(proc.Name(), &rec, pv)}
+		case err != nil:
 			if firstErr == nil {
 				firstErr = &StepError{Processor: proc.Name(), Seq: rec.Seq, Err: err}
 			}
-			continue
+			o = nil
 		}
+		each = append(each, o)
+		n += len(o)
+	}
+	if n == 0 {
+		return nil, firstErr
+	}
+	out := make([]Output, 0, n)
+	for _, o := range each {
 		out = append(out, o...)
 	}
 	return out, firstErr
@@ -362,13 +377,26 @@ type Bounder struct {
 	structs map[reflect.Type]*structPlan
 	opaque  map[reflect.Type]bool
 	reason  *structPlan // events.Reason's
+	// keys are the encoded keys' bytes (keysOf) of events.Reason and of
+	// the data types quickSize reads (0: not counted yet).
+	reasonKeys, decidedKeys, assessedKeys, requestedKeys int
 }
 
 // NewBounder returns a Bounder for l (zero fields take the defaults).
 func NewBounder(l Limits) *Bounder {
 	bd := &Bounder{l: l.withDefaults(), structs: map[reflect.Type]*structPlan{}, opaque: map[reflect.Type]bool{}}
 	bd.reason = bd.plan(reflect.TypeFor[events.Reason]())
+	bd.reasonKeys = bd.keysOf(reflect.TypeFor[events.Reason]())
 	return bd
+}
+
+// keysOf is the bytes of the encoded keys of struct type t, as the walk
+// counts them.
+func (bd *Bounder) keysOf(t reflect.Type) (n int) {
+	for _, f := range bd.plan(t).fields {
+		n += f.key
+	}
+	return n
 }
 
 // Bound returns outs, the outputs of rec, each bounded (see Bounder). outs
@@ -399,18 +427,20 @@ func (bd *Bounder) boundOne(rec *events.Record, o Output) (out Output, changed b
 		}
 	}()
 	e := &o.Event
-	w := &walker{bd: bd}
 	strMax := bd.l.String
 	if exactKind(e.Kind) {
 		strMax = math.MaxInt
 	}
+	if size, ok := bd.quickSize(e.Data, strMax); ok && size+envelopeSize(e) <= bd.l.Output {
+		return o, false
+	}
+	w := &walker{bd: bd}
 	data, dataChanged := w.walk(reflect.ValueOf(e.Data), strMax, 0)
 	if dataChanged {
 		e.Data = data.Interface()
 		changed = true
 	}
-	// The envelope: keys, v, seq and the strings.
-	w.size += 96 + len(e.ID) + len(e.Kind) + len(e.Conversation) + len(e.Time)
+	w.size += envelopeSize(e)
 	if !w.opaque && w.size <= bd.l.Output {
 		return o, changed
 	}
@@ -422,6 +452,79 @@ func (bd *Bounder) boundOne(rec *events.Record, o Output) (out Output, changed b
 		return bd.oversize(rec, o, fmt.Sprintf("is %d bytes encoded, over the %d-byte bound", len(body), bd.l.Output)), true
 	}
 	return o, changed
+}
+
+// envelopeSize is what the walk counts for an output's envelope: keys, v,
+// seq and the strings.
+func envelopeSize(e *events.Derived) int {
+	return 96 + len(e.ID) + len(e.Kind) + len(e.Conversation) + len(e.Time)
+}
+
+// quickSize is the walk without reflection for the data every action
+// gets (gate.decided, gate.requested, risk.assessed, as values): the size
+// the walk counts, and true, when the walk would change nothing in data
+// (every string within its bound, no reason list too long); false when
+// the walk must decide, or data is of another type.
+// TestQuickSizeIsTheWalk holds it to the walk, field for field.
+func (bd *Bounder) quickSize(data any, strMax int) (int, bool) {
+	ok := true
+	str := func(s string) int {
+		if len(s) > strMax {
+			ok = false
+		}
+		return len(s) + 5
+	}
+	const number = 9
+	switch d := data.(type) {
+	case events.GateDecided:
+		if bd.decidedKeys == 0 {
+			bd.decidedKeys = bd.keysOf(reflect.TypeFor[events.GateDecided]())
+		}
+		rs, rok := bd.quickReasons(d.Reasons)
+		size := 5 + bd.decidedKeys + rs + 3*number + 1 +
+			str(d.ActionID) + str(string(d.Outcome)) + str(string(d.By)) + str(string(d.Level)) + str(d.Approver) +
+			str(d.Reason) + str(d.Shape) + str(string(d.Verdict)) + str(d.EntryID) + str(d.Would) + str(d.Digest)
+		return size, ok && rok
+	case events.RiskAssessed:
+		if bd.assessedKeys == 0 {
+			bd.assessedKeys = bd.keysOf(reflect.TypeFor[events.RiskAssessed]())
+		}
+		rs, rok := bd.quickReasons(d.Reasons)
+		size := 5 + bd.assessedKeys + rs + 2*number + str(d.ActionID) + str(string(d.Level))
+		return size, ok && rok
+	case events.GateRequested:
+		if bd.requestedKeys == 0 {
+			bd.requestedKeys = bd.keysOf(reflect.TypeFor[events.GateRequested]())
+		}
+		rs, rok := bd.quickReasons(d.Reasons)
+		size := 5 + bd.requestedKeys + rs + 2*number +
+			str(d.ActionID) + str(string(d.Level)) + str(d.Tool) + str(d.Command) + str(d.Shape) + str(d.Timeout) +
+			str(d.Agent) + str(d.Backend) + str(d.BackendClaimed) + str(d.Digest)
+		return size, ok && rok
+	}
+	return 0, false
+}
+
+// quickReasons is the walk of a reason list, for quickSize.
+func (bd *Bounder) quickReasons(rs []events.Reason) (int, bool) {
+	if rs == nil {
+		return 1, true
+	}
+	if len(rs) > bd.l.Reasons {
+		return 0, false
+	}
+	size := 5
+	for i := range rs {
+		r := &rs[i]
+		for _, s := range [...]string{r.Analyzer, r.Rule, r.Detail, string(r.Level)} {
+			if len(s) > bd.l.ReasonString {
+				return 0, false
+			}
+			size += len(s) + 5
+		}
+		size += 5 + bd.reasonKeys + 5 + 9*len(r.Span)
+	}
+	return size, true
 }
 
 // oversize is the alert that replaces output o of rec.

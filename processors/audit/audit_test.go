@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/transparency-dev/merkle/rfc6962"
 	"golang.org/x/mod/sumdb/note"
 
 	"github.com/vigil-dev/vigil/events"
@@ -233,5 +234,16 @@ func TestProcessorSeal(t *testing.T) {
 	}
 	if cps[1].FirstSeq != 4 {
 		t.Fatalf("the checkpoint after the seal starts at %d, want 4", cps[1].FirstSeq)
+	}
+}
+
+// TestHashChildren: the tree's node hash is RFC 6962's, for hashes and
+// for inputs of any other length.
+func TestHashChildren(t *testing.T) {
+	for _, n := range []int{0, 1, HashSize, 2 * HashSize} {
+		l, r := bytes.Repeat([]byte{0xa5}, n), bytes.Repeat([]byte{0x5a}, HashSize)
+		if got, want := hashChildren(l, r), rfc6962.DefaultHasher.HashChildren(l, r); !bytes.Equal(got, want) {
+			t.Fatalf("%d-byte left child: %x, want %x", n, got, want)
+		}
 	}
 }

@@ -60,7 +60,17 @@ var MissingLeaf = LeafHash([]byte("vigil.audit: no record at this log sequence")
 
 // factory builds the compact ranges of the RFC 6962 tree. It holds only the
 // node hash function and is never changed.
-var factory = &compact.RangeFactory{Hash: rfc6962.DefaultHasher.HashChildren}
+var factory = &compact.RangeFactory{Hash: hashChildren}
+
+// hashChildren is rfc6962.DefaultHasher.HashChildren, SHA-256(0x01 || l ||
+// r), without a hasher and a buffer allocated per call: the tree hashes a
+// node for nearly every leaf. It returns a new slice (ranges keep it).
+func hashChildren(l, r []byte) []byte {
+	var buf [1 + 2*HashSize]byte
+	b := append(append(append(buf[:0], rfc6962.RFC6962NodeHashPrefix), l...), r...)
+	sum := sha256.Sum256(b)
+	return append(make([]byte, 0, HashSize), sum[:]...)
+}
 
 // newRange returns the compact range [0, size) with the given subtree
 // hashes (32 bytes each, concatenated), as a checkpoint's Prefix holds them.

@@ -196,8 +196,13 @@ type Processor struct {
 	backends map[string]backendInfo
 	pending  map[string]*pending
 	decided  map[string]decidedInfo
-	order    []string // decided ids, oldest first, for eviction
+	order    []decidedID // decided ids, oldest first, for eviction
 	head     int
+	// hashed is the last id usedAt hashed, kept so that remember need
+	// not hash it again (a cache: never in outputs).
+	hashed decidedID
+	// seen filters the ids usedAt looks up (see seenIDs).
+	seen seenIDs
 	// gone remembers, compactly and forever, the ids evicted from decided
 	// (see goneIDs): an action reusing one is still denied.
 	gone     goneIDs
@@ -228,6 +233,13 @@ type pending struct {
 	askRule   bool   // an ask deny rule matched: only a verdict decides
 	handedOff string // the client (ClientName) that asks its own user, if any
 	reusedAt  uint64 // the latest log seq of another action with this id, if any
+}
+
+// decidedID is a decided id in the order of eviction, with its hash for
+// gone (idHash) when it was computed already (hash 0: not yet).
+type decidedID struct {
+	id   string
+	hash uint64
 }
 
 type decidedInfo struct {
@@ -304,22 +316,27 @@ func New(opts Options) (*Processor, error) {
 // Name returns "gate".
 func (p *Processor) Name() string { return Name }
 
-// outputs collects one record's outputs, numbering them.
+// outputs collects one record's outputs, numbering them. The outputs are
+// behind a pointer of their own so that appending to them does not make
+// Step's record escape to the heap (escape analysis does not tell the
+// fields of a struct apart).
 type outputs struct {
 	rec *events.Record
-	out []processors.Output
+	out *[]processors.Output
 }
 
+func (o *outputs) add(out processors.Output) { *o.out = append(*o.out, out) }
+
 func (o *outputs) decided(conv string, d events.GateDecided) {
-	o.out = append(o.out, processors.NewOutput(Name, o.rec, len(o.out), events.GateSubject(conv), events.KindGateDecided, d))
+	o.add(processors.NewOutput(Name, o.rec, len(*o.out), events.GateSubject(conv), events.KindGateDecided, d))
 }
 
 func (o *outputs) requested(conv string, r events.GateRequested) {
-	o.out = append(o.out, processors.NewOutput(Name, o.rec, len(o.out), events.GateSubject(conv), events.KindGateRequested, r))
+	o.add(processors.NewOutput(Name, o.rec, len(*o.out), events.GateSubject(conv), events.KindGateRequested, r))
 }
 
 func (o *outputs) alert(severity events.Severity, reason string) {
-	o.out = append(o.out, processors.NewOutput(Name, o.rec, len(o.out), events.SubjectAlert, events.KindAlert, events.Alert{
+	o.add(processors.NewOutput(Name, o.rec, len(*o.out), events.SubjectAlert, events.KindAlert, events.Alert{
 		Severity: severity, Reason: reason, EventID: o.rec.Event.ID, LogSeq: o.rec.Seq, Subject: o.rec.Subject,
 	}))
 }
@@ -327,7 +344,8 @@ func (o *outputs) alert(severity events.Severity, reason string) {
 // Step folds one log record. It never returns an error for a record it can
 // read: problems become alerts, so the fold never stalls.
 func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
-	o := &outputs{rec: &rec}
+	var out []processors.Output
+	o := &outputs{rec: &rec, out: &out}
 	ev := &rec.Event
 	for _, c := range p.idle.Touch(ev.Conversation, &rec) {
 		delete(p.backends, c)
@@ -357,7 +375,7 @@ func (p *Processor) Step(rec events.Record) ([]processors.Output, error) {
 			p.mcp.StepContext(&rec, cfg.Analyzers.Injection)
 		}
 	}
-	return o.out, nil
+	return out, nil
 }
 
 func (p *Processor) stepConfig(o *outputs) {
@@ -570,6 +588,7 @@ func (p *Processor) stepAction(o *outputs) {
 		}
 	}
 	p.pending[ev.ID] = &pending{seq: rec.Seq, conv: conv, req: req, askRule: askHit != nil}
+	p.sawID(p.hashOf(ev.ID))
 	o.requested(conv, req)
 }
 
@@ -591,7 +610,16 @@ func (p *Processor) assess(sc Scorer, rec *events.Record, cfgSeq uint64, cfg eve
 			return p.rememberFiles(rec, a)
 		}
 	}
-	a := sc.Assess(ev, env)
+	var a Assessment
+	if rs, ok := sc.(*riskScorer); ok {
+		a = rs.Assess(ev, env)
+	} else {
+		// Another Scorer is an interface call, through which the event
+		// would escape: it gets a copy, and the record stays on Step's
+		// stack for the risk scorer.
+		evc := *ev
+		a = sc.Assess(&evc, env)
+	}
 	a.Level, a.Reasons = p.mcp.Raise(conv, ev.Tool(), a.Level, a.Reasons)
 	return p.rememberFiles(rec, a)
 }
@@ -615,13 +643,36 @@ func levelOr(l events.Risk) events.Risk {
 // usedAt reports whether an action with id is waiting or was decided (and
 // is still remembered), and the log seq of that action.
 func (p *Processor) usedAt(id string) (uint64, bool) {
+	p.hashed = decidedID{id: id, hash: idHash(id)}
+	if !p.seenFilter().has(p.hashed.hash) {
+		return 0, false
+	}
 	if pa, ok := p.pending[id]; ok {
 		return pa.seq, true
 	}
 	if di, ok := p.decided[id]; ok {
 		return di.actionSeq, true
 	}
-	return p.gone.get(id)
+	if p.gone.empty() {
+		return 0, false
+	}
+	return p.gone.getHash(p.hashed.hash)
+}
+
+// hashOf is idHash(id), from the last id usedAt hashed when it is id.
+func (p *Processor) hashOf(id string) uint64 {
+	if p.hashed.id == id {
+		return p.hashed.hash
+	}
+	return idHash(id)
+}
+
+// sawID adds an id's hash to the filter of ids seen (building the filter
+// again, larger, once it is full).
+func (p *Processor) sawID(h uint64) {
+	if p.seenFilter().add(h) {
+		p.seen.bits = nil // built again, larger, on its next use
+	}
 }
 
 // markReused notes that another action at seq reused id, so events about
@@ -693,19 +744,32 @@ func (p *Processor) finish(o *outputs, conv string, d events.GateDecided) {
 }
 
 func (p *Processor) remember(d events.GateDecided, reusedAt uint64) {
-	if _, ok := p.decided[d.ActionID]; !ok {
+	h := p.hashOf(d.ActionID)
+	// An id the filter never saw is not decided: no lookup.
+	fresh := !p.seenFilter().has(h)
+	if !fresh {
+		_, known := p.decided[d.ActionID]
+		fresh = !known
+	}
+	if fresh {
 		if len(p.order)-p.head >= p.opts.MaxDecided {
 			old := p.order[p.head]
-			p.gone.add(old, p.decided[old].actionSeq)
-			delete(p.decided, old)
-			p.order[p.head] = ""
+			if old.hash == 0 {
+				old.hash = idHash(old.id)
+			}
+			p.gone.addHash(old.hash, p.decided[old.id].actionSeq)
+			delete(p.decided, old.id)
+			p.order[p.head] = decidedID{}
 			p.head++
 			if p.head > len(p.order)/2 {
-				p.order = append([]string(nil), p.order[p.head:]...)
-				p.head = 0
+				// Moved down in place: the array is reused.
+				n := copy(p.order, p.order[p.head:])
+				clear(p.order[n:])
+				p.order, p.head = p.order[:n], 0
 			}
 		}
-		p.order = append(p.order, d.ActionID)
+		p.order = append(p.order, decidedID{id: d.ActionID, hash: h})
+		p.sawID(h)
 	}
 	p.decided[d.ActionID] = decidedInfo{outcome: d.Outcome, by: d.By, seq: d.DecisionSeq, actionSeq: d.LogSeq, reusedAt: reusedAt}
 }

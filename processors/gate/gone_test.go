@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/processors"
 )
 
@@ -77,4 +78,49 @@ func TestGoneFromRefuses(t *testing.T) {
 			t.Errorf("%s: %v does not wrap ErrSnapshot", name, err)
 		}
 	}
+}
+
+// TestSeenIDs: with the filter of ids seen in front of usedAt, every id
+// decided is still found (in full, or forgotten into gone), across the
+// filter's rebuilds as it grows and after a snapshot round trip, and no
+// id never decided is.
+func TestSeenIDs(t *testing.T) {
+	p, err := New(Options{MaxDecided: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 30000 // several rebuilds of the filter (8,192 ids at first)
+	check := func(p *Processor, upTo int) {
+		t.Helper()
+		for i := range upTo {
+			if seq, used := p.usedAt(fmt.Sprintf("act-%d", i)); !used || seq != uint64(i+1) {
+				t.Fatalf("act-%d: usedAt = %d, %v; want %d", i, seq, used, i+1)
+			}
+		}
+		for i := range 1000 {
+			if _, used := p.usedAt(fmt.Sprintf("never-%d", i)); used {
+				t.Fatalf("never-%d is used", i)
+			}
+		}
+	}
+	for i := range n {
+		id := fmt.Sprintf("act-%d", i)
+		if _, used := p.usedAt(id); used {
+			t.Fatalf("%s is used before it is decided", id)
+		}
+		p.remember(events.GateDecided{ActionID: id, LogSeq: uint64(i + 1), DecisionSeq: uint64(i + 1)}, 0)
+		if i%7919 == 0 {
+			check(p, i+1)
+		}
+	}
+	check(p, n)
+	snap, err := p.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, _ := New(Options{MaxDecided: 1000})
+	if err := q.Restore(snap); err != nil {
+		t.Fatal(err)
+	}
+	check(q, n)
 }

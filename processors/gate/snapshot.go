@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
@@ -92,7 +91,8 @@ func (p *Processor) Snapshot() ([]byte, error) {
 		st.Pending = append(st.Pending, snapPending{ID: id, Seq: pa.seq, Conv: pa.conv, Req: pa.req,
 			AskRule: pa.askRule, HandedOff: pa.handedOff, ReusedAt: pa.reusedAt})
 	}
-	for _, id := range p.order[p.head:] {
+	for _, o := range p.order[p.head:] {
+		id := o.id
 		di := p.decided[id]
 		st.Decided = append(st.Decided, snapDecided{ID: id, Outcome: di.outcome, By: di.by, Seq: di.seq, ActionSeq: di.actionSeq, ReusedAt: di.reusedAt})
 	}
@@ -156,10 +156,10 @@ func (p *Processor) Restore(b []byte) error {
 		pend[s.ID] = &pending{seq: s.Seq, conv: s.Conv, req: s.Req, askRule: s.AskRule, handedOff: s.HandedOff, reusedAt: s.ReusedAt}
 	}
 	decided := make(map[string]decidedInfo, len(st.Decided))
-	order := make([]string, 0, len(st.Decided))
+	order := make([]decidedID, 0, len(st.Decided))
 	for _, d := range st.Decided {
 		decided[d.ID] = decidedInfo{outcome: d.Outcome, by: d.By, seq: d.Seq, actionSeq: d.ActionSeq, reusedAt: d.ReusedAt}
-		order = append(order, d.ID)
+		order = append(order, decidedID{id: d.ID})
 	}
 	sessions := map[string]map[string]grant{}
 	for _, g := range st.Sessions {
@@ -175,6 +175,7 @@ func (p *Processor) Restore(b []byte) error {
 	}
 	p.backends, p.pending, p.decided, p.order, p.head = backends, pend, decided, order, 0
 	p.sessions, p.allow, p.gone, p.idle, p.mcp, p.written = sessions, allow, gone, idle, mem, written
+	p.seen, p.hashed = seenIDs{}, decidedID{} // built again from the restored state
 	clear(p.scorers)
 	return nil
 }
@@ -192,9 +193,41 @@ func (p *Processor) Restore(b []byte) error {
 // the array is the snapshot's own encoding, kept as it is decoded. The
 // map is merged in once it holds an eighth as many ids as the array, so
 // an add costs O(1) amortized, a lookup a map probe and a binary search.
+//
+// A filter of about a byte an id answers most lookups of an id never
+// forgotten (nearly every new action's) without the probe and the search.
 type goneIDs struct {
 	sorted []uint64          // hash, seq pairs, by hash, each hash once
 	recent map[uint64]uint64 // hash → seq, added since the last merge
+	// filter has the bit of every hash in the set (filterBit); a clear
+	// bit means the hash is not in it. nil: not built yet (built on the
+	// first lookup after a merge or a restore). Derived from the set,
+	// never in a snapshot.
+	filter []uint64
+}
+
+// filterBit is h's bit in a filter of n words (a power of two).
+func filterBit(h uint64, n int) (word int, bit uint64) {
+	i := h & (uint64(n)*64 - 1)
+	return int(i / 64), 1 << (i % 64)
+}
+
+// buildFilter sizes the filter for the set (at least 8 bits an id) and
+// sets the bit of every hash in it.
+func (g *goneIDs) buildFilter() {
+	n := 1
+	for n*64 < 8*(len(g.sorted)/2+len(g.recent)) {
+		n *= 2
+	}
+	g.filter = make([]uint64, n)
+	for i := 0; i < len(g.sorted); i += 2 {
+		w, b := filterBit(g.sorted[i], n)
+		g.filter[w] |= b
+	}
+	for h := range g.recent {
+		w, b := filterBit(h, n)
+		g.filter[w] |= b
+	}
 }
 
 // goneMergeAt is the fewest recent ids that trigger a merge.
@@ -205,28 +238,56 @@ func idHash(id string) uint64 {
 	return binary.BigEndian.Uint64(sum[:8])
 }
 
-func (g *goneIDs) add(id string, actionSeq uint64) {
+func (g *goneIDs) add(id string, actionSeq uint64) { g.addHash(idHash(id), actionSeq) }
+
+// addHash is add with the id's hash (idHash) already computed.
+func (g *goneIDs) addHash(h, actionSeq uint64) {
 	if g.recent == nil {
 		g.recent = map[uint64]uint64{}
 	}
-	g.recent[idHash(id)] = actionSeq
+	g.recent[h] = actionSeq
+	if g.filter != nil {
+		w, b := filterBit(h, len(g.filter))
+		g.filter[w] |= b
+	}
 	if len(g.recent) >= max(goneMergeAt, len(g.sorted)/16) {
 		g.merge()
 	}
 }
 
 func (g *goneIDs) get(id string) (uint64, bool) {
-	if len(g.recent) == 0 && len(g.sorted) == 0 {
+	if g.empty() {
 		return 0, false
 	}
-	h := idHash(id)
+	return g.getHash(idHash(id))
+}
+
+// empty reports whether no id was ever forgotten (get needs no hash).
+func (g *goneIDs) empty() bool { return len(g.recent) == 0 && len(g.sorted) == 0 }
+
+// getHash is get with the id's hash (idHash) already computed.
+func (g *goneIDs) getHash(h uint64) (uint64, bool) {
+	if g.filter == nil {
+		g.buildFilter()
+	}
+	if w, b := filterBit(h, len(g.filter)); g.filter[w]&b == 0 {
+		return 0, false
+	}
 	if seq, ok := g.recent[h]; ok {
 		return seq, true
 	}
-	n := len(g.sorted) / 2
-	i := sort.Search(n, func(i int) bool { return g.sorted[2*i] >= h })
-	if i < n && g.sorted[2*i] == h {
-		return g.sorted[2*i+1], true
+	// A binary search over the pairs (sort.Search, without its closure).
+	lo, hi := 0, len(g.sorted)/2
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if g.sorted[2*m] < h {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(g.sorted)/2 && g.sorted[2*lo] == h {
+		return g.sorted[2*lo+1], true
 	}
 	return 0, false
 }
@@ -258,6 +319,7 @@ func (g *goneIDs) merge() {
 	out = append(out, g.sorted[i:]...)
 	g.sorted = out
 	clear(g.recent)
+	g.filter = nil // resized for the set on the next lookup
 }
 
 // flat is the set as hash, seq pairs sorted by hash (the array itself,
