@@ -895,7 +895,8 @@ func (sc *scan) assignedValue(ns, ne int, flag bool) (vs, ve int, quoted, ok boo
 // (YAML "token:\n  VALUE", "key = \n    \"VALUE\"", and after a YAML block
 // indicator "key: |"): j is just past the operator, and the rest of its
 // line must be blank. The next line must be indented (or the value quoted)
-// and hold nothing but the value.
+// and hold nothing but the value; a quoted one may end a JSON member or a
+// statement there (`"…",`, `"…"}`, `"…";`, `"…"),`).
 func (sc *scan) nextLineValue(j int) (vs, ve int, quoted, ok bool) {
 	s := sc.s
 	k := skipBlanks(s, j)
@@ -925,6 +926,9 @@ func (sc *scan) nextLineValue(j int) (vs, ve int, quoted, ok bool) {
 	e := ve
 	if quoted {
 		e++
+		for n := 0; e < len(s) && n < 3 && isValueTerminator(s[e]); n++ {
+			e++
+		}
 	}
 	e = skipBlanks(s, e)
 	if e < len(s) && s[e] == '\r' {
@@ -934,6 +938,13 @@ func (sc *scan) nextLineValue(j int) (vs, ve int, quoted, ok bool) {
 		return 0, 0, false, false
 	}
 	return vs, ve, quoted, true
+}
+
+// isValueTerminator: what may follow a quoted value at the end of its
+// line in JSON and code: a member's comma, a closing bracket, a
+// statement's semicolon.
+func isValueTerminator(c byte) bool {
+	return c == ',' || c == ';' || c == '}' || c == ']' || c == ')'
 }
 
 // comparedValue finds a quoted literal compared with the name at s[ns:ne]
