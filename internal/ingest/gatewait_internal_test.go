@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -41,8 +42,8 @@ func TestFolded(t *testing.T) {
 				events.GateDecided{ActionID: "a", LogSeq: seq, Outcome: events.OutcomeAllow, By: events.ByRule, Level: events.RiskLow, DecisionSeq: seq}),
 		}
 	}
-	received := func(ch chan events.Derived) []events.Derived {
-		var got []events.Derived
+	received := func(ch chan WaitReply) []WaitReply {
+		var got []WaitReply
 		for {
 			select {
 			case d := <-ch:
@@ -52,14 +53,14 @@ func TestFolded(t *testing.T) {
 			}
 		}
 	}
-	check := func(got []events.Derived, seq uint64) {
+	check := func(got []WaitReply, seq uint64) {
 		t.Helper()
 		if len(got) != 1 {
 			t.Fatalf("seq %d: %d outputs delivered, want the decision once: %+v", seq, len(got), got)
 		}
-		gd, err := events.DerivedDataAs[events.GateDecided](&got[0])
-		if err != nil || gd.LogSeq != seq || gd.Outcome != events.OutcomeAllow || got[0].ID != processors.OutputID("gate", seq, 0) {
-			t.Fatalf("seq %d: delivered %+v (%v)", seq, got[0], err)
+		gd := got[0].Decided
+		if gd == nil || gd.LogSeq != seq || gd.Outcome != events.OutcomeAllow || got[0].Requested != nil {
+			t.Fatalf("seq %d: delivered %+v", seq, got[0])
 		}
 	}
 
@@ -117,7 +118,7 @@ func TestFolded(t *testing.T) {
 // ids too, so the table of ids never outgrows the ring), and what it
 // remembers reaches a wait registered afterwards, decoded.
 func TestWatcherForgetsOldest(t *testing.T) {
-	w := &decisionWatcher{waits: map[uint64][]chan events.Derived{}, recent: map[uint64][][]byte{},
+	w := &decisionWatcher{waits: map[uint64][]chan WaitReply{}, recent: map[uint64][][]byte{},
 		ids: map[string]struct{}{}, ring: make([]uint64, recentDecisions)}
 	w.interest.Add(1)
 	body := func(seq uint64) []byte {
@@ -146,9 +147,9 @@ func TestWatcherForgetsOldest(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case d := <-ch:
-		if gd, err := events.DerivedDataAs[events.GateDecided](&d); err != nil || gd.LogSeq != recentDecisions+2 {
-			t.Fatalf("a wait got %+v (%v)", d, err)
+	case r := <-ch:
+		if r.Decided == nil || r.Decided.LogSeq != recentDecisions+2 {
+			t.Fatalf("a wait got %+v", r)
 		}
 	default:
 		t.Fatal("a wait registered after its decision got nothing")
@@ -157,5 +158,50 @@ func TestWatcherForgetsOldest(t *testing.T) {
 	w.add(body(1))
 	if _, ok := w.recent[1]; !ok {
 		t.Error("a forgotten output that came again was not remembered")
+	}
+}
+
+// TestDecodeGateOut: a wait's reply read straight from a stored gate
+// output is the one events.DecodeDerived and events.DerivedDataAs give,
+// for requests and decisions with every field set; other kinds and
+// broken bodies give none.
+func TestDecodeGateOut(t *testing.T) {
+	rec := events.Record{Seq: 42, Event: events.Event{ID: "a", Kind: events.KindAction, Conversation: "c", Time: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)}}
+	reasons := []events.Reason{{Analyzer: "shell", Rule: "rm-rf", Detail: "deletes \u00e9 files", Level: events.RiskHigh, Span: []int{0, 5}}, {Analyzer: "policy", Rule: "r"}}
+	outs := []processors.Output{
+		processors.NewOutput("gate", &rec, 0, events.GateSubject("c"), events.KindGateRequested, events.GateRequested{
+			ActionID: "a", LogSeq: 42, Level: events.RiskHigh, Reasons: reasons, Tool: "bash", Command: "rm -rf /",
+			Shape: "rm -rf <path>", Timeout: "5m0s", ConfigVersion: 3, Agent: "claude", Backend: "local",
+			BackendClaimed: "sandbox", Digest: "sha256:00"}),
+		processors.NewOutput("gate", &rec, 1, events.GateSubject("c"), events.KindGateDecided, events.GateDecided{
+			ActionID: "a", LogSeq: 42, Outcome: events.OutcomeDeny, By: events.ByHuman, Level: events.RiskHigh, Reasons: reasons,
+			Approver: "ann", Reason: "no", DecisionSeq: 50, Shape: "rm -rf <path>", ConfigVersion: 3, Verdict: events.Verdict("deny"),
+			EntryID: "e1", Would: "ask", AskSecurityRisk: true, Digest: "sha256:00"}),
+		processors.NewOutput("gate", &rec, 2, events.GateSubject("c"), events.KindGateDecided, events.GateDecided{ActionID: "a", LogSeq: 42}),
+	}
+	for i, out := range outs {
+		body, err := out.Event.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, got, ok := decodeGateOut(body)
+		d, err := events.DecodeDerived(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wok := waitReplyOf(&d)
+		if !ok || !wok || id != d.ID || !reflect.DeepEqual(got, want) {
+			t.Errorf("output %d: got %q %+v %v, want %q %+v %v", i, id, got, ok, d.ID, want, wok)
+		}
+	}
+	other := processors.NewOutput("risk", &rec, 0, events.RiskSubject("c"), events.KindRiskAssessed, events.RiskAssessed{ActionID: "a", LogSeq: 42})
+	body, err := other.Event.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{body, nil, {0x81}, []byte("not msgpack"), body[:len(body)/2]} {
+		if _, r, ok := decodeGateOut(b); ok {
+			t.Errorf("%q decoded as %+v", b, r)
+		}
 	}
 }
