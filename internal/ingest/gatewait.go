@@ -36,6 +36,10 @@ const maxWaits = 10000
 // decision published before its waiter registered is still found.
 const recentDecisions = 1 << 15
 
+// freshDecisions is how many actions' outputs the watcher also keeps
+// decoded (decisionWatcher.fresh).
+const freshDecisions = 256
+
 // WaitReply is a message after the stored reply of a request that asked
 // for its decision (transport.WaitReply).
 type WaitReply = transport.WaitReply
@@ -54,11 +58,19 @@ type decisionWatcher struct {
 	recent map[uint64][][]byte
 	// ids are the ids of the outputs in recent: the second arrival of an
 	// output is dropped without decoding it.
-	ids    map[string]struct{}
-	ring   []uint64
-	next   int
-	active int
-	sub    *nats.Subscription
+	ids  map[string]struct{}
+	ring []uint64
+	next int
+	// fresh holds the replies decoded from the outputs of the last
+	// freshDecisions actions added (by seq, in the order of recent): a
+	// wait registered just after its decision was folded (the append's
+	// reply racing the fold, most of the time) takes them without
+	// decoding again. Replies are shared by the waits: read only.
+	fresh     map[uint64][]WaitReply
+	freshRing []uint64
+	freshNext int
+	active    int
+	sub       *nats.Subscription
 	// interest counts the requests that asked for their decision and have
 	// not had it yet (from before their action is stored until their wait
 	// ends). While it is zero nobody can need a gate output remembered, so
@@ -126,18 +138,38 @@ func (w *decisionWatcher) add(body []byte) {
 				}
 			}
 			delete(w.recent, old)
+			delete(w.fresh, old) // so fresh[seq] is always a tail of recent[seq]
 		}
 		w.ring[w.next] = seq
 		w.next = (w.next + 1) % len(w.ring)
 	}
 	w.recent[seq] = append(w.recent[seq], body)
 	w.ids[id] = struct{}{} // decoded into its own string, not into the body
+	w.keepFresh(seq, r)
 	for _, ch := range w.waits[seq] {
 		select {
 		case ch <- r:
 		default:
 		}
 	}
+}
+
+// keepFresh adds r, just added to recent for the action at seq, to
+// fresh, forgetting the oldest action's replies when seq is new there.
+// Called with w.mu held.
+func (w *decisionWatcher) keepFresh(seq uint64, r WaitReply) {
+	if w.fresh == nil {
+		w.fresh = map[uint64][]WaitReply{}
+		w.freshRing = make([]uint64, freshDecisions)
+	}
+	if _, ok := w.fresh[seq]; !ok {
+		if old := w.freshRing[w.freshNext]; old != 0 {
+			delete(w.fresh, old)
+		}
+		w.freshRing[w.freshNext] = seq
+		w.freshNext = (w.freshNext + 1) % len(w.freshRing)
+	}
+	w.fresh[seq] = append(w.fresh[seq], r)
 }
 
 // gateEnvelope is the part of a stored gate output decodeGateOut reads
@@ -271,11 +303,22 @@ func (w *decisionWatcher) wait(seq uint64) (chan WaitReply, error) {
 	}
 	w.active++
 	ch := make(chan WaitReply, 8)
-	for _, b := range w.recent[seq] {
-		if _, r, ok := decodeGateOut(b); ok { // decoded once by add already
-			select {
-			case ch <- r:
-			default:
+	prime := func(r WaitReply) {
+		select {
+		case ch <- r:
+		default:
+		}
+	}
+	if rs, bodies := w.fresh[seq], w.recent[seq]; len(rs) == len(bodies) {
+		// What recent holds for seq, decoded by add: fresh[seq] is a
+		// tail of recent[seq], all of it when the counts agree.
+		for _, r := range rs {
+			prime(r)
+		}
+	} else {
+		for _, b := range bodies {
+			if _, r, ok := decodeGateOut(b); ok { // decoded once by add already
+				prime(r)
 			}
 		}
 	}

@@ -116,7 +116,8 @@ func TestFolded(t *testing.T) {
 // TestWatcherForgetsOldest: the watcher remembers the outputs of the last
 // recentDecisions actions, encoded; the oldest action's are forgotten (its
 // ids too, so the table of ids never outgrows the ring), and what it
-// remembers reaches a wait registered afterwards, decoded.
+// remembers reaches a wait registered afterwards, decoded (kept decoded
+// for the newest freshDecisions actions, decoded again for older ones).
 func TestWatcherForgetsOldest(t *testing.T) {
 	w := &decisionWatcher{waits: map[uint64][]chan WaitReply{}, recent: map[uint64][][]byte{},
 		ids: map[string]struct{}{}, ring: make([]uint64, recentDecisions)}
@@ -153,6 +154,23 @@ func TestWatcherForgetsOldest(t *testing.T) {
 		}
 	default:
 		t.Fatal("a wait registered after its decision got nothing")
+	}
+	// An action older than the decoded ones (fresh) is decoded from
+	// what recent holds.
+	if _, ok := w.fresh[3]; ok || len(w.recent[3]) != 1 {
+		t.Fatalf("seq 3: fresh %v, recent %d; want it only in recent", ok, len(w.recent[3]))
+	}
+	ch, err = w.wait(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-ch:
+		if r.Decided == nil || r.Decided.LogSeq != 3 {
+			t.Fatalf("a wait for seq 3 got %+v", r)
+		}
+	default:
+		t.Fatal("a wait for an action past the decoded ones got nothing")
 	}
 	// A forgotten output is remembered again when it comes back.
 	w.add(body(1))
