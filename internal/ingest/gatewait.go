@@ -187,6 +187,14 @@ type gateEnvelope struct {
 // of events.DecodeDerived first. ok is false for any other kind, or a
 // body or data that does not decode.
 func decodeGateOut(body []byte) (id string, r WaitReply, ok bool) {
+	if id, r, ok := fastGateOut(body); ok {
+		return id, r, true
+	}
+	return reflectGateOut(body)
+}
+
+// reflectGateOut is decodeGateOut by the msgpack package, for any body.
+func reflectGateOut(body []byte) (id string, r WaitReply, ok bool) {
 	var env gateEnvelope
 	if err := msgpack.Unmarshal(body, &env); err != nil || env.ID == "" {
 		return "", r, false

@@ -2,8 +2,11 @@ package ingest
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -196,11 +199,18 @@ func TestDecodeGateOut(t *testing.T) {
 			Approver: "ann", Reason: "no", DecisionSeq: 50, Shape: "rm -rf <path>", ConfigVersion: 3, Verdict: events.Verdict("deny"),
 			EntryID: "e1", Would: "ask", AskSecurityRisk: true, Digest: "sha256:00"}),
 		processors.NewOutput("gate", &rec, 2, events.GateSubject("c"), events.KindGateDecided, events.GateDecided{ActionID: "a", LogSeq: 42}),
+		processors.NewOutput("gate", &rec, 3, events.GateSubject("c"), events.KindGateDecided, events.GateDecided{ActionID: "a", LogSeq: 1 << 40,
+			Reasons: []events.Reason{}, ConfigVersion: -1 << 40, DecisionSeq: 1<<64 - 1}),
+		processors.NewOutput("gate", &rec, 4, events.GateSubject("c"), events.KindGateRequested, events.GateRequested{ActionID: "a", LogSeq: 300,
+			Reasons: []events.Reason{{Span: []int{}}, {Span: []int{-1, 1 << 33}}}, Command: strings.Repeat("x", 70000)}),
 	}
 	for i, out := range outs {
 		body, err := out.Event.Marshal()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if _, _, ok := fastGateOut(body); !ok {
+			t.Errorf("output %d: not read by the fast path", i)
 		}
 		id, got, ok := decodeGateOut(body)
 		d, err := events.DecodeDerived(body)
@@ -211,6 +221,7 @@ func TestDecodeGateOut(t *testing.T) {
 		if !ok || !wok || id != d.ID || !reflect.DeepEqual(got, want) {
 			t.Errorf("output %d: got %q %+v %v, want %q %+v %v", i, id, got, ok, d.ID, want, wok)
 		}
+		sameGateOut(t, body)
 	}
 	other := processors.NewOutput("risk", &rec, 0, events.RiskSubject("c"), events.KindRiskAssessed, events.RiskAssessed{ActionID: "a", LogSeq: 42})
 	body, err := other.Event.Marshal()
@@ -221,5 +232,46 @@ func TestDecodeGateOut(t *testing.T) {
 		if _, r, ok := decodeGateOut(b); ok {
 			t.Errorf("%q decoded as %+v", b, r)
 		}
+	}
+	// Spellings Marshal does not write: the fast path reads them as the
+	// msgpack package does, or leaves them to it.
+	mp := func(v any) []byte {
+		b, err := msgpack.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	decided := string(events.KindGateDecided)
+	for _, v := range []any{
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": 5, "reasons": nil, "extra": []any{1, "x", map[string]any{"y": 1.5}}}},
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": -5}},
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": uint64(5), "config_version": uint64(1 << 63)}},
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": int8(5), "outcome": []byte("allow")}},
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": 5, "outcome": nil, "ask_security_risk": nil}},
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": 5, "reasons": []any{map[string]any{"span": nil, "rule": 3}}}},
+		map[string]any{"id": "g", "kind": decided, "data": nil},
+		map[string]any{"id": "g", "kind": decided},
+		map[string]any{"id": "g", "kind": decided, "data": []any{1, 2}},
+		map[string]any{"id": []byte("g"), "kind": decided, "data": map[string]any{"log_seq": 5}},
+		map[string]any{"kind": decided, "data": map[string]any{"log_seq": 5}},
+		map[string]any{"id": "g", "kind": "risk.assessed", "data": map[string]any{"log_seq": 5}},
+	} {
+		sameGateOut(t, mp(v))
+	}
+	sameGateOut(t, append(mp(map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": 5}}), 0xc0))
+}
+
+// sameGateOut checks that fastGateOut, when it reads b, agrees with the
+// msgpack package (reflectGateOut).
+func sameGateOut(t *testing.T, b []byte) {
+	t.Helper()
+	id, got, ok := fastGateOut(b)
+	if !ok {
+		return
+	}
+	wid, want, wok := reflectGateOut(b)
+	if !wok || id != wid || !reflect.DeepEqual(got, want) {
+		t.Errorf("%x:\n fast %q %#v\n slow %q %#v %v", b, id, got, wid, want, wok)
 	}
 }
