@@ -305,9 +305,11 @@ type gateReply struct {
 // stored reply (results or a refusal), false for a wait reply (or an
 // unreadable message, whose fields are all empty).
 func decodeGateReply(data []byte) (r events.IngestReply, wr transport.WaitReply, stored bool) {
-	var g gateReply
-	if err := json.Unmarshal(data, &g); err != nil {
-		return r, wr, false
+	g, ok := fastGateReply(data)
+	if !ok {
+		if err := json.Unmarshal(data, &g); err != nil {
+			return r, wr, false
+		}
 	}
 	if g.Results != nil || g.Error != "" {
 		return g.IngestReply, wr, true

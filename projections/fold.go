@@ -107,6 +107,23 @@ func (t *txn) get(k []byte) ([]byte, bool, error) {
 }
 
 // put writes k blindly (no fold reads it back in the same batch).
+// encode is msgpack.Marshal(v), byte for byte (the same pooled encoder,
+// reset the same way), written into the store's scratch buffer. The bytes
+// are valid until the next encode: they are for put, whose batch copies
+// them, never for set, whose overlay keeps them.
+func (t *txn) encode(v any) ([]byte, error) {
+	buf := &t.s.scratch
+	buf.Reset()
+	enc := msgpack.GetEncoder()
+	enc.Reset(buf)
+	err := enc.Encode(v)
+	msgpack.PutEncoder(enc)
+	if err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
 func (t *txn) put(k, v []byte) error {
 	if err := t.b.Set(k, v, nil); err != nil {
 		return t.s.fail(err)
@@ -137,7 +154,7 @@ func (t *txn) del(k []byte) error {
 // flush writes what the batch accumulated in caches.
 func (t *txn) flush() error {
 	for k, st := range t.stats {
-		b, err := msgpack.Marshal(st)
+		b, err := t.encode(st)
 		if err != nil {
 			return fmt.Errorf("projections: encode stats %s: %w", k, err)
 		}
@@ -201,8 +218,10 @@ type storedOutput struct {
 	Data         any    `msgpack:"d"`
 }
 
-func encodeOutput(d *events.Derived) ([]byte, error) {
-	return msgpack.Marshal(&storedOutput{Conversation: d.Conversation, Seq: d.Seq, Time: d.Time, Data: d.Data})
+// encodeOutput encodes d as the read models store it, into t's scratch
+// buffer (for put).
+func encodeOutput(t *txn, d *events.Derived) ([]byte, error) {
+	return t.encode(&storedOutput{Conversation: d.Conversation, Seq: d.Seq, Time: d.Time, Data: d.Data})
 }
 
 // --- derived outputs ------------------------------------------------------
@@ -255,7 +274,7 @@ func foldRisk(t *txn, a *Applied) error {
 		if !ok {
 			continue
 		}
-		b, err := encodeOutput(d)
+		b, err := encodeOutput(t, d)
 		if err != nil {
 			continue
 		}
@@ -276,7 +295,7 @@ func foldGate(t *txn, a *Applied) error {
 		if !ok {
 			continue
 		}
-		b, err := encodeOutput(d)
+		b, err := encodeOutput(t, d)
 		if err != nil {
 			continue
 		}
@@ -452,7 +471,7 @@ func foldConfig(t *txn, a *Applied) error {
 		}
 		k = key("c/c/", conv)
 	}
-	b, err := msgpack.Marshal(&ConfigState{Seq: rec.Seq, Time: timeOf(rec), Config: cfg})
+	b, err := t.encode(&ConfigState{Seq: rec.Seq, Time: timeOf(rec), Config: cfg})
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,11 @@ type Store struct {
 	db   *pebble.DB
 	wo   *pebble.WriteOptions
 
-	mu      sync.Mutex   // serialises Apply, Rebuild and Close
+	mu sync.Mutex // serialises Apply, Rebuild and Close
+	// scratch, held with mu, is the buffer txn.encode writes the values
+	// it puts into: Batch.Set copies them, so one buffer serves every
+	// batch and a value's encoding does not grow a fresh buffer.
+	scratch bytes.Buffer
 	rw      sync.RWMutex // reads hold it shared; Close exclusively
 	closed  atomic.Bool
 	corrupt atomic.Bool

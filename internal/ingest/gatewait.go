@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/vigil-dev/vigil/client/transport"
 	"github.com/vigil-dev/vigil/events"
@@ -34,6 +36,10 @@ const maxWaits = 10000
 // decision published before its waiter registered is still found.
 const recentDecisions = 1 << 15
 
+// freshDecisions is how many actions' outputs the watcher also keeps
+// decoded (decisionWatcher.fresh).
+const freshDecisions = 256
+
 // WaitReply is a message after the stored reply of a request that asked
 // for its decision (transport.WaitReply).
 type WaitReply = transport.WaitReply
@@ -44,7 +50,7 @@ type WaitReply = transport.WaitReply
 type decisionWatcher struct {
 	js    jsReader
 	mu    sync.Mutex
-	waits map[uint64][]chan events.Derived
+	waits map[uint64][]chan WaitReply
 	// recent gate outputs by action log seq, oldest evicted first, kept
 	// encoded: a body holds no pointer, so the collector, which marks the
 	// watcher's memory at every cycle, does not walk 32,768 decoded maps.
@@ -52,11 +58,19 @@ type decisionWatcher struct {
 	recent map[uint64][][]byte
 	// ids are the ids of the outputs in recent: the second arrival of an
 	// output is dropped without decoding it.
-	ids    map[string]struct{}
-	ring   []uint64
-	next   int
-	active int
-	sub    *nats.Subscription
+	ids  map[string]struct{}
+	ring []uint64
+	next int
+	// fresh holds the replies decoded from the outputs of the last
+	// freshDecisions actions added (by seq, in the order of recent): a
+	// wait registered just after its decision was folded (the append's
+	// reply racing the fold, most of the time) takes them without
+	// decoding again. Replies are shared by the waits: read only.
+	fresh     map[uint64][]WaitReply
+	freshRing []uint64
+	freshNext int
+	active    int
+	sub       *nats.Subscription
 	// interest counts the requests that asked for their decision and have
 	// not had it yet (from before their action is stored until their wait
 	// ends). While it is zero nobody can need a gate output remembered, so
@@ -70,7 +84,7 @@ type decisionWatcher struct {
 type jsReader func(ctx context.Context, conv string, seq uint64, fn func(events.Derived) bool) error
 
 func newDecisionWatcher(nc *nats.Conn, read jsReader) (*decisionWatcher, error) {
-	w := &decisionWatcher{js: read, waits: map[uint64][]chan events.Derived{},
+	w := &decisionWatcher{js: read, waits: map[uint64][]chan WaitReply{},
 		recent: map[uint64][][]byte{}, ids: map[string]struct{}{}, ring: make([]uint64, recentDecisions)}
 	sub, err := nc.Subscribe(events.GatePrefix+"*", w.onMsg)
 	if err != nil {
@@ -101,17 +115,17 @@ func (w *decisionWatcher) add(body []byte) {
 			return
 		}
 	}
-	d, err := events.DecodeDerived(body)
-	if err != nil || (d.Kind != events.KindGateDecided && d.Kind != events.KindGateRequested) {
+	id, r, ok := decodeGateOut(body)
+	if !ok {
 		return
 	}
-	seq := actionSeq(&d)
+	seq := logSeq(&r)
 	if seq == 0 {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if _, seen := w.ids[d.ID]; seen {
+	if _, seen := w.ids[id]; seen {
 		return
 	}
 	if _, ok := w.recent[seq]; !ok {
@@ -119,23 +133,131 @@ func (w *decisionWatcher) add(body []byte) {
 			for _, o := range w.recent[old] {
 				if id, ok := events.DerivedID(o); ok {
 					delete(w.ids, string(id))
-				} else if od, err := events.DecodeDerived(o); err == nil {
-					delete(w.ids, od.ID)
+				} else if id, _, ok := decodeGateOut(o); ok {
+					delete(w.ids, id)
 				}
 			}
 			delete(w.recent, old)
+			delete(w.fresh, old) // so fresh[seq] is always a tail of recent[seq]
 		}
 		w.ring[w.next] = seq
 		w.next = (w.next + 1) % len(w.ring)
 	}
 	w.recent[seq] = append(w.recent[seq], body)
-	w.ids[strings.Clone(d.ID)] = struct{}{} // not a substring of the decoded body
+	w.ids[id] = struct{}{} // decoded into its own string, not into the body
+	w.keepFresh(seq, r)
 	for _, ch := range w.waits[seq] {
 		select {
-		case ch <- d:
+		case ch <- r:
 		default:
 		}
 	}
+}
+
+// keepFresh adds r, just added to recent for the action at seq, to
+// fresh, forgetting the oldest action's replies when seq is new there.
+// Called with w.mu held.
+func (w *decisionWatcher) keepFresh(seq uint64, r WaitReply) {
+	if w.fresh == nil {
+		w.fresh = map[uint64][]WaitReply{}
+		w.freshRing = make([]uint64, freshDecisions)
+	}
+	if _, ok := w.fresh[seq]; !ok {
+		if old := w.freshRing[w.freshNext]; old != 0 {
+			delete(w.fresh, old)
+		}
+		w.freshRing[w.freshNext] = seq
+		w.freshNext = (w.freshNext + 1) % len(w.freshRing)
+	}
+	w.fresh[seq] = append(w.fresh[seq], r)
+}
+
+// gateEnvelope is the part of a stored gate output decodeGateOut reads
+// first: its data is decoded by kind, straight into the typed view.
+type gateEnvelope struct {
+	ID   string             `msgpack:"id"`
+	Kind events.Kind        `msgpack:"kind"`
+	Data msgpack.RawMessage `msgpack:"data"`
+}
+
+// decodeGateOut reads a gate output encoded as VIGIL_DERIVED stores it
+// (a canonical msgpack map) as the reply a wait sends: a gate.requested
+// or a gate.decided, its data decoded into the typed view with the same
+// field rules as events.DerivedDataAs, without building the generic maps
+// of events.DecodeDerived first. ok is false for any other kind, or a
+// body or data that does not decode.
+func decodeGateOut(body []byte) (id string, r WaitReply, ok bool) {
+	if id, r, ok := fastGateOut(body); ok {
+		return id, r, true
+	}
+	return reflectGateOut(body)
+}
+
+// reflectGateOut is decodeGateOut by the msgpack package, for any body.
+func reflectGateOut(body []byte) (id string, r WaitReply, ok bool) {
+	var env gateEnvelope
+	if err := msgpack.Unmarshal(body, &env); err != nil || env.ID == "" {
+		return "", r, false
+	}
+	switch env.Kind {
+	case events.KindGateDecided:
+		var gd events.GateDecided
+		if err := unmarshalData(env.Data, &gd); err != nil {
+			return "", r, false
+		}
+		r.Decided = &gd
+	case events.KindGateRequested:
+		var gr events.GateRequested
+		if err := unmarshalData(env.Data, &gr); err != nil {
+			return "", r, false
+		}
+		r.Requested = &gr
+	default:
+		return "", r, false
+	}
+	return env.ID, r, true
+}
+
+// unmarshalData decodes a derived event's data into v as decodeInto in
+// package events does (loose interface decoding); a panic of the
+// decoder on malformed input is an error.
+func unmarshalData(b []byte, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = errors.New("malformed value")
+		}
+	}()
+	if len(b) == 0 {
+		return errors.New("no data")
+	}
+	dec := msgpack.GetDecoder()
+	defer msgpack.PutDecoder(dec)
+	dec.Reset(bytes.NewReader(b))
+	dec.UseLooseInterfaceDecoding(true)
+	return dec.Decode(v)
+}
+
+// waitReplyOf is decodeGateOut for a decoded gate output (one read back
+// from the stream by a retry's jsReader).
+func waitReplyOf(d *events.Derived) (WaitReply, bool) {
+	var r WaitReply
+	switch d.Kind {
+	case events.KindGateDecided:
+		gd, err := events.DerivedDataAs[events.GateDecided](d)
+		if err != nil {
+			return r, false
+		}
+		r.Decided = &gd
+	case events.KindGateRequested:
+		gr, err := events.DerivedDataAs[events.GateRequested](d)
+		if err != nil {
+			return r, false
+		}
+		r.Requested = &gr
+	default:
+		return r, false
+	}
+	return r, true
 }
 
 // Folded hands the gate outputs of the log record at seq, just folded by
@@ -164,19 +286,14 @@ func (s *Service) Folded(seq uint64, outs []processors.Output) {
 	}
 }
 
-// actionSeq is the log seq of the action a gate output is about.
-func actionSeq(d *events.Derived) uint64 {
-	m, ok := d.Data.(map[string]any)
-	if !ok {
-		return 0
-	}
-	switch v := m["log_seq"].(type) {
-	case uint64:
-		return v
-	case int64:
-		if v > 0 {
-			return uint64(v)
-		}
+// logSeq is the log seq of the action a gate output is about (0 for
+// none).
+func logSeq(r *WaitReply) uint64 {
+	switch {
+	case r.Decided != nil:
+		return r.Decided.LogSeq
+	case r.Requested != nil:
+		return r.Requested.LogSeq
 	}
 	return 0
 }
@@ -186,19 +303,30 @@ var errTooManyWaits = errors.New("too many actions are waiting for decisions on 
 
 // wait registers a wait for the action at seq and returns its channel,
 // primed with what is already known.
-func (w *decisionWatcher) wait(seq uint64) (chan events.Derived, error) {
+func (w *decisionWatcher) wait(seq uint64) (chan WaitReply, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.active >= maxWaits {
 		return nil, errTooManyWaits
 	}
 	w.active++
-	ch := make(chan events.Derived, 8)
-	for _, b := range w.recent[seq] {
-		if d, err := events.DecodeDerived(b); err == nil { // decoded once by add already
-			select {
-			case ch <- d:
-			default:
+	ch := make(chan WaitReply, 8)
+	prime := func(r WaitReply) {
+		select {
+		case ch <- r:
+		default:
+		}
+	}
+	if rs, bodies := w.fresh[seq], w.recent[seq]; len(rs) == len(bodies) {
+		// What recent holds for seq, decoded by add: fresh[seq] is a
+		// tail of recent[seq], all of it when the counts agree.
+		for _, r := range rs {
+			prime(r)
+		}
+	} else {
+		for _, b := range bodies {
+			if _, r, ok := decodeGateOut(b); ok { // decoded once by add already
+				prime(r)
 			}
 		}
 	}
@@ -206,7 +334,7 @@ func (w *decisionWatcher) wait(seq uint64) (chan events.Derived, error) {
 	return ch, nil
 }
 
-func (w *decisionWatcher) done(seq uint64, ch chan events.Derived) {
+func (w *decisionWatcher) done(seq uint64, ch chan WaitReply) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.active--
@@ -276,9 +404,11 @@ func (s *Service) awaitDecision(m *nats.Msg, ev *events.Event, seq uint64, dupli
 	if duplicate {
 		// A retry: the decision may be older than the watcher's memory.
 		go s.decisions.js(ctx, ev.Conversation, seq, func(d events.Derived) bool {
-			select {
-			case ch <- d:
-			default:
+			if r, ok := waitReplyOf(&d); ok {
+				select {
+				case ch <- r:
+				default:
+				}
 			}
 			return d.Kind == events.KindGateDecided
 		})
@@ -286,24 +416,19 @@ func (s *Service) awaitDecision(m *nats.Msg, ev *events.Event, seq uint64, dupli
 	requested := false
 	for {
 		select {
-		case out := <-ch:
-			switch out.Kind {
-			case events.KindGateRequested:
-				if requested {
-					continue
-				}
-				r, err := events.DerivedDataAs[events.GateRequested](&out)
-				if err != nil || r.LogSeq != seq {
+		case r := <-ch:
+			switch {
+			case r.Requested != nil:
+				if requested || r.Requested.LogSeq != seq {
 					continue
 				}
 				requested = true
-				send(WaitReply{Requested: &r})
-			case events.KindGateDecided:
-				gd, err := events.DerivedDataAs[events.GateDecided](&out)
-				if err != nil || gd.LogSeq != seq {
+				send(r)
+			case r.Decided != nil:
+				if r.Decided.LogSeq != seq {
 					continue
 				}
-				send(WaitReply{Decided: &gd})
+				send(r)
 				return
 			}
 		case <-ctx.Done():
@@ -322,7 +447,10 @@ func readDecisions(js jetstream.JetStream) jsReader {
 			Stream: events.StreamDerived, Subjects: []string{events.GateSubject(conv)},
 		}, func(r natsutil.RawRecord) error {
 			d, err := events.DecodeDerived(r.Data)
-			if err != nil || actionSeq(&d) != seq {
+			if err != nil {
+				return nil
+			}
+			if wr, ok := waitReplyOf(&d); !ok || logSeq(&wr) != seq {
 				return nil
 			}
 			if fn(d) {

@@ -1,8 +1,12 @@
 package ingest
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/natsutil"
@@ -41,8 +45,8 @@ func TestFolded(t *testing.T) {
 				events.GateDecided{ActionID: "a", LogSeq: seq, Outcome: events.OutcomeAllow, By: events.ByRule, Level: events.RiskLow, DecisionSeq: seq}),
 		}
 	}
-	received := func(ch chan events.Derived) []events.Derived {
-		var got []events.Derived
+	received := func(ch chan WaitReply) []WaitReply {
+		var got []WaitReply
 		for {
 			select {
 			case d := <-ch:
@@ -52,14 +56,14 @@ func TestFolded(t *testing.T) {
 			}
 		}
 	}
-	check := func(got []events.Derived, seq uint64) {
+	check := func(got []WaitReply, seq uint64) {
 		t.Helper()
 		if len(got) != 1 {
 			t.Fatalf("seq %d: %d outputs delivered, want the decision once: %+v", seq, len(got), got)
 		}
-		gd, err := events.DerivedDataAs[events.GateDecided](&got[0])
-		if err != nil || gd.LogSeq != seq || gd.Outcome != events.OutcomeAllow || got[0].ID != processors.OutputID("gate", seq, 0) {
-			t.Fatalf("seq %d: delivered %+v (%v)", seq, got[0], err)
+		gd := got[0].Decided
+		if gd == nil || gd.LogSeq != seq || gd.Outcome != events.OutcomeAllow || got[0].Requested != nil {
+			t.Fatalf("seq %d: delivered %+v", seq, got[0])
 		}
 	}
 
@@ -115,9 +119,10 @@ func TestFolded(t *testing.T) {
 // TestWatcherForgetsOldest: the watcher remembers the outputs of the last
 // recentDecisions actions, encoded; the oldest action's are forgotten (its
 // ids too, so the table of ids never outgrows the ring), and what it
-// remembers reaches a wait registered afterwards, decoded.
+// remembers reaches a wait registered afterwards, decoded (kept decoded
+// for the newest freshDecisions actions, decoded again for older ones).
 func TestWatcherForgetsOldest(t *testing.T) {
-	w := &decisionWatcher{waits: map[uint64][]chan events.Derived{}, recent: map[uint64][][]byte{},
+	w := &decisionWatcher{waits: map[uint64][]chan WaitReply{}, recent: map[uint64][][]byte{},
 		ids: map[string]struct{}{}, ring: make([]uint64, recentDecisions)}
 	w.interest.Add(1)
 	body := func(seq uint64) []byte {
@@ -146,16 +151,127 @@ func TestWatcherForgetsOldest(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case d := <-ch:
-		if gd, err := events.DerivedDataAs[events.GateDecided](&d); err != nil || gd.LogSeq != recentDecisions+2 {
-			t.Fatalf("a wait got %+v (%v)", d, err)
+	case r := <-ch:
+		if r.Decided == nil || r.Decided.LogSeq != recentDecisions+2 {
+			t.Fatalf("a wait got %+v", r)
 		}
 	default:
 		t.Fatal("a wait registered after its decision got nothing")
+	}
+	// An action older than the decoded ones (fresh) is decoded from
+	// what recent holds.
+	if _, ok := w.fresh[3]; ok || len(w.recent[3]) != 1 {
+		t.Fatalf("seq 3: fresh %v, recent %d; want it only in recent", ok, len(w.recent[3]))
+	}
+	ch, err = w.wait(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-ch:
+		if r.Decided == nil || r.Decided.LogSeq != 3 {
+			t.Fatalf("a wait for seq 3 got %+v", r)
+		}
+	default:
+		t.Fatal("a wait for an action past the decoded ones got nothing")
 	}
 	// A forgotten output is remembered again when it comes back.
 	w.add(body(1))
 	if _, ok := w.recent[1]; !ok {
 		t.Error("a forgotten output that came again was not remembered")
+	}
+}
+
+// TestDecodeGateOut: a wait's reply read straight from a stored gate
+// output is the one events.DecodeDerived and events.DerivedDataAs give,
+// for requests and decisions with every field set; other kinds and
+// broken bodies give none.
+func TestDecodeGateOut(t *testing.T) {
+	rec := events.Record{Seq: 42, Event: events.Event{ID: "a", Kind: events.KindAction, Conversation: "c", Time: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)}}
+	reasons := []events.Reason{{Analyzer: "shell", Rule: "rm-rf", Detail: "deletes \u00e9 files", Level: events.RiskHigh, Span: []int{0, 5}}, {Analyzer: "policy", Rule: "r"}}
+	outs := []processors.Output{
+		processors.NewOutput("gate", &rec, 0, events.GateSubject("c"), events.KindGateRequested, events.GateRequested{
+			ActionID: "a", LogSeq: 42, Level: events.RiskHigh, Reasons: reasons, Tool: "bash", Command: "rm -rf /",
+			Shape: "rm -rf <path>", Timeout: "5m0s", ConfigVersion: 3, Agent: "claude", Backend: "local",
+			BackendClaimed: "sandbox", Digest: "sha256:00"}),
+		processors.NewOutput("gate", &rec, 1, events.GateSubject("c"), events.KindGateDecided, events.GateDecided{
+			ActionID: "a", LogSeq: 42, Outcome: events.OutcomeDeny, By: events.ByHuman, Level: events.RiskHigh, Reasons: reasons,
+			Approver: "ann", Reason: "no", DecisionSeq: 50, Shape: "rm -rf <path>", ConfigVersion: 3, Verdict: events.Verdict("deny"),
+			EntryID: "e1", Would: "ask", AskSecurityRisk: true, Digest: "sha256:00"}),
+		processors.NewOutput("gate", &rec, 2, events.GateSubject("c"), events.KindGateDecided, events.GateDecided{ActionID: "a", LogSeq: 42}),
+		processors.NewOutput("gate", &rec, 3, events.GateSubject("c"), events.KindGateDecided, events.GateDecided{ActionID: "a", LogSeq: 1 << 40,
+			Reasons: []events.Reason{}, ConfigVersion: -1 << 40, DecisionSeq: 1<<64 - 1}),
+		processors.NewOutput("gate", &rec, 4, events.GateSubject("c"), events.KindGateRequested, events.GateRequested{ActionID: "a", LogSeq: 300,
+			Reasons: []events.Reason{{Span: []int{}}, {Span: []int{-1, 1 << 33}}}, Command: strings.Repeat("x", 70000)}),
+	}
+	for i, out := range outs {
+		body, err := out.Event.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, ok := fastGateOut(body); !ok {
+			t.Errorf("output %d: not read by the fast path", i)
+		}
+		id, got, ok := decodeGateOut(body)
+		d, err := events.DecodeDerived(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, wok := waitReplyOf(&d)
+		if !ok || !wok || id != d.ID || !reflect.DeepEqual(got, want) {
+			t.Errorf("output %d: got %q %+v %v, want %q %+v %v", i, id, got, ok, d.ID, want, wok)
+		}
+		sameGateOut(t, body)
+	}
+	other := processors.NewOutput("risk", &rec, 0, events.RiskSubject("c"), events.KindRiskAssessed, events.RiskAssessed{ActionID: "a", LogSeq: 42})
+	body, err := other.Event.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range [][]byte{body, nil, {0x81}, []byte("not msgpack"), body[:len(body)/2]} {
+		if _, r, ok := decodeGateOut(b); ok {
+			t.Errorf("%q decoded as %+v", b, r)
+		}
+	}
+	// Spellings Marshal does not write: the fast path reads them as the
+	// msgpack package does, or leaves them to it.
+	mp := func(v any) []byte {
+		b, err := msgpack.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	decided := string(events.KindGateDecided)
+	for _, v := range []any{
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": 5, "reasons": nil, "extra": []any{1, "x", map[string]any{"y": 1.5}}}},
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": -5}},
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": uint64(5), "config_version": uint64(1 << 63)}},
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": int8(5), "outcome": []byte("allow")}},
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": 5, "outcome": nil, "ask_security_risk": nil}},
+		map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": 5, "reasons": []any{map[string]any{"span": nil, "rule": 3}}}},
+		map[string]any{"id": "g", "kind": decided, "data": nil},
+		map[string]any{"id": "g", "kind": decided},
+		map[string]any{"id": "g", "kind": decided, "data": []any{1, 2}},
+		map[string]any{"id": []byte("g"), "kind": decided, "data": map[string]any{"log_seq": 5}},
+		map[string]any{"kind": decided, "data": map[string]any{"log_seq": 5}},
+		map[string]any{"id": "g", "kind": "risk.assessed", "data": map[string]any{"log_seq": 5}},
+	} {
+		sameGateOut(t, mp(v))
+	}
+	sameGateOut(t, append(mp(map[string]any{"id": "g", "kind": decided, "data": map[string]any{"log_seq": 5}}), 0xc0))
+}
+
+// sameGateOut checks that fastGateOut, when it reads b, agrees with the
+// msgpack package (reflectGateOut).
+func sameGateOut(t *testing.T, b []byte) {
+	t.Helper()
+	id, got, ok := fastGateOut(b)
+	if !ok {
+		return
+	}
+	wid, want, wok := reflectGateOut(b)
+	if !wok || id != wid || !reflect.DeepEqual(got, want) {
+		t.Errorf("%x:\n fast %q %#v\n slow %q %#v %v", b, id, got, wid, want, wok)
 	}
 }
