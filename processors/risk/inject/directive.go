@@ -93,7 +93,7 @@ func (s *scanner) agentDirectives(text string, base int) {
 			s.add(injAgentDirective, "an order to the AI inside the data it reads: "+v, base+loc[0], base+end+len(win), true)
 		}
 	}
-	for _, loc := range readerAddrRe.FindAllStringIndex(text, 4) {
+	for _, loc := range readerAddrs(text, 4) {
 		win := text[loc[1]:]
 		if i := strings.IndexAny(win, "\n"); i >= 0 {
 			win = win[:i]
@@ -140,7 +140,7 @@ func (s *scanner) agentDirectives(text string, base int) {
 // the whole text therefore succeeds in the window and the other way
 // round, so leftmost-first matching picks the same spans.
 func directiveAddrs(text string, n int) [][]int {
-	if strings.Contains(text, "\u017f") || strings.Contains(text, "\u212a") {
+	if foldsToASCII(text) {
 		return directiveAddrRe.FindAllStringIndex(text, n)
 	}
 	var wins [][2]int // one a candidate, in the order of the addressees
@@ -167,6 +167,15 @@ func directiveAddrs(text string, n int) [][]int {
 		}
 		i = j
 	}
+	return findInWindows(directiveAddrRe, directiveAddrMidRe, text, n, wins)
+}
+
+// findInWindows returns re.FindAllStringIndex(text, n) when every match
+// of re starting in one of wins ends in it and every match starts in one,
+// each window starting and ending where the byte outside it is ASCII and
+// not a word character (or the text ends); mid is re without "^", for
+// the windows that start inside the text.
+func findInWindows(re, mid core.Matcher, text string, n int, wins [][2]int) [][]int {
 	// merge the windows that overlap or touch
 	sort.Slice(wins, func(x, y int) bool { return wins[x][0] < wins[y][0] })
 	merged := wins[:0]
@@ -179,9 +188,9 @@ func directiveAddrs(text string, n int) [][]int {
 	}
 	var out [][]int
 	for _, w := range merged {
-		re := directiveAddrMidRe
+		r := mid
 		if w[0] == 0 {
-			re = directiveAddrRe
+			r = re
 		}
 		left := -1 // all, for n < 0
 		if n >= 0 {
@@ -189,12 +198,57 @@ func directiveAddrs(text string, n int) [][]int {
 				break
 			}
 		}
-		for _, loc := range re.FindAllStringIndex(text[w[0]:w[1]], left) {
+		for _, loc := range r.FindAllStringIndex(text[w[0]:w[1]], left) {
 			out = append(out, []int{w[0] + loc[0], w[0] + loc[1]})
 		}
 	}
 	return out
 }
+
+// foldsToASCII: text holds 'ſ' (U+017F) or 'K' (U+212A), the only
+// non-ASCII runes that (?i) matches as ASCII letters.
+func foldsToASCII(text string) bool {
+	return strings.Contains(text, "\u017f") || strings.Contains(text, "\u212a")
+}
+
+// readerAddrs returns readerAddrRe.FindAllStringIndex(text, n), the same
+// spans on every input, running the expression only around the verbs of
+// its slot ("reading", "processed"…). In a text without 'ſ' or 'K' the
+// verb is a whole ASCII word (\s before and after it); a match holds at
+// most 10 tokens (addrTok) before it ("as soon as you have ") and 9 from
+// it on ("seen the above output ,"), so windows of readerBack and
+// readerFwd tokens, widened as in directiveAddrs, hold every match.
+func readerAddrs(text string, n int) [][]int {
+	if foldsToASCII(text) {
+		return readerAddrRe.FindAllStringIndex(text, n)
+	}
+	var wins [][2]int
+	for i := 0; i < len(text); {
+		if !isWordByte(text[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isWordByte(text[j]) {
+			j++
+		}
+		if j-i >= 4 && j-i <= 10 && readerVerbs()[strings.ToLower(text[i:j])] {
+			wins = append(wins, [2]int{addrEdgeBack(text, tokensBack(text, i, readerBack)), addrEdgeFwd(text, tokensFwd(text, i, readerFwd))})
+		}
+		i = j
+	}
+	return findInWindows(readerAddrRe, readerAddrRe, text, n, wins)
+}
+
+// readerBack and readerFwd bound readerAddrRe's matches around their
+// verb (10 and 9 tokens, with a margin); readerAddrRe has no "^".
+const (
+	readerBack = 12
+	readerFwd  = 12
+)
+
+var readerVerbs = core.LazySet("reading", "read", "processing", "processed", "parsing", "parsed", "receiving", "received",
+	"seeing", "seen")
 
 // addrBack and addrFwd are the tokens a directiveAddrRe match may hold
 // before its addressee and from it on (56 and 42, with a margin); the
