@@ -296,11 +296,11 @@ func directiveAddressee(w string) bool {
 		}
 		buf[i] = c
 	}
-	lw := string(buf[:len(w)])
-	if directiveAddressees()[lw] {
+	n := len(w)
+	if directiveAddressees()[string(buf[:n])] {
 		return true
 	}
-	return lw[len(lw)-1] == 's' && directiveAddressees()[lw[:len(lw)-1]]
+	return buf[n-1] == 's' && directiveAddressees()[string(buf[:n-1])]
 }
 
 // directiveAddressees are the words of directiveAddrRe's addressee slots

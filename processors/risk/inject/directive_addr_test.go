@@ -27,6 +27,9 @@ func sameAddrs(t testing.TB, text string) {
 		if (len(want) != 0 || len(got) != 0) && !reflect.DeepEqual(got, want) {
 			t.Fatalf("n=%d: directiveAddrs %v, directiveAddrRe %v on %q", n, got, want, text)
 		}
+		if lt := asciiLower(text); privTagAny(lt) != anyOf(lt, privTagWords) {
+			t.Fatalf("privTagAny %v on %q", privTagAny(lt), text)
+		}
 		want, got = readerAddrRe.FindAllStringIndex(text, n), readerAddrs(text, n)
 		if (len(want) != 0 || len(got) != 0) && !reflect.DeepEqual(got, want) {
 			t.Fatalf("n=%d: readerAddrs %v, readerAddrRe %v on %q", n, got, want, text)
@@ -106,7 +109,7 @@ var addrPieces = []string{
 	"are asked to", "instruction", "task", "action", "@", "(", ")", "(for the agent)", "[", "•", "*", "-", "—", "–", ",",
 	":", ".", "!", "?", ";", " ", "  ", "\n", "\n\n", "\t", "x", "1", "_", "é", "’", "'", "ſ", "K", "fooai", "aim", "send",
 	"after", "once", "when", "now that", "as soon as", "you've", "you have", "reading", "read", "processed", "Parsing",
-	"received", "SEEN", "seeing", "this", "these", "the above", "output", "results", "page", "delete the repo", "P.S.", "p s", "If You are a", "IF YOU'RE AN", "if", "you", "note:", "smart", "helpful", "a-b", "https://x.y/z",
+	"<important>", "</ADMIN >", "[override]", "note >", "system_message", "admin message", ">", "]", "received", "SEEN", "seeing", "this", "these", "the above", "output", "results", "page", "delete the repo", "P.S.", "p s", "If You are a", "IF YOU'RE AN", "if", "you", "note:", "smart", "helpful", "a-b", "https://x.y/z",
 }
 
 func TestDirectiveAddrsPieces(t *testing.T) {
@@ -164,4 +167,46 @@ func FuzzDirectiveAddrs(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, text string) { sameAddrs(t, text) })
+}
+
+// prefixSetStrings is prefixSet as it was, with the prefixes as strings.
+func prefixSetStrings(lt string) map[string]struct{} {
+	m := map[string]struct{}{}
+	start := -1
+	for i := 0; i <= len(lt); i++ {
+		in := i < len(lt) && lt[i] >= 'a' && lt[i] <= 'z'
+		if in && start < 0 {
+			start = i
+		} else if !in && start >= 0 {
+			w := lt[start:i]
+			if len(w) > 5 {
+				w = w[:5]
+			}
+			m[w] = struct{}{}
+			if len(w) > 4 {
+				m[w[:4]] = struct{}{}
+			}
+			if len(w) > 3 {
+				m[w[:3]] = struct{}{}
+			}
+			start = -1
+		}
+	}
+	return m
+}
+
+// TestPrefixSetPacked: the packed prefix set holds the string set's
+// prefixes, packed, and nothing else, on every corpus text.
+func TestPrefixSetPacked(t *testing.T) {
+	texts := append(corpusTexts(t), "a ab abc abcd abcde abcdef zzzzzz z", "")
+	for _, text := range texts {
+		lt := asciiLower(text)
+		want := map[uint32]struct{}{}
+		for w := range prefixSetStrings(lt) {
+			want[packPrefix(w)] = struct{}{}
+		}
+		if got := prefixSet(lt); !reflect.DeepEqual(got, want) {
+			t.Fatalf("prefixSet differs on %q", text)
+		}
+	}
 }

@@ -947,9 +947,12 @@ func newGate(lt, text string) gate {
 }
 
 // prefixSet is the set of 5-letter word prefixes of lt: one pass and a
-// map, instead of one substring search per trigger over the whole text.
-func prefixSet(lt string) map[string]struct{} {
-	m := make(map[string]struct{}, 256)
+// set, instead of one substring search per trigger over the whole text.
+// It holds every word of lt shorter than 3 letters, and the first 3, 4
+// and 5 letters (as many as it has) of every other, each packed by
+// packPrefix.
+func prefixSet(lt string) map[uint32]struct{} {
+	m := make(map[uint32]struct{}, 256)
 	start := -1
 	for i := 0; i <= len(lt); i++ {
 		in := i < len(lt) && lt[i] >= 'a' && lt[i] <= 'z'
@@ -957,15 +960,15 @@ func prefixSet(lt string) map[string]struct{} {
 			start = i
 		} else if !in && start >= 0 {
 			w := lt[start:i]
-			if len(w) > 5 {
-				w = w[:5]
-			}
-			m[w] = struct{}{}
-			if len(w) > 4 {
-				m[w[:4]] = struct{}{}
-			}
-			if len(w) > 3 {
-				m[w[:3]] = struct{}{}
+			if len(w) < 3 {
+				m[packPrefix(w)] = struct{}{}
+			} else {
+				p := packPrefix(w[:3])
+				m[p] = struct{}{}
+				for k := 3; k < len(w) && k < 5; k++ {
+					p = p<<5 | uint32(w[k]-'a'+1)
+					m[p] = struct{}{}
+				}
 			}
 			start = -1
 		}
@@ -973,10 +976,20 @@ func prefixSet(lt string) map[string]struct{} {
 	return m
 }
 
+// packPrefix packs up to 5 lower-case ASCII letters into a number, 5
+// bits a letter and none zero, so that no two prefixes share one.
+func packPrefix(w string) uint32 {
+	var p uint32
+	for i := 0; i < len(w); i++ {
+		p = p<<5 | uint32(w[i]-'a'+1)
+	}
+	return p
+}
+
 // gateAny reports whether any trigger may occur in lt: a trigger starting
 // with a letter is looked up by the prefix of its first word (a superset
 // test: the sentence rules check exactly), others by substring search.
-func gateAny(lt string, ws map[string]struct{}, trig []string) bool {
+func gateAny(lt string, ws map[uint32]struct{}, trig []string) bool {
 	for _, t := range trig {
 		if t == "" {
 			continue
@@ -992,7 +1005,7 @@ func gateAny(lt string, ws map[string]struct{}, trig []string) bool {
 			if len(w) > 5 {
 				w = w[:5]
 			}
-			if _, ok := ws[w]; ok {
+			if _, ok := ws[packPrefix(w)]; ok {
 				return true
 			}
 			continue
