@@ -210,3 +210,13 @@ func TestPrefixSetPacked(t *testing.T) {
 		}
 	}
 }
+
+// TestPrivTagWordsShape: privTagAny finds a word of privTagWords by its
+// last byte ('>' or ']') or by its start ("system", "admin").
+func TestPrivTagWordsShape(t *testing.T) {
+	for _, w := range privTagWords {
+		if c := w[len(w)-1]; c != '>' && c != ']' && !strings.HasPrefix(w, "system") && !strings.HasPrefix(w, "admin") {
+			t.Errorf("privTagAny cannot find %q", w)
+		}
+	}
+}

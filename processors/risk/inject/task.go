@@ -309,26 +309,38 @@ var privTagWords = []string{"important>", "information>", "instruction>", "instr
 	"important]", "critical]", "urgent]", "admin]", "administrator]", "priority]", "mandatory]", "override]", "message]", "note]",
 	"system_message", "system message", "system_instruction", "system instruction", "admin_message", "admin message", "instructions >", "important >"}
 
-// privTagAny is anyOf(lt, privTagWords) in one pass over lt's '>' and ']'
-// bytes: a word that ends with one of them can only occur ending at one,
-// and the few others ("system message"…) are searched as they are.
+// privTagAny is anyOf(lt, privTagWords) in a pass over lt for each of
+// '>' and ']' (a word that ends with one can only occur ending at one)
+// and one for each of "system" and "admin", which start the others.
 func privTagAny(lt string) bool {
-	for i := 0; i < len(lt); {
-		j := strings.IndexAny(lt[i:], ">]")
-		if j < 0 {
-			break
-		}
-		end := i + j + 1
-		for _, w := range privTagWords {
-			if w[len(w)-1] == lt[end-1] && strings.HasSuffix(lt[:end], w) {
-				return true
+	for _, c := range []byte{'>', ']'} {
+		for i := 0; i < len(lt); {
+			j := strings.IndexByte(lt[i:], c)
+			if j < 0 {
+				break
 			}
+			end := i + j + 1
+			for _, w := range privTagWords {
+				if w[len(w)-1] == c && strings.HasSuffix(lt[:end], w) {
+					return true
+				}
+			}
+			i = end
 		}
-		i = end
 	}
-	for _, w := range privTagWords {
-		if c := w[len(w)-1]; c != '>' && c != ']' && strings.Contains(lt, w) {
-			return true
+	for _, head := range []string{"system", "admin"} {
+		for i := 0; i < len(lt); {
+			j := strings.Index(lt[i:], head)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			for _, w := range privTagWords {
+				if c := w[len(w)-1]; c != '>' && c != ']' && strings.HasPrefix(lt[at:], w) {
+					return true
+				}
+			}
+			i = at + 1
 		}
 	}
 	return false
