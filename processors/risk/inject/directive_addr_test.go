@@ -220,3 +220,17 @@ func TestPrivTagWordsShape(t *testing.T) {
 		}
 	}
 }
+
+// TestFenceRangesOrdered: fenceRanges gives ranges in order that do not
+// overlap, which prose's search for the fence holding a byte needs.
+func TestFenceRangesOrdered(t *testing.T) {
+	texts := append(corpusTexts(t), "```\na\n```\n```go\nb\n", "~~~\n```\n~~~\nx```", "```")
+	for _, text := range texts {
+		fr := fenceRanges(text)
+		for k := range fr {
+			if fr[k][0] > fr[k][1] || k > 0 && fr[k][0] < fr[k-1][1] {
+				t.Fatalf("fenceRanges %v on %q", fr, text)
+			}
+		}
+	}
+}

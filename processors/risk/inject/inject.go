@@ -296,13 +296,11 @@ func (s *scanner) body(text string, base int) {
 func (s *scanner) prose(text string, base int) {
 	g := newGate(asciiLower(text), text)
 	fences := fenceRanges(text)
+	// fences are in order and do not overlap: the first that ends after i
+	// is the only one that can hold it
 	inCode := func(i int) bool {
-		for _, r := range fences {
-			if i >= r[0] && i < r[1] {
-				return true
-			}
-		}
-		return false
+		k := sort.Search(len(fences), func(k int) bool { return fences[k][1] > i })
+		return k < len(fences) && fences[k][0] <= i
 	}
 	start := 0
 	for i := 0; i <= len(text); i++ {
@@ -326,7 +324,7 @@ func (s *scanner) prose(text string, base int) {
 }
 
 // fenceRanges returns the byte ranges of fenced code blocks (``` or ~~~),
-// fences included.
+// fences included, in order and not overlapping.
 func fenceRanges(text string) [][2]int {
 	if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
 		return nil
