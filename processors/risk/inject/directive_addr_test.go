@@ -18,7 +18,8 @@ import (
 // and (FuzzDirectiveAddrs) on fuzzed text.
 
 // sameAddrs fails t when directiveAddrs or readerAddrs and their
-// whole-text expressions disagree on text, for a few limits of matches.
+// whole-text expressions disagree on text (or privTagAny and
+// roleTagCandidate on what they stand for), for a few limits of matches.
 func sameAddrs(t testing.TB, text string) {
 	t.Helper()
 	for _, n := range []int{8, 1, -1} {
@@ -29,6 +30,9 @@ func sameAddrs(t testing.TB, text string) {
 		}
 		if lt := asciiLower(text); privTagAny(lt) != anyOf(lt, privTagWords) {
 			t.Fatalf("privTagAny %v on %q", privTagAny(lt), text)
+		}
+		if roleTagRe.MatchString(text) && !roleTagCandidate(text) {
+			t.Fatalf("roleTagCandidate misses %q", text)
 		}
 		want, got = readerAddrRe.FindAllStringIndex(text, n), readerAddrs(text, n)
 		if (len(want) != 0 || len(got) != 0) && !reflect.DeepEqual(got, want) {
@@ -109,7 +113,7 @@ var addrPieces = []string{
 	"are asked to", "instruction", "task", "action", "@", "(", ")", "(for the agent)", "[", "•", "*", "-", "—", "–", ",",
 	":", ".", "!", "?", ";", " ", "  ", "\n", "\n\n", "\t", "x", "1", "_", "é", "’", "'", "ſ", "K", "fooai", "aim", "send",
 	"after", "once", "when", "now that", "as soon as", "you've", "you have", "reading", "read", "processed", "Parsing",
-	"<important>", "</ADMIN >", "[override]", "note >", "system_message", "admin message", ">", "]", "received", "SEEN", "seeing", "this", "these", "the above", "output", "results", "page", "delete the repo", "P.S.", "p s", "If You are a", "IF YOU'RE AN", "if", "you", "note:", "smart", "helpful", "a-b", "https://x.y/z",
+	"[system]", "<|im_start|>", "</context>", "role: system", "### Instructions:", "\r\n", "\f", "<important>", "</ADMIN >", "[override]", "note >", "system_message", "admin message", ">", "]", "received", "SEEN", "seeing", "this", "these", "the above", "output", "results", "page", "delete the repo", "P.S.", "p s", "If You are a", "IF YOU'RE AN", "if", "you", "note:", "smart", "helpful", "a-b", "https://x.y/z",
 }
 
 func TestDirectiveAddrsPieces(t *testing.T) {

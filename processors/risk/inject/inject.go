@@ -541,7 +541,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		a, b := span(loc)
 		s.add(injRoleOverride, "tries to change who the agent is or who is speaking", a, b, true)
 	}
-	if loc := findIf(g.roleTag && anyT(tRoleTag, trigRoleTag), roleTagRe, t); loc != nil && !(loc[1] < len(t) && (t[loc[1]] == '(' || t[loc[1]] == ':' && linkDefinition(t[loc[1]+1:]))) {
+	if loc := findIf(g.roleTag && anyT(tRoleTag, trigRoleTag) && roleTagCandidate(t), roleTagRe, t); loc != nil && !(loc[1] < len(t) && (t[loc[1]] == '(' || t[loc[1]] == ':' && linkDefinition(t[loc[1]+1:]))) {
 		a, b := span(loc)
 		s.add(injFakeRoleTag, "a fake system or role marker", a, b, true)
 	}
@@ -699,6 +699,27 @@ func find(re core.Matcher, t, lt string, triggers ...string) []int {
 		}
 	}
 	return nil
+}
+
+// roleTagCandidate: t can match roleTagRe, every match of which starts
+// at a line's start and, past spaces (\s, line breaks too), opens with
+// '[', '<', 'r' or 'R' ("role:") or '#': some line's first byte that is
+// not a space is one of them.
+func roleTagCandidate(t string) bool {
+	lineStart := true
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; c {
+		case '\n':
+			lineStart = true
+		case ' ', '\t', '\f', '\r':
+		default:
+			if lineStart && (c == '[' || c == '<' || c == 'r' || c == 'R' || c == '#') {
+				return true
+			}
+			lineStart = false
+		}
+	}
+	return false
 }
 
 func findIf(ok bool, re core.Matcher, t string) []int {
