@@ -365,7 +365,9 @@ func addrEdgeFwd(text string, i int) int {
 
 // directiveCandidate: lt names the agent in some way.
 func directiveCandidate(lt string) bool {
-	return anyOf(lt, []string{"reading this", "read this", "processing this", "processed this", "parsing this", "received this", "seeing this", "seen this", "ai", "assistant", "agent", "model", "bot", "llm", "claude", "gpt", "gemini", "copilot", "codex", "summari", "reviewer", "operator"})
+	// the short words first: a text that holds any of them is a
+	// candidate after one search
+	return anyOf(lt, []string{"ai", "bot", "agent", "model", "llm", "gpt", "assistant", "claude", "gemini", "copilot", "codex", "summari", "reviewer", "operator", "reading this", "read this", "processing this", "processed this", "parsing this", "received this", "seeing this", "seen this"})
 }
 
 // directiveAction returns the first verb of win that orders an action
