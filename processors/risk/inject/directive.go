@@ -131,11 +131,12 @@ func (s *scanner) agentDirectives(text string, base int) {
 // and 13 in the forms that do not open with a word of addrOpener. A
 // window reaches addrBack tokens before and addrFwd after each addressee
 // when an opener starts within addrBack tokens before it, addrBackShort
-// and addrFwdShort otherwise, and then out to a byte that is ASCII and not a word character, so that \b
-// at its edges reads as in the whole text and no rune is cut; windows
-// that overlap are merged, so a match that starts in a window ends in it
-// (its own addressee's window overlaps it). Inside a window that starts
-// after the text's start, "^" cannot match: directiveAddrMidRe drops it.
+// and addrFwdShort otherwise, and then out to a byte that is ASCII and
+// not a word character, so that \b at its edges reads as in the whole
+// text and no rune is cut; windows that overlap are merged, so a match
+// that starts in a window ends in it (its own addressee's window overlaps
+// it). Inside a window that starts after the text's start, "^" cannot
+// match: directiveAddrMidRe drops it.
 // Every path of the expression that starts in a window and succeeds in
 // the whole text therefore succeeds in the window and the other way
 // round, so leftmost-first matching picks the same spans.
@@ -143,7 +144,7 @@ func directiveAddrs(text string, n int) [][]int {
 	if foldsToASCII(text) {
 		return directiveAddrRe.FindAllStringIndex(text, n)
 	}
-	var wins [][2]int // one a candidate, in the order of the addressees
+	var wins [][2]int // one for each addressee
 	lastKw := -1      // where the last word that may open a long form starts
 	for i := 0; i < len(text); {
 		if !isWordByte(text[i]) {

@@ -346,8 +346,8 @@ func privTagAny(lt string) bool {
 	return false
 }
 
-// findNear runs re on windows of text around each occurrence (in lt) of
-// one of the literals, from before bytes ahead of it to after bytes past
+// findNear runs re on windows of text around each occurrence (in lt,
+// asciiLower(text)) of one of the literals, from before bytes ahead of it to after bytes past
 // it, and returns the first match in text's offsets.
 func findNear(re core.Matcher, text, lt string, lits []string, before, after int) []int {
 	return findNearIf(re, text, lt, lits, before, after)
