@@ -118,7 +118,7 @@ var addrPieces = []string{
 
 func TestDirectiveAddrsPieces(t *testing.T) {
 	r := rand.New(rand.NewSource(25))
-	for k := 0; k < 20000; k++ {
+	for k := 0; k < 8000; k++ {
 		var b strings.Builder
 		for n := r.Intn(40); n >= 0; n-- {
 			b.WriteString(addrPieces[r.Intn(len(addrPieces))])
@@ -129,7 +129,7 @@ func TestDirectiveAddrsPieces(t *testing.T) {
 		sameAddrs(t, b.String())
 	}
 	// long texts: far-apart addressees, long runs of spaces and words
-	for k := 0; k < 200; k++ {
+	for k := 0; k < 60; k++ {
 		var b strings.Builder
 		for b.Len() < 8<<10 {
 			switch r.Intn(4) {
