@@ -3,6 +3,7 @@ package inject
 import (
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/vigil-dev/vigil/processors/risk/core"
 )
@@ -364,12 +365,33 @@ func addrEdgeFwd(text string, i int) int {
 	return i
 }
 
-// directiveCandidate: lt names the agent in some way.
+// directiveCandidate: lt names the agent in some way (holds one of
+// directiveNames). One pass over lt looks each name up by its first
+// byte, instead of a search of the whole text for each.
 func directiveCandidate(lt string) bool {
-	// the short words first: a text that holds any of them is a
-	// candidate after one search
-	return anyOf(lt, []string{"ai", "bot", "agent", "model", "llm", "gpt", "assistant", "claude", "gemini", "copilot", "codex", "summari", "reviewer", "operator", "reading this", "read this", "processing this", "processed this", "parsing this", "received this", "seeing this", "seen this"})
+	x := directiveNameIdx()
+	for i := 0; i < len(lt); i++ {
+		for _, w := range x[lt[i]] {
+			if strings.HasPrefix(lt[i:], w) {
+				return true
+			}
+		}
+	}
+	return false
 }
+
+// directiveNames are the words directiveCandidate looks for.
+var directiveNames = []string{"reading this", "read this", "processing this", "processed this", "parsing this", "received this",
+	"seeing this", "seen this", "ai", "assistant", "agent", "model", "bot", "llm", "claude", "gpt", "gemini", "copilot", "codex",
+	"summari", "reviewer", "operator"}
+
+// directiveNameIdx is directiveNames by first byte.
+var directiveNameIdx = sync.OnceValue(func() (x [256][]string) {
+	for _, w := range directiveNames {
+		x[w[0]] = append(x[w[0]], w)
+	}
+	return x
+})
 
 // directiveAction returns the first verb of win that orders an action
 // beyond the task, and whether there is one. A verb after a negation

@@ -31,6 +31,9 @@ func sameAddrs(t testing.TB, text string) {
 		if lt := asciiLower(text); privTagAny(lt) != anyOf(lt, privTagWords) {
 			t.Fatalf("privTagAny %v on %q", privTagAny(lt), text)
 		}
+		if lt := asciiLower(text); directiveCandidate(lt) != anyOf(lt, directiveNames) {
+			t.Fatalf("directiveCandidate %v on %q", directiveCandidate(lt), text)
+		}
 		if roleTagRe.MatchString(text) && !roleTagCandidate(text) {
 			t.Fatalf("roleTagCandidate misses %q", text)
 		}
