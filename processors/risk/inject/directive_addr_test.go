@@ -241,3 +241,14 @@ func TestFenceRangesOrdered(t *testing.T) {
 		}
 	}
 }
+
+// TestInvisibleNotASCII: invisible may skip an ASCII text, since none of
+// the characters it reports is ASCII.
+func TestInvisibleNotASCII(t *testing.T) {
+	for r := rune(0); r < 0x80; r++ {
+		_, vs := variationSelector(r)
+		if vs || tagChar(r) || zeroWidth(r) || bidiControl(r) || r == 0x1F3F4 {
+			t.Errorf("%U is reported by invisible", r)
+		}
+	}
+}
