@@ -234,7 +234,7 @@ func readerAddrs(text string, n int) [][]int {
 		for j < len(text) && isWordByte(text[j]) {
 			j++
 		}
-		if j-i >= 4 && j-i <= 10 && readerVerbs()[strings.ToLower(text[i:j])] {
+		if j-i >= 4 && j-i <= 10 && inLowerSet(readerVerbs(), text[i:j]) {
 			wins = append(wins, [2]int{addrEdgeBack(text, tokensBack(text, i, readerBack)), addrEdgeFwd(text, tokensFwd(text, i, readerFwd))})
 		}
 		i = j
@@ -278,7 +278,7 @@ func addrOpener(text string, i, j int) bool {
 		}
 		return strings.EqualFold(w, "if") && j+4 <= len(text) && strings.EqualFold(text[j:j+4], " you")
 	}
-	return addrOpeners()[strings.ToLower(text[i:j])]
+	return j-i >= 4 && j-i <= 12 && inLowerSet(addrOpeners(), text[i:j])
 }
 
 var addrOpeners = core.LazySet("note", "notes", "message", "instruction", "instructions", "reminder", "notice", "request",
@@ -287,10 +287,23 @@ var addrOpeners = core.LazySet("note", "notes", "message", "instruction", "instr
 // directiveAddressee: w (a maximal run of ASCII word characters) can fill
 // the addressee slot of directiveAddrRe.
 func directiveAddressee(w string) bool {
-	if len(w) < 2 || len(w) > 12 {
+	if len(w) < 2 || len(w) > 12 || !addrFirst[w[0]|0x20] {
 		return false
 	}
-	var buf [12]byte
+	return inLowerSet(directiveAddressees(), w) || (w[len(w)-1]|0x20) == 's' && inLowerSet(directiveAddressees(), w[:len(w)-1])
+}
+
+// addrFirst: the first letters of directiveAddressees (either case, as
+// c|0x20 maps 'A'-'Z' onto 'a'-'z').
+var addrFirst = [256]bool{'a': true, 'l': true, 'm': true, 'b': true, 'c': true, 's': true, 'r': true, 'o': true, 'g': true}
+
+// inLowerSet: set holds w lower-cased (ASCII letters only; w is at most
+// 16 bytes), without allocating.
+func inLowerSet(set map[string]bool, w string) bool {
+	var buf [16]byte
+	if len(w) > len(buf) {
+		return false
+	}
 	for i := 0; i < len(w); i++ {
 		c := w[i]
 		if c >= 'A' && c <= 'Z' {
@@ -298,11 +311,7 @@ func directiveAddressee(w string) bool {
 		}
 		buf[i] = c
 	}
-	n := len(w)
-	if directiveAddressees()[string(buf[:n])] {
-		return true
-	}
-	return buf[n-1] == 's' && directiveAddressees()[string(buf[:n-1])]
+	return set[string(buf[:len(w)])]
 }
 
 // directiveAddressees are the words of directiveAddrRe's addressee slots

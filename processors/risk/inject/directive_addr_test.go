@@ -252,3 +252,12 @@ func TestInvisibleNotASCII(t *testing.T) {
 		}
 	}
 }
+
+// TestAddrFirst: addrFirst holds the first letter of every addressee.
+func TestAddrFirst(t *testing.T) {
+	for w := range directiveAddressees() {
+		if !addrFirst[w[0]] {
+			t.Errorf("addrFirst lacks %q of %q", w[0], w)
+		}
+	}
+}
