@@ -23,10 +23,14 @@ import (
 var (
 	// directiveAddrRe finds where a text turns to the AI. Each form ends
 	// where the order may begin.
-	directiveAddrRe = core.LazyRE(directiveAddrExpr("^|"))
+	directiveAddrRe = core.LazyRE(directiveAddrExpr("^|", true))
 	// directiveAddrMidRe is directiveAddrRe without its "^" (text start):
-	// directiveAddrs runs it on windows that start inside the text.
-	directiveAddrMidRe = core.LazyRE(directiveAddrExpr(""))
+	// directiveAddrs runs it on windows that start inside the text. The
+	// Short ones also leave out the forms that open with a word of
+	// addrOpener, for the windows that hold none.
+	directiveAddrMidRe      = core.LazyRE(directiveAddrExpr("", true))
+	directiveAddrShortRe    = core.LazyRE(directiveAddrExpr("^|", false))
+	directiveAddrShortMidRe = core.LazyRE(directiveAddrExpr("", false))
 
 	// directiveStrongVerbs act beyond the task whatever their object.
 	directiveStrongVerbs = core.LazySet("send", "email", "e-mail", "forward", "transfer", "wire", "pay", "refund", "charge", "purchase",
@@ -57,15 +61,17 @@ var (
 )
 
 // directiveAddrExpr is directiveAddrRe's expression; start is "^|" (a
-// vocative may open the text) or "" (for windows inside the text).
-func directiveAddrExpr(start string) string {
-	return `(?i)` +
-		// note / message / instructions for (the) AI, bot, assistant …
-		`\b(?:note|notes|message|instructions?|reminder|notice|request|directive|attention|p\.?s\.?)\s+(?:from\s+[^:\n]{1,40}?\s+)?(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:[a-z-]+\s+){0,2}?(?:ai|llms?|assistants?|agents?|models?|bots?|chatbots?|copilots?|summari[sz]ers?|reviewers?|operators?)\b[^\n:,.]{0,20}[:,.—–-]?` +
-		// if you are an AI …
-		`|\bif you(?:'re|’re| are) an? (?:[a-z-]+ ){0,2}?(?:ai|llm|assistant|agent|model|bot|language model)\b(?:[^\n,.]{0,40})[,.]?` +
+// vocative may open the text) or "" (for windows inside the text); long
+// keeps the two forms that open with a word of addrOpener
+// (directiveAddrLong), which windows without such a word leave out.
+func directiveAddrExpr(start string, long bool) string {
+	expr := `(?i)`
+	if long {
+		expr += directiveAddrLong + `|`
+	}
+	return expr +
 		// vocative: "Assistant, …", "Hey Claude, …", "AI reviewer, …", "[assistant: …", "Attention model: …"
-		`|(?:` + start + `[\n.!?;:,(\[]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s)` +
+		`(?:` + start + `[\n.!?;:,(\[]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s)` +
 		// "Agent instruction: …"
 		`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|note|notice|directive|task|action)\s*:` +
 		// @assistant, (for the agent)
@@ -74,6 +80,14 @@ func directiveAddrExpr(start string) string {
 		`|\b(?:the|any|all|every)\s+(?:[a-z-]+\s+)?(?:ai|llms?|assistants?|agents?|models?|bots?)\s+(?:must|should|shall|needs? to|has to|have to|is (?:required|expected|instructed|asked) to|are (?:required|expected|instructed|asked) to)\b` +
 		`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b`
 }
+
+// directiveAddrLong: the forms of directiveAddrRe that open with a word
+// of addrOpener, first in its alternation.
+const directiveAddrLong = `` +
+	// note / message / instructions for (the) AI, bot, assistant …
+	`\b(?:note|notes|message|instructions?|reminder|notice|request|directive|attention|p\.?s\.?)\s+(?:from\s+[^:\n]{1,40}?\s+)?(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:[a-z-]+\s+){0,2}?(?:ai|llms?|assistants?|agents?|models?|bots?|chatbots?|copilots?|summari[sz]ers?|reviewers?|operators?)\b[^\n:,.]{0,20}[:,.—–-]?` +
+	// if you are an AI …
+	`|\bif you(?:'re|’re| are) an? (?:[a-z-]+ ){0,2}?(?:ai|llm|assistant|agent|model|bot|language model)\b(?:[^\n,.]{0,40})[,.]?`
 
 // agentDirectives finds orders addressed to the agent inside data.
 func (s *scanner) agentDirectives(text string, base int) {
@@ -137,7 +151,10 @@ func (s *scanner) agentDirectives(text string, base int) {
 // text and no rune is cut; windows that overlap are merged, so a match
 // that starts in a window ends in it (its own addressee's window overlaps
 // it). Inside a window that starts after the text's start, "^" cannot
-// match: directiveAddrMidRe drops it.
+// match: directiveAddrMidRe drops it; a window without a word of
+// addrOpener holds no match of the two forms that open with one (the
+// word is the match's first, and a whole word inside the window), so
+// the Short expressions, without them, run there.
 // Every path of the expression that starts in a window and succeeds in
 // the whole text therefore succeeds in the window and the other way
 // round, so leftmost-first matching picks the same spans.
@@ -169,15 +186,40 @@ func directiveAddrs(text string, n int) [][]int {
 		}
 		i = j
 	}
-	return findInWindows(directiveAddrRe, directiveAddrMidRe, text, n, wins)
+	return findInWindows(text, n, wins, func(w [2]int) core.Matcher {
+		// a window with no opener holds no match of the long forms
+		long := false
+		for i := w[0]; i < w[1] && !long; {
+			if !isWordByte(text[i]) {
+				i++
+				continue
+			}
+			j := i + 1
+			for j < w[1] && isWordByte(text[j]) {
+				j++
+			}
+			long = addrOpener(text, i, j)
+			i = j
+		}
+		switch {
+		case long && w[0] == 0:
+			return directiveAddrRe
+		case long:
+			return directiveAddrMidRe
+		case w[0] == 0:
+			return directiveAddrShortRe
+		}
+		return directiveAddrShortMidRe
+	})
 }
 
 // findInWindows returns re.FindAllStringIndex(text, n) when every match
 // of re starting in one of wins ends in it and every match starts in one,
 // each window starting and ending where the byte outside it is ASCII and
-// not a word character (or the text ends); mid is re without "^", for
-// the windows that start inside the text.
-func findInWindows(re, mid core.Matcher, text string, n int, wins [][2]int) [][]int {
+// not a word character (or the text ends). pick gives the expression to
+// run on a window (after merging): re, or one with the same matches
+// there (re without "^" for a window inside the text).
+func findInWindows(text string, n int, wins [][2]int, pick func(w [2]int) core.Matcher) [][]int {
 	// merge the windows that overlap or touch
 	sort.Slice(wins, func(x, y int) bool { return wins[x][0] < wins[y][0] })
 	merged := wins[:0]
@@ -190,10 +232,7 @@ func findInWindows(re, mid core.Matcher, text string, n int, wins [][2]int) [][]
 	}
 	var out [][]int
 	for _, w := range merged {
-		r := mid
-		if w[0] == 0 {
-			r = re
-		}
+		r := pick(w)
 		left := -1 // all, for n < 0
 		if n >= 0 {
 			if left = n - len(out); left <= 0 {
@@ -239,7 +278,7 @@ func readerAddrs(text string, n int) [][]int {
 		}
 		i = j
 	}
-	return findInWindows(readerAddrRe, readerAddrRe, text, n, wins)
+	return findInWindows(text, n, wins, func([2]int) core.Matcher { return readerAddrRe })
 }
 
 // readerBack and readerFwd bound readerAddrRe's matches around their

@@ -261,3 +261,34 @@ func TestAddrFirst(t *testing.T) {
 		}
 	}
 }
+
+// directiveAddrAt0472188 is directiveAddrRe's expression as it was
+// written before it was split (0472188).
+const directiveAddrAt0472188 = `(?i)` +
+	// note / message / instructions for (the) AI, bot, assistant …
+	`\b(?:note|notes|message|instructions?|reminder|notice|request|directive|attention|p\.?s\.?)\s+(?:from\s+[^:\n]{1,40}?\s+)?(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:[a-z-]+\s+){0,2}?(?:ai|llms?|assistants?|agents?|models?|bots?|chatbots?|copilots?|summari[sz]ers?|reviewers?|operators?)\b[^\n:,.]{0,20}[:,.—–-]?` +
+	// if you are an AI …
+	`|\bif you(?:'re|’re| are) an? (?:[a-z-]+ ){0,2}?(?:ai|llm|assistant|agent|model|bot|language model)\b(?:[^\n,.]{0,40})[,.]?` +
+	// vocative: "Assistant, …", "Hey Claude, …", "AI reviewer, …", "[assistant: …", "Attention model: …"
+	`|(?:^|[\n.!?;:,(\[]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s)` +
+	// "Agent instruction: …"
+	`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|note|notice|directive|task|action)\s*:` +
+	// @assistant, (for the agent)
+	`|@(?:assistant|agent|ai|bot|claude|copilot|gemini|chatgpt)\b|\((?:for|to) (?:the |any )?(?:ai|agent|assistant|model|bot|llm)s?\)` +
+	// the assistant must / AI agents should …
+	`|\b(?:the|any|all|every)\s+(?:[a-z-]+\s+)?(?:ai|llms?|assistants?|agents?|models?|bots?)\s+(?:must|should|shall|needs? to|has to|have to|is (?:required|expected|instructed|asked) to|are (?:required|expected|instructed|asked) to)\b` +
+	`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b`
+
+// TestDirectiveAddrExpr: the split expression is the one it was, and
+// the short one is it without its first two forms.
+func TestDirectiveAddrExpr(t *testing.T) {
+	if got := directiveAddrExpr("^|", true); got != directiveAddrAt0472188 {
+		t.Fatalf("directiveAddrExpr is\n%s\nwas\n%s", got, directiveAddrAt0472188)
+	}
+	if got, want := directiveAddrExpr("^|", false), "(?i)"+strings.TrimPrefix(directiveAddrAt0472188, "(?i)"+directiveAddrLong+"|"); got != want {
+		t.Fatalf("the short expression is\n%s\nnot\n%s", got, want)
+	}
+	if got, want := directiveAddrExpr("", true), strings.Replace(directiveAddrAt0472188, "(?:^|[", "(?:[", 1); got != want || strings.Count(directiveAddrAt0472188, "(?:^|") != 1 {
+		t.Fatalf("the expression without \"^\" is\n%s\nnot\n%s", got, want)
+	}
+}
