@@ -1,7 +1,9 @@
 package inject
 
 import (
+	"sort"
 	"strings"
+	"sync"
 
 	"github.com/vigil-dev/vigil/processors/risk/core"
 )
@@ -21,20 +23,14 @@ import (
 var (
 	// directiveAddrRe finds where a text turns to the AI. Each form ends
 	// where the order may begin.
-	directiveAddrRe = core.LazyRE(`(?i)` +
-		// note / message / instructions for (the) AI, bot, assistant …
-		`\b(?:note|notes|message|instructions?|reminder|notice|request|directive|attention|p\.?s\.?)\s+(?:from\s+[^:\n]{1,40}?\s+)?(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:[a-z-]+\s+){0,2}?(?:ai|llms?|assistants?|agents?|models?|bots?|chatbots?|copilots?|summari[sz]ers?|reviewers?|operators?)\b[^\n:,.]{0,20}[:,.—–-]?` +
-		// if you are an AI …
-		`|\bif you(?:'re|’re| are) an? (?:[a-z-]+ ){0,2}?(?:ai|llm|assistant|agent|model|bot|language model)\b(?:[^\n,.]{0,40})[,.]?` +
-		// vocative: "Assistant, …", "Hey Claude, …", "AI reviewer, …", "[assistant: …", "Attention model: …"
-		`|(?:^|[\n.!?;:,(\[]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s)` +
-		// "Agent instruction: …"
-		`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|note|notice|directive|task|action)\s*:` +
-		// @assistant, (for the agent)
-		`|@(?:assistant|agent|ai|bot|claude|copilot|gemini|chatgpt)\b|\((?:for|to) (?:the |any )?(?:ai|agent|assistant|model|bot|llm)s?\)` +
-		// the assistant must / AI agents should …
-		`|\b(?:the|any|all|every)\s+(?:[a-z-]+\s+)?(?:ai|llms?|assistants?|agents?|models?|bots?)\s+(?:must|should|shall|needs? to|has to|have to|is (?:required|expected|instructed|asked) to|are (?:required|expected|instructed|asked) to)\b` +
-		`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b`)
+	directiveAddrRe = core.LazyRE(directiveAddrExpr("^|", true))
+	// directiveAddrMidRe is directiveAddrRe without its "^" (text start):
+	// directiveAddrs runs it on windows that start inside the text. The
+	// Short ones also leave out the forms that open with a word of
+	// addrOpener, for the windows that hold none.
+	directiveAddrMidRe      = core.LazyRE(directiveAddrExpr("", true))
+	directiveAddrShortRe    = core.LazyRE(directiveAddrExpr("^|", false))
+	directiveAddrShortMidRe = core.LazyRE(directiveAddrExpr("", false))
 
 	// directiveStrongVerbs act beyond the task whatever their object.
 	directiveStrongVerbs = core.LazySet("send", "email", "e-mail", "forward", "transfer", "wire", "pay", "refund", "charge", "purchase",
@@ -64,13 +60,42 @@ var (
 	grantScopeRe = core.LazyRE(`(?i)\b(?:any|all|every|anything|without (?:approval|confirmation|asking|restrictions?|limits?)|disable|bypass|ignore|filters?|safety|unrestricted|no (?:limits|restrictions))\b`)
 )
 
+// directiveAddrExpr is directiveAddrRe's expression; start is "^|" (a
+// vocative may open the text) or "" (for windows inside the text); long
+// keeps the two forms that open with a word of addrOpener
+// (directiveAddrLong), which windows without such a word leave out.
+func directiveAddrExpr(start string, long bool) string {
+	expr := `(?i)`
+	if long {
+		expr += directiveAddrLong + `|`
+	}
+	return expr +
+		// vocative: "Assistant, …", "Hey Claude, …", "AI reviewer, …", "[assistant: …", "Attention model: …"
+		`(?:` + start + `[\n.!?;:,(\[]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s)` +
+		// "Agent instruction: …"
+		`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|note|notice|directive|task|action)\s*:` +
+		// @assistant, (for the agent)
+		`|@(?:assistant|agent|ai|bot|claude|copilot|gemini|chatgpt)\b|\((?:for|to) (?:the |any )?(?:ai|agent|assistant|model|bot|llm)s?\)` +
+		// the assistant must / AI agents should …
+		`|\b(?:the|any|all|every)\s+(?:[a-z-]+\s+)?(?:ai|llms?|assistants?|agents?|models?|bots?)\s+(?:must|should|shall|needs? to|has to|have to|is (?:required|expected|instructed|asked) to|are (?:required|expected|instructed|asked) to)\b` +
+		`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b`
+}
+
+// directiveAddrLong: the forms of directiveAddrRe that open with a word
+// of addrOpener, first in its alternation.
+const directiveAddrLong = `` +
+	// note / message / instructions for (the) AI, bot, assistant …
+	`\b(?:note|notes|message|instructions?|reminder|notice|request|directive|attention|p\.?s\.?)\s+(?:from\s+[^:\n]{1,40}?\s+)?(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:[a-z-]+\s+){0,2}?(?:ai|llms?|assistants?|agents?|models?|bots?|chatbots?|copilots?|summari[sz]ers?|reviewers?|operators?)\b[^\n:,.]{0,20}[:,.—–-]?` +
+	// if you are an AI …
+	`|\bif you(?:'re|’re| are) an? (?:[a-z-]+ ){0,2}?(?:ai|llm|assistant|agent|model|bot|language model)\b(?:[^\n,.]{0,40})[,.]?`
+
 // agentDirectives finds orders addressed to the agent inside data.
 func (s *scanner) agentDirectives(text string, base int) {
 	lt := asciiLower(text)
 	if !directiveCandidate(lt) {
 		return
 	}
-	for _, loc := range directiveAddrRe.FindAllStringIndex(text, 8) {
+	for _, loc := range directiveAddrs(text, 8) {
 		end := loc[1]
 		win := text[end:]
 		if i := strings.Index(win, "\n\n"); i >= 0 {
@@ -83,7 +108,7 @@ func (s *scanner) agentDirectives(text string, base int) {
 			s.add(injAgentDirective, "an order to the AI inside the data it reads: "+v, base+loc[0], base+end+len(win), true)
 		}
 	}
-	for _, loc := range readerAddrRe.FindAllStringIndex(text, 4) {
+	for _, loc := range readerAddrs(text, 4) {
 		win := text[loc[1]:]
 		if i := strings.IndexAny(win, "\n"); i >= 0 {
 			win = win[:i]
@@ -104,10 +129,317 @@ func (s *scanner) agentDirectives(text string, base int) {
 	}
 }
 
-// directiveCandidate: lt names the agent in some way.
-func directiveCandidate(lt string) bool {
-	return anyOf(lt, []string{"reading this", "read this", "processing this", "processed this", "parsing this", "received this", "seeing this", "seen this", "ai", "assistant", "agent", "model", "bot", "llm", "claude", "gpt", "gemini", "copilot", "codex", "summari", "reviewer", "operator"})
+// directiveAddrs returns directiveAddrRe.FindAllStringIndex(text, n),
+// the same spans on every input, running the expression only on windows
+// around the words that can fill its addressee slot.
+//
+// Why the windows hold every match: in each form of directiveAddrRe the
+// addressee ("ai", "agents", "claude", "model" of "language model"…) is a
+// whole ASCII word (a maximal run of [0-9A-Za-z_]) whose lower case is one
+// of directiveAddressees, once the text has no 'ſ' (U+017F) or 'K'
+// (U+212A), the two non-ASCII letters (?i) folds to ASCII (such a text is
+// read by the expression over the whole text). From the match's start to
+// the addressee there are at most 56 tokens (addrTok: a run of spaces, a
+// run of word characters, or one other byte) and from the addressee to
+// the match's end at most 42 (the forms allow a bounded number of words,
+// space runs and punctuation, and at most 40 runes of free text), and 11
+// and 13 in the forms that do not open with a word of addrOpener. A
+// window reaches addrBack tokens before and addrFwd after each addressee
+// when an opener starts within addrBack tokens before it, addrBackShort
+// and addrFwdShort otherwise, and then out to a byte that is ASCII and
+// not a word character, so that \b at its edges reads as in the whole
+// text and no rune is cut; windows that overlap are merged, so a match
+// that starts in a window ends in it (its own addressee's window overlaps
+// it). Inside a window that starts after the text's start, "^" cannot
+// match: directiveAddrMidRe drops it; a window without a word of
+// addrOpener holds no match of the two forms that open with one (the
+// word is the match's first, and a whole word inside the window), so
+// the Short expressions, without them, run there.
+// Every path of the expression that starts in a window and succeeds in
+// the whole text therefore succeeds in the window and the other way
+// round, so leftmost-first matching picks the same spans.
+func directiveAddrs(text string, n int) [][]int {
+	if foldsToASCII(text) {
+		return directiveAddrRe.FindAllStringIndex(text, n)
+	}
+	var wins [][2]int // one for each addressee
+	lastKw := -1      // where the last word that may open a long form starts
+	for i := 0; i < len(text); {
+		if !isWordByte(text[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isWordByte(text[j]) {
+			j++
+		}
+		if addrOpener(text, i, j) {
+			lastKw = i
+		}
+		if directiveAddressee(text[i:j]) {
+			lo := tokensBack(text, i, addrBack)
+			back, fwd := tokensBack(text, i, addrBackShort), tokensFwd(text, i, addrFwdShort)
+			if lastKw >= lo {
+				back, fwd = lo, tokensFwd(text, i, addrFwd)
+			}
+			wins = append(wins, [2]int{addrEdgeBack(text, back), addrEdgeFwd(text, fwd)})
+		}
+		i = j
+	}
+	return findInWindows(text, n, wins, func(w [2]int) core.Matcher {
+		// a window with no opener holds no match of the long forms
+		long := false
+		for i := w[0]; i < w[1] && !long; {
+			if !isWordByte(text[i]) {
+				i++
+				continue
+			}
+			j := i + 1
+			for j < w[1] && isWordByte(text[j]) {
+				j++
+			}
+			long = addrOpener(text, i, j)
+			i = j
+		}
+		switch {
+		case long && w[0] == 0:
+			return directiveAddrRe
+		case long:
+			return directiveAddrMidRe
+		case w[0] == 0:
+			return directiveAddrShortRe
+		}
+		return directiveAddrShortMidRe
+	})
 }
+
+// findInWindows returns re.FindAllStringIndex(text, n) when every match
+// of re starting in one of wins ends in it and every match starts in one,
+// each window starting and ending where the byte outside it is ASCII and
+// not a word character (or the text ends). pick gives the expression to
+// run on a window (after merging): re, or one with the same matches
+// there (re without "^" for a window inside the text).
+func findInWindows(text string, n int, wins [][2]int, pick func(w [2]int) core.Matcher) [][]int {
+	// merge the windows that overlap or touch
+	sort.Slice(wins, func(x, y int) bool { return wins[x][0] < wins[y][0] })
+	merged := wins[:0]
+	for _, w := range wins {
+		if k := len(merged) - 1; k >= 0 && w[0] <= merged[k][1] {
+			merged[k][1] = max(merged[k][1], w[1])
+			continue
+		}
+		merged = append(merged, w)
+	}
+	var out [][]int
+	for _, w := range merged {
+		r := pick(w)
+		left := -1 // all, for n < 0
+		if n >= 0 {
+			if left = n - len(out); left <= 0 {
+				break
+			}
+		}
+		for _, loc := range r.FindAllStringIndex(text[w[0]:w[1]], left) {
+			out = append(out, []int{w[0] + loc[0], w[0] + loc[1]})
+		}
+	}
+	return out
+}
+
+// foldsToASCII: text holds 'ſ' (U+017F) or 'K' (U+212A), the only
+// non-ASCII runes that (?i) matches as ASCII letters.
+func foldsToASCII(text string) bool {
+	return strings.Contains(text, "\u017f") || strings.Contains(text, "\u212a")
+}
+
+// readerAddrs returns readerAddrRe.FindAllStringIndex(text, n), the same
+// spans on every input, running the expression only around the verbs of
+// its slot ("reading", "processed"…). In a text without 'ſ' or 'K' the
+// verb is a whole ASCII word (\s before and after it); a match holds at
+// most 10 tokens (addrTok) before it ("as soon as you have ") and 9 from
+// it on ("seen the above output ,"), so windows of readerBack and
+// readerFwd tokens, widened as in directiveAddrs, hold every match.
+func readerAddrs(text string, n int) [][]int {
+	if foldsToASCII(text) {
+		return readerAddrRe.FindAllStringIndex(text, n)
+	}
+	var wins [][2]int
+	for i := 0; i < len(text); {
+		if !isWordByte(text[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(text) && isWordByte(text[j]) {
+			j++
+		}
+		if j-i >= 4 && j-i <= 10 && inLowerSet(readerVerbs(), text[i:j]) {
+			wins = append(wins, [2]int{addrEdgeBack(text, tokensBack(text, i, readerBack)), addrEdgeFwd(text, tokensFwd(text, i, readerFwd))})
+		}
+		i = j
+	}
+	return findInWindows(text, n, wins, func([2]int) core.Matcher { return readerAddrRe })
+}
+
+// readerBack and readerFwd bound readerAddrRe's matches around their
+// verb (10 and 9 tokens, with a margin); readerAddrRe has no "^".
+const (
+	readerBack = 12
+	readerFwd  = 12
+)
+
+var readerVerbs = core.LazySet("reading", "read", "processing", "processed", "parsing", "parsed", "receiving", "received",
+	"seeing", "seen")
+
+// addrBack and addrFwd are the tokens a directiveAddrRe match may hold
+// before its addressee and from it on (56 and 42, with a margin); the
+// short ones bound the forms that do not open with a word of addrOpener
+// (the vocative, "agent note:", "@ai", "(for the agent)", "the agent
+// must": 11 and 13).
+const (
+	addrBack      = 64
+	addrFwd       = 50
+	addrBackShort = 14
+	addrFwdShort  = 18
+)
+
+// addrOpener: the word text[i:j] (a maximal run of ASCII word characters)
+// may open one of the two forms of directiveAddrRe with free text in them
+// ("note … for the ai", "if you are an ai …").
+func addrOpener(text string, i, j int) bool {
+	switch j - i {
+	case 1:
+		return text[i] == 'p' || text[i] == 'P'
+	case 2:
+		w := text[i:j]
+		if strings.EqualFold(w, "ps") {
+			return true
+		}
+		return strings.EqualFold(w, "if") && j+4 <= len(text) && strings.EqualFold(text[j:j+4], " you")
+	}
+	return j-i >= 4 && j-i <= 12 && inLowerSet(addrOpeners(), text[i:j])
+}
+
+var addrOpeners = core.LazySet("note", "notes", "message", "instruction", "instructions", "reminder", "notice", "request",
+	"directive", "attention")
+
+// directiveAddressee: w (a maximal run of ASCII word characters) can fill
+// the addressee slot of directiveAddrRe.
+func directiveAddressee(w string) bool {
+	if len(w) < 2 || len(w) > 12 || !addrFirst[w[0]|0x20] {
+		return false
+	}
+	return inLowerSet(directiveAddressees(), w) || (w[len(w)-1]|0x20) == 's' && inLowerSet(directiveAddressees(), w[:len(w)-1])
+}
+
+// addrFirst: the first letters of directiveAddressees (either case, as
+// c|0x20 maps 'A'-'Z' onto 'a'-'z').
+var addrFirst = [256]bool{'a': true, 'l': true, 'm': true, 'b': true, 'c': true, 's': true, 'r': true, 'o': true, 'g': true}
+
+// inLowerSet: set holds w lower-cased (ASCII letters only; w is at most
+// 16 bytes), without allocating.
+func inLowerSet(set map[string]bool, w string) bool {
+	var buf [16]byte
+	if len(w) > len(buf) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return set[string(buf[:len(w)])]
+}
+
+// directiveAddressees are the words of directiveAddrRe's addressee slots
+// (each may also take a plural "s").
+var directiveAddressees = core.LazySet("ai", "llm", "assistant", "agent", "model", "bot", "chatbot", "copilot", "summariser",
+	"summarizer", "reviewer", "operator", "claude", "chatgpt", "gpt", "gemini", "codex")
+
+// addrTok is the token class of a byte for the windows of directiveAddrs:
+// 1 for the spaces of \s, 2 for word characters, '-', '\” and every
+// byte of a non-ASCII rune, 0 for any other byte (a token alone).
+func addrTok(c byte) int {
+	switch {
+	case c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r':
+		return 1
+	case isWordByte(c) || c == '-' || c == '\'' || c >= 0x80:
+		return 2
+	}
+	return 0
+}
+
+// tokensBack returns where the k-th token before i begins (0 at most).
+func tokensBack(text string, i, k int) int {
+	for ; k > 0 && i > 0; k-- {
+		c := addrTok(text[i-1])
+		i--
+		for c != 0 && i > 0 && addrTok(text[i-1]) == c {
+			i--
+		}
+	}
+	return i
+}
+
+// tokensFwd returns where the k-th token from i ends (len(text) at most).
+func tokensFwd(text string, i, k int) int {
+	for ; k > 0 && i < len(text); k-- {
+		c := addrTok(text[i])
+		i++
+		for c != 0 && i < len(text) && addrTok(text[i]) == c {
+			i++
+		}
+	}
+	return i
+}
+
+// addrEdgeBack moves a window's start back until the byte before it is
+// ASCII and not a word character (or the text starts).
+func addrEdgeBack(text string, i int) int {
+	for i > 0 && (text[i-1] >= 0x80 || isWordByte(text[i-1])) {
+		i--
+	}
+	return i
+}
+
+// addrEdgeFwd moves a window's end on until the byte at it is ASCII and
+// not a word character (or the text ends).
+func addrEdgeFwd(text string, i int) int {
+	for i < len(text) && (text[i] >= 0x80 || isWordByte(text[i])) {
+		i++
+	}
+	return i
+}
+
+// directiveCandidate: lt names the agent in some way (holds one of
+// directiveNames). One pass over lt looks each name up by its first
+// byte, instead of a search of the whole text for each.
+func directiveCandidate(lt string) bool {
+	x := directiveNameIdx()
+	for i := 0; i < len(lt); i++ {
+		for _, w := range x[lt[i]] {
+			if strings.HasPrefix(lt[i:], w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// directiveNames are the words directiveCandidate looks for.
+var directiveNames = []string{"reading this", "read this", "processing this", "processed this", "parsing this", "received this",
+	"seeing this", "seen this", "ai", "assistant", "agent", "model", "bot", "llm", "claude", "gpt", "gemini", "copilot", "codex",
+	"summari", "reviewer", "operator"}
+
+// directiveNameIdx is directiveNames by first byte.
+var directiveNameIdx = sync.OnceValue(func() (x [256][]string) {
+	for _, w := range directiveNames {
+		x[w[0]] = append(x[w[0]], w)
+	}
+	return x
+})
 
 // directiveAction returns the first verb of win that orders an action
 // beyond the task, and whether there is one. A verb after a negation

@@ -296,13 +296,11 @@ func (s *scanner) body(text string, base int) {
 func (s *scanner) prose(text string, base int) {
 	g := newGate(asciiLower(text), text)
 	fences := fenceRanges(text)
+	// fences are in order and do not overlap: the first that ends after i
+	// is the only one that can hold it
 	inCode := func(i int) bool {
-		for _, r := range fences {
-			if i >= r[0] && i < r[1] {
-				return true
-			}
-		}
-		return false
+		k := sort.Search(len(fences), func(k int) bool { return fences[k][1] > i })
+		return k < len(fences) && fences[k][0] <= i
 	}
 	start := 0
 	for i := 0; i <= len(text); i++ {
@@ -326,7 +324,7 @@ func (s *scanner) prose(text string, base int) {
 }
 
 // fenceRanges returns the byte ranges of fenced code blocks (``` or ~~~),
-// fences included.
+// fences included, in order and not overlapping.
 func fenceRanges(text string) [][2]int {
 	if !strings.Contains(text, "```") && !strings.Contains(text, "~~~") {
 		return nil
@@ -543,7 +541,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 		a, b := span(loc)
 		s.add(injRoleOverride, "tries to change who the agent is or who is speaking", a, b, true)
 	}
-	if loc := findIf(g.roleTag && anyT(tRoleTag, trigRoleTag), roleTagRe, t); loc != nil && !(loc[1] < len(t) && (t[loc[1]] == '(' || t[loc[1]] == ':' && linkDefinition(t[loc[1]+1:]))) {
+	if loc := findIf(g.roleTag && anyT(tRoleTag, trigRoleTag) && roleTagCandidate(t), roleTagRe, t); loc != nil && !(loc[1] < len(t) && (t[loc[1]] == '(' || t[loc[1]] == ':' && linkDefinition(t[loc[1]+1:]))) {
 		a, b := span(loc)
 		s.add(injFakeRoleTag, "a fake system or role marker", a, b, true)
 	}
@@ -701,6 +699,27 @@ func find(re core.Matcher, t, lt string, triggers ...string) []int {
 		}
 	}
 	return nil
+}
+
+// roleTagCandidate: t can match roleTagRe, every match of which starts
+// at a line's start and, past spaces (\s, line breaks too), opens with
+// '[', '<', 'r' or 'R' ("role:") or '#': some line's first byte that is
+// not a space is one of them.
+func roleTagCandidate(t string) bool {
+	lineStart := true
+	for i := 0; i < len(t); i++ {
+		switch c := t[i]; c {
+		case '\n':
+			lineStart = true
+		case ' ', '\t', '\f', '\r':
+		default:
+			if lineStart && (c == '[' || c == '<' || c == 'r' || c == 'R' || c == '#') {
+				return true
+			}
+			lineStart = false
+		}
+	}
+	return false
 }
 
 func findIf(ok bool, re core.Matcher, t string) []int {
@@ -947,9 +966,12 @@ func newGate(lt, text string) gate {
 }
 
 // prefixSet is the set of 5-letter word prefixes of lt: one pass and a
-// map, instead of one substring search per trigger over the whole text.
-func prefixSet(lt string) map[string]struct{} {
-	m := make(map[string]struct{}, 256)
+// set, instead of one substring search per trigger over the whole text.
+// It holds every word of lt shorter than 3 letters, and the first 3, 4
+// and 5 letters (as many as it has) of every other, each packed by
+// packPrefix.
+func prefixSet(lt string) map[uint32]struct{} {
+	m := make(map[uint32]struct{}, 256)
 	start := -1
 	for i := 0; i <= len(lt); i++ {
 		in := i < len(lt) && lt[i] >= 'a' && lt[i] <= 'z'
@@ -957,15 +979,15 @@ func prefixSet(lt string) map[string]struct{} {
 			start = i
 		} else if !in && start >= 0 {
 			w := lt[start:i]
-			if len(w) > 5 {
-				w = w[:5]
-			}
-			m[w] = struct{}{}
-			if len(w) > 4 {
-				m[w[:4]] = struct{}{}
-			}
-			if len(w) > 3 {
-				m[w[:3]] = struct{}{}
+			if len(w) < 3 {
+				m[packPrefix(w)] = struct{}{}
+			} else {
+				p := packPrefix(w[:3])
+				m[p] = struct{}{}
+				for k := 3; k < len(w) && k < 5; k++ {
+					p = p<<5 | uint32(w[k]-'a'+1)
+					m[p] = struct{}{}
+				}
 			}
 			start = -1
 		}
@@ -973,10 +995,20 @@ func prefixSet(lt string) map[string]struct{} {
 	return m
 }
 
+// packPrefix packs up to 5 lower-case ASCII letters into a number, 5
+// bits a letter and none zero, so that no two prefixes share one.
+func packPrefix(w string) uint32 {
+	var p uint32
+	for i := 0; i < len(w); i++ {
+		p = p<<5 | uint32(w[i]-'a'+1)
+	}
+	return p
+}
+
 // gateAny reports whether any trigger may occur in lt: a trigger starting
 // with a letter is looked up by the prefix of its first word (a superset
 // test: the sentence rules check exactly), others by substring search.
-func gateAny(lt string, ws map[string]struct{}, trig []string) bool {
+func gateAny(lt string, ws map[uint32]struct{}, trig []string) bool {
 	for _, t := range trig {
 		if t == "" {
 			continue
@@ -992,7 +1024,7 @@ func gateAny(lt string, ws map[string]struct{}, trig []string) bool {
 			if len(w) > 5 {
 				w = w[:5]
 			}
-			if _, ok := ws[w]; ok {
+			if _, ok := ws[packPrefix(w)]; ok {
 				return true
 			}
 			continue

@@ -233,6 +233,17 @@ func foldText(text string) (out string, pos []int32, changed bool) {
 // they split a Latin word or when there are three or more), and variation
 // selector runs that carry bytes (decoded and scanned).
 func (s *scanner) invisible(text string, base int) {
+	// every character it reports is outside ASCII
+	ascii := true
+	for i := 0; i < len(text); i++ {
+		if text[i] >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return
+	}
 	var tags strings.Builder
 	tagStart, tagEnd := -1, -1
 	zw, bidi := 0, 0

@@ -264,7 +264,7 @@ func (s *scanner) taskFrames(text string, base int) {
 	if loc := findNear(vendorRe, text, lt, []string{"openai", "anthropic", "deepmind", "developer", "creator", "operator", "provider"}, 30, 80); loc != nil {
 		add(loc, injClaimedAuthority, "claims a rule from the agent's vendor or developers", false)
 	}
-	if anyOf(lt, privTagWords) {
+	if privTagAny(lt) {
 		for _, loc := range privTagRe.FindAllStringIndex(text, 4) {
 			if text[loc[0]] == '<' && tagMention(text, loc) {
 				continue // "tags such as <IMPORTANT>": named, not used
@@ -309,8 +309,45 @@ var privTagWords = []string{"important>", "information>", "instruction>", "instr
 	"important]", "critical]", "urgent]", "admin]", "administrator]", "priority]", "mandatory]", "override]", "message]", "note]",
 	"system_message", "system message", "system_instruction", "system instruction", "admin_message", "admin message", "instructions >", "important >"}
 
-// findNear runs re on windows of text around each occurrence (in lt) of
-// one of the literals, from before bytes ahead of it to after bytes past
+// privTagAny is anyOf(lt, privTagWords) in a pass over lt for each of
+// '>' and ']' (a word that ends with one can only occur ending at one)
+// and one for each of "system" and "admin", which start the others.
+func privTagAny(lt string) bool {
+	for _, c := range []byte{'>', ']'} {
+		for i := 0; i < len(lt); {
+			j := strings.IndexByte(lt[i:], c)
+			if j < 0 {
+				break
+			}
+			end := i + j + 1
+			for _, w := range privTagWords {
+				if w[len(w)-1] == c && strings.HasSuffix(lt[:end], w) {
+					return true
+				}
+			}
+			i = end
+		}
+	}
+	for _, head := range []string{"system", "admin"} {
+		for i := 0; i < len(lt); {
+			j := strings.Index(lt[i:], head)
+			if j < 0 {
+				break
+			}
+			at := i + j
+			for _, w := range privTagWords {
+				if c := w[len(w)-1]; c != '>' && c != ']' && strings.HasPrefix(lt[at:], w) {
+					return true
+				}
+			}
+			i = at + 1
+		}
+	}
+	return false
+}
+
+// findNear runs re on windows of text around each occurrence (in lt,
+// asciiLower(text)) of one of the literals, from before bytes ahead of it to after bytes past
 // it, and returns the first match in text's offsets.
 func findNear(re core.Matcher, text, lt string, lits []string, before, after int) []int {
 	return findNearIf(re, text, lt, lits, before, after)
@@ -323,6 +360,7 @@ func findNear(re core.Matcher, text, lt string, lits []string, before, after int
 // (ſ, K) onto ASCII ones.
 func findNearIf(re core.Matcher, text, lt string, lits []string, before, after int, must ...[]string) []int {
 	var best []int
+	var missed map[string]bool // windows searched without a match
 	for _, lit := range lits {
 		for i := 0; i < len(lt); {
 			j := strings.Index(lt[i:], lit)
@@ -338,7 +376,7 @@ func findNearIf(re core.Matcher, text, lt string, lits []string, before, after i
 			for hi < len(text) && isWordByte(lt[hi]) {
 				hi++
 			}
-			if !allOf(lt[lo:hi], must) {
+			if missed[text[lo:hi]] || !allOf(lt[lo:hi], must) {
 				i = at + len(lit)
 				continue
 			}
@@ -348,6 +386,12 @@ func findNearIf(re core.Matcher, text, lt string, lits []string, before, after i
 				}
 				break
 			}
+			// the same window elsewhere (a repeated paragraph) cannot match
+			// either: the search sees only the window's bytes
+			if missed == nil {
+				missed = map[string]bool{}
+			}
+			missed[text[lo:hi]] = true
 			i = at + len(lit)
 		}
 	}
