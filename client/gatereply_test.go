@@ -100,3 +100,19 @@ func BenchmarkDecodeGateReply(b *testing.B) {
 		}
 	})
 }
+
+// FuzzFastGateReply: on any message fastGateReply reads, it reads what
+// json.Unmarshal reads into a gateReply; it never panics.
+func FuzzFastGateReply(f *testing.F) {
+	for _, s := range []string{
+		`{"results":[{"id":"a1","seq":7},{"id":"a2","seq":18446744073709551615,"duplicate":true}]}`,
+		`{"error":"not stored: x","index":-1}`,
+		`{"requested":{"action_id":"a","log_seq":42,"level":"HIGH","reasons":[{"analyzer":"shell","rule":"rm-rf","detail":"d \u00e9","level":"HIGH","span":[0,5]}],"tool":"bash","command":"rm -rf /"}}`,
+		`{"decided":{"action_id":"a","log_seq":42,"outcome":"deny","by":"human","ask_security_risk":true,"reasons":[]}}`,
+		`{"wait_error":"no decision within 1s (denied: fail closed)"}`,
+		`{"error":"a\"b"}`, `{"index":1e2}`, `{"decided":null}`, `{`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) { same(t, b) })
+}

@@ -275,3 +275,30 @@ func sameGateOut(t *testing.T, b []byte) {
 		t.Errorf("%x:\n fast %q %#v\n slow %q %#v %v", b, id, got, wid, want, wok)
 	}
 }
+
+// FuzzFastGateOut: on any body fastGateOut reads, it reads what the
+// msgpack package's path reads; it never panics.
+func FuzzFastGateOut(f *testing.F) {
+	rec := events.Record{Seq: 42, Event: events.Event{ID: "a", Kind: events.KindAction, Conversation: "c", Time: time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)}}
+	for i, data := range []any{
+		events.GateRequested{ActionID: "a", LogSeq: 42, Level: events.RiskHigh, Reasons: []events.Reason{{Analyzer: "shell", Rule: "r", Span: []int{0, 5}}},
+			Tool: "bash", Command: "rm -rf /", Shape: "rm -rf <path>", Timeout: "5m0s", ConfigVersion: 3},
+		events.GateDecided{ActionID: "a", LogSeq: 42, Outcome: events.OutcomeDeny, By: events.ByHuman, Level: events.RiskHigh,
+			Approver: "ann", DecisionSeq: 50, AskSecurityRisk: true, Reasons: []events.Reason{}},
+	} {
+		kind := events.KindGateRequested
+		if i == 1 {
+			kind = events.KindGateDecided
+		}
+		out := processors.NewOutput("gate", &rec, i, events.GateSubject("c"), kind, data)
+		if b, err := out.Event.Marshal(); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte{0x81})
+	f.Add([]byte{0x83, 0xa2, 'i', 'd', 0xa1, 'g', 0xa4, 'k', 'i', 'n', 'd', 0xac, 'g', 'a', 't', 'e', '.', 'd', 'e', 'c', 'i', 'd', 'e', 'd', 0xa4, 'd', 'a', 't', 'a', 0x80})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sameGateOut(t, b)
+		_, _, _ = decodeGateOut(b)
+	})
+}
