@@ -1,9 +1,6 @@
 package events
 
-import (
-	"encoding/binary"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // DerivedKind reads the kind of the derived event encoded in b without
 // decoding the rest of it, so a reader that wants one kind can pass over
@@ -48,7 +45,7 @@ func peekTop(b []byte, key string) ([]byte, bool) {
 			return nil, false
 		}
 		if string(k) != key {
-			if !peekSkip(b, &p, 0) {
+			if !skipMsgpack(b, &p, 0) {
 				return nil, false
 			}
 			continue
@@ -83,9 +80,9 @@ func peekMapLen(b []byte, p *int) (uint64, bool) {
 	case c >= 0x80 && c <= 0x8f:
 		return uint64(c & 0x0f), true
 	case c == 0xde:
-		return peekUint(b, p, 2)
+		return fastUint(b, p, 2)
 	case c == 0xdf:
-		return peekUint(b, p, 4)
+		return fastUint(b, p, 4)
 	}
 	return 0, false
 }
@@ -104,7 +101,7 @@ func peekStr(b []byte, p *int) ([]byte, bool) {
 		n = uint64(c & 0x1f)
 	case c == 0xd9, c == 0xda, c == 0xdb:
 		var ok bool
-		if n, ok = peekUint(b, p, 1<<(c-0xd9)); !ok {
+		if n, ok = fastUint(b, p, 1<<(c-0xd9)); !ok {
 			return nil, false
 		}
 	default:
@@ -118,30 +115,13 @@ func peekStr(b []byte, p *int) ([]byte, bool) {
 	return s, true
 }
 
-// peekUint reads an n-byte big-endian unsigned integer.
-func peekUint(b []byte, p *int, n int) (uint64, bool) {
-	if len(b)-*p < n {
-		return 0, false
-	}
-	var v uint64
-	switch n {
-	case 1:
-		v = uint64(b[*p])
-	case 2:
-		v = uint64(binary.BigEndian.Uint16(b[*p:]))
-	case 4:
-		v = uint64(binary.BigEndian.Uint32(b[*p:]))
-	case 8:
-		v = binary.BigEndian.Uint64(b[*p:])
-	default:
-		return 0, false
-	}
-	*p += n
-	return v, true
-}
+// SkipMsgpack moves *p past the msgpack value at b[*p:] and reports
+// whether there is a well-formed one there, nested at most MaxDepth deep
+// (what is deeper no decoder of this package takes). It never reads past
+// b and allocates nothing.
+func SkipMsgpack(b []byte, p *int) bool { return skipMsgpack(b, p, 0) }
 
-// peekSkip moves *p past one msgpack value, nested at most MaxDepth deep.
-func peekSkip(b []byte, p *int, depth int) bool {
+func skipMsgpack(b []byte, p *int, depth int) bool {
 	if depth > MaxDepth || *p >= len(b) {
 		return false
 	}
@@ -159,14 +139,14 @@ func peekSkip(b []byte, p *int, depth int) bool {
 			return false
 		}
 		for range n {
-			if !peekSkip(b, p, depth+1) {
+			if !skipMsgpack(b, p, depth+1) {
 				return false
 			}
 		}
 		return true
 	}
 	sized := func(width int, extra uint64) bool {
-		n, ok := peekUint(b, p, width)
+		n, ok := fastUint(b, p, width)
 		return ok && skip(n+extra)
 	}
 	switch {
@@ -211,16 +191,16 @@ func peekSkip(b []byte, p *int, depth int) bool {
 	case 0xd8:
 		return skip(17)
 	case 0xdc:
-		n, ok := peekUint(b, p, 2)
+		n, ok := fastUint(b, p, 2)
 		return ok && items(n)
 	case 0xdd:
-		n, ok := peekUint(b, p, 4)
+		n, ok := fastUint(b, p, 4)
 		return ok && items(n)
 	case 0xde:
-		n, ok := peekUint(b, p, 2)
+		n, ok := fastUint(b, p, 2)
 		return ok && items(2*n)
 	case 0xdf:
-		n, ok := peekUint(b, p, 4)
+		n, ok := fastUint(b, p, 4)
 		return ok && items(2*n)
 	}
 	return false // 0xc1

@@ -1,6 +1,10 @@
 package replay
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/vigil-dev/vigil/events"
+)
 
 // actionBody appends to buf what an action record holds besides its id
 // and time: the raw msgpack of every other top-level entry, in order. Two
@@ -18,7 +22,7 @@ func actionBody(buf, raw []byte) (body []byte, ok bool) {
 	for range n {
 		start := p
 		k, ok := strKey(raw, &p)
-		if !ok || !skipValue(raw, &p, 0) {
+		if !ok || !events.SkipMsgpack(raw, &p) {
 			return buf, false
 		}
 		if k == "id" || k == "time" {
@@ -28,10 +32,6 @@ func actionBody(buf, raw []byte) (body []byte, ok bool) {
 	}
 	return buf, p == len(raw)
 }
-
-// maxSkipDepth bounds the nesting skipValue follows (the decoder's own
-// bound is lower: deeper records do not decode, so are never scored).
-const maxSkipDepth = 256
 
 func mapLen(b []byte, p *int) (int, bool) {
 	if *p >= len(b) {
@@ -102,81 +102,4 @@ func uintN(b []byte, p *int, n int) (uint64, bool) {
 	}
 	*p += n
 	return v, true
-}
-
-// skipValue moves *p past one msgpack value.
-func skipValue(b []byte, p *int, depth int) bool {
-	if depth > maxSkipDepth || *p >= len(b) {
-		return false
-	}
-	c := b[*p]
-	*p++
-	skip := func(n uint64) bool {
-		if n > uint64(len(b)-*p) {
-			return false
-		}
-		*p += int(n)
-		return true
-	}
-	items := func(n uint64) bool {
-		for range n {
-			if !skipValue(b, p, depth+1) {
-				return false
-			}
-		}
-		return true
-	}
-	sized := func(width int, extra uint64) bool {
-		n, ok := uintN(b, p, width)
-		return ok && skip(n+extra)
-	}
-	switch {
-	case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
-		return true
-	case c >= 0x80 && c <= 0x8f:
-		return items(2 * uint64(c&0x0f))
-	case c >= 0x90 && c <= 0x9f:
-		return items(uint64(c & 0x0f))
-	case c >= 0xa0 && c <= 0xbf:
-		return skip(uint64(c & 0x1f))
-	}
-	switch c {
-	case 0xc4, 0xd9: // bin8, str8
-		return sized(1, 0)
-	case 0xc5, 0xda:
-		return sized(2, 0)
-	case 0xc6, 0xdb:
-		return sized(4, 0)
-	case 0xc7: // ext8: length, type, data
-		return sized(1, 1)
-	case 0xc8:
-		return sized(2, 1)
-	case 0xc9:
-		return sized(4, 1)
-	case 0xca, 0xce, 0xd2: // float32, uint32, int32
-		return skip(4)
-	case 0xcb, 0xcf, 0xd3:
-		return skip(8)
-	case 0xcc, 0xd0:
-		return skip(1)
-	case 0xcd, 0xd1:
-		return skip(2)
-	case 0xd4: // fixext 1, 2, 4, 8, 16: type and data
-		return skip(2)
-	case 0xd5:
-		return skip(3)
-	case 0xd6:
-		return skip(5)
-	case 0xd7:
-		return skip(9)
-	case 0xd8:
-		return skip(17)
-	case 0xdc, 0xdd: // array16, array32
-		n, ok := uintN(b, p, 2<<(c-0xdc))
-		return ok && items(n)
-	case 0xde, 0xdf: // map16, map32
-		n, ok := uintN(b, p, 2<<(c-0xde))
-		return ok && items(2*n)
-	}
-	return false // 0xc1 is never used
 }
