@@ -153,3 +153,26 @@ func message(id, conv, content string) events.Event {
 		Agent: "attacker", Time: time.Now().UTC(),
 		Data: map[string]any{"role": "user", "content": content}}
 }
+
+// TestWrappedJSONSecretNeverStored: an injected agent hides a password
+// from the redactor by pretty-printing the JSON that holds it, the value
+// alone on the line after its name and followed by a comma or a closing
+// brace, in a tool's output it reports; sent with the agent credential,
+// no stored record of VIGIL_LOG holds the password.
+func TestWrappedJSONSecretNeverStored(t *testing.T) {
+	tg := startTarget(t)
+	agent := tg.clientAs(t, natsutil.RoleAgent)
+	const pw = "Zq7pL2xW9vKm4Rt8"
+	for i, body := range []string{
+		"{\"password\":\n    \"" + pw + "\",\n  \"user\": \"app\"}",
+		"{\"db\": {\"password\":\n  \"" + pw + "\"}}",
+	} {
+		ev := message("wrapped-"+itoa3(i), "c-wrapped", body)
+		appendAs(t, agent, ev)
+	}
+	for _, r := range tg.streamRecords(t, events.StreamLog) {
+		if strings.Contains(string(r.Data), pw) {
+			t.Fatalf("VIGIL_LOG seq %d holds the password", r.Seq)
+		}
+	}
+}
