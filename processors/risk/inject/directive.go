@@ -164,15 +164,7 @@ func directiveAddrs(text string, n int) [][]int {
 	}
 	var wins [][2]int // one for each addressee
 	lastKw := -1      // where the last word that may open a long form starts
-	for i := 0; i < len(text); {
-		if !isWordByte(text[i]) {
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(text) && isWordByte(text[j]) {
-			j++
-		}
+	eachWord(text, 0, len(text), func(i, j int) bool {
 		if addrOpener(text, i, j) {
 			lastKw = i
 		}
@@ -184,23 +176,15 @@ func directiveAddrs(text string, n int) [][]int {
 			}
 			wins = append(wins, [2]int{addrEdgeBack(text, back), addrEdgeFwd(text, fwd)})
 		}
-		i = j
-	}
+		return true
+	})
 	return findInWindows(text, n, wins, func(w [2]int) core.Matcher {
 		// a window with no opener holds no match of the long forms
 		long := false
-		for i := w[0]; i < w[1] && !long; {
-			if !isWordByte(text[i]) {
-				i++
-				continue
-			}
-			j := i + 1
-			for j < w[1] && isWordByte(text[j]) {
-				j++
-			}
+		eachWord(text, w[0], w[1], func(i, j int) bool {
 			long = addrOpener(text, i, j)
-			i = j
-		}
+			return !long
+		})
 		switch {
 		case long && w[0] == 0:
 			return directiveAddrRe
@@ -264,20 +248,12 @@ func readerAddrs(text string, n int) [][]int {
 		return readerAddrRe.FindAllStringIndex(text, n)
 	}
 	var wins [][2]int
-	for i := 0; i < len(text); {
-		if !isWordByte(text[i]) {
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(text) && isWordByte(text[j]) {
-			j++
-		}
+	eachWord(text, 0, len(text), func(i, j int) bool {
 		if j-i >= 4 && j-i <= 10 && inLowerSet(readerVerbs(), text[i:j]) {
 			wins = append(wins, [2]int{addrEdgeBack(text, tokensBack(text, i, readerBack)), addrEdgeFwd(text, tokensFwd(text, i, readerFwd))})
 		}
-		i = j
-	}
+		return true
+	})
 	return findInWindows(text, n, wins, func([2]int) core.Matcher { return readerAddrRe })
 }
 
@@ -525,4 +501,23 @@ func wordSpans(s string) [][2]int {
 		}
 	}
 	return out
+}
+
+// eachWord calls fn with the bounds [i, j) of each maximal run of word
+// bytes (isWordByte) in text[from:to], in order, until fn returns false.
+func eachWord(text string, from, to int, fn func(i, j int) bool) {
+	for i := from; i < to; {
+		if !isWordByte(text[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < to && isWordByte(text[j]) {
+			j++
+		}
+		if !fn(i, j) {
+			return
+		}
+		i = j
+	}
 }
