@@ -387,7 +387,13 @@ func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMe
 	for attempt := 1; ; attempt++ {
 		msg := &nats.Msg{Subject: subj, Data: body, Header: nats.Header{}}
 		msg.Header.Set(transport.HeaderContentType, transport.ContentTypeMsgpack)
-		actx, acancel := context.WithTimeout(ctx, c.attempt)
+		// The first attempt ends early (as GateAndWait's does): the node
+		// of the queue group that took it may have died with it.
+		timeout, early := c.attempt, attempt == 1 && c.attempt > 2*earlyResend
+		if early {
+			timeout = earlyResend
+		}
+		actx, acancel := context.WithTimeout(ctx, timeout)
 		if reconnected != nil {
 			go func() {
 				select {
@@ -404,7 +410,7 @@ func (c *Client) request(ctx context.Context, subj string, group []msgpack.RawMe
 		if err == nil {
 			return ParseReply(resp.Data, len(group))
 		}
-		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) && !early {
 			if unanswered++; unanswered >= moveAfterUnanswered {
 				unanswered = 0
 				c.moveOn()

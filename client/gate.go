@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -140,7 +141,17 @@ func (c *Client) GateAndWait(ctx context.Context, ev events.Event, o *GateOption
 	appendCtx, cancel := context.WithTimeout(ctx, appendTimeout(c.timeout, len(body)))
 	defer cancel()
 	var res Result
-	again(c.attempt)
+	// The first attempt is sent again early, once: in a fleet the request
+	// may have gone to another node's ingest service (a queue group), and
+	// one that died meanwhile loses it without this client's connection
+	// noticing anything. A stored reply normally comes within
+	// milliseconds; a repeat is stored once (the id) and is answered as
+	// the first request would have been.
+	early := time.Duration(0)
+	if c.attempt > 2*earlyResend {
+		early = earlyResend
+	}
+	again(cmp.Or(early, c.attempt))
 	var noResponders time.Time // since when nothing answers
 	unanswered := 0            // attempts in a row with no reply from this server
 stored:
@@ -156,6 +167,7 @@ stored:
 					return denied, fmt.Errorf("gate: append %s: %w: nothing answers on %s (is vigil serve running?)", ev.ID, ErrNoServer, subject)
 				}
 				again(noRespondersPause)
+				early = 0
 				continue
 			}
 			r, _, ok := decodeGateReply(m.Data)
@@ -174,8 +186,18 @@ stored:
 					return denied, err
 				}
 				again(c.attempt)
+				early = 0
 			}
 		case <-resend.C:
+			if early > 0 {
+				// The early repeat is part of the first attempt.
+				if err := send(); err != nil {
+					return denied, err
+				}
+				again(c.attempt - early)
+				early = 0
+				continue
+			}
 			if noResponders.IsZero() {
 				if unanswered++; unanswered >= moveAfterUnanswered {
 					unanswered = 0
@@ -206,6 +228,25 @@ stored:
 	// duplicate window and was stored again (its decision counts too).
 	seqs := []uint64{res.Seq}
 	gaveUp := 0
+	// The node that answered holds the wait, and one that dies takes it
+	// along. A decision is normally folded within milliseconds of the
+	// stored reply: without one (or the notice that a person decides)
+	// within waitReask, the request is sent again, and the repeat gets
+	// the stored reply and a wait wherever it lands; then every attempt,
+	// and while a person decides, every personReask.
+	reasks := 0
+	reask := func() {
+		switch {
+		case out.Waited:
+			again(personReask)
+		case reasks == 0 && c.attempt > waitReask:
+			again(waitReask)
+		default:
+			again(c.attempt)
+		}
+		reasks++
+	}
+	reask()
 	for {
 		select {
 		case m := <-ch:
@@ -229,6 +270,7 @@ stored:
 					continue
 				}
 				out.Waited = true
+				reask()
 				if o.OnRequested != nil {
 					o.OnRequested(*wr.Requested)
 				}
@@ -278,6 +320,7 @@ stored:
 			if err := send(); err != nil {
 				return out, err
 			}
+			reask()
 		case <-ctx.Done():
 			return timedOut(out)
 		}
@@ -288,6 +331,15 @@ stored:
 const (
 	// noRespondersPause: nothing answered (a node restarting); do not spin.
 	noRespondersPause = 100 * time.Millisecond
+	// earlyResend: the first attempt is sent again once after this without
+	// a stored reply (a fleet node that took it may have died): well above
+	// a stored reply's time, including fsynced, under load.
+	earlyResend = 500 * time.Millisecond
+	// waitReask, personReask: a stored action's request is sent again
+	// after this without its decision (the node that waited for it may
+	// have died), or while a person decides.
+	waitReask   = time.Second
+	personReask = 10 * time.Second
 	// waitRepeatPause, maxWaitRepeats: a service that gave up waiting
 	// before the caller is asked again after this, this many times.
 	waitRepeatPause = 250 * time.Millisecond

@@ -1,6 +1,8 @@
 package client
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,5 +74,110 @@ func TestClientLeavesAServerThatAnswersNothing(t *testing.T) {
 				t.Fatalf("answered while connected to %s, want %s", got, good.ClientURL())
 			}
 		})
+	}
+}
+
+// TestALostRequestIsSentAgainEarly: in a fleet a request goes to any
+// node's ingest service (a queue group), and one that dies with it
+// loses it while the agent's own connection notices nothing. The first
+// request here is taken and never answered (that node); the repeat,
+// sent long before the attempt timeout (an hour), is answered. Gates
+// and appends both.
+func TestALostRequestIsSentAgainEarly(t *testing.T) {
+	t.Run("gate", func(t *testing.T) { testLostRequest(t, events.KindAction) })
+	t.Run("append", func(t *testing.T) { testLostRequest(t, events.KindMessage) })
+}
+
+func testLostRequest(t *testing.T, kind events.Kind) {
+	ns := plainServer(t)
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var got atomic.Int32
+	if _, err := nc.QueueSubscribe(events.IngestSubjectFor(kind, "c1"), "vigil-ingest", func(m *nats.Msg) {
+		if got.Add(1) == 1 {
+			return // the node that took it died
+		}
+		respond(t, m, storedAt(7, false))
+		if m.Header.Get("Vigil-Wait-Decision") != "" {
+			respond(t, m, decided(7, events.OutcomeAllow, events.ByRule))
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Connect(t.Context(), Options{URL: ns.ClientURL(), Timeout: time.Hour, AttemptTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Without the early repeat this waits out the hour's attempt; the
+	// minute bounds a failing run, it measures nothing.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if kind == events.KindAction {
+		res, err := c.GateAndWait(ctx, ev("a1", kind, "c1"), nil)
+		if err != nil {
+			t.Fatalf("gate: %v (%d requests reached the service)", err, got.Load())
+		}
+		if res.Outcome != events.OutcomeAllow || res.Seq != 7 {
+			t.Fatalf("gate: %+v", res)
+		}
+	} else {
+		res, err := c.Append(ctx, ev("m1", kind, "c1"))
+		if err != nil {
+			t.Fatalf("append: %v (%d requests reached the service)", err, got.Load())
+		}
+		if res.Seq != 7 {
+			t.Fatalf("append: %+v", res)
+		}
+	}
+	if n := got.Load(); n != 2 {
+		t.Fatalf("%d requests reached the service, want 2 (the lost one and its early repeat)", n)
+	}
+}
+
+// TestGateAsksAgainWhenItsWaitDies: the node that stored the action and
+// holds the wait for its decision dies before the decision (no message
+// after the stored reply); the request is sent again long before the
+// attempt timeout (an hour), and the repeat's wait answers.
+func TestGateAsksAgainWhenItsWaitDies(t *testing.T) {
+	ns := plainServer(t)
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	var got atomic.Int32
+	if _, err := nc.QueueSubscribe(events.IngestSubjectFor(events.KindAction, "c1"), "vigil-ingest", func(m *nats.Msg) {
+		if got.Add(1) == 1 {
+			respond(t, m, storedAt(7, false))
+			return // and the node holding the wait died
+		}
+		respond(t, m, storedAt(7, true))
+		respond(t, m, decided(7, events.OutcomeAllow, events.ByRule))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Connect(t.Context(), Options{URL: ns.ClientURL(), Timeout: time.Hour, AttemptTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // bounds a failing run
+	defer cancel()
+	res, err := c.GateAndWait(ctx, ev("a1", events.KindAction, "c1"), nil)
+	if err != nil {
+		t.Fatalf("gate: %v (%d requests reached the service)", err, got.Load())
+	}
+	if res.Outcome != events.OutcomeAllow || res.Seq != 7 {
+		t.Fatalf("gate: %+v", res)
 	}
 }

@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,7 +40,7 @@ const fleetWindow = 8 * time.Second
 
 // fleetStall is how long after a kill the agents may go without a
 // decision before the test calls it a stall: well beyond an election
-// (1.2–2 s) on a loaded machine, well short of a lost timeout.
+// (0.75–1.25 s) on a loaded machine, well short of a lost timeout.
 const fleetStall = 10 * time.Second
 
 // vigilNode is one `vigil serve` child process.
@@ -280,14 +282,28 @@ func TestFleetKillEachLeader(t *testing.T) {
 				ev := events.Event{V: 1, ID: fmt.Sprintf("act-%d-%05d", a, i), Kind: events.KindAction, Conversation: fmt.Sprintf("kill-%d", a),
 					Agent: "agent", Time: time.Now().UTC(), Data: map[string]any{"tool": "bash", "args": map[string]any{"command": fmt.Sprintf("ls -la /tmp/%d", i)}}}
 				start := time.Now()
+				var (
+					tries    int
+					stored   time.Duration // from start to the first stored reply
+					firstErr string        // the first failed attempt's error
+				)
+				opts := &client.GateOptions{OnAppended: func(client.Result) {
+					if stored == 0 {
+						stored = time.Since(start)
+					}
+				}}
 				for ctx.Err() == nil {
+					tries++
 					gctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-					r, err := c.GateAndWait(gctx, ev, nil)
+					r, err := c.GateAndWait(gctx, ev, opts)
 					cancel()
+					if err != nil && firstErr == "" {
+						firstErr = err.Error()
+					}
 					if err == nil {
 						mu.Lock()
 						decided[ev.ID] = r
-						waits = append(waits, actionWait{agent: a, id: ev.ID, start: start, end: time.Now()})
+						waits = append(waits, actionWait{agent: a, id: ev.ID, start: start, end: time.Now(), tries: tries, stored: stored, firstErr: firstErr})
 						mu.Unlock()
 						lastDone.Store(time.Now().UnixNano())
 						break
@@ -297,7 +313,7 @@ func TestFleetKillEachLeader(t *testing.T) {
 						// twice: give this one up (unacknowledged) and go on.
 						gaveUp.Add(1)
 						mu.Lock()
-						waits = append(waits, actionWait{agent: a, id: ev.ID, start: start, end: time.Now(), gaveUp: true})
+						waits = append(waits, actionWait{agent: a, id: ev.ID, start: start, end: time.Now(), gaveUp: true, tries: tries, stored: stored, firstErr: firstErr})
 						mu.Unlock()
 						t.Logf("agent %d: %s undecided for %v, given up: %v", a, ev.ID, time.Since(start).Round(time.Millisecond), err)
 						break
@@ -534,6 +550,9 @@ type actionWait struct {
 	id         string
 	start, end time.Time
 	gaveUp     bool
+	tries      int           // GateAndWait calls (each bounded by 2 s)
+	stored     time.Duration // from start to the first stored reply; 0 if none
+	firstErr   string        // the first failed call's error, if any
 }
 
 // killTime is when a node was killed and when it was started again.
@@ -550,11 +569,15 @@ func logLongestWaits(t *testing.T, kills []killTime, waits []actionWait) {
 	for _, k := range kills {
 		var longest actionWait
 		over, n := 0, 0
+		var slow []actionWait
 		for _, w := range waits {
 			if w.end.Before(k.at) || w.start.After(k.restart) {
 				continue
 			}
 			n++
+			if w.end.Sub(w.start) > time.Second {
+				slow = append(slow, w)
+			}
 			d := w.end.Sub(w.start)
 			if w.gaveUp || d > fleetDecisionTarget {
 				over++
@@ -566,6 +589,12 @@ func logLongestWaits(t *testing.T, kills []killTime, waits []actionWait) {
 		t.Logf("FLEET kill %-14s node %s: %d actions in flight or gated while it was down; longest wait %v (agent %d, %s, started %v after the kill, given up %v); %d over %v",
 			k.what, k.node, n, longest.end.Sub(longest.start).Round(time.Millisecond), longest.agent, longest.id,
 			longest.start.Sub(k.at).Round(time.Millisecond), longest.gaveUp, over, fleetDecisionTarget)
+		slices.SortFunc(slow, func(a, b actionWait) int { return cmp.Compare(b.end.Sub(b.start), a.end.Sub(a.start)) })
+		for _, w := range slow[:min(len(slow), 6)] {
+			t.Logf("FLEET   slow: agent %d %s started %v after the kill: waited %v, %d calls, stored after %v; first error: %s",
+				w.agent, w.id, w.start.Sub(k.at).Round(time.Millisecond), w.end.Sub(w.start).Round(time.Millisecond),
+				w.tries, w.stored.Round(time.Millisecond), w.firstErr)
+		}
 	}
 }
 

@@ -594,15 +594,17 @@ var raftHeartbeat time.Duration
 
 var fastElectionsOnce sync.Once
 
-// fastElections makes a dead stream leader replaced within 1.2–2 s
-// (heartbeats every 0.4 s: three missed in a row at least), so gating
-// resumes within 3 s whichever node dies (BENCHMARKS.md, "Fleet: node
-// loss"). They are the process's nats-server settings, set once before
-// the first clustered server starts; every node of a fleet runs the same.
+// fastElections makes a dead stream leader replaced within 0.75–1.25 s
+// of its last heartbeat (sent every 0.15 s: five missed in a row at
+// least, so a node slowed by load is not taken for dead), so no agent
+// waits 3 s for a decision whichever node dies (BENCHMARKS.md, "Fleet:
+// node loss"). They are the process's nats-server settings, set once
+// before the first clustered server starts; every node of a fleet runs
+// the same.
 func fastElections() {
 	fastElectionsOnce.Do(func() {
-		raftHeartbeat = 400 * time.Millisecond
-		raftMinElection = 1200 * time.Millisecond
-		raftMaxElection = 2 * time.Second
+		raftHeartbeat = 150 * time.Millisecond
+		raftMinElection = 750 * time.Millisecond
+		raftMaxElection = 1250 * time.Millisecond
 	})
 }
