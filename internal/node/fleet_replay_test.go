@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -158,7 +159,7 @@ func TestFleetReplayIdentical(t *testing.T) {
 		err = old.Close(cctx)
 		cancel()
 		if err != nil {
-			t.Fatalf("close the killed node %s: %v", name, err)
+			t.Fatalf("close the killed node %s: %v\nthe driver's goroutines:\n%s", name, err, goroutinesIn("vigil/internal/driver"))
 		}
 		t.Logf("closed the killed node %s in %v", name, time.Since(closeStart).Round(time.Millisecond))
 		phase("killed " + name + ", leader of " + stream)
@@ -308,4 +309,18 @@ func logEnd(t *testing.T, js jetstream.JetStream) uint64 {
 		return ""
 	})
 	return last
+}
+
+// goroutinesIn returns the stacks of the goroutines with a frame in pkg:
+// what a stop that timed out is waiting for.
+func goroutinesIn(pkg string) string {
+	buf := make([]byte, 8<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, pkg) {
+			out = append(out, g)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
