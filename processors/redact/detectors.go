@@ -402,8 +402,9 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		if !ok {
 			// name: DB_PASSWORD / value: … pairs (Kubernetes env, ECS, Helm).
 			if cls == nameWeak {
-				// VENDOR_KEY VALUE: a compound name, and a generated value.
-				if !multiPart(s[ns:ne]) {
+				// VENDOR_KEY VALUE, Vendor key VALUE: a compound or
+				// two-word name, and a generated value.
+				if !multiPart(s[ns:ne]) && wordBefore(s, ns) == "" {
 					continue
 				}
 				if vs, ve, quoted, ok = sc.spacedValue(ns, ne); !ok {
@@ -735,8 +736,9 @@ func skipBlanks(s string, i int) int {
 	return i
 }
 
-// skipNameEnd steps over the closing quote of a quoted name ("name", \"name\")
-// and a closing bracket (headers["X-Api-Key"] = …).
+// skipNameEnd steps over the closing quote of a quoted name ("name", \"name\"),
+// the close of Markdown emphasis (**name**) and a closing bracket
+// (headers["X-Api-Key"] = …).
 func skipNameEnd(s string, ns, ne int) int {
 	i := ne
 	switch {
@@ -744,6 +746,9 @@ func skipNameEnd(s string, ns, ne int) int {
 		i++
 	case i+1 < len(s) && ns > 1 && s[i] == '\\' && isQuote(s[i+1]) && s[ns-1] == s[i+1] && s[ns-2] == '\\':
 		i += 2
+	}
+	if i+1 < len(s) && (s[i] == '*' && s[i+1] == '*' || s[i] == '_' && s[i+1] == '_') {
+		i += 2 // Markdown emphasis around the name: **API token**: VALUE
 	}
 	if i < len(s) && s[i] == ']' {
 		i++
@@ -1083,6 +1088,8 @@ func (sc *scan) spacedValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 	}
 	if k := qualifiedIs(s, j); k > j {
 		j = k // "the password for the vpn is VALUE"
+	} else if k := qualifiedLast(s, j); k > j {
+		j = k // "password for the staging db VALUE"
 	}
 	if j+3 < len(s) && (s[j] == 'i' || s[j] == 'I') && (s[j+1] == 's' || s[j+1] == 'S') && isBlank(s[j+2]) {
 		j = skipBlanks(s, j+2) // "the vendor token is VALUE"
@@ -1154,6 +1161,53 @@ func qualifiedIs(s string, j int) int {
 		}
 		if e+1 < len(s) && strings.EqualFold(s[k:e], "is") && isBlank(s[e]) {
 			return k
+		}
+		k = e
+	}
+	return j
+}
+
+// qualifiedLast: at j, a short qualifier of the name (for, of, on, in and
+// at most four words, all on the line) and then one last word that ends
+// the line or the sentence ("password for the staging db VALUE"): the
+// index of that word, or j. The caller requires it to look generated.
+func qualifiedLast(s string, j int) int {
+	w := j
+	for w < len(s) && isWordByte(s[w]) {
+		w++
+	}
+	switch strings.ToLower(s[j:w]) {
+	case "for", "of", "on", "in":
+	default:
+		return j
+	}
+	k := w
+	for words := 0; words <= 4; words++ {
+		if k >= len(s) || !isBlank(s[k]) {
+			return j
+		}
+		k = skipBlanks(s, k)
+		e := k
+		for e < len(s) && !isSpace(s[e]) && e-k <= 128 {
+			e++
+		}
+		if e == k || e-j > 160 {
+			return j
+		}
+		t := s[k:e]
+		if t[len(t)-1] == '.' || t[len(t)-1] == ',' {
+			t = t[:len(t)-1]
+		}
+		if end := skipBlanks(s, e); end >= len(s) || s[end] == '\n' || s[end] == '\r' {
+			if words == 0 {
+				return j // "password for VALUE": no qualifier
+			}
+			return k
+		}
+		for i := 0; i < len(t); i++ {
+			if !isWordByte(t[i]) && t[i] != '.' && t[i] != '-' {
+				return j // the qualifier is words
+			}
 		}
 		k = e
 	}

@@ -33,6 +33,7 @@ func vendorCases() []secretCase {
 	xai := "xai-" + randMixed(vr, alnum, 80)
 	tok := randMixed(vr, alnum, 36)
 	pw := "Qm4!" + randMixed(vr, alnum, 12)
+	hex40 := randFrom(vr, hexLower, 40)
 	return []secretCase{
 		{"okta ssws in prose", "Call the Okta API with SSWS " + okta + " in the Authorization header.", []string{okta}, ""},
 		{"okta ssws in curl", `curl -H "Authorization: SSWS ` + okta + `" https://dev-1.okta.com/api/v1/users`, []string{okta}, ""},
@@ -68,6 +69,21 @@ func vendorCases() []secretCase {
 		{"meta token", "curl 'https://graph.facebook.com/me?access_token=EAAG" + randMixed(vr, alnum, 150) + "'", []string{"EAAG"}, ""},
 		{"plaid token", "access_token = access-sandbox-" + randFrom(vr, hexLower, 8) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 12), []string{"access-sandbox-"}, ""},
 		{"em dash", "staging token \u2014 " + tok + " (expires Monday)", []string{tok}, ""},
+
+		// Issue 24, from the held-out suite's dev half.
+		{"vault service token, short", "vault login hvs." + randMixed(vr, alnum, 24), []string{"hvs."}, "hashicorp-vault-token"},
+		{"vault batch token", `{"client_token": "hvb.AAAAAQ` + randMixed(vr, urlSafe, 120) + `"}`, []string{"hvb."}, ""},
+		{"honeycomb ingest key", "* Honeycomb: `hcaik_01" + randMixed(vr, lower+digits, 56) + "`", []string{"hcaik_01"}, "honeycomb-api-key"},
+		{"session cookie", "Cookie: theme=dark; sessionid=" + tok + "; lang=en", []string{tok}, "session-cookie"},
+		{"set-cookie", "Set-Cookie: connect.sid=s%3A" + tok + "; Path=/; HttpOnly", []string{tok}, "session-cookie"},
+		{"terraform variable default", "variable \"db_password\" {\n  type    = string\n  default = \"" + pw + "\"\n}", []string{pw}, "terraform-variable-default"},
+		{"client constructor", `co = cohere.Client("` + tok + `")`, []string{tok}, "client-constructor-key"},
+		{"new sdk client", `const client = new AcmeClient('` + tok + `', { region: 'eu' })`, []string{tok}, "client-constructor-key"},
+		{"echo into a login subcommand", "echo " + tok + " | az devops login --organization https://dev.azure.com/acme", []string{tok}, "piped-password"},
+		{"echo into --with-token", "echo " + tok + " | gh auth login --with-token", []string{tok}, "piped-password"},
+		{"vendor word then key, no operator", "deepgram key " + hex40, []string{hex40}, "secret-assignment"},
+		{"markdown emphasis around the name", "**Todoist token** `" + tok + "`", []string{tok}, "secret-assignment"},
+		{"markdown emphasis, colon", "**API key**: " + tok, []string{tok}, ""},
 	}
 }
 
@@ -109,6 +125,20 @@ var vendorCleanCases = []string{
 	`key: "sha256:16b08b5d7db86316ff12552a6c54951cc05693763efcdebc27788184dd091bc0"`,
 	`phc_ keys are public project keys`,
 	`the EAA prefix marks a Meta access token`,
+	// Issue 24: look-alikes of the rules above.
+	`vault token lookup hvs.`,
+	`Cookie: theme=dark; lang=en-US; _ga=GA1.2.1234567890.1712345678`,
+	`Cookie: session=${SESSION}`,
+	`variable "db_password" {\n  type      = string\n  sensitive = true\n}`,
+	`variable "api_key" {\n  default = ""\n}`,
+	`variable "region" {\n  default = "eu-west-1a-zone-primary-2"\n}`,
+	`client = boto3.client("secretsmanager")`,
+	`c := NewClient("https://api.acme.io/v2/endpoint")`,
+	`echo "$AZURE_DEVOPS_EXT_PAT" | az devops login`,
+	`echo hello | ssh-keygen login`,
+	`primary key (id, tenant_id)`,
+	`the key 3f9a2c7d is in the ring`,
+	`**Password**: see the team vault`,
 }
 
 func TestVendorCleanNotRedacted(t *testing.T) {
