@@ -1230,7 +1230,8 @@ func dashSep(s string) int {
 // elementValue reads the content of an XML element whose key or name
 // attribute is the name at s[ns:ne]: <entry key="password">VALUE</entry>
 // (Java properties XML), <string name="api_key">VALUE</string> (Android
-// resources). The value is treated as quoted: the markup delimits it.
+// resources), <setting name="ApiSecret" serializeAs="String"><value>VALUE</value>
+// (.NET settings). The value is treated as quoted: the markup delimits it.
 func (sc *scan) elementValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 	s := sc.s
 	if ns < 6 || ne+2 > len(s) || !isQuote(s[ns-1]) || s[ne] != s[ns-1] || s[ns-2] != '=' {
@@ -1245,10 +1246,27 @@ func (sc *scan) elementValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 		return 0, 0, false, false
 	}
 	i := ne + 1
+	// Other attributes may follow the name (serializeAs="String").
+	for k := i; k < len(s) && k-i <= 64; k++ {
+		if s[k] == '>' || s[k] == '<' || s[k] == '\n' {
+			if s[k] == '>' && s[k-1] != '/' {
+				i = k
+			}
+			break
+		}
+	}
 	if i >= len(s) || s[i] != '>' {
 		return 0, 0, false, false
 	}
 	i++
+	// .NET settings hold the value in a child: <setting name="X"><value>VALUE</value>.
+	j := i
+	for j < len(s) && j-i < 64 && isSpace(s[j]) {
+		j++
+	}
+	if j+7 <= len(s) && s[j:j+7] == "<value>" {
+		i = j + 7
+	}
 	e := strings.IndexByte(s[i:min(len(s), i+1024)], '<')
 	sc.charge(max(e, 0))
 	if e <= 0 || i+e+1 >= len(s) || s[i+e+1] != '/' {

@@ -34,6 +34,7 @@ func vendorCases() []secretCase {
 	tok := randMixed(vr, alnum, 36)
 	pw := "Qm4!" + randMixed(vr, alnum, 12)
 	hex40 := randFrom(vr, hexLower, 40)
+	azdo := randMixed(vr, lower+"234567", 52)
 	return []secretCase{
 		{"okta ssws in prose", "Call the Okta API with SSWS " + okta + " in the Authorization header.", []string{okta}, ""},
 		{"okta ssws in curl", `curl -H "Authorization: SSWS ` + okta + `" https://dev-1.okta.com/api/v1/users`, []string{okta}, ""},
@@ -81,9 +82,16 @@ func vendorCases() []secretCase {
 		{"new sdk client", `const client = new AcmeClient('` + tok + `', { region: 'eu' })`, []string{tok}, "client-constructor-key"},
 		{"echo into a login subcommand", "echo " + tok + " | az devops login --organization https://dev.azure.com/acme", []string{tok}, "piped-password"},
 		{"echo into --with-token", "echo " + tok + " | gh auth login --with-token", []string{tok}, "piped-password"},
+		{"echo into a secret store", "printf '" + pw + "' | wrangler secret put DB_PASSWORD", []string{pw}, "piped-password"},
+		{"echo into gcloud secrets", "echo -n " + tok + " | gcloud secrets versions add api-token --data-file=-", []string{tok}, "piped-password"},
+		{"echo into docker secret", "echo " + tok + " | docker secret create api_token -", []string{tok}, "piped-password"},
 		{"vendor word then key, no operator", "deepgram key " + hex40, []string{hex40}, "secret-assignment"},
 		{"markdown emphasis around the name", "**Todoist token** `" + tok + "`", []string{tok}, "secret-assignment"},
 		{"markdown emphasis, colon", "**API key**: " + tok, []string{tok}, ""},
+		{"pat name", "AZURE_DEVOPS_EXT_PAT=" + azdo, []string{azdo}, "pat-assignment"},
+		{"pat name, yaml", "gitlab_pat: " + tok, []string{tok}, ""},
+		{".net setting value", `<setting name="ZoomClientSecret" serializeAs="String">` + "\n  <value>" + tok + "</value>\n</setting>", []string{tok}, "secret-assignment"},
+		{"element with more attributes", `<entry key="password" type="string">` + pw + `</entry>`, []string{pw}, "password-assignment"},
 	}
 }
 
@@ -136,9 +144,15 @@ var vendorCleanCases = []string{
 	`c := NewClient("https://api.acme.io/v2/endpoint")`,
 	`echo "$AZURE_DEVOPS_EXT_PAT" | az devops login`,
 	`echo hello | ssh-keygen login`,
+	`echo "$API_TOKEN" | wrangler secret put API_TOKEN`,
+	`echo done | tee -a secrets.log`,
 	`primary key (id, tenant_id)`,
 	`the key 3f9a2c7d is in the ring`,
 	`**Password**: see the team vault`,
+	`GITLAB_PAT=${GITLAB_PAT}`,
+	`spec_pat: "src/**/*_test.go"`,
+	`<setting name="ApiToken" serializeAs="String"><value /></setting>`,
+	`<setting name="ApiToken" serializeAs="String"><value>Paste your token here</value></setting>`,
 }
 
 func TestVendorCleanNotRedacted(t *testing.T) {
