@@ -4,6 +4,7 @@ negatives, written for issue 24 from the documented token shapes of the
 vendors, not taken from any corpus. Values are random (seeded), fake.
 
 usage: python3 heldout_secrets_gen.py > heldout_secrets.jsonl
+       python3 heldout_secrets_gen.py 2 > heldout_secrets2.jsonl
 
 A template holds markers: «name» is a fresh secret of generator name (it
 must not survive redaction), «~name» a random value that is not a secret
@@ -204,6 +205,7 @@ G = {
     "an20": lambda: mixed(AL, 20),
     "an25": lambda: mixed(AL, 25),
     "an50": lambda: mixed(AL, 50),
+    "an64": lambda: mixed(AL, 64),
     "up20": lambda: mixed(UP + DG, 20),
     "us43": lambda: mixed(US, 43),
     "us64": lambda: mixed(US, 64),
@@ -1108,5 +1110,98 @@ def main():
         sys.stdout.write(json.dumps(o, ensure_ascii=False) + "\n")
 
 
+# Suite 2 (written after suite 1's rules, before any rule fitted to it):
+# keys whose shape has no vendor prefix, named by the vendor's name alone
+# or with it, as scanners' rule examples and real configs show them; and
+# the same names beside values that are not secrets.
+VENDORS2 = [
+    ("airbrake", "hex32"), ("algolia", "hex32"), ("amplitude", "hex32"), ("bitly", "hex40"),
+    ("box", "an32"), ("browserstack", "an20"), ("codacy", "hex32"), ("codeclimate", "hex64"),
+    ("coveralls", "an32"), ("datadog", "hex32"), ("deepgram", "hex40"), ("etsy", "lo24"),
+    ("eventbrite", "up20"), ("fastly", "an32"), ("freshdesk", "an20"), ("gitter", "hex40"),
+    ("hunter", "hex40"), ("imgur", "hex40"), ("ipinfo", "hex14"), ("jotform", "hex32"),
+    ("keen", "hex64"), ("lokalise", "hex40"), ("loggly", "uuid"), ("mailjet", "hex32"),
+    ("mapquest", "an32"), ("mattermost", "lo26"), ("mixpanel", "hex32"), ("newsapi", "hex32"),
+    ("nylas", "an32"), ("openweather", "hex32"), ("pagerduty", "an20"), ("papertrail", "an20"),
+    ("percy", "hex64"), ("pipedrive", "hex40"), ("pusher", "hex20"), ("rollbar", "hex32"),
+    ("saucelabs", "uuid"), ("sendbird", "hex40"), ("smartsheet", "lo26"), ("sparkpost", "hex40"),
+    ("spotify", "hex32"), ("todoist", "hex40"), ("trello", "hex32"), ("twitch", "lo26"),
+    ("unsplash", "us43"), ("weatherstack", "hex32"), ("webflow", "hex64"), ("wistia", "hex64"),
+    ("zendesk", "an40"), ("zoom", "an32"), ("heroku", "uuid"), ("snyk", "uuid"),
+    ("bugsnag", "hex32"), ("logdna", "hex32"), ("linode", "hex64"), ("vultr", "up20"),
+    ("hetzner", "an64"), ("scaleway", "uuid"), ("postmark", "uuid"), ("mandrill", "an24"),
+    ("messagebird", "an25"), ("textmagic", "an32"), ("cloudinary", "an24"), ("contentful", "us43"),
+]
+
+CTX2 = [
+    "{U}_API_KEY={v}",
+    "{l} = \"{v}\"",
+    "\"{l}\": \"{v}\",",
+    "{t} {v}",
+    "[DEBUG] Using {t} key {v}",
+    "{l}_secret {v}",
+    "{t} credentials: {v}",
+    "curl -H \"X-{t}-Key: {v}\" https://api.{l}.com/v1/account",
+    "{l}:\n  api_key: {v}\n  timeout: 30",
+    "const client = new {t}(\"{v}\");",
+    "{t}.apiKey = '{v}';",
+    "./sync --{l}-token {v} --dry-run",
+    "{t} API: {v}",
+    "{l}_token: '{v}'",
+    "export {U}_TOKEN=\"{v}\"",
+    "<add key=\"{t}ApiKey\" value=\"{v}\" />",
+    "{t} access token is {v}",
+    "set {l} key to {v}",
+    "{{\"service\": \"{l}\", \"key\": \"{v}\"}}",
+    "{U}_SECRET {v}",
+]
+
+NEGCTX2 = [
+    "{t} SDK version 4.2.1 installed",
+    "npm install {l}@latest",
+    "import {t} from '{l}';",
+    "{l}==3.2.1",
+    "{t} status: 200 OK in 231ms",
+    "{t} API key: <your-key>",
+    "{U}_API_KEY=",
+    "{U}_API_KEY=${{{U}_API_KEY}}",
+    "{t} request id «~uuid»",
+    "{t} dashboard: https://app.{l}.com/org/acme/settings",
+    "go get github.com/acme/{l}-go@«~hex40»",
+    "{l}-cli_2.4.0_linux_amd64.tar.gz: «~hex64»",
+    "{t} webhook URL: https://api.{l}.com/v1/webhooks",
+    "{l}_account_id: «~num»",
+    "{t} trace «~hex32» took 12ms",
+    "{l}.key_id = \"«~uuid»\"",
+    "{t} API key rotation is due on 2027-01-01",
+    "Error from {t}: invalid API key (401)",
+    "{U}_TOKEN: ${{{{ secrets.{U}_TOKEN }}}}",
+    "{t} token: [REDACTED]",
+]
+
+
+def main2():
+    R.seed(2402)
+    out = []
+    n = len(VENDORS2)
+    for i, (name, gen) in enumerate(VENDORS2):
+        forms = {"l": name, "t": name.capitalize(), "U": name.upper()}
+        for k in (i, i + 7, i + 13):
+            t = CTX2[k % len(CTX2)]
+            text = t.replace("{v}", "«" + gen + "»").format(**forms)
+            text, secrets = fill(text)
+            out.append({"rot13_text": rot13(text), "rot13_secrets": [rot13(x) for x in secrets], "kind": "vendor-" + name, "expect": "secret"})
+        for k in (i, i + 9):
+            t = NEGCTX2[k % len(NEGCTX2)]
+            text, secrets = fill(t.format(**forms))
+            assert not secrets, t
+            out.append({"rot13_text": rot13(text), "rot13_secrets": [], "kind": "vendor-neg-" + name, "expect": "clean"})
+    for o in out:
+        sys.stdout.write(json.dumps(o, ensure_ascii=False) + "\n")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["2"]:
+        main2()
+    else:
+        main()
