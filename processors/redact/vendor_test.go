@@ -35,6 +35,8 @@ func vendorCases() []secretCase {
 	pw := "Qm4!" + randMixed(vr, alnum, 12)
 	hex40 := randFrom(vr, hexLower, 40)
 	azdo := randMixed(vr, lower+"234567", 52)
+	hex32 := randFrom(vr, hexLower, 32)
+	uuid := prUUIDish(vr)
 	return []secretCase{
 		{"okta ssws in prose", "Call the Okta API with SSWS " + okta + " in the Authorization header.", []string{okta}, ""},
 		{"okta ssws in curl", `curl -H "Authorization: SSWS ` + okta + `" https://dev-1.okta.com/api/v1/users`, []string{okta}, ""},
@@ -91,6 +93,11 @@ func vendorCases() []secretCase {
 		{"pat name", "AZURE_DEVOPS_EXT_PAT=" + azdo, []string{azdo}, "pat-assignment"},
 		{"pat name, yaml", "gitlab_pat: " + tok, []string{tok}, ""},
 		{".net setting value", `<setting name="ZoomClientSecret" serializeAs="String">` + "\n  <value>" + tok + "</value>\n</setting>", []string{tok}, "secret-assignment"},
+		{"vendor name as the key, json", `"rollbar": "` + hex32 + `",`, []string{hex32}, "vendor-name-value"},
+		{"vendor name then value", "Pagerduty " + tok, []string{tok}, "vendor-name-value"},
+		{"vendor name, uuid key", "LOGGLY=" + uuid, []string{uuid}, "vendor-name-value"},
+		{"vendor constructor", `const client = new Hunter("` + hex40 + `");`, []string{hex40}, "vendor-name-value"},
+		{"vendor name with a suffix", "pusher_app = '" + tok + "'", []string{tok}, "vendor-name-value"},
 		{"element with more attributes", `<entry key="password" type="string">` + pw + `</entry>`, []string{pw}, "password-assignment"},
 	}
 }
@@ -150,6 +157,17 @@ var vendorCleanCases = []string{
 	`the key 3f9a2c7d is in the ring`,
 	`**Password**: see the team vault`,
 	`GITLAB_PAT=${GITLAB_PAT}`,
+	// A vendor's name beside what is not its key.
+	`"algolia": "^4.22.1",`,
+	`"pusher-js": "8.4.0-rc2-" `,
+	`go get github.com/acme/rollbar-go@3f9a2c7d1b8e4f6a0c2d4e6f8a1b3c5d7e9f0a2b`,
+	`heroku app id 0b1ac2cf-0328-4fc7-a6b7-d59f1a6997e0`,
+	`Trello board: https://trello.com/b/AbC123xY/roadmap`,
+	`datadog/agent:7.52.0`,
+	`  resolved "https://registry.yarnpkg.com/algoliasearch/-/algoliasearch-4.22.1.tgz#3f9a2c7d1b8e4f6a0c2d4e6f8a1b3c5d7e9f0a2b"`,
+	`HUBSPOT=${HUBSPOT_TOKEN}`,
+	`zoom: https://acme.zoom.us/j/81234567890?pwd=x`,
+	`snyk test --severity-threshold=high`,
 	`spec_pat: "src/**/*_test.go"`,
 	`<setting name="ApiToken" serializeAs="String"><value /></setting>`,
 	`<setting name="ApiToken" serializeAs="String"><value>Paste your token here</value></setting>`,

@@ -302,6 +302,8 @@ var vigilDetectors = []struct {
 		prioContext, []string{"://"}, detectURLCredentials},
 	{"authorization-header", "Credentials of Authorization / Proxy-Authorization headers (Basic, Bearer, Token, Bot, Api-Key … schemes) in curl flags, HTTP dumps, code and JSON; and 'Bearer <token>' wherever it appears.",
 		prioContext, []string{"authorization", "bearer"}, detectAuthorization},
+	{"vendor-name-value", "A generated value (or a UUID) given to the name of an API vendor whose keys carry no prefix (about 300: amplitude = \"…\", \"rollbar\": \"…\", Deepgram VALUE, new Hunter(\"…\")), by an operator, after blanks or as its constructor's argument.",
+		prioContext, apiVendorNames, detectVendorName},
 	{"password-assignment", "A value assigned to a password-like name (password, passwd, pwd, pass, passphrase, PGPASSWORD, --password, db_pw, and, spelt in ASCII, Passwort, Kennwort, contrasena, senha, wachtwoord, haslo, salasana, losenord …) in shell, env files, YAML, JSON, TOML, INI, XML, code and connection strings.",
 		prioContext, []string{"pass", "pwd", "_pw", "-pw", ".pw", "kennwort", "contrasena", "senha", "wachtwoord", "haslo", "salasana", "losenord"}, detectPasswordAssignment},
 	{"secret-assignment", "A high-entropy value assigned to a secret-like name (secret, token, api key, access key, private key, auth, credentials …), in the same syntaxes.",
