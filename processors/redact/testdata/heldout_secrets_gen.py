@@ -5,6 +5,7 @@ vendors, not taken from any corpus. Values are random (seeded), fake.
 
 usage: python3 heldout_secrets_gen.py > heldout_secrets.jsonl
        python3 heldout_secrets_gen.py 2 > heldout_secrets2.jsonl
+       python3 heldout_secrets_gen.py 3 > heldout_secrets3.jsonl
 
 A template holds markers: «name» is a fresh secret of generator name (it
 must not survive redaction), «~name» a random value that is not a secret
@@ -206,6 +207,7 @@ G = {
     "an25": lambda: mixed(AL, 25),
     "an50": lambda: mixed(AL, 50),
     "an64": lambda: mixed(AL, 64),
+    "bcrypt": lambda: "$2y$10$" + mixed(AL + "./", 53),
     "up20": lambda: mixed(UP + DG, 20),
     "us43": lambda: mixed(US, 43),
     "us64": lambda: mixed(US, 64),
@@ -245,6 +247,7 @@ G = {
     "~hex14": lambda: rs(HX, 8),
     "~hex20": lambda: rs(HX, 20),
     "~an24": lambda: mixed(AL, 24),
+    "~an40": lambda: mixed(AL, 40),
     "~num": lambda: str(R.randint(100000000000, 999999999999)),
     "~b64pub": lambda: "AAAAC3NzaC1lZDI1NTE5AAAAI" + mixed(B64, 43),
 }
@@ -1200,8 +1203,238 @@ def main2():
         sys.stdout.write(json.dumps(o, ensure_ascii=False) + "\n")
 
 
+# Suite 3 (written after suite 2's rules, before any rule fitted to it):
+# the dotfiles and config files of tools, each holding its credential
+# where the tool reads it; and look-alikes in the same syntaxes: locale
+# files in many languages, form and schema definitions, encrypted values
+# (Ansible Vault, SOPS, sealed secrets, Travis secure), ids of secrets.
+POS3 = [
+("pgpass", "db.acme.internal:5432:orders:app:«pw»"),
+("git-credentials", "https://ann-lee:«ghp»@github.com"),
+("wp-config", "define( 'DB_PASSWORD', '«pw»' );"),
+("django", "SECRET_KEY = '«us40»«an24»'"),
+("docker-config", "{\n\t\"auths\": {\n\t\t\"registry.acme.io\": {\n\t\t\t\"auth\": \"«basic»\"\n\t\t}\n\t}\n}"),
+("pypirc", "[distutils]\nindex-servers = pypi\n\n[pypi]\nusername = __token__\npassword = «pypi»"),
+("gem-credentials", "---\n:rubygems_api_key: «rubygems»"),
+("composer-auth", "{\"github-oauth\": {\"github.com\": \"«gho»\"}}"),
+("gh-hosts", "github.com:\n    user: ann-lee\n    oauth_token: «gho»\n    git_protocol: ssh"),
+("s3cfg", "[default]\naccess_key = «akia»\nsecret_key = «awssec»\nhost_base = s3.amazonaws.com"),
+("kubeconfig", "users:\n- name: ci\n  user:\n    token: «jwt»"),
+("wgetrc", "user = deploy\npassword = «pw»"),
+("my-cnf", "[mysqldump]\nuser=backup\npassword=\"«pw»\""),
+("pip-conf", "[global]\nindex-url = https://ci:«an32»@pypi.acme.io/simple"),
+("yarnrc", "npmRegistryServer: \"https://npm.acme.io\"\nnpmAuthToken: «npm»"),
+("appsettings", "{\n  \"ConnectionStrings\": {\n    \"Default\": \"Server=sql01;Database=App;User Id=app;Password=«pw»;\"\n  }\n}"),
+("sentry-properties", "defaults.org=acme\nauth.token=«sntryu»"),
+("gradle-properties", "signing.keyId=«~hex14»\nsigning.password=«pw»\nossrhPassword=«pw»"),
+("keystore-properties", "storePassword=«pw»\nkeyPassword=«pw»\nkeyAlias=upload"),
+("npmrc-auth", "_auth=«basic»\nalways-auth=true"),
+("cargo-credentials", "[registry]\ntoken = \"cio«an32»\""),
+("terraformrc", "credentials \"app.terraform.io\" {\n  token = \"«tfc»\"\n}"),
+("vault-token", "$ cat ~/.vault-token\n«hvs»"),
+("doctl", "access-token: «dop»\ncontext: default"),
+("gcloud", "{\"client_id\": \"«~num»-«~hex32».apps.googleusercontent.com\", \"client_secret\": \"«gocspx»\", \"refresh_token\": \"1//0«us40»«us40»\", \"type\": \"authorized_user\"}"),
+("azure-profile", "{\"accessToken\": \"«jwt»\", \"expiresOn\": \"2026-12-05 10:00:00\"}"),
+("ansible-inventory", "[web]\n10.0.4.12 ansible_user=deploy ansible_ssh_pass=«pw» ansible_become_pass=«pw»"),
+("ansible-vars", "ansible_become_password: «pw»"),
+("cloudformation", "  MasterUsername: admin\n  MasterUserPassword: «pw»"),
+("tfvars", "db_password = \"«pw»\"\nregion      = \"eu-west-1\""),
+("compose", "services:\n  db:\n    image: postgres:16\n    environment:\n      POSTGRES_PASSWORD: «pw»"),
+("dockerfile", "ENV API_TOKEN=«an40»"),
+("github-actions", "      - run: ./deploy.sh\n        env:\n          DEPLOY_TOKEN: «an40»"),
+("gitlab-ci", "variables:\n  SONAR_TOKEN: \"«squ»\""),
+("circleci", "    environment:\n      COVERALLS_REPO_TOKEN: «an32»"),
+("jenkins", "sh 'curl -u admin:«pw» https://nexus.acme.io/repository/releases/'"),
+("maven-settings", "<server>\n  <id>ossrh</id>\n  <username>acme</username>\n  <password>«pw»</password>\n</server>"),
+("spring", "spring.datasource.password=«pw»\nspring.datasource.username=app"),
+("rails-credentials", "aws:\n  access_key_id: «akia»\n  secret_access_key: «awssec»"),
+("laravel-env", "APP_KEY=base64:«an40»=\nDB_PASSWORD=«pw»"),
+("firebase", "FIREBASE_TOKEN=1//0«us40»«us40»"),
+("heroku-netrc", "machine git.heroku.com\n  login ann@acme.io\n  password «hrku»"),
+("rclone", "[s3]\ntype = s3\naccess_key_id = «akia»\nsecret_access_key = «awssec»"),
+("fastlane", "ENV[\"FASTLANE_PASSWORD\"] = \"«pw»\""),
+("swift", "let apiKey = \"«an32»\""),
+("kotlin", "const val API_SECRET = \"«us40»\""),
+("android-strings", "<string name=\"google_maps_key\">«aiza»</string>"),
+("ios-plist", "<key>API_KEY</key>\n<string>«an40»</string>"),
+("resx", "<data name=\"ApiSecret\" xml:space=\"preserve\">\n  <value>«us40»</value>\n</data>"),
+("go-struct", "cfg := Config{Endpoint: \"https://api.acme.io\", Token: \"«an40»\"}"),
+("rust", "let client = Client::new(\"«an40»\");"),
+("shell-history", "  501  export OPENAI_API_KEY=«oai»\n  502  python agent.py"),
+("psql", "psql \"host=db.acme.internal user=app password=«pw» dbname=orders sslmode=require\""),
+("ldap", "bindDN: cn=admin,dc=acme,dc=io\nbindPassword: «pw»"),
+("mongo-uri", "MONGO_URL=mongodb://root:«pw»@mongo-0.mongo:27017/admin"),
+("smtp-url", "EMAIL_URL=smtp://postmaster%40mg.acme.io:«pw»@smtp.mailgun.org:587"),
+("redis-conf", "requirepass «pw»"),
+("pgbouncer", "[databases]\norders = host=db port=5432 dbname=orders password=«pw»"),
+("htpasswd", "deploy:«bcrypt»"),
+("openvpn", "<auth-user-pass>\ndeploy\n«pw»\n</auth-user-pass>"),
+("wireguard", "[Interface]\nPrivateKey = «awssec»Ab=\nAddress = 10.8.0.2/24"),
+("wpa", "network={\n  ssid=\"acme-office\"\n  psk=\"«pw»\"\n}"),
+("jupyter", "c.ServerApp.token = '«hex40»'"),
+("grafana-ini", "[security]\nadmin_user = admin\nadmin_password = «pw»"),
+("airflow", "AIRFLOW__CORE__FERNET_KEY=«us43»="),
+("pulumi-config", "config:\n  aws:region: eu-west-1\n  acme:apiToken: «an40»"),
+("helm-values", "postgresql:\n  auth:\n    postgresPassword: «pw»\n    password: «pw»"),
+("argo", "argocd login argocd.acme.io --username admin --password «pw»"),
+("sops-plain", "stringData:\n  api-token: «an40»"),
+("ssh-config", "Host bastion\n  HostName 10.0.0.5\n  User deploy\n  # password: «pw»"),
+("pgadmin", "{\"Servers\": {\"1\": {\"Name\": \"prod\", \"Host\": \"db\", \"Username\": \"app\", \"Password\": \"«pw»\"}}}"),
+]
+
+NEG3 = [
+# Locale files: the word for password, token, key in other languages
+("i18n-de", "\"password\": \"Passwort\","),
+("i18n-de", "password: Kennwort"),
+("i18n-fr", "\"password\": \"Mot de passe\","),
+("i18n-es", "password: \"Contraseña\""),
+("i18n-pt", "\"password\": \"Senha\""),
+("i18n-nl", "password=Wachtwoord"),
+("i18n-pl", "\"password\": \"Hasło\""),
+("i18n-sv", "password = \"Lösenord\""),
+("i18n-fi", "\"password\": \"Salasana\""),
+("i18n-it", "password: 'Parola d''ordine'"),
+("i18n-tr", "\"password\": \"Şifre\""),
+("i18n-ru", "\"password\": \"Пароль\""),
+("i18n-zh", "\"password\": \"密码\""),
+("i18n-ja", "password: パスワード"),
+("i18n-da", "\"password\": \"Adgangskode\""),
+("i18n-cs", "password=Heslo"),
+("i18n-de", "\"api_key\": \"API-Schlüssel\""),
+("i18n-fr", "\"token\": \"Jeton\""),
+("i18n-es", "\"secret\": \"Secreto\""),
+("i18n-it", "\"apiKey\": \"Chiave API\""),
+("android", "<string name=\"password\">Passwort</string>"),
+("android", "<string name=\"api_token\">Zugangstoken</string>"),
+("resx", "<data name=\"Password\" xml:space=\"preserve\">\n  <value>Kennwort</value>\n</data>"),
+("resx", "<data name=\"ApiKeyLabel\" xml:space=\"preserve\">\n  <value>API key</value>\n</data>"),
+("ios", "\"password_placeholder\" = \"Passwort eingeben\";"),
+("ios", "\"password\" = \"Mot de passe\";"),
+("po", "msgid \"Password\"\nmsgstr \"Passwort\""),
+("xliff", "<trans-unit id=\"password\"><source>Password</source><target>Wachtwoord</target></trans-unit>"),
+("properties", "login.password=Passwort"),
+("properties", "label.apiToken=Jeton d'API"),
+("rails", "de:\n  activerecord:\n    attributes:\n      user:\n        password: Passwort\n        password_confirmation: Passwort bestätigen"),
+("vue-i18n", "  password: 'Kennwort',\n  token: 'Token',"),
+# Form, schema and model definitions
+("form", "{ key: 'password', label: 'Password', type: 'password', required: true }"),
+("form", "columns: [{ field: 'apiKey', headerName: 'API Key', width: 220 }]"),
+("form", "<input aria-label=\"Show password\" type=\"checkbox\">"),
+("form", "placeholder=\"Enter API key\""),
+("openapi", "password:\n  type: string\n  format: password\n  minLength: 12"),
+("jsonschema", "\"token\": {\"type\": \"string\", \"minLength\": 32, \"pattern\": \"^[A-Za-z0-9]+$\"}"),
+("graphql", "input LoginInput { email: String!, password: String! }"),
+("proto", "string api_key = 3;"),
+("sql", "api_key CHAR(32) NOT NULL DEFAULT ''"),
+("ts", "password!: string;"),
+("swift", "var password: String?"),
+("kotlin", "val apiKey: String by lazy { BuildConfig.API_KEY }"),
+("go-tag", "Token string `json:\"token,omitempty\" yaml:\"token\"`"),
+("pydantic", "api_key: SecretStr = Field(..., env=\"API_KEY\")"),
+("rust", "pub token: Option<String>,"),
+("css", "$password-input-bg: #f8fafc;"),
+("css", "--token-color-primary: #3b82f6;"),
+("css", ".btn-token { @apply px-2 py-1 rounded; }"),
+("design-tokens", "\"token\": \"color.brand.500\""),
+("tailwind", "<div class=\"password-toggle hidden md:block\"></div>"),
+# Encrypted values and references
+("ansible-vault", "db_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  «~hex64»\n  «~hex64»"),
+("sops", "password: ENC[AES256_GCM,data:«~an24»,iv:«~an24»=,tag:«~an24»==,type:str]"),
+("sealed-secret", "spec:\n  encryptedData:\n    password: AgB«~an40»«~an40»«~an40»"),
+("travis", "env:\n  global:\n    secure: \"«~an40»«~an40»«~an40»=\""),
+("pulumi", "config:\n  acme:dbPassword:\n    secure: v1:«~an24»:«~an40»"),
+("k8s-ref", "valueFrom:\n  secretKeyRef:\n    name: api\n    key: token"),
+("cfn-ref", "MasterUserPassword: '{{resolve:secretsmanager:prod/db:SecretString:password}}'"),
+("ssm", "password: ssm:/prod/db/password"),
+("vault-ref", "password: vault:secret/data/app#password"),
+("op-ref", "DB_PASSWORD=op://Private/db/password"),
+("doppler-ref", "API_KEY=${doppler:API_KEY}"),
+("gha-ref", "token: ${{ secrets.DEPLOY_TOKEN }}"),
+("azure-ref", "@Microsoft.KeyVault(SecretUri=https://acme-kv.vault.azure.net/secrets/db-password/)"),
+# Ids of secrets, keys and tokens
+("ids", "\"secret_id\": \"«~uuid»\""),
+("ids", "token_id: «~uuid»"),
+("ids", "api_key_id = \"«~uuid»\""),
+("ids", "\"keyId\": \"«~uuid»\""),
+("ids", "\"credentialId\": \"«~uuid»\""),
+("ids", "\"secretVersion\": 7"),
+("ids", "\"tokenType\": \"Bearer\""),
+("ids", "\"appId\": \"«~uuid»\""),
+("ids", "\"principalId\": \"«~uuid»\""),
+("ids", "KMS_KEY_ID=«~uuid»"),
+("ids", "\"kid\": \"«~hex40»\""),
+# Hashes
+("hash", "\"commit_sha\": \"«~hex40»\""),
+("hash", "  \"Id\": \"sha256:«~hex64»\","),
+("hash", "cache_key: v1-deps-{{ checksum \"package-lock.json\" }}"),
+("hash", "  hashes = [\n    \"h1:0YiFF+JfFxMM6+1hQei8FY8M7s1Mth+z/q7eF1aJvto=\",\n    \"zh:«~hex64»\",\n  ]"),
+("hash", "tree «~hex40»\nparent «~hex40»"),
+("hash", "  checksum: md5:«~hex32»"),
+("hash", "{\"asset\": \"app.js\", \"hash\": \"«~hex32»\"}"),
+("hash", "content-hash: «~hex64»"),
+("hash", "\"key\": \"assets/app.4f8b2c1d.js\""),
+# Placeholders, more styles
+("placeholder", "API_KEY=YOUR_API_KEY_HERE"),
+("placeholder", "token: <insert token>"),
+("placeholder", "api_key = \"{{API_KEY}}\""),
+("placeholder", "password: [your password]"),
+("placeholder", "SECRET_KEY=REPLACE_WITH_YOUR_KEY"),
+("placeholder", "token: token_goes_here"),
+("placeholder", "password: '<%= @password %>'"),
+("placeholder", "password = \"$(DB_PASSWORD)\""),
+("placeholder", "password: \"@DB_PASSWORD@\""),
+("placeholder", "token = \"%(token)s\""),
+("placeholder", "apiKey: '#{API_KEY}'"),
+("placeholder", "PASSWORD=\"<password>\""),
+("placeholder", "export GITHUB_TOKEN=ghp_...your-token..."),
+("placeholder", "password: \"••••••••\""),
+("placeholder", "secret: \"********************\""),
+("placeholder", "key: \"REDACTED\""),
+("placeholder", "password = \"\"  # set in the environment"),
+("placeholder", "token: !ENV ${TOKEN}"),
+("placeholder", "password: \"${{ env.DB_PASSWORD }}\""),
+("placeholder", "api_key: $__env{API_KEY}"),
+# Function names, env names
+("func", "def rotate_api_key(key_id: str) -> None:"),
+("func", "func ValidateToken(token string) error {"),
+("func", "async function refreshAccessToken(refreshToken) {"),
+("func", "def password_reset_confirm(request, uidb64, token):"),
+("func", "if (isTokenExpired(token)) { await refresh(); }"),
+("func", "verify_password(plain_password, hashed_password)"),
+("env", "environment:\n  - API_TOKEN\n  - DB_PASSWORD"),
+("env", "required_env = [\"SECRET_KEY\", \"DB_PASSWORD\", \"STRIPE_API_KEY\"]"),
+("env", "ARG NPM_TOKEN"),
+("env", "ENV API_KEY=\"\""),
+("env", "process.env.API_TOKEN!"),
+("env", "env_file:\n  - .env.production"),
+]
+
+
+def main3():
+    R.seed(2403)
+    out = []
+    pi = ni = 0
+    while pi < len(POS3) or ni < len(NEG3):
+        if ni >= len(NEG3) or (pi < len(POS3) and pi * len(NEG3) <= ni * len(POS3)):
+            kind, t = POS3[pi]
+            pi += 1
+            text, secrets = fill(t)
+            assert secrets, t
+            out.append({"rot13_text": rot13(text), "rot13_secrets": [rot13(x) for x in secrets], "kind": kind, "expect": "secret"})
+        else:
+            kind, t = NEG3[ni]
+            ni += 1
+            text, secrets = fill(t)
+            assert not secrets, t
+            out.append({"rot13_text": rot13(text), "rot13_secrets": [], "kind": kind, "expect": "clean"})
+    for o in out:
+        sys.stdout.write(json.dumps(o, ensure_ascii=False) + "\n")
+
+
 if __name__ == "__main__":
-    if sys.argv[1:] == ["2"]:
+    if sys.argv[1:] == ["3"]:
+        main3()
+    elif sys.argv[1:] == ["2"]:
         main2()
     else:
         main()
