@@ -608,7 +608,7 @@ func classifyName(name string) nameClass {
 		prev = toks[len(toks)-2]
 	}
 	switch last {
-	case "password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw",
+	case "password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw", "psk",
 		// The same word in other languages' configs and code.
 		// (ASCII spellings: identifiers stop at non-ASCII bytes.)
 		"passwort", "kennwort", "contrasena", "senha", "wachtwoord", "haslo", "salasana", "losenord":
@@ -1457,14 +1457,41 @@ var typeWords = map[string]bool{
 	"true": true, "false": true, "secretbytes": true, "unknown": true, "never": true, "void": true,
 }
 
+// passwordWords are the word for password in other languages, lower-cased:
+// a locale file gives it to its password key as the label to show.
+var passwordWords = map[string]bool{
+	"passwort": true, "kennwort": true, "contraseña": true, "contrasena": true, "senha": true,
+	"wachtwoord": true, "hasło": true, "haslo": true, "lösenord": true, "losenord": true,
+	"salasana": true, "parola": true, "adgangskode": true, "passord": true, "heslo": true,
+	"jelszó": true, "şifre": true, "sifre": true, "parool": true, "lozinka": true, "geslo": true,
+	"slaptažodis": true, "parole": true, "sandi": true, "пароль": true, "κωδικός": true,
+	"סיסמה": true, "密码": true, "密碼": true, "パスワード": true, "비밀번호": true,
+	"รหัสผ่าน": true, "पासवर्ड": true, "mật khẩu": true, "kata sandi": true,
+}
+
+func isASCII(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // assignedSecret decides whether a value assigned to a name of class cls is
 // a secret.
 func assignedSecret(v string, cls nameClass, quoted bool, threshold float64) bool {
 	if len(v) < 4 || isPlaceholderValue(v) || looksLikePath(v) {
 		return false
 	}
-	if !quoted && typeWords[strings.ToLower(v)] {
-		return false
+	if !quoted && typeWords[strings.ToLower(strings.TrimRight(v, "!?"))] {
+		return false // password: String! (GraphQL), var password: String? (Swift, Kotlin)
+	}
+	if cls == namePassword && passwordWords[strings.ToLower(v)] {
+		return false // "password": "Passwort": a locale file's label
+	}
+	if cls != namePassword && !isASCII(v) {
+		return false // "api_key": "API-Schlüssel": keys and tokens are ASCII; a label need not be
 	}
 	if !quoted && cls != namePassword && looksLikeCode(v) {
 		return false

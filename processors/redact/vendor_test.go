@@ -98,6 +98,10 @@ func vendorCases() []secretCase {
 		{"vendor name, uuid key", "LOGGLY=" + uuid, []string{uuid}, "vendor-name-value"},
 		{"vendor constructor", `const client = new Hunter("` + hex40 + `");`, []string{hex40}, "vendor-name-value"},
 		{"vendor name with a suffix", "pusher_app = '" + tok + "'", []string{tok}, "vendor-name-value"},
+		{"pgpass line", "db.acme.internal:5432:orders:app:" + pw, []string{pw}, "pgpass-password"},
+		{"pgpass any port", "*:*:*:replicator:" + pw, []string{pw}, "pgpass-password"},
+		{"wpa psk", "network={\n  ssid=\"office\"\n  psk=\"" + pw + "\"\n}", []string{pw}, "password-assignment"},
+		{"password with non-ascii letters", `password: "Gr\u00fc\u00dfe-` + pw + `"`, []string{pw}, "password-assignment"},
 		{"element with more attributes", `<entry key="password" type="string">` + pw + `</entry>`, []string{pw}, "password-assignment"},
 	}
 }
@@ -157,6 +161,17 @@ var vendorCleanCases = []string{
 	`the key 3f9a2c7d is in the ring`,
 	`**Password**: see the team vault`,
 	`GITLAB_PAT=${GITLAB_PAT}`,
+	// Locale files: the word for password as the label of a password key;
+	// labels under key names; type annotations with nullability marks.
+	`"password": "Passwort",`,
+	`password = "Lösenord"`,
+	`<data name="Password" xml:space="preserve">` + "\n  <value>Kennwort</value>\n</data>",
+	`"api_key": "API-Schlüssel"`,
+	`"token": "Jeton d'accès"`,
+	`input LoginInput { email: String!, password: String! }`,
+	`var password: String?`,
+	`localhost:5432:*:postgres:*`,
+	`root:x:0:0:root:/root:/bin/bash`,
 	// A vendor's name beside what is not its key.
 	`"algolia": "^4.22.1",`,
 	`"pusher-js": "8.4.0-rc2-" `,
