@@ -63,11 +63,12 @@ func TestHeldoutSecrets(t *testing.T) {
 	r := newTestRedactor(t)
 	for _, tc := range []struct {
 		file          string
-		secret, clean int // the least lines of each kind a half must hold
+		secret, clean int     // the least lines of each kind a half must hold
+		recall, fp    float64 // floors each half holds: least recall, most clean lines changed (%)
 	}{
-		{"heldout_secrets.jsonl", 120, 100},
-		{"heldout_secrets2.jsonl", 80, 50},
-		{"heldout_secrets3.jsonl", 30, 50},
+		{"heldout_secrets.jsonl", 120, 100, 94, 3},
+		{"heldout_secrets2.jsonl", 80, 50, 95, 3},
+		{"heldout_secrets3.jsonl", 30, 50, 90, 10},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			halves := scoreHeldoutSecrets(t, r, tc.file)
@@ -77,6 +78,12 @@ func TestHeldoutSecrets(t *testing.T) {
 					tc.file, name, h.recall(), h.caught, h.secret, h.fp(), h.flagged, h.clean)
 				if h.secret < tc.secret || h.clean < tc.clean {
 					t.Errorf("%s half has %d secret and %d clean lines; want at least %d and %d", name, h.secret, h.clean, tc.secret, tc.clean)
+				}
+				if h.recall() < tc.recall {
+					t.Errorf("%s half: recall %.1f%% is below the %.0f%% floor", name, h.recall(), tc.recall)
+				}
+				if h.fp() > tc.fp {
+					t.Errorf("%s half: %.1f%% of clean lines changed, above the %.0f%% ceiling", name, h.fp(), tc.fp)
 				}
 			}
 		})
