@@ -1540,7 +1540,33 @@ func looksRandomToken(v string, minLen int, threshold float64) bool {
 	if len(v) < minLen || charClasses(v) < 2 || isWordyPhrase(v) {
 		return false
 	}
+	if len(v) >= 32 && isHexString(v) {
+		// Sixteen symbols: a random key of 32 or 40 hex digits scores 3.4
+		// to 3.9 bits a character, under a bar set for letters and digits.
+		threshold = min(threshold, hexEntropyBar)
+	}
 	return entropy(v) >= threshold
+}
+
+// hexEntropyBar is the entropy a hex value of 32 digits or more must
+// reach: a random one is above it but for one in many thousands.
+const hexEntropyBar = 3.0
+
+// isHexString reports whether v is all hex digits of one case.
+func isHexString(v string) bool {
+	lo, up := false, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case isDigit(c):
+		case 'a' <= c && c <= 'f':
+			lo = true
+		case 'A' <= c && c <= 'F':
+			up = true
+		default:
+			return false
+		}
+	}
+	return !(lo && up)
 }
 
 // charClasses counts which of lower, upper, digit and other occur in v.

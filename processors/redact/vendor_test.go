@@ -37,6 +37,7 @@ func vendorCases() []secretCase {
 	azdo := randMixed(vr, lower+"234567", 52)
 	hex32 := randFrom(vr, hexLower, 32)
 	uuid := prUUIDish(vr)
+	lowHex := randFrom(vr, "012345abcd", 40) // hex of about 3.2 bits a character
 	return []secretCase{
 		{"okta ssws in prose", "Call the Okta API with SSWS " + okta + " in the Authorization header.", []string{okta}, ""},
 		{"okta ssws in curl", `curl -H "Authorization: SSWS ` + okta + `" https://dev-1.okta.com/api/v1/users`, []string{okta}, ""},
@@ -98,6 +99,7 @@ func vendorCases() []secretCase {
 		{"vendor name, uuid key", "LOGGLY=" + uuid, []string{uuid}, "vendor-name-value"},
 		{"vendor constructor", `const client = new Hunter("` + hex40 + `");`, []string{hex40}, "vendor-name-value"},
 		{"vendor name with a suffix", "pusher_app = '" + tok + "'", []string{tok}, "vendor-name-value"},
+		{"hex key of low entropy for hex", "[DEBUG] Using Acme key " + lowHex, []string{lowHex}, "secret-assignment"},
 		{"pgpass line", "db.acme.internal:5432:orders:app:" + pw, []string{pw}, "pgpass-password"},
 		{"pgpass any port", "*:*:*:replicator:" + pw, []string{pw}, "pgpass-password"},
 		{"wpa psk", "network={\n  ssid=\"office\"\n  psk=\"" + pw + "\"\n}", []string{pw}, "password-assignment"},
@@ -171,6 +173,9 @@ var vendorCleanCases = []string{
 	`input LoginInput { email: String!, password: String! }`,
 	`var password: String?`,
 	`localhost:5432:*:postgres:*`,
+	// Hex digests under names that are not secret names.
+	`cache key 0123401234abcdabcd0123401234abcdabcd0123`,
+	`"checksum": "0123401234abcdabcd0123401234abcdabcd0123"`,
 	`root:x:0:0:root:/root:/bin/bash`,
 	// A vendor's name beside what is not its key.
 	`"algolia": "^4.22.1",`,
