@@ -402,8 +402,9 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		if !ok {
 			// name: DB_PASSWORD / value: … pairs (Kubernetes env, ECS, Helm).
 			if cls == nameWeak {
-				// VENDOR_KEY VALUE: a compound name, and a generated value.
-				if !multiPart(s[ns:ne]) {
+				// VENDOR_KEY VALUE, Vendor key VALUE: a compound or
+				// two-word name, and a generated value.
+				if !multiPart(s[ns:ne]) && wordBefore(s, ns) == "" {
 					continue
 				}
 				if vs, ve, quoted, ok = sc.spacedValue(ns, ne); !ok {
@@ -607,7 +608,7 @@ func classifyName(name string) nameClass {
 		prev = toks[len(toks)-2]
 	}
 	switch last {
-	case "password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw",
+	case "password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw", "psk",
 		// The same word in other languages' configs and code.
 		// (ASCII spellings: identifiers stop at non-ASCII bytes.)
 		"passwort", "kennwort", "contrasena", "senha", "wachtwoord", "haslo", "salasana", "losenord":
@@ -735,8 +736,9 @@ func skipBlanks(s string, i int) int {
 	return i
 }
 
-// skipNameEnd steps over the closing quote of a quoted name ("name", \"name\")
-// and a closing bracket (headers["X-Api-Key"] = …).
+// skipNameEnd steps over the closing quote of a quoted name ("name", \"name\"),
+// the close of Markdown emphasis (**name**) and a closing bracket
+// (headers["X-Api-Key"] = …).
 func skipNameEnd(s string, ns, ne int) int {
 	i := ne
 	switch {
@@ -744,6 +746,9 @@ func skipNameEnd(s string, ns, ne int) int {
 		i++
 	case i+1 < len(s) && ns > 1 && s[i] == '\\' && isQuote(s[i+1]) && s[ns-1] == s[i+1] && s[ns-2] == '\\':
 		i += 2
+	}
+	if i+1 < len(s) && (s[i] == '*' && s[i+1] == '*' || s[i] == '_' && s[i+1] == '_') {
+		i += 2 // Markdown emphasis around the name: **API token**: VALUE
 	}
 	if i < len(s) && s[i] == ']' {
 		i++
@@ -1083,6 +1088,8 @@ func (sc *scan) spacedValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 	}
 	if k := qualifiedIs(s, j); k > j {
 		j = k // "the password for the vpn is VALUE"
+	} else if k := qualifiedLast(s, j); k > j {
+		j = k // "password for the staging db VALUE"
 	}
 	if j+3 < len(s) && (s[j] == 'i' || s[j] == 'I') && (s[j+1] == 's' || s[j+1] == 'S') && isBlank(s[j+2]) {
 		j = skipBlanks(s, j+2) // "the vendor token is VALUE"
@@ -1160,6 +1167,53 @@ func qualifiedIs(s string, j int) int {
 	return j
 }
 
+// qualifiedLast: at j, a short qualifier of the name (for, of, on, in and
+// at most four words, all on the line) and then one last word that ends
+// the line or the sentence ("password for the staging db VALUE"): the
+// index of that word, or j. The caller requires it to look generated.
+func qualifiedLast(s string, j int) int {
+	w := j
+	for w < len(s) && isWordByte(s[w]) {
+		w++
+	}
+	switch strings.ToLower(s[j:w]) {
+	case "for", "of", "on", "in":
+	default:
+		return j
+	}
+	k := w
+	for words := 0; words <= 4; words++ {
+		if k >= len(s) || !isBlank(s[k]) {
+			return j
+		}
+		k = skipBlanks(s, k)
+		e := k
+		for e < len(s) && !isSpace(s[e]) && e-k <= 128 {
+			e++
+		}
+		if e == k || e-j > 160 {
+			return j
+		}
+		t := s[k:e]
+		if t[len(t)-1] == '.' || t[len(t)-1] == ',' {
+			t = t[:len(t)-1]
+		}
+		if end := skipBlanks(s, e); end >= len(s) || s[end] == '\n' || s[end] == '\r' {
+			if words == 0 {
+				return j // "password for VALUE": no qualifier
+			}
+			return k
+		}
+		for i := 0; i < len(t); i++ {
+			if !isWordByte(t[i]) && t[i] != '.' && t[i] != '-' {
+				return j // the qualifier is words
+			}
+		}
+		k = e
+	}
+	return j
+}
+
 // dashSep is the length of the separator that starts s when it is one
 // that sets a name and its value apart in prose and tables (a dash, an en
 // or em dash, a table's cell bar), or 0.
@@ -1176,7 +1230,8 @@ func dashSep(s string) int {
 // elementValue reads the content of an XML element whose key or name
 // attribute is the name at s[ns:ne]: <entry key="password">VALUE</entry>
 // (Java properties XML), <string name="api_key">VALUE</string> (Android
-// resources). The value is treated as quoted: the markup delimits it.
+// resources), <setting name="ApiSecret" serializeAs="String"><value>VALUE</value>
+// (.NET settings). The value is treated as quoted: the markup delimits it.
 func (sc *scan) elementValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 	s := sc.s
 	if ns < 6 || ne+2 > len(s) || !isQuote(s[ns-1]) || s[ne] != s[ns-1] || s[ns-2] != '=' {
@@ -1191,10 +1246,27 @@ func (sc *scan) elementValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 		return 0, 0, false, false
 	}
 	i := ne + 1
+	// Other attributes may follow the name (serializeAs="String").
+	for k := i; k < len(s) && k-i <= 64; k++ {
+		if s[k] == '>' || s[k] == '<' || s[k] == '\n' {
+			if s[k] == '>' && s[k-1] != '/' {
+				i = k
+			}
+			break
+		}
+	}
 	if i >= len(s) || s[i] != '>' {
 		return 0, 0, false, false
 	}
 	i++
+	// .NET settings hold the value in a child: <setting name="X"><value>VALUE</value>.
+	j := i
+	for j < len(s) && j-i < 64 && isSpace(s[j]) {
+		j++
+	}
+	if j+7 <= len(s) && s[j:j+7] == "<value>" {
+		i = j + 7
+	}
 	e := strings.IndexByte(s[i:min(len(s), i+1024)], '<')
 	sc.charge(max(e, 0))
 	if e <= 0 || i+e+1 >= len(s) || s[i+e+1] != '/' {
@@ -1385,14 +1457,41 @@ var typeWords = map[string]bool{
 	"true": true, "false": true, "secretbytes": true, "unknown": true, "never": true, "void": true,
 }
 
+// passwordWords are the word for password in other languages, lower-cased:
+// a locale file gives it to its password key as the label to show.
+var passwordWords = map[string]bool{
+	"passwort": true, "kennwort": true, "contraseña": true, "contrasena": true, "senha": true,
+	"wachtwoord": true, "hasło": true, "haslo": true, "lösenord": true, "losenord": true,
+	"salasana": true, "parola": true, "adgangskode": true, "passord": true, "heslo": true,
+	"jelszó": true, "şifre": true, "sifre": true, "parool": true, "lozinka": true, "geslo": true,
+	"slaptažodis": true, "parole": true, "sandi": true, "пароль": true, "κωδικός": true,
+	"סיסמה": true, "密码": true, "密碼": true, "パスワード": true, "비밀번호": true,
+	"รหัสผ่าน": true, "पासवर्ड": true, "mật khẩu": true, "kata sandi": true,
+}
+
+func isASCII(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // assignedSecret decides whether a value assigned to a name of class cls is
 // a secret.
 func assignedSecret(v string, cls nameClass, quoted bool, threshold float64) bool {
 	if len(v) < 4 || isPlaceholderValue(v) || looksLikePath(v) {
 		return false
 	}
-	if !quoted && typeWords[strings.ToLower(v)] {
-		return false
+	if !quoted && typeWords[strings.ToLower(strings.TrimRight(v, "!?"))] {
+		return false // password: String! (GraphQL), var password: String? (Swift, Kotlin)
+	}
+	if cls == namePassword && passwordWords[strings.ToLower(v)] {
+		return false // "password": "Passwort": a locale file's label
+	}
+	if cls != namePassword && !isASCII(v) {
+		return false // "api_key": "API-Schlüssel": keys and tokens are ASCII; a label need not be
 	}
 	if !quoted && cls != namePassword && looksLikeCode(v) {
 		return false
@@ -1441,7 +1540,33 @@ func looksRandomToken(v string, minLen int, threshold float64) bool {
 	if len(v) < minLen || charClasses(v) < 2 || isWordyPhrase(v) {
 		return false
 	}
+	if len(v) >= 32 && isHexString(v) {
+		// Sixteen symbols: a random key of 32 or 40 hex digits scores 3.4
+		// to 3.9 bits a character, under a bar set for letters and digits.
+		threshold = min(threshold, hexEntropyBar)
+	}
 	return entropy(v) >= threshold
+}
+
+// hexEntropyBar is the entropy a hex value of 32 digits or more must
+// reach: a random one is above it but for one in many thousands.
+const hexEntropyBar = 3.0
+
+// isHexString reports whether v is all hex digits of one case.
+func isHexString(v string) bool {
+	lo, up := false, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case isDigit(c):
+		case 'a' <= c && c <= 'f':
+			lo = true
+		case 'A' <= c && c <= 'F':
+			up = true
+		default:
+			return false
+		}
+	}
+	return !(lo && up)
 }
 
 // charClasses counts which of lower, upper, digit and other occur in v.

@@ -33,6 +33,11 @@ func vendorCases() []secretCase {
 	xai := "xai-" + randMixed(vr, alnum, 80)
 	tok := randMixed(vr, alnum, 36)
 	pw := "Qm4!" + randMixed(vr, alnum, 12)
+	hex40 := randFrom(vr, hexLower, 40)
+	azdo := randMixed(vr, lower+"234567", 52)
+	hex32 := randFrom(vr, hexLower, 32)
+	uuid := prUUIDish(vr)
+	lowHex := randFrom(vr, "012345abcd", 40) // hex of about 3.2 bits a character
 	return []secretCase{
 		{"okta ssws in prose", "Call the Okta API with SSWS " + okta + " in the Authorization header.", []string{okta}, ""},
 		{"okta ssws in curl", `curl -H "Authorization: SSWS ` + okta + `" https://dev-1.okta.com/api/v1/users`, []string{okta}, ""},
@@ -68,6 +73,38 @@ func vendorCases() []secretCase {
 		{"meta token", "curl 'https://graph.facebook.com/me?access_token=EAAG" + randMixed(vr, alnum, 150) + "'", []string{"EAAG"}, ""},
 		{"plaid token", "access_token = access-sandbox-" + randFrom(vr, hexLower, 8) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 4) + "-" + randFrom(vr, hexLower, 12), []string{"access-sandbox-"}, ""},
 		{"em dash", "staging token \u2014 " + tok + " (expires Monday)", []string{tok}, ""},
+
+		// Issue 24, from the held-out suite's dev half.
+		{"vault service token, short", "vault login hvs." + randMixed(vr, alnum, 24), []string{"hvs."}, "hashicorp-vault-token"},
+		{"vault batch token", `{"client_token": "hvb.AAAAAQ` + randMixed(vr, urlSafe, 120) + `"}`, []string{"hvb."}, ""},
+		{"honeycomb ingest key", "* Honeycomb: `hcaik_01" + randMixed(vr, lower+digits, 56) + "`", []string{"hcaik_01"}, "honeycomb-api-key"},
+		{"session cookie", "Cookie: theme=dark; sessionid=" + tok + "; lang=en", []string{tok}, "session-cookie"},
+		{"set-cookie", "Set-Cookie: connect.sid=s%3A" + tok + "; Path=/; HttpOnly", []string{tok}, "session-cookie"},
+		{"terraform variable default", "variable \"db_password\" {\n  type    = string\n  default = \"" + pw + "\"\n}", []string{pw}, "terraform-variable-default"},
+		{"client constructor", `co = cohere.Client("` + tok + `")`, []string{tok}, "client-constructor-key"},
+		{"new sdk client", `const client = new AcmeClient('` + tok + `', { region: 'eu' })`, []string{tok}, "client-constructor-key"},
+		{"echo into a login subcommand", "echo " + tok + " | az devops login --organization https://dev.azure.com/acme", []string{tok}, "piped-password"},
+		{"echo into --with-token", "echo " + tok + " | gh auth login --with-token", []string{tok}, "piped-password"},
+		{"echo into a secret store", "printf '" + pw + "' | wrangler secret put DB_PASSWORD", []string{pw}, "piped-password"},
+		{"echo into gcloud secrets", "echo -n " + tok + " | gcloud secrets versions add api-token --data-file=-", []string{tok}, "piped-password"},
+		{"echo into docker secret", "echo " + tok + " | docker secret create api_token -", []string{tok}, "piped-password"},
+		{"vendor word then key, no operator", "deepgram key " + hex40, []string{hex40}, "secret-assignment"},
+		{"markdown emphasis around the name", "**Todoist token** `" + tok + "`", []string{tok}, "secret-assignment"},
+		{"markdown emphasis, colon", "**API key**: " + tok, []string{tok}, ""},
+		{"pat name", "AZURE_DEVOPS_EXT_PAT=" + azdo, []string{azdo}, "pat-assignment"},
+		{"pat name, yaml", "gitlab_pat: " + tok, []string{tok}, ""},
+		{".net setting value", `<setting name="ZoomClientSecret" serializeAs="String">` + "\n  <value>" + tok + "</value>\n</setting>", []string{tok}, "secret-assignment"},
+		{"vendor name as the key, json", `"rollbar": "` + hex32 + `",`, []string{hex32}, "vendor-name-value"},
+		{"vendor name then value", "Pagerduty " + tok, []string{tok}, "vendor-name-value"},
+		{"vendor name, uuid key", "LOGGLY=" + uuid, []string{uuid}, "vendor-name-value"},
+		{"vendor constructor", `const client = new Hunter("` + hex40 + `");`, []string{hex40}, "vendor-name-value"},
+		{"vendor name with a suffix", "pusher_app = '" + tok + "'", []string{tok}, "vendor-name-value"},
+		{"hex key of low entropy for hex", "[DEBUG] Using Acme key " + lowHex, []string{lowHex}, "secret-assignment"},
+		{"pgpass line", "db.acme.internal:5432:orders:app:" + pw, []string{pw}, "pgpass-password"},
+		{"pgpass any port", "*:*:*:replicator:" + pw, []string{pw}, "pgpass-password"},
+		{"wpa psk", "network={\n  ssid=\"office\"\n  psk=\"" + pw + "\"\n}", []string{pw}, "password-assignment"},
+		{"password with non-ascii letters", `password: "Gr\u00fc\u00dfe-` + pw + `"`, []string{pw}, "password-assignment"},
+		{"element with more attributes", `<entry key="password" type="string">` + pw + `</entry>`, []string{pw}, "password-assignment"},
 	}
 }
 
@@ -109,6 +146,51 @@ var vendorCleanCases = []string{
 	`key: "sha256:16b08b5d7db86316ff12552a6c54951cc05693763efcdebc27788184dd091bc0"`,
 	`phc_ keys are public project keys`,
 	`the EAA prefix marks a Meta access token`,
+	// Issue 24: look-alikes of the rules above.
+	`vault token lookup hvs.`,
+	`Cookie: theme=dark; lang=en-US; _ga=GA1.2.1234567890.1712345678`,
+	`Cookie: session=${SESSION}`,
+	`variable "db_password" {\n  type      = string\n  sensitive = true\n}`,
+	`variable "api_key" {\n  default = ""\n}`,
+	`variable "region" {\n  default = "eu-west-1a-zone-primary-2"\n}`,
+	`client = boto3.client("secretsmanager")`,
+	`c := NewClient("https://api.acme.io/v2/endpoint")`,
+	`echo "$AZURE_DEVOPS_EXT_PAT" | az devops login`,
+	`echo hello | ssh-keygen login`,
+	`echo "$API_TOKEN" | wrangler secret put API_TOKEN`,
+	`echo done | tee -a secrets.log`,
+	`primary key (id, tenant_id)`,
+	`the key 3f9a2c7d is in the ring`,
+	`**Password**: see the team vault`,
+	`GITLAB_PAT=${GITLAB_PAT}`,
+	// Locale files: the word for password as the label of a password key;
+	// labels under key names; type annotations with nullability marks.
+	`"password": "Passwort",`,
+	`password = "Lösenord"`,
+	`<data name="Password" xml:space="preserve">` + "\n  <value>Kennwort</value>\n</data>",
+	`"api_key": "API-Schlüssel"`,
+	`"token": "Jeton d'accès"`,
+	`input LoginInput { email: String!, password: String! }`,
+	`var password: String?`,
+	`localhost:5432:*:postgres:*`,
+	// Hex digests under names that are not secret names.
+	`cache key 0123401234abcdabcd0123401234abcdabcd0123`,
+	`"checksum": "0123401234abcdabcd0123401234abcdabcd0123"`,
+	`root:x:0:0:root:/root:/bin/bash`,
+	// A vendor's name beside what is not its key.
+	`"algolia": "^4.22.1",`,
+	`"pusher-js": "8.4.0-rc2-" `,
+	`go get github.com/acme/rollbar-go@3f9a2c7d1b8e4f6a0c2d4e6f8a1b3c5d7e9f0a2b`,
+	`heroku app id 0b1ac2cf-0328-4fc7-a6b7-d59f1a6997e0`,
+	`Trello board: https://trello.com/b/AbC123xY/roadmap`,
+	`datadog/agent:7.52.0`,
+	`  resolved "https://registry.yarnpkg.com/algoliasearch/-/algoliasearch-4.22.1.tgz#3f9a2c7d1b8e4f6a0c2d4e6f8a1b3c5d7e9f0a2b"`,
+	`HUBSPOT=${HUBSPOT_TOKEN}`,
+	`zoom: https://acme.zoom.us/j/81234567890?pwd=x`,
+	`snyk test --severity-threshold=high`,
+	`spec_pat: "src/**/*_test.go"`,
+	`<setting name="ApiToken" serializeAs="String"><value /></setting>`,
+	`<setting name="ApiToken" serializeAs="String"><value>Paste your token here</value></setting>`,
 }
 
 func TestVendorCleanNotRedacted(t *testing.T) {
