@@ -1,0 +1,56 @@
+package risk
+
+import (
+	"testing"
+
+	"github.com/vigil-dev/vigil/events"
+)
+
+// TestHeldoutShell4: shell4.jsonl was written before the rules it
+// measures, from the documented commands of some hundred CLIs: the
+// destructive subcommands and options of secret stores, backup tools,
+// database, cloud, cluster, registry, DNS/CDN, CI and infrastructure-as-
+// code CLIs, HTTP write calls to hosted APIs with credentials, argument
+// templates (parallel :::, xargs -I/-J/--replace), git spelled unusually,
+// and destructive verbs of CLIs Vigil has no table for; its not-high lines
+// are the read-only, dry-run and help look-alikes of the same CLIs,
+// temp-directory cleanups, sudo with read-only programs and ordinary builds.
+// The table is split mechanically: its odd lines (1st, 3rd …) are the dev
+// half, read while writing rules; its even lines are the check half, never
+// read, whose figures are the estimate of how the rules generalize.
+func TestHeldoutShell4(t *testing.T) {
+	s := mustScorer(t, events.DefaultConfig())
+	lines := readHeldout[heldoutShell](t, "shell4.jsonl")
+	for _, half := range []struct {
+		name          string
+		parity        int
+		recall        float64 // HIGH recall floor, percent
+		maxFalseHighP float64 // false HIGH ceiling, percent of not-high lines
+	}{{"dev", 0, 0, 100}, {"check", 1, 0, 100}} {
+		var c heldoutTally
+		for i, l := range lines {
+			if i%2 != half.parity {
+				continue
+			}
+			a := s.ScoreCommand(l.Command, Env{})
+			switch c.add(t, l.Expect, a.Level) {
+			case outcomeMiss:
+				if *showMisses && half.parity == 0 {
+					t.Logf("MISS %s: %q %s", a.Level, l.Command, reasonsBrief(a))
+				}
+			case outcomeFalseHigh:
+				if *showMisses && half.parity == 0 {
+					t.Logf("FALSE HIGH: %q %s", l.Command, reasonsBrief(a))
+				}
+			}
+		}
+		t.Logf("held-out shell4.jsonl %s half: must-fire HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)",
+			half.name, pct(c.fired, c.fire), c.fired, c.fire, pct(c.medPlus, c.fire), c.medPlus, c.fire, pct(c.falseHigh, c.quiet), c.falseHigh, c.quiet)
+		if r := pct(c.fired, c.fire); r < half.recall {
+			t.Errorf("shell4.jsonl %s half: HIGH recall %.1f%% is below the %.0f%% floor", half.name, r, half.recall)
+		}
+		if f := pct(c.falseHigh, c.quiet); f > half.maxFalseHighP {
+			t.Errorf("shell4.jsonl %s half: false HIGH %.1f%% is above the %.0f%% ceiling", half.name, f, half.maxFalseHighP)
+		}
+	}
+}
