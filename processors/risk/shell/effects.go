@@ -87,7 +87,7 @@ var dataNouns = core.LazySet("db", "database", "databases", "pg", "postgres", "m
 	"volume", "volumes", "cluster", "clusters", "table", "tables", "index", "indices", "collection", "collections",
 	"keyspace", "namespace", "stack", "stacks", "env", "environment", "project", "projects", "repo", "repository",
 	"vault", "secret", "secrets", "backup", "backups", "snapshot", "snapshots", "schema", "storage", "disk", "disks",
-	"instance", "instances", "account", "org", "organization", "zone", "domain", "dns", "kv", "queue", "topic")
+	"instance", "instances", "account", "org", "organization", "zone", "domain", "dns", "kv", "queue", "topic", "state")
 
 // authorityNouns in a subcommand path name what grants access: a token,
 // a lease, a key, a certificate, a credential, an owner, an access grant.
@@ -96,7 +96,8 @@ var dataNouns = core.LazySet("db", "database", "databases", "pg", "postgres", "m
 // service that loses its last owner has no one left to restore it.
 var authorityNouns = core.LazySet("token", "tokens", "lease", "leases", "key", "keys", "cert", "certs", "certificate",
 	"certificates", "credential", "credentials", "creds", "owner", "owners", "access", "acl", "acls", "collaborator",
-	"collaborators", "apikey", "apikeys", "grant", "grants", "permission", "permissions", "sa", "signing")
+	"collaborators", "apikey", "apikeys", "grant", "grants", "permission", "permissions", "sa", "signing", "auth",
+	"policy", "policies", "role", "roles")
 
 // backupTools manage backup archives: what their removal verbs remove is
 // the copy kept for when everything else is lost.
@@ -153,7 +154,7 @@ var openWorldKnown = core.LazySet("gh", "helm", "heroku", "flyctl", "doctl", "re
 // uninstalls: HIGH when forced or recursive, or when the resource they name
 // is plainly remote (a URL, bucket:path, an ARN); MEDIUM otherwise.
 var removeVerbs = core.LazySet("rm", "remove", "del", "rb", "rmdir", "reset", "revoke", "deregister", "unregister", "detach",
-	"uninstall", "clear", "rmi", "disable", "forget", "flush")
+	"uninstall", "clear", "rmi", "disable", "forget", "flush", "unset", "unlink", "fresh")
 
 // openWorldSkip are programs whose own rules judge what their verbs delete,
 // or whose verbs act on the local machine only.
@@ -172,7 +173,7 @@ var openWorldSkip = core.LazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe"
 	"modprobe", "rmmod", "mkfs", "wipefs", "fdisk", "parted", "sfdisk", "gdisk", "sgdisk", "blkdiscard", "vim", "vi",
 	"nvim", "emacs", "nano", "code", "ed", "docker-compose", "ssh", "eval", "exec", "command", "builtin", "source",
 	"composer", "pipenv", "pdm", "rye", "hatch", "npx", "bunx", "pnpx", "uvx", "dotnet", "nuget", "vcpkg",
-	"conan", "opam", "cabal", "stack", "mix", "rebar3", "lein", "sbt", "swift", "flutter", "dart", "deno", "sdkmanager")
+	"conan", "opam", "cabal", "stack", "mix", "rebar3", "lein", "sbt", "flutter", "dart", "deno", "sdkmanager")
 
 // forceFlag reports whether option a says "do not ask, do not stop"
 // (--force, -y, --all, -r …): it turns a removal into one that cannot be
@@ -242,7 +243,7 @@ func verbWords(s string) []string {
 // --skip-delete, --keep-…) holds none.
 func verbOf(s string) (string, int) {
 	ws := verbWords(s)
-	if len(ws) == 0 || len(ws) > 5 {
+	if len(ws) == 0 || len(ws) > 7 {
 		return "", 0
 	}
 	if len(ws) > 1 {
@@ -315,6 +316,17 @@ func (w *walker) openWorld(c *command) {
 		w.openWorldCmd(&inner, c.name+" "+ops[k])
 		return
 	}
+	if c.name == "java" {
+		// java -jar tool.jar ARGS: the jar is the command-line tool
+		if k := slicesIndex(c.args, "-jar"); k >= 0 && k+1 < len(c.args) {
+			jar := c.args[k+1]
+			inner := *c
+			inner.name, inner.args = CanonicalName(jar), c.args[k+2:]
+			inner.argDyn = nil
+			w.openWorldCmd(&inner, "java -jar "+jar)
+		}
+		return
+	}
 	if scriptCLIs()[c.name] {
 		ops := operands(c.args)
 		if len(ops) == 0 || hasArg(c.args, "-c", "-e", "-r", "-m", "--eval") {
@@ -352,7 +364,7 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		return
 	}
 	a := c.args
-	force := false
+	force, scoped, regenerable := false, false, false
 	// what a backup tool or a cluster tool removes is never only local
 	keeps := backupTools()[c.name] || clusterTools()[c.name]
 	for i, x := range a {
@@ -364,6 +376,8 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 			return
 		case forceFlag(x):
 			force = true
+		case remoteScopeOpt(x):
+			scoped = true
 		}
 	}
 	if f := backupDeleteShort[c.name]; f != "" {
@@ -403,8 +417,13 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	}
 	// a verb among the leading words (the subcommand path), then what it names
 	for i, x := range ops {
-		if i >= 4 || strings.ContainsAny(x, " =\"'$./\\") {
+		if i >= 4 {
 			break
+		}
+		if strings.ContainsAny(x, " =\"'$./\\") {
+			// an option's value (a host, a user:password, a URL) or a
+			// path: not the subcommand, which may come after it
+			continue
 		}
 		v, k := verbOf(x)
 		if k == 0 {
@@ -417,7 +436,7 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 			w.hit(c, ruleAccessRevoke, high, path+" revokes "+nameOf(named, v)+" for everyone who holds it")
 			return
 		}
-		strong := force || prod || keeps
+		strong := force || prod || keeps || scoped
 		for _, n := range named {
 			if remoteResource(n) {
 				strong = true
@@ -427,6 +446,9 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 			for _, wd := range verbWords(p) {
 				if dataNouns()[wd] {
 					strong = true
+				}
+				if cacheNouns()[wd] {
+					regenerable = true
 				}
 			}
 		}
@@ -476,6 +498,9 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	}
 	if best == high && localVMTools()[c.name] {
 		best, detail = med, detail+" (a cluster or machine on this host)"
+	}
+	if best == high && regenerable {
+		best, detail = med, detail+" (a cache, rebuilt on demand)"
 	}
 	switch best {
 	case high:
@@ -544,13 +569,45 @@ func destroyOption(opt string) (string, bool) {
 		case destroyVerbs()[ws[0]] && (ws[1] == "all" || ws[1] == "everything" || ws[1] == "data" || ws[1] == "volumes" || ws[1] == "force"):
 			return ws[0], true
 		}
-	case 3:
-		// --remove-all-storage, --delete-all-data: a removal of everything of a kind
-		if (destroyVerbs()[ws[0]] || removeVerbs()[ws[0]]) && (ws[1] == "all" || ws[1] == "every") {
-			return ws[0], true
-		}
+	}
+	// --remove-all-storage, --delete-older-than, --remove-all-but-n-full:
+	// a removal of everything a criterion selects
+	if len(ws) >= 2 && (destroyVerbs()[ws[0]] || removeVerbs()[ws[0]]) && selectorWords()[ws[1]] && (len(ws) > 2 || ws[1] != "all") {
+		return ws[0], true
 	}
 	return "", false
+}
+
+// selectorWords, after a removal verb in an option, select what it
+// removes by a criterion rather than by name: all, every, older (than),
+// expired, unused.
+var selectorWords = core.LazySet("all", "every", "older", "before", "expired", "unused", "untagged", "stale", "old",
+	"orphaned", "dangling", "except", "but")
+
+// cacheNouns name what a tool rebuilds on demand: a verb that purges a
+// cache loses nothing that cannot be fetched or computed again.
+var cacheNouns = core.LazySet("cache", "caches", "cached")
+
+// remoteScopeOpt reports whether option a names the remote account,
+// project, repository, cluster or resource id a command acts on
+// (--repo acme/app, --project p, --region r, --id X, --instance-id i-…):
+// what the command's verb removes is then not on this machine.
+func remoteScopeOpt(a string) bool {
+	if !strings.HasPrefix(a, "--") {
+		return false
+	}
+	l := strings.ToLower(a)
+	if eq := strings.IndexByte(l, '='); eq > 0 {
+		l = l[:eq]
+	}
+	switch l {
+	case "--repo", "--project", "--org", "--organization", "--app", "--cluster", "--stack", "--region", "--zone",
+		"--context", "--kube-context", "--env", "--environment", "--account", "--subscription", "--resource-group",
+		"--profile", "--space", "--site", "--service", "--vault", "--team", "--tenant", "--target-org", "--endpoint",
+		"--server", "--id", "--sid", "--uuid", "--arn", "--scope":
+		return true
+	}
+	return strings.HasSuffix(l, "-id") || strings.HasSuffix(l, "-ids") || strings.HasSuffix(l, "-arn")
 }
 
 // localFileExts are extensions of files a tool deletes on this machine.
@@ -578,6 +635,7 @@ func allLocalFiles(named []string) bool {
 // prodName reports whether a named resource is a production one.
 func prodName(s string) bool {
 	for _, w := range verbWords(strings.ToLower(s)) {
+		w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		if w == "prod" || w == "production" || w == "live" {
 			return true
 		}
