@@ -499,7 +499,9 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	if best == high && localVMTools()[c.name] {
 		best, detail = med, detail+" (a cluster or machine on this host)"
 	}
-	if best == high && regenerable {
+	if best == high && regenerable && !scoped && !prod && !force {
+		// a cache on this machine is rebuilt on demand; a shared one
+		// (a CI's, a CDN's) is purged for everyone at once
 		best, detail = med, detail+" (a cache, rebuilt on demand)"
 	}
 	switch best {
@@ -585,7 +587,7 @@ var selectorWords = core.LazySet("all", "every", "older", "before", "expired", "
 	"orphaned", "dangling", "except", "but")
 
 // cacheNouns name what a tool rebuilds on demand: a verb that purges a
-// cache loses nothing that cannot be fetched or computed again.
+// local cache loses nothing that cannot be fetched or computed again.
 var cacheNouns = core.LazySet("cache", "caches", "cached")
 
 // remoteScopeOpt reports whether option a names the remote account,

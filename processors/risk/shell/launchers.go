@@ -86,10 +86,23 @@ func unshareCommand(cmd *command, rest []field) []field {
 // template that is code is a template-exec.
 func (w *walker) parallel(cmd *command, rest []field, ctx stmtCtx) {
 	i := 0
+	ph := "{}"
 	for i < len(rest) {
 		a := rest[i].s
 		if len(a) < 2 || a[0] != '-' || a == ":::" || a == "::::" || a == ":::+" {
 			break
+		}
+		switch {
+		case a == "--dry-run" || a == "--dryrun":
+			return // prints the command lines, runs none
+		case a == "-I" && i+1 < len(rest):
+			ph = rest[i+1].s
+		case strings.HasPrefix(a, "-I") && len(a) > 2:
+			ph = a[2:]
+			i++
+			continue
+		case strings.HasPrefix(a, "--replace="):
+			ph = strings.TrimPrefix(a, "--replace=")
 		}
 		if !strings.Contains(a, "=") && (a == "-j" || a == "--jobs" || a == "-S" || a == "--sshlogin" || a == "--joblog" || a == "--results" ||
 			a == "-a" || a == "--arg-file" || a == "-d" || a == "--delimiter" || a == "-I" || a == "--tmpdir" || a == "--workdir" || a == "--colsep" || a == "-C" || a == "--timeout" || a == "--delay" || a == "-n" || a == "-N" || a == "--env") {
@@ -121,13 +134,17 @@ func (w *walker) parallel(cmd *command, rest []field, ctx stmtCtx) {
 			fromFile = true
 		}
 	}
-	ph := "{}"
 	if len(tmpl) > 0 && fromFile && (templateInCode(tmpl, ph) || !strings.Contains(strings.Join(tmpl, " "), ph) && (shells[CanonicalName(tmpl[0])] || CanonicalName(tmpl[0]) == "eval")) {
 		w.templateExec(cmd, "parallel", tmpl)
 	}
 	if len(tmpl) == 0 && fromFile {
 		w.templateExec(cmd, "parallel", []string{"{}"})
 		return
+	}
+	if fromFile && len(items) == 0 {
+		// arguments Vigil cannot read: the template is judged with an
+		// unknown argument in their place
+		items = []string{"$PARALLEL_ITEM"}
 	}
 	if len(items) > 8 {
 		items = items[:8]

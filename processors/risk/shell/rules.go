@@ -109,6 +109,10 @@ func (w *walker) judge(c *command) {
 		// inside a container is the container's, not the host's.
 		if c.container && !c.remote {
 			w.hit(c, ruleSudo, med, "runs with root privileges inside a container")
+		} else if c.sudoUser != "" && !shells[c.name] && !c.sudoPass {
+			// another account's powers, not root's: what the program does
+			// with them is judged by the rules on what it runs
+			w.hit(c, ruleSudo, med, "runs "+c.name+" as the user "+c.sudoUser+" (through "+viaOf(c)+"), not as root")
 		} else if sudoReadOnly(c) {
 			// root's reach without root's power to change anything: what it
 			// reads is judged by the read rules (/etc/shadow is HIGH)
