@@ -20,13 +20,14 @@ import (
 // read, whose figures are the estimate of how the rules generalize.
 func TestHeldoutShell4(t *testing.T) {
 	s := mustScorer(t, events.DefaultConfig())
-	lines := readHeldout[heldoutShell](t, "shell4.jsonl")
 	for _, half := range []struct {
+		file          string
 		name          string
 		parity        int
 		recall        float64 // HIGH recall floor, percent
 		maxFalseHighP float64 // false HIGH ceiling, percent of not-high lines
-	}{{"dev", 0, 0, 100}, {"check", 1, 0, 100}} {
+	}{{"shell4.jsonl", "dev", 0, 0, 100}, {"shell4.jsonl", "check", 1, 0, 100}, {"shell5.jsonl", "dev", 0, 0, 100}, {"shell5.jsonl", "check", 1, 0, 100}} {
+		lines := readHeldout[heldoutShell](t, half.file)
 		var c heldoutTally
 		for i, l := range lines {
 			if i%2 != half.parity {
@@ -44,13 +45,13 @@ func TestHeldoutShell4(t *testing.T) {
 				}
 			}
 		}
-		t.Logf("held-out shell4.jsonl %s half: must-fire HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)",
-			half.name, pct(c.fired, c.fire), c.fired, c.fire, pct(c.medPlus, c.fire), c.medPlus, c.fire, pct(c.falseHigh, c.quiet), c.falseHigh, c.quiet)
+		t.Logf("held-out %s %s half: must-fire HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%% (%d/%d); must-not-fire scored HIGH %.1f%% (%d/%d)",
+			half.file, half.name, pct(c.fired, c.fire), c.fired, c.fire, pct(c.medPlus, c.fire), c.medPlus, c.fire, pct(c.falseHigh, c.quiet), c.falseHigh, c.quiet)
 		if r := pct(c.fired, c.fire); r < half.recall {
-			t.Errorf("shell4.jsonl %s half: HIGH recall %.1f%% is below the %.0f%% floor", half.name, r, half.recall)
+			t.Errorf("%s %s half: HIGH recall %.1f%% is below the %.0f%% floor", half.file, half.name, r, half.recall)
 		}
 		if f := pct(c.falseHigh, c.quiet); f > half.maxFalseHighP {
-			t.Errorf("shell4.jsonl %s half: false HIGH %.1f%% is above the %.0f%% ceiling", half.name, f, half.maxFalseHighP)
+			t.Errorf("%s %s half: false HIGH %.1f%% is above the %.0f%% ceiling", half.file, half.name, f, half.maxFalseHighP)
 		}
 	}
 }
