@@ -104,6 +104,12 @@ var authorityNouns = core.LazySet("token", "tokens", "lease", "leases", "key", "
 var backupTools = core.LazySet("tarsnap", "borg", "borgmatic", "restic", "rustic", "kopia", "duplicity", "duplicacy",
 	"rdiff-backup", "bup", "attic", "velero", "bconsole", "zbackup", "rsnapshot", "burp", "bacula")
 
+// secretTools keep credentials and secrets: what their removal verbs
+// remove is a secret that often exists nowhere else, and whoever used it
+// is locked out.
+var secretTools = core.LazySet("vault", "op", "bw", "lpass", "gopass", "pass", "doppler", "infisical", "chamber", "akeyless",
+	"conjur", "keeper", "summon", "teller", "berglas", "passbolt", "psonoci", "bao")
+
 // backupDeleteShort are the short options with which a backup tool deletes
 // archives (`tarsnap -d -f NAME`).
 var backupDeleteShort = map[string]string{"tarsnap": "d"}
@@ -154,7 +160,7 @@ var openWorldKnown = core.LazySet("gh", "helm", "heroku", "flyctl", "doctl", "re
 // uninstalls: HIGH when forced or recursive, or when the resource they name
 // is plainly remote (a URL, bucket:path, an ARN); MEDIUM otherwise.
 var removeVerbs = core.LazySet("rm", "remove", "del", "rb", "rmdir", "reset", "revoke", "deregister", "unregister", "detach",
-	"uninstall", "clear", "rmi", "disable", "forget", "flush", "unset", "unlink", "fresh")
+	"uninstall", "clear", "rmi", "disable", "forget", "flush", "unset", "unlink", "fresh", "deactivate")
 
 // openWorldSkip are programs whose own rules judge what their verbs delete,
 // or whose verbs act on the local machine only.
@@ -366,7 +372,7 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	a := c.args
 	force, scoped, regenerable := false, false, false
 	// what a backup tool or a cluster tool removes is never only local
-	keeps := backupTools()[c.name] || clusterTools()[c.name]
+	keeps := backupTools()[c.name] || clusterTools()[c.name] || secretTools()[c.name]
 	for i, x := range a {
 		lx := strings.ToLower(x)
 		switch {
@@ -426,8 +432,12 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 			continue
 		}
 		v, k := verbOf(x)
+		mig := false
 		if k == 0 {
-			continue
+			if v = migrationUndo(ops[:i], x); v == "" {
+				continue
+			}
+			k, mig = 1, true
 		}
 		named := ops[i+1:]
 		path := prog + " " + strings.Join(ops[:i+1], " ")
@@ -444,7 +454,9 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		}
 		for _, p := range ops[:i+1] {
 			for _, wd := range verbWords(p) {
-				if dataNouns()[wd] {
+				if dataNouns()[wd] && !mig || wd == "all" {
+					// a store named in the path; for a migration undo, only
+					// all of them (`db:migrate:undo:all`) or force, scope, prod
 					strong = true
 				}
 				if cacheNouns()[wd] {
@@ -566,9 +578,11 @@ func destroyOption(opt string) (string, bool) {
 		return ws[0], destroyVerbs()[ws[0]]
 	case 2:
 		switch {
-		case (ws[0] == "force" || ws[0] == "hard" || ws[0] == "permanently" || ws[0] == "permanent") && destroyVerbs()[ws[1]]:
+		case (ws[0] == "force" || ws[0] == "hard" || ws[0] == "permanently" || ws[0] == "permanent") && (destroyVerbs()[ws[1]] || removeVerbs()[ws[1]]):
+			// --force-delete, --force-reset, --hard-remove
 			return ws[1], true
-		case destroyVerbs()[ws[0]] && (ws[1] == "all" || ws[1] == "everything" || ws[1] == "data" || ws[1] == "volumes" || ws[1] == "force"):
+		case destroyVerbs()[ws[0]] && (ws[1] == "all" || ws[1] == "everything" || ws[1] == "force" || dataNouns()[ws[1]] || dataNouns()[strings.TrimSuffix(ws[1], "s")]):
+			// --delete-data, --delete-volumes, --delete-namespaces: the data itself
 			return ws[0], true
 		}
 	}
@@ -578,6 +592,40 @@ func destroyOption(opt string) (string, bool) {
 		return ws[0], true
 	}
 	return "", false
+}
+
+// migrationNouns name a database's schema migrations; undoVerbs, next to
+// one, revert them: what the migrations created (tables, columns and their
+// data) is dropped.
+var migrationNouns = core.LazySet("migrate", "migration", "migrations", "db", "database", "schema")
+
+var undoVerbs = core.LazySet("rollback", "downgrade", "down", "undo", "revert")
+
+// migrationUndo returns the undo verb of subcommand x when x, or a word
+// before it in the subcommand path, names migrations (`migrate:rollback`,
+// `db:migrate:undo:all`, `db downgrade`), "" otherwise.
+func migrationUndo(before []string, x string) string {
+	ws := verbWords(x)
+	noun, verb := false, ""
+	for _, wd := range ws {
+		if migrationNouns()[wd] {
+			noun = true
+		}
+		if undoVerbs()[wd] {
+			verb = wd
+		}
+	}
+	for _, b := range before {
+		for _, wd := range verbWords(b) {
+			if migrationNouns()[wd] {
+				noun = true
+			}
+		}
+	}
+	if noun && verb != "" {
+		return verb
+	}
+	return ""
 }
 
 // selectorWords, after a removal verb in an option, select what it

@@ -60,6 +60,12 @@ func (w *walker) http(c *command) {
 			w.hit(c, ruleCredentialExfiltration, high, c.name+" uploads "+p+" ("+k+")")
 			return true
 		}
+		if local {
+			// a workspace file sent to a server on this machine (a fixture
+			// for a local API): nothing leaves the host
+			w.hit(c, ruleNetworkWrite, med, c.name+" sends the file "+p+" to a local server")
+			return true
+		}
 		w.hit(c, ruleFileUpload, high, c.name+" uploads the file "+p)
 		return true
 	}
@@ -139,12 +145,15 @@ func (w *walker) http(c *command) {
 			hosted = true
 		}
 	}
-	destroyPath := false
+	destroyPath, effectPath := false, ""
 	for _, u := range urls {
 		if p := urlPath(u); p != "" {
 			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
 				if _, k := verbOf(seg); k == 2 {
 					destroyPath = true
+				}
+				if e := apiEffect(seg); e != "" && effectPath == "" {
+					effectPath = e
 				}
 			}
 		}
@@ -170,6 +179,8 @@ func (w *walker) http(c *command) {
 		w.hit(c, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that removes a resource with the user's credentials")
 	case method == "PUT" || method == "PATCH":
 		w.hit(c, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+method+" to "+strings.Join(hostsOf(urls), ", ")+" that overwrites a resource with the user's credentials")
+	case wrote && effectPath != "":
+		w.hit(c, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that "+effectPath+" with the user's credentials")
 	}
 	switch {
 	case uploaded:
@@ -598,7 +609,35 @@ func credentialHeader(h string) bool {
 		"x-functions-key", "ocp-apim-subscription-key", "dd-api-key", "dd-application-key", "x-figma-token", "x-shopify-access-token":
 		return true
 	}
-	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-api-key") || strings.HasSuffix(n, "-apikey") || strings.HasSuffix(n, "-secret")
+	switch n {
+	case "idempotency-key", "x-idempotency-key", "cache-key", "x-cache-key", "sec-websocket-key", "x-request-key":
+		return false // identify a request, not the caller
+	}
+	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-key") || strings.HasSuffix(n, "-apikey") || strings.HasSuffix(n, "-secret") ||
+		strings.HasSuffix(n, "-password") || strings.Contains(n, "auth")
+}
+
+// moneyNouns in an API path name a movement of money, which a request
+// carries out and nothing takes back; accessNouns name who may act on an
+// account, which a write grants or takes away.
+var moneyNouns = core.LazySet("payout", "payouts", "transfer", "transfers", "refund", "refunds", "charge", "charges",
+	"withdrawal", "withdrawals", "disbursement", "disbursements", "remittance", "remittances")
+
+var accessNouns = core.LazySet("collaborator", "collaborators", "member", "members", "membership", "memberships",
+	"permission", "permissions", "admin", "admins", "role", "roles", "rolebinding", "rolebindings", "grant", "grants",
+	"acl", "acls", "owner", "owners", "invitation", "invitations", "keys", "deploy_keys", "apikey", "apikeys", "tokens")
+
+// apiEffect describes what a write to an API path segment seg does when
+// the segment names money or access, "" otherwise.
+func apiEffect(seg string) string {
+	l := strings.ToLower(seg)
+	switch {
+	case moneyNouns()[l]:
+		return "moves money (" + l + ")"
+	case accessNouns()[l]:
+		return "changes who has access (" + l + ")"
+	}
+	return ""
 }
 
 // urlPath returns the path and query of u, "" if it has none.

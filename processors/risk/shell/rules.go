@@ -131,6 +131,7 @@ func (w *walker) judge(c *command) {
 	w.commandRules(c)
 	w.writeFlags(c)
 	w.openWorld(c)
+	w.grants(c)
 	w.unreviewedApply(c)
 	if c.name == "" && c.inPipe && c.pipeOut {
 		// an unresolved program in the middle of a pipeline: judged by what it feeds

@@ -433,6 +433,11 @@ func (w *walker) xargs(cmd *command, rest []field, ctx stmtCtx) []field {
 		}
 	}
 	cmd.via = append(cmd.via, "xargs")
+	if !hasArgField(rest[:min(i, len(rest))], "-o") && !hasArgField(rest[:min(i, len(rest))], "--open-tty") {
+		// xargs reads its items from stdin and gives the command
+		// /dev/null: what was piped in reaches it only as arguments
+		cmd.stdin = &data{known: true}
+	}
 	sub := rest[min(i, len(rest)):]
 	if len(sub) == 0 {
 		sub = []field{{s: "echo"}}
