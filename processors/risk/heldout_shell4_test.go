@@ -18,6 +18,11 @@ import (
 // The table is split mechanically: its odd lines (1st, 3rd …) are the dev
 // half, read while writing rules; its even lines are the check half, never
 // read, whose figures are the estimate of how the rules generalize.
+// shell5.jsonl, split the same way, was written after a first round of
+// rules read shell4's dev half and scored once before a second round read
+// its own dev half. The floors sit below what each half reached (shell4
+// dev 98.8 %, check 95.1 %; shell5 dev 96.4 %, check 89.2 %; no false HIGH
+// in any half).
 func TestHeldoutShell4(t *testing.T) {
 	s := mustScorer(t, events.DefaultConfig())
 	for _, half := range []struct {
@@ -26,7 +31,7 @@ func TestHeldoutShell4(t *testing.T) {
 		parity        int
 		recall        float64 // HIGH recall floor, percent
 		maxFalseHighP float64 // false HIGH ceiling, percent of not-high lines
-	}{{"shell4.jsonl", "dev", 0, 0, 100}, {"shell4.jsonl", "check", 1, 0, 100}, {"shell5.jsonl", "dev", 0, 0, 100}, {"shell5.jsonl", "check", 1, 0, 100}} {
+	}{{"shell4.jsonl", "dev", 0, 96, 2}, {"shell4.jsonl", "check", 1, 92, 2}, {"shell5.jsonl", "dev", 0, 93, 2}, {"shell5.jsonl", "check", 1, 86, 2}} {
 		lines := readHeldout[heldoutShell](t, half.file)
 		var c heldoutTally
 		for i, l := range lines {

@@ -1116,6 +1116,15 @@ func gitLongOpts(sub string, args []string) []string {
 	if names == nil {
 		return args
 	}
+	long := false
+	for _, x := range args {
+		if len(x) >= 4 && strings.HasPrefix(x, "--") {
+			long = true
+		}
+	}
+	if !long {
+		return args
+	}
 	var out []string
 	for i, x := range args {
 		if x == "--" {

@@ -605,6 +605,10 @@ var undoVerbs = core.LazySet("rollback", "downgrade", "down", "undo", "revert")
 // before it in the subcommand path, names migrations (`migrate:rollback`,
 // `db:migrate:undo:all`, `db downgrade`), "" otherwise.
 func migrationUndo(before []string, x string) string {
+	lx := strings.ToLower(x)
+	if !strings.Contains(lx, "rollback") && !strings.Contains(lx, "down") && !strings.Contains(lx, "undo") && !strings.Contains(lx, "revert") {
+		return "" // no undo verb: the common case, without splitting words
+	}
 	ws := verbWords(x)
 	noun, verb := false, ""
 	for _, wd := range ws {

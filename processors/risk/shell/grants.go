@@ -65,9 +65,35 @@ var publicValues = core.LazySet("public", "public-read", "public-read-write", "p
 // httpClients send requests the HTTP rules judge, form fields included.
 var httpClients = core.LazySet("curl", "wget", "http", "https", "xh", "xhs", "nscurl", "aria2c")
 
+// grantKeys are the words one of whose presence in an argument makes it
+// worth reading as a grant: a cheap test before any parsing, as grants
+// runs on every command.
+var grantKeys = []string{"role", "perm", "polic", "access", "level", "privilege", "visibility", "acl", "allusers",
+	"allauthenticatedusers", "member", "grantee", "principal"}
+
+// grantCandidate reports whether some argument of args may set a role,
+// a visibility or an ACL.
+func grantCandidate(args []string) bool {
+	for _, a := range args {
+		if len(a) < 3 {
+			continue
+		}
+		l := strings.ToLower(a)
+		for _, k := range grantKeys {
+			if strings.Contains(l, k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // grants applies the grant and exposure rules to c.
 func (w *walker) grants(c *command) {
 	if c.name == "" || c.dynName || c.helpOnly || mentionCmds()[c.name] || passThrough()[c.name] || shells[c.name] || httpClients()[c.name] {
+		return
+	}
+	if !grantCandidate(c.args) {
 		return
 	}
 	ops := operands(c.args)
