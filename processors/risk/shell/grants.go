@@ -22,10 +22,12 @@ var roleKeyWords = core.LazySet("role", "clusterrole", "permission", "permission
 	"privilege", "privileges")
 
 // grantArgs returns the name=value pairs of args: --k=v, --k v (when v is
-// not an option), -k v and k=v items.
+// not an option), -k v and k=v items that are not an option's value
+// (`-e ROLE=admin` sets a variable, it grants nothing).
 func grantArgs(args []string) [][2]string {
 	var out [][2]string
-	for i, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		switch {
 		case strings.HasPrefix(a, "-"):
 			k := strings.TrimLeft(a, "-")
@@ -33,6 +35,7 @@ func grantArgs(args []string) [][2]string {
 				out = append(out, [2]string{k[:eq], k[eq+1:]})
 			} else if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
 				out = append(out, [2]string{k, args[i+1]})
+				i++
 			}
 		case strings.IndexByte(a, '=') > 0:
 			eq := strings.IndexByte(a, '=')
@@ -119,11 +122,17 @@ func (w *walker) grants(c *command) {
 	for _, kv := range grantArgs(c.args) {
 		k, v := strings.ToLower(kv[0]), kv[1]
 		lv := strings.ToLower(strings.Trim(v, `"' `))
+		// the key names a role (--role, --clusterrole, --policy-arn,
+		// permission=), not a role's name or id (--role-name admin)
 		roleKey := false
-		for _, wd := range verbWords(k) {
+		kw := verbWords(k)
+		for _, wd := range kw {
 			if roleKeyWords()[wd] {
 				roleKey = true
 			}
+		}
+		if n := len(kw); n > 0 && !roleKeyWords()[kw[n-1]] && kw[n-1] != "arn" {
+			roleKey = false
 		}
 		switch {
 		case roleKey && adminValue(v):
