@@ -31,7 +31,8 @@ func TestHeldoutShell4(t *testing.T) {
 		parity        int
 		recall        float64 // HIGH recall floor, percent
 		maxFalseHighP float64 // false HIGH ceiling, percent of not-high lines
-	}{{"shell4.jsonl", "dev", 0, 96, 2}, {"shell4.jsonl", "check", 1, 92, 2}, {"shell5.jsonl", "dev", 0, 93, 2}, {"shell5.jsonl", "check", 1, 86, 2}} {
+	}{{"shell4.jsonl", "dev", 0, 96, 2}, {"shell4.jsonl", "check", 1, 92, 2}, {"shell5.jsonl", "dev", 0, 93, 2}, {"shell5.jsonl", "check", 1, 86, 2},
+		{"shell6.jsonl", "dev", 0, 0, 100}, {"shell6.jsonl", "check", 1, 0, 100}} {
 		lines := readHeldout[heldoutShell](t, half.file)
 		var c heldoutTally
 		for i, l := range lines {
