@@ -22,7 +22,10 @@ import (
 // rules read shell4's dev half and scored once before a second round read
 // its own dev half. The floors sit below what each half reached (shell4
 // dev 98.8 %, check 95.1 %; shell5 dev 96.4 %, check 89.2 %; no false HIGH
-// in any half).
+// in any half). shell6.jsonl (spellings that hide rm and its kin,
+// persistence, exfiltration, vendor CLI packs) was written and scored once
+// after that (dev 89.6 %, check 90.9 % HIGH; check false HIGH 1 of 38),
+// then its dev half read (dev 100 %, check 92.4 %).
 func TestHeldoutShell4(t *testing.T) {
 	s := mustScorer(t, events.DefaultConfig())
 	for _, half := range []struct {
@@ -32,7 +35,7 @@ func TestHeldoutShell4(t *testing.T) {
 		recall        float64 // HIGH recall floor, percent
 		maxFalseHighP float64 // false HIGH ceiling, percent of not-high lines
 	}{{"shell4.jsonl", "dev", 0, 96, 2}, {"shell4.jsonl", "check", 1, 92, 2}, {"shell5.jsonl", "dev", 0, 93, 2}, {"shell5.jsonl", "check", 1, 86, 2},
-		{"shell6.jsonl", "dev", 0, 0, 100}, {"shell6.jsonl", "check", 1, 0, 100}} {
+		{"shell6.jsonl", "dev", 0, 97, 2}, {"shell6.jsonl", "check", 1, 88, 5}} {
 		lines := readHeldout[heldoutShell](t, half.file)
 		var c heldoutTally
 		for i, l := range lines {

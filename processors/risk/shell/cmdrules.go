@@ -1368,6 +1368,9 @@ func (w *walker) packages(c *command) {
 	if ops := operands(a); len(ops) > 0 {
 		first = ops[0]
 	}
+	if u := untrustedSource(a); u != "" {
+		w.hit(c, rulePackageUntrustedSource, high, c.name+" installs code from "+u+", a bare IP address or plain HTTP: no name or certificate vouches for what it serves")
+	}
 	switch c.name {
 	case "npx", "bunx", "uvx":
 		w.hit(c, rulePackageInstall, med, c.name+" downloads and runs a package")

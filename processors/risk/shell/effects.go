@@ -74,7 +74,7 @@ func awsDestroyOp(op string) bool {
 			return true
 		}
 	}
-	return false
+	return closesAccount(ws)
 }
 
 // bulkVerbs act on everything they can reach: HIGH with no resource named.
@@ -97,7 +97,7 @@ var dataNouns = core.LazySet("db", "database", "databases", "pg", "postgres", "m
 var authorityNouns = core.LazySet("token", "tokens", "lease", "leases", "key", "keys", "cert", "certs", "certificate",
 	"certificates", "credential", "credentials", "creds", "owner", "owners", "access", "acl", "acls", "collaborator",
 	"collaborators", "apikey", "apikeys", "grant", "grants", "permission", "permissions", "sa", "signing", "auth",
-	"policy", "policies", "role", "roles")
+	"policy", "policies", "role", "roles", "user", "users", "member", "members", "password", "passwords")
 
 // backupTools manage backup archives: what their removal verbs remove is
 // the copy kept for when everything else is lost.
@@ -263,12 +263,30 @@ func verbOf(s string) (string, int) {
 			return w, 2
 		}
 	}
+	if closesAccount(ws) {
+		return "close", 2
+	}
 	for _, w := range ws {
 		if removeVerbs()[w] {
 			return w, 1
 		}
 	}
 	return "", 0
+}
+
+// closesAccount reports whether words name the closing of an account or
+// an organization (close-account): the account and all it holds go.
+func closesAccount(ws []string) bool {
+	cl, acct := false, false
+	for _, w := range ws {
+		switch w {
+		case "close":
+			cl = true
+		case "account", "accounts", "org", "organization", "subscription":
+			acct = true
+		}
+	}
+	return cl && acct
 }
 
 // remoteResource reports whether operand x names something plainly not a
@@ -421,6 +439,16 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	case destroyPrograms()[c.name] && len(ops) > 0:
 		raise(high, prog+" irreversibly removes "+nameOf(ops, c.name))
 	}
+	if v, k := verbOf(strings.TrimSuffix(c.name, ".sh")); k == 2 && !destroyVerbs()[c.name] {
+		// a tool named for what it destroys (kafka-delete-records), aimed
+		// at a server or resource elsewhere
+		for _, o := range ops {
+			if remoteResource(o) || scoped {
+				raise(high, prog+" ("+v+") irreversibly removes data on "+nameOf([]string{o}, v))
+				break
+			}
+		}
+	}
 	// a verb among the leading words (the subcommand path), then what it names
 	for i, x := range ops {
 		if i >= 4 {
@@ -441,14 +469,15 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		}
 		named := ops[i+1:]
 		path := prog + " " + strings.Join(ops[:i+1], " ")
-		if k == 1 && (v == "revoke" || authorityPath(ops[:i]) || registryAdmin(c)) {
+		if k == 1 && (v == "revoke" || authorityPath(ops[:i+1]) || registryAdmin(c)) {
 			// revocation, or removal of an access grant, cannot be taken back
 			w.hit(c, ruleAccessRevoke, high, path+" revokes "+nameOf(named, v)+" for everyone who holds it")
 			return
 		}
 		strong := force || prod || keeps || scoped
 		for _, n := range named {
-			if remoteResource(n) {
+			if remoteResource(n) || n == "" || n == "/" || n == "*" || n == "**" {
+				// a remote resource, or the root of the store: everything in it
 				strong = true
 			}
 		}

@@ -199,6 +199,33 @@ func (w *walker) http(c *command) {
 	}
 }
 
+// untrustedSource returns the first URL among args (a package, an index,
+// a registry) served from a bare non-local IP address or over plain HTTP
+// from a non-local host, "" when there is none.
+func untrustedSource(args []string) string {
+	for _, a := range args {
+		if eq := strings.IndexByte(a, '='); eq > 0 && strings.HasPrefix(a, "-") {
+			a = a[eq+1:]
+		}
+		i := strings.Index(a, "://")
+		if i < 0 {
+			continue
+		}
+		hs := hostsOf([]string{a})
+		if len(hs) == 0 {
+			continue
+		}
+		h := hs[0]
+		if isLocalHost(h) || isPrivateHost(h) {
+			continue
+		}
+		if isRawIP(h) || strings.EqualFold(a[:i], "http") {
+			return core.TrimArg(a)
+		}
+	}
+	return ""
+}
+
 // httpMethods are the request methods an HTTPie-style client (http,
 // https, xh) takes as its first operand.
 var httpMethods = core.LazySet("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE", "PURGE")
