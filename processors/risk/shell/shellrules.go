@@ -236,8 +236,8 @@ var (
 
 	// --- privilege and accounts
 	ruleSudo = &ShellRule{ID: "sudo", Analyzer: core.AnalyzerShell, Levels: lvBoth, Category: catPriv,
-		Doc:   "runs as root or another user on the host (sudo, doas, pkexec, run0, runas): HIGH; MEDIUM inside a container, for a program other than a shell run as a named account that is not root (`sudo -u postgres psql`: what it does is judged by the other rules), and for a read-only program with no option that runs or writes (`sudo ls`, `sudo cat /var/log/x`; what it reads is judged by the read rules) unless the agent hands over the password (`-S`, `-A`)",
-		Fires: []string{"sudo apt-get update", "doas tee /etc/motd", "runas /user:Administrator cmd", "docker exec app sudo ls", "sudo du -sh /var/lib", "echo pw | sudo -S ls", "sudo systemctl status nginx", "sudo journalctl -u nginx", "sudo -u postgres psql -c '\\l'"}, Quiet: []string{"sudo -l", "man sudo"}}
+		Doc:   "runs as root or another user on the host (sudo, doas, pkexec, run0, runas): HIGH; MEDIUM inside a container, for a program other than a shell run as a named account that is not root (`sudo -u postgres psql`: what it does is judged by the other rules), and for a read-only program or a read-only subcommand with no option that runs or writes (`sudo ls`, `sudo cat /var/log/x`, `sudo docker logs`, `sudo kubectl get`, `sudo iptables -L`, `sudo fdisk -l`; what it reads is judged by the read rules) unless the agent hands over the password (`-S`, `-A`)",
+		Fires: []string{"sudo apt-get update", "doas tee /etc/motd", "runas /user:Administrator cmd", "docker exec app sudo ls", "sudo du -sh /var/lib", "echo pw | sudo -S ls", "sudo systemctl status nginx", "sudo journalctl -u nginx", "sudo -u postgres psql -c '\\l'", "sudo docker logs api", "sudo kubectl get pods -A", "sudo iptables -L -n"}, Quiet: []string{"sudo -l", "man sudo"}}
 	ruleSwitchUser = &ShellRule{ID: "switch-user", Analyzer: core.AnalyzerShell, Levels: lvHigh, Category: catPriv,
 		Doc:   "`su` starts a shell as another user (root unless named)",
 		Fires: []string{"su - root"}, Quiet: []string{"echo su"}}
