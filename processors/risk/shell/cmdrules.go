@@ -1441,6 +1441,20 @@ func (w *walker) packages(c *command) {
 
 func (w *walker) docker(c *command) {
 	a := c.args
+	if k := dockerGlobalEnd(a); k > 0 {
+		// global options (-H ssh://prod, --context prod) before the
+		// subcommand: judged as the subcommand they lead to
+		c2 := *c
+		c2.args = a[k:]
+		if len(c.argDyn) >= k {
+			c2.argDyn = c.argDyn[k:]
+		}
+		if len(c.argData) >= k {
+			c2.argData = c.argData[k:]
+		}
+		w.docker(&c2)
+		return
+	}
 	if len(a) == 0 {
 		return
 	}
@@ -1604,7 +1618,7 @@ func kubectlForced(verb string, a []string) string {
 
 func (w *walker) aws(c *command) {
 	a := c.args
-	ops := operands(a)
+	ops := operandsSkipping(a, awsValueOpts())
 	if len(ops) < 2 {
 		if len(ops) == 1 && ops[0] == "configure" {
 			w.hit(c, ruleCloudChange, med, "aws configure changes credentials")
@@ -1660,6 +1674,33 @@ func (w *walker) aws(c *command) {
 func changeBatchDeletes(b string) bool {
 	u := strings.ToUpper(strings.Join(strings.Fields(b), ""))
 	return strings.Contains(u, `"ACTION":"DELETE"`)
+}
+
+// awsValueOpts are the AWS CLI's global options that take a value, which
+// may come before the service (aws --profile prod ec2 …).
+var awsValueOpts = core.LazySet("--profile", "--region", "--output", "--endpoint-url", "--query", "--ca-bundle",
+	"--cli-read-timeout", "--cli-connect-timeout", "--color", "--cli-binary-format")
+
+// dockerGlobalEnd returns the index of the first argument after the
+// global options of docker, podman or nerdctl (-H HOST, --context NAME,
+// --config DIR, -l LEVEL, --tls…), 0 when there are none.
+func dockerGlobalEnd(a []string) int {
+	i := 0
+	for i < len(a) && strings.HasPrefix(a[i], "-") {
+		switch x := a[i]; {
+		case x == "-H" || x == "--host" || x == "-c" || x == "--context" || x == "--config" || x == "-l" || x == "--log-level" ||
+			x == "--tlscacert" || x == "--tlscert" || x == "--tlskey" || x == "--url" || x == "--connection" || x == "--namespace" || x == "-n":
+			i += 2
+		case x == "-D" || x == "--debug" || x == "--tls" || x == "--tlsverify" || x == "--remote" || x == "-r" || strings.Contains(x, "="):
+			i++
+		default:
+			return 0 // an option not known to be global: left as it is
+		}
+	}
+	if i >= len(a) {
+		return 0
+	}
+	return i
 }
 
 var secretPatternRe = core.LazyRE(`(?i)pass(?:w(?:or)?d)?|secret|token|api[_-]?key|credential|private[_ -]?key|aws_secret|aws_access|BEGIN .*PRIVATE|auth|bearer|-p\s`)
