@@ -1365,7 +1365,7 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 func (w *walker) packages(c *command) {
 	a := c.args
 	first := ""
-	if ops := operands(a); len(ops) > 0 {
+	if ops := operandsSkipping(a, pkgValueOpts()); len(ops) > 0 {
 		first = ops[0]
 	}
 	if u := untrustedSource(a); u != "" {
@@ -1702,6 +1702,11 @@ func dockerGlobalEnd(a []string) int {
 	}
 	return i
 }
+
+// pkgValueOpts are package managers' global options that take a value
+// and may come before the subcommand (npm --registry URL unpublish …).
+var pkgValueOpts = core.LazySet("--registry", "--prefix", "-C", "--dir", "--cache", "--userconfig", "--loglevel", "-w",
+	"--workspace", "--filter", "-F", "--cwd", "--globalconfig")
 
 var secretPatternRe = core.LazyRE(`(?i)pass(?:w(?:or)?d)?|secret|token|api[_-]?key|credential|private[_ -]?key|aws_secret|aws_access|BEGIN .*PRIVATE|auth|bearer|-p\s`)
 

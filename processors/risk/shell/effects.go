@@ -321,6 +321,10 @@ func (w *walker) openWorld(c *command) {
 		w.openWorldCmd(c, c.name)
 		return
 	}
+	if inner, prog, ok := projectScript(c); ok {
+		w.openWorldCmd(inner, prog)
+		return
+	}
 	if sub, ok := runners[c.name]; ok {
 		ops := operands(c.args)
 		k := 0
@@ -373,6 +377,70 @@ func (w *walker) openWorld(c *command) {
 	w.openWorldCmd(c, c.name)
 }
 
+// scriptBuiltins are the package managers' own subcommands: anything else
+// after yarn, pnpm or bun is a script of the project or a binary it
+// installed.
+var scriptBuiltins = core.LazySet("add", "remove", "rm", "uninstall", "install", "i", "ci", "upgrade", "up", "update", "init",
+	"info", "why", "list", "ls", "link", "unlink", "outdated", "publish", "pack", "config", "cache", "global", "login",
+	"logout", "audit", "bin", "create", "dlx", "exec", "x", "explain", "import", "licenses", "node", "npm", "owner", "patch",
+	"plugin", "rebuild", "set", "stage", "team", "unplug", "version", "workspace", "workspaces", "prune", "store", "setup",
+	"env", "root", "deploy", "fetch", "server", "test", "start", "build", "dev", "help", "whoami", "tag", "dedupe", "import",
+	"run", "run-script", "pm", "repl", "upgrade-interactive", "constraints", "search", "view", "completion")
+
+// scriptRunners run a project's scripts by name.
+var scriptRunners = core.LazySet("make", "gmake", "npm", "yarn", "pnpm", "bun")
+
+// projectScript returns the command a project script runner stands for,
+// to be judged by its words: a make target (`make -C infra destroy`), an
+// npm/yarn/pnpm/bun script (`npm run db:reset -- --force`, `yarn db:drop`)
+// or a binary the project installed (`pnpm prisma migrate reset --force`).
+// A script's name is the project's own subcommand.
+func projectScript(c *command) (*command, string, bool) {
+	a := c.args
+	k := -1
+	switch c.name {
+	case "make", "gmake":
+		for i := 0; i < len(a); i++ {
+			x := a[i]
+			if x == "-C" || x == "-f" || x == "--file" || x == "--directory" || x == "-I" || x == "-o" || x == "-W" || x == "-j" && i+1 < len(a) && isNumeric(a[i+1]) {
+				i++
+				continue
+			}
+			if strings.HasPrefix(x, "-") || strings.Contains(x, "=") {
+				continue
+			}
+			k = i
+			break
+		}
+	case "npm":
+		ops := operandsSkipping(a, pkgValueOpts())
+		if len(ops) >= 2 && (ops[0] == "run" || ops[0] == "run-script") {
+			k = slicesIndex(a, ops[1])
+		}
+	case "yarn", "pnpm", "bun":
+		ops := operandsSkipping(a, pkgValueOpts())
+		switch {
+		case len(ops) >= 2 && ops[0] == "run":
+			k = slicesIndex(a, ops[1])
+		case len(ops) >= 1 && !scriptBuiltins()[ops[0]] && c.name != "bun":
+			k = slicesIndex(a, ops[0])
+		}
+	}
+	if k < 0 {
+		return nil, "", false
+	}
+	var rest []string
+	for _, x := range a[k+1:] {
+		if x != "--" {
+			rest = append(rest, x)
+		}
+	}
+	inner := *c
+	inner.args = append([]string{a[k]}, rest...)
+	inner.argDyn, inner.argData = nil, nil
+	return &inner, c.name + " " + a[k], true
+}
+
 func slicesIndex(a []string, s string) int {
 	for i, x := range a {
 		if x == s {
@@ -384,7 +452,7 @@ func slicesIndex(a []string, s string) int {
 
 // openWorldCmd judges c, shown as prog, by the verbs its words name.
 func (w *walker) openWorldCmd(c *command, prog string) {
-	if openWorldSkip()[c.name] && !scriptCLIs()[strings.Fields(prog)[0]] && !registryAdmin(c) {
+	if openWorldSkip()[c.name] && !scriptCLIs()[strings.Fields(prog)[0]] && !scriptRunners()[strings.Fields(prog)[0]] && !registryAdmin(c) {
 		return
 	}
 	a := c.args
