@@ -21,8 +21,8 @@ import (
 // shell5.jsonl, split the same way, was written after a first round of
 // rules read shell4's dev half and scored once before a second round read
 // its own dev half. The floors sit below what each half reached (shell4
-// dev 98.8 %, check 95.1 %; shell5 dev 96.4 %, check 89.2 %; no false HIGH
-// in any half). shell6.jsonl (spellings that hide rm and its kin,
+// dev 98.8 %, check 95.1 %; shell5 dev 96.4 %, check 90.1 %; no false HIGH
+// in either). shell6.jsonl (spellings that hide rm and its kin,
 // persistence, exfiltration, vendor CLI packs) was written and scored once
 // after that (dev 89.6 %, check 90.9 % HIGH; check false HIGH 1 of 38),
 // then its dev half read (dev 100 %, check 92.4 %).
