@@ -23,7 +23,7 @@ var ruledCmds = core.LazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe", "d
 	"go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude", "yum", "dnf", "zypper", "pacman", "apk", "conda", "mamba", "pipx",
 	"uv", "uvx", "npx", "bunx", "poetry", "make", "twine", "docker", "podman", "nerdctl", "docker-compose", "podman-compose", "kubectl", "oc", "helm", "terraform", "tofu", "aws", "gcloud",
 	"az", "doctl", "heroku", "flyctl", "psql", "mysql", "sqlite3", "clickhouse-client", "cockroach", "sqlcmd", "duckdb", "mongo",
-	"redis-cli", "curl", "wget", "nc", "socat", "telnet", "scp", "sftp", "rsync", "ftp", "lftp", "smbclient", "ssh", "dig",
+	"redis-cli", "curl", "wget", "http", "https", "xh", "xhs", "nc", "socat", "telnet", "scp", "sftp", "rsync", "ftp", "lftp", "smbclient", "ssh", "dig",
 	"nslookup", "host", "nmap", "masscan", "zmap", "nikto", "tcpdump", "tshark", "ping", "ngrok", "cloudflared", "code", "python",
 	"php", "httpd", "mail", "sendmail", "finger", "whois", "aria2c", "lwp-download", "nscurl", "sudo", "su", "eval", "export",
 	"vim", "vi", "nano", "emacs", "ed", "sudoedit", "cancel", "lp", "ab", "restic", "getent", "openssl", "shopt", "xattr", "chflags",
@@ -544,8 +544,8 @@ func (w *walker) commandRules(c *command) {
 				w.hit(c, ruleVcsWrite, med, "gh pr merge merges a pull request")
 			case a[0] == "secret" || a[0] == "variable":
 				w.hit(c, ruleVcsWrite, med, "gh changes repository secrets or variables")
-			case a[0] == "api" && (hasArg(a, "-X") || hasArgPrefixAny(a, "--method")):
-				w.hit(c, ruleNetworkWrite, med, "gh api changes repository data")
+			case a[0] == "api":
+				w.ghAPI(c)
 			}
 		}
 	case "pip", "npm", "yarn", "pnpm", "bun", "cargo", "go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude", "yum", "dnf",
@@ -598,6 +598,8 @@ func (w *walker) commandRules(c *command) {
 		w.sql(c)
 	case "curl", "wget", "nscurl", "aria2c", "lwp-download":
 		w.http(c)
+	case "http", "https", "xh", "xhs":
+		w.httpie(c)
 	case "nc", "socat", "telnet":
 		w.rawNet(c)
 	case "scp", "sftp", "rsync", "ftp", "lftp", "smbclient":
@@ -1091,6 +1093,73 @@ func protectedRef(r string) bool {
 	return protectedBranches()[r] || strings.HasPrefix(r, "release/") || strings.HasPrefix(r, "release-")
 }
 
+// gitLongOptNames are the long options of git subcommands whose
+// abbreviations the git rules must recognise: git accepts any unambiguous
+// prefix of a long option (`reset --har`, `clean --forc`).
+var gitLongOptNames = map[string][]string{
+	"push":     {"force", "force-with-lease", "force-if-includes", "mirror", "delete", "prune", "dry-run", "all", "tags", "set-upstream", "no-verify", "atomic", "follow-tags", "porcelain", "quiet", "verbose", "progress", "repo", "recurse-submodules", "signed", "thin", "no-thin", "ipv4", "ipv6", "push-option", "receive-pack", "exec"},
+	"reset":    {"hard", "soft", "mixed", "merge", "keep", "quiet", "patch", "intent-to-add", "recurse-submodules", "no-recurse-submodules", "pathspec-from-file", "pathspec-file-nul", "no-refresh", "refresh"},
+	"clean":    {"force", "dry-run", "quiet", "interactive", "exclude"},
+	"branch":   {"delete", "force", "move", "copy", "list", "all", "remotes", "contains", "merged", "no-merged", "set-upstream-to", "unset-upstream", "show-current", "track", "no-track", "verbose", "quiet", "sort", "format", "points-at", "column", "edit-description", "create-reflog", "recurse-submodules", "ignore-case", "omit-empty", "abbrev", "no-abbrev", "color", "no-color", "no-contains"},
+	"checkout": {"force", "quiet", "progress", "ours", "theirs", "track", "no-track", "detach", "orphan", "merge", "conflict", "patch", "ignore-skip-worktree-bits", "ignore-other-worktrees", "recurse-submodules", "overlay", "no-overlay", "pathspec-from-file", "guess", "no-guess", "overwrite-ignore"},
+	"worktree": {"force", "detach", "checkout", "lock", "reason", "orphan", "track", "guess-remote", "quiet", "verbose", "expire", "dry-run", "porcelain"},
+	"stash":    {"all", "include-untracked", "keep-index", "patch", "staged", "quiet", "message", "pathspec-from-file"},
+	"restore":  {"source", "staged", "worktree", "ours", "theirs", "merge", "conflict", "patch", "overlay", "no-overlay", "quiet", "progress", "recurse-submodules", "ignore-unmerged", "ignore-skip-worktree-bits", "pathspec-from-file"},
+}
+
+// gitLongOpts returns args with every abbreviated long option of the git
+// subcommand sub spelled out: a prefix that only one option starts with
+// is that option; a prefix several options start with is the shortest of
+// them when the others extend it (`--forc`: --force).
+func gitLongOpts(sub string, args []string) []string {
+	names := gitLongOptNames[sub]
+	if names == nil {
+		return args
+	}
+	long := false
+	for _, x := range args {
+		if len(x) >= 4 && strings.HasPrefix(x, "--") {
+			long = true
+		}
+	}
+	if !long {
+		return args
+	}
+	var out []string
+	for i, x := range args {
+		if x == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(x) < 4 || !strings.HasPrefix(x, "--") {
+			out = append(out, x)
+			continue
+		}
+		name, val, hasVal := strings.Cut(x[2:], "=")
+		best, exact := "", false
+		for _, n := range names {
+			if n == name {
+				exact = true
+				break
+			}
+			if strings.HasPrefix(n, name) && (best == "" || len(n) < len(best) && strings.HasPrefix(best, n)) {
+				best = n
+			} else if strings.HasPrefix(n, name) && !strings.HasPrefix(n, best) {
+				best = "\x00" // ambiguous: git refuses it
+			}
+		}
+		if exact || best == "" || best == "\x00" {
+			out = append(out, x)
+			continue
+		}
+		if hasVal {
+			out = append(out, "--"+best+"="+val)
+		} else {
+			out = append(out, "--"+best)
+		}
+	}
+	return out
+}
+
 func (w *walker) git(c *command) {
 	w.gitArgs(c, c.args, 0)
 }
@@ -1114,7 +1183,7 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 	if i >= len(a) {
 		return
 	}
-	sub, rest := a[i], a[i+1:]
+	sub, rest := a[i], gitLongOpts(a[i], a[i+1:])
 	if v, ok := aliases[strings.ToLower(sub)]; ok && depth < 4 {
 		w.gitArgs(c, append(strings.Fields(v), rest...), depth+1)
 		return
@@ -1129,7 +1198,8 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 		// commits the pusher has not seen: what they drop was seen first.
 		force := flagSet(rest, 'f', "--force") || hasArg(rest, "--mirror")
 		lease := flagSet(rest, 0, "--force-with-lease", "--force-if-includes")
-		del := flagSet(rest, 'd', "--delete") || hasArg(rest, "--prune")
+		del := flagSet(rest, 'd', "--delete")
+		prune := hasArg(rest, "--prune")
 		ops := operands(rest)
 		var refs []string
 		if len(ops) > 1 {
@@ -1158,6 +1228,8 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 			w.hit(c, ruleGitForcePush, high, "git push --force replaces the remote branch: commits pushed by others are dropped from it")
 		case lease:
 			w.hit(c, ruleGitForcePush, med, "git push --force-with-lease rewrites remote history it has seen")
+		case prune:
+			w.hit(c, ruleGitPushMirror, high, "git push --prune deletes every remote branch the refspec matches that has no local counterpart")
 		case del:
 			w.hit(c, ruleGitDeleteRemoteRef, med, "git push deletes a remote branch or tag")
 		}
@@ -1171,7 +1243,12 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 			w.hit(c, ruleGitDiscardChanges, med, "git reset --merge/--keep moves the branch (it keeps local changes)")
 		}
 	case "clean":
-		if !dry && flagSet(rest, 'f', "--force") {
+		switch {
+		case dry || !flagSet(rest, 'f', "--force"):
+		case flagSet(rest, 'X') && !flagSet(rest, 'x'):
+			// -X: only what .gitignore names (build output, caches)
+			w.hit(c, ruleGitDiscardChanges, med, "git clean -X deletes the ignored files (build output the build makes again)")
+		default:
 			w.hit(c, ruleGitDiscardChanges, high, "git clean deletes untracked files, which git has no copy of")
 		}
 	case "checkout":
@@ -1232,7 +1309,13 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 		}
 	case "update-ref":
 		if flagSet(rest, 'd') {
-			w.hit(c, ruleGitBranchDelete, med, "git update-ref -d deletes a ref")
+			ops := operands(rest)
+			if len(ops) > 0 && (strings.HasPrefix(ops[0], "refs/heads/") || ops[0] == "HEAD") {
+				// no merged check at all: as branch -D
+				w.hit(c, ruleGitBranchDelete, high, "git update-ref -d deletes the branch "+ops[0]+" whether or not its commits are merged anywhere")
+			} else {
+				w.hit(c, ruleGitBranchDelete, med, "git update-ref -d deletes a ref")
+			}
 		}
 	case "clone":
 		w.hit(c, ruleNetworkDownload, med, "git clone downloads a repository")
@@ -1282,8 +1365,11 @@ func (w *walker) gitArgs(c *command, a []string, depth int) {
 func (w *walker) packages(c *command) {
 	a := c.args
 	first := ""
-	if ops := operands(a); len(ops) > 0 {
+	if ops := operandsSkipping(a, pkgValueOpts()); len(ops) > 0 {
 		first = ops[0]
+	}
+	if u := untrustedSource(a); u != "" {
+		w.hit(c, rulePackageUntrustedSource, high, c.name+" installs code from "+u+", a bare IP address or plain HTTP: no name or certificate vouches for what it serves")
 	}
 	switch c.name {
 	case "npx", "bunx", "uvx":
@@ -1355,6 +1441,20 @@ func (w *walker) packages(c *command) {
 
 func (w *walker) docker(c *command) {
 	a := c.args
+	if k := dockerGlobalEnd(a); k > 0 {
+		// global options (-H ssh://prod, --context prod) before the
+		// subcommand: judged as the subcommand they lead to
+		c2 := *c
+		c2.args = a[k:]
+		if len(c.argDyn) >= k {
+			c2.argDyn = c.argDyn[k:]
+		}
+		if len(c.argData) >= k {
+			c2.argData = c.argData[k:]
+		}
+		w.docker(&c2)
+		return
+	}
 	if len(a) == 0 {
 		return
 	}
@@ -1518,7 +1618,7 @@ func kubectlForced(verb string, a []string) string {
 
 func (w *walker) aws(c *command) {
 	a := c.args
-	ops := operands(a)
+	ops := operandsSkipping(a, awsValueOpts())
 	if len(ops) < 2 {
 		if len(ops) == 1 && ops[0] == "configure" {
 			w.hit(c, ruleCloudChange, med, "aws configure changes credentials")
@@ -1547,6 +1647,15 @@ func (w *walker) aws(c *command) {
 		}
 		return
 	}
+	if hasArg(a, "--dry-run") {
+		// EC2's --dry-run checks the caller's permission and changes nothing
+		w.hit(c, ruleCloudChange, med, "aws "+svc+" "+op+" --dry-run checks the permission to change cloud resources")
+		return
+	}
+	if batch, ok := optValue(a, "", "--change-batch"); ok && changeBatchDeletes(batch) {
+		w.hit(c, ruleCloudDelete, high, "aws "+svc+" "+op+" deletes the records its change batch names")
+		return
+	}
 	switch {
 	case strings.HasPrefix(op, "delete-") || strings.HasPrefix(op, "terminate-") || strings.HasPrefix(op, "deregister-") || strings.HasPrefix(op, "remove-") || strings.HasPrefix(op, "purge-") || strings.HasPrefix(op, "destroy-") || strings.HasPrefix(op, "disable-") || strings.HasPrefix(op, "stop-logging") || awsDestroyOp(op):
 		w.hit(c, ruleCloudDelete, high, "aws "+svc+" "+op+" deletes or disables cloud resources")
@@ -1559,6 +1668,45 @@ func (w *walker) aws(c *command) {
 		w.hit(c, ruleCloudChange, med, "aws "+svc+" "+op+" changes cloud resources")
 	}
 }
+
+// changeBatchDeletes reports whether a change batch given inline (Route 53's
+// {"Changes":[{"Action":"DELETE",…}]}) deletes what it names.
+func changeBatchDeletes(b string) bool {
+	u := strings.ToUpper(strings.Join(strings.Fields(b), ""))
+	return strings.Contains(u, `"ACTION":"DELETE"`)
+}
+
+// awsValueOpts are the AWS CLI's global options that take a value, which
+// may come before the service (aws --profile prod ec2 …).
+var awsValueOpts = core.LazySet("--profile", "--region", "--output", "--endpoint-url", "--query", "--ca-bundle",
+	"--cli-read-timeout", "--cli-connect-timeout", "--color", "--cli-binary-format")
+
+// dockerGlobalEnd returns the index of the first argument after the
+// global options of docker, podman or nerdctl (-H HOST, --context NAME,
+// --config DIR, -l LEVEL, --tls…), 0 when there are none.
+func dockerGlobalEnd(a []string) int {
+	i := 0
+	for i < len(a) && strings.HasPrefix(a[i], "-") {
+		switch x := a[i]; {
+		case x == "-H" || x == "--host" || x == "-c" || x == "--context" || x == "--config" || x == "-l" || x == "--log-level" ||
+			x == "--tlscacert" || x == "--tlscert" || x == "--tlskey" || x == "--url" || x == "--connection" || x == "--namespace" || x == "-n":
+			i += 2
+		case x == "-D" || x == "--debug" || x == "--tls" || x == "--tlsverify" || x == "--remote" || x == "-r" || strings.Contains(x, "="):
+			i++
+		default:
+			return 0 // an option not known to be global: left as it is
+		}
+	}
+	if i >= len(a) {
+		return 0
+	}
+	return i
+}
+
+// pkgValueOpts are package managers' global options that take a value
+// and may come before the subcommand (npm --registry URL unpublish …).
+var pkgValueOpts = core.LazySet("--registry", "--prefix", "-C", "--dir", "--cache", "--userconfig", "--loglevel", "-w",
+	"--workspace", "--filter", "-F", "--cwd", "--globalconfig")
 
 var secretPatternRe = core.LazyRE(`(?i)pass(?:w(?:or)?d)?|secret|token|api[_-]?key|credential|private[_ -]?key|aws_secret|aws_access|BEGIN .*PRIVATE|auth|bearer|-p\s`)
 

@@ -28,7 +28,7 @@ var (
 	backtickRe  = core.LazyRE("`([^`]{2,})`")
 	qxRe        = core.LazyRE(`%x\{([^}]*)\}|qx\{([^}]*)\}|qx\(([^)]*)\)`)
 	strLitRe    = core.LazyRE(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
-	rmtreeRe    = core.LazyRE(`(?:shutil\.rmtree|rmtree|remove_tree|rm_rf|rm_r|FileUtils\.rm_rf|FileUtils\.remove_dir|rmSync|rmdirSync|fs\.rm|fs\.promises\.rm|deleteRecursively|os\.RemoveAll|unlink|os\.remove|os\.removedirs)\s*\(\s*([^,)]+)`)
+	rmtreeRe    = core.LazyRE(`(?:shutil\.rmtree|rmtree|remove_tree|rm_rf|rm_r|FileUtils\.rm_rf|FileUtils\.remove_dir|rmSync|rmdirSync|fs\.rm|fs\.promises\.rm|deleteRecursively|os\.RemoveAll|unlink|os\.remove|os\.removedirs)\s*\(\s*((?:[^,()]|\([^()]*\))+)`)
 	forkLoopRe  = core.LazyRE(`(?s)(?:while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*\{?[^\n]{0,60}fork\s*\(|fork\s+while\s+fork|fork\s*\(\)\s*while|loop\s*\{\s*fork|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork|while\s+true;\s*do[^\n]*&)`)
 	socketRe    = core.LazyRE(`socket\.socket|\.connect\(|TCPSocket|fsockopen|IO::Socket|socket\(\s*\w+\s*,\s*PF_INET|net\.Socket|net\.connect|require\(['"]net['"]\)|Sockets|connect\(\s*"|/dev/tcp/|socket\.create_connection|new Socket\(`)
 	execRe      = core.LazyRE(`dup2|subprocess|pty\.spawn|\bexec\s*\(|\bsystem\s*\(|popen|\bspawn\s*\(|/bin/(?:ba)?sh|cmd\.exe|run\(pipeline|run\(` + "`" + `|IO\.popen|exec\s*\{|Process\.Start|execute\(`)
@@ -282,7 +282,7 @@ func codePath(expr string) string {
 	switch {
 	case strings.Contains(e, "process.env.HOME") || strings.Contains(e, "expanduser(\"~\")") || strings.Contains(e, "expanduser('~')") ||
 		strings.Contains(e, "Path.home()") || strings.Contains(e, "os.environ[\"HOME\"]") || strings.Contains(e, "os.environ['HOME']") ||
-		strings.Contains(e, "Dir.home") || strings.Contains(e, "$ENV{HOME}") || strings.Contains(e, "os.homedir()") || strings.Contains(e, "getenv(\"HOME\")") || strings.Contains(e, "ENV['HOME']"):
+		strings.Contains(e, "Dir.home") || strings.Contains(e, "$ENV{HOME}") || strings.Contains(e, "homedir()") || strings.Contains(e, "getenv(\"HOME\")") || strings.Contains(e, "ENV['HOME']"):
 		return "~"
 	}
 	if len(e) >= 2 && (e[0] == '"' || e[0] == '\'') && e[len(e)-1] == e[0] {

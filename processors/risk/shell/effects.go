@@ -74,7 +74,7 @@ func awsDestroyOp(op string) bool {
 			return true
 		}
 	}
-	return false
+	return closesAccount(ws)
 }
 
 // bulkVerbs act on everything they can reach: HIGH with no resource named.
@@ -87,7 +87,7 @@ var dataNouns = core.LazySet("db", "database", "databases", "pg", "postgres", "m
 	"volume", "volumes", "cluster", "clusters", "table", "tables", "index", "indices", "collection", "collections",
 	"keyspace", "namespace", "stack", "stacks", "env", "environment", "project", "projects", "repo", "repository",
 	"vault", "secret", "secrets", "backup", "backups", "snapshot", "snapshots", "schema", "storage", "disk", "disks",
-	"instance", "instances", "account", "org", "organization", "zone", "domain", "dns", "kv", "queue", "topic")
+	"instance", "instances", "account", "org", "organization", "zone", "domain", "dns", "kv", "queue", "topic", "state")
 
 // authorityNouns in a subcommand path name what grants access: a token,
 // a lease, a key, a certificate, a credential, an owner, an access grant.
@@ -96,12 +96,19 @@ var dataNouns = core.LazySet("db", "database", "databases", "pg", "postgres", "m
 // service that loses its last owner has no one left to restore it.
 var authorityNouns = core.LazySet("token", "tokens", "lease", "leases", "key", "keys", "cert", "certs", "certificate",
 	"certificates", "credential", "credentials", "creds", "owner", "owners", "access", "acl", "acls", "collaborator",
-	"collaborators", "apikey", "apikeys", "grant", "grants", "permission", "permissions", "sa", "signing")
+	"collaborators", "apikey", "apikeys", "grant", "grants", "permission", "permissions", "sa", "signing", "auth",
+	"policy", "policies", "role", "roles", "user", "users", "member", "members", "password", "passwords")
 
 // backupTools manage backup archives: what their removal verbs remove is
 // the copy kept for when everything else is lost.
 var backupTools = core.LazySet("tarsnap", "borg", "borgmatic", "restic", "rustic", "kopia", "duplicity", "duplicacy",
 	"rdiff-backup", "bup", "attic", "velero", "bconsole", "zbackup", "rsnapshot", "burp", "bacula")
+
+// secretTools keep credentials and secrets: what their removal verbs
+// remove is a secret that often exists nowhere else, and whoever used it
+// is locked out.
+var secretTools = core.LazySet("vault", "op", "bw", "lpass", "gopass", "pass", "doppler", "infisical", "chamber", "akeyless",
+	"conjur", "keeper", "summon", "teller", "berglas", "passbolt", "psonoci", "bao")
 
 // backupDeleteShort are the short options with which a backup tool deletes
 // archives (`tarsnap -d -f NAME`).
@@ -153,7 +160,7 @@ var openWorldKnown = core.LazySet("gh", "helm", "heroku", "flyctl", "doctl", "re
 // uninstalls: HIGH when forced or recursive, or when the resource they name
 // is plainly remote (a URL, bucket:path, an ARN); MEDIUM otherwise.
 var removeVerbs = core.LazySet("rm", "remove", "del", "rb", "rmdir", "reset", "revoke", "deregister", "unregister", "detach",
-	"uninstall", "clear", "rmi", "disable", "forget", "flush")
+	"uninstall", "clear", "rmi", "disable", "forget", "flush", "unset", "unlink", "fresh", "deactivate")
 
 // openWorldSkip are programs whose own rules judge what their verbs delete,
 // or whose verbs act on the local machine only.
@@ -172,7 +179,7 @@ var openWorldSkip = core.LazySet("rm", "unlink", "srm", "rmdir", "shred", "wipe"
 	"modprobe", "rmmod", "mkfs", "wipefs", "fdisk", "parted", "sfdisk", "gdisk", "sgdisk", "blkdiscard", "vim", "vi",
 	"nvim", "emacs", "nano", "code", "ed", "docker-compose", "ssh", "eval", "exec", "command", "builtin", "source",
 	"composer", "pipenv", "pdm", "rye", "hatch", "npx", "bunx", "pnpx", "uvx", "dotnet", "nuget", "vcpkg",
-	"conan", "opam", "cabal", "stack", "mix", "rebar3", "lein", "sbt", "swift", "flutter", "dart", "deno", "sdkmanager")
+	"conan", "opam", "cabal", "stack", "mix", "rebar3", "lein", "sbt", "flutter", "dart", "deno", "sdkmanager")
 
 // forceFlag reports whether option a says "do not ask, do not stop"
 // (--force, -y, --all, -r …): it turns a removal into one that cannot be
@@ -242,7 +249,7 @@ func verbWords(s string) []string {
 // --skip-delete, --keep-…) holds none.
 func verbOf(s string) (string, int) {
 	ws := verbWords(s)
-	if len(ws) == 0 || len(ws) > 5 {
+	if len(ws) == 0 || len(ws) > 7 {
 		return "", 0
 	}
 	if len(ws) > 1 {
@@ -256,12 +263,30 @@ func verbOf(s string) (string, int) {
 			return w, 2
 		}
 	}
+	if closesAccount(ws) {
+		return "close", 2
+	}
 	for _, w := range ws {
 		if removeVerbs()[w] {
 			return w, 1
 		}
 	}
 	return "", 0
+}
+
+// closesAccount reports whether words name the closing of an account or
+// an organization (close-account): the account and all it holds go.
+func closesAccount(ws []string) bool {
+	cl, acct := false, false
+	for _, w := range ws {
+		switch w {
+		case "close":
+			cl = true
+		case "account", "accounts", "org", "organization", "subscription":
+			acct = true
+		}
+	}
+	return cl && acct
 }
 
 // remoteResource reports whether operand x names something plainly not a
@@ -296,6 +321,10 @@ func (w *walker) openWorld(c *command) {
 		w.openWorldCmd(c, c.name)
 		return
 	}
+	if inner, prog, ok := projectScript(c); ok {
+		w.openWorldCmd(inner, prog)
+		return
+	}
 	if sub, ok := runners[c.name]; ok {
 		ops := operands(c.args)
 		k := 0
@@ -313,6 +342,17 @@ func (w *walker) openWorld(c *command) {
 		inner.name, inner.args = CanonicalName(ops[k]), c.args[start+1:]
 		inner.argDyn = nil
 		w.openWorldCmd(&inner, c.name+" "+ops[k])
+		return
+	}
+	if c.name == "java" {
+		// java -jar tool.jar ARGS: the jar is the command-line tool
+		if k := slicesIndex(c.args, "-jar"); k >= 0 && k+1 < len(c.args) {
+			jar := c.args[k+1]
+			inner := *c
+			inner.name, inner.args = CanonicalName(jar), c.args[k+2:]
+			inner.argDyn = nil
+			w.openWorldCmd(&inner, "java -jar "+jar)
+		}
 		return
 	}
 	if scriptCLIs()[c.name] {
@@ -337,6 +377,70 @@ func (w *walker) openWorld(c *command) {
 	w.openWorldCmd(c, c.name)
 }
 
+// scriptBuiltins are the package managers' own subcommands: anything else
+// after yarn, pnpm or bun is a script of the project or a binary it
+// installed.
+var scriptBuiltins = core.LazySet("add", "remove", "rm", "uninstall", "install", "i", "ci", "upgrade", "up", "update", "init",
+	"info", "why", "list", "ls", "link", "unlink", "outdated", "publish", "pack", "config", "cache", "global", "login",
+	"logout", "audit", "bin", "create", "dlx", "exec", "x", "explain", "import", "licenses", "node", "npm", "owner", "patch",
+	"plugin", "rebuild", "set", "stage", "team", "unplug", "version", "workspace", "workspaces", "prune", "store", "setup",
+	"env", "root", "deploy", "fetch", "server", "test", "start", "build", "dev", "help", "whoami", "tag", "dedupe", "import",
+	"run", "run-script", "pm", "repl", "upgrade-interactive", "constraints", "search", "view", "completion")
+
+// scriptRunners run a project's scripts by name.
+var scriptRunners = core.LazySet("make", "gmake", "npm", "yarn", "pnpm", "bun")
+
+// projectScript returns the command a project script runner stands for,
+// to be judged by its words: a make target (`make -C infra destroy`), an
+// npm/yarn/pnpm/bun script (`npm run db:reset -- --force`, `yarn db:drop`)
+// or a binary the project installed (`pnpm prisma migrate reset --force`).
+// A script's name is the project's own subcommand.
+func projectScript(c *command) (*command, string, bool) {
+	a := c.args
+	k := -1
+	switch c.name {
+	case "make", "gmake":
+		for i := 0; i < len(a); i++ {
+			x := a[i]
+			if x == "-C" || x == "-f" || x == "--file" || x == "--directory" || x == "-I" || x == "-o" || x == "-W" || x == "-j" && i+1 < len(a) && isNumeric(a[i+1]) {
+				i++
+				continue
+			}
+			if strings.HasPrefix(x, "-") || strings.Contains(x, "=") {
+				continue
+			}
+			k = i
+			break
+		}
+	case "npm":
+		ops := operandsSkipping(a, pkgValueOpts())
+		if len(ops) >= 2 && (ops[0] == "run" || ops[0] == "run-script") {
+			k = slicesIndex(a, ops[1])
+		}
+	case "yarn", "pnpm", "bun":
+		ops := operandsSkipping(a, pkgValueOpts())
+		switch {
+		case len(ops) >= 2 && ops[0] == "run":
+			k = slicesIndex(a, ops[1])
+		case len(ops) >= 1 && !scriptBuiltins()[ops[0]] && c.name != "bun":
+			k = slicesIndex(a, ops[0])
+		}
+	}
+	if k < 0 {
+		return nil, "", false
+	}
+	var rest []string
+	for _, x := range a[k+1:] {
+		if x != "--" {
+			rest = append(rest, x)
+		}
+	}
+	inner := *c
+	inner.args = append([]string{a[k]}, rest...)
+	inner.argDyn, inner.argData = nil, nil
+	return &inner, c.name + " " + a[k], true
+}
+
 func slicesIndex(a []string, s string) int {
 	for i, x := range a {
 		if x == s {
@@ -348,13 +452,13 @@ func slicesIndex(a []string, s string) int {
 
 // openWorldCmd judges c, shown as prog, by the verbs its words name.
 func (w *walker) openWorldCmd(c *command, prog string) {
-	if openWorldSkip()[c.name] && !scriptCLIs()[strings.Fields(prog)[0]] && !registryAdmin(c) {
+	if openWorldSkip()[c.name] && !scriptCLIs()[strings.Fields(prog)[0]] && !scriptRunners()[strings.Fields(prog)[0]] && !registryAdmin(c) {
 		return
 	}
 	a := c.args
-	force := false
+	force, scoped, regenerable := false, false, false
 	// what a backup tool or a cluster tool removes is never only local
-	keeps := backupTools()[c.name] || clusterTools()[c.name]
+	keeps := backupTools()[c.name] || clusterTools()[c.name] || secretTools()[c.name]
 	for i, x := range a {
 		lx := strings.ToLower(x)
 		switch {
@@ -364,6 +468,8 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 			return
 		case forceFlag(x):
 			force = true
+		case remoteScopeOpt(x):
+			scoped = true
 		}
 	}
 	if f := backupDeleteShort[c.name]; f != "" {
@@ -401,32 +507,57 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	case destroyPrograms()[c.name] && len(ops) > 0:
 		raise(high, prog+" irreversibly removes "+nameOf(ops, c.name))
 	}
+	if v, k := verbOf(strings.TrimSuffix(c.name, ".sh")); k == 2 && !destroyVerbs()[c.name] {
+		// a tool named for what it destroys (kafka-delete-records), aimed
+		// at a server or resource elsewhere
+		for _, o := range ops {
+			if remoteResource(o) || scoped {
+				raise(high, prog+" ("+v+") irreversibly removes data on "+nameOf([]string{o}, v))
+				break
+			}
+		}
+	}
 	// a verb among the leading words (the subcommand path), then what it names
 	for i, x := range ops {
-		if i >= 4 || strings.ContainsAny(x, " =\"'$./\\") {
+		if i >= 4 {
 			break
 		}
-		v, k := verbOf(x)
-		if k == 0 {
+		if strings.ContainsAny(x, " =\"'$./\\") {
+			// an option's value (a host, a user:password, a URL) or a
+			// path: not the subcommand, which may come after it
 			continue
+		}
+		v, k := verbOf(x)
+		mig := false
+		if k == 0 {
+			if v = migrationUndo(ops[:i], x); v == "" {
+				continue
+			}
+			k, mig = 1, true
 		}
 		named := ops[i+1:]
 		path := prog + " " + strings.Join(ops[:i+1], " ")
-		if k == 1 && (v == "revoke" || authorityPath(ops[:i]) || registryAdmin(c)) {
+		if k == 1 && (v == "revoke" || authorityPath(ops[:i+1]) || registryAdmin(c)) {
 			// revocation, or removal of an access grant, cannot be taken back
 			w.hit(c, ruleAccessRevoke, high, path+" revokes "+nameOf(named, v)+" for everyone who holds it")
 			return
 		}
-		strong := force || prod || keeps
+		strong := force || prod || keeps || scoped
 		for _, n := range named {
-			if remoteResource(n) {
+			if remoteResource(n) || n == "" || n == "/" || n == "*" || n == "**" {
+				// a remote resource, or the root of the store: everything in it
 				strong = true
 			}
 		}
 		for _, p := range ops[:i+1] {
 			for _, wd := range verbWords(p) {
-				if dataNouns()[wd] {
+				if dataNouns()[wd] && !mig || wd == "all" {
+					// a store named in the path; for a migration undo, only
+					// all of them (`db:migrate:undo:all`) or force, scope, prod
 					strong = true
+				}
+				if cacheNouns()[wd] {
+					regenerable = true
 				}
 			}
 		}
@@ -476,6 +607,11 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	}
 	if best == high && localVMTools()[c.name] {
 		best, detail = med, detail+" (a cluster or machine on this host)"
+	}
+	if best == high && regenerable && !scoped && !prod && !force {
+		// a cache on this machine is rebuilt on demand; a shared one
+		// (a CI's, a CDN's) is purged for everyone at once
+		best, detail = med, detail+" (a cache, rebuilt on demand)"
 	}
 	switch best {
 	case high:
@@ -539,18 +675,90 @@ func destroyOption(opt string) (string, bool) {
 		return ws[0], destroyVerbs()[ws[0]]
 	case 2:
 		switch {
-		case (ws[0] == "force" || ws[0] == "hard" || ws[0] == "permanently" || ws[0] == "permanent") && destroyVerbs()[ws[1]]:
+		case (ws[0] == "force" || ws[0] == "hard" || ws[0] == "permanently" || ws[0] == "permanent") && (destroyVerbs()[ws[1]] || removeVerbs()[ws[1]]):
+			// --force-delete, --force-reset, --hard-remove
 			return ws[1], true
-		case destroyVerbs()[ws[0]] && (ws[1] == "all" || ws[1] == "everything" || ws[1] == "data" || ws[1] == "volumes" || ws[1] == "force"):
-			return ws[0], true
-		}
-	case 3:
-		// --remove-all-storage, --delete-all-data: a removal of everything of a kind
-		if (destroyVerbs()[ws[0]] || removeVerbs()[ws[0]]) && (ws[1] == "all" || ws[1] == "every") {
+		case destroyVerbs()[ws[0]] && (ws[1] == "all" || ws[1] == "everything" || ws[1] == "force" || dataNouns()[ws[1]] || dataNouns()[strings.TrimSuffix(ws[1], "s")]):
+			// --delete-data, --delete-volumes, --delete-namespaces: the data itself
 			return ws[0], true
 		}
 	}
+	// --remove-all-storage, --delete-older-than, --remove-all-but-n-full:
+	// a removal of everything a criterion selects
+	if len(ws) >= 2 && (destroyVerbs()[ws[0]] || removeVerbs()[ws[0]]) && selectorWords()[ws[1]] && (len(ws) > 2 || ws[1] != "all") {
+		return ws[0], true
+	}
 	return "", false
+}
+
+// migrationNouns name a database's schema migrations; undoVerbs, next to
+// one, revert them: what the migrations created (tables, columns and their
+// data) is dropped.
+var migrationNouns = core.LazySet("migrate", "migration", "migrations", "db", "database", "schema")
+
+var undoVerbs = core.LazySet("rollback", "downgrade", "down", "undo", "revert")
+
+// migrationUndo returns the undo verb of subcommand x when x, or a word
+// before it in the subcommand path, names migrations (`migrate:rollback`,
+// `db:migrate:undo:all`, `db downgrade`), "" otherwise.
+func migrationUndo(before []string, x string) string {
+	lx := strings.ToLower(x)
+	if !strings.Contains(lx, "rollback") && !strings.Contains(lx, "down") && !strings.Contains(lx, "undo") && !strings.Contains(lx, "revert") {
+		return "" // no undo verb: the common case, without splitting words
+	}
+	ws := verbWords(x)
+	noun, verb := false, ""
+	for _, wd := range ws {
+		if migrationNouns()[wd] {
+			noun = true
+		}
+		if undoVerbs()[wd] {
+			verb = wd
+		}
+	}
+	for _, b := range before {
+		for _, wd := range verbWords(b) {
+			if migrationNouns()[wd] {
+				noun = true
+			}
+		}
+	}
+	if noun && verb != "" {
+		return verb
+	}
+	return ""
+}
+
+// selectorWords, after a removal verb in an option, select what it
+// removes by a criterion rather than by name: all, every, older (than),
+// expired, unused.
+var selectorWords = core.LazySet("all", "every", "older", "before", "expired", "unused", "untagged", "stale", "old",
+	"orphaned", "dangling", "except", "but")
+
+// cacheNouns name what a tool rebuilds on demand: a verb that purges a
+// local cache loses nothing that cannot be fetched or computed again.
+var cacheNouns = core.LazySet("cache", "caches", "cached")
+
+// remoteScopeOpt reports whether option a names the remote account,
+// project, repository, cluster or resource id a command acts on
+// (--repo acme/app, --project p, --region r, --id X, --instance-id i-…):
+// what the command's verb removes is then not on this machine.
+func remoteScopeOpt(a string) bool {
+	if !strings.HasPrefix(a, "--") {
+		return false
+	}
+	l := strings.ToLower(a)
+	if eq := strings.IndexByte(l, '='); eq > 0 {
+		l = l[:eq]
+	}
+	switch l {
+	case "--repo", "--project", "--org", "--organization", "--app", "--cluster", "--stack", "--region", "--zone",
+		"--context", "--kube-context", "--env", "--environment", "--account", "--subscription", "--resource-group",
+		"--profile", "--space", "--site", "--service", "--vault", "--team", "--tenant", "--target-org", "--endpoint",
+		"--server", "--id", "--sid", "--uuid", "--arn", "--scope":
+		return true
+	}
+	return strings.HasSuffix(l, "-id") || strings.HasSuffix(l, "-ids") || strings.HasSuffix(l, "-arn")
 }
 
 // localFileExts are extensions of files a tool deletes on this machine.
@@ -578,6 +786,7 @@ func allLocalFiles(named []string) bool {
 // prodName reports whether a named resource is a production one.
 func prodName(s string) bool {
 	for _, w := range verbWords(strings.ToLower(s)) {
+		w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 		if w == "prod" || w == "production" || w == "live" {
 			return true
 		}

@@ -86,10 +86,26 @@ func unshareCommand(cmd *command, rest []field) []field {
 // template that is code is a template-exec.
 func (w *walker) parallel(cmd *command, rest []field, ctx stmtCtx) {
 	i := 0
+	ph := "{}"
+	quote := false
 	for i < len(rest) {
 		a := rest[i].s
 		if len(a) < 2 || a[0] != '-' || a == ":::" || a == "::::" || a == ":::+" {
 			break
+		}
+		switch {
+		case a == "--dry-run" || a == "--dryrun":
+			return // prints the command lines, runs none
+		case a == "-q" || a == "--quote":
+			quote = true
+		case a == "-I" && i+1 < len(rest):
+			ph = rest[i+1].s
+		case strings.HasPrefix(a, "-I") && len(a) > 2:
+			ph = a[2:]
+			i++
+			continue
+		case strings.HasPrefix(a, "--replace="):
+			ph = strings.TrimPrefix(a, "--replace=")
 		}
 		if !strings.Contains(a, "=") && (a == "-j" || a == "--jobs" || a == "-S" || a == "--sshlogin" || a == "--joblog" || a == "--results" ||
 			a == "-a" || a == "--arg-file" || a == "-d" || a == "--delimiter" || a == "-I" || a == "--tmpdir" || a == "--workdir" || a == "--colsep" || a == "-C" || a == "--timeout" || a == "--delay" || a == "-n" || a == "-N" || a == "--env") {
@@ -121,13 +137,25 @@ func (w *walker) parallel(cmd *command, rest []field, ctx stmtCtx) {
 			fromFile = true
 		}
 	}
-	ph := "{}"
-	if len(tmpl) > 0 && fromFile && (templateInCode(tmpl, ph) || !strings.Contains(strings.Join(tmpl, " "), ph) && (shells[CanonicalName(tmpl[0])] || CanonicalName(tmpl[0]) == "eval")) {
+	// Without -q the template's words are joined and run by a shell (a
+	// quoted 'cmd {} && cmd2' is a command line): where {} lands is read
+	// from that line's words. Parallel quotes what it fills in, so an item
+	// is code only in a code position.
+	words := tmpl
+	if !quote {
+		words = strings.Fields(strings.Join(tmpl, " "))
+	}
+	if len(words) > 0 && fromFile && (templateInCode(words, ph) || !strings.Contains(strings.Join(words, " "), ph) && (shells[CanonicalName(words[0])] || CanonicalName(words[0]) == "eval")) {
 		w.templateExec(cmd, "parallel", tmpl)
 	}
 	if len(tmpl) == 0 && fromFile {
 		w.templateExec(cmd, "parallel", []string{"{}"})
 		return
+	}
+	if fromFile && len(items) == 0 {
+		// arguments Vigil cannot read: the template is judged with an
+		// unknown argument in their place
+		items = []string{"$PARALLEL_ITEM"}
 	}
 	if len(items) > 8 {
 		items = items[:8]
@@ -137,25 +165,30 @@ func (w *walker) parallel(cmd *command, rest []field, ctx stmtCtx) {
 			w.reparse(it, "parallel :::", nil, nil, false)
 			continue
 		}
-		var line []string
+		// parallel runs the line through a shell: the template as typed
+		// (each word quoted with -q), the item quoted where it is filled in
+		qi := it
+		if it != "$PARALLEL_ITEM" {
+			qi = Quote(it)
+		}
+		var q []string
 		used := false
 		for _, t := range tmpl {
 			if strings.Contains(t, ph) {
 				used = true
 			}
-			line = append(line, strings.ReplaceAll(t, ph, it))
+			if quote {
+				parts := strings.Split(t, ph)
+				for k := range parts {
+					parts[k] = Quote(parts[k])
+				}
+				q = append(q, strings.Join(parts, qi))
+			} else {
+				q = append(q, strings.ReplaceAll(t, ph, qi))
+			}
 		}
 		if !used {
-			line = append(line, it)
-		}
-		// parallel runs the line through a shell, as typed.
-		var q []string
-		for k, l := range line {
-			if k < len(tmpl) && !strings.Contains(tmpl[k], ph) {
-				q = append(q, Quote(l))
-			} else {
-				q = append(q, l)
-			}
+			q = append(q, qi)
 		}
 		w.reparse(strings.Join(q, " "), "parallel", nil, nil, false)
 	}

@@ -60,6 +60,12 @@ func (w *walker) http(c *command) {
 			w.hit(c, ruleCredentialExfiltration, high, c.name+" uploads "+p+" ("+k+")")
 			return true
 		}
+		if local {
+			// a workspace file sent to a server on this machine (a fixture
+			// for a local API): nothing leaves the host
+			w.hit(c, ruleNetworkWrite, med, c.name+" sends the file "+p+" to a local server")
+			return true
+		}
 		w.hit(c, ruleFileUpload, high, c.name+" uploads the file "+p)
 		return true
 	}
@@ -139,12 +145,15 @@ func (w *walker) http(c *command) {
 			hosted = true
 		}
 	}
-	destroyPath := false
+	destroyPath, effectPath := false, ""
 	for _, u := range urls {
 		if p := urlPath(u); p != "" {
 			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
 				if _, k := verbOf(seg); k == 2 {
 					destroyPath = true
+				}
+				if e := apiEffect(seg); e != "" && effectPath == "" {
+					effectPath = e
 				}
 			}
 		}
@@ -170,6 +179,8 @@ func (w *walker) http(c *command) {
 		w.hit(c, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that removes a resource with the user's credentials")
 	case method == "PUT" || method == "PATCH":
 		w.hit(c, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+method+" to "+strings.Join(hostsOf(urls), ", ")+" that overwrites a resource with the user's credentials")
+	case wrote && effectPath != "":
+		w.hit(c, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that "+effectPath+" with the user's credentials")
 	}
 	switch {
 	case uploaded:
@@ -186,6 +197,167 @@ func (w *walker) http(c *command) {
 			w.hit(c, ruleRawIpUpload, high, c.name+" sends data to the bare IP address "+h)
 		}
 	}
+}
+
+// untrustedSource returns the first URL among args (a package, an index,
+// a registry) served from a bare non-local IP address or over plain HTTP
+// from a non-local host, "" when there is none.
+func untrustedSource(args []string) string {
+	for _, a := range args {
+		if eq := strings.IndexByte(a, '='); eq > 0 && strings.HasPrefix(a, "-") {
+			a = a[eq+1:]
+		}
+		i := strings.Index(a, "://")
+		if i < 0 {
+			continue
+		}
+		hs := hostsOf([]string{a})
+		if len(hs) == 0 {
+			continue
+		}
+		h := hs[0]
+		if isLocalHost(h) || isPrivateHost(h) {
+			continue
+		}
+		if isRawIP(h) || strings.EqualFold(a[:i], "http") {
+			return core.TrimArg(a)
+		}
+	}
+	return ""
+}
+
+// httpMethods are the request methods an HTTPie-style client (http,
+// https, xh) takes as its first operand.
+var httpMethods = core.LazySet("GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE", "PURGE")
+
+// httpieValueOpts are the HTTPie and xh options that take a value.
+var httpieValueOpts = core.LazySet("-a", "--auth", "-A", "--auth-type", "--session", "--session-read-only", "-o", "--output",
+	"--verify", "--cert", "--cert-key", "--proxy", "--timeout", "--raw", "--boundary", "-p", "--print", "--pretty", "-s",
+	"--style", "--format-options", "--max-redirects", "--ssl", "--ciphers", "--default-scheme", "--bearer", "-P", "--history-print",
+	"--resolve", "--interface", "--unix-socket", "--max-headers", "--chunked")
+
+// httpie judges HTTPie and xh (`http [METHOD] URL [ITEM …]`) as the same
+// request made with curl: a method, a URL (":3000/x" is localhost, a bare
+// host is http://, https:// for https and xhs), Header:value items,
+// key=value and key:=json data, and -a/--auth, --bearer or a session as
+// credentials.
+func (w *walker) httpie(c *command) {
+	a := c.args
+	var opts, ops []string
+	for i := 0; i < len(a); i++ {
+		x := a[i]
+		if x == "--" {
+			ops = append(ops, a[i+1:]...)
+			break
+		}
+		if len(x) > 1 && x[0] == '-' {
+			opts = append(opts, x)
+			if httpieValueOpts()[x] && i+1 < len(a) {
+				opts = append(opts, a[i+1])
+				i++
+			}
+			continue
+		}
+		ops = append(ops, x)
+	}
+	var args []string
+	if len(ops) > 1 && httpMethods()[strings.ToUpper(ops[0])] {
+		args = append(args, "-X", strings.ToUpper(ops[0]))
+		ops = ops[1:]
+	}
+	if len(ops) == 0 {
+		return
+	}
+	u := ops[0]
+	switch {
+	case strings.Contains(u, "://"):
+	case strings.HasPrefix(u, ":"):
+		u = "http://localhost" + u
+	case c.name == "https" || c.name == "xhs":
+		u = "https://" + u
+	default:
+		u = "http://" + u
+	}
+	args = append(args, u)
+	for _, it := range ops[1:] {
+		// the first separator decides: == query, := JSON, = data, @ file, : header
+		k := strings.IndexAny(it, ":=@")
+		switch {
+		case k < 0:
+		case strings.HasPrefix(it[k:], "=="):
+		case it[k] == '@' || strings.HasPrefix(it[k:], "=@") || strings.HasPrefix(it[k:], ":=@"):
+			args = append(args, "-F", "f=@"+it[strings.IndexByte(it, '@')+1:])
+		case it[k] == '=' || strings.HasPrefix(it[k:], ":="):
+			args = append(args, "-d", it)
+		default:
+			args = append(args, "-H", it)
+		}
+	}
+	for i := 0; i < len(opts); i++ {
+		switch o := opts[i]; {
+		case (o == "-a" || o == "--auth") && i+1 < len(opts):
+			args = append(args, "-u", opts[i+1])
+			i++
+		case strings.HasPrefix(o, "--auth=") || strings.HasPrefix(o, "--session") || strings.HasPrefix(o, "--bearer"):
+			args = append(args, "-u", "session")
+		case o == "--offline":
+			return // builds the request, sends nothing
+		}
+	}
+	h := *c
+	h.args, h.argDyn, h.argData = args, nil, nil
+	w.http(&h)
+}
+
+// ghAPI judges `gh api ENDPOINT` as the authenticated request it sends to
+// GitHub's API (or --hostname's): what a write method or fields do to the
+// resource the endpoint names. A read is left to the other rules.
+func (w *walker) ghAPI(c *command) {
+	a := c.args[1:]
+	method, host, endpoint, fields := "", "api.github.com", "", 0
+	for i := 0; i < len(a); i++ {
+		x := a[i]
+		opt, val, inline := x, "", false
+		if eq := strings.IndexByte(x, '='); eq > 0 && strings.HasPrefix(x, "--") {
+			opt, val, inline = x[:eq], x[eq+1:], true
+		} else if len(x) > 2 && (strings.HasPrefix(x, "-X") || strings.HasPrefix(x, "-f") || strings.HasPrefix(x, "-F")) && !strings.HasPrefix(x, "--") {
+			opt, val, inline = x[:2], x[2:], true
+		}
+		if !inline && i+1 < len(a) {
+			val = a[i+1]
+		}
+		switch opt {
+		case "-X", "--method":
+			method = strings.ToUpper(val)
+		case "-f", "--raw-field", "-F", "--field", "--input":
+			fields++
+		case "--hostname":
+			host = val
+		case "-H", "--header", "-q", "--jq", "-t", "--template", "-p", "--preview", "--cache":
+		default:
+			if len(x) > 0 && x[0] != '-' && endpoint == "" {
+				endpoint = x
+			}
+			continue
+		}
+		if !inline {
+			i++
+		}
+	}
+	if method == "" && fields > 0 {
+		method = "POST"
+	}
+	if method == "" || method == "GET" || method == "HEAD" || endpoint == "" {
+		return
+	}
+	u := endpoint
+	if !strings.Contains(u, "://") {
+		u = "https://" + host + "/" + strings.TrimPrefix(u, "/")
+	}
+	h := *c
+	h.name = "gh api"
+	h.args, h.argDyn, h.argData = []string{"-X", method, "-H", "Authorization: token (gh)", u, "-d", "fields"}, nil, nil
+	w.http(&h)
 }
 
 // recordDownload remembers the file a download writes, so running it later
@@ -464,7 +636,35 @@ func credentialHeader(h string) bool {
 		"x-functions-key", "ocp-apim-subscription-key", "dd-api-key", "dd-application-key", "x-figma-token", "x-shopify-access-token":
 		return true
 	}
-	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-api-key") || strings.HasSuffix(n, "-apikey") || strings.HasSuffix(n, "-secret")
+	switch n {
+	case "idempotency-key", "x-idempotency-key", "cache-key", "x-cache-key", "sec-websocket-key", "x-request-key":
+		return false // identify a request, not the caller
+	}
+	return strings.HasSuffix(n, "-token") || strings.HasSuffix(n, "-key") || strings.HasSuffix(n, "-apikey") || strings.HasSuffix(n, "-secret") ||
+		strings.HasSuffix(n, "-password") || strings.Contains(n, "auth")
+}
+
+// moneyNouns in an API path name a movement of money, which a request
+// carries out and nothing takes back; accessNouns name who may act on an
+// account, which a write grants or takes away.
+var moneyNouns = core.LazySet("payout", "payouts", "transfer", "transfers", "refund", "refunds", "charge", "charges",
+	"withdrawal", "withdrawals", "disbursement", "disbursements", "remittance", "remittances")
+
+var accessNouns = core.LazySet("collaborator", "collaborators", "member", "members", "membership", "memberships",
+	"permission", "permissions", "admin", "admins", "role", "roles", "rolebinding", "rolebindings", "grant", "grants",
+	"acl", "acls", "owner", "owners", "invitation", "invitations", "keys", "deploy_keys", "apikey", "apikeys", "tokens")
+
+// apiEffect describes what a write to an API path segment seg does when
+// the segment names money or access, "" otherwise.
+func apiEffect(seg string) string {
+	l := strings.ToLower(seg)
+	switch {
+	case moneyNouns()[l]:
+		return "moves money (" + l + ")"
+	case accessNouns()[l]:
+		return "changes who has access (" + l + ")"
+	}
+	return ""
 }
 
 // urlPath returns the path and query of u, "" if it has none.

@@ -109,6 +109,10 @@ func (w *walker) judge(c *command) {
 		// inside a container is the container's, not the host's.
 		if c.container && !c.remote {
 			w.hit(c, ruleSudo, med, "runs with root privileges inside a container")
+		} else if c.sudoUser != "" && !shells[c.name] && !c.sudoPass {
+			// another account's powers, not root's: what the program does
+			// with them is judged by the rules on what it runs
+			w.hit(c, ruleSudo, med, "runs "+c.name+" as the user "+c.sudoUser+" (through "+viaOf(c)+"), not as root")
 		} else if sudoReadOnly(c) {
 			// root's reach without root's power to change anything: what it
 			// reads is judged by the read rules (/etc/shadow is HIGH)
@@ -127,6 +131,7 @@ func (w *walker) judge(c *command) {
 	w.commandRules(c)
 	w.writeFlags(c)
 	w.openWorld(c)
+	w.grants(c)
 	w.unreviewedApply(c)
 	if c.name == "" && c.inPipe && c.pipeOut {
 		// an unresolved program in the middle of a pipeline: judged by what it feeds
@@ -355,7 +360,22 @@ var sudoReadOnlyCmds = core.LazySet("ls", "cat", "head", "tail", "wc", "grep", "
 	"uname", "stat", "file", "du", "df", "tree", "diff", "cmp", "md5sum", "sha1sum", "sha256sum", "sha512sum",
 	"cksum", "ps", "free", "uptime", "nproc", "lscpu", "lsblk", "lsof", "ss", "netstat", "dmesg", "tac", "nl",
 	"strings", "od", "hexdump", "readlink", "realpath", "ls", "getfacl", "lsattr", "blkid", "lsmod", "lspci", "lsusb",
-	"ip", "true", "groups", "test", "[", "printenv", "sort", "uniq", "cut", "jq", "find", "systemctl", "journalctl")
+	"ip", "true", "groups", "test", "[", "printenv", "sort", "uniq", "cut", "jq", "find", "systemctl", "journalctl",
+	"docker", "podman", "kubectl", "oc", "apt", "apt-cache", "dpkg", "rpm", "iptables", "ip6tables", "nft", "ufw", "fdisk",
+	"lshw", "dmidecode", "smartctl", "crontab", "lsns", "findmnt", "mount", "getent", "last", "lastlog", "who", "w")
+
+// sudoReadOnlySubs are the subcommands (or query options) with which a
+// program of sudoReadOnlyCmds that can also change things only reads.
+var sudoReadOnlySubs = map[string][]string{
+	"docker":    {"ps", "logs", "images", "inspect", "info", "version", "stats", "top", "port", "diff", "history", "events", "image ls", "container ls", "volume ls", "network ls", "system df"},
+	"podman":    {"ps", "logs", "images", "inspect", "info", "version", "stats", "top", "port", "diff", "history", "events"},
+	"kubectl":   {"get", "describe", "logs", "top", "version", "api-resources", "api-versions", "explain", "auth"},
+	"oc":        {"get", "describe", "logs", "top", "version", "api-resources", "explain", "whoami", "status"},
+	"apt":       {"list", "show", "search", "policy"},
+	"apt-cache": {"policy", "show", "search", "depends", "rdepends", "showpkg", "madison"},
+	"ufw":       {"status"},
+	"nft":       {"list"},
+}
 
 // sudoReadOnly reports whether c, run as root, only reads: a program of
 // sudoReadOnlyCmds with every argument resolved, no option that runs or
@@ -390,6 +410,60 @@ func sudoReadOnly(c *command) bool {
 		return !flagSet(a, 'c', "--clear", "--read-clear") && !flagSet(a, 'C', "--console-off", "--console-on", "--console-level") && !flagSet(a, 'n', "--console-level") && !flagSet(a, 'D', "--console-off") && !flagSet(a, 'E', "--console-on")
 	case "ss", "netstat":
 		return !flagSet(a, 'K', "--kill")
+	case "docker", "podman", "kubectl", "oc", "apt", "apt-cache", "ufw", "nft":
+		ops := operands(a)
+		if len(ops) == 0 || hasArgPrefix(a, "--output-directory") {
+			return false
+		}
+		sub := ops[0]
+		if len(ops) > 1 {
+			sub2 := ops[0] + " " + ops[1]
+			for _, s := range sudoReadOnlySubs[c.name] {
+				if s == sub2 {
+					return true
+				}
+			}
+		}
+		for _, s := range sudoReadOnlySubs[c.name] {
+			if s == sub && !strings.Contains(s, " ") {
+				return true
+			}
+		}
+		return false
+	case "dpkg", "rpm":
+		// queries only: -l, -L, -s, -S, -q…
+		for _, x := range a {
+			if strings.HasPrefix(x, "-") && !strings.HasPrefix(x, "--") && len(x) >= 2 && !strings.ContainsAny(x[1:2], "lLsSqp") {
+				return false
+			}
+			if strings.HasPrefix(x, "--") && x != "--list" && x != "--listfiles" && x != "--status" && x != "--search" && x != "--query" && x != "--get-selections" {
+				return false
+			}
+		}
+		return len(a) > 0 && strings.HasPrefix(a[0], "-")
+	case "iptables", "ip6tables":
+		for _, x := range a {
+			if x == "-L" || x == "--list" || x == "-S" || x == "--list-rules" || x == "-nL" || x == "-vnL" || x == "-nvL" || x == "-Ln" {
+				continue
+			}
+			if x == "-n" || x == "-v" || x == "--line-numbers" || x == "-t" || x == "nat" || x == "filter" || x == "mangle" || x == "raw" || x == "INPUT" || x == "OUTPUT" || x == "FORWARD" {
+				continue
+			}
+			return false
+		}
+		return hasArg(a, "-L", "--list", "-S", "--list-rules", "-nL", "-vnL", "-nvL", "-Ln")
+	case "fdisk":
+		return flagSet(a, 'l', "--list")
+	case "smartctl":
+		for _, x := range a {
+			if x == "-t" || x == "--test" || x == "-s" || x == "--smart" || strings.HasPrefix(x, "--set") || x == "-X" {
+				return false
+			}
+		}
+	case "crontab":
+		return len(a) == 1 && a[0] == "-l" || len(a) == 3 && a[0] == "-u" && a[2] == "-l"
+	case "mount":
+		return len(operands(a)) == 0 && !hasArg(a, "-a", "--all")
 	case "systemctl":
 		ops := operands(a)
 		if len(ops) == 0 {

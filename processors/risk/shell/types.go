@@ -47,6 +47,7 @@ type command struct {
 
 	sudo      bool     // runs with raised privileges (sudo, doas, su, pkexec)
 	sudoPass  bool     // the agent hands sudo its password (-S stdin, -A askpass)
+	sudoUser  string   // the account sudo -u names when it is not root ("" for root)
 	via       []string // wrappers and re-parse hops that led here
 	depth     int      // re-parse depth (0 = the input itself)
 	span      [2]int

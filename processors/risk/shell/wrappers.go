@@ -108,6 +108,12 @@ func (w *walker) unwrap(cmd *command, fs []field, ctx stmtCtx) []field {
 				cmd.via = append(cmd.via, name)
 				return []field{{s: "sh"}}
 			}
+			cmd.sudoUser = ""
+			if name == "sudo" || name == "doas" {
+				if u, ok := fieldOpt(opts, "-u", "--user"); ok && u != "root" && u != "0" && u != "#0" && !strings.HasPrefix(u, "$") {
+					cmd.sudoUser = u
+				}
+			}
 			for _, o := range opts {
 				if o.s == "-S" || o.s == "-A" || longOpt(o.s, "--stdin") || longOpt(o.s, "--askpass") || len(o.s) > 2 && o.s[0] == '-' && o.s[1] != '-' && strings.ContainsAny(o.s[1:], "SA") && isLetters(o.s[1:]) {
 					cmd.sudoPass = true
@@ -427,6 +433,11 @@ func (w *walker) xargs(cmd *command, rest []field, ctx stmtCtx) []field {
 		}
 	}
 	cmd.via = append(cmd.via, "xargs")
+	if !hasArgField(rest[:min(i, len(rest))], "-o") && !hasArgField(rest[:min(i, len(rest))], "--open-tty") {
+		// xargs reads its items from stdin and gives the command
+		// /dev/null: what was piped in reaches it only as arguments
+		cmd.stdin = &data{known: true}
+	}
 	sub := rest[min(i, len(rest)):]
 	if len(sub) == 0 {
 		sub = []field{{s: "echo"}}
