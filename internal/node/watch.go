@@ -563,7 +563,11 @@ func (s *Node) checkStreams(ctx context.Context) error {
 			return fmt.Errorf("%w: %s was replaced while the node ran: it is now a stream created %s (%d records), not the one created %s (records up to seq %d); %s",
 				ErrStreamChanged, name, fmtTime(info.Created), info.State.Msgs, fmtTime(base.created), last.state.LastSeq, whatToDo(name))
 		}
-		if lost := integrity.RecordsLost(last.state, info.State); lost != "" {
+		lost := integrity.RecordsLost(last.state, info.State)
+		if lost != "" && s.cfg.Replicas > 1 {
+			info, lost = s.confirmLoss(ctx, name, last.state, info, lost)
+		}
+		if lost != "" {
 			if name == events.StreamLog {
 				return fmt.Errorf("%w: %s lost records while the node ran: %s; %s", ErrStreamChanged, name, lost, whatToDo(name))
 			}
@@ -588,6 +592,37 @@ func (s *Node) checkStreams(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// lossConfirm is how long a replicated stream that looks shorter than
+// before is read again before the node calls its records lost.
+const lossConfirm = 5 * time.Second
+
+// confirmLoss reads a replicated stream's info again, every 250 ms for
+// lossConfirm, while it looks as if it lost records against prev: a
+// leader just elected answers with what it has applied, which may lag
+// the records the old leader reported for a moment (they were committed,
+// so the new leader holds them and applies them). It returns the newest
+// info and what is lost in it, "" once a reading shows nothing lost.
+func (s *Node) confirmLoss(ctx context.Context, name string, prev jetstream.StreamState, info *jetstream.StreamInfo, lost string) (*jetstream.StreamInfo, string) {
+	deadline := time.Now().Add(lossConfirm)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return info, ""
+		case <-time.After(250 * time.Millisecond):
+		}
+		again, err := streamInfo(ctx, s.js, name)
+		if err != nil || !again.Created.Equal(info.Created) {
+			continue // the other checks judge a replaced stream
+		}
+		info = again
+		if lost = integrity.RecordsLost(prev, info.State); lost == "" {
+			s.cfg.Logger.Info("stream watch: a stream looked shorter for a moment (a leader catching up)", "stream", name)
+			return info, ""
+		}
+	}
+	return info, lost
 }
 
 func whatToDo(name string) string {
