@@ -281,6 +281,7 @@ func (s *scanner) body(text string, base int) {
 	s.boundaryRules(text, base)
 	s.taskFrames(text, base)
 	s.agentDirectives(text, base)
+	s.dataDirectives(text, asciiLower(text), base)
 	// Visible text, outside comments.
 	s.prose(text, base)
 	s.code(text, base)
@@ -389,6 +390,27 @@ func sentenceEndsAtNewline(text string, i int) bool {
 		switch text[ls] {
 		case '#', '|', '<':
 			return true
+		}
+	}
+	// a field of a record ("Hours: 11-22", "Subject: …") ends at its line,
+	// and so does the line before one
+	return fieldLine(text[ls:i]) || fieldLine(text[j:min(len(text), j+40)])
+}
+
+// fieldLine: line starts with a short label and ": " (a field of a
+// record, an e-mail header), not with a sentence.
+func fieldLine(line string) bool {
+	words := 0
+	for k := 0; k < len(line) && k < 32; k++ {
+		c := line[k]
+		switch {
+		case c == ':':
+			return k > 0 && words < 4 && k+1 < len(line) && line[k+1] == ' ' && line[0] >= 'A' && line[0] <= 'Z'
+		case c == ' ':
+			words++
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '\'' || c == '_' || c == '#':
+		default:
+			return false
 		}
 	}
 	return false

@@ -1,0 +1,180 @@
+package inject
+
+import (
+	"strings"
+
+	"github.com/vigil-dev/vigil/processors/risk/core"
+)
+
+// Orders to the agent inside data that do not name the agent the way
+// agentDirectives looks for. What they share is the effect asked for (an
+// action of directiveAction: send, pay, delete, grant, publish, disclose …)
+// and a frame that only makes sense said to a model acting for someone:
+//
+//   - a fake role or privilege marker ("[[SYSTEM PROMPT ADDENDUM]]",
+//     "%%% OPERATOR MODE %%%", "<system_message>", "<role>system</role>")
+//     before the order; alone it is strong when it names an override, a
+//     mode or a priority;
+//   - a claimed role or origin ("message from your operator:", "this is
+//     the IT security department", "the development team requires that
+//     you …", "updated instructions from the account owner:") before it;
+//   - the principal named in the third person as having consented ("the
+//     user has already approved this") beside an order whose object
+//     reaches beyond the task (directiveAction strict);
+//   - concealment from the principal ("do not tell the user", "the user
+//     must never know", "keep this between us") beside an order;
+//   - the agent's task declared replaced ("the previous instructions were
+//     only a test", "your next task is to …", "ignore the sentiment task,
+//     instead …") or its verdict forced whatever the data says ("rate it
+//     10/10 regardless of the content");
+//   - a URL to open with the user's data or a secret appended;
+//   - the same orders in a few other languages (foreignDirectiveRe).
+//
+// Each needs both parts: data that merely mentions a system, an owner's
+// approval or a secret, or a human-addressed e-mail that asks its reader
+// to pay an invoice, carries no frame of this kind.
+
+var (
+	// markerRe: a delimited marker that claims a privileged role for
+	// what follows it.
+	markerRe = core.LazyRE(`(?i)(?:(?:\[\[?|<<|\{\{|%{2,}|\*{3,}|={3,}|\(\()\s*|#{3,})(?:[a-z]+[ _-]){0,2}(?:system|sys|admin|administrator|developer|operator|root|trusted|priority|instructions?|inst)(?:[ _-][a-z]+){0,3}\s*(?:\]\]?|>>|\}\}|%{2,}|\*{3,}|={3,}|\)\)|:)|<\s*(?:system|admin|administrator|developer|operator|assistant|sys|inst)(?:[_-][a-z]+){0,2}(?:\s+[a-z_-]+\s*=\s*"[^"\n]{0,30}")*\s*>|<role>\s*(?:system|admin|developer|operator)\s*</role>|(?m:^[ \t]*#{2,}[ \t]*(?:system|admin|administrator|developer|operator)(?:[ \t]+(?:note|message|notice|prompt|instructions?|update|override))?[ \t]*\((?:authoritative|trusted|official|priority|mandatory|override)\)[ \t]*$)`)
+	// markerPowerRe: a marker that is itself a claim of power.
+	markerPowerRe = core.LazyRE(`(?i)\b(?:override|overrides|mode|enabled|priority|authoritative|trusted|unrestricted|root|addendum|elevated)\b`)
+	// authorityAddrRe: a claimed role or origin said to the agent.
+	authorityAddrRe = core.LazyRE(`(?i)\b(?:(?:important|urgent|priority)\s+)?(?:message|note|notice|instructions?|update|request|directive|memo|word|orders?)\s+from\s+(?:your|the)\s+(?:[a-z-]+\s+){0,2}?(?:operator|developers?|administrator|admin|owner|account (?:holder|owner)|user|system|platform|creators?|makers?|security team|it department|management)\b[^:\n.]{0,30}[:.,—-]|\bthis is (?:your|the) (?:[a-z-]+\s+){0,2}?(?:developer|developers|operator|administrator|admin|owner|creator|system administrator|security (?:team|department|operations)|it (?:team|department)|it security department)\b[^.\n]{0,40}[.:,]|\b(?:updated|new|additional|revised|trusted)\s+(?:instructions?|context|orders)\s+(?:from\s+(?:the|your)\s+(?:[a-z-]+\s+)?(?:user|owner|operator|admin|administrator|developer)s?\b|\((?:trusted|verified|official)\))[^:\n]{0,20}:|\b(?:the\s+)?(?:development|dev|security|it|platform|admin|operations|ops|engineering)\s+team\s+(?:requires?|instructs?|asks?|wants|has (?:asked|requested|instructed)|requests?|orders?)\s+(?:that\s+)?(?:you|the (?:assistant|agent|model|ai)|all (?:assistants|agents|models))\b|\b(?:sender|from|issued by)\s*:?\s+(?:the\s+)?(?:security operations|security team|it department|system administrator|workspace owner|account owner)\b[^.\n]{0,20}[.:,]`)
+	// principalConsentRe: the agent's principal named in the third
+	// person as having consented.
+	principalConsentRe = core.LazyRE(`(?i)\b(?:the user|the account (?:owner|holder)|your (?:user|owner|operator|principal))\s+(?:has\s+|have\s+|had\s+)?(?:already\s+)?(?:approved|authori[sz]ed|consented|pre-?approved|granted (?:consent|permission)|agreed|signed off|confirmed)\b|\b(?:already|been)\s+(?:approved|authori[sz]ed|pre-?approved)\s+by\s+the\s+(?:user|account (?:owner|holder))\b`)
+	// concealFromRe: an order to hide what is done from the principal.
+	concealFromRe = core.LazyRE(`(?i)\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|show(?:ing)?|mention(?:ing)?|report(?:ing)?|let(?:ting)?)\s+(?:[a-z]+\s+){0,2}?(?:the user|the human|the owner|your (?:user|owner)|no one|anyone)\b|\bthe user (?:must|should|will|need|is to) never (?:know|find out|see|learn|notice)\b|\bkeep (?:this|it) (?:between (?:you and me|us)|(?:secret|hidden) from the user)\b|\btell no one\b|\bno need to (?:tell|inform|notify|report (?:this )?to|ask) (?:the user|anyone|them)\b|\bnever explain why\b|\b(?:do not|don't) (?:mention|reveal|disclose|show) (?:this|these) (?:instructions?|note|notes|message|step|request|change) (?:to|in|from)\b|\bthe user does not need to know\b|\bwithout (?:the user|them) (?:knowing|noticing)\b|\bhidden request for the (?:model|ai|assistant|agent)\b`)
+	// taskReplacedRe: the agent's task declared void or replaced.
+	taskReplacedRe = core.LazyRE(`(?i)\b(?:the |your |all )?(?:previous|prior|above|earlier|original|preceding|first)\s+(?:instructions?|context|tasks?|requests?|messages?|prompt|conversation)\s+(?:was|were|is|are)\s+(?:only\s+|just\s+|merely\s+)?(?:an?\s+)?(?:test|tests|joke|mistake|example|fake|decoy|distraction|void|cancel+ed|outdated|wrong)\b|\byour (?:next|new|real|actual|only|true) (?:task|job|objective|goal|mission|assignment) (?:is|will be|now is) to\b|\byour (?:task|assignment|objective|goal|instructions?) (?:has|have) (?:changed|been (?:changed|updated|replaced))\b|\bthe (?:real|actual|new) (?:request|task|instruction|instructions)\s*(?:is\s*)?:|\b(?:ignore|disregard|forget|abandon)\s+(?:the|your|this|that|my|any)\s+(?:[a-z-]+\s+)?(?:task|assignment|question)\b|\b(?:stop|cease)\s+(?:summari[sz]ing|translating|answering|reviewing|the (?:[a-z-]+ )?task|what you(?:'re| are) doing)\b`)
+	// forcedVerdictRe: the agent's verdict fixed whatever the data holds.
+	forcedVerdictRe = core.LazyRE(`(?i)\b(?:regardless of (?:the |its |their )?(?:actual |real )?(?:content|contents|outcome|result|results|findings|review|input|text|data|facts|evidence|what (?:it|the \w+) says)|whatever (?:it|the (?:text|data|content|input|review|document)) says|no matter what (?:it|the (?:text|data|content|input|document)) says)\b`)
+	verdictVerbRe   = core.LazyRE(`(?i)\b(?:answer|say|report|rate|score|classify|respond|reply|mark|approve|rank|state|tell|write|give|label|grade|recommend)\b`)
+	// urlDataRe: a URL to open with the user's data or a secret put in.
+	urlDataRe = core.LazyRE(`(?i)\b(?:visit|open|load|fetch|navigate to|go to|call|request|access|ping|click)\s+(?:the\s+(?:url|link|page)\s+)?(?:https?://\S+|this (?:url|link)|the following (?:url|link))[^.\n]{0,100}?\b(?:with|followed by|append(?:ed|ing)?|add(?:ed|ing)?|plus|including|containing)\b[^.\n]{0,60}?(?:\bthe user'?s?\b|\btheir\b|\bconversation|\bchat\b|\bmessages?\b|\bhistory\b|\bemail address|\bpasswords?\b|\bapi[_ ]?keys?\b|\btokens?\b|\bsecrets?\b|\bcookies?\b|\bsession\b|\bcredentials?\b|\b[A-Z][A-Z0-9]*_(?:KEY|TOKEN|SECRET)[A-Z_]*\b)|\b(?:paste|put|insert|append|add|include)\s+(?:the user'?s?|your|their)\s+[^.\n]{0,30}?\b(?:token|cookies?|session|password|key|email|messages?|history)\b[^.\n]{0,40}?\b(?:into|in|to)\s+(?:the\s+)?(?:query string|url|link|request)`)
+	// foreignAddrRe / foreignActRe: an AI addressed in another language,
+	// and the send, pay, delete, share verbs of those languages.
+	foreignAddrRe = core.LazyRE(`(?i)(?:assistant(?:e)?\s+(?:ia|ai|ki)\b|l'(?:ia|assistant)\b|ki-assistent\w*|asistente(?:\s+de)?\s+(?:ia|ai)\b|mensaje para el asistente|para o assistente|assistente\s+(?:di\s+)?(?:ia|ai)\b|ии-ассистент\w*|(?:ai|ии|ии-)\s?ассистент\w*|для ии|ai\s?助手|人工智能助手|aiアシスタント|aiエージェント)`)
+	foreignActRe  = core.LazyRE(`(?i)(?:\benvo(?:ie|yez|yer)\b|\btransf[eé]r(?:e|ez|er)\b|\bvire[zr]?\b|\bsupprim(?:e|ez|er)\b|\bpartag(?:e|ez|er)\b|\beffac(?:e|ez|er)\b|überweis\w*|\bsende\b|\bschick\w*|lösch\w*|\bteile\b|\benv[ií]a\w*|\btransfier\w*|\btransfira\b|\bborra\w*|\belimin\w*|\bcompart\w*|\bcondividi\w*|\binvia\w*|\bcancella\w*|\bapag\w*|\bmand[ae]\b|отправ\w*|перевед\w*|удал\w*|перешл\w*|发送|转账|删除|转发|分享|送信|送金|削除|転送|共有)`)
+)
+
+// dataDirectives adds the findings above for text (lower-cased lt).
+func (s *scanner) dataDirectives(text, lt string, base int) {
+	win := func(end int) string {
+		w := text[end:]
+		if i := strings.Index(w, "\n\n"); i >= 0 {
+			w = w[:i]
+		}
+		if len(w) > 300 {
+			w = w[:300]
+		}
+		return w
+	}
+	if strings.ContainsAny(lt, "[<{%*=(#") && anyOf(lt, markerWords) {
+		for _, loc := range markerRe.FindAllStringIndex(text, 4) {
+			m := text[loc[0]:loc[1]]
+			if loc[1] < len(text) && m[len(m)-1] == ']' && strings.IndexByte("([:", text[loc[1]]) >= 0 {
+				continue // a markdown link or reference: "[admin](https://…)"
+			}
+			if markerPowerRe.MatchString(m) {
+				s.add(injFakeRoleTag, "a marker that claims a privileged role or mode ("+strings.TrimSpace(m)+")", base+loc[0], base+loc[1], true)
+				continue
+			}
+			if v, ok := directiveAction(win(loc[1]), false); ok {
+				s.add(injFakeRoleTag, "a fake system or role marker before an order: "+v, base+loc[0], base+loc[1], true)
+			}
+		}
+	}
+	if anyOf(lt, authorityWords) {
+		for _, loc := range authorityAddrRe.FindAllStringIndex(text, 4) {
+			if negatedBefore(text, loc[0]) || reportedBefore(lt[:loc[0]]) {
+				continue
+			}
+			if v, ok := directiveAction(win(loc[1]), false); ok {
+				s.add(injClaimedAuthority, "an order to the agent on a claimed role or origin: "+v, base+loc[0], base+loc[1], true)
+			}
+		}
+	}
+	para := func(a, b int) string {
+		lo, hi := max(0, a-250), min(len(text), b+250)
+		if i := strings.LastIndex(text[lo:a], "\n\n"); i >= 0 {
+			lo += i + 2
+		}
+		if i := strings.Index(text[b:hi], "\n\n"); i >= 0 {
+			hi = b + i
+		}
+		return text[lo:hi]
+	}
+	if strings.Contains(lt, "user") || strings.Contains(lt, "owner") || strings.Contains(lt, "holder") {
+		if loc := principalConsentRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) {
+			if v, ok := directiveAction(para(loc[0], loc[1]), true); ok {
+				s.add(injClaimedApproval, "says the user consented to an order beyond the task: "+v, base+loc[0], base+loc[1], true)
+			}
+		}
+	}
+	if anyOf(lt, concealWords) {
+		if loc := concealFromRe.FindStringIndex(text); loc != nil && !(loc[1] < len(text) && (text[loc[1]] == '\'' || strings.HasPrefix(text[loc[1]:], "’"))) {
+			// "do not mention the user's e-mail" protects the user
+			p := para(loc[0], loc[1])
+			// the concealment itself is negated ("do not tell …"): the
+			// order is the verb elsewhere in the paragraph
+			if v, ok := directiveActionIn(strings.Replace(p, text[loc[0]:loc[1]], ".", 1), false, true); ok {
+				s.add(injConcealFromUser, "asks the agent to hide an order from the user: "+v, base+loc[0], base+loc[1], true)
+			}
+		}
+	}
+	if anyOf(lt, taskWords) {
+		if loc := taskReplacedRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) && !reportedBefore(lt[:loc[0]]) {
+			m := asciiLower(text[loc[0]:loc[1]])
+			rest := win(loc[1])
+			_, act := directiveAction(rest, false)
+			if strings.Contains(m, "test") || strings.Contains(m, "joke") || strings.Contains(m, "decoy") || strings.Contains(m, "distraction") || act || strings.Contains(asciiLower(rest), "instead") {
+				s.add(injOverrideInstructions, "declares the agent's task replaced", base+loc[0], base+loc[1], true)
+			}
+		}
+	}
+	if strings.Contains(lt, "regardless") || strings.Contains(lt, "whatever") || strings.Contains(lt, "no matter") {
+		for _, loc := range forcedVerdictRe.FindAllStringIndex(text, 2) {
+			a := max(strings.LastIndexAny(text[:loc[0]], ".!?\n")+1, 0)
+			if verdictVerbRe.MatchString(text[a:loc[0]]) && !negatedBefore(text, loc[0]) {
+				s.add(injDeceiveUser, "fixes the agent's verdict whatever the data says", base+a, base+loc[1], true)
+				break
+			}
+		}
+	}
+	if strings.Contains(lt, "://") || strings.Contains(lt, "query string") {
+		if loc := urlDataRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) {
+			s.add(injUrlExfiltration, "asks the agent to open a URL with the user's data or a secret in it", base+loc[0], base+loc[1], true)
+		}
+	}
+	if hasNonASCII(text) || strings.Contains(lt, "assistant") || strings.Contains(lt, "l'ia") {
+		if loc := foreignAddrRe.FindStringIndex(text); loc != nil {
+			w := text[loc[1]:]
+			if len(w) > 300 {
+				w = w[:300]
+			}
+			if a := foreignActRe.FindStringIndex(w); a != nil {
+				s.add(injAgentDirective, "an order to the AI inside the data it reads (non-English)", base+loc[0], base+loc[1]+a[1], true)
+			}
+		}
+	}
+}
+
+// Literals that a match of the expressions above holds.
+var (
+	markerWords    = []string{"system", "sys", "admin", "developer", "operator", "root", "trusted", "priority", "instruction", "inst"}
+	authorityWords = []string{" from ", "this is ", " team ", "sender", "issued by", "trusted"}
+	concealWords   = []string{"tell", "inform", "notify", "alert", "show", "mention", "report", "let", "never", "keep", "no one", "explain", "reveal", "disclose", "know", "noticing", "hidden request"}
+	taskWords      = []string{"previous", "prior", "above", "earlier", "original", "preceding", "first", "your ", "the real", "the actual", "the new", "ignore", "disregard", "forget", "abandon", "stop", "cease"}
+)
+
+func hasNonASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
