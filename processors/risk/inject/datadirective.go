@@ -51,7 +51,10 @@ var (
 	taskReplacedRe = core.LazyRE(`(?i)\b(?:the |your |all )?(?:previous|prior|above|earlier|original|preceding|first)\s+(?:instructions?|context|tasks?|requests?|messages?|prompt|conversation)\s+(?:was|were|is|are)\s+(?:only\s+|just\s+|merely\s+)?(?:an?\s+)?(?:test|tests|joke|mistake|example|fake|decoy|distraction|void|cancel+ed|outdated|wrong)\b|\byour (?:next|new|real|actual|only|true) (?:task|job|objective|goal|mission|assignment) (?:is|will be|now is) to\b|\byour (?:task|assignment|objective|goal|instructions?) (?:has|have) (?:changed|been (?:changed|updated|replaced))\b|\bthe (?:real|actual|new) (?:request|task|instruction|instructions)\s*(?:is\s*)?:|\b(?:ignore|disregard|forget|abandon)\s+(?:the|your|this|that|my|any)\s+(?:[a-z-]+\s+)?(?:task|assignment|question)\b|\b(?:stop|cease)\s+(?:summari[sz]ing|translating|answering|reviewing|the (?:[a-z-]+ )?task|what you(?:'re| are) doing)\b`)
 	// forcedVerdictRe: the agent's verdict fixed whatever the data holds.
 	forcedVerdictRe = core.LazyRE(`(?i)\b(?:regardless of (?:the |its |their )?(?:actual |real )?(?:content|contents|outcome|result|results|findings|review|input|text|data|facts|evidence|what (?:it|the \w+) says)|whatever (?:it|the (?:text|data|content|input|review|document)) says|no matter what (?:it|the (?:text|data|content|input|document)) says)\b`)
-	verdictVerbRe   = core.LazyRE(`(?i)\b(?:answer|say|report|rate|score|classify|respond|reply|mark|approve|rank|state|tell|write|give|label|grade|recommend)\b`)
+	verdictVerbRe   = core.LazyRE(`(?i)\b(?:answer|say|report|rate|score|classif(?:y|ies)|respond|reply|mark|approve|rank|state|tell|write|give|label|grade|recommend|merge|pass|accept)(?:s|es|d|ed)?\b`)
+	// outrankRe: a claim that what the text says outranks the user or
+	// the agent's instructions.
+	outrankUserRe = core.LazyRE(`(?i)\b(?:takes?|have|has|get|gets|carry|carries|with)\s+(?:top\s+|absolute\s+|full\s+|highest\s+)?(?:priority|precedence)\s+over\s+(?:the\s+)?(?:user'?s?\s+(?:own\s+)?(?:instructions|requests|wishes|orders|commands|messages|prompts?)|system prompt|(?:your|any|all|other) (?:instructions|rules|prompts?))|\b(?:trusted|ranked|weighted|obeyed)\s+(?:above|over|more than)\s+(?:the\s+)?(?:user|system prompt|your instructions)\b`)
 	// urlDataRe: a URL to open with the user's data or a secret put in.
 	urlDataRe = core.LazyRE(`(?i)\b(?:visit|open|load|fetch|navigate to|go to|call|request|access|ping|click)\s+(?:the\s+(?:url|link|page)\s+)?(?:https?://\S+|this (?:url|link)|the following (?:url|link))[^.\n]{0,100}?\b(?:with|followed by|append(?:ed|ing)?|add(?:ed|ing)?|plus|including|containing)\b[^.\n]{0,60}?(?:\bthe user'?s?\b|\btheir\b|\bconversation|\bchat\b|\bmessages?\b|\bhistory\b|\bemail address|\bpasswords?\b|\bapi[_ ]?keys?\b|\btokens?\b|\bsecrets?\b|\bcookies?\b|\bsession\b|\bcredentials?\b|\b[A-Z][A-Z0-9]*_(?:KEY|TOKEN|SECRET)[A-Z_]*\b)|\b(?:paste|put|insert|append|add|include)\s+(?:the user'?s?|your|their)\s+[^.\n]{0,30}?\b(?:token|cookies?|session|password|key|email|messages?|history)\b[^.\n]{0,40}?\b(?:into|in|to)\s+(?:the\s+)?(?:query string|url|link|request)`)
 	// foreignAddrRe / foreignActRe: an AI addressed in another language,
@@ -142,6 +145,11 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 				s.add(injDeceiveUser, "fixes the agent's verdict whatever the data says", base+a, base+loc[1], true)
 				break
 			}
+		}
+	}
+	if strings.Contains(lt, " over ") || strings.Contains(lt, " above ") || strings.Contains(lt, " more than ") {
+		if loc := outrankUserRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) && !reportedBefore(lt[:loc[0]]) && !capabilityBefore(lt[:loc[0]]) {
+			s.add(injOverrideInstructions, "claims priority over the user or the agent's instructions", base+loc[0], base+loc[1], true)
 		}
 	}
 	if strings.Contains(lt, "://") || strings.Contains(lt, "query string") {

@@ -119,6 +119,9 @@ func (s *scanner) agentDirectives(text string, base int) {
 		if len(win) > 260 {
 			win = win[:260]
 		}
+		if strings.Contains(text[max(0, loc[0]-1):min(len(text), end+1)], "::") {
+			continue // a C++ or Rust path (node::inspector::Agent::Start)
+		}
 		if c := text[loc[0]]; (c == '"' || c == '\'' || strings.HasPrefix(text[loc[0]:], "“")) && reportedBefore(lt[:loc[0]]) {
 			continue // quoted as an example: "text like \"AI assistant: …\""
 		}

@@ -145,7 +145,7 @@ var (
 	toolRefRe      = core.LazyRE("`([A-Za-z][\\w.-]*)`|\\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\\b|\\b(?:the|a)\\s+([\\w.-]+)\\s+tool\\b|\\btool\\s+(?:named|called)\\s+[\"'`]?([\\w.-]+)")
 	shadowRe       = core.LazyRE(`(?i)\b(?:instead of|rather than|in place of|never use|do not use|don't use|avoid using|must not use|replaces?|supersedes?|overrides?)\b[^.\n]{0,40}\b(?:tools?|functions?|servers?)\b|\b(?:always|only)\s+use\s+this\s+tool\b|\bthis tool (?:replaces|overrides|supersedes|takes precedence over)\b`)
 	contextParamRe = core.LazyRE(`(?i)^(?:conversation|conversation_history|chat_history|chat|history|messages|previous_messages|prior_messages|system_prompt|systemprompt|prompt|instructions|system_instructions|context|context_window|memory|memories|transcript|thread)$`)
-	exfilParamRe   = core.LazyRE(`(?i)\b(?:full|entire|whole|complete|all|verbatim|previous|prior|raw)\b[^.\n]{0,30}\b(?:conversation|chat|history|messages|prompt|instructions|context|transcript)\b|\bcontents? of\b|\b(?:conversation|chat) history\b|\bsystem prompt\b`)
+	exfilParamRe   = core.LazyRE(`(?i)\b(?:full|entire|whole|complete|all|verbatim|previous|prior|raw|last)\b[^.\n]{0,30}\b(?:conversation|chat|history|messages?|prompt|instructions|context|transcript)\b|\bcontents? of\b|\b(?:conversation|chat) history\b|\bsystem prompt\b|\b(?:seed|recovery) phrase\b|\bmnemonic\b|\bthe user'?s (?:cookies|browser cookies|session cookies)\b`)
 )
 
 // toolRules adds the tool-specific findings to s, for the text ToolText
@@ -199,6 +199,7 @@ func (s *scanner) toolRules(tool, text string) {
 		s.findings = kept
 	}
 	s.toolCovert(tool, text)
+	s.toolAccessGrant(tool, text)
 	s.toolDisparage(tool, text)
 	s.toolSmuggle(text, schemaParams(text))
 	if loc := shadowRe.FindStringIndex(text); loc != nil {
