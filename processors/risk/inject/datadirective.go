@@ -1,7 +1,9 @@
 package inject
 
 import (
+	"sort"
 	"strings"
+	"sync"
 
 	"github.com/vigil-dev/vigil/processors/risk/core"
 )
@@ -65,6 +67,7 @@ var (
 
 // dataDirectives adds the findings above for text (lower-cased lt).
 func (s *scanner) dataDirectives(text, lt string, base int) {
+	hits := litHits(lt)
 	win := func(end int) string {
 		w := text[end:]
 		if i := strings.Index(w, "\n\n"); i >= 0 {
@@ -75,8 +78,8 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 		}
 		return w
 	}
-	if strings.ContainsAny(lt, "[<{%*=(#") && anyOf(lt, markerWords) {
-		for _, loc := range markerRe.FindAllStringIndex(text, 4) {
+	if len(hits[litMarker]) > 0 && strings.ContainsAny(lt, "[<{%*=(#") {
+		for _, loc := range nearMatches(markerRe, text, lt, hits[litMarker], 60, 110, 4) {
 			m := text[loc[0]:loc[1]]
 			if loc[1] < len(text) && m[len(m)-1] == ']' && strings.IndexByte("([:", text[loc[1]]) >= 0 {
 				continue // a markdown link or reference: "[admin](https://…)"
@@ -90,8 +93,8 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 			}
 		}
 	}
-	if anyOf(lt, authorityWords) {
-		for _, loc := range authorityAddrRe.FindAllStringIndex(text, 4) {
+	{
+		for _, loc := range nearMatches(authorityAddrRe, text, lt, hits[litAuthority], 80, 140, 4) {
 			if negatedBefore(text, loc[0]) || reportedBefore(lt[:loc[0]]) {
 				continue
 			}
@@ -110,15 +113,15 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 		}
 		return text[lo:hi]
 	}
-	if strings.Contains(lt, "user") || strings.Contains(lt, "owner") || strings.Contains(lt, "holder") {
-		if loc := principalConsentRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) {
+	{
+		if loc := firstNear(principalConsentRe, text, lt, hits[litConsent], 40, 80); loc != nil && !negatedBefore(text, loc[0]) {
 			if v, ok := directiveAction(para(loc[0], loc[1]), true); ok {
 				s.add(injClaimedApproval, "says the user consented to an order beyond the task: "+v, base+loc[0], base+loc[1], true)
 			}
 		}
 	}
-	if anyOf(lt, concealWords) {
-		if loc := concealFromRe.FindStringIndex(text); loc != nil && !(loc[1] < len(text) && (text[loc[1]] == '\'' || strings.HasPrefix(text[loc[1]:], "’"))) {
+	{
+		if loc := firstNear(concealFromRe, text, lt, hits[litConceal], 70, 40, concealMust); loc != nil && !(loc[1] < len(text) && (text[loc[1]] == '\'' || strings.HasPrefix(text[loc[1]:], "’"))) {
 			// "do not mention the user's e-mail" protects the user
 			p := para(loc[0], loc[1])
 			// the concealment itself is negated ("do not tell …"): the
@@ -128,8 +131,8 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 			}
 		}
 	}
-	if anyOf(lt, taskWords) {
-		if loc := taskReplacedRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) && !reportedBefore(lt[:loc[0]]) {
+	{
+		if loc := firstNear(taskReplacedRe, text, lt, hits[litTask], 30, 90, taskMust); loc != nil && !negatedBefore(text, loc[0]) && !reportedBefore(lt[:loc[0]]) {
 			m := asciiLower(text[loc[0]:loc[1]])
 			rest := win(loc[1])
 			_, act := directiveAction(rest, false)
@@ -138,8 +141,8 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 			}
 		}
 	}
-	if strings.Contains(lt, "regardless") || strings.Contains(lt, "whatever") || strings.Contains(lt, "no matter") {
-		for _, loc := range forcedVerdictRe.FindAllStringIndex(text, 2) {
+	{
+		for _, loc := range nearMatches(forcedVerdictRe, text, lt, hits[litVerdict], 10, 60, 2) {
 			a := max(strings.LastIndexAny(text[:loc[0]], ".!?\n")+1, 0)
 			if verdictVerbRe.MatchString(text[a:loc[0]]) && !negatedBefore(text, loc[0]) {
 				s.add(injDeceiveUser, "fixes the agent's verdict whatever the data says", base+a, base+loc[1], true)
@@ -147,18 +150,18 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 			}
 		}
 	}
-	if strings.Contains(lt, " over ") || strings.Contains(lt, " above ") || strings.Contains(lt, " more than ") {
-		if loc := outrankUserRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) && !reportedBefore(lt[:loc[0]]) && !capabilityBefore(lt[:loc[0]]) {
+	{
+		if loc := firstNear(outrankUserRe, text, lt, hits[litOutrank], 50, 80); loc != nil && !negatedBefore(text, loc[0]) && !reportedBefore(lt[:loc[0]]) && !capabilityBefore(lt[:loc[0]]) {
 			s.add(injOverrideInstructions, "claims priority over the user or the agent's instructions", base+loc[0], base+loc[1], true)
 		}
 	}
-	if strings.Contains(lt, "://") || strings.Contains(lt, "query string") {
-		if loc := urlDataRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) {
+	{
+		if loc := firstNear(urlDataRe, text, lt, hits[litURL], 150, 220); loc != nil && !negatedBefore(text, loc[0]) {
 			s.add(injUrlExfiltration, "asks the agent to open a URL with the user's data or a secret in it", base+loc[0], base+loc[1], true)
 		}
 	}
-	if hasNonASCII(text) || strings.Contains(lt, "assistant") || strings.Contains(lt, "l'ia") {
-		if loc := foreignAddrRe.FindStringIndex(text); loc != nil {
+	{
+		if loc := firstNear(foreignAddrRe, text, lt, hits[litForeign], 40, 40); loc != nil {
 			w := text[loc[1]:]
 			if len(w) > 300 {
 				w = w[:300]
@@ -172,11 +175,88 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 
 // Literals that a match of the expressions above holds.
 var (
-	markerWords    = []string{"system", "sys", "admin", "developer", "operator", "root", "trusted", "priority", "instruction", "inst"}
-	authorityWords = []string{" from ", "this is ", " team ", "sender", "issued by", "trusted"}
-	concealWords   = []string{"tell", "inform", "notify", "alert", "show", "mention", "report", "let", "never", "keep", "no one", "explain", "reveal", "disclose", "know", "noticing", "hidden request"}
-	taskWords      = []string{"previous", "prior", "above", "earlier", "original", "preceding", "first", "your ", "the real", "the actual", "the new", "ignore", "disregard", "forget", "abandon", "stop", "cease"}
+	markerWords    = []string{"sys", "admin", "developer", "operator", "root", "trusted", "priority", "inst"}
+	authorityWords = []string{"message from", "note from", "notice from", "instruction from", "instructions from", "update from", "request from",
+		"directive from", "memo from", "word from", "order from", "orders from", "context from", "this is your", "this is the", "(trusted",
+		"(verified", "(official", "team require", "team instruct", "team ask", "team want", "team has", "team request", "team order",
+		"sender", "issued by"}
+	verdictWords     = []string{"regardless", "whatever", "no matter"}
+	outrankWords     = []string{"priority", "precedence", "trusted", "ranked", "weighted", "obeyed"}
+	urlWords         = []string{"://", "query string"}
+	consentWords     = []string{"the user", "the account", "your user", "your owner", "your operator", "your principal", "approved by", "authorized by", "authorised by"}
+	concealWords     = []string{"the user", "the human", "the owner", "your user", "your owner", "no one", "anyone", "between you and me", "between us", "no need to", "never explain", "mention this", "reveal this", "disclose this", "show this", "mention these", "without them", "hidden request"}
+	taskWords        = []string{"previous", "prior", "above", "earlier", "original", "preceding", "first", "your next", "your new", "your real", "your actual", "your only", "your true", "your task", "your assignment", "your objective", "your goal", "your instruction", "the real", "the actual", "the new", "ignore", "disregard", "forget", "abandon", "stop", "cease"}
+	concealMust      = []string{"not", "n't", "never", "without", "keep", "no one", "no need", "hidden"}
+	taskMust         = []string{"instruction", "context", "task", "request", "message", "prompt", "conversation", "job is to", "objective is to", "goal is to", "mission is to", "job will", "assignment", "question", "summari", "translat", "answering", "reviewing", "you are doing", "you're doing"}
+	foreignAddrWords = []string{"assistant", "asistente", "l'ia", "ki-", "ии", "ИИ", "ассистент", "Ассистент", "助手", "アシスタント", "エージェント"}
 )
+
+// nearMatches returns up to n matches of re in the windows of text
+// around hits (spans of literals in lt, text lower-cased, see litHits): before and
+// after bytes either side, widened to word boundaries, in the order of
+// the text, a match found in two windows once. A match longer than its
+// window is not seen: the expressions here are bounded, and the windows
+// hold them. Each list of must must have a word in a window for re to
+// run on it, so a long text full of one literal ("never", "from") costs
+// a few substring searches a window, not a scan of the whole text.
+func nearMatches(re core.Matcher, text, lt string, hits [][2]int, before, after, n int, must ...[]string) [][]int {
+	var wins [][2]int
+	for _, h := range hits {
+		lo, hi := max(h[0]-before, 0), min(h[1]+after, len(text))
+		for lo > 0 && isWordByte(lt[lo-1]) {
+			lo--
+		}
+		for hi < len(text) && isWordByte(lt[hi]) {
+			hi++
+		}
+		if allOf(lt[lo:hi], must) {
+			wins = append(wins, [2]int{lo, hi})
+		}
+	}
+	if len(wins) == 0 {
+		return nil
+	}
+	sort.Slice(wins, func(x, y int) bool {
+		return wins[x][0] < wins[y][0] || wins[x][0] == wins[y][0] && wins[x][1] > wins[y][1]
+	})
+	var out [][]int
+	covered := -1 // windows inside the last one searched add nothing
+	for _, w := range wins {
+		if w[1] <= covered {
+			continue
+		}
+		covered = w[1]
+		for _, loc := range re.FindAllStringIndex(text[w[0]:w[1]], n) {
+			m := []int{w[0] + loc[0], w[0] + loc[1]}
+			dup := false
+			for _, o := range out {
+				if o[0] == m[0] {
+					dup = true
+					break
+				}
+			}
+			if !dup {
+				out = append(out, m)
+			}
+		}
+		if len(out) >= n {
+			break
+		}
+	}
+	sort.Slice(out, func(x, y int) bool { return out[x][0] < out[y][0] })
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// firstNear is the first of nearMatches, or nil.
+func firstNear(re core.Matcher, text, lt string, hits [][2]int, before, after int, must ...[]string) []int {
+	if m := nearMatches(re, text, lt, hits, before, after, 1, must...); len(m) > 0 {
+		return m[0]
+	}
+	return nil
+}
 
 func hasNonASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
@@ -185,4 +265,58 @@ func hasNonASCII(s string) bool {
 		}
 	}
 	return false
+}
+
+// The literal groups of dataDirectives' expressions, in litGroups' order.
+const (
+	litMarker = iota
+	litAuthority
+	litConsent
+	litConceal
+	litTask
+	litVerdict
+	litOutrank
+	litURL
+	litForeign
+	litGroupCount
+)
+
+var litGroups = [litGroupCount][]string{markerWords, authorityWords, consentWords, concealWords, taskWords, verdictWords, outrankWords, urlWords, foreignAddrWords}
+
+// litIdx: the literals of litGroups by first byte, with their group.
+var litIdx = sync.OnceValue(func() (x [256][]groupLit) {
+	for g, lits := range litGroups {
+		for _, l := range lits {
+			x[l[0]] = append(x[l[0]], groupLit{l, g})
+		}
+	}
+	return x
+})
+
+type groupLit struct {
+	lit   string
+	group int
+}
+
+// litHits finds every literal of litGroups in lt in one pass: a literal
+// that starts with an ASCII letter only at the start of a word. At most
+// 256 hits a group are kept.
+func litHits(lt string) (hits [litGroupCount][][2]int) {
+	x := litIdx()
+	for i := 0; i < len(lt); i++ {
+		c := lt[i]
+		cands := x[c]
+		if len(cands) == 0 {
+			continue
+		}
+		if c >= 'a' && c <= 'z' && i > 0 && isWordByte(lt[i-1]) {
+			continue
+		}
+		for _, gl := range cands {
+			if len(hits[gl.group]) < 256 && strings.HasPrefix(lt[i:], gl.lit) {
+				hits[gl.group] = append(hits[gl.group], [2]int{i, i + len(gl.lit)})
+			}
+		}
+	}
+	return hits
 }
