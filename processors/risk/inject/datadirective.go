@@ -43,10 +43,13 @@ var (
 	// markerPowerRe: a marker that is itself a claim of power.
 	markerPowerRe = core.LazyRE(`(?i)\b(?:override|overrides|mode|enabled|priority|authoritative|trusted|unrestricted|root|addendum|elevated)\b`)
 	// authorityAddrRe: a claimed role or origin said to the agent.
-	authorityAddrRe = core.LazyRE(`(?i)\b(?:(?:important|urgent|priority)\s+)?(?:message|note|notice|instructions?|update|request|directive|memo|word|orders?)\s+from\s+(?:your|the)\s+(?:[a-z-]+\s+){0,2}?(?:operator|developers?|administrator|admin|owner|account (?:holder|owner)|user|system|platform|creators?|makers?|security team|it department|management)\b[^:\n.]{0,30}[:.,—-]|\bthis is (?:your|the) (?:[a-z-]+\s+){0,2}?(?:developer|developers|operator|administrator|admin|owner|creator|system administrator|security (?:team|department|operations)|it (?:team|department)|it security department)\b[^.\n]{0,40}[.:,]|\b(?:updated|new|additional|revised|trusted)\s+(?:instructions?|context|orders)\s+(?:from\s+(?:the|your)\s+(?:[a-z-]+\s+)?(?:user|owner|operator|admin|administrator|developer)s?\b|\((?:trusted|verified|official)\))[^:\n]{0,20}:|\b(?:the\s+)?(?:development|dev|security|it|platform|admin|operations|ops|engineering)\s+team\s+(?:requires?|instructs?|asks?|wants|has (?:asked|requested|instructed)|requests?|orders?)\s+(?:that\s+)?(?:you|the (?:assistant|agent|model|ai)|all (?:assistants|agents|models))\b|\b(?:sender|from|issued by)\s*:?\s+(?:the\s+)?(?:security operations|security team|it department|system administrator|workspace owner|account owner)\b[^.\n]{0,20}[.:,]`)
+	authorityAddrRe = core.LazyRE(`(?i)\b(?:(?:important|urgent|priority)\s+)?(?:message|note|notice|instructions?|update|request|directive|memo|word|orders?)\s+from\s+(?:your|the)\s+(?:[a-z-]+\s+){0,2}?(?:operator|developers?|administrator|admin|owner|account (?:holder|owner)|user|system|platform|creators?|makers?|security team|it department|management)\b[^:\n.\])]{0,30}[:.,—\])-]|\bthis is (?:your|the) (?:[a-z-]+\s+){0,2}?(?:developer|developers|operator|administrator|admin|owner|creator|system administrator|security (?:team|department|operations)|it (?:team|department)|it security department)\b[^.\n]{0,40}[.:,]|\b(?:updated|new|additional|revised|trusted)\s+(?:instructions?|context|orders)\s+(?:from\s+(?:the|your)\s+(?:[a-z-]+\s+)?(?:user|owner|operator|admin|administrator|developer)s?\b|\((?:trusted|verified|official)\))[^:\n]{0,20}:|\b(?:the\s+)?(?:development|dev|security|it|platform|admin|operations|ops|engineering)\s+team\s+(?:requires?|instructs?|asks?|wants|has (?:asked|requested|instructed)|requests?|orders?)\s+(?:that\s+)?(?:you|the (?:assistant|agent|model|ai)|all (?:assistants|agents|models))\b|\b(?:sender|from|issued by)\s*:?\s+(?:the\s+)?(?:security operations|security team|it department|system administrator|workspace owner|account owner)\b[^.\n]{0,20}[.:,]`)
 	// principalConsentRe: the agent's principal named in the third
 	// person as having consented.
 	principalConsentRe = core.LazyRE(`(?i)\b(?:the user|the account (?:owner|holder)|your (?:user|owner|operator|principal))\s+(?:has\s+|have\s+|had\s+)?(?:already\s+)?(?:approved|authori[sz]ed|consented|pre-?approved|granted (?:consent|permission)|agreed|signed off|confirmed)\b|\b(?:already|been)\s+(?:approved|authori[sz]ed|pre-?approved)\s+by\s+the\s+(?:user|account (?:owner|holder))\b`)
+	// principalWillRe: the principal's will claimed in the third person
+	// ("the user wants you to …").
+	principalWillRe = core.LazyRE(`(?i)\b(?:the user|the account (?:owner|holder)|your (?:user|owner|principal|boss))\s+(?:also\s+|really\s+)?(?:wants|asked|would like|has asked|had asked|requested|requests|needs|expects|instructed)\s+(?:you|the (?:assistant|agent|ai|model))\s+to\b`)
 	// concealFromRe: an order to hide what is done from the principal.
 	concealFromRe = core.LazyRE(`(?i)\b(?:do not|don't|never|without)\s+(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|alert(?:ing)?|show(?:ing)?|mention(?:ing)?|report(?:ing)?|let(?:ting)?)\s+(?:[a-z]+\s+){0,2}?(?:the user|the human|the owner|your (?:user|owner)|no one|anyone)\b|\bthe user (?:must|should|will|need|is to) never (?:know|find out|see|learn|notice)\b|\bkeep (?:this|it) (?:between (?:you and me|us)|(?:secret|hidden) from the user)\b|\btell no one\b|\bno need to (?:tell|inform|notify|report (?:this )?to|ask) (?:the user|anyone|them)\b|\bnever explain why\b|\b(?:do not|don't) (?:mention|reveal|disclose|show) (?:this|these) (?:instructions?|note|notes|message|step|request|change) (?:to|in|from)\b|\bthe user does not need to know\b|\bwithout (?:the user|them) (?:knowing|noticing)\b|\bhidden request for the (?:model|ai|assistant|agent)\b`)
 	// taskReplacedRe: the agent's task declared void or replaced.
@@ -117,6 +120,13 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 		if loc := firstNear(principalConsentRe, text, lt, hits[litConsent], 40, 80); loc != nil && !negatedBefore(text, loc[0]) {
 			if v, ok := directiveAction(para(loc[0], loc[1]), true); ok {
 				s.add(injClaimedApproval, "says the user consented to an order beyond the task: "+v, base+loc[0], base+loc[1], true)
+			}
+		}
+	}
+	{
+		if loc := firstNear(principalWillRe, text, lt, hits[litConsent], 40, 80); loc != nil && !negatedBefore(text, loc[0]) && !reportedBefore(lt[:loc[0]]) {
+			if v, ok := directiveAction(win(loc[1]), false); ok {
+				s.add(injTaskHijack, "speaks for the user to give the agent an order: "+v, base+loc[0], base+loc[1], true)
 			}
 		}
 	}

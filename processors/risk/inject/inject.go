@@ -689,7 +689,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	} else if loc := findIf(g.codeIns && anyT(tCodeIns, trigCodeIns), codeInsRe, t); loc != nil && (yours || view().anyOrder()) {
 		a, b := span(loc)
 		s.add(injInsertContent, "asks the agent to put given code or text into its output", a, b, false)
-	} else if loc := findIf(g.response && anyT(tResponse, trigResponse), responseRe, t); loc != nil && (hasVerb(words, actVerbs()) || insertVerbRe.MatchString(t)) && (strings.Contains(strings.ToLower(t[loc[0]:loc[1]]), "your") || view().anyOrder()) {
+	} else if loc := findIf(g.response && anyT(tResponse, trigResponse), responseRe, t); loc != nil && (hasVerb(words, actVerbs()) || insertVerbRe.MatchString(t)) && (strings.Contains(strings.ToLower(t[loc[0]:loc[1]]), "your") || view().anyOrder()) && !readerOwnDetailRe.MatchString(t) {
 		a, b := span(loc)
 		s.add(injInsertContent, "asks the agent to change what it answers", a, b, false)
 	}
