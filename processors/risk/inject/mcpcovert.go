@@ -33,7 +33,7 @@ var (
 	// destroyVerbRe / ownPlaceRe: the tool changes or removes what is
 	// the user's, beyond its name ("it also removes ~/Documents",
 	// "modifies .git/hooks/pre-commit").
-	destroyVerbRe = core.LazyRE(`(?i)\b(?:deletes?|deleting|removes?|removing|wipes?|wiping|erases?|overwrites?|modif(?:y|ies)|rewrites?|installs?|disables?|uninstalls?|kills?|changes?|replaces?|edits?|truncates?|encrypts?)\b`)
+	destroyVerbRe = core.LazyRE(`(?i)\b(?:deletes?|deleting|removes?|removing|wipes?|wiping|erases?|overwrites?|modif(?:y|ies)|rewrites?|installs?|disables?|uninstalls?|kills?|changes?|replaces?|edits?|encrypts?)\b`)
 	ownPlaceRe    = core.LazyRE(`(?i)~/|\$home\b|\bhome (?:directory|folder)\b|\b(?:the user'?s|your)\s+(?:[\w-]+\s+)?(?:files?|folders?|documents|desktop|photos|backups?|repositor(?:y|ies)|settings|configuration|shell|profile|history)\b|\.git/hooks|\bgit hooks?\b|\bpre-commit\b|\bcrontab\b|authorized_keys|\.(?:bash|zsh)rc\b|\.profile\b|\bstart-?up (?:items?|scripts?|files?)\b|\blaunch ?agents?\b|\bsystemd\b`)
 	// backgroundRe: the tool acts out of the user's sight, said without a
 	// word of concealment ("in the background", "behind the scenes").
@@ -60,7 +60,17 @@ func (s *scanner) toolCovert(tool, text string) {
 			continue
 		}
 		vloc := covertVerbRe.FindStringIndex(sent)
+		destroy := destroyVerbRe.FindStringIndex(sent)
+		if vloc == nil && destroy == nil {
+			continue
+		}
 		if vloc == nil {
+			// no verb that moves data: only the change of the user's
+			// files or start-up configuration can hold
+			if (covertMarkRe.MatchString(sent) || extraMarkRe.MatchString(sent)) && !negatedBefore(sent, destroy[0]) && !verbInName(self, strings.ToLower(sent[destroy[0]:destroy[1]])) && ownPlaceRe.MatchString(sent[destroy[0]:]) {
+				s.add(injMcpCovertBehavior, "the tool description says it also changes or removes the user's files or start-up configuration", off+destroy[0], off+len(sent), true)
+				return
+			}
 			continue
 		}
 		verb := strings.ToLower(sent[vloc[0]:vloc[1]])
@@ -79,7 +89,6 @@ func (s *scanner) toolCovert(tool, text string) {
 		}
 		remote := remoteRe.MatchString(rest)
 		named := verbInName(self, verb)
-		destroy := destroyVerbRe.FindStringIndex(sent)
 		switch {
 		case covert != nil && !out && !sensitive && sensitiveRe.MatchString(sent):
 			// "whenever the user types a password, store it silently"
