@@ -136,7 +136,12 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 			p := para(loc[0], loc[1])
 			// the concealment itself is negated ("do not tell …"): the
 			// order is the verb elsewhere in the paragraph
-			if v, ok := directiveActionIn(strings.Replace(p, text[loc[0]:loc[1]], ".", 1), false, true); ok {
+			// hidden from the user, any order counts; hidden from
+			// others ("keep this between us"), as people say it too,
+			// only one that reaches beyond the task
+			m := asciiLower(text[loc[0]:loc[1]])
+			principal := strings.Contains(m, "user") || strings.Contains(m, "owner") || strings.Contains(m, "human") || strings.Contains(m, "model") || strings.Contains(m, "assistant") || strings.Contains(m, "ai")
+			if v, ok := directiveActionIn(strings.Replace(p, text[loc[0]:loc[1]], ".", 1), !principal, principal); ok {
 				s.add(injConcealFromUser, "asks the agent to hide an order from the user: "+v, base+loc[0], base+loc[1], true)
 			}
 		}
@@ -145,7 +150,10 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 		if loc := firstNear(taskReplacedRe, text, lt, hits[litTask], 30, 90, taskMust); loc != nil && !negatedBefore(text, loc[0]) && !reportedBefore(lt[:loc[0]]) {
 			m := asciiLower(text[loc[0]:loc[1]])
 			rest := win(loc[1])
-			_, act := directiveAction(rest, false)
+			// "your next task is to send comments to Lena" is how a
+			// person is told of work too: only an order that reaches
+			// beyond the task counts
+			_, act := directiveAction(rest, true)
 			if strings.Contains(m, "test") || strings.Contains(m, "joke") || strings.Contains(m, "decoy") || strings.Contains(m, "distraction") || act || strings.Contains(asciiLower(rest), "instead") {
 				s.add(injOverrideInstructions, "declares the agent's task replaced", base+loc[0], base+loc[1], true)
 			}

@@ -37,7 +37,7 @@ var (
 		"buy", "book", "delete", "erase", "wipe", "cancel", "revert", "approve", "grant", "authorize", "authorise", "reset",
 		"disable", "bypass", "reveal", "disclose", "leak", "upload", "publish", "decline", "rank", "unsubscribe", "deactivate",
 		"liquidate", "withdraw", "donate", "exfiltrate", "drop", "destroy", "terminate", "order", "invite", "transmit", "post",
-		"dm", "reimburse", "accept", "rebook", "reschedule", "escalate", "waive", "ban", "whitelist", "allowlist", "sell", "cc", "bcc",
+		"dm", "reimburse", "accept", "rebook", "reschedule", "waive", "ban", "whitelist", "allowlist", "sell", "cc", "bcc",
 		"subscribe", "envoie", "envoyez", "transfere", "transferez", "virez", "supprime", "supprimez", "partage", "partagez", "efface",
 		"sende", "schicke", "teile", "envia", "transfiere", "transfira", "borra", "comparte", "condividi", "invia", "cancella", "apague",
 		"compartilhe")
@@ -47,7 +47,7 @@ var (
 		"stop", "give", "put", "attach", "export", "insert", "append", "issue", "close", "merge", "set", "make", "visit",
 		"navigate", "remove", "write", "tell", "reply", "respond", "answer", "translate", "end", "describe", "say", "recommend",
 		"rewrite", "modify", "edit", "alter", "patch", "update", "skip", "turn", "switch",
-		"move", "leave", "rate", "create", "enter", "paste", "fill", "autofill", "submit", "like", "follow", "star", "assign", "rename",
+		"move", "escalate", "leave", "rate", "create", "enter", "paste", "fill", "autofill", "submit", "like", "follow", "star", "assign", "rename",
 		"scale", "sign", "confirm", "report", "rank", "score", "grade", "classify", "praise", "mention", "store", "remember", "message",
 		"text", "compose", "draft", "click", "render", "upgrade")
 	directiveObjRe = core.LazyRE(`(?i)\b(?:admin|administrator|collaborator|owner|access|permissions?|as (?:passed|resolved|approved|safe|verified|complete)|--force|without (?:approval|confirmation|asking|escalation)|from now on|only in|every (?:answer|reply|response)|your (?:entire |whole |full )?(?:answer|reply|response|output)|(?:the user|them|him|her) that|(?:best|only|independent) |delete_\w+|base64|premium|refund|card|password|credentials?|api keys?|secrets?|tokens?|private|home address|phone number|chat history|contents?|every row|all (?:of )?(?:the )?\w+` +
@@ -124,6 +124,9 @@ func (s *scanner) agentDirectives(text string, base int) {
 		}
 		if c := text[loc[0]]; (c == '"' || c == '\'' || strings.HasPrefix(text[loc[0]:], "“")) && reportedBefore(lt[:loc[0]]) {
 			continue // quoted as an example: "text like \"AI assistant: …\""
+		}
+		if w := strings.TrimLeft(asciiLower(win), " \t\n"); strings.HasPrefix(w, "be ") || strings.HasPrefix(w, "not be ") || strings.HasPrefix(w, "have been ") {
+			continue // "the model must be retrained": said of it, not to it
 		}
 		if v, ok := directiveAction(win, false); ok {
 			s.add(injAgentDirective, "an order to the AI inside the data it reads: "+v, base+loc[0], base+end+len(win), true)
