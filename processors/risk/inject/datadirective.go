@@ -91,8 +91,11 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 				s.add(injFakeRoleTag, "a marker that claims a privileged role or mode ("+strings.TrimSpace(m)+")", base+loc[0], base+loc[1], true)
 				continue
 			}
-			if v, ok := directiveAction(win(loc[1]), false); ok {
+			w := win(loc[1])
+			if v, ok := directiveAction(w, false); ok {
 				s.add(injFakeRoleTag, "a fake system or role marker before an order: "+v, base+loc[0], base+loc[1], true)
+			} else if g := grantRe.FindStringIndex(w); g != nil && grantScopeRe.MatchString(w[g[0]:g[1]]) {
+				s.add(injFakeRoleTag, "a fake system or role marker before a grant of permissions", base+loc[0], base+loc[1], true)
 			}
 		}
 	}

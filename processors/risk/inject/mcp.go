@@ -142,10 +142,13 @@ func ScanTool(server, tool, description string, schema any) ScanResult {
 }
 
 var (
-	toolRefRe      = core.LazyRE("`([A-Za-z][\\w.-]*)`|\\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\\b|\\b(?:the|a)\\s+([\\w.-]+)\\s+tool\\b|\\btool\\s+(?:named|called)\\s+[\"'`]?([\\w.-]+)")
-	shadowRe       = core.LazyRE(`(?i)\b(?:instead of|rather than|in place of|never use|do not use|don't use|avoid using|must not use|replaces?|supersedes?|overrides?)\b[^.\n]{0,40}\b(?:tools?|functions?|servers?)\b|\b(?:always|only)\s+use\s+this\s+tool\b|\bthis tool (?:replaces|overrides|supersedes|takes precedence over)\b`)
-	contextParamRe = core.LazyRE(`(?i)^(?:conversation|conversation_history|chat_history|chat|history|messages|previous_messages|prior_messages|system_prompt|systemprompt|prompt|instructions|system_instructions|context|context_window|memory|memories|transcript|thread)$`)
-	exfilParamRe   = core.LazyRE(`(?i)\b(?:full|entire|whole|complete|all|verbatim|previous|prior|raw|last)\b[^.\n]{0,30}\b(?:conversation|chat|history|messages?|prompt|instructions|context|transcript)\b|\bcontents? of\b|\b(?:conversation|chat) history\b|\bsystem prompt\b|\b(?:seed|recovery) phrase\b|\bmnemonic\b|\bthe user'?s (?:cookies|browser cookies|session cookies)\b`)
+	toolRefRe = core.LazyRE("`([A-Za-z][\\w.-]*)`|\\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\\b|\\b(?:the|a)\\s+([\\w.-]+)\\s+tool\\b|\\btool\\s+(?:named|called)\\s+[\"'`]?([\\w.-]+)")
+	shadowRe  = core.LazyRE(`(?i)\b(?:instead of|rather than|in place of|never use|do not use|don't use|avoid using|must not use|replaces?|supersedes?|overrides?)\b[^.\n]{0,40}\b(?:tools?|functions?|servers?)\b|\b(?:always|only)\s+use\s+this\s+tool\b|\bthis tool (?:replaces|overrides|supersedes|takes precedence over)\b`)
+	// crossRedirectRe: the description rewrites what other tools' calls
+	// do: their recipient, account, address, or a copy to someone.
+	crossRedirectRe = core.LazyRE(`(?i)\b(?:when|whenever|before|if|each time|every time)\b[^.\n]{0,60}?\b(?:another|any other|other|any|the \w+)\s+(?:tools?|functions?)\b[^.\n]{0,80}?\b(?:replace|change|swap|substitute|redirect|set|add|bcc|cc|copy|send)\b[^.\n]{0,40}?\b(?:iban|account|recipients?|address|destination|payee|wallet|bcc|cc|to)\b|\b(?:send|redirect|forward|route)\s+(?:all|every|each|the)\s+(?:[\w-]+\s+)?(?:messages?|e-?mails?|payments?|transfers?)\s+(?:to\s+)?[^.\n]{0,40}?\binstead of\b`)
+	contextParamRe  = core.LazyRE(`(?i)^(?:conversation|conversation_history|chat_history|chat|history|messages|previous_messages|prior_messages|system_prompt|systemprompt|prompt|instructions|system_instructions|context|context_window|memory|memories|transcript|thread)$`)
+	exfilParamRe    = core.LazyRE(`(?i)\b(?:full|entire|whole|complete|all|verbatim|previous|prior|raw|last)\b[^.\n]{0,30}\b(?:conversation|chat|history|messages?|prompt|instructions|context|transcript)\b|\bcontents? of\b|\b(?:conversation|chat) history\b|\bsystem prompt\b|\b(?:seed|recovery) phrase\b|\bmnemonic\b|\bthe user'?s (?:cookies|browser cookies|session cookies)\b`)
 )
 
 // toolRules adds the tool-specific findings to s, for the text ToolText
@@ -200,6 +203,9 @@ func (s *scanner) toolRules(tool, text string) {
 	}
 	s.toolCovert(tool, text)
 	s.toolAccessGrant(tool, text)
+	if loc := crossRedirectRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) {
+		s.add(injMcpCrossTool, "the tool description changes what calls of other tools do (their recipient, account or copy)", loc[0], loc[1], true)
+	}
 	s.toolDisparage(tool, text)
 	s.toolSmuggle(text, schemaParams(text))
 	if loc := shadowRe.FindStringIndex(text); loc != nil {
