@@ -190,9 +190,12 @@ func (s *scanner) toolRules(tool, text string) {
 			return true
 		})
 	}
-	if anyIn(self, []string{"secret", "credential", "vault", "key", "token", "password", "keychain", "auth"}) {
-		// a credentials tool reads and returns secrets by its name: a
-		// weak secret-request describes what it is for
+	{
+		// a weak secret-request in a tool names a generic credential
+		// (a token, an API key): a credentials tool returns them by its
+		// name, an authenticated tool takes the one its call needs
+		// ("pass the API access token of the store"); a secret store
+		// (~/.ssh/id_rsa, .env) is strong and stays
 		kept := s.findings[:0]
 		for _, f := range s.findings {
 			if f.Rule != injSecretRequest.ID || f.Strong {
@@ -214,7 +217,7 @@ func (s *scanner) toolRules(tool, text string) {
 	// secret stores and agent configuration in a tool that is not about them
 	for _, o := range secretObjects(lt) {
 		obj := strings.Trim(strings.TrimSpace(lt[o[0]:o[1]]), "`'\"(")
-		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchemaPath(text, o[0]) {
+		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchema(text, o[0]) || envVarName(text, o) {
 			continue
 		}
 		s.add(injMcpSensitivePath, "the tool description names a secret store its name says nothing of ("+strings.TrimSpace(text[o[0]:o[1]])+")", o[0], o[1], false)
@@ -271,6 +274,31 @@ func inSchemaPath(text string, i int) bool {
 	}
 	c := strings.Index(line, ": ")
 	return c < 0 || i-ls < c
+}
+
+// inSchema reports whether byte i of a ToolText is on a line of the
+// input schema: the parameter names, the "required" list and their
+// descriptions are the tool's own (an api_token it takes); what a
+// parameter description asks for is judged by mcp-exfil-parameter.
+func inSchema(text string, i int) bool {
+	ls := strings.LastIndexByte(text[:i], '\n') + 1
+	return strings.HasPrefix(text[ls:], "input_schema.")
+}
+
+// envVarName: the secret at o is the name of an environment variable
+// ("uses the VERCEL_TOKEN environment variable"): the credential the
+// tool itself is configured with.
+func envVarName(text string, o []int) bool {
+	name := strings.Trim(strings.TrimSpace(text[o[0]:o[1]]), "`'\"($")
+	if len(name) < 3 || !strings.Contains(name, "_") || strings.ToUpper(name) != name {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // paramName: the property a schema path is under ("…properties.note.description" → "note").
