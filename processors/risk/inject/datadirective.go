@@ -65,7 +65,7 @@ var (
 	// foreignAddrRe / foreignActRe: an AI addressed in another language,
 	// and the send, pay, delete, share verbs of those languages.
 	foreignAddrRe = core.LazyRE(`(?i)(?:assistant(?:e)?\s+(?:ia|ai|ki)\b|l'(?:ia|assistant)\b|ki-assistent\w*|asistente(?:\s+de)?\s+(?:ia|ai)\b|mensaje para el asistente|para o assistente|assistente\s+(?:di\s+)?(?:ia|ai)\b|ии-ассистент\w*|(?:ai|ии|ии-)\s?ассистент\w*|для ии|ai\s?助手|人工智能助手|aiアシスタント|aiエージェント)`)
-	foreignActRe  = core.LazyRE(`(?i)(?:\benvo(?:ie|yez|yer)\b|\btransf[eé]r(?:e|ez|er)\b|\bvire[zr]?\b|\bsupprim(?:e|ez|er)\b|\bpartag(?:e|ez|er)\b|\beffac(?:e|ez|er)\b|überweis\w*|\bsende\b|\bschick\w*|lösch\w*|\bteile\b|\benv[ií]a\w*|\btransfier\w*|\btransfira\b|\bborra\w*|\belimin\w*|\bcompart\w*|\bcondividi\w*|\binvia\w*|\bcancella\w*|\bapag\w*|\bmand[ae]\b|отправ\w*|перевед\w*|удал\w*|перешл\w*|发送|转账|删除|转发|分享|送信|送金|削除|転送|共有)`)
+	foreignActRe  = core.LazyRE(`(?i)(?:\benvo(?:ie|yez|yer)\b|\btransf[eé]r(?:e|ez|er)\b|\bvire[zr]?\b|\bsupprim(?:e|ez|er)\b|\bpartag(?:e|ez|er)\b|\beffac(?:e|ez|er)\b|überweis\w*|\bsende\b|\bschick\w*|lösch\w*|\bteile\b|\bleite\w*\b[^\n]{0,80}\bweiter\b|\bweiterleit\w*|\benv[ií]a\w*|\btransfier\w*|\btransfira\b|\bborra\w*|\belimin\w*|\bcompart\w*|\bcondividi\w*|\binvia\w*|\bcancella\w*|\bapag\w*|\bmand[ae]\b|отправ\w*|перевед\w*|удал\w*|перешл\w*|发送|转账|删除|转发|分享|送信|送金|削除|転送|共有)`)
 )
 
 // dataDirectives adds the findings above for text (lower-cased lt).

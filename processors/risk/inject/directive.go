@@ -65,6 +65,8 @@ var (
 	// off is beyond any task a user set.
 	safeguardRe    = core.LazyRE(`(?i)\b(?:sandbox(?:ing)?|safeguards?|guardrails?|security (?:review|checks?|scans?|scanning)|code review|review step|the review|pre-commit|git hooks|hooks|audit(?:ing| log| logs)?|logging|firewall|antivirus|2fa|mfa|two-factor|approvals?|permission (?:checks?|prompts?)|confirmations?|safety (?:checks?|filters?|settings?))\b`)
 	directiveNegRe = core.LazyRE(`(?i)\b(?:do not|don't|never|avoid|must not|should not|shouldn't|mustn't|cannot|can't|no need to)\s+(?:[a-z-]+\s+){0,2}$|^\W*(?:not|never)\s+(?:[a-z-]+\s+){0,2}$`)
+	// noteConcealRe: the order asks that it not be cited or shown.
+	noteConcealRe = core.LazyRE(`(?i)\b(?:do not|don't|never|without)\s+(?:cit(?:e|ing)|mention(?:ing)?|reveal(?:ing)?|disclos(?:e|ing)|show(?:ing)?|quot(?:e|ing)|repeat(?:ing)?|acknowledg(?:e|ing))\s+(?:this|these|the|that)\s+(?:note|notes|instructions?|message|comment|request|step|line|text)\b`)
 	// grantRe: the text hands the agent a permission it has no way to
 	// get from data.
 	grantRe      = core.LazyRE(`(?i)\b(?:the\s+)?(?:assistant|agent|model|ai|bot|you)\s+(?:is|are)\s+(?:now\s+|hereby\s+|fully\s+)?(?:authori[sz]ed|permitted|allowed|cleared|free|approved)\s+to\b[^.\n]{0,80}`)
@@ -82,7 +84,7 @@ func directiveAddrExpr(start string, long bool) string {
 	}
 	return expr +
 		// vocative: "Assistant, …", "Hey Claude, …", "AI reviewer, …", "[assistant: …", "Attention model: …"
-		`(?:` + start + `[\n.!?;:,(\["'“>*]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?|to)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:[a-z]+-)?(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s)` +
+		`(?:` + start + `[\n.!?;:,(\["'“>*]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?|to)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:[a-z]+-)?(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s|\s+please\b)` +
 		// "Agent instruction: …"
 		`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|notes?|notice|directive|tasks?|action|hint|memo|request|orders?|update|reminder)(?:\s+[a-z-]+){0,5}?\s*:` +
 		// @assistant, (for the agent)
@@ -91,7 +93,7 @@ func directiveAddrExpr(start string, long bool) string {
 		`|\b(?:the|any|all|every)\s+(?:[a-z-]+\s+)?(?:ai|llms?|assistants?|agents?|models?|bots?)\s+(?:must|should|shall|needs? to|has to|have to|is (?:required|expected|instructed|asked) to|are (?:required|expected|instructed|asked) to)\b` +
 		`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b` +
 		// automated agents processing this message must, AI systems reading this page are required to
-		`|\b(?:(?:automated|autonomous|all|any)\s+)?(?:ai\s+(?:[a-z]+\s+)?|(?:[a-z]+\s+)?(?:assistants|agents|models|llms|bots)\s+)(?:(?:reading|processing|handling|parsing|summari[sz]ing|receiving|reviewing|seeing|crawling|indexing)\s+(?:this|these|the|that)\s+(?:[a-z]+\s+)?)?(?:must|should|shall|need to|are (?:required|expected|instructed|asked) to)\b` +
+		`|\b(?:(?:automated|autonomous|all|any)\s+)?(?:ai\s+(?:[a-z]+\s+)?|(?:[a-z]+\s+)?(?:assistants|agents|models|llms|bots)\s+)(?:[a-z]+ing\s+(?:(?:this|these|the|that|my|our)\s+)?(?:[a-z]+\s+)?)?(?:must|should|shall|need to|are (?:required|expected|instructed|asked) to)\b` +
 		// if an AI assistant reads this card, …
 		`|\bif\s+(?:an?|any|the)\s+(?:[a-z-]+\s+){0,2}?(?:ai|llm|assistant|agent|model|bot)s?\s+(?:[a-z-]+\s+)?(?:reads?|reading|sees?|process(?:es)?|processing|summari[sz]es|parses|receives|finds)\s+(?:this|these|the|that|my)\b(?:\s+[a-z-]+)?\s*[,.]?`
 }
@@ -130,6 +132,12 @@ func (s *scanner) agentDirectives(text string, base int) {
 		}
 		if v, ok := directiveAction(win, false); ok {
 			s.add(injAgentDirective, "an order to the AI inside the data it reads: "+v, base+loc[0], base+end+len(win), true)
+		} else if noteConcealRe.MatchString(win) {
+			// "… also add that the CFO resigned, and do not cite this
+			// note": an order that hides itself, whatever its verb
+			if v, ok := directiveActionIn(win, false, true); ok {
+				s.add(injAgentDirective, "an order to the AI inside the data it reads, hidden from the user: "+v, base+loc[0], base+end+len(win), true)
+			}
 		}
 	}
 	for _, loc := range readerAddrs(text, 4) {
