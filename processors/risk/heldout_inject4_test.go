@@ -22,7 +22,7 @@ import (
 // Each table is split mechanically: odd lines (1st, 3rd …) are the dev
 // half, the only one whose misses may be read (-misses logs them);
 // even lines are the check half, scored and never read. Floors hold
-// below what each half reached.
+// below what each half reached (recall floor, most clean flagged in %).
 
 // heldoutHalf tallies one half of a table.
 type heldoutHalf struct{ inj, hit, clean, fp int }
@@ -66,8 +66,9 @@ func TestHeldoutInjection4(t *testing.T) {
 			t.Logf("DEV %s (%s): %q %v", l.Expect, r.Verdict, core.TrimArg(l.Text), r.Findings)
 		}
 	}
-	half[0].check(t, "injection4.jsonl dev", 0, 100)
-	half[1].check(t, "injection4.jsonl check", 0, 100)
+	// before the issue-24 rules: dev 60.4 % / 0.0 %, check 49.5 % / 3.8 %
+	half[0].check(t, "injection4.jsonl dev", 90, 1)
+	half[1].check(t, "injection4.jsonl check", 64, 5)
 }
 
 type heldoutTool2 struct {
@@ -91,6 +92,7 @@ func TestHeldoutMCPDescriptions2(t *testing.T) {
 			t.Logf("DEV %s (%s): %s: %q %v", l.Expect, r.Verdict, l.Tool, l.Description, r.Findings)
 		}
 	}
-	half[0].check(t, "mcp_desc2.jsonl dev", 0, 100)
-	half[1].check(t, "mcp_desc2.jsonl check", 0, 100)
+	// before the issue-24 rules: dev 48.4 % / 0.0 %, check 54.8 % / 0.0 %
+	half[0].check(t, "mcp_desc2.jsonl dev", 95, 1.5)
+	half[1].check(t, "mcp_desc2.jsonl check", 74, 1.5)
 }
