@@ -304,15 +304,22 @@ const (
 
 var litGroups = [litGroupCount][]string{markerWords, authorityWords, consentWords, concealWords, taskWords, verdictWords, outrankWords, urlWords, foreignAddrWords}
 
-// litIdx: the literals of litGroups by first byte, with their group.
-var litIdx = sync.OnceValue(func() (x [256][]groupLit) {
+// litIdx: the literals of litGroups by first byte, with their group,
+// and the second bytes any of them has after each first byte.
+var litIdx = sync.OnceValue(func() (x litIndex) {
 	for g, lits := range litGroups {
 		for _, l := range lits {
-			x[l[0]] = append(x[l[0]], groupLit{l, g})
+			x.by[l[0]] = append(x.by[l[0]], groupLit{l, g})
+			x.second[l[0]][l[1]>>6] |= 1 << (l[1] & 63)
 		}
 	}
 	return x
 })
+
+type litIndex struct {
+	by     [256][]groupLit
+	second [256][4]uint64
+}
 
 type groupLit struct {
 	lit   string
@@ -320,22 +327,25 @@ type groupLit struct {
 }
 
 // litHits finds every literal of litGroups in lt in one pass: a literal
-// that starts with an ASCII letter only at the start of a word. At most
-// 256 hits a group are kept.
+// that starts with an ASCII letter only at the start of a word, so the
+// pass steps over the rest of each word. At most 256 hits a group are
+// kept.
 func litHits(lt string) (hits [litGroupCount][][2]int) {
 	x := litIdx()
-	for i := 0; i < len(lt); i++ {
+	for i := 0; i+1 < len(lt); i++ {
 		c := lt[i]
-		cands := x[c]
-		if len(cands) == 0 {
-			continue
+		word := isWordByte(c)
+		if n := lt[i+1]; x.second[c][n>>6]&(1<<(n&63)) != 0 {
+			for _, gl := range x.by[c] {
+				if len(hits[gl.group]) < 256 && strings.HasPrefix(lt[i:], gl.lit) {
+					hits[gl.group] = append(hits[gl.group], [2]int{i, i + len(gl.lit)})
+				}
+			}
 		}
-		if c >= 'a' && c <= 'z' && i > 0 && isWordByte(lt[i-1]) {
-			continue
-		}
-		for _, gl := range cands {
-			if len(hits[gl.group]) < 256 && strings.HasPrefix(lt[i:], gl.lit) {
-				hits[gl.group] = append(hits[gl.group], [2]int{i, i + len(gl.lit)})
+		if word {
+			// the rest of the word starts no literal
+			for i+1 < len(lt) && isWordByte(lt[i+1]) {
+				i++
 			}
 		}
 	}

@@ -106,9 +106,9 @@ const directiveAddrLong = `` +
 	// if you are an AI …
 	`|\bif you(?:'re|’re| are) an? (?:[a-z-]+ ){0,2}?(?:ai|llm|assistant|agent|model|bot|language model)\b(?:[^\n,.]{0,40})[,.]?`
 
-// agentDirectives finds orders addressed to the agent inside data.
-func (s *scanner) agentDirectives(text string, base int) {
-	lt := asciiLower(text)
+// agentDirectives finds orders addressed to the agent inside data (lt is
+// text lower-cased).
+func (s *scanner) agentDirectives(text, lt string, base int) {
 	if !directiveCandidate(lt) {
 		return
 	}

@@ -281,8 +281,9 @@ func (s *scanner) body(text string, base int) {
 	s.hidden(text, base)
 	s.boundaryRules(text, base)
 	s.taskFrames(text, base)
-	s.agentDirectives(text, base)
-	s.dataDirectives(text, asciiLower(text), base)
+	lt := asciiLower(text)
+	s.agentDirectives(text, lt, base)
+	s.dataDirectives(text, lt, base)
 	// Visible text, outside comments.
 	s.prose(text, base)
 	s.code(text, base)
