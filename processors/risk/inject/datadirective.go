@@ -59,7 +59,9 @@ var (
 	verdictVerbRe   = core.LazyRE(`(?i)\b(?:answer|say|report|rate|score|classif(?:y|ies)|respond|reply|mark|approve|rank|state|tell|write|give|label|grade|recommend|merge|pass|accept)(?:s|es|d|ed)?\b`)
 	// outrankRe: a claim that what the text says outranks the user or
 	// the agent's instructions.
-	outrankUserRe = core.LazyRE(`(?i)\b(?:takes?|have|has|get|gets|carry|carries|with)\s+(?:top\s+|absolute\s+|full\s+|highest\s+)?(?:priority|precedence)\s+over\s+(?:the\s+)?(?:user'?s?\s+(?:own\s+)?(?:instructions|requests|wishes|orders|commands|messages|prompts?)|system prompt|(?:your|any|all|other) (?:instructions|rules|prompts?))|\b(?:trusted|ranked|weighted|obeyed)\s+(?:above|over|more than)\s+(?:the\s+)?(?:user|system prompt|your instructions)\b`)
+	outrankUserRe = core.LazyRE(`(?i)\b(?:takes?|have|has|get|gets|carry|carries|with)\s+(?:top\s+|absolute\s+|full\s+|highest\s+)?(?:priority|precedence)\s+over\s+(?:the\s+)?(?:user'?s?\s+(?:own\s+)?(?:instructions|requests|wishes|orders|commands|messages|prompts?)|system prompt|(?:your|any|all|other) (?:instructions|rules|prompts?))|\b(?:trusted|ranked|weighted|obeyed)\s+(?:above|over|more than)\s+(?:the\s+)?(?:user|system prompt|your instructions)\b|\b(?:when|if|whenever)\b[^.\n]{0,50}\bconflicts?\b[^.\n]{0,50}\b(?:follow|obey|prefer|apply)\s+(?:this|these|the (?:tool|description|server|note|file)'?s?)\b`)
+	// hideRiskRe: an order to keep security findings out of the answer.
+	hideRiskRe = core.LazyRE(`(?i)\b(?:must not|do not|don't|never|should not)\s+(?:mention|show|include|surface|flag|disclose|reveal)\s+(?:any\s+|the\s+)?(?:security\s+(?:warnings?|issues?|risks?|findings?|problems?)|vulnerabilit(?:y|ies)|cves?)\b`)
 	// urlDataRe: a URL to open with the user's data or a secret put in.
 	urlDataRe = core.LazyRE(`(?i)\b(?:visit|open|load|fetch|navigate to|go to|call|request|access|ping|click)\s+(?:the\s+(?:url|link|page)\s+)?(?:https?://\S+|this (?:url|link)|the following (?:url|link))[^.\n]{0,100}?\b(?:with|followed by|append(?:ed|ing)?|add(?:ed|ing)?|plus|including|containing)\b[^.\n]{0,60}?(?:\bthe user'?s?\b|\btheir\b|\bconversation|\bchat\b|\bmessages?\b|\bhistory\b|\bemail address|\bpasswords?\b|\bapi[_ ]?keys?\b|\btokens?\b|\bsecrets?\b|\bcookies?\b|\bsession\b|\bcredentials?\b|\b[A-Z][A-Z0-9]*_(?:KEY|TOKEN|SECRET)[A-Z_]*\b)|\b(?:paste|put|insert|append|add|include)\s+(?:the user'?s?|your|their)\s+[^.\n]{0,30}?\b(?:token|cookies?|session|password|key|email|messages?|history)\b[^.\n]{0,40}?\b(?:into|in|to)\s+(?:the\s+)?(?:query string|url|link|request)`)
 	// foreignAddrRe / foreignActRe: an AI addressed in another language,
@@ -177,6 +179,11 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 		}
 	}
 	{
+		if loc := firstNear(hideRiskRe, text, lt, hits[litHideRisk], 30, 60); loc != nil && !reportedBefore(lt[:loc[0]]) && !disclosurePolicy(lt[loc[1]:min(len(lt), loc[1]+60)]) {
+			s.add(injDeceiveUser, "asks the agent to keep security warnings from the user", base+loc[0], base+loc[1], true)
+		}
+	}
+	{
 		if loc := firstNear(urlDataRe, text, lt, hits[litURL], 150, 220); loc != nil && !negatedBefore(text, loc[0]) {
 			s.add(injUrlExfiltration, "asks the agent to open a URL with the user's data or a secret in it", base+loc[0], base+loc[1], true)
 		}
@@ -202,7 +209,7 @@ var (
 		"(verified", "(official", "team require", "team instruct", "team ask", "team want", "team has", "team request", "team order",
 		"sender", "issued by"}
 	verdictWords     = []string{"regardless", "whatever", "no matter"}
-	outrankWords     = []string{"priority", "precedence", "trusted", "ranked", "weighted", "obeyed"}
+	outrankWords     = []string{"priority", "precedence", "trusted", "ranked", "weighted", "obeyed", "conflict"}
 	urlWords         = []string{"://", "query string"}
 	consentWords     = []string{"the user", "the account", "your user", "your owner", "your operator", "your principal", "approved by", "authorized by", "authorised by"}
 	concealWords     = []string{"the user", "the human", "the owner", "your user", "your owner", "no one", "anyone", "between you and me", "between us", "no need to", "never explain", "mention this", "reveal this", "disclose this", "show this", "mention these", "without them", "hidden request"}
@@ -299,10 +306,11 @@ const (
 	litOutrank
 	litURL
 	litForeign
+	litHideRisk
 	litGroupCount
 )
 
-var litGroups = [litGroupCount][]string{markerWords, authorityWords, consentWords, concealWords, taskWords, verdictWords, outrankWords, urlWords, foreignAddrWords}
+var litGroups = [litGroupCount][]string{markerWords, authorityWords, consentWords, concealWords, taskWords, verdictWords, outrankWords, urlWords, foreignAddrWords, {"security", "vulnerab", "cve"}}
 
 // litIdx: the literals of litGroups by first byte, with their group,
 // and the second bytes any of them has after each first byte.
@@ -350,4 +358,15 @@ func litHits(lt string) (hits [litGroupCount][][2]int) {
 		}
 	}
 	return hits
+}
+
+// disclosurePolicy: what follows "never disclose vulnerabilities" makes
+// it a disclosure policy (publicly, before a fix, outside the team).
+func disclosurePolicy(after string) bool {
+	for _, w := range []string{"public", "before", "until", "outside", "external", "in issues", "in an issue", "to third", "on social"} {
+		if strings.Contains(after, w) {
+			return true
+		}
+	}
+	return false
 }
