@@ -38,7 +38,9 @@ var (
 	// orgDataRe: the personal data of many people an organisation holds
 	orgDataRe  = core.LazyRE(`(?i)\b(?:customer|client|user|employee|patient|member|subscriber|payroll|hr|crm)s?'?\s+(?:[\w-]+\s+)?(?:database|db|list|records|data|e-?mails?|addresses|contacts|table|export|details|files|information|accounts)\b`)
 	userDataRe = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+(?:[\w-]+\s+){0,3}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|addresses|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\b(?:all(?: of)?(?: the)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|contacts?|passwords?|security codes?|verification codes?|credentials?|api keys?|secrets?|bank \w+|transactions?|channels?|chat history)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
-	ownRe      = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+`)
+	ownRe      = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+|\b(?:of|for) the (?:user|account owner)\b`)
+	// payeeRe: where a payment goes
+	payeeRe = core.LazyRE(`(?i)\b(?:recipient|payee|beneficiary|destination account|receiving account|iban)\b`)
 	// who it goes to
 	// a pronoun object of a send verb: what it sends was named before it
 	pronounObjRe = core.LazyRE(`(?i)^\S+\s+(?:it|them|those|these|this|that|everything|all of (?:it|them))\b`)
@@ -79,7 +81,7 @@ var (
 	doorRe          = core.LazyRE(`(?i)\b(?:my|the user'?s)\s+(?:[\w-]+\s+){0,2}?(?:door|lock|gate|garage|car|safe|alarm)\b`)
 	taskDeleteVerbs = core.LazySet("delete", "remove", "erase", "wipe", "purge", "cancel", "unsubscribe", "deactivate", "close", "revoke", "empty", "trash", "archive")
 	taskGrantVerbs  = core.LazySet("grant", "give", "add", "invite", "share", "assign", "authorize", "authorise")
-	taskChangeVerbs = core.LazySet("change", "reset", "set", "update")
+	taskChangeVerbs = core.LazySet("change", "reset", "set", "update", "modify", "edit", "replace")
 	taskAnswerVerbs = core.LazySet("translate", "write", "rewrite", "format", "phrase", "answer", "respond", "reply", "end", "begin", "start", "conclude", "sign", "finish", "append", "prepend", "add", "include", "put", "insert", "mention", "say", "tell")
 	taskVerbs       = lazyUnion(taskSendVerbs, taskPayVerbs, taskDeleteVerbs, taskGrantVerbs, taskChangeVerbs, taskAnswerVerbs, taskGuardVerbs)
 	secretSetWords  = core.LazySet("password", "passcode", "pin", "passphrase", "recovery", "2fa", "mfa", "email", "e-mail", "phone", "security")
@@ -151,6 +153,10 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 			return
 		case change && secretWordIn(lrest) && ownRe.MatchString(rest) && anySink:
 			s.add(injTaskInjection, "orders the user's password changed and sent out", a, b, true)
+			return
+		case change && payeeRe.MatchString(rest) && (accountRe.MatchString(rest[min(len(rest), 4):]) || sink):
+			// "modify the recipient of the scheduled transfer to US13…"
+			s.add(injTaskInjection, "orders a payment's recipient changed to a given account", a, b, true)
 			return
 		case pay && moneyRe.MatchString(rest) && (accountRe.MatchString(rest) || recip || ownRe.MatchString(rest) || strings.Contains(lrest, "payee")):
 			s.add(injTaskInjection, "orders a payment to an account or a person", a, b, true)
