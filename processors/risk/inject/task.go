@@ -39,6 +39,8 @@ var (
 	orgDataRe  = core.LazyRE(`(?i)\b(?:customer|client|user|employee|patient|member|subscriber|payroll|hr|crm)s?'?\s+(?:[\w-]+\s+)?(?:database|db|list|records|data|e-?mails?|addresses|contacts|table|export|details|files|information|accounts)\b`)
 	userDataRe = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+(?:[\w-]+\s+){0,3}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|addresses|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\b(?:all(?: of)?(?: the)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|contacts?|passwords?|security codes?|verification codes?|credentials?|api keys?|secrets?|bank \w+|transactions?|channels?|chat history)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
 	ownRe      = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+|\b(?:of|for) the (?:user|account owner)\b`)
+	// dueDateRe: a payment's due date, in the words of a bill.
+	dueDateRe = core.LazyRE(`(?i)\b(?:by|before|until|no later than|within)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|the end of (?:the )?(?:month|week|year)|\d+\s+(?:business\s+|working\s+)?days|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?|the due date)\b|\bdue (?:on|by)\b`)
 	// payeeRe: where a payment goes
 	payeeRe = core.LazyRE(`(?i)\b(?:recipient|payee|beneficiary|destination account|receiving account|iban)\b`)
 	// who it goes to
@@ -159,7 +161,10 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 			s.add(injTaskInjection, "orders a payment's recipient changed to a given account", a, b, true)
 			return
 		case pay && moneyRe.MatchString(rest) && (accountRe.MatchString(rest) || recip || ownRe.MatchString(rest) || strings.Contains(lrest, "payee")):
-			s.add(injTaskInjection, "orders a payment to an account or a person", a, b, true)
+			// a bill names its due date ("transfer the fee to IBAN … by
+			// 31 March"), as invoices and letters to people do; alone
+			// that is weak
+			s.add(injTaskInjection, "orders a payment to an account or a person", a, b, !dueDateRe.MatchString(rest))
 			return
 		case (w == "reply" || w == "respond") && mine && strings.Contains(lrest, " with "):
 			s.add(injTaskInjection, "orders a reply that carries the user's data", a, b, true)
