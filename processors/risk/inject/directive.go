@@ -86,14 +86,14 @@ func directiveAddrExpr(start string, long bool) string {
 		// vocative: "Assistant, …", "Hey Claude, …", "AI reviewer, …", "[assistant: …", "Attention model: …"
 		`(?:` + start + `[\n.!?;:,(\["'“>*]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?|to)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:[a-z]+-)?(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s|\s+please\b)` +
 		// "Agent instruction: …"
-		`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|notes?|notice|directive|tasks?|action|hint|memo|request|orders?|update|reminder)(?:\s+[a-z-]+){0,5}?\s*:` +
+		`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|notes?|notice|directive|tasks?|action|hint|memo|request|orders?|update|reminder)(?:\s+(?:embedded|written|left|added|placed|inserted)\s+(?:by|from|for)(?:\s+[a-z-]+){1,3})?\s*:` +
 		// @assistant, (for the agent)
 		`|@(?:assistant|agent|ai|bot|claude|copilot|gemini|chatgpt|codex|gpt|llm|model)\b|\((?:for|to) (?:the |any )?(?:ai|agent|assistant|model|bot|llm)s?\)` +
 		// the assistant must / AI agents should …
 		`|\b(?:the|any|all|every)\s+(?:[a-z-]+\s+)?(?:ai|llms?|assistants?|agents?|models?|bots?)\s+(?:must|should|shall|needs? to|has to|have to|is (?:required|expected|instructed|asked) to|are (?:required|expected|instructed|asked) to)\b` +
 		`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b` +
 		// automated agents processing this message must, AI systems reading this page are required to
-		`|\b(?:(?:automated|autonomous|all|any)\s+)?(?:ai\s+(?:[a-z]+\s+)?|(?:[a-z]+\s+)?(?:assistants|agents|models|llms|bots)\s+)(?:[a-z]+ing\s+(?:(?:this|these|the|that|my|our)\s+)?(?:[a-z]+\s+)?)?(?:must|should|shall|need to|are (?:required|expected|instructed|asked) to)\b` +
+		`|\b(?:ai\s+(?:[a-z]+\s+)?|(?:assistants|agents|models|llms|bots)\s+)(?:(?:reading|processing|handling|parsing|summari[sz]ing|analy[sz]ing|evaluating|scanning|translating|receiving|reviewing|seeing|crawling|indexing|comparing|using|visiting|browsing)\s+(?:(?:this|these|the|that|my|our)\s+)?(?:[a-z]+\s+)?)?(?:must|should|shall|need to|are (?:required|expected|instructed|asked) to)\b` +
 		// if an AI assistant reads this card, …
 		`|\bif\s+(?:an?|any|the)\s+(?:[a-z-]+\s+){0,2}?(?:ai|llm|assistant|agent|model|bot)s?\s+(?:[a-z-]+\s+)?(?:reads?|reading|sees?|process(?:es)?|processing|summari[sz]es|parses|receives|finds)\s+(?:this|these|the|that|my)\b(?:\s+[a-z-]+)?\s*[,.]?`
 }
