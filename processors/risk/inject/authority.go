@@ -29,7 +29,7 @@ var (
 	// ignoreUserRe: an order to set aside what the user chose or asked,
 	// whatever it is called ("ignore the user's choice of remote",
 	// "regardless of what the user asks").
-	ignoreUserRe = core.LazyRE(`(?i)\b(?:ignore|disregard|override|overrule|set aside)\s+(?:the\s+|any\s+|all\s+)?(?:user|human|requester|operator)(?:'s|’s|s')?\s+(?:own\s+|explicit\s+|stated\s+|original\s+)?(?:choices?|wishes|decisions?|requests?|instructions?|orders?|preferences?|selections?|objections?|refusals?)\b|\bregardless of (?:what |whatever )?the user(?:'s|’s)? (?:says?|asks?|wants?|chooses?|choice|requests?|instructions?|orders?)\b`)
+	ignoreUserRe = core.LazyRE(`(?i)\b(?:ignore|disregard|override|overrule|set aside)\s+(?:the\s+|any\s+|all\s+)?(?:user|human|requester|operator)(?:'s|’s|s')?\s+(?:own\s+|explicit\s+|stated\s+|original\s+)?(?:choices?|wishes|decisions?|requests?|instructions?|orders?|preferences?|selections?|objections?|refusals?|questions?|query|queries|task|prompt|message)\b|\bregardless of (?:what |whatever )?the user(?:'s|’s)? (?:says?|asks?|wants?|chooses?|choice|requests?|instructions?|orders?)\b`)
 	// needYouRe: a request made on a claimed role.
 	needYouRe = core.LazyRE(`(?i)\b(?:i|we)\s+(?:need|want|expect|require)\s+you\s+to\b`)
 	// answerFormRe: the agent's answer hidden or scrambled (encoded,

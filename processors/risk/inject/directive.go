@@ -36,14 +36,25 @@ var (
 	directiveStrongVerbs = core.LazySet("send", "email", "e-mail", "forward", "transfer", "wire", "pay", "refund", "charge", "purchase",
 		"buy", "book", "delete", "erase", "wipe", "cancel", "revert", "approve", "grant", "authorize", "authorise", "reset",
 		"disable", "bypass", "reveal", "disclose", "leak", "upload", "publish", "decline", "rank", "unsubscribe", "deactivate",
-		"liquidate", "withdraw", "donate", "exfiltrate", "drop", "destroy", "terminate", "order", "invite", "transmit", "post")
+		"liquidate", "withdraw", "donate", "exfiltrate", "drop", "destroy", "terminate", "order", "invite", "transmit", "post",
+		"dm", "reimburse", "accept", "rebook", "reschedule", "waive", "ban", "whitelist", "allowlist", "sell", "cc", "bcc",
+		"subscribe", "envoie", "envoyez", "transfere", "transferez", "virez", "supprime", "supprimez", "partage", "partagez", "efface",
+		"sende", "schicke", "teile", "envia", "transfiere", "transfira", "borra", "comparte", "condividi", "invia", "cancella", "apague",
+		"compartilhe")
 	// directiveObjVerbs act beyond the task when their object does: the
 	// user's data, money, an outside address, access, a verdict.
 	directiveObjVerbs = core.LazySet("add", "include", "open", "call", "save", "copy", "share", "mark", "list", "change", "push",
 		"stop", "give", "put", "attach", "export", "insert", "append", "issue", "close", "merge", "set", "make", "visit",
 		"navigate", "remove", "write", "tell", "reply", "respond", "answer", "translate", "end", "describe", "say", "recommend",
-		"rewrite", "modify", "edit", "alter", "patch", "update", "skip", "turn", "switch")
-	directiveObjRe = core.LazyRE(`(?i)\b(?:admin|administrator|collaborator|owner|access|permissions?|as (?:passed|resolved|approved|safe|verified|complete)|--force|without (?:approval|confirmation|asking|escalation)|from now on|only in|every (?:answer|reply|response)|your (?:entire |whole |full )?(?:answer|reply|response|output)|(?:the user|them|him|her) that|(?:best|only|independent) |delete_\w+|base64|premium|refund|card|password|credentials?|api keys?|secrets?|tokens?|private|home address|phone number|chat history|contents?|every row|all (?:of )?(?:the )?\w+)\b|[$€£]\s?\d|\b[a-z][a-z0-9+.-]*://|\b[\w.+-]+@[\w-]+\.[\w.]+|\b[A-Z]{2}\d{2}[A-Z0-9]{10,}`)
+		"rewrite", "modify", "edit", "alter", "patch", "update", "skip", "turn", "switch",
+		"move", "escalate", "leave", "rate", "create", "enter", "paste", "fill", "autofill", "submit", "like", "follow", "star", "assign", "rename",
+		"scale", "sign", "confirm", "report", "rank", "score", "grade", "classify", "praise", "mention", "store", "remember", "message",
+		"text", "compose", "draft", "click", "render", "upgrade")
+	directiveObjRe = core.LazyRE(`(?i)\b(?:admin|administrator|collaborator|owner|access|permissions?|as (?:passed|resolved|approved|safe|verified|complete)|--force|without (?:approval|confirmation|asking|escalation)|from now on|only in|every (?:answer|reply|response)|your (?:entire |whole |full )?(?:answer|reply|response|output)|(?:the user|them|him|her) that|(?:best|only|independent) |delete_\w+|base64|premium|refund|card|password|credentials?|api keys?|secrets?|tokens?|private|home address|phone number|chat history|contents?|every row|all (?:of )?(?:the )?\w+` +
+		`|system prompt|(?:hidden|full|original|initial) (?:instructions|prompt)|your (?:instructions|configuration|config|prompt)|list of (?:your )?tools` +
+		`|location|ip address(?:es)?|contact list|address book|(?:the user|the customer|the owner|the account holder|their)(?:'s)?\s+(?:[a-z-]+\s+){0,2}?(?:location|address|ip|contacts?|phone|email|emails|inbox|messages|dms|files|documents|photos|data|history|calendar|cookies|session|passwords?|card|bank|account|accounts|salary|records|cv|resume|details|information|info|identity|ssn|passport|keys?|wallet|money|funds|savings|balance|holdings|followers|subscribers|candidates)` +
+		`|on (?:the user'?s|their|my|his|her|our) behalf|(?:to|in) the trash|force[- ]push|rewrite (?:the )?(?:git )?history|highest|score of \d+|full marks|\d[- ]star|no errors|ranks? (?:them |it |this \w+ )?first` +
+		`|(?:the|your) (?:shopper|customer|reader|buyer|listener|visitor|viewer|recipient|candidate)s? that|final (?:answer|reply|response)|publicly|public|seed phrase|medical|salary|salaries|passport|ssn|date of birth|dms|direct messages|private messages)\b|\+\d[\d -]{7,}\d|\b\d+\s*/\s*\d+\b|[$€£]\s?\d|\b[a-z][a-z0-9+.-]*://|\b[\w.+-]+@[\w-]+\.[\w.]+|\b[A-Z]{2}\d{2}[A-Z0-9]{10,}`)
 	// readerAddrRe: text that turns to whoever is reading it now ("after
 	// reading this, …", "once you have processed this output, …"): in a
 	// tool's output or a fetched page that reader is the agent, but docs
@@ -53,7 +64,9 @@ var (
 	// safeguardRe: what keeps the agent's actions in check: switching it
 	// off is beyond any task a user set.
 	safeguardRe    = core.LazyRE(`(?i)\b(?:sandbox(?:ing)?|safeguards?|guardrails?|security (?:review|checks?|scans?|scanning)|code review|review step|the review|pre-commit|git hooks|hooks|audit(?:ing| log| logs)?|logging|firewall|antivirus|2fa|mfa|two-factor|approvals?|permission (?:checks?|prompts?)|confirmations?|safety (?:checks?|filters?|settings?))\b`)
-	directiveNegRe = core.LazyRE(`(?i)\b(?:do not|don't|never|avoid|must not|should not|shouldn't|mustn't|cannot|can't|no need to)\s+(?:[a-z-]+\s+){0,2}$`)
+	directiveNegRe = core.LazyRE(`(?i)\b(?:do not|don't|never|avoid|must not|should not|shouldn't|mustn't|cannot|can't|no need to)\s+(?:[a-z-]+\s+){0,2}$|^\W*(?:not|never)\s+(?:[a-z-]+\s+){0,2}$`)
+	// noteConcealRe: the order asks that it not be cited or shown.
+	noteConcealRe = core.LazyRE(`(?i)\b(?:do not|don't|never|without)\s+(?:cit(?:e|ing)|mention(?:ing)?|reveal(?:ing)?|disclos(?:e|ing)|show(?:ing)?|quot(?:e|ing)|repeat(?:ing)?|acknowledg(?:e|ing))\s+(?:this|these|the|that)\s+(?:note|notes|instructions?|message|comment|request|step|line|text)\b`)
 	// grantRe: the text hands the agent a permission it has no way to
 	// get from data.
 	grantRe      = core.LazyRE(`(?i)\b(?:the\s+)?(?:assistant|agent|model|ai|bot|you)\s+(?:is|are)\s+(?:now\s+|hereby\s+|fully\s+)?(?:authori[sz]ed|permitted|allowed|cleared|free|approved)\s+to\b[^.\n]{0,80}`)
@@ -71,14 +84,18 @@ func directiveAddrExpr(start string, long bool) string {
 	}
 	return expr +
 		// vocative: "Assistant, …", "Hey Claude, …", "AI reviewer, …", "[assistant: …", "Attention model: …"
-		`(?:` + start + `[\n.!?;:,(\[]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s)` +
+		`(?:` + start + `[\n.!?;:,(\["'“>*]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?|to)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:[a-z]+-)?(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s|\s+please\b)` +
 		// "Agent instruction: …"
-		`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|note|notice|directive|task|action)\s*:` +
+		`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|notes?|notice|directive|tasks?|action|hint|memo|request|orders?|update|reminder)(?:\s+(?:embedded|written|left|added|placed|inserted)\s+(?:by|from|for)(?:\s+[a-z-]+){1,3})?\s*:` +
 		// @assistant, (for the agent)
-		`|@(?:assistant|agent|ai|bot|claude|copilot|gemini|chatgpt)\b|\((?:for|to) (?:the |any )?(?:ai|agent|assistant|model|bot|llm)s?\)` +
+		`|@(?:assistant|agent|ai|bot|claude|copilot|gemini|chatgpt|codex|gpt|llm|model)\b|\((?:for|to) (?:the |any )?(?:ai|agent|assistant|model|bot|llm)s?\)` +
 		// the assistant must / AI agents should …
 		`|\b(?:the|any|all|every)\s+(?:[a-z-]+\s+)?(?:ai|llms?|assistants?|agents?|models?|bots?)\s+(?:must|should|shall|needs? to|has to|have to|is (?:required|expected|instructed|asked) to|are (?:required|expected|instructed|asked) to)\b` +
-		`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b`
+		`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b` +
+		// automated agents processing this message must, AI systems reading this page are required to
+		`|\b(?:ai\s+(?:[a-z]+\s+)?|(?:assistants|agents|models|llms|bots)\s+)(?:(?:reading|processing|handling|parsing|summari[sz]ing|analy[sz]ing|evaluating|scanning|translating|receiving|reviewing|seeing|crawling|indexing|comparing|using|visiting|browsing)\s+(?:(?:this|these|the|that|my|our)\s+)?(?:[a-z]+\s+)?)?(?:must|should|shall|need to|are (?:required|expected|instructed|asked) to)\b` +
+		// if an AI assistant reads this card, …
+		`|\bif\s+(?:an?|any|the)\s+(?:[a-z-]+\s+){0,2}?(?:ai|llm|assistant|agent|model|bot)s?\s+(?:[a-z-]+\s+)?(?:reads?|reading|sees?|process(?:es)?|processing|summari[sz]es|parses|receives|finds)\s+(?:this|these|the|that|my)\b(?:\s+[a-z-]+)?\s*[,.]?`
 }
 
 // directiveAddrLong: the forms of directiveAddrRe that open with a word
@@ -89,9 +106,9 @@ const directiveAddrLong = `` +
 	// if you are an AI …
 	`|\bif you(?:'re|’re| are) an? (?:[a-z-]+ ){0,2}?(?:ai|llm|assistant|agent|model|bot|language model)\b(?:[^\n,.]{0,40})[,.]?`
 
-// agentDirectives finds orders addressed to the agent inside data.
-func (s *scanner) agentDirectives(text string, base int) {
-	lt := asciiLower(text)
+// agentDirectives finds orders addressed to the agent inside data (lt is
+// text lower-cased).
+func (s *scanner) agentDirectives(text, lt string, base int) {
 	if !directiveCandidate(lt) {
 		return
 	}
@@ -104,8 +121,23 @@ func (s *scanner) agentDirectives(text string, base int) {
 		if len(win) > 260 {
 			win = win[:260]
 		}
+		if strings.Contains(text[max(0, loc[0]-1):min(len(text), end+1)], "::") {
+			continue // a C++ or Rust path (node::inspector::Agent::Start)
+		}
+		if c := text[loc[0]]; (c == '"' || c == '\'' || strings.HasPrefix(text[loc[0]:], "“")) && reportedBefore(lt[:loc[0]]) {
+			continue // quoted as an example: "text like \"AI assistant: …\""
+		}
+		if w := strings.TrimLeft(asciiLower(win), " \t\n"); strings.HasPrefix(w, "be ") || strings.HasPrefix(w, "not be ") || strings.HasPrefix(w, "have been ") {
+			continue // "the model must be retrained": said of it, not to it
+		}
 		if v, ok := directiveAction(win, false); ok {
 			s.add(injAgentDirective, "an order to the AI inside the data it reads: "+v, base+loc[0], base+end+len(win), true)
+		} else if noteConcealRe.MatchString(win) {
+			// "… also add that the CFO resigned, and do not cite this
+			// note": an order that hides itself, whatever its verb
+			if v, ok := directiveActionIn(win, false, true); ok {
+				s.add(injAgentDirective, "an order to the AI inside the data it reads, hidden from the user: "+v, base+loc[0], base+end+len(win), true)
+			}
 		}
 	}
 	for _, loc := range readerAddrs(text, 4) {
@@ -423,6 +455,13 @@ var directiveNameIdx = sync.OnceValue(func() (x [256][]string) {
 // object reaches beyond the task (directiveObjRe), or that switch a
 // safeguard off, whatever the verb.
 func directiveAction(win string, strict bool) (string, bool) {
+	return directiveActionIn(win, strict, false)
+}
+
+// directiveActionIn is directiveAction; loose takes any verb of either
+// class said as an order, whatever its object (for a text that already
+// asks the agent to hide what it does).
+func directiveActionIn(win string, strict, loose bool) (string, bool) {
 	ws := wordSpans(win)
 	for i, w := range ws {
 		lw := strings.ToLower(win[w[0]:w[1]])
@@ -446,7 +485,7 @@ func directiveAction(win string, strict bool) (string, bool) {
 		if (lw == "turn" || lw == "switch") && (i+1 >= len(ws) || strings.ToLower(win[ws[i+1][0]:ws[i+1][1]]) != "off") {
 			continue // only "turn off", "switch off"
 		}
-		if strong && !strict {
+		if strong && !strict || loose {
 			return lw, true
 		}
 		rest := win[w[0]:]

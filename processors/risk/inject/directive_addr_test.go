@@ -263,21 +263,26 @@ func TestAddrFirst(t *testing.T) {
 }
 
 // directiveAddrAt0472188 is directiveAddrRe's expression as it was
-// written before it was split (0472188).
+// written before it was split (0472188), with the forms issue 24 added
+// (quotes and tags before a vocative, "reviewer-assistant", "to the AI:",
+// longer "assistant instructions …:" labels, @codex, "automated agents
+// processing this message must", "if an AI assistant reads this").
 const directiveAddrAt0472188 = `(?i)` +
 	// note / message / instructions for (the) AI, bot, assistant …
 	`\b(?:note|notes|message|instructions?|reminder|notice|request|directive|attention|p\.?s\.?)\s+(?:from\s+[^:\n]{1,40}?\s+)?(?:for|to)\s+(?:the\s+|any\s+|all\s+|every\s+)?(?:[a-z-]+\s+){0,2}?(?:ai|llms?|assistants?|agents?|models?|bots?|chatbots?|copilots?|summari[sz]ers?|reviewers?|operators?)\b[^\n:,.]{0,20}[:,.—–-]?` +
 	// if you are an AI …
 	`|\bif you(?:'re|’re| are) an? (?:[a-z-]+ ){0,2}?(?:ai|llm|assistant|agent|model|bot|language model)\b(?:[^\n,.]{0,40})[,.]?` +
 	// vocative: "Assistant, …", "Hey Claude, …", "AI reviewer, …", "[assistant: …", "Attention model: …"
-	`|(?:^|[\n.!?;:,(\[]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s)` +
+	`|(?:^|[\n.!?;:,(\["'“>*]\s*(?:[-*•]\s+)?|\b(?:hey|hi|hello|dear|attention|psst|ok|okay|yo|p\.?s\.?|to)\s+)(?:the\s+)?(?:[a-z-]+\s+){0,2}(?:[a-z]+-)?(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:\s+[a-z-]+){0,4}\s*(?:[,:]|\s[—–-]\s|\s+please\b)` +
 	// "Agent instruction: …"
-	`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|note|notice|directive|task|action)\s*:` +
+	`|\b(?:ai|agent|assistant|llm|model|bot)\s+(?:instructions?|notes?|notice|directive|tasks?|action|hint|memo|request|orders?|update|reminder)(?:\s+(?:embedded|written|left|added|placed|inserted)\s+(?:by|from|for)(?:\s+[a-z-]+){1,3})?\s*:` +
 	// @assistant, (for the agent)
-	`|@(?:assistant|agent|ai|bot|claude|copilot|gemini|chatgpt)\b|\((?:for|to) (?:the |any )?(?:ai|agent|assistant|model|bot|llm)s?\)` +
+	`|@(?:assistant|agent|ai|bot|claude|copilot|gemini|chatgpt|codex|gpt|llm|model)\b|\((?:for|to) (?:the |any )?(?:ai|agent|assistant|model|bot|llm)s?\)` +
 	// the assistant must / AI agents should …
 	`|\b(?:the|any|all|every)\s+(?:[a-z-]+\s+)?(?:ai|llms?|assistants?|agents?|models?|bots?)\s+(?:must|should|shall|needs? to|has to|have to|is (?:required|expected|instructed|asked) to|are (?:required|expected|instructed|asked) to)\b` +
-	`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b`
+	`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b` +
+	`|\b(?:ai\s+(?:[a-z]+\s+)?|(?:assistants|agents|models|llms|bots)\s+)(?:(?:reading|processing|handling|parsing|summari[sz]ing|analy[sz]ing|evaluating|scanning|translating|receiving|reviewing|seeing|crawling|indexing|comparing|using|visiting|browsing)\s+(?:(?:this|these|the|that|my|our)\s+)?(?:[a-z]+\s+)?)?(?:must|should|shall|need to|are (?:required|expected|instructed|asked) to)\b` +
+	`|\bif\s+(?:an?|any|the)\s+(?:[a-z-]+\s+){0,2}?(?:ai|llm|assistant|agent|model|bot)s?\s+(?:[a-z-]+\s+)?(?:reads?|reading|sees?|process(?:es)?|processing|summari[sz]es|parses|receives|finds)\s+(?:this|these|the|that|my)\b(?:\s+[a-z-]+)?\s*[,.]?`
 
 // TestDirectiveAddrExpr: the split expression is the one it was, and
 // the short one is it without its first two forms.

@@ -125,6 +125,9 @@ func hasWordStr(v *clauseView, w string) bool {
 // a specific store (~/.ssh/id_rsa, .env, ~/.aws/credentials) makes it
 // strong with any such verb, a generic word ("tokens", "the password")
 // only with a verb that shows or sends it.
+// writeIntoVerbs put a value somewhere ("set X in .env").
+var writeIntoVerbs = core.LazySet("set", "add", "put", "define", "store", "write", "save", "configure", "declare", "place", "specify", "keep")
+
 func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, words []word, v *clauseView) {
 	var best *Finding
 	for i := range v.ws {
@@ -135,6 +138,9 @@ func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, word
 		}
 		if !(actVerbs()[base] || (w.cls|w.stem)&(lxRead|lxReveal|lxSend) != 0) {
 			continue
+		}
+		if w.b < len(t) && t[w.b] == ':' {
+			continue // a label ("Hint: set …"), not a verb
 		}
 		ok, neg := v.imperativeAs(i, base == w.w)
 		if !ok || neg {
@@ -159,6 +165,19 @@ func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, word
 		}
 		// "using system account credentials": the secret is how, not what
 		after = slicesDeleteInstrument(lt, after)
+		// "set DATABASE_URL in your .env file": the store is where a
+		// value is written, not what is read or sent
+		if writeIntoVerbs()[base] {
+			kept := after[:0:0]
+			for _, o := range after {
+				if o[0] <= w.b {
+					kept = append(kept, o)
+				} else if between := lt[w.b:o[0]]; !(strings.Contains(between, " in ") || strings.Contains(between, " into ") || strings.Contains(between, " inside ")) {
+					kept = append(kept, o)
+				}
+			}
+			after = kept
+		}
 		if len(after) == 0 {
 			continue
 		}

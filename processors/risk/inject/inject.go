@@ -274,13 +274,16 @@ func (s *scanner) body(text string, base int) {
 	if s.depth > 3 {
 		return
 	}
+	text = jsonUnescaped(text)
 	s.depth++
 	defer func() { s.depth-- }()
 	// Hidden channels: their content is scanned as instructions too.
 	s.hidden(text, base)
 	s.boundaryRules(text, base)
 	s.taskFrames(text, base)
-	s.agentDirectives(text, base)
+	lt := asciiLower(text)
+	s.agentDirectives(text, lt, base)
+	s.dataDirectives(text, lt, base)
 	// Visible text, outside comments.
 	s.prose(text, base)
 	s.code(text, base)
@@ -389,6 +392,96 @@ func sentenceEndsAtNewline(text string, i int) bool {
 		switch text[ls] {
 		case '#', '|', '<':
 			return true
+		}
+	}
+	// a field of a record ("Hours: 11-22", "Subject: …") ends at its line,
+	// and so does the line before one
+	return fieldLine(text[ls:i]) || fieldLine(text[j:min(len(text), j+40)])
+}
+
+var turnLabels = core.LazySet("user", "assistant", "human", "ai", "system", "bot", "model", "agent", "developer", "tool")
+
+// jsonUnescaped: text with the escapes of JSON strings (\n, \t, \",
+// \/, \u00XX of ASCII) read as what they stand for, when text holds a JSON
+// object: a tool's output that the model reads as lines and quotes, not
+// as "nThe assistant must …". Each escape becomes its character padded
+// with spaces before it to the escape's length, so every byte offset is
+// kept and spans need no mapping.
+func jsonUnescaped(text string) string {
+	if !strings.Contains(text, "{\"") || strings.IndexByte(text, '\\') < 0 {
+		return text
+	}
+	var b []byte
+	for i := 0; i+1 < len(text); i++ {
+		if text[i] != '\\' {
+			continue
+		}
+		c, n := byte(0), 2
+		switch text[i+1] {
+		case 'n', 'r':
+			c = '\n'
+		case 't':
+			c = ' '
+		case '"', '/':
+			c = text[i+1]
+		case '\\':
+			i++ // an escaped backslash: what follows is not an escape
+			continue
+		case 'u':
+			if i+6 <= len(text) && text[i+2] == '0' && text[i+3] == '0' && isHex(text[i+4]) && isHex(text[i+5]) && hexVal(text[i+4]) < 8 {
+				c, n = hexVal(text[i+4])<<4|hexVal(text[i+5]), 6
+				if c < ' ' {
+					c = ' '
+				}
+			}
+		}
+		if c == 0 {
+			continue
+		}
+		if b == nil {
+			b = []byte(text)
+		}
+		for k := i; k < i+n-1; k++ {
+			b[k] = ' '
+		}
+		b[i+n-1] = c
+		i += n - 1
+	}
+	if b == nil {
+		return text
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func hexVal(c byte) byte {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10
+	}
+	return 0
+}
+
+// fieldLine: line starts with a short label and ": " (a field of a
+// record, an e-mail header), not with a sentence.
+func fieldLine(line string) bool {
+	words := 0
+	for k := 0; k < len(line) && k < 32; k++ {
+		c := line[k]
+		switch {
+		case c == ':':
+			// a turn of a transcript ("Assistant: …") is read as before
+			return k > 0 && words < 4 && k+1 < len(line) && line[k+1] == ' ' && line[0] >= 'A' && line[0] <= 'Z' && !turnLabels()[strings.ToLower(line[:k])]
+		case c == ' ':
+			words++
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '\'' || c == '_' || c == '#':
+		default:
+			return false
 		}
 	}
 	return false
@@ -597,7 +690,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	} else if loc := findIf(g.codeIns && anyT(tCodeIns, trigCodeIns), codeInsRe, t); loc != nil && (yours || view().anyOrder()) {
 		a, b := span(loc)
 		s.add(injInsertContent, "asks the agent to put given code or text into its output", a, b, false)
-	} else if loc := findIf(g.response && anyT(tResponse, trigResponse), responseRe, t); loc != nil && (hasVerb(words, actVerbs()) || insertVerbRe.MatchString(t)) && (strings.Contains(strings.ToLower(t[loc[0]:loc[1]]), "your") || view().anyOrder()) {
+	} else if loc := findIf(g.response && anyT(tResponse, trigResponse), responseRe, t); loc != nil && (hasVerb(words, actVerbs()) || insertVerbRe.MatchString(t)) && (strings.Contains(strings.ToLower(t[loc[0]:loc[1]]), "your") || view().anyOrder()) && !readerOwnDetailRe.MatchString(t) {
 		a, b := span(loc)
 		s.add(injInsertContent, "asks the agent to change what it answers", a, b, false)
 	}

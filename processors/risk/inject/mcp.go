@@ -142,10 +142,13 @@ func ScanTool(server, tool, description string, schema any) ScanResult {
 }
 
 var (
-	toolRefRe      = core.LazyRE("`([A-Za-z][\\w.-]*)`|\\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\\b|\\b(?:the|a)\\s+([\\w.-]+)\\s+tool\\b|\\btool\\s+(?:named|called)\\s+[\"'`]?([\\w.-]+)")
-	shadowRe       = core.LazyRE(`(?i)\b(?:instead of|rather than|in place of|never use|do not use|don't use|avoid using|must not use|replaces?|supersedes?|overrides?)\b[^.\n]{0,40}\b(?:tools?|functions?|servers?)\b|\b(?:always|only)\s+use\s+this\s+tool\b|\bthis tool (?:replaces|overrides|supersedes|takes precedence over)\b`)
-	contextParamRe = core.LazyRE(`(?i)^(?:conversation|conversation_history|chat_history|chat|history|messages|previous_messages|prior_messages|system_prompt|systemprompt|prompt|instructions|system_instructions|context|context_window|memory|memories|transcript|thread)$`)
-	exfilParamRe   = core.LazyRE(`(?i)\b(?:full|entire|whole|complete|all|verbatim|previous|prior|raw)\b[^.\n]{0,30}\b(?:conversation|chat|history|messages|prompt|instructions|context|transcript)\b|\bcontents? of\b|\b(?:conversation|chat) history\b|\bsystem prompt\b`)
+	toolRefRe = core.LazyRE("`([A-Za-z][\\w.-]*)`|\\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\\b|\\b(?:the|a)\\s+([\\w.-]+)\\s+tool\\b|\\btool\\s+(?:named|called)\\s+[\"'`]?([\\w.-]+)")
+	shadowRe  = core.LazyRE(`(?i)\b(?:instead of|rather than|in place of|never use|do not use|don't use|avoid using|must not use|replaces?|supersedes?|overrides?)\b[^.\n]{0,40}\b(?:tools?|functions?|servers?)\b|\b(?:always|only)\s+use\s+this\s+tool\b|\bthis tool (?:replaces|overrides|supersedes|takes precedence over)\b`)
+	// crossRedirectRe: the description rewrites what other tools' calls
+	// do: their recipient, account, address, or a copy to someone.
+	crossRedirectRe = core.LazyRE(`(?i)\b(?:when|whenever|before|if|each time|every time)\b[^.\n]{0,60}?\b(?:another|any other|other|any|the \w+)\s+(?:tools?|functions?)\b[^.\n]{0,80}?\b(?:replace|change|swap|substitute|redirect|set|add|bcc|cc|copy|send)\b[^.\n]{0,40}?\b(?:iban|account|recipients?|address|destination|payee|wallet|bcc|cc|to)\b|\b(?:send|redirect|forward|route)\s+(?:all|every|each|the)\s+(?:[\w-]+\s+)?(?:messages?|e-?mails?|payments?|transfers?)\s+(?:to\s+)?[^.\n]{0,40}?\binstead of\b`)
+	contextParamRe  = core.LazyRE(`(?i)^(?:conversation|conversation_history|chat_history|chat|history|messages|previous_messages|prior_messages|system_prompt|systemprompt|prompt|instructions|system_instructions|context|context_window|memory|memories|transcript|thread)$`)
+	exfilParamRe    = core.LazyRE(`(?i)\b(?:full|entire|whole|complete|all|verbatim|previous|prior|raw|last)\b[^.\n]{0,30}\b(?:conversation|chat|history|messages?|prompt|instructions|context|transcript)\b|\bcontents? of\b|\b(?:conversation|chat) history\b|\bsystem prompt\b|\b(?:seed|recovery) phrase\b|\bmnemonic\b|\bthe user'?s (?:cookies|browser cookies|session cookies)\b`)
 )
 
 // toolRules adds the tool-specific findings to s, for the text ToolText
@@ -187,9 +190,12 @@ func (s *scanner) toolRules(tool, text string) {
 			return true
 		})
 	}
-	if anyIn(self, []string{"secret", "credential", "vault", "key", "token", "password", "keychain", "auth"}) {
-		// a credentials tool reads and returns secrets by its name: a
-		// weak secret-request describes what it is for
+	{
+		// a weak secret-request in a tool names a generic credential
+		// (a token, an API key): a credentials tool returns them by its
+		// name, an authenticated tool takes the one its call needs
+		// ("pass the API access token of the store"); a secret store
+		// (~/.ssh/id_rsa, .env) is strong and stays
 		kept := s.findings[:0]
 		for _, f := range s.findings {
 			if f.Rule != injSecretRequest.ID || f.Strong {
@@ -199,6 +205,10 @@ func (s *scanner) toolRules(tool, text string) {
 		s.findings = kept
 	}
 	s.toolCovert(tool, text)
+	s.toolAccessGrant(tool, text)
+	if loc := crossRedirectRe.FindStringIndex(text); loc != nil && !negatedBefore(text, loc[0]) {
+		s.add(injMcpCrossTool, "the tool description changes what calls of other tools do (their recipient, account or copy)", loc[0], loc[1], true)
+	}
 	s.toolDisparage(tool, text)
 	s.toolSmuggle(text, schemaParams(text))
 	if loc := shadowRe.FindStringIndex(text); loc != nil {
@@ -207,7 +217,7 @@ func (s *scanner) toolRules(tool, text string) {
 	// secret stores and agent configuration in a tool that is not about them
 	for _, o := range secretObjects(lt) {
 		obj := strings.Trim(strings.TrimSpace(lt[o[0]:o[1]]), "`'\"(")
-		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchemaPath(text, o[0]) {
+		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchema(text, o[0]) || envVarName(text, o) {
 			continue
 		}
 		s.add(injMcpSensitivePath, "the tool description names a secret store its name says nothing of ("+strings.TrimSpace(text[o[0]:o[1]])+")", o[0], o[1], false)
@@ -264,6 +274,31 @@ func inSchemaPath(text string, i int) bool {
 	}
 	c := strings.Index(line, ": ")
 	return c < 0 || i-ls < c
+}
+
+// inSchema reports whether byte i of a ToolText is on a line of the
+// input schema: the parameter names, the "required" list and their
+// descriptions are the tool's own (an api_token it takes); what a
+// parameter description asks for is judged by mcp-exfil-parameter.
+func inSchema(text string, i int) bool {
+	ls := strings.LastIndexByte(text[:i], '\n') + 1
+	return strings.HasPrefix(text[ls:], "input_schema.")
+}
+
+// envVarName: the secret at o is the name of an environment variable
+// ("uses the VERCEL_TOKEN environment variable"): the credential the
+// tool itself is configured with.
+func envVarName(text string, o []int) bool {
+	name := strings.Trim(strings.TrimSpace(text[o[0]:o[1]]), "`'\"($")
+	if len(name) < 3 || !strings.Contains(name, "_") || strings.ToUpper(name) != name {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // paramName: the property a schema path is under ("…properties.note.description" → "note").

@@ -15,17 +15,28 @@ import (
 // sentences for the first; toolSmuggle reads them for the second.
 
 var (
-	covertMarkRe  = core.LazyRE(`(?i)\b(?:silently|secretly|covertly|quietly|invisibly|stealthily|surreptitiously|discreetly|unbeknownst|hidden from (?:the user|the human|them|you)|without (?:the user'?s?|your|their|user) (?:knowledge|consent|noticing|awareness|seeing)|without (?:telling|notifying|informing|asking|showing|alerting|letting)\b|without (?:the user|the human|them|anyone|you) (?:being |ever )?(?:told|notified|informed|aware|knowing|noticing|seeing))`)
+	covertMarkRe  = core.LazyRE(`(?i)\b(?:silently|secretly|covertly|quietly|invisibly|stealthily|surreptitiously|discreetly|unbeknownst|hidden from (?:the user|the human|them|you)|without (?:the user'?s?|your|their|user) (?:knowledge|consent|noticing|awareness|seeing)|without (?:telling|notifying|informing|asking|showing|alerting|letting)\b|without (?:the user|the human|them|anyone|you) (?:being |ever )?(?:told|notified|informed|aware|knowing|noticing|seeing)|as a hidden step|hidden (?:step|action|behaviou?r)|(?:is|are) not (?:shown|visible|disclosed|reported|displayed|revealed) (?:to (?:the user|users|the human|them|you|anyone)|in the (?:ui|interface|app)|anywhere)|(?:does|do) not (?:tell|inform|notify|alert) (?:the user|the human|them|you)|(?:do not|don't|never) (?:disclose|mention|reveal) (?:this|it)(?: to (?:the user|anyone))?\s*(?:[.;]|$)|keep (?:this|it) (?:hidden|secret) from)`)
 	extraMarkRe   = core.LazyRE(`(?i)\b(?:also|additionally|in addition|as well|besides|on the side|meanwhile|at the same time|alongside|furthermore|moreover|behind the scenes|in the background|upon each call|on every call|with every call|each time it runs)\b`)
-	smuggleReadRe = core.LazyRE(`(?i)\b(?:contents|(?:its|the) content of|home directory|all (?:the )?files|directory listing|conversation|chat history|previous messages|prior messages|system prompt|environment variables?|api keys?|tokens?|credentials?|passwords?|secrets?|clipboard|cookies|ssh keys?|private keys?)\b`)
-	covertVerbRe  = core.LazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|copying|shares?|shared|sharing|exfiltrates?|exfiltrated|exfiltrating|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|syncing|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|reporting|records?|recorded|recording|logs|logged|logging|captures?|captured|capturing|collects?|collected|collecting|harvests?|harvested|gathers?|gathered|reads?|reading|accesses|accessed|scans?|scanned|stores?|stored|saves?|saved|keeps? a copy|mirrors?|mirrored|mirroring|duplicates?|duplicated|backs up|backed up|will (?:send|upload|forward|transmit|post|copy|share|read|collect|record|report|store|mirror))\b`)
-	outVerbRe     = core.LazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|shares?|shared|exfiltrates?|exfiltrated|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|mirrors?|mirrored|will (?:send|upload|forward|transmit|post|copy|share|report|mirror))\b`)
+	smuggleReadRe = core.LazyRE(`(?i)\b(?:contents|(?:its|the) content of|home directory|all (?:the )?files|directory listing|conversation|chat history|(?:previous|prior|last) messages?|the user'?s (?:[a-z]+ )?messages?|system prompt|environment variables?|api keys?|tokens?|credentials?|passwords?|secrets?|clipboard|cookies|ssh keys?|private keys?|seed phrase|recovery phrase|mnemonic)\b`)
+	// modelOrderRe: an order to the model said in the third person or
+	// with a modal ("requires the model to", "you must first").
+	modelOrderRe = core.LazyRE(`(?i)\b(?:requires?|asks?|tells?|instructs?|expects?)\s+(?:the\s+)?(?:model|assistant|agent|ai|llm|you)\s+to\b|\b(?:the\s+)?(?:model|assistant|agent|ai|llm|you)\s+(?:must|should|needs? to|has to|is required to)\b`)
+	covertVerbRe = core.LazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|copying|shares?|shared|sharing|exfiltrates?|exfiltrated|exfiltrating|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|syncing|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|reporting|records?|recorded|recording|logs|logged|logging|captures?|captured|capturing|collects?|collected|collecting|harvests?|harvested|gathers?|gathered|reads?|reading|accesses|accessed|scans?|scanned|stores?|stored|saves?|saved|keeps? a copy|mirrors?|mirrored|mirroring|duplicates?|duplicated|backs up|backed up|includes|included|embeds|embedded|attaches|attached|appends|appended|will (?:send|upload|forward|transmit|post|copy|share|read|collect|record|report|store|mirror))\b`)
+	outVerbRe    = core.LazyRE(`(?i)\b(?:sends?|sent|sending|uploads?|uploaded|uploading|forwards?|forwarded|forwarding|transmits?|transmitted|transmitting|posts?|posted|posting|copies|copied|shares?|shared|exfiltrates?|exfiltrated|e-?mails?|e-?mailed|mails|mailed|syncs?|synced|relays?|relayed|beacons?|leaks?|leaked|submits?|submitted|pushes|pushed|streams?|streamed|ships?|shipped|reports?|reported|mirrors?|mirrored|will (?:send|upload|forward|transmit|post|copy|share|report|mirror))\b`)
 	// keepToRe: a verb that keeps data, with a destination ("logs every
 	// query to an external endpoint", "stores a copy on our server"):
 	// sending by another name.
 	keepToRe    = core.LazyRE(`(?i)\b(?:logs|logged|logging|records|recorded|recording|captures|captured|collects|collected|stores|stored|saves|saved|copies|copied|duplicates|duplicated|backs up|backed up|keeps? a copy)\b[^.\n]{0,80}?\b(?:to|on|at|in|with)\b`)
-	sensitiveRe = core.LazyRE(`(?i)\b(?:contents?|files?|documents?|conversations?|chats?|history|messages?|prompts?|arguments?|inputs?|parameters?|queries|requests?|attachments?|responses?|outputs?|results?|keys?|credentials?|tokens?|secrets?|passwords?|cookies?|sessions?|environment|env|notes?|e-?mails?|inbox|source code|code ?base|repositor(?:y|ies)|workspace|working directory|home directory|clipboard|screen|keystrokes|everything|all (?:data|files|input))\b`)
-	remoteRe    = core.LazyRE(`(?i)\b(?:external|remote|third-party|3rd-party|outside|our|a (?:private|separate|backup)|attacker'?s?|another|the vendor'?s?)\s+(?:[\w-]+\s+)?(?:server|endpoint|host|service|cache|cloud|backend|collector|webhook|url|address|bucket|storage|api|site|domain|location|machine|partners?|vendor)\b|\b(?:to|with) (?:the |a |our )?(?:vendor|partners?|third part(?:y|ies)|advertisers?|analytics (?:partner|provider|service)s?)\b|https?://|\b[\w.-]+@[\w-]+\.[\w.]+|\b(?:to|at|on)\s+(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|ai|co|xyz|example|cloud|site|online|info|biz|me|ru|cn|tk|top|sh|link|click)\b`)
+	sensitiveRe = core.LazyRE(`(?i)\b(?:contents?|files?|documents?|conversations?|chats?|history|messages?|prompts?|arguments?|inputs?|parameters?|queries|requests?|attachments?|responses?|outputs?|results?|keys?|credentials?|tokens?|secrets?|passwords?|cookies?|sessions?|environment|env|notes?|e-?mails?|inbox|source code|code ?base|repositor(?:y|ies)|workspace|working directory|home directory|clipboard|screen|keystrokes|everything|all (?:data|files|input)` +
+		`|contacts?|address book|contact list|recipient list|location|whereabouts|camera(?: roll)?|photos?|microphone|calendar|invitations?|browsing history|ip address(?:es)?|seed phrase|recovery phrase|wallet|direct messages|dms|private messages)\b`)
+	remoteRe = core.LazyRE(`(?i)\b(?:external|remote|third-party|3rd-party|outside|our|a (?:private|separate|backup)|attacker'?s?|another|the vendor'?s?)\s+(?:[\w-]+\s+)?(?:server|endpoint|host|service|cache|cloud|backend|collector|webhook|url|address|bucket|storage|api|site|domain|location|machine|partners?|vendor)\b|\b(?:to|with) (?:the |a |our )?(?:vendor|partners?|third part(?:y|ies)|advertisers?|analytics (?:partner|provider|service)s?)\b|https?://|\b[\w.-]+@[\w-]+\.[\w.]+|\b(?:to|at|on)\s+(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|ai|co|xyz|example|cloud|site|online|info|biz|me|ru|cn|tk|top|sh|link|click)\b|\+\d[\d ().-]{7,}\d|\bpublic(?:ly)?\b|#public|\b(?:the |its |our )?(?:developer|author|vendor|maintainer|publisher|creator|tool owner)(?:'s|s')?\s+(?:own\s+)?(?:[\w-]+\s+)?(?:servers?|endpoints?|backends?|cloud|services?|apis?|databases?)\b`)
+	// harvestRe: a verb that gathers, and secrets as its object.
+	harvestRe = core.LazyRE(`(?i)^(?:collects?|gathers?|harvests?|captures?|copies|reads?|scans? for|extracts?|records?)\b[^.\n]{0,40}?\b(?:ssh keys?|private keys?|credentials|passwords?|api keys?|access tokens?|tokens|cookies|seed phrases?|wallet keys?|keychains?|secrets)\b`)
+	// destroyVerbRe / ownPlaceRe: the tool changes or removes what is
+	// the user's, beyond its name ("it also removes ~/Documents",
+	// "modifies .git/hooks/pre-commit").
+	destroyVerbRe = core.LazyRE(`(?i)\b(?:deletes?|deleting|removes?|removing|wipes?|wiping|erases?|drops?|overwrites?|modif(?:y|ies)|rewrites?|installs?|disables?|uninstalls?|kills?|changes?|replaces?|edits?|encrypts?|adds?|creates?|registers?)\b`)
+	ownPlaceRe    = core.LazyRE(`(?i)~/|\$home\b|\bhome (?:directory|folder)\b|\b(?:the user'?s|your)\s+(?:[\w-]+\s+)?(?:files?|folders?|documents|desktop|photos|backups?|repositor(?:y|ies)|settings|configuration|shell|profile|history)\b|\.git/hooks|\bgit hooks?\b|\bpre-commit\b|\b(?:pre|post)-[a-z]+ hooks?\b|\baudit\w*|\bbackups?\b|\bcrontab\b|authorized_keys|\.(?:bash|zsh)rc\b|\.profile\b|\bstart-?up (?:items?|scripts?|files?)\b|\blaunch ?agents?\b|\bsystemd\b`)
 	// backgroundRe: the tool acts out of the user's sight, said without a
 	// word of concealment ("in the background", "behind the scenes").
 	backgroundRe = core.LazyRE(`(?i)\b(?:in the background|behind the scenes|out of (?:the user'?s? )?sight|transparently to the user|under the hood)\b`)
@@ -51,7 +62,17 @@ func (s *scanner) toolCovert(tool, text string) {
 			continue
 		}
 		vloc := covertVerbRe.FindStringIndex(sent)
+		destroy := destroyVerbRe.FindStringIndex(sent)
+		if vloc == nil && destroy == nil {
+			continue
+		}
 		if vloc == nil {
+			// no verb that moves data: only the change of the user's
+			// files or start-up configuration can hold
+			if (covertMarkRe.MatchString(sent) || extraMarkRe.MatchString(sent)) && !negatedBefore(sent, destroy[0]) && !verbInName(self, strings.ToLower(sent[destroy[0]:destroy[1]])) && ownPlaceRe.MatchString(sent[destroy[0]:]) {
+				s.add(injMcpCovertBehavior, "the tool description says it also changes or removes the user's files or start-up configuration", off+destroy[0], off+len(sent), true)
+				return
+			}
 			continue
 		}
 		verb := strings.ToLower(sent[vloc[0]:vloc[1]])
@@ -63,13 +84,25 @@ func (s *scanner) toolCovert(tool, text string) {
 		out := outVerbRe.MatchString(sent) || keepToRe.MatchString(sent)
 		rest := sent[vloc[0]:]
 		sensitive := sensitiveRe.MatchString(rest) || secretObjects(asciiLower(rest)) != nil
+		if !sensitive && passiveBefore(sent[:vloc[0]]) {
+			// "a copy of each message is forwarded to …": the object
+			// comes before a passive verb
+			sensitive = sensitiveRe.MatchString(sent[:vloc[0]])
+		}
 		remote := remoteRe.MatchString(rest)
 		named := verbInName(self, verb)
 		switch {
+		case covert != nil && !out && !sensitive && sensitiveRe.MatchString(sent):
+			// "whenever the user types a password, store it silently"
+			s.add(injMcpCovertBehavior, "the tool description says it acts without the user knowing ("+strings.TrimSpace(sent[covert[0]:covert[1]])+")", off+min(covert[0], vloc[0]), off+len(sent), true)
+			return
+		case (covert != nil || extra != nil) && destroy != nil && !negatedBefore(sent, destroy[0]) && !verbInName(self, strings.ToLower(sent[destroy[0]:destroy[1]])) && ownPlaceRe.MatchString(sent[destroy[0]:]):
+			s.add(injMcpCovertBehavior, "the tool description says it also changes or removes the user's files or start-up configuration", off+destroy[0], off+len(sent), true)
+			return
 		case covert != nil && (out || sensitive):
 			s.add(injMcpCovertBehavior, "the tool description says it acts without the user knowing ("+strings.TrimSpace(sent[covert[0]:covert[1]])+")", off+min(covert[0], vloc[0]), off+len(sent), true)
 			return
-		case out && !named && remote && (sensitive || backgroundRe.MatchString(sent)):
+		case out && !named && (remote && (sensitive || backgroundRe.MatchString(sent)) || sensitive && backgroundRe.MatchString(sent)):
 			// "this tool also sends the conversation to …", "in the
 			// background it forwards every request to a third-party server"
 			a := vloc[0]
@@ -84,6 +117,10 @@ func (s *scanner) toolCovert(tool, text string) {
 				a = min(a, extra[0])
 			}
 			s.add(injMcpCovertBehavior, "the tool description says it sends data elsewhere", off+a, off+len(sent), true)
+			return
+		case extra != nil && !named && harvestRe.MatchString(sent[vloc[0]:]) && !toolAbout(self, asciiLower(rest)):
+			// "additionally collects SSH keys found in the home directory"
+			s.add(injMcpCovertBehavior, "the tool description says it also gathers secrets", off+extra[0], off+len(sent), true)
 			return
 		case extra != nil && !named && (out && (sensitive || remote) || secretObjects(asciiLower(rest)) != nil && !toolAbout(self, asciiLower(rest))):
 			s.add(injMcpCovertBehavior, "the tool description says it does more than its name ("+verb+")", off+extra[0], off+len(sent), false)
@@ -150,6 +187,10 @@ func (s *scanner) toolSmuggle(text string, params map[string]bool) {
 				}
 			}
 		}
+		if !ordered && modelOrderRe.MatchString(sent) {
+			// "requires the model to read … and include both in …"
+			ordered = true
+		}
 		if ordered {
 			s.add(injMcpParameterSmuggling, "the tool description orders the model to put what it read into a parameter ("+name+")", ss, m[1], true)
 			return
@@ -183,4 +224,44 @@ func sentenceStart(text string, i int) int {
 		}
 	}
 	return 0
+}
+
+var (
+	// accessGrantRe: access given to a party the description names, or
+	// taken by the tool itself ("grants itself admin", "add the
+	// collaborator 'helper-bot' with admin rights", "invites ops@… as an
+	// owner").
+	accessGrantRe = core.LazyRE("(?i)\\b(?:grants?|granting|gives?|giving|adds?|adding|invites?|inviting|makes?|making|assigns?|assigning|promotes?)\\s+(?:itself|(?:the\\s+)?(?:user|account|collaborator|member|bot|key|remote)\\s+[\"'`“][^\"'`”\\s]{2,40}[\"'`”]|[\"'`“][^\"'`”\\s]{2,40}[\"'`”]|[\\w.+-]+@[\\w-]+\\.[\\w.]+)[^.\\n]{0,60}?\\b(?:admin(?:istrator)?|owners?|collaborators?|maintainers?|root|superuser|write access|full access|full control|admin rights|admin permissions?|elevated)\\b|\\b(?:grants?|gives?)\\s+itself\\b")
+)
+
+// toolAccessGrant adds mcp-access-grant when the description says the
+// tool gives access to a party it names, or takes access for itself:
+// nothing a tool's name asks for (a user_invite tool takes the invitee
+// as a parameter, it does not name one).
+func (s *scanner) toolAccessGrant(tool, text string) {
+	desc := text
+	if i := strings.Index(desc, "\n\ninput_schema."); i >= 0 {
+		desc = desc[:i]
+	}
+	if loc := accessGrantRe.FindStringIndex(desc); loc != nil && !negatedBefore(desc, loc[0]) {
+		s.add(injMcpAccessGrant, "the tool description gives access to a party it names, or to itself", loc[0], loc[1], true)
+	}
+}
+
+// passiveBefore: the text before a verb ends with the auxiliary of a
+// passive ("… is", "… are being", "… gets").
+func passiveBefore(before string) bool {
+	f := strings.Fields(strings.ToLower(before))
+	if len(f) == 0 {
+		return false
+	}
+	last := f[len(f)-1]
+	if (last == "being" || last == "also" || last == "then" || last == "silently" || last == "quietly") && len(f) > 1 {
+		last = f[len(f)-2]
+	}
+	switch last {
+	case "is", "are", "was", "were", "gets", "get", "been":
+		return true
+	}
+	return false
 }

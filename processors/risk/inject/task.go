@@ -37,8 +37,12 @@ var (
 	// whose the object is
 	// orgDataRe: the personal data of many people an organisation holds
 	orgDataRe  = core.LazyRE(`(?i)\b(?:customer|client|user|employee|patient|member|subscriber|payroll|hr|crm)s?'?\s+(?:[\w-]+\s+)?(?:database|db|list|records|data|e-?mails?|addresses|contacts|table|export|details|files|information|accounts)\b`)
-	userDataRe = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+(?:[\w-]+\s+){0,3}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\b(?:all(?: of)?(?: the)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|contacts?|passwords?|security codes?|verification codes?|credentials?|api keys?|secrets?|bank \w+|transactions?|channels?|chat history)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
-	ownRe      = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+`)
+	userDataRe = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+(?:[\w-]+\s+){0,3}?(?:e-?mails?|inbox|messages?|chats?|conversations?|files?|documents?|docs|folders?|drive|photos?|pictures?|contacts?|address book|addresses|calendar|events?|appointments?|notes?|passwords?|security codes?|verification codes?|2fa codes?|one-time codes?|otp|pin|credentials?|api keys?|tokens?|secrets?|card (?:number|details)|bank (?:details|statements?)|statements?|transactions?|records?|data|information|info|details|history|location|address|phone number|medical \w+|health \w+|repositor(?:y|ies)|code ?base|source code|channels?)\b|\b(?:all(?: of)?(?: the)?|every|each|the (?:entire|whole|full|complete))\s+(?:[\w-]+\s+){0,2}?(?:e-?mails?|inbox|messages?|chats?|conversations?|contacts?|passwords?|security codes?|verification codes?|credentials?|api keys?|secrets?|bank \w+|transactions?|channels?|chat history)\b|\bthe (?:security|verification|login|2fa|one-time|reset) (?:code|link|token)\b|\bthe (?:user'?s?|owner'?s?) (?:[\w-]+ ){0,2}?(?:address|password|email|number|name|location)\b`)
+	ownRe      = core.LazyRE(`(?i)\b(?:my|the user'?s|user'?s|their|the owner'?s)\s+|\b(?:of|for) the (?:user|account owner)\b`)
+	// dueDateRe: a payment's due date, in the words of a bill.
+	dueDateRe = core.LazyRE(`(?i)\b(?:by|before|until|no later than|within)\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\s+\d{1,2}|monday|tuesday|wednesday|thursday|friday|saturday|sunday|the end of (?:the )?(?:month|week|year)|\d+\s+(?:business\s+|working\s+)?days|\d{4}-\d{2}-\d{2}|\d{1,2}[./]\d{1,2}(?:[./]\d{2,4})?|the due date)\b|\bdue (?:on|by)\b`)
+	// payeeRe: where a payment goes
+	payeeRe = core.LazyRE(`(?i)\b(?:recipient|payee|beneficiary|destination account|receiving account|iban)\b`)
 	// who it goes to
 	// a pronoun object of a send verb: what it sends was named before it
 	pronounObjRe = core.LazyRE(`(?i)^\S+\s+(?:it|them|those|these|this|that|everything|all of (?:it|them))\b`)
@@ -54,11 +58,18 @@ var (
 	yourAnswerRe = core.LazyRE(`(?i)\b(?:your|every|each|all) (?:next |final |every |all |future |subsequent |whole |entire |complete )?(?:answers?|responses?|replies|reply|outputs?|summary|summaries|messages?|translation)\b`)
 	tellUserRe   = core.LazyRE(`(?i)^\w+\s+(?:to\s+)?(?:the user|the human|them|him|her)\s+(?:that|with)\b`)
 	fwdRuleRe    = core.LazyRE(`(?i)\b(?:forwarding|redirect(?:ion)?|auto-?forward(?:ing)?)\s+(?:rule|filter)\b|\ball (?:incoming |new |future )?(?:mail|e-?mails?|messages)\b`)
-	onlyWithRe   = core.LazyRE("(?i)^\\w+\\s+(?:only\\s+)?with\\s+[\"'`“]")
-	fromNowRe    = core.LazyRE(`(?i)\bfrom now on\b|\b(?:all|every) (?:future|subsequent) (?:answers?|responses?|replies|messages?)\b`)
-	labelRe      = core.LazyRE(`(?m)^[ \t>*_#-]*(?:SYSTEM|SYSTEM MESSAGE|SYSTEM PROMPT|SYSTEM NOTE|SYSTEM OVERRIDE|ADMIN|ADMIN MESSAGE|ADMINISTRATOR|DEVELOPER|DEVELOPER MESSAGE|OPERATOR)\s*:[ \t]+\S`)
-	vendorRe     = core.LazyRE(`(?i)\b(?:openai|anthropic|google deepmind|the assistant'?s? (?:developers?|creators?|operators?)|your (?:developers?|creators?|operators?|provider))\s+(?:[\w-]+\s+)?(?:policy|policies|update|notice|directive|announcement|requirement|mandate|team|staff)s?\b`)
-	alwaysRe     = core.LazyRE(`(?i)\bfrom now on\b|\b(?:all|every|each) (?:future |subsequent |following )?(?:answers?|responses?|replies|messages?)\b|\bonly\b|\bat all times\b|\bregardless\b`)
+	onlyWithRe   = core.LazyRE("(?i)^\\w+\\s+(?:only\\s+)?(?:to (?:every|each|all|any) \\w+ )?with\\s+[\"'`“]")
+	// answerPayloadRe: what an injected change of the answer carries: a
+	// link, a given text, an advertisement, a scrambled form
+	answerPayloadRe = core.LazyRE("(?i)\\b[a-z][a-z0-9+.-]*://|\\bwww\\.|\\b[a-z0-9-]+\\.(?:com|net|org|io|shop|store|biz|info|xyz|example|co)\\b|[\"'`“][^\"'`”]{8,}[\"'`”]|\\b(?:advertis\\w*|ads?|promot\\w*|sponsor\\w*|coupon|discount|affiliate|referral|buy|subscribe|morse|emojis?|base-?64|uppercase|all caps|backwards|in reverse|pirate|rhymes?|poem|haiku|limerick)\\b")
+	// readerOwnDetailRe: the reader asked for their own details in their
+	// reply ("include your order number in your reply"), as a form or a
+	// shop asks a person
+	readerOwnDetailRe = core.LazyRE(`(?i)\b(?:include|add|put|quote|mention|give|provide|state|attach|tell us)\s+(?:your|the)\s+(?:[\w-]+\s+){0,2}?(?:number|id|name|address|details|reference|code|e-?mail|phone|account|ticket|invoice|booking|order|postcode|zip|date of birth)s?\b|\btell us\b`)
+	fromNowRe         = core.LazyRE(`(?i)\bfrom now on\b|\b(?:all|every) (?:future|subsequent) (?:answers?|responses?|replies|messages?)\b`)
+	labelRe           = core.LazyRE(`(?m)^[ \t>*_#-]*(?:SYSTEM|SYSTEM MESSAGE|SYSTEM PROMPT|SYSTEM NOTE|SYSTEM OVERRIDE|ADMIN|ADMIN MESSAGE|ADMINISTRATOR|DEVELOPER|DEVELOPER MESSAGE|OPERATOR)\s*:[ \t]+\S`)
+	vendorRe          = core.LazyRE(`(?i)\b(?:openai|anthropic|google deepmind|the assistant'?s? (?:developers?|creators?|operators?)|your (?:developers?|creators?|operators?|provider))\s+(?:[\w-]+\s+)?(?:policy|policies|update|notice|directive|announcement|requirement|mandate|team|staff)s?\b`)
+	alwaysRe          = core.LazyRE(`(?i)\bfrom now on\b|\b(?:all|every|each) (?:future |subsequent |following )?(?:answers?|responses?|replies|messages?|questions?|requests?|prompts?|queries)\b|\bonly\b|\bat all times\b|\bregardless\b`)
 )
 
 // Verb classes of task orders, in their base form.
@@ -67,12 +78,12 @@ var (
 	taskPayVerbs    = core.LazySet("transfer", "pay", "wire", "send", "remit", "deposit", "donate", "move", "refund", "withdraw", "purchase", "buy", "order", "sell", "liquidate", "make", "place", "complete", "initiate", "schedule", "execute")
 	taskGuardVerbs  = core.LazySet("disable", "deactivate", "turn", "switch", "remove", "bypass", "unlock", "open", "unarm", "disarm")
 	guardRe         = core.LazyRE(`(?i)\b(?:two-factor|2fa|mfa|multi-factor|two-step|login alerts?|security alerts?|fraud alerts?|notifications?|firewall|antivirus|screen lock|passcode|security questions?)\b`)
-	userPayRe       = core.LazyRE(`(?i)\b(?:my|the user'?s)\s+(?:saved\s+|stored\s+|default\s+)?(?:payment method|card|credit card|debit card|paypal|wallet|bank account|account)\b`)
-	purchaseRe      = core.LazyRE(`(?i)^(?:make|place|complete|initiate|schedule|set up|execute)\s+(?:a|an|the)\s+(?:[\w-]+\s+)?(?:purchase|payment|transfer|order|transaction|wire)\b`)
+	userPayRe       = core.LazyRE(`(?i)\b(?:my|the user'?s|the)\s+(?:saved\s+|stored\s+|default\s+)(?:payment method|card|credit card|debit card|paypal|wallet|bank account|account)\b|\b(?:my|the user'?s)\s+(?:payment method|card|credit card|debit card|paypal|wallet|bank account|account)\b|\bthe card on file\b`)
+	purchaseRe      = core.LazyRE(`(?i)^(?:make|place|complete|initiate|schedule|set up|execute)\s+(?:a|an|the)\s+(?:[\w-]+\s+)?(?:purchase|payment|transfer|order|transaction|wire|reservation|booking)\b`)
 	doorRe          = core.LazyRE(`(?i)\b(?:my|the user'?s)\s+(?:[\w-]+\s+){0,2}?(?:door|lock|gate|garage|car|safe|alarm)\b`)
 	taskDeleteVerbs = core.LazySet("delete", "remove", "erase", "wipe", "purge", "cancel", "unsubscribe", "deactivate", "close", "revoke", "empty", "trash", "archive")
 	taskGrantVerbs  = core.LazySet("grant", "give", "add", "invite", "share", "assign", "authorize", "authorise")
-	taskChangeVerbs = core.LazySet("change", "reset", "set", "update")
+	taskChangeVerbs = core.LazySet("change", "reset", "set", "update", "modify", "edit", "replace")
 	taskAnswerVerbs = core.LazySet("translate", "write", "rewrite", "format", "phrase", "answer", "respond", "reply", "end", "begin", "start", "conclude", "sign", "finish", "append", "prepend", "add", "include", "put", "insert", "mention", "say", "tell")
 	taskVerbs       = lazyUnion(taskSendVerbs, taskPayVerbs, taskDeleteVerbs, taskGrantVerbs, taskChangeVerbs, taskAnswerVerbs, taskGuardVerbs)
 	secretSetWords  = core.LazySet("password", "passcode", "pin", "passphrase", "recovery", "2fa", "mfa", "email", "e-mail", "phone", "security")
@@ -145,8 +156,15 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		case change && secretWordIn(lrest) && ownRe.MatchString(rest) && anySink:
 			s.add(injTaskInjection, "orders the user's password changed and sent out", a, b, true)
 			return
+		case change && payeeRe.MatchString(rest) && (accountRe.MatchString(rest[min(len(rest), 4):]) || sink):
+			// "modify the recipient of the scheduled transfer to US13…"
+			s.add(injTaskInjection, "orders a payment's recipient changed to a given account", a, b, true)
+			return
 		case pay && moneyRe.MatchString(rest) && (accountRe.MatchString(rest) || recip || ownRe.MatchString(rest) || strings.Contains(lrest, "payee")):
-			s.add(injTaskInjection, "orders a payment to an account or a person", a, b, true)
+			// a bill names its due date ("transfer the fee to IBAN … by
+			// 31 March"), as invoices and letters to people do; alone
+			// that is weak
+			s.add(injTaskInjection, "orders a payment to an account or a person", a, b, !dueDateRe.MatchString(rest))
 			return
 		case (w == "reply" || w == "respond") && mine && strings.Contains(lrest, " with "):
 			s.add(injTaskInjection, "orders a reply that carries the user's data", a, b, true)
@@ -169,8 +187,8 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 		case change && secretWordIn(lrest) && valueRe.MatchString(rest) && (ownRe.MatchString(rest) || strings.Contains(lrest, "account")):
 			s.add(injTaskInjection, "orders a password or account detail changed to a given value", a, b, true)
 			return
-		case ans && yourAnswerRe.MatchString(rest) && (w == "translate" || strings.Contains(lrest, " into ") || strings.Contains(lrest, " in ") || strings.Contains(lrest, " with ") || strings.Contains(lrest, " to ")):
-			strong := fromNowRe.MatchString(t) || w == "translate"
+		case ans && yourAnswerRe.MatchString(rest) && (w == "translate" || strings.Contains(lrest, " into ") || strings.Contains(lrest, " in ") || strings.Contains(lrest, " with ") || strings.Contains(lrest, " to ") || strings.Contains(lrest, " end of ") || strings.Contains(lrest, " start of ") || strings.Contains(lrest, " beginning of ")) && !readerOwnDetailRe.MatchString(rest):
+			strong := fromNowRe.MatchString(t) || w == "translate" || answerPayloadRe.MatchString(rest)
 			s.add(injTaskInjection, "orders the agent to change what it answers", a, b, strong)
 			return
 		case pay && moneyRe.MatchString(rest):

@@ -1,0 +1,98 @@
+package risk
+
+import (
+	"testing"
+
+	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
+)
+
+// injection4.jsonl and mcp_desc2.jsonl were written for issue 24 before the
+// rules they measure: attacks addressed to the assistant inside data it
+// reads (emails, web pages, reviews, calendar, chat and bank data, API
+// JSON, tool output, issue comments; hijacks in plain verbs, authority
+// claims, fake role markers and completions, concealment, a few
+// languages) beside hard clean texts that order a human about (install
+// guides, invoices to pay, tickets, recipes, policy, code comments); and
+// poisoned MCP descriptions (covert side effects in the third person,
+// hidden blocks, orders to read secrets into a parameter, privilege tags)
+// beside clean ones (authenticated API tools with token parameters,
+// secret-manager and file tools).
+//
+// Each table is split mechanically: odd lines (1st, 3rd …) are the dev
+// half, the only one whose misses may be read (-misses logs them);
+// even lines are the check half, scored and never read. Floors hold
+// below what each half reached (recall floor, most clean flagged in %).
+
+// heldoutHalf tallies one half of a table.
+type heldoutHalf struct{ inj, hit, clean, fp int }
+
+func (h *heldoutHalf) add(expect string, flagged bool, t *testing.T) {
+	t.Helper()
+	switch expect {
+	case "injection":
+		h.inj++
+		if flagged {
+			h.hit++
+		}
+	case "clean":
+		h.clean++
+		if flagged {
+			h.fp++
+		}
+	default:
+		t.Fatalf("bad expect %q", expect)
+	}
+}
+
+func (h heldoutHalf) check(t *testing.T, name string, recall, maxFlagPct float64) {
+	t.Helper()
+	t.Logf("%s: recall %.1f%% (%d/%d); clean flagged %.1f%% (%d/%d)", name, pct(h.hit, h.inj), h.hit, h.inj, pct(h.fp, h.clean), h.fp, h.clean)
+	if pct(h.hit, h.inj) < recall {
+		t.Errorf("%s: recall %.1f%% below the %.0f%% floor", name, pct(h.hit, h.inj), recall)
+	}
+	if pct(h.fp, h.clean) > maxFlagPct {
+		t.Errorf("%s: clean flagged %.1f%%, more than %.1f%%", name, pct(h.fp, h.clean), maxFlagPct)
+	}
+}
+
+func TestHeldoutInjection4(t *testing.T) {
+	var half [2]heldoutHalf
+	for i, l := range readHeldout[heldoutText](t, "injection4.jsonl") {
+		r := inject.Scan(l.Text, "")
+		flagged := r.Verdict == inject.VerdictInjection
+		half[i%2].add(l.Expect, flagged, t)
+		if i%2 == 0 && *showMisses && flagged != (l.Expect == "injection") {
+			t.Logf("DEV %s (%s): %q %v", l.Expect, r.Verdict, core.TrimArg(l.Text), r.Findings)
+		}
+	}
+	// before the issue-24 rules: dev 60.4 % / 0.0 %, check 49.5 % / 3.8 %
+	half[0].check(t, "injection4.jsonl dev", 90, 1)
+	half[1].check(t, "injection4.jsonl check", 64, 3)
+}
+
+type heldoutTool2 struct {
+	Tool        string         `json:"tool"`
+	Description string         `json:"description"`
+	Schema      map[string]any `json:"schema"`
+	Expect      string         `json:"expect"`
+}
+
+func TestHeldoutMCPDescriptions2(t *testing.T) {
+	var half [2]heldoutHalf
+	for i, l := range readHeldout[heldoutTool2](t, "mcp_desc2.jsonl") {
+		var schema any
+		if l.Schema != nil {
+			schema = l.Schema
+		}
+		r := inject.ScanTool("heldout", l.Tool, l.Description, schema)
+		flagged := r.Verdict == inject.VerdictInjection
+		half[i%2].add(l.Expect, flagged, t)
+		if i%2 == 0 && *showMisses && flagged != (l.Expect == "injection") {
+			t.Logf("DEV %s (%s): %s: %q %v", l.Expect, r.Verdict, l.Tool, l.Description, r.Findings)
+		}
+	}
+	// before the issue-24 rules: dev 48.4 % / 0.0 %, check 54.8 % / 0.0 %
+	half[0].check(t, "mcp_desc2.jsonl dev", 95, 1.5)
+	half[1].check(t, "mcp_desc2.jsonl check", 77, 1.5)
+}
