@@ -34,7 +34,7 @@ import (
 // attachStall is how long after the kill of a nats-server the agents may
 // go without a decision before TestAttachOperatorClusterKill calls it a
 // stall. A stock nats-server elects a new Raft leader 4–9 s after the old
-// one's last heartbeat (Vigil's embedded servers elect in 0.75–1.25 s; that
+// one's last heartbeat (Vigil's embedded servers elect in 1.0–1.5 s; that
 // setting is not a nats-server option), so this is twice the slowest
 // election, well short of a lost timeout.
 const attachStall = 20 * time.Second

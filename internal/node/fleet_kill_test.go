@@ -40,7 +40,7 @@ const fleetWindow = 8 * time.Second
 
 // fleetStall is how long after a kill the agents may go without a
 // decision before the test calls it a stall: well beyond an election
-// (0.75–1.25 s) on a loaded machine, well short of a lost timeout.
+// (1.0–1.5 s) on a loaded machine, well short of a lost timeout.
 const fleetStall = 10 * time.Second
 
 // vigilNode is one `vigil serve` child process.

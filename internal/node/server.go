@@ -594,8 +594,8 @@ var raftHeartbeat time.Duration
 
 var fastElectionsOnce sync.Once
 
-// fastElections makes a dead stream leader replaced within 0.75–1.25 s
-// of its last heartbeat (sent every 0.15 s: five missed in a row at
+// fastElections makes a dead stream leader replaced within 1.0–1.5 s
+// of its last heartbeat (sent every 0.25 s: four missed in a row at
 // least, so a node slowed by load is not taken for dead), so no agent
 // waits 3 s for a decision whichever node dies (BENCHMARKS.md, "Fleet:
 // node loss"). They are the process's nats-server settings, set once
@@ -603,8 +603,8 @@ var fastElectionsOnce sync.Once
 // the same.
 func fastElections() {
 	fastElectionsOnce.Do(func() {
-		raftHeartbeat = 150 * time.Millisecond
-		raftMinElection = 750 * time.Millisecond
-		raftMaxElection = 1250 * time.Millisecond
+		raftHeartbeat = 250 * time.Millisecond
+		raftMinElection = 1000 * time.Millisecond
+		raftMaxElection = 1500 * time.Millisecond
 	})
 }
