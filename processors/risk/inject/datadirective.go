@@ -286,15 +286,6 @@ func firstNear(re core.Matcher, text, lt string, hits [][2]int, before, after in
 	return nil
 }
 
-func hasNonASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return true
-		}
-	}
-	return false
-}
-
 // The literal groups of dataDirectives' expressions, in litGroups' order.
 const (
 	litMarker = iota

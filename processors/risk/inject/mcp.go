@@ -262,20 +262,6 @@ func (s *scanner) toolRules(tool, text string) {
 	}
 }
 
-// inSchemaPath reports whether byte i of a ToolText is inside the JSON
-// path of a schema line (input_schema.properties.api_token: …): a
-// parameter named for the credential the call needs is how authenticated
-// tools work, not a secret store the description points at.
-func inSchemaPath(text string, i int) bool {
-	ls := strings.LastIndexByte(text[:i], '\n') + 1
-	line := text[ls:]
-	if !strings.HasPrefix(line, "input_schema.") {
-		return false
-	}
-	c := strings.Index(line, ": ")
-	return c < 0 || i-ls < c
-}
-
 // inSchema reports whether byte i of a ToolText is on a line of the
 // input schema: the parameter names, the "required" list and their
 // descriptions are the tool's own (an api_token it takes); what a
