@@ -337,9 +337,11 @@ const (
 	earlyResend = 500 * time.Millisecond
 	// waitReask, personReask: a stored action's request is sent again
 	// after this without its decision (the node that waited for it may
-	// have died), or while a person decides.
+	// have died), or while a person decides (each repeat holds a wait on
+	// the node it lands on, for up to transport.MaxDecisionWait: at most
+	// ten at once).
 	waitReask   = time.Second
-	personReask = 10 * time.Second
+	personReask = time.Minute
 	// waitRepeatPause, maxWaitRepeats: a service that gave up waiting
 	// before the caller is asked again after this, this many times.
 	waitRepeatPause = 250 * time.Millisecond
