@@ -1137,17 +1137,26 @@ func isDigest(v string) bool {
 	return true
 }
 
-// qualifiedIs: at j, a short qualifier of the name then "is" ("for the
-// vpn is", "of the staging account is"): the index of that "is", or j. At
-// most five words and 48 bytes, on the same line.
-func qualifiedIs(s string, j int) int {
+// qualifierWord reports whether the word at j opens a qualifier of a
+// name (for, of, on, in), and the index after it.
+func qualifierWord(s string, j int) (int, bool) {
 	w := j
 	for w < len(s) && isWordByte(s[w]) {
 		w++
 	}
 	switch strings.ToLower(s[j:w]) {
 	case "for", "of", "on", "in":
-	default:
+		return w, true
+	}
+	return j, false
+}
+
+// qualifiedIs: at j, a short qualifier of the name then "is" ("for the
+// vpn is", "of the staging account is"): the index of that "is", or j. At
+// most five words and 48 bytes, on the same line.
+func qualifiedIs(s string, j int) int {
+	w, ok := qualifierWord(s, j)
+	if !ok {
 		return j
 	}
 	for k, words := w, 0; k < len(s) && k-j <= 48 && words <= 5; words++ {
@@ -1172,16 +1181,10 @@ func qualifiedIs(s string, j int) int {
 // the line or the sentence ("password for the staging db VALUE"): the
 // index of that word, or j. The caller requires it to look generated.
 func qualifiedLast(s string, j int) int {
-	w := j
-	for w < len(s) && isWordByte(s[w]) {
-		w++
-	}
-	switch strings.ToLower(s[j:w]) {
-	case "for", "of", "on", "in":
-	default:
+	k, ok := qualifierWord(s, j)
+	if !ok {
 		return j
 	}
-	k := w
 	for words := 0; words <= 4; words++ {
 		if k >= len(s) || !isBlank(s[k]) {
 			return j
