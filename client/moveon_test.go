@@ -89,14 +89,8 @@ func TestALostRequestIsSentAgainEarly(t *testing.T) {
 }
 
 func testLostRequest(t *testing.T, kind events.Kind) {
-	ns := plainServer(t)
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	var got atomic.Int32
-	if _, err := nc.QueueSubscribe(events.IngestSubjectFor(kind, "c1"), "vigil-ingest", func(m *nats.Msg) {
+	c := hourClientOf(t, kind, func(m *nats.Msg) {
 		if got.Add(1) == 1 {
 			return // the node that took it died
 		}
@@ -104,17 +98,7 @@ func testLostRequest(t *testing.T, kind events.Kind) {
 		if m.Header.Get("Vigil-Wait-Decision") != "" {
 			respond(t, m, decided(7, events.OutcomeAllow, events.ByRule))
 		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Connect(t.Context(), Options{URL: ns.ClientURL(), Timeout: time.Hour, AttemptTimeout: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	})
 	// Without the early repeat this waits out the hour's attempt; the
 	// minute bounds a failing run, it measures nothing.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -146,31 +130,15 @@ func testLostRequest(t *testing.T, kind events.Kind) {
 // after the stored reply); the request is sent again long before the
 // attempt timeout (an hour), and the repeat's wait answers.
 func TestGateAsksAgainWhenItsWaitDies(t *testing.T) {
-	ns := plainServer(t)
-	nc, err := nats.Connect(ns.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
 	var got atomic.Int32
-	if _, err := nc.QueueSubscribe(events.IngestSubjectFor(events.KindAction, "c1"), "vigil-ingest", func(m *nats.Msg) {
+	c := hourClientOf(t, events.KindAction, func(m *nats.Msg) {
 		if got.Add(1) == 1 {
 			respond(t, m, storedAt(7, false))
 			return // and the node holding the wait died
 		}
 		respond(t, m, storedAt(7, true))
 		respond(t, m, decided(7, events.OutcomeAllow, events.ByRule))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	c, err := Connect(t.Context(), Options{URL: ns.ClientURL(), Timeout: time.Hour, AttemptTimeout: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // bounds a failing run
 	defer cancel()
 	res, err := c.GateAndWait(ctx, ev("a1", events.KindAction, "c1"), nil)
@@ -180,4 +148,30 @@ func TestGateAsksAgainWhenItsWaitDies(t *testing.T) {
 	if res.Outcome != events.OutcomeAllow || res.Seq != 7 {
 		t.Fatalf("gate: %+v", res)
 	}
+}
+
+// hourClientOf returns a client of a plain server whose ingest subject for
+// kind in conversation c1 is served by handle, in the ingest service's
+// queue group; its attempts last an hour, so only an early repeat can
+// answer within a test.
+func hourClientOf(t *testing.T, kind events.Kind, handle nats.MsgHandler) *Client {
+	t.Helper()
+	ns := plainServer(t)
+	nc, err := nats.Connect(ns.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	if _, err := nc.QueueSubscribe(events.IngestSubjectFor(kind, "c1"), "vigil-ingest", handle); err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Connect(t.Context(), Options{URL: ns.ClientURL(), Timeout: time.Hour, AttemptTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
