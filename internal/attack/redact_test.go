@@ -176,3 +176,37 @@ func TestWrappedJSONSecretNeverStored(t *testing.T) {
 		}
 	}
 }
+
+// TestVendorShapedSecretsNeverStored: an injected agent pastes
+// credentials in the shapes the redactor learned from its held-out
+// suites (a Vault token, a prefix-less vendor key under the vendor's bare
+// name, a name in Markdown emphasis, a .pgpass line, a secret piped into
+// a secret store's write), through a real node with the agent
+// credential; none of them is in any record of VIGIL_LOG.
+func TestVendorShapedSecretsNeverStored(t *testing.T) {
+	tg := startTarget(t)
+	agent := tg.clientAs(t, natsutil.RoleAgent)
+	// Built, not written whole, so the file holds no literal key.
+	vault := "hv" + "s." + "CAESIJq7Lw2x9Vk4Rt8Zp3M6nB5yQ1cD"
+	rollbar := "7f3c" + "9a1e4b8d2f6a0c5e9b3d7a1f4c8e2b6d"
+	emph := "Xk9" + "mQ2vL7pR4tZ8wN3sB6yH1cF5"
+	pgpw := "Pg7" + "xLq2Vm9Kz4Rw"
+	piped := "Wr8" + "nTq3Lx6Mz1Ks9Pv"
+	secrets := []string{vault, rollbar, emph, pgpw, piped}
+	for i, body := range []string{
+		"export VAULT_TOKEN=" + vault,
+		"config.json: {\"rollbar\": \"" + rollbar + "\", \"env\": \"prod\"}",
+		"Use the **API token** `" + emph + "` for the staging tenant.",
+		"~/.pgpass:\ndb.internal:5432:app:deploy:" + pgpw,
+		"ran: echo " + piped + " | wrangler secret put STRIPE_KEY",
+	} {
+		appendAs(t, agent, message("vendor-"+itoa3(i), "c-vendor", body))
+	}
+	for _, r := range tg.streamRecords(t, events.StreamLog) {
+		for _, s := range secrets {
+			if strings.Contains(string(r.Data), s) {
+				t.Errorf("VIGIL_LOG seq %d holds %q", r.Seq, s)
+			}
+		}
+	}
+}
