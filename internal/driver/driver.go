@@ -114,6 +114,9 @@ type Config struct {
 	// records before it stores a batch smaller than MaxBatch; 0 means
 	// 5 ms, negative not at all. Decisions do not wait for it (OnFold).
 	CommitLinger time.Duration
+	// SyncEveryWrite says the server fsyncs every write
+	// (natsutil.DurabilityFsync): see natsutil.Publisher.SyncEveryWrite.
+	SyncEveryWrite bool
 }
 
 // outputPublisher stores the driver's outputs: a natsutil.Publisher, or a
@@ -193,8 +196,10 @@ func (d *Driver) Run(ctx context.Context) error {
 		return fmt.Errorf("driver: %w", err)
 	}
 	// Outputs go to a single-replica VIGIL_DERIVED as chains: there an
-	// atomic batch costs a file store per batch (natsutil.Publisher.Chain).
+	// atomic batch costs a file store per batch (natsutil.Publisher.Chain),
+	// unless the batch is large and every write fsynced.
 	if p, ok := d.pub.(*natsutil.Publisher); ok {
+		p.SyncEveryWrite = d.cfg.SyncEveryWrite
 		if ds, err := js.Stream(ctx, events.StreamDerived); err == nil && ds.CachedInfo().Config.Replicas <= 1 {
 			p.Chain = true
 		}

@@ -119,6 +119,13 @@ type Config struct {
 	// each producer credential (limits.go); the zero value gives the
 	// defaults.
 	Limits Limits
+	// SyncEveryWrite says the server fsyncs every write
+	// (natsutil.DurabilityFsync). A request of natsutil.DefaultMinAtomicBatch
+	// events or more then goes as one atomic batch even to a
+	// single-replica VIGIL_LOG: the server writes a batch with one fsync,
+	// a chain with one a message (and a batch's own file store costs about
+	// what 30 fsyncs do).
+	SyncEveryWrite bool
 }
 
 // Service is a running ingest service.
@@ -761,7 +768,7 @@ func (s *Service) store(evs []events.Event) ([]Result, error) {
 		defer cancel()
 	}
 	publish := s.pub.PublishBatch
-	if s.chain {
+	if s.chain && (!s.cfg.SyncEveryWrite || len(send) < natsutil.DefaultMinAtomicBatch) {
 		publish = s.pub.PublishChain
 	}
 	acks, err := publish(ctx, send)

@@ -157,3 +157,41 @@ func contains(l []string, s string) bool {
 	}
 	return false
 }
+
+// With SyncEveryWrite a chunk of MinAtomicBatch messages or more goes as
+// one atomic batch (one fsync), a smaller one as a chain; without it
+// every chunk is a chain. The stored headers say which was sent.
+func TestPublishAllChainOrBatchBySync(t *testing.T) {
+	for _, tc := range []struct {
+		sync bool
+		n    int
+		want string
+	}{
+		{true, DefaultMinAtomicBatch, hdrBatchID},
+		{true, DefaultMinAtomicBatch - 1, hdrExpectedLastMsgID},
+		{false, DefaultMinAtomicBatch, hdrExpectedLastMsgID},
+	} {
+		t.Run(strconv.FormatBool(tc.sync)+"/"+strconv.Itoa(tc.n), func(t *testing.T) {
+			n := startTestNode(t, nodeOpts{durability: DurabilityFsync})
+			p := &Publisher{JS: n.js, Chain: true, SyncEveryWrite: tc.sync}
+			msgs := logMsgs("s", tc.n, 64)
+			acks, err := p.PublishAll(ctxT(t), msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, err := n.js.Stream(ctxT(t), events.StreamLog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, err := st.GetMsg(ctxT(t), acks[len(acks)-1].Sequence)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range []string{hdrBatchID, hdrExpectedLastMsgID} {
+				if got := m.Header.Get(h) != ""; got != (h == tc.want) {
+					t.Errorf("last of %d messages (sync every write %v) stored with headers %v, want %s only", tc.n, tc.sync, m.Header, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -38,8 +38,13 @@ type Publisher struct {
 	// batch. It suits a single-replica file stream, where nats-server
 	// stages every atomic batch in a file store of its own; on a
 	// replicated stream atomic batches are staged in memory.
-	Chain  bool
-	Logger *slog.Logger
+	Chain bool
+	// SyncEveryWrite says the server fsyncs every write
+	// (DurabilityFsync). With Chain, a chunk of MinAtomicBatch messages
+	// or more then goes as one atomic batch: the server writes it with
+	// one fsync, where a chain costs one a message.
+	SyncEveryWrite bool
+	Logger         *slog.Logger
 
 	// batchMu keeps the messages of one atomic batch contiguous on the
 	// connection.
@@ -335,9 +340,10 @@ func (p *Publisher) PublishAll(ctx context.Context, msgs []*nats.Msg) ([]*jetstr
 		chunk := msgs[i:min(i+MaxBatchMessages, len(msgs))]
 		var a []*jetstream.PubAck
 		var err error
-		if p.Chain && p.stream == nil && chainable(chunk) {
+		minAtomic := cmp.Or(p.MinAtomicBatch, DefaultMinAtomicBatch)
+		if p.Chain && p.stream == nil && chainable(chunk) && (!p.SyncEveryWrite || len(chunk) < minAtomic) {
 			a, err = p.publishChained(ctx, chunk)
-		} else if minAtomic := cmp.Or(p.MinAtomicBatch, DefaultMinAtomicBatch); len(chunk) < minAtomic {
+		} else if len(chunk) < minAtomic {
 			a, err = p.inOrder(ctx, chunk)
 		} else {
 			a, err = p.publishOrdered(ctx, chunk, true)

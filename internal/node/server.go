@@ -174,7 +174,7 @@ func startServer(ctx context.Context, cfg Config) (_ *Node, err error) {
 	}
 	s.ing, err = ingest.New(ingest.Config{Conn: s.nc, JS: s.js, Redactor: cfg.Redactor, UnsafeNoRedaction: cfg.UnsafeNoRedaction, NewRedactor: cfg.NewRedactor,
 		CheckConfig: cfg.CheckConfig, UnsafeNoConfigCheck: cfg.UnsafeNoConfigCheck, Logger: cfg.Logger.With("component", "ingest"),
-		IndexDir: cfg.ingestIndexDir(), DedupWindow: cfg.DedupWindow, Limits: cfg.IngestLimits})
+		IndexDir: cfg.ingestIndexDir(), DedupWindow: cfg.DedupWindow, Limits: cfg.IngestLimits, SyncEveryWrite: s.syncEveryWrite(cfg)})
 	if err != nil {
 		return nil, err
 	}
@@ -230,8 +230,9 @@ func startServer(ctx context.Context, cfg Config) (_ *Node, err error) {
 			JS: s.js, Processor: pipe, Durable: "vigil-" + cfg.NodeName, Sink: sink,
 			Logger: cfg.Logger.With("component", "driver"),
 			// Decisions reach the waiting agents as soon as they are folded.
-			OnFold:    s.ing.Folded,
-			Snapshots: driver.SnapshotConfig{Dir: cfg.snapshotDir()},
+			OnFold:         s.ing.Folded,
+			Snapshots:      driver.SnapshotConfig{Dir: cfg.snapshotDir()},
+			SyncEveryWrite: s.syncEveryWrite(cfg),
 		})
 		if err != nil {
 			return nil, err
@@ -417,6 +418,13 @@ func (s *Node) logCaughtUp(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// syncEveryWrite reports whether the node's own embedded server fsyncs
+// every write. Attached to another NATS deployment the node cannot tell,
+// and publishes as for a server that does not.
+func (s *Node) syncEveryWrite(cfg Config) bool {
+	return s.ns != nil && durabilityName(cfg.Durability) == string(natsutil.DurabilityFsync)
 }
 
 func durabilityName(d natsutil.Durability) string {
