@@ -60,8 +60,8 @@ and prints events/s for each and their ratio (target ≥ 0.5).`,
 			if err != nil {
 				return err
 			}
+			// Config events' redactors derive from it, as in serve.
 			cfg.Redactor = red
-			cfg.NewRedactor = redactorFor
 			if isTerminal(c.stderr) {
 				cfg.Progress = func(phase string) { fmt.Fprintf(c.stderr, "measuring %s (%d events)…\n", phase, cfg.Events) }
 			}

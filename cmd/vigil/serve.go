@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-dev/vigil/client"
-	"github.com/vigil-dev/vigil/events"
 	"github.com/vigil-dev/vigil/internal/auditkey"
 	"github.com/vigil-dev/vigil/internal/datadir"
 	"github.com/vigil-dev/vigil/internal/ingest"
@@ -268,9 +267,6 @@ func (c *cli) serve(ctx context.Context, f serveFlags) error {
 	log.Info("shutting down")
 	return shutdown()
 }
-
-// redactorFor builds the redaction step for the settings of a config event.
-func redactorFor(rs events.RedactionSettings) (ingest.Redactor, error) { return node.RedactorFor(rs) }
 
 // newRedactor builds the ingest service's default redaction step.
 func newRedactor() (ingest.Redactor, error) { return node.DefaultRedactor() }

@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-dev/vigil/internal/ingest"
 	"github.com/vigil-dev/vigil/internal/natsutil"
 	"github.com/vigil-dev/vigil/processors"
+	"github.com/vigil-dev/vigil/processors/redact"
 )
 
 // Config configures a node. The zero value of a field is its default
@@ -62,11 +63,14 @@ type Config struct {
 	// DefaultRedactor.
 	Redactor ingest.Redactor
 	// NewRedactor rebuilds the redaction step from the global config in
-	// force (see ingest.Config.NewRedactor); default RedactorFor.
+	// force (see ingest.Config.NewRedactor); default: derived from Redactor
+	// with redact.(*Redactor).With when Redactor is a *redact.Redactor
+	// (the built-in rules compile once a process), else RedactorFor.
 	NewRedactor func(events.RedactionSettings) (ingest.Redactor, error)
 	// CheckConfig is run by the ingest service on every config event
 	// before it is stored (see ingest.Config.CheckConfig); default the
-	// function CheckConfig.
+	// checks of the function CheckConfig, building redaction with
+	// NewRedactor.
 	CheckConfig func(events.Config) error
 	// IngestLimits caps each producer credential's live conversations and
 	// actions per second (ingest.Limits; the zero value gives its defaults).
@@ -213,9 +217,16 @@ func (c *Config) EnsureDefaults() error {
 	}
 	if c.NewRedactor == nil && !c.UnsafeNoRedaction {
 		c.NewRedactor = RedactorFor
+		// The built-in rules are compiled once a process.
+		if base, ok := c.Redactor.(*redact.Redactor); ok {
+			c.NewRedactor = redactorsFrom(base)
+		}
 	}
 	if c.CheckConfig == nil && !c.UnsafeNoConfigCheck {
 		c.CheckConfig = CheckConfig
+		if c.NewRedactor != nil {
+			c.CheckConfig = checkConfigWith(c.NewRedactor)
+		}
 	}
 	if c.Processors == nil && !c.NoProcessors {
 		keyDir := c.KeyDir

@@ -327,17 +327,35 @@ func RedactorFor(rs events.RedactionSettings) (ingest.Redactor, error) {
 	return r, nil
 }
 
+// redactorsFrom builds the redaction step for the settings of each config
+// event from base, compiling only the config's extra rules.
+func redactorsFrom(base *redact.Redactor) func(events.RedactionSettings) (ingest.Redactor, error) {
+	return func(rs events.RedactionSettings) (ingest.Redactor, error) {
+		r, err := base.With(redact.Config{Settings: rs})
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+}
+
+// checkConfigWith is CheckConfig with the redaction step built by
+// newRedactor, the one the ingest service applies.
+func checkConfigWith(newRedactor func(events.RedactionSettings) (ingest.Redactor, error)) func(events.Config) error {
+	return func(cfg events.Config) error {
+		if _, err := gate.NewRiskScorer(cfg.WithDefaults()); err != nil {
+			return fmt.Errorf("the analyzers do not compile under it: %w", err)
+		}
+		if _, err := newRedactor(cfg.Redaction); err != nil {
+			return fmt.Errorf("its redaction settings do not build: %w", err)
+		}
+		return nil
+	}
+}
+
 // CheckConfig is the whole-config check the ingest service runs on every
 // config event before it is stored, whoever sends it and however: the
 // event's own validation, then everything that must compile under it (the
 // policy rules' CEL, deny rules, redaction rules). A config that passes
 // here cannot make the gate fail closed on every action.
-func CheckConfig(cfg events.Config) error {
-	if _, err := gate.NewRiskScorer(cfg.WithDefaults()); err != nil {
-		return fmt.Errorf("the analyzers do not compile under it: %w", err)
-	}
-	if _, err := RedactorFor(cfg.Redaction); err != nil {
-		return fmt.Errorf("its redaction settings do not build: %w", err)
-	}
-	return nil
-}
+func CheckConfig(cfg events.Config) error { return checkConfigWith(RedactorFor)(cfg) }

@@ -1,6 +1,9 @@
 package redact
 
-import "sort"
+import (
+	"sort"
+	"strconv"
+)
 
 // matcher is an ASCII case-insensitive Aho-Corasick automaton compiled to a
 // dense DFA over byte classes: one table lookup per input byte, no
@@ -51,13 +54,15 @@ func newMatcher(patterns []string) *matcher {
 	}
 	m.nclass = n
 
-	// Trie. goto_[s*n+c] = child or -1.
-	goto_ := make([]int32, n)
+	// Trie. goto_[s*n+c] = child or -1, sized once: a state is a distinct
+	// (lowercased) prefix of a pattern.
+	states := trieStates(patterns)
+	goto_ := make([]int32, states*n)
 	for i := range goto_ {
 		goto_[i] = -1
 	}
-	own := [][]int32{nil}
-	states := 1
+	own := make([][]int32, states)
+	next := 1
 	for id, p := range patterns {
 		m.plen[id] = int32(len(p))
 		if p == "" {
@@ -68,22 +73,24 @@ func newMatcher(patterns []string) *matcher {
 			c := int(m.class[p[i]])
 			nx := goto_[int(s)*n+c]
 			if nx < 0 {
-				nx = int32(states)
-				states++
-				for j := 0; j < n; j++ {
-					goto_ = append(goto_, -1)
-				}
-				own = append(own, nil)
+				nx = int32(next)
+				next++
 				goto_[int(s)*n+c] = nx
 			}
 			s = nx
 		}
 		own[s] = append(own[s], int32(id))
 	}
+	if next != states {
+		panic("redact: the keyword trie has " + strconv.Itoa(next) + " states, trieStates counted " + strconv.Itoa(states))
+	}
 
-	// BFS: failure links, complete transitions, merged outputs.
+	// BFS: failure links, complete transitions, merged outputs. The
+	// transitions overwrite the trie in place: a state's row is read once,
+	// just before it is written, and a failure state's row is complete
+	// before any state that links to it (it is nearer the root).
 	fail := make([]int32, states)
-	m.delta = make([]int32, states*n)
+	m.delta = goto_
 	outsOf := make([][]int32, states)
 	queue := make([]int32, 0, states)
 	for c := 0; c < n; c++ {
@@ -92,7 +99,6 @@ func newMatcher(patterns []string) *matcher {
 			m.delta[c] = 0
 			continue
 		}
-		m.delta[c] = nx
 		fail[nx] = 0
 		queue = append(queue, nx)
 	}
@@ -106,7 +112,6 @@ func newMatcher(patterns []string) *matcher {
 				m.delta[int(s)*n+c] = m.delta[int(fail[s])*n+c]
 				continue
 			}
-			m.delta[int(s)*n+c] = nx
 			fail[nx] = m.delta[int(fail[s])*n+c]
 			queue = append(queue, nx)
 		}
@@ -128,6 +133,33 @@ func newMatcher(patterns []string) *matcher {
 		m.outStart[s+1] = int32(len(m.outs))
 	}
 	return m
+}
+
+// trieStates counts the states of the patterns' trie: the root and one
+// for each distinct non-empty prefix, ASCII case folded.
+func trieStates(patterns []string) int {
+	low := make([]string, 0, len(patterns))
+	for _, p := range patterns {
+		if p != "" {
+			b := []byte(p)
+			for i := range b {
+				b[i] = lowerASCII(b[i])
+			}
+			low = append(low, string(b))
+		}
+	}
+	sort.Strings(low)
+	states := 1
+	prev := ""
+	for _, p := range low {
+		lcp := 0
+		for lcp < len(p) && lcp < len(prev) && p[lcp] == prev[lcp] {
+			lcp++
+		}
+		states += len(p) - lcp
+		prev = p
+	}
+	return states
 }
 
 const outFlag = -1 << 31

@@ -142,6 +142,7 @@ type Redactor struct {
 	skipped   []SkippedRule
 	budget    Budget
 	pool      sync.Pool // *scan
+	base      *builtin  // what With builds on
 }
 
 // Finding is one secret removed from a string: the rule that named it and
@@ -154,7 +155,8 @@ type Finding struct {
 
 // New builds a Redactor: it parses and compiles the vendored gitleaks rules,
 // Vigil's rules and the extra rules of cfg. Build one per config and reuse
-// it. The error names every bad setting.
+// it, or derive the next from it with With. The error names every bad
+// setting.
 func New(cfg Config) (*Redactor, error) {
 	cfg.EnsureDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -168,7 +170,34 @@ func New(cfg Config) (*Redactor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redact: built-in rules: %w", err)
 	}
-	rules := append(gf.rules, vr...)
+	b := &builtin{rules: append(slices.Clip(gf.rules), vr...), gf: gf}
+	return b.with(cfg)
+}
+
+// With builds the Redactor New(cfg) would, reusing r's compiled built-in
+// rules: only cfg's extra rules are compiled. r is not changed, and both
+// stay safe for concurrent use.
+func (r *Redactor) With(cfg Config) (*Redactor, error) {
+	cfg.EnsureDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return r.base.with(cfg)
+}
+
+// builtin is what every Redactor of a process shares: the compiled
+// built-in rules (analyzed by the first build, read-only after) and the
+// rule file's allowlists.
+type builtin struct {
+	rules []*rule
+	gf    ruleFile
+}
+
+// with builds a Redactor of the built-in rules and cfg's extra rules
+// (cfg has its defaults and is valid).
+func (b *builtin) with(cfg Config) (*Redactor, error) {
+	rules := make([]*rule, 0, len(b.rules)+len(cfg.Settings.ExtraRules))
+	rules = append(rules, b.rules...)
 	for _, er := range cfg.Settings.ExtraRules {
 		re := regexp.MustCompile(er.Regex) // Validate compiled it
 		rules = append(rules, &rule{
@@ -176,7 +205,12 @@ func New(cfg Config) (*Redactor, error) {
 			source: sourceConfig, prio: prioSpecific, keywords: lowerAll(er.Keywords), re: re,
 		})
 	}
-	return build(cfg, rules, gf)
+	r, err := build(cfg, rules, b.gf)
+	if err != nil {
+		return nil, err
+	}
+	r.base = b
+	return r, nil
 }
 
 // build makes a Redactor of rules, with the global allowlists, skipped
@@ -206,8 +240,13 @@ func build(cfg Config, rules []*rule, gf ruleFile) (*Redactor, error) {
 	kwID := map[string]int32{}
 	var kws []string
 	for i, ru := range rules {
-		ru.analyze()
-		ru.spanOnly = ru.prio != prioGeneric && !readsMatch(global) && !readsMatch(ru.allow)
+		// A built-in rule is analyzed by the first build of its process's
+		// rules and only read after: other Redactors may be scanning with it.
+		if !ru.analyzed {
+			ru.analyze()
+			ru.spanOnly = ru.prio != prioGeneric && !readsMatch(global) && !readsMatch(ru.allow)
+			ru.analyzed = true
+		}
 		if len(ru.keywords) == 0 {
 			r.always = append(r.always, int32(i))
 			continue

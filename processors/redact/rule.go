@@ -44,6 +44,8 @@ type rule struct {
 	source      ruleSource
 	prio        int
 	keywords    []string // lowercased; none means the rule runs on every string
+	// analyzed is set by the build that analyzed the rule (analyze, spanOnly).
+	analyzed bool
 
 	re          *regexp.Regexp
 	src         string // the regex as written (re may be rewritten, see unboundLongRepeats)
