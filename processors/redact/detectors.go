@@ -327,8 +327,38 @@ func detectAuthorization(sc *scan, hits []ruleHit) {
 		sc.charge(ce - j)
 		if c := s[j:ce]; looksRandomToken(c, 16, sc.r.threshold) && !isPlaceholderValue(c) {
 			sc.emit(j, ce, h.start, ce)
+			continue
+		}
+		// A scheme Vigil has no name for ("Authorization: Custom VALUE",
+		// RFC 9110's auth-scheme then token68): the credential after it,
+		// when it looks generated.
+		if isSchemeWord(s[j:ce]) {
+			cs, ce2 := sc.credentialAfter(ce)
+			if cs < 0 {
+				continue
+			}
+			if c := s[cs:ce2]; looksRandomToken(c, 16, sc.r.threshold) && !isPlaceholderValue(c) {
+				sc.emit(cs, ce2, h.start, ce2)
+			}
 		}
 	}
+}
+
+// maxUnknownSchemeLen bounds an auth-scheme Vigil has no name for.
+const maxUnknownSchemeLen = 32
+
+// isSchemeWord reports whether w can be an HTTP auth-scheme: a letter,
+// then letters, digits, '-' or '_' (AWS4-HMAC-SHA256, X-Custom).
+func isSchemeWord(w string) bool {
+	if w == "" || len(w) > maxUnknownSchemeLen || !(isUpper(w[0]) || isLower(w[0])) {
+		return false
+	}
+	for i := 1; i < len(w); i++ {
+		if c := w[i]; !isAlnum(c) && c != '-' && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // maxSchemeLen is the longest authSchemes entry ("klaviyo-api-key").

@@ -184,6 +184,8 @@ func secretCases() []secretCase {
 		{"7z -p", "7z a -p" + pw2 + " backup.7z data/", []string{pw2}, "cli-password"},
 		{"gpg passphrase", "gpg --batch --passphrase " + pw1 + " -d secrets.gpg", []string{pw1}, "cli-password"},
 		{"okta header", "Authorization: SSWS 00" + tok40, []string{"00" + tok40}, ""},
+		{"authorization, a scheme with no rule", "Authorization: Custom " + tok40, []string{tok40}, "authorization-header"},
+		{"proxy authorization, hyphenated scheme", `curl -H "Proxy-Authorization: X-Gateway-Auth ` + tok40 + `" https://api.example.com`, []string{tok40}, "authorization-header"},
 		{"putty key", "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAI" + b64key[:39] + "\nPrivate-Lines: 1\n" + b64key[:44] + "\nPrivate-MAC: " + hex32 + "\n",
 			[]string{b64key[:44]}, "putty-private-key"},
 		{"shadow line", "deploy:$6$" + tok40[:16] + "$" + randMixed(tr, alnum+"./", 86) + ":19700:0:99999:7:::", []string{"$6$" + tok40[:16]}, "password-hash"},
