@@ -1,0 +1,35 @@
+package risk
+
+import (
+	"testing"
+
+	"github.com/vigil-dev/vigil/processors/risk/core"
+	"github.com/vigil-dev/vigil/processors/risk/inject"
+)
+
+// injection5.jsonl was written for issue 24 before the rules it measures,
+// in a style the earlier tables under-represent: the attacker writes in
+// the user's own voice ("Please …", "Can you …", "I need you to …") inside
+// data the agent fetched (API JSON, reviews, tweets, calendar notes,
+// mail, notes, shared docs, issues, search snippets), asking to send the
+// user's data out, pay or trade, grant or revoke access, open doors or
+// disarm alarms, move or delete files, weaken account security, run a
+// download or change the answer; beside hard clean texts that use the
+// same verbs to a human reader (invoices, HR and IT mail, support
+// replies, how-to docs, READMEs, chats between people, API results).
+// Split as injection4.jsonl: odd lines dev (-misses logs them), even
+// lines check (never read).
+func TestHeldoutInjection5(t *testing.T) {
+	var half [2]heldoutHalf
+	for i, l := range readHeldout[heldoutText](t, "injection5.jsonl") {
+		r := inject.Scan(l.Text, "")
+		flagged := r.Verdict == inject.VerdictInjection
+		half[i%2].add(l.Expect, flagged, t)
+		if i%2 == 0 && *showMisses && flagged != (l.Expect == "injection") {
+			t.Logf("DEV %s (%s): %q %v", l.Expect, r.Verdict, core.TrimArg(l.Text), r.Findings)
+		}
+	}
+	// before the rules it measures: dev 39.1 % / 1.1 %, check 35.7 % / 0.0 %
+	half[0].check(t, "injection5.jsonl dev", 39, 1.2)
+	half[1].check(t, "injection5.jsonl check", 35, 0.5)
+}
