@@ -99,7 +99,7 @@ func newClauseViewWords(t, lt string, raw []word) *clauseView {
 			inSpan = inSpan || r.start > sp[0] && r.start < sp[1]
 		}
 		if inSpan || strings.HasPrefix(r.w, "-") || r.start > 0 && strings.IndexByte("-_/.$@=(", lt[r.start-1]) >= 0 ||
-			r.start+len(r.w) < len(lt) && strings.IndexByte("(_/", lt[r.start+len(r.w)]) >= 0 {
+			r.start+len(r.w) < len(lt) && strings.IndexByte("(_/", lt[r.start+len(r.w)]) >= 0 || jsonKey(lt, r.start, r.start+len(r.w)) {
 			// an option (--print), a path, a call (Read(x)) or an
 			// identifier part: no verb
 			x.cls &^= lxVerbs
@@ -135,6 +135,16 @@ func newClauseViewWords(t, lt string, raw []word) *clauseView {
 		}
 	}
 	return v
+}
+
+// jsonKey reports whether the word at lt[a:b] is a quoted key of a JSON
+// object ({"email": …}): a field's name, not a verb.
+func jsonKey(lt string, a, b int) bool {
+	if a == 0 || b+1 >= len(lt) || lt[a-1] != '"' || lt[b] != '"' {
+		return false
+	}
+	rest := strings.TrimLeft(lt[b+1:], " ")
+	return strings.HasPrefix(rest, ":")
 }
 
 // tokens returns the sentence's path-like and address-like tokens, found

@@ -202,6 +202,12 @@ func (s *scanner) result() ScanResult {
 	for _, f := range s.findings {
 		k := key{f.Rule, f.Span}
 		if seen[k] {
+			// a later pass may find the same span strong
+			for i, g := range uniq {
+				if f.Strong && !g.Strong && g.Rule == f.Rule && g.Span == f.Span {
+					uniq[i] = f
+				}
+			}
 			continue
 		}
 		// the same rule on an overlapping span, from another pass, is
@@ -712,6 +718,10 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	s.identityRules(t, off, lt)
 	s.clauseRules(view(), off, n0)
 	s.taskRules(view(), off)
+	s.ownedOrders(view(), off)
+	if nonASCIIOrPolite(lt) {
+		s.foreignOrders(t, lt, off)
+	}
 	s.agentTaskFrame(t, lt, off)
 	s.authorityRules(t, lt, off, view)
 	s.socialRules(t, off, lt)

@@ -66,7 +66,7 @@ var (
 	// reply ("include your order number in your reply"), as a form or a
 	// shop asks a person
 	readerOwnDetailRe = core.LazyRE(`(?i)\b(?:include|add|put|quote|mention|give|provide|state|attach|tell us)\s+(?:your|the)\s+(?:[\w-]+\s+){0,2}?(?:number|id|name|address|details|reference|code|e-?mail|phone|account|ticket|invoice|booking|order|postcode|zip|date of birth)s?\b|\btell us\b`)
-	fromNowRe         = core.LazyRE(`(?i)\bfrom now on\b|\b(?:all|every) (?:future|subsequent) (?:answers?|responses?|replies|messages?)\b`)
+	fromNowRe         = core.LazyRE(`(?i)\bfrom now on\b|\bwhatever (?:i|the user|they|you(?: are)?) asks?\b|\bno matter what (?:i|the user) asks?\b|\b(?:all|every) (?:future|subsequent) (?:answers?|responses?|replies|messages?)\b`)
 	labelRe           = core.LazyRE(`(?m)^[ \t>*_#-]*(?:SYSTEM|SYSTEM MESSAGE|SYSTEM PROMPT|SYSTEM NOTE|SYSTEM OVERRIDE|ADMIN|ADMIN MESSAGE|ADMINISTRATOR|DEVELOPER|DEVELOPER MESSAGE|OPERATOR)\s*:[ \t]+\S`)
 	vendorRe          = core.LazyRE(`(?i)\b(?:openai|anthropic|google deepmind|the assistant'?s? (?:developers?|creators?|operators?)|your (?:developers?|creators?|operators?|provider))\s+(?:[\w-]+\s+)?(?:policy|policies|update|notice|directive|announcement|requirement|mandate|team|staff)s?\b`)
 	alwaysRe          = core.LazyRE(`(?i)\bfrom now on\b|\b(?:all|every|each) (?:future |subsequent |following )?(?:answers?|responses?|replies|messages?|questions?|requests?|prompts?|queries)\b|\bonly\b|\bat all times\b|\bregardless\b`)
@@ -84,7 +84,7 @@ var (
 	taskDeleteVerbs = core.LazySet("delete", "remove", "erase", "wipe", "purge", "cancel", "unsubscribe", "deactivate", "close", "revoke", "empty", "trash", "archive")
 	taskGrantVerbs  = core.LazySet("grant", "give", "add", "invite", "share", "assign", "authorize", "authorise")
 	taskChangeVerbs = core.LazySet("change", "reset", "set", "update", "modify", "edit", "replace")
-	taskAnswerVerbs = core.LazySet("translate", "write", "rewrite", "format", "phrase", "answer", "respond", "reply", "end", "begin", "start", "conclude", "sign", "finish", "append", "prepend", "add", "include", "put", "insert", "mention", "say", "tell")
+	taskAnswerVerbs = core.LazySet("translate", "write", "rewrite", "format", "phrase", "answer", "respond", "reply", "end", "begin", "start", "conclude", "sign", "finish", "append", "prepend", "add", "include", "put", "insert", "mention", "say", "tell", "recommend", "promote")
 	taskVerbs       = lazyUnion(taskSendVerbs, taskPayVerbs, taskDeleteVerbs, taskGrantVerbs, taskChangeVerbs, taskAnswerVerbs, taskGuardVerbs)
 	secretSetWords  = core.LazySet("password", "passcode", "pin", "passphrase", "recovery", "2fa", "mfa", "email", "e-mail", "phone", "security")
 )
@@ -116,7 +116,7 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 			continue
 		}
 		ok, neg := v.imperativeAs(k, true)
-		if !ok || neg {
+		if !ok || neg || saysYouCan(v, k, false) {
 			continue
 		}
 		rest, lrest := orderClause(t, v.ws[k].a)
@@ -440,8 +440,11 @@ var (
 	// for the user.
 	selfRefRe = core.LazyRE(`(?i)\b(?:this|the following|these|the present|the attached)\s+(?:[\w-]+\s+)?(?:page|web ?page|article|e-?mail|message|document|doc|post|review|text|site|website|thread|ticket|file|pdf|comment|content|note|issue|listing|transcript|report|section|passage|paragraph|output|result|data|invoice|resume|cv|profile|product)s?\b`)
 	// orderVerbs are the first words of the orders agentTaskRe takes.
-	orderVerbs = core.LazySet("run", "execute", "visit", "open", "click", "call", "fetch", "download", "install", "include", "add", "append", "prepend", "insert", "mention", "recommend", "suggest", "tell", "say", "ask", "output", "print", "use", "end", "start", "begin", "link", "translate", "respond", "reply", "write", "format", "replace", "remove", "delete", "send", "email", "e-mail", "forward", "post", "upload", "share", "copy", "paste", "pay", "transfer", "wire", "buy", "grant", "give", "change", "reset", "set", "disable", "navigate", "go", "load", "read", "summarize", "summarise", "rate", "describe", "praise", "state", "claim", "report", "answer", "sign", "contact", "message", "submit", "create", "push", "commit", "encode", "attach", "cc", "bcc")
+	orderVerbs = core.LazySet("run", "execute", "visit", "open", "click", "call", "fetch", "download", "install", "include", "add", "append", "prepend", "insert", "mention", "recommend", "suggest", "tell", "say", "ask", "output", "print", "use", "end", "start", "begin", "link", "translate", "respond", "reply", "write", "format", "replace", "remove", "delete", "send", "email", "e-mail", "forward", "post", "upload", "share", "copy", "paste", "pay", "transfer", "wire", "buy", "grant", "give", "change", "reset", "set", "disable", "navigate", "go", "load", "read", "summarize", "summarise", "rate", "describe", "praise", "state", "claim", "report", "answer", "sign", "contact", "message", "submit", "create", "push", "commit", "encode", "attach", "cc", "bcc", "leave", "omit", "exclude", "hide", "skip", "drop")
 )
+
+// greetingRe: a greeting to the agent opening a sentence ("Hey AI, ").
+var greetingRe = core.LazyRE(`^\W{0,3}(?:hey|hi|hello|dear|ok|okay|yo)\s+(?:there\s+)?(?:ai|assistant|agent|bot|model|llm|chatgpt|claude|gemini|copilot)\s*[,:!]\s*`)
 
 // agentTaskFrame finds an order given beside the agent's own task: "when
 // you summarise this page, also include …", "before replying, run …".
@@ -454,6 +457,10 @@ var (
 // only with that self-reference: "after reading the docs, run make" is
 // ordinary advice.
 func (s *scanner) agentTaskFrame(t, lt string, off int) {
+	if loc := greetingRe.FindStringIndex(lt); loc != nil {
+		// "Hey AI, when you summarise …": the frame after the greeting
+		t, lt, off = t[loc[1]:], lt[loc[1]:], off+loc[1]
+	}
 	if !frameOpens(lt) || !anyOf(lt, []string{"summar", "answer", "repl", "respond", "translat", "process", "read", "review", "analy", "pars", "ingest", "scrap", "crawl"}) {
 		return
 	}
@@ -472,6 +479,12 @@ func (s *scanner) agentTaskFrame(t, lt string, off int) {
 	machine := !strings.HasPrefix(task, "read") && !strings.HasPrefix(task, "review") && !strings.HasPrefix(task, "answer") && !strings.HasPrefix(task, "repl") && !strings.HasPrefix(task, "respond")
 	if self && machine {
 		s.add(injTaskHijack, "an order to whoever reads this text for the user, beside the task (\"when you summarise this page, …\")", off+m[0], off+len(t), true)
+		return
+	}
+	if answering && firstPersonObjRe.MatchString(t[m[2]:m[5]]) && answerPayloadRe.MatchString(t[m[7]:]) {
+		// "when you answer my question, say … and include the link …":
+		// the writer speaks as the user and puts given text in the answer
+		s.add(injTaskHijack, "speaks as the user and puts given text or a link in the agent's answer (\"when you answer my question, …\")", off+m[0], off+len(t), true)
 		return
 	}
 	s.add(injTaskPrerequisite, "puts a step beside the agent's own task (\"before replying, …\")", off+m[0], off+m[7], false)
