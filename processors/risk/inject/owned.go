@@ -277,9 +277,9 @@ func ownedOrder(v *clauseView, k int, cls ownedClass, rest, lrest string, framed
 		return "orders access to the user's account or a high role given to someone", mine || framed, true
 	case cls&ocChange != 0 && ownedSetRe.MatchString(rest) && givenValueRe.MatchString(rest[len(w):]):
 		return "orders the user's password, recovery or payout details set to a given value", true, true
-	case cls&ocRun != 0 && w != "open" && payloadRunRe.MatchString(rest):
+	case cls&ocRun != 0 && w != "open" && payloadRun(rest, lrest):
 		return "orders a download run", framed || forMeRe.MatchString(rest), true
-	case cls&ocRun != 0 && w == "open" && payloadRunRe.MatchString(rest) && (framed || forMeRe.MatchString(rest)):
+	case cls&ocRun != 0 && w == "open" && payloadRun(rest, lrest) && (framed || forMeRe.MatchString(rest)):
 		return "orders a downloaded file opened", true, true
 	case cls&ocCreate != 0 && adminAcctRe.MatchString(rest):
 		return "orders an admin account created", framed || credValueRe.MatchString(rest), true
@@ -289,6 +289,17 @@ func ownedOrder(v *clauseView, k int, cls ownedClass, rest, lrest string, framed
 		return "orders the user's mail forwarded to an outside address", sink, true
 	}
 	return "", false, false
+}
+
+// payloadWords: one of them is in every payloadRunRe match.
+var payloadWords = []string{"://", "|", "powershell", "pip install", "npm install", "crontab",
+	".exe", ".msi", ".crx", ".apk", ".js", ".jar", ".vbs", ".scr", ".bat", ".ps1"}
+
+// payloadRun reports whether rest (lrest lower-cased) names a download
+// to run; the expression runs only on a clause holding one of its words,
+// or a rune (?i) folds onto an ASCII letter.
+func payloadRun(rest, lrest string) bool {
+	return (anyOf(lrest, payloadWords) || foldsToASCII(rest)) && payloadRunRe.MatchString(rest)
 }
 
 // guardVerbHolds: "turn" and "switch" switch a protection off only with
