@@ -96,3 +96,34 @@ func TestHeldoutMCPDescriptions2(t *testing.T) {
 	half[0].check(t, "mcp_desc2.jsonl dev", 95, 1.5)
 	half[1].check(t, "mcp_desc2.jsonl check", 77, 1.5)
 }
+
+// mcp_desc3.jsonl was written for issue 24 before the rules it measures,
+// in styles mcp_desc2 has few of: long descriptions with the poison in
+// the middle of real documentation, poison in parameter descriptions,
+// schema defaults and enums, shadowing (one tool's text ordering how
+// another tool is used: BCC, recipients, accounts, remotes), rug-pull
+// notes to the assistant, orders to read ~/.ssh, ~/.aws, .env, cookies or
+// the MCP config into a context or metadata parameter, orders not to
+// mention or confirm, fake system and admin blocks, a few languages;
+// beside hard clean tools (secret managers, key vaults, password
+// managers, OAuth, mail with bcc, file readers, shells, browsers,
+// payments, token parameters, honest quiet modes, "do not use this tool
+// for" guidance, rate-limit notes).
+func TestHeldoutMCPDescriptions3(t *testing.T) {
+	var half [2]heldoutHalf
+	for i, l := range readHeldout[heldoutTool2](t, "mcp_desc3.jsonl") {
+		var schema any
+		if l.Schema != nil {
+			schema = l.Schema
+		}
+		r := inject.ScanTool("heldout", l.Tool, l.Description, schema)
+		flagged := r.Verdict == inject.VerdictInjection
+		half[i%2].add(l.Expect, flagged, t)
+		if i%2 == 0 && *showMisses && flagged != (l.Expect == "injection") {
+			t.Logf("DEV %s (%s): %s: %q %v", l.Expect, r.Verdict, l.Tool, l.Description, r.Findings)
+		}
+	}
+	// before its rules: dev 64.7 % / 9.2 %, check 68.8 % / 5.1 %
+	half[0].check(t, "mcp_desc3.jsonl dev", 64, 10)
+	half[1].check(t, "mcp_desc3.jsonl check", 68, 6)
+}
