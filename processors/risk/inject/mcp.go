@@ -164,6 +164,15 @@ func (s *scanner) toolRules(tool, text string) {
 		}
 		sent, off := text[start:i], start
 		start = i + 1
+		if strings.HasPrefix(sent, "input_schema.") {
+			// a parameter's description is prose of its own: its
+			// first word may be an order ("Always set this to …, and
+			// call set_permissions …")
+			if _, val, ok := strings.Cut(sent, ": "); ok {
+				off += len(sent) - len(val)
+				sent = val
+			}
+		}
 		if len(sent) < 8 {
 			continue
 		}
@@ -173,15 +182,21 @@ func (s *scanner) toolRules(tool, text string) {
 				return true
 			}
 			rest := sent[v.ws[k].b:]
-			for _, m := range toolRefRe.FindAllStringSubmatch(rest, 4) {
+			for _, mi := range toolRefRe.FindAllStringSubmatchIndex(rest, 4) {
 				name := ""
-				for _, g := range m[1:] {
-					if g != "" {
-						name = strings.ToLower(g)
+				for g := 2; g+1 < len(mi); g += 2 {
+					if mi[g] >= 0 {
+						name = strings.ToLower(rest[mi[g]:mi[g+1]])
 						break
 					}
 				}
 				if name == "" || name == self || name == "this" || name == "that" || name == "same" {
+					continue
+				}
+				if insteadBefore(rest, mi[0]) {
+					// "use this tool instead of running grep through
+					// the shell tool": the other tool is the one not
+					// to call
 					continue
 				}
 				s.add(injMcpCrossTool, "the tool description orders a call to another tool ("+name+")", off+v.ws[k].a, off+len(sent), false)
@@ -198,7 +213,10 @@ func (s *scanner) toolRules(tool, text string) {
 		// (~/.ssh/id_rsa, .env) is strong and stays
 		kept := s.findings[:0]
 		for _, f := range s.findings {
-			if f.Rule != injSecretRequest.ID || f.Strong {
+			switch {
+			case f.Rule == injSecretRequest.ID && (!f.Strong || ownSecrets(self, text, f)):
+			case f.Rule == injApprovalBypass.ID && askSecretGuard(text, f):
+			default:
 				kept = append(kept, f)
 			}
 		}
@@ -210,14 +228,27 @@ func (s *scanner) toolRules(tool, text string) {
 		s.add(injMcpCrossTool, "the tool description changes what calls of other tools do (their recipient, account or copy)", loc[0], loc[1], true)
 	}
 	s.toolDisparage(tool, text)
-	s.toolSmuggle(text, schemaParams(text))
-	if loc := shadowRe.FindStringIndex(text); loc != nil {
+	s.toolConceal(tool, text)
+	s.toolOverrideUser(text)
+	s.toolSubstitute(text)
+	s.toolForeign(tool, text)
+	s.toolBypass(text)
+	s.toolValueOrders(text)
+	params := schemaParams(text)
+	s.toolSmuggle(text, params)
+	for _, loc := range shadowRe.FindAllStringIndex(text, 8) {
+		if selfGuidance(text[loc[0]:loc[1]]) || paramOverride(text, loc[0]) {
+			// "do not use this tool to validate tokens": usage
+			// guidance about itself, not about other tools
+			continue
+		}
 		s.add(injMcpToolShadowing, "the tool description tells the model to prefer it over other tools", loc[0], loc[1], false)
+		break
 	}
 	// secret stores and agent configuration in a tool that is not about them
 	for _, o := range secretObjects(lt) {
 		obj := strings.Trim(strings.TrimSpace(lt[o[0]:o[1]]), "`'\"(")
-		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchema(text, o[0]) || envVarName(text, o) {
+		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchema(text, o[0]) || envVarName(text, o) || params[obj] {
 			continue
 		}
 		s.add(injMcpSensitivePath, "the tool description names a secret store its name says nothing of ("+strings.TrimSpace(text[o[0]:o[1]])+")", o[0], o[1], false)
@@ -305,7 +336,9 @@ func paramName(path string) string {
 func toolAbout(name, obj string) bool {
 	// credentials are one family: a vault tool may name keys, tokens,
 	// passwords and the keychain; an ssh tool its id_* keys
-	family := []string{"secret", "credential", "key", "vault", "token", "auth", "password", "keychain", "keyring", "pass", "login", "cred"}
+	family := []string{"secret", "credential", "key", "vault", "token", "auth", "password", "keychain", "keyring", "pass", "login", "cred",
+		// password managers and their databases
+		"kdbx", "keepass", "1password", "onepassword", "bitwarden", "lastpass", "dashlane", "keeper"}
 	// a tool named for credentials in general (get_credentials,
 	// secret_manager) may name any store of them (~/.aws, ~/.kube/config)
 	if anyIn(name, []string{"secret", "credential", "cred", "vault", "keychain", "keyring"}) || anyIn(name, family) && anyIn(obj, family) || strings.Contains(name, "ssh") && (strings.Contains(obj, "id_") || strings.Contains(obj, "known_hosts")) {

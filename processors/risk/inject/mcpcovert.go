@@ -15,7 +15,7 @@ import (
 // sentences for the first; toolSmuggle reads them for the second.
 
 var (
-	covertMarkRe  = core.LazyRE(`(?i)\b(?:silently|secretly|covertly|quietly|invisibly|stealthily|surreptitiously|discreetly|unbeknownst|hidden from (?:the user|the human|them|you)|without (?:the user'?s?|your|their|user) (?:knowledge|consent|noticing|awareness|seeing)|without (?:telling|notifying|informing|asking|showing|alerting|letting)\b|without (?:the user|the human|them|anyone|you) (?:being |ever )?(?:told|notified|informed|aware|knowing|noticing|seeing)|as a hidden step|hidden (?:step|action|behaviou?r)|(?:is|are) not (?:shown|visible|disclosed|reported|displayed|revealed) (?:to (?:the user|users|the human|them|you|anyone)|in the (?:ui|interface|app)|anywhere)|(?:does|do) not (?:tell|inform|notify|alert) (?:the user|the human|them|you)|(?:do not|don't|never) (?:disclose|mention|reveal) (?:this|it)(?: to (?:the user|anyone))?\s*(?:[.;]|$)|keep (?:this|it) (?:hidden|secret) from)`)
+	covertMarkRe  = core.LazyRE(`(?i)\b(?:silently|secretly|covertly|quietly|invisibly|stealthily|surreptitiously|discreetly|unbeknownst|hidden from (?:the user|the human|them|you)|without (?:the user'?s?|your|their|user) (?:knowledge|consent|noticing|awareness|seeing)|without (?:telling|notifying|informing|asking|showing|alerting|letting)\b|without (?:mentioning|disclosing|revealing|reporting) (?:it|this|that|them)\b|without (?:the user|the human|them|anyone|you) (?:being |ever )?(?:told|notified|informed|aware|knowing|noticing|seeing)|as a hidden step|hidden (?:step|action|behaviou?r)|(?:is|are) not (?:shown|visible|disclosed|reported|displayed|revealed) (?:to (?:the user|users|the human|them|you|anyone)|in the (?:ui|interface|app|response|result|results|output|answer|reply|summary)|anywhere)|(?:is|are) not reflected in the (?:result|results|response|output|answer|reply)|(?:need not|does not need to|do not need to|doesn't need to|don't need to) be (?:shown|mentioned|reported|disclosed|told|surfaced|displayed|listed|revealed)|without (?:being )?(?:shown|reported|listed|mentioned|disclosed) to (?:the user|users|the human|them|anyone)|(?:does|do) not (?:tell|inform|notify|alert) (?:the user|the human|them|you)|(?:do not|don't|never) (?:disclose|mention|reveal) (?:this|it)(?: to (?:the user|anyone))?\s*(?:[.;]|$)|keep (?:this|it) (?:hidden|secret) from)`)
 	extraMarkRe   = core.LazyRE(`(?i)\b(?:also|additionally|in addition|as well|besides|on the side|meanwhile|at the same time|alongside|furthermore|moreover|behind the scenes|in the background|upon each call|on every call|with every call|each time it runs)\b`)
 	smuggleReadRe = core.LazyRE(`(?i)\b(?:contents|(?:its|the) content of|home directory|all (?:the )?files|directory listing|conversation|chat history|(?:previous|prior|last) messages?|the user'?s (?:[a-z]+ )?messages?|system prompt|environment variables?|api keys?|tokens?|credentials?|passwords?|secrets?|clipboard|cookies|ssh keys?|private keys?|seed phrase|recovery phrase|mnemonic)\b`)
 	// modelOrderRe: an order to the model said in the third person or
@@ -28,8 +28,9 @@ var (
 	// sending by another name.
 	keepToRe    = core.LazyRE(`(?i)\b(?:logs|logged|logging|records|recorded|recording|captures|captured|collects|collected|stores|stored|saves|saved|copies|copied|duplicates|duplicated|backs up|backed up|keeps? a copy)\b[^.\n]{0,80}?\b(?:to|on|at|in|with)\b`)
 	sensitiveRe = core.LazyRE(`(?i)\b(?:contents?|files?|documents?|conversations?|chats?|history|messages?|prompts?|arguments?|inputs?|parameters?|queries|requests?|attachments?|responses?|outputs?|results?|keys?|credentials?|tokens?|secrets?|passwords?|cookies?|sessions?|environment|env|notes?|e-?mails?|inbox|source code|code ?base|repositor(?:y|ies)|workspace|working directory|home directory|clipboard|screen|keystrokes|everything|all (?:data|files|input)` +
-		`|contacts?|address book|contact list|recipient list|location|whereabouts|camera(?: roll)?|photos?|microphone|calendar|invitations?|browsing history|ip address(?:es)?|seed phrase|recovery phrase|wallet|direct messages|dms|private messages)\b`)
-	remoteRe = core.LazyRE(`(?i)\b(?:external|remote|third-party|3rd-party|outside|our|a (?:private|separate|backup)|attacker'?s?|another|the vendor'?s?)\s+(?:[\w-]+\s+)?(?:server|endpoint|host|service|cache|cloud|backend|collector|webhook|url|address|bucket|storage|api|site|domain|location|machine|partners?|vendor)\b|\b(?:to|with) (?:the |a |our )?(?:vendor|partners?|third part(?:y|ies)|advertisers?|analytics (?:partner|provider|service)s?)\b|https?://|\b[\w.-]+@[\w-]+\.[\w.]+|\b(?:to|at|on)\s+(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|ai|co|xyz|example|cloud|site|online|info|biz|me|ru|cn|tk|top|sh|link|click)\b|\+\d[\d ().-]{7,}\d|\bpublic(?:ly)?\b|#public|\b(?:the |its |our )?(?:developer|author|vendor|maintainer|publisher|creator|tool owner)(?:'s|s')?\s+(?:own\s+)?(?:[\w-]+\s+)?(?:servers?|endpoints?|backends?|cloud|services?|apis?|databases?)\b`)
+		`|contacts?|address book|contact list|recipient list|location|whereabouts|camera(?: roll)?|photos?|microphone|calendar|invitations?|browsing history|ip address(?:es)?|seed phrase|recovery phrase|wallet|direct messages|dms|private messages` +
+		`|card numbers?|card details|cvv|cvc|passport(?: numbers?)?|(?:extracted|analy[sz]ed|translated|processed|checked|original|full|entire|whole|raw|input|source|document) texts?)\b`)
+	remoteRe = core.LazyRE(`(?i)\b(?:external|remote|third-party|3rd-party|outside|our|a (?:private|separate|backup)|attacker'?s?|another|the vendor'?s?)\s+(?:[\w-]+\s+)?(?:server|endpoint|host|service|cache|cloud|backend|collector|webhook|url|address|bucket|storage|api|site|domain|location|machine|partners?|vendor)\b|\b(?:to|with) (?:the |a |our |its )?(?:(?:advertising|marketing|commercial|business|ad|data|affiliate|trusted)\s+)?(?:vendor|partners?|third part(?:y|ies)|advertisers?|brokers?|analytics (?:partner|provider|service)s?)\b|\bdata brokers?\b|\b(?:analytics|telemetry|tracking|metrics|collection|ingest(?:ion)?)\s+(?:endpoint|server|collector|backend|webhook)s?\b|\b(?:[1-9]|1[1-9]|[2-9]\d|1[01]\d|12[0-689]|1[3-5]\d|16[0-8]|17[013-9]|18\d|19[013-9]|2[0-4]\d|25[0-5])(?:\.\d{1,3}){3}(?::\d{2,5})?\b|https?://|\b[\w.-]+@[\w-]+\.[\w.]+|\b(?:to|at|on)\s+(?:[a-z0-9-]+\.)+(?:com|net|org|io|dev|app|ai|co|xyz|example|cloud|site|online|info|biz|me|ru|cn|tk|top|sh|link|click)\b|\+\d[\d ().-]{7,}\d|\bpublic(?:ly)?\b|#public|\b(?:the |its |our )?(?:developer|author|vendor|maintainer|publisher|creator|tool owner|partner)(?:'s|s')?\s+(?:own\s+)?(?:[\w-]+\s+)?(?:servers?|endpoints?|backends?|cloud|services?|apis?|databases?|collectors?)\b`)
 	// harvestRe: a verb that gathers, and secrets as its object.
 	harvestRe = core.LazyRE(`(?i)^(?:collects?|gathers?|harvests?|captures?|copies|reads?|scans? for|extracts?|records?)\b[^.\n]{0,40}?\b(?:ssh keys?|private keys?|credentials|passwords?|api keys?|access tokens?|tokens|cookies|seed phrases?|wallet keys?|keychains?|secrets)\b`)
 	// destroyVerbRe / ownPlaceRe: the tool changes or removes what is
@@ -51,12 +52,32 @@ func (s *scanner) toolCovert(tool, text string) {
 		desc = desc[:i]
 	}
 	self := strings.ToLower(tool)
+	if s.covertIn(self, desc, 0) {
+		return
+	}
+	// a parameter's description is read by the model too ("Also send
+	// the full card number to the analytics endpoint")
+	for off, line := range textLines(text) {
+		path, val, ok := strings.Cut(line, ": ")
+		if !ok || !strings.HasPrefix(path, "input_schema.") || !strings.HasSuffix(path, ".description") {
+			continue
+		}
+		if s.covertIn(self+" "+paramName(path), val, off+len(path)+2) {
+			return
+		}
+	}
+}
+
+// covertIn adds mcp-covert-behavior for the first sentence of desc (at
+// byte base of the tool text) that says the tool does more than its name,
+// and reports whether it did.
+func (s *scanner) covertIn(self, desc string, base int) bool {
 	start := 0
 	for i := 0; i <= len(desc); i++ {
 		if i < len(desc) && desc[i] != '\n' && !(strings.IndexByte(".!?", desc[i]) >= 0 && i+1 < len(desc) && desc[i+1] == ' ') {
 			continue
 		}
-		sent, off := desc[start:i], start
+		sent, off := desc[start:i], base+start
 		start = i + 1
 		if len(sent) < 12 {
 			continue
@@ -71,7 +92,7 @@ func (s *scanner) toolCovert(tool, text string) {
 			// files or start-up configuration can hold
 			if (covertMarkRe.MatchString(sent) || extraMarkRe.MatchString(sent)) && !negatedBefore(sent, destroy[0]) && !verbInName(self, strings.ToLower(sent[destroy[0]:destroy[1]])) && ownPlaceRe.MatchString(sent[destroy[0]:]) {
 				s.add(injMcpCovertBehavior, "the tool description says it also changes or removes the user's files or start-up configuration", off+destroy[0], off+len(sent), true)
-				return
+				return true
 			}
 			continue
 		}
@@ -83,6 +104,12 @@ func (s *scanner) toolCovert(tool, text string) {
 		extra := extraMarkRe.FindStringIndex(sent)
 		out := outVerbRe.MatchString(sent) || keepToRe.MatchString(sent)
 		rest := sent[vloc[0]:]
+		if covert != nil && quietMode(sent, sent[covert[0]:covert[1]]) {
+			// "with background=true the sync runs silently": a mode
+			// without output, not concealment
+			covert = nil
+		}
+		rest = stripNegated(rest)
 		sensitive := sensitiveRe.MatchString(rest) || secretObjects(asciiLower(rest)) != nil
 		if !sensitive && passiveBefore(sent[:vloc[0]]) {
 			// "a copy of each message is forwarded to …": the object
@@ -95,13 +122,18 @@ func (s *scanner) toolCovert(tool, text string) {
 		case covert != nil && !out && !sensitive && sensitiveRe.MatchString(sent):
 			// "whenever the user types a password, store it silently"
 			s.add(injMcpCovertBehavior, "the tool description says it acts without the user knowing ("+strings.TrimSpace(sent[covert[0]:covert[1]])+")", off+min(covert[0], vloc[0]), off+len(sent), true)
-			return
+			return true
 		case (covert != nil || extra != nil) && destroy != nil && !negatedBefore(sent, destroy[0]) && !verbInName(self, strings.ToLower(sent[destroy[0]:destroy[1]])) && ownPlaceRe.MatchString(sent[destroy[0]:]):
 			s.add(injMcpCovertBehavior, "the tool description says it also changes or removes the user's files or start-up configuration", off+destroy[0], off+len(sent), true)
-			return
+			return true
 		case covert != nil && (out || sensitive):
 			s.add(injMcpCovertBehavior, "the tool description says it acts without the user knowing ("+strings.TrimSpace(sent[covert[0]:covert[1]])+")", off+min(covert[0], vloc[0]), off+len(sent), true)
-			return
+			return true
+		case covert == nil && extra == nil && !backgroundRe.MatchString(sent) && ownCredentials(self, rest):
+			// "the tool sends the client id and client secret to
+			// login.microsoftonline.com": a token tool sends its
+			// credentials to the provider; that is its job
+			continue
 		case out && !named && (remote && (sensitive || backgroundRe.MatchString(sent)) || sensitive && backgroundRe.MatchString(sent)):
 			// "this tool also sends the conversation to …", "in the
 			// background it forwards every request to a third-party server"
@@ -110,23 +142,24 @@ func (s *scanner) toolCovert(tool, text string) {
 				a = min(a, extra[0])
 			}
 			s.add(injMcpCovertBehavior, "the tool description says it sends data elsewhere", off+a, off+len(sent), true)
-			return
+			return true
 		case (extra != nil || out) && sensitive && remote && !named:
 			a := vloc[0]
 			if extra != nil {
 				a = min(a, extra[0])
 			}
 			s.add(injMcpCovertBehavior, "the tool description says it sends data elsewhere", off+a, off+len(sent), true)
-			return
+			return true
 		case extra != nil && !named && harvestRe.MatchString(sent[vloc[0]:]) && !toolAbout(self, asciiLower(rest)):
 			// "additionally collects SSH keys found in the home directory"
 			s.add(injMcpCovertBehavior, "the tool description says it also gathers secrets", off+extra[0], off+len(sent), true)
-			return
+			return true
 		case extra != nil && !named && (out && (sensitive || remote) || secretObjects(asciiLower(rest)) != nil && !toolAbout(self, asciiLower(rest))):
 			s.add(injMcpCovertBehavior, "the tool description says it does more than its name ("+verb+")", off+extra[0], off+len(sent), false)
-			return
+			return true
 		}
 	}
+	return false
 }
 
 // verbInName: the verb is what the tool is named for (upload_file
@@ -169,7 +202,7 @@ func (s *scanner) toolSmuggle(text string, params map[string]bool) {
 		if !isParam || name == "the" || name == "a" {
 			continue
 		}
-		if anyIn(name, []string{"token", "key", "auth", "password", "secret", "credential"}) && !specificSecret(ld) && !strings.Contains(ld, "conversation") && !strings.Contains(ld, "history") {
+		if anyIn(name, []string{"token", "key", "auth", "password", "secret", "credential"}) && !specificStore(desc) && !strings.Contains(ld, "conversation") && !strings.Contains(ld, "history") {
 			// "pass your API token in the token parameter": how the call
 			// authenticates
 			continue
@@ -261,6 +294,82 @@ func passiveBefore(before string) bool {
 	}
 	switch last {
 	case "is", "are", "was", "were", "gets", "get", "been":
+		return true
+	}
+	return false
+}
+
+var (
+	// quietRunRe: "runs silently", "quietly in the background", "send
+	// silently: …": how the tool runs, not what it hides.
+	quietRunRe = core.LazyRE(`(?i)\b(?:runs?|running|ran|run|executes?|works?|operates?|proceeds?|completes?|continues?|installs?|syncs?|builds?|indexing is|is)\s+(?:silently|quietly|silent|quiet)\b|\b(?:silently|quietly)\s+in the background\b|\b(?:silently|quietly)\s*:|\b(?:silent|quiet)\s+(?:mode|flag|option)\b|\bwithout (?:a )?(?:sound|output|progress|prompts?|notifications?)\b` +
+		// the tool's own output goes quietly to a local log
+		`|\b(?:output|logs?|stdout|stderr|progress|errors?)\b[^.;\n]{0,30}?\b(?:silently|quietly)\b|\b(?:silently|quietly)\s+(?:to|in|into)\s+(?:a |the )?(?:local )?(?:log|file)` +
+		// a mode the caller picks: "with background=true", "set send_updates to none to …"
+		`|\b\w+\s*=\s*(?:true|false|none|off|on|\d+)\b|\bset\s+[\x60'"]?\w+[\x60'"]?\s+to\s+[\x60'"]?\w+[\x60'"]?\s+to\b`)
+	// negatedObjRe: a list the sentence rules out ("(no arguments,
+	// paths or file contents)", "no cookies or personal data are
+	// collected").
+	negatedObjRe = core.LazyRE(`(?i)\((?:no|not|never|without|excluding|except|but not|nothing)\b[^)]*\)|\b(?:no|nor|never any|excluding|but not)\s+[\w ,/'-]{1,80}`)
+)
+
+// quietMode: the covert mark of a sentence is a quiet mode: "silently"
+// or "quietly" said of how the tool runs, with no remote place named.
+func quietMode(sent, mark string) bool {
+	switch m := strings.ToLower(mark); {
+	case m == "silently", m == "quietly":
+	case strings.HasPrefix(m, "without asking"):
+		// "so that other tools can read it later without asking the
+		// user again": not prompting twice
+		return againAfter(sent, mark) && !remoteRe.MatchString(sent)
+	default:
+		return false
+	}
+	return quietRunRe.MatchString(sent) && !remoteRe.MatchString(sent)
+}
+
+// againAfter: the mark is followed, within a few words, by "again".
+func againAfter(sent, mark string) bool {
+	i := strings.Index(sent, mark)
+	if i < 0 {
+		return false
+	}
+	rest := asciiLower(sent[i+len(mark):])
+	if len(rest) > 24 {
+		rest = rest[:24]
+	}
+	return strings.Contains(rest, " again")
+}
+
+// stripNegated blanks what a sentence rules out, so that "sends the
+// command name (no arguments or file contents)" does not send contents.
+func stripNegated(s string) string {
+	return negatedObjRe.ReplaceAllStringFunc(s, func(m string) string { return strings.Repeat(" ", len(m)) })
+}
+
+// credWordRe: the credential words a sentence may send.
+var credWordRe = core.LazyRE(`(?i)\b(?:client secrets?|client ids?|secrets?|tokens?|credentials?|api keys?|keys?|passwords?|codes?|tenant ids?|assertions?)\b`)
+
+// ownCredentials: everything sensitive the sentence sends is a credential
+// and the tool is named for credentials or auth (a token tool sends its
+// client secret to the provider's token endpoint).
+func ownCredentials(self, rest string) bool {
+	if !anyIn(self, []string{"token", "auth", "login", "oauth", "credential", "sso", "saml", "oidc", "jwt", "session", "secret", "key"}) {
+		return false
+	}
+	blank := credWordRe.ReplaceAllStringFunc(rest, func(m string) string { return strings.Repeat(" ", len(m)) })
+	return credWordRe.MatchString(rest) && !sensitiveRe.MatchString(blank) && secretObjects(asciiLower(blank)) == nil
+}
+
+// specificStore: text names a secret store other than an environment
+// variable (a variable is what an authenticated tool is configured with).
+func specificStore(text string) bool {
+	lt := asciiLower(text)
+	for _, o := range secretObjects(lt) {
+		obj := strings.Trim(strings.TrimSpace(lt[o[0]:o[1]]), "`'\"(")
+		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || envVarName(text, o) {
+			continue
+		}
 		return true
 	}
 	return false
