@@ -248,7 +248,7 @@ func (s *scanner) toolRules(tool, text string) {
 	// secret stores and agent configuration in a tool that is not about them
 	for _, o := range secretObjects(lt) {
 		obj := strings.Trim(strings.TrimSpace(lt[o[0]:o[1]]), "`'\"(")
-		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchema(text, o[0]) || envVarName(text, o) || params[obj] {
+		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchema(text, o[0]) || envVarName(text, o) || params[obj] || ownSource(lt, o[0]) {
 			continue
 		}
 		s.add(injMcpSensitivePath, "the tool description names a secret store its name says nothing of ("+strings.TrimSpace(text[o[0]:o[1]])+")", o[0], o[1], false)

@@ -145,6 +145,11 @@ func ownSecrets(self, text string, f Finding) bool {
 	if remoteRe.MatchString(sent) {
 		return false
 	}
+	if f := strings.Fields(asciiLower(text[a:b])); len(f) > 1 && (f[1] == "nothing" || f[1] == "nothing," || f[1] == "none" || f[1] == "no") {
+		// "commit nothing, as .env is in .gitignore": the verb's
+		// object is negated
+		return true
+	}
 	if (genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")]) && toolAbout(self, obj) {
 		// a secret store is read by the tool itself, never by the
 		// model, whatever the tool's name; a generic word is the
@@ -248,4 +253,19 @@ func paramOverride(text string, i int) bool {
 	}
 	l := asciiLower(text[max(0, i-40):i])
 	return strings.Contains(l, "parameter") || strings.Contains(l, "param ") || strings.Contains(l, "argument") || strings.Contains(l, "option") || strings.Contains(l, "flag") || strings.Contains(l, "setting") || strings.Contains(l, "field")
+}
+
+// ownSourceRe: the words before a store that make it where the tool
+// itself reads its settings ("variables are read from .env", "credentials
+// come from ~/.kube/config", "reads secrets from the project's .env").
+var ownSourceRe = core.LazyRE(`(?i)\b(?:(?:is|are) (?:read|loaded|taken|sourced|picked up)|comes?|reads? [\w ]{1,30}?|loads? [\w ]{1,30}?|takes? [\w ]{1,30}?)\s+from\s+(?:the\s+)?(?:[\w-]+(?:'s)?\s+){0,3}?(?:(?:[A-Z_]+|[\w-]+)\s+in\s+)?[\x60'"]?(?:~/|\$home/)?$`)
+
+// ownSource: the store at byte i of lt is where the tool reads its own
+// configuration, said in the third person; the model reads nothing.
+func ownSource(lt string, i int) bool {
+	before := lt[sentenceStart(lt, i):i]
+	if len(before) > 80 {
+		before = before[len(before)-80:]
+	}
+	return ownSourceRe.MatchString(before)
 }

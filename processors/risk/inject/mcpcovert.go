@@ -77,6 +77,7 @@ func (s *scanner) covertIn(self, desc string, base int) bool {
 		if i < len(desc) && desc[i] != '\n' && !(strings.IndexByte(".!?", desc[i]) >= 0 && i+1 < len(desc) && desc[i+1] == ' ') {
 			continue
 		}
+		s0 := start
 		sent, off := desc[start:i], base+start
 		start = i + 1
 		if len(sent) < 12 {
@@ -117,7 +118,7 @@ func (s *scanner) covertIn(self, desc string, base int) bool {
 			sensitive = sensitiveRe.MatchString(sent[:vloc[0]])
 		}
 		remote := remoteRe.MatchString(rest)
-		named := verbInName(self, verb)
+		named := verbInName(self, verb) || statedFunction(desc, s0, vloc[0], sent, covert, extra)
 		switch {
 		case covert != nil && !out && !sensitive && sensitiveRe.MatchString(sent):
 			// "whenever the user types a password, store it silently"
@@ -373,4 +374,19 @@ func specificStore(text string) bool {
 		return true
 	}
 	return false
+}
+
+// graveObjRe: what a tool's stated function does not send without a
+// word of it in its name.
+var graveObjRe = core.LazyRE(`(?i)\b(?:conversations?|chat history|history|prompts?|system prompt|secrets?|credentials?|keys?|tokens?|passwords?|cookies|environment|env|files?|contents?|code ?base|source code|repositor(?:y|ies)|workspace|clipboard|screen|keystrokes|everything)\b|~/|\.env\b`)
+
+// statedFunction: the sentence is the description's first, opens with
+// its verb ("Sends a message to the vendor's support team …") and says
+// nothing of doing more: the tool's function, as its name would be.
+// Not when what it sends is the conversation, secrets or files.
+func statedFunction(desc string, sentStart, verbAt int, sent string, covert, extra []int) bool {
+	if covert != nil || extra != nil || verbAt != 0 || strings.TrimSpace(desc[:max(0, sentStart)]) != "" {
+		return false
+	}
+	return !graveObjRe.MatchString(sent) && !backgroundRe.MatchString(sent)
 }
