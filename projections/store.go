@@ -2,6 +2,7 @@ package projections
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -578,6 +579,29 @@ func (s *Store) Close() error {
 
 // Position is the last log sequence the store has durably applied.
 func (s *Store) Position() uint64 { return s.pos.Load() }
+
+// positionPoll is how often WaitPosition reads the position.
+const positionPoll = 2 * time.Millisecond
+
+// WaitPosition waits until the store has applied the log record at seq,
+// or ctx is done, and reports whether it has.
+func (s *Store) WaitPosition(ctx context.Context, seq uint64) bool {
+	if s.pos.Load() >= seq {
+		return true
+	}
+	tick := time.NewTicker(positionPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return s.pos.Load() >= seq
+		case <-tick.C:
+			if s.pos.Load() >= seq {
+				return true
+			}
+		}
+	}
+}
 
 // Status describes the store.
 type Status struct {

@@ -812,3 +812,25 @@ func damageTable(t *testing.T, path string) bool {
 	}
 	return true
 }
+
+// TestWaitPosition: a wait returns once the record is applied, and
+// reports false when its context ends first.
+func TestWaitPosition(t *testing.T) {
+	s := openTest(t, filepath.Join(t.TempDir(), "p"), Options{})
+	short, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	if s.WaitPosition(short, 1) {
+		t.Fatal("an empty store says it holds log record 1")
+	}
+	done := make(chan bool, 1)
+	go func() { done <- s.WaitPosition(t.Context(), 2) }()
+	if err := s.Apply([]Applied{synthetic(t, 1), synthetic(t, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	if !<-done {
+		t.Fatal("the wait for log record 2 ended without it")
+	}
+	if !s.WaitPosition(short, 1) {
+		t.Fatal("a store at 2 says it does not hold log record 1")
+	}
+}

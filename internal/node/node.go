@@ -99,6 +99,7 @@ type Node struct {
 // Start starts a node with cfg's defaults filled in (EnsureDefaults)
 // after checking it (Validate; a *ConfigError for each problem).
 func Start(ctx context.Context, cfg Config) (*Node, error) {
+	begun := time.Now()
 	if err := cfg.EnsureDefaults(); err != nil {
 		return nil, err
 	}
@@ -185,7 +186,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		})
 	}
 	if st := n.Projections(); st != nil && !cfg.NoProcessors {
-		n.startNotify(ctx, cfg, st)
+		n.startNotify(ctx, cfg, st, begun)
 	}
 	if httpLn != nil {
 		// Once serve.json exists the node is up as far as anyone can
@@ -245,11 +246,17 @@ func (n *Node) startHTTP(ctx context.Context, cfg Config, ln net.Listener) error
 	return nil
 }
 
+// notifySkew allows for the clocks of a fleet's stream leader and this
+// node when the notifier's consumer is first created.
+const notifySkew = time.Minute
+
 // startNotify starts the notifier: webhooks of the config in force, from
-// the read models, for each new pending action.
-func (n *Node) startNotify(ctx context.Context, cfg Config, st *projections.Store) {
+// the read models, for each new pending action, from those stored since
+// begun (the node's start) when its consumer is first made.
+func (n *Node) startNotify(ctx context.Context, cfg Config, st *projections.Store, begun time.Time) {
 	nt, err := notify.New(notify.Options{
 		JetStream: n.JetStream(), DataDir: cfg.DataDir, Logger: cfg.Logger.With("component", "notify"),
+		Since: begun.Add(-notifySkew),
 		Webhooks: func(conv string) ([]events.Webhook, error) {
 			cs, _, err := st.ConfigFor(conv)
 			if err != nil || cs.Config.Notify == nil {
@@ -261,6 +268,7 @@ func (n *Node) startNotify(ctx context.Context, cfg Config, st *projections.Stor
 			_, err := st.Decision(actionID)
 			return err == nil
 		},
+		Applied: st.WaitPosition,
 	})
 	if err != nil {
 		cfg.Logger.Error("notifications off", "err", err)

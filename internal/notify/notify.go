@@ -71,6 +71,10 @@ const (
 // DefaultDurable is the consumer the nodes share.
 const DefaultDurable = "vigil-notify"
 
+// maxAppliedWait bounds a request's wait for Options.Applied; past it the
+// request is announced under the config the read models hold.
+const maxAppliedWait = 5 * time.Second
+
 // ErrBadSignature is returned by Verify for a notification that is not
 // signed with the secret, or is too old.
 var ErrBadSignature = errors.New("notify: bad signature")
@@ -85,6 +89,14 @@ type Options struct {
 	// Decided reports whether an action is already decided (a request
 	// met late, after a restart); nil announces every request.
 	Decided func(actionID string) bool
+	// Applied waits until what Webhooks and Decided read holds the log
+	// record at seq (the action a request is about, so the config in
+	// force at it), bounded by ctx, and reports whether it does. A
+	// request's output is stored before the read models apply its batch:
+	// read at once, a config event just before the action may not be
+	// there yet, and its webhooks would miss the request. Nil reads at
+	// once.
+	Applied func(ctx context.Context, seq uint64) bool
 	// DataDir is where relative url_file and secret_file paths are.
 	DataDir string
 	// Getenv reads url_env and secret_env; default os.Getenv.
@@ -103,6 +115,11 @@ type Options struct {
 	MaxInFlight int
 	// Durable names the consumer; default DefaultDurable.
 	Durable string
+	// Since is where the consumer starts when it is first created: the
+	// gate requests stored from then on are announced (a node passes the
+	// time its start began, so a request stored while it started is not
+	// missed). Zero starts from the requests stored after the creation.
+	Since time.Time
 	// Now is the clock of the signatures; default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -193,12 +210,7 @@ func (n *Notifier) Collect(ch chan<- prometheus.Metric) {
 // deliveries under way (which ctx also cancels).
 func (n *Notifier) Run(ctx context.Context) error {
 	defer n.wg.Wait()
-	cons, err := n.o.JetStream.CreateOrUpdateConsumer(ctx, events.StreamDerived, jetstream.ConsumerConfig{
-		Durable: n.o.Durable, FilterSubject: events.GatePrefix + ">",
-		DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait: 30 * time.Second, MaxAckPending: 1024,
-		Description: "vigil: announces new pending actions to the config's webhooks",
-	})
+	cons, err := n.consumer(ctx)
 	if err != nil {
 		return fmt.Errorf("notify: consumer %s: %w", n.o.Durable, err)
 	}
@@ -223,6 +235,34 @@ func (n *Notifier) Run(ctx context.Context) error {
 	}
 }
 
+// consumer returns the durable consumer the nodes share, creating it on
+// the first start: from Options.Since, so a request stored while the node
+// was starting, before this call, is announced too. An existing one is
+// used as it is (its position is what was announced already; nats-server
+// refuses to move a consumer's start).
+func (n *Notifier) consumer(ctx context.Context) (jetstream.Consumer, error) {
+	js := n.o.JetStream
+	c, err := js.Consumer(ctx, events.StreamDerived, n.o.Durable)
+	if err == nil || !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return c, err
+	}
+	cfg := jetstream.ConsumerConfig{
+		Durable: n.o.Durable, FilterSubject: events.GatePrefix + ">",
+		DeliverPolicy: jetstream.DeliverNewPolicy, AckPolicy: jetstream.AckExplicitPolicy,
+		AckWait: 30 * time.Second, MaxAckPending: 1024,
+		Description: "vigil: announces new pending actions to the config's webhooks",
+	}
+	if !n.o.Since.IsZero() {
+		since := n.o.Since
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &since
+	}
+	c, err = js.CreateConsumer(ctx, events.StreamDerived, cfg)
+	if errors.Is(err, jetstream.ErrConsumerExists) {
+		return js.Consumer(ctx, events.StreamDerived, n.o.Durable) // another node made it first
+	}
+	return c, err
+}
+
 // handle announces one VIGIL_DERIVED record if it is a gate request.
 func (n *Notifier) handle(ctx context.Context, data []byte) {
 	if k, ok := events.DerivedKind(data); ok && k != events.KindGateRequested {
@@ -235,6 +275,15 @@ func (n *Notifier) handle(ctx context.Context, data []byte) {
 	req, err := events.DerivedDataAs[events.GateRequested](&d)
 	if err != nil {
 		return
+	}
+	if n.o.Applied != nil {
+		actx, cancel := context.WithTimeout(ctx, maxAppliedWait)
+		ok := n.o.Applied(actx, req.LogSeq)
+		cancel()
+		if !ok && ctx.Err() == nil {
+			n.o.Logger.Warn("notify: the read models do not hold the action yet; announcing it under the config they hold",
+				"action", req.ActionID, "log_seq", req.LogSeq)
+		}
 	}
 	if n.o.Decided != nil && n.o.Decided(req.ActionID) {
 		return

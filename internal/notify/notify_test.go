@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -283,5 +284,113 @@ func TestHangingWebhookDoesNotDelayGate(t *testing.T) {
 	case <-release:
 		t.Fatal("released early")
 	default: // the webhook still hangs: the decision did not wait for it
+	}
+}
+
+// TestWebhooksReadAfterTheActionIsApplied: the notifier reads the
+// webhooks only once what it reads them from holds the action (the read
+// models apply a batch after its outputs are stored, so a config event
+// just before the action may not be there when the request arrives).
+// Here the webhook list exists only from the action's own log seq on:
+// read at once, the request would go unannounced.
+func TestWebhooksReadAfterTheActionIsApplied(t *testing.T) {
+	n, dir := startNode(t)
+	hit := make(chan notify.Payload, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p notify.Payload
+		if err := json.NewDecoder(r.Body).Decode(&p); err == nil {
+			hit <- p
+		}
+	}))
+	t.Cleanup(srv.Close)
+	var applied atomic.Uint64 // the log seq the fake read models hold
+	nt, err := notify.New(notify.Options{
+		JetStream: n.JetStream(), Durable: "test-notify-applied",
+		Applied: func(ctx context.Context, seq uint64) bool {
+			applied.Store(max(applied.Load(), seq)) // applied on demand
+			return true
+		},
+		Webhooks: func(conv string) ([]events.Webhook, error) {
+			if applied.Load() == 0 {
+				return nil, nil // the config with the webhook is not applied yet
+			}
+			return []events.Webhook{{Name: "ops", URL: srv.URL}}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- nt.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	testnode.Eventually(t, 20*time.Second, func() string {
+		if _, err := n.JetStream().Consumer(t.Context(), events.StreamDerived, "test-notify-applied"); err != nil {
+			return "the notifier's consumer never appeared"
+		}
+		return ""
+	})
+	agent := connect(t, dir, natsutil.RoleAgent)
+	res, err := agent.Append(t.Context(), action("rm-a", "c-a", "rm -rf /"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case p := <-hit:
+		if p.ActionID != "rm-a" || p.LogSeq != res.Seq {
+			t.Fatalf("announced %s at log seq %d, want rm-a at %d", p.ActionID, p.LogSeq, res.Seq)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the request was never announced: the webhooks were read before the action was applied")
+	}
+	if got := applied.Load(); got != res.Seq {
+		t.Fatalf("the notifier waited for log seq %d, want the action's %d", got, res.Seq)
+	}
+}
+
+// TestRequestStoredBeforeTheConsumerIsAnnounced: a notifier whose
+// consumer is first created after a request was stored (a node's first
+// start, with agents appending as soon as the server listens) announces
+// it, from Options.Since on.
+func TestRequestStoredBeforeTheConsumerIsAnnounced(t *testing.T) {
+	n, dir := startNode(t)
+	hit := make(chan notify.Payload, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p notify.Payload
+		if err := json.NewDecoder(r.Body).Decode(&p); err == nil {
+			hit <- p
+		}
+	}))
+	t.Cleanup(srv.Close)
+	since := time.Now()
+	agent := connect(t, dir, natsutil.RoleAgent)
+	if _, err := agent.Append(t.Context(), action("rm-early", "c-e", "rm -rf /")); err != nil {
+		t.Fatal(err)
+	}
+	testnode.Eventually(t, 20*time.Second, func() string {
+		ps, err := n.Projections().Pending()
+		if err != nil || len(ps) == 0 {
+			return fmt.Sprintf("the request is not pending yet (%v)", err)
+		}
+		return ""
+	})
+	nt, err := notify.New(notify.Options{
+		JetStream: n.JetStream(), Durable: "test-notify-late", Since: since,
+		Webhooks: func(string) ([]events.Webhook, error) { return []events.Webhook{{Name: "ops", URL: srv.URL}}, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- nt.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case p := <-hit:
+		if p.ActionID != "rm-early" {
+			t.Fatalf("announced %q, want rm-early", p.ActionID)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a request stored before the consumer was made was never announced")
 	}
 }
