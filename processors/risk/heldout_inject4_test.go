@@ -67,8 +67,8 @@ func TestHeldoutInjection4(t *testing.T) {
 		}
 	}
 	// before the issue-24 rules: dev 60.4 % / 0.0 %, check 49.5 % / 3.8 %
-	half[0].check(t, "injection4.jsonl dev", 90, 1)
-	half[1].check(t, "injection4.jsonl check", 68, 3)
+	half[0].check(t, "injection4.jsonl dev", 93, 1)
+	half[1].check(t, "injection4.jsonl check", 74, 3)
 }
 
 type heldoutTool2 struct {

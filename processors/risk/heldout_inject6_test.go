@@ -33,7 +33,8 @@ func TestHeldoutInjection6(t *testing.T) {
 			t.Logf("DEV %s (%s): %q %v", l.Expect, r.Verdict, core.TrimArg(l.Text), r.Findings)
 		}
 	}
-	// before the rules it measures: dev 20.9 % / 0.0 %, check 24.3 % / 0.0 %
-	half[0].check(t, "injection6.jsonl dev", 20, 0.5)
-	half[1].check(t, "injection6.jsonl check", 24, 0.5)
+	// before the rules it measures: dev 20.9 % / 0.0 %, check 24.3 % / 0.0 %;
+	// after answer-manipulation (answer.go): dev 95.3 % / 0 %, check 80.0 % / 0 %
+	half[0].check(t, "injection6.jsonl dev", 95, 0.5)
+	half[1].check(t, "injection6.jsonl check", 79, 0.5)
 }

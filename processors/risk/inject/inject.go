@@ -399,10 +399,28 @@ func sentenceEndsAtNewline(text string, i int) bool {
 		case '#', '|', '<':
 			return true
 		}
+		if thematicBreak(text[ls:i]) {
+			return true
+		}
 	}
 	// a field of a record ("Hours: 11-22", "Subject: …") ends at its line,
 	// and so does the line before one
 	return fieldLine(text[ls:i]) || fieldLine(text[j:min(len(text), j+40)])
+}
+
+// thematicBreak: a markdown rule line ("---", "***", "___", "==="),
+// which ends the block above it and is no part of the sentence after it.
+func thematicBreak(line string) bool {
+	line = strings.TrimRight(line, " \t\r")
+	if len(line) < 3 {
+		return false
+	}
+	for i := 0; i < len(line); i++ {
+		if line[i] != line[0] && line[i] != ' ' {
+			return false
+		}
+	}
+	return strings.IndexByte("-*_=", line[0]) >= 0
 }
 
 var turnLabels = core.LazySet("user", "assistant", "human", "ai", "system", "bot", "model", "agent", "developer", "tool")
@@ -719,6 +737,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	s.clauseRules(view(), off, n0)
 	s.taskRules(view(), off)
 	s.ownedOrders(view(), off)
+	s.answerOrders(t, lt, off)
 	if nonASCIIOrPolite(lt) {
 		s.foreignOrders(t, lt, off)
 	}
