@@ -151,11 +151,11 @@ func (s *scanner) answerOrders(t, lt string, off int) {
 // Words one of which is in every match of the expression they gate.
 var (
 	ansUserWords      = []string{"user", "reader", "visitor", "customer", "recipient", "developer", "hiring manager", "human", "anyone", "everyone", "say to the"}
-	ansThatWords      = []string{"that", "say", "state", "claim", "describ", "call ", "rate "}
+	ansThatWords      = []string{"that", "say", "state", "claim", "describ", "call", "rate"}
 	ansRecommendWords = []string{"recommend", "urge"}
 	ansFormWords      = []string{"rude", "sarcas", "insult", "threat", "hostile", "angry", "condescend", "mocking", "aggressive", "voice of", "pirate", "poem", "haiku", "song", "rap", "limerick", "word", "scrambl", "backwards", "reverse the", "encode", "encrypt", "rot13", "base64", "base-64", "hexadecimal", "morse", "emoji", "uppercase", "all caps", "replace every", "refuse to", "nothing else", "french", "spanish", "german", "italian", "portuguese", "latin", "chinese", "japanese", "russian", "dutch", "english", "klingon"}
-	ansAIWords        = []string{"ai", "llm", "llms", "gpt", "chatgpt", "claude", "gemini", "copilot", "chatbot", "bot", "assistant", "asistente", "assistente", "assistent", "ki", "ia", "model", "models", "summarizer", "summariser", "summarizers", "summarisers", "automated"}
-	ansSelfWords      = []string{"this", "these", "the above", "the following", "whatever", "anything", "everything"}
+	ansAIWords        = []string{"ai", "llm", "llms", "gpt", "chatgpt", "claude", "gemini", "copilot", "chatbot", "bot", "assistant", "asistente", "assistente", "assistent", "ki", "ia", "model", "models", "summarizer", "summariser", "summarizers", "summarisers", "automated", "agent", "ais", "bots", "chatbots", "assistants"}
+	ansSelfWords      = []string{"this", "these", "the above", "the following", "whatever", "anything", "everything", "when the", "whoever", "anyone", "anybody", "if you are"}
 	ansAsideWords     = []string{"ignore", "disregard", "forget", "pay no", "skip", "set aside", "never mind", "rather than", "instead of", "don't", "do not"}
 	ansFrameWords     = []string{"answer", "respon", "repl", "summar", "explan", "explain", "output", "descri", "report", "review", "list", "analy", "process", "compar", "rank", "document", "discuss", "translat"}
 )

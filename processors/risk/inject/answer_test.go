@@ -1,6 +1,15 @@
 package inject
 
-import "testing"
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/vigil-dev/vigil/processors/risk/core"
+)
 
 // TestAnswerOrders holds answerOrders to its classes: orders in a
 // document that change the agent's answer (frame + cue) are injections;
@@ -40,5 +49,60 @@ func TestAnswerOrders(t *testing.T) {
 		if got := r.Verdict == VerdictInjection; got != c.want {
 			t.Errorf("%q: injection %v, want %v (%v)", c.text, got, c.want, r.Findings)
 		}
+	}
+}
+
+// TestAnswerGatesHoldTheirWords: each expression of answerOrders runs only
+// on a sentence holding one of its words, so every match it finds in the
+// held-out tables' texts must hold one (or a rune (?i) folds onto ASCII).
+// A word list that misses a match makes the gate drop a finding.
+func TestAnswerGatesHoldTheirWords(t *testing.T) {
+	gates := []struct {
+		name  string
+		re    *core.LazyRegexp
+		words []string
+	}{
+		{"claim to the user", ansClaimUserRe, ansUserWords},
+		{"claim that", ansClaimThatRe, ansThatWords},
+		{"recommend", ansRecommendRe, ansRecommendWords},
+		{"form", ansFormRe, ansFormWords},
+		{"language", ansLangRe, ansFormWords},
+		{"the AI addressed", ansAddrRe, ansAIWords},
+		{"this very text", ansSelfRe, ansSelfWords},
+		{"set aside", ansSetAsideRe, ansAsideWords},
+		{"own answer", ansOwnRe, ansFrameWords},
+		{"answer frame", ansFrameRe, ansFrameWords},
+	}
+	files, err := filepath.Glob("../testdata/heldout/injection*.jsonl")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no held-out injection tables (%v)", err)
+	}
+	files = append(files, "testdata/task_injection.jsonl")
+	texts := 0
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var l struct{ Text string }
+			if json.Unmarshal(sc.Bytes(), &l) != nil || l.Text == "" {
+				continue
+			}
+			texts++
+			for _, g := range gates {
+				for _, m := range g.re.FindAllString(l.Text, -1) {
+					if !foldsToASCII(m) && !anyOf(strings.ToLower(m), g.words) {
+						t.Errorf("%s: %q matches with none of its words (%s)", g.name, m, f)
+					}
+				}
+			}
+		}
+		fh.Close()
+	}
+	if texts < 500 {
+		t.Fatalf("read %d texts, want the tables' 500 or more", texts)
 	}
 }
