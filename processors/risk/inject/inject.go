@@ -320,6 +320,8 @@ func (s *scanner) prose(text string, base int) {
 				brk = len(fences) > 0 && inCode(i) || sentenceEndsAtNewline(text, i)
 			case '.', '?', '!':
 				brk = i+1 < len(text) && (text[i+1] == ' ' || text[i+1] == '\n')
+			case '"':
+				brk = jsonValueEdge(text, i)
 			}
 			if !brk {
 				continue
@@ -330,6 +332,43 @@ func (s *scanner) prose(text string, base int) {
 		}
 		start = i + 1
 	}
+}
+
+// jsonValueEdge: the quote at i opens a JSON string value ("key": "…)
+// or closes one before the next member or the end of its object or
+// array, so the value is read as sentences of its own: an order at the
+// start of a tweet's text is at the start of a sentence, not after
+// `{"tweet": "`.
+func jsonValueEdge(text string, i int) bool {
+	j := i - 1
+	for j >= 0 && (text[j] == ' ' || text[j] == '\t') {
+		j--
+	}
+	if j >= 1 && text[j] == ':' {
+		k := j - 1
+		for k >= 0 && (text[k] == ' ' || text[k] == '\t') {
+			k--
+		}
+		return k >= 0 && text[k] == '"'
+	}
+	k := i + 1
+	for k < len(text) && (text[k] == ' ' || text[k] == '\t') {
+		k++
+	}
+	if k >= len(text) {
+		return false
+	}
+	switch text[k] {
+	case '}', ']':
+		return true
+	case ',':
+		k++
+		for k < len(text) && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n') {
+			k++
+		}
+		return k < len(text) && (text[k] == '"' || text[k] == '{')
+	}
+	return false
 }
 
 // fenceRanges returns the byte ranges of fenced code blocks (``` or ~~~),
