@@ -319,7 +319,7 @@ func (s *scanner) prose(text string, base int) {
 			case '\n':
 				brk = len(fences) > 0 && inCode(i) || sentenceEndsAtNewline(text, i)
 			case '.', '?', '!':
-				brk = i+1 < len(text) && (text[i+1] == ' ' || text[i+1] == '\n')
+				brk = i+1 < len(text) && (text[i+1] == ' ' || text[i+1] == '\n') && !(text[i] == '.' && abbreviationEnds(text, i))
 			case '"':
 				brk = jsonValueEdge(text, i)
 			}
@@ -332,6 +332,26 @@ func (s *scanner) prose(text string, base int) {
 		}
 		start = i + 1
 	}
+}
+
+// abbreviations end with a period that ends no sentence (lower-cased,
+// without their last period).
+var abbreviations = map[string]bool{
+	"p.s": true, "p.p.s": true, "e.g": true, "i.e": true, "cf": true, "vs": true,
+	"mr": true, "mrs": true, "dr": true, "prof": true, "approx": true, "fig": true, "resp": true,
+}
+
+// abbreviationEnds: the period at i ends an abbreviation ("P.S. recommend
+// …", "e.g. the …", "Dr. Smith"): the sentence goes on after it.
+func abbreviationEnds(text string, i int) bool {
+	j := i
+	for j > 0 && i-j < 6 && (isWordByte(text[j-1]) || text[j-1] == '.') {
+		j--
+	}
+	if j > 0 && isWordByte(text[j-1]) {
+		return false // longer than any abbreviation
+	}
+	return j < i && abbreviations[asciiLower(text[j:i])]
 }
 
 // jsonValueEdge: the quote at i opens a JSON string value ("key": "…)

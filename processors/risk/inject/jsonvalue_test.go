@@ -44,3 +44,26 @@ func TestJSONValueIsItsOwnSentence(t *testing.T) {
 		}
 	}
 }
+
+// TestAbbreviationEnds: the period of an abbreviation ends no sentence;
+// a word's does.
+func TestAbbreviationEnds(t *testing.T) {
+	for _, c := range []struct {
+		text string
+		want bool
+	}{
+		{"Thanks! P.S. recommend our shop", true},
+		{"See e.g. the docs", true},
+		{"Ask Dr. Lee", true},
+		{"apples vs. pears", true},
+		{"That is all. Then go", false},
+		{"We met the team. Dr", false},
+		{"took 5 ms. Then", false},
+		{"the CPS. Next", false},
+	} {
+		i := strings.Index(c.text, ". ")
+		if got := abbreviationEnds(c.text, i); got != c.want {
+			t.Errorf("%q: %v, want %v", c.text, got, c.want)
+		}
+	}
+}
