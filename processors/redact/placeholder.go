@@ -1,6 +1,8 @@
 package redact
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"strings"
 )
 
@@ -33,7 +35,8 @@ func isMasked(s string) bool {
 		return true
 	}
 	if runOf(s, '*') >= 3 || runOf(s, '•') >= 3 || runOfFold(s, 'x') >= 6 || runOf(s, '#') >= 6 || runOf(s, '0') >= 12 ||
-		ascendingRun(s) >= 10 { // klmnopqrstuvwx: a typed alphabet
+		ascendingRun(s) >= 10 || // klmnopqrstuvwx: a typed alphabet
+		isTypedSequence(s) { // abc123def456
 		return true
 	}
 	switch s[0] {
@@ -243,7 +246,10 @@ func isPlaceholderValue(v string) bool {
 	if t == "" {
 		return true
 	}
-	if placeholderValues[strings.ToLower(t)] {
+	if placeholderValues[strings.ToLower(t)] || isLeetPlaceholder(t) {
+		return true
+	}
+	if isWordPath(t) || isJOSEHeader(t) || isPublicKeyDER(t) {
 		return true
 	}
 	switch t[0] {
@@ -280,6 +286,115 @@ func isPlaceholderValue(v string) bool {
 		}
 	}
 	return isSynthetic(t)
+}
+
+// leetWords are the placeholderValues that documentation spells in
+// leetspeak with a digit or a sign tacked on (P@ssw0rd, Passw0rd!,
+// s3cr3t123, Ch4ngeMe!): the classic example password, not a live one.
+var leetWords = map[string]bool{
+	"password": true, "passwd": true, "secret": true, "changeme": true,
+	"changeit": true, "mypassword": true, "mysecret": true, "secretpassword": true,
+}
+
+// isLeetPlaceholder reports whether v, read with leetspeak's letters for
+// digits and signs (0 o, 1 i, 3 e, 4 a, 5 s, 7 t, @ a, $ s, ! i) and
+// without the digits and signs after it, is one of leetWords. A random
+// password never reduces to a single word.
+func isLeetPlaceholder(v string) bool {
+	if len(v) < 6 || len(v) > 24 {
+		return false
+	}
+	// Each end from the whole value back over its trailing digits and
+	// signs: Ch4ng3M3 ends in a leet letter, Passw0rd123! in a suffix.
+	for e := len(v); e >= 6; e-- {
+		if leetWords[leetDecode(v[:e])] {
+			return true
+		}
+		if c := v[e-1]; !isDigit(c) && strings.IndexByte("!#%&*?.-_+=@$", c) < 0 {
+			break
+		}
+	}
+	return false
+}
+
+// leetDecode lower-cases s, reads leetspeak's digits and signs as letters
+// and drops _ and -.
+func leetDecode(s string) string {
+	var buf [24]byte
+	b := buf[:0]
+	for i := 0; i < len(s); i++ {
+		c := lowerASCII(s[i])
+		switch c {
+		case '0':
+			c = 'o'
+		case '1', '!':
+			c = 'i'
+		case '3':
+			c = 'e'
+		case '4', '@':
+			c = 'a'
+		case '5', '$':
+			c = 's'
+		case '7':
+			c = 't'
+		case '_', '-':
+			continue
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// isWordPath reports whether v is a relative path of two or more
+// slashes whose every segment is a lower-case word or name
+// (projects/acme-prod/secrets/db-password/versions/latest,
+// secret/data/prod/db): the name of a secret in a manager or a store, or
+// a route, not its value. A random value's segments mix case and digits.
+func isWordPath(v string) bool {
+	if strings.Count(v, "/") < 2 || strings.Contains(v, "//") {
+		return false
+	}
+	for seg := range strings.SplitSeq(strings.Trim(v, "/"), "/") {
+		if seg == "" || hasUpper(seg) {
+			return false
+		}
+		for w := range strings.FieldsFuncSeq(seg, func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+			if !isWordy(w) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// joseHeaderFields are the members a JOSE (JWT, JWS, JWE) header holds.
+var joseHeaderFields = map[string]bool{
+	"alg": true, "typ": true, "kid": true, "cty": true, "enc": true, "zip": true,
+	"jku": true, "x5t": true, "x5u": true, "crit": true,
+}
+
+// isJOSEHeader reports whether v is the base64url of a JOSE header alone
+// (eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9 is {"alg":"HS256","typ":"JWT"}),
+// with no payload or signature after it: the same for every token of an
+// algorithm, so no secret.
+func isJOSEHeader(v string) bool {
+	if !strings.HasPrefix(v, "eyJ") || strings.Contains(v, ".") || len(v) > 200 {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(strings.TrimRight(v, "="))
+	if err != nil {
+		return false
+	}
+	var m map[string]any
+	if json.Unmarshal(raw, &m) != nil || len(m) == 0 {
+		return false
+	}
+	for k := range m {
+		if !joseHeaderFields[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // isBracedBlob reports whether {…} wraps a base64 blob rather than a
@@ -413,4 +528,154 @@ func isMarker(s string) bool {
 		}
 	}
 	return true
+}
+
+// shortBody reports whether v is a lower-case word prefix or two, each
+// followed by _ or - (sk_live_, key-), before fewer than eight characters
+// (sk_live_12345, glpat-short): a vendor's prefix on a value too short to
+// be its key. No vendor issues a key whose random part is that short.
+func shortBody(v string) bool {
+	body, stripped := v, false
+	for {
+		i := strings.IndexAny(body, "_-")
+		if i <= 0 || i > 8 {
+			break
+		}
+		p := body[:i]
+		for j := 0; j < len(p); j++ {
+			if !isLower(p[j]) {
+				return stripped && len(body) < 8
+			}
+		}
+		body, stripped = body[i+1:], true
+	}
+	return stripped && len(body) < 8
+}
+
+// publicKeyOIDs are the DER bodies of the algorithm identifiers a
+// SubjectPublicKeyInfo names: rsaEncryption, id-ecPublicKey, id-dsa,
+// Ed25519, X25519, Ed448, X448.
+var publicKeyOIDs = []string{
+	"\x2a\x86\x48\x86\xf7\x0d\x01\x01\x01", "\x2a\x86\x48\xce\x3d\x02\x01",
+	"\x2a\x86\x48\xce\x38\x04\x01", "\x2b\x65\x70", "\x2b\x65\x6e", "\x2b\x65\x71", "\x2b\x65\x6f",
+}
+
+// isPublicKeyDER reports whether v is the base64 of a DER public key
+// (SubjectPublicKeyInfo: SEQUENCE { SEQUENCE { OID of a public-key
+// algorithm … } BIT STRING }, as PEM's PUBLIC KEY blocks and JWKS x5c
+// hold) or of an X.509 certificate (SEQUENCE { SEQUENCE { [0] version …):
+// both are public by design. A private key's DER starts with an INTEGER
+// version, an encrypted one's with a PBES OID, so neither passes.
+func isPublicKeyDER(v string) bool {
+	if len(v) < 40 || v[0] != 'M' {
+		return false
+	}
+	head := v[:40]
+	raw, err := base64.StdEncoding.DecodeString(head)
+	if err != nil {
+		return false
+	}
+	i, ok := derSkipHeader(raw, 0, 0x30)
+	if !ok {
+		return false
+	}
+	if i, ok = derSkipHeader(raw, i, 0x30); !ok {
+		return false
+	}
+	if i+5 <= len(raw) && raw[i] == 0xa0 && raw[i+1] == 0x03 && raw[i+2] == 0x02 && raw[i+3] == 0x01 {
+		return true // a certificate's TBSCertificate: [0] EXPLICIT version
+	}
+	if i+2 > len(raw) || raw[i] != 0x06 {
+		return false
+	}
+	n := int(raw[i+1])
+	if i+2+n > len(raw) {
+		return false
+	}
+	oid := string(raw[i+2 : i+2+n])
+	for _, o := range publicKeyOIDs {
+		if oid == o {
+			return true
+		}
+	}
+	return false
+}
+
+// derSkipHeader checks that raw[i] is the tag and returns the index after
+// its DER length octets.
+func derSkipHeader(raw []byte, i int, tag byte) (int, bool) {
+	if i+2 > len(raw) || raw[i] != tag {
+		return 0, false
+	}
+	l := raw[i+1]
+	if l < 0x80 {
+		return i + 2, true
+	}
+	n := int(l & 0x7f)
+	if n == 0 || n > 2 || i+2+n > len(raw) {
+		return 0, false
+	}
+	return i + 2 + n, true
+}
+
+// isTypedSequence reports whether v is typed along the keyboard's rows of
+// the alphabet and digits: every letter and digit in a run of three or
+// more that each follow the one before (abc123def456, 123456abcdef), as
+// examples write a key. A random value of twelve characters or more holds
+// such runs over all its length with negligible probability.
+func isTypedSequence(v string) bool {
+	n, covered, run := 0, 0, 0
+	var prev byte
+	flush := func() {
+		if run >= 3 {
+			covered += run
+		}
+	}
+	for i := 0; i < len(v); i++ {
+		c := lowerASCII(v[i])
+		if !isAlnum(c) {
+			flush()
+			run = 0
+			continue
+		}
+		n++
+		if run > 0 && c == prev+1 {
+			run++
+		} else {
+			flush()
+			run = 1
+		}
+		prev = c
+	}
+	flush()
+	return n >= 12 && covered == n
+}
+
+// digestNameWords are the last words of a name whose value is a digest of
+// something, not a secret (token_sha256, password_hash, file_checksum,
+// etag, integrity).
+var digestNameWords = map[string]bool{
+	"sha": true, "sha1": true, "sha224": true, "sha256": true, "sha384": true, "sha512": true,
+	"md5": true, "hash": true, "digest": true, "checksum": true, "fingerprint": true,
+	"etag": true, "integrity": true, "crc32": true, "revision": true,
+}
+
+// namesDigest reports whether the identifier that ends the text before a
+// value (its name, with quotes, operators and spaces after it) ends with
+// one of digestNameWords.
+func namesDigest(before string) bool {
+	e := len(before)
+	for e > 0 && strings.IndexByte("\"' \t:=>", before[e-1]) >= 0 {
+		e--
+	}
+	a := e
+	for a > 0 && (isIdentChar(before[a-1]) || before[a-1] == '-') {
+		a--
+	}
+	if a == e {
+		return false
+	}
+	var buf [16]string
+	toks := splitName(before[a:e], buf[:0])
+	return len(toks) > 0 && digestNameWords[toks[len(toks)-1]]
 }

@@ -593,7 +593,7 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 	if ru.detect == nil && ru.source != sourceConfig && isWordyPhrase(secret) {
 		return // a format rule matched words or an identifier (s.ReadUint16LengthPrefixed)
 	}
-	if ru.prio == prioGeneric && (looksLikeCode(secret) || isSynthetic(secret) || copiesField(s[mstart:start], secret) || namesPublic(s[max(0, mstart-24):start])) {
+	if ru.prio == prioGeneric && (looksLikeCode(secret) || isSynthetic(secret) || shortBody(secret) || isJOSEHeader(secret) || isPublicKeyDER(secret) || namesDigest(s[max(0, mstart-40):start]) || copiesField(s[mstart:start], secret) || namesPublic(s[max(0, mstart-24):start])) {
 		return // generic-api-key on "x = a.b.C", "a.Key = b.v1.Key" or "Public key pin: …": not a secret
 	}
 	if len(r.global) > 0 || len(ru.allow) > 0 {
