@@ -27,9 +27,11 @@ func TestLookalikeClasses(t *testing.T) {
 		class        string
 		clean, dirty []string
 	}{
-		{"leetspeak placeholder password",
-			[]string{`password: "P@ssw0rd"`, `DB_PASSWORD=Passw0rd123!`, `"secret": "s3cr3t"`, `admin_password = 'Ch4ngeMe!'`},
-			[]string{`password: "P@ssw0rd-` + randMixed(tr, alnum, 8) + `"`, `DB_PASSWORD=Tr0ub4dor` + randMixed(tr, alnum, 6)}},
+		// A weak password spelt in leetspeak is a live one as often as an
+		// example: removed, whatever other scanners list as negatives.
+		{"leetspeak password",
+			nil,
+			[]string{`DB_PASSWORD=Passw0rd123!`, `admin_password = 'Ch4ngeMe!'`, `password: "P@ssw0rd-` + randMixed(tr, alnum, 8) + `"`, `DB_PASSWORD=Tr0ub4dor` + randMixed(tr, alnum, 6)}},
 		{"path of words naming a stored secret",
 			[]string{`X-Password: projects/acme-prod/secrets/db-password/versions/latest`, `password = "secret/data/prod/db"`, `token: kv/teams/platform/deploy`},
 			[]string{`password = "` + randMixed(tr, alnum, 5) + "/" + randMixed(tr, alnum, 6) + "/" + randMixed(tr, alnum, 5) + `"`}},
@@ -77,9 +79,6 @@ func TestLookalikeHelpers(t *testing.T) {
 		yes  []string
 		no   []string
 	}{
-		{"isLeetPlaceholder", isLeetPlaceholder,
-			[]string{"P@ssw0rd", "Passw0rd!", "s3cr3t123", "Ch4ng3M3", "p@$$w0rd"},
-			[]string{"Passw0rdKq7zX9", "hunter2", "Tr0ub4dor&3", "s3cr"}},
 		{"isWordPath", isWordPath,
 			[]string{"projects/acme/secrets/db/versions/latest", "secret/data/prod/db", "/kv/app/token/"},
 			[]string{"a/b", "Xk9q/Lm2Z/p7Rt", "https://host/a/b", "wJalrXUtnFEMI/K7MDENG/bPxRfiCY"}},

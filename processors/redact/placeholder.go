@@ -246,7 +246,7 @@ func isPlaceholderValue(v string) bool {
 	if t == "" {
 		return true
 	}
-	if placeholderValues[strings.ToLower(t)] || isLeetPlaceholder(t) {
+	if placeholderValues[strings.ToLower(t)] {
 		return true
 	}
 	if isWordPath(t) || isJOSEHeader(t) || isPublicKeyDER(t) {
@@ -286,63 +286,6 @@ func isPlaceholderValue(v string) bool {
 		}
 	}
 	return isSynthetic(t)
-}
-
-// leetWords are the placeholderValues that documentation spells in
-// leetspeak with a digit or a sign tacked on (P@ssw0rd, Passw0rd!,
-// s3cr3t123, Ch4ngeMe!): the classic example password, not a live one.
-var leetWords = map[string]bool{
-	"password": true, "passwd": true, "secret": true, "changeme": true,
-	"changeit": true, "mypassword": true, "mysecret": true, "secretpassword": true,
-}
-
-// isLeetPlaceholder reports whether v, read with leetspeak's letters for
-// digits and signs (0 o, 1 i, 3 e, 4 a, 5 s, 7 t, @ a, $ s, ! i) and
-// without the digits and signs after it, is one of leetWords. A random
-// password never reduces to a single word.
-func isLeetPlaceholder(v string) bool {
-	if len(v) < 6 || len(v) > 24 {
-		return false
-	}
-	// Each end from the whole value back over its trailing digits and
-	// signs: Ch4ng3M3 ends in a leet letter, Passw0rd123! in a suffix.
-	for e := len(v); e >= 6; e-- {
-		if leetWords[leetDecode(v[:e])] {
-			return true
-		}
-		if c := v[e-1]; !isDigit(c) && strings.IndexByte("!#%&*?.-_+=@$", c) < 0 {
-			break
-		}
-	}
-	return false
-}
-
-// leetDecode lower-cases s, reads leetspeak's digits and signs as letters
-// and drops _ and -.
-func leetDecode(s string) string {
-	var buf [24]byte
-	b := buf[:0]
-	for i := 0; i < len(s); i++ {
-		c := lowerASCII(s[i])
-		switch c {
-		case '0':
-			c = 'o'
-		case '1', '!':
-			c = 'i'
-		case '3':
-			c = 'e'
-		case '4', '@':
-			c = 'a'
-		case '5', '$':
-			c = 's'
-		case '7':
-			c = 't'
-		case '_', '-':
-			continue
-		}
-		b = append(b, c)
-	}
-	return string(b)
 }
 
 // isWordPath reports whether v is a relative path of two or more
