@@ -56,9 +56,13 @@ func (h heldoutHalf) check(t *testing.T, name string, recall, maxFlagPct float64
 	}
 }
 
-func TestHeldoutInjection4(t *testing.T) {
+// scanTextTable scans every text of a held-out table and tallies its dev
+// (odd lines) and check (even lines) halves; -misses logs the dev half's
+// misses and false alarms, never the check half's.
+func scanTextTable(t *testing.T, file string) [2]heldoutHalf {
+	t.Helper()
 	var half [2]heldoutHalf
-	for i, l := range readHeldout[heldoutText](t, "injection4.jsonl") {
+	for i, l := range readHeldout[heldoutText](t, file) {
 		r := inject.Scan(l.Text, "")
 		flagged := r.Verdict == inject.VerdictInjection
 		half[i%2].add(l.Expect, flagged, t)
@@ -66,6 +70,30 @@ func TestHeldoutInjection4(t *testing.T) {
 			t.Logf("DEV %s (%s): %q %v", l.Expect, r.Verdict, core.TrimArg(l.Text), r.Findings)
 		}
 	}
+	return half
+}
+
+// scanToolTable is scanTextTable for a table of MCP tool descriptions.
+func scanToolTable(t *testing.T, file string) [2]heldoutHalf {
+	t.Helper()
+	var half [2]heldoutHalf
+	for i, l := range readHeldout[heldoutTool2](t, file) {
+		var schema any
+		if l.Schema != nil {
+			schema = l.Schema
+		}
+		r := inject.ScanTool("heldout", l.Tool, l.Description, schema)
+		flagged := r.Verdict == inject.VerdictInjection
+		half[i%2].add(l.Expect, flagged, t)
+		if i%2 == 0 && *showMisses && flagged != (l.Expect == "injection") {
+			t.Logf("DEV %s (%s): %s: %q %v", l.Expect, r.Verdict, l.Tool, l.Description, r.Findings)
+		}
+	}
+	return half
+}
+
+func TestHeldoutInjection4(t *testing.T) {
+	half := scanTextTable(t, "injection4.jsonl")
 	// before the issue-24 rules: dev 60.4 % / 0.0 %, check 49.5 % / 3.8 %
 	half[0].check(t, "injection4.jsonl dev", 93, 1)
 	half[1].check(t, "injection4.jsonl check", 74, 3)
@@ -79,19 +107,7 @@ type heldoutTool2 struct {
 }
 
 func TestHeldoutMCPDescriptions2(t *testing.T) {
-	var half [2]heldoutHalf
-	for i, l := range readHeldout[heldoutTool2](t, "mcp_desc2.jsonl") {
-		var schema any
-		if l.Schema != nil {
-			schema = l.Schema
-		}
-		r := inject.ScanTool("heldout", l.Tool, l.Description, schema)
-		flagged := r.Verdict == inject.VerdictInjection
-		half[i%2].add(l.Expect, flagged, t)
-		if i%2 == 0 && *showMisses && flagged != (l.Expect == "injection") {
-			t.Logf("DEV %s (%s): %s: %q %v", l.Expect, r.Verdict, l.Tool, l.Description, r.Findings)
-		}
-	}
+	half := scanToolTable(t, "mcp_desc2.jsonl")
 	// before the issue-24 rules: dev 48.4 % / 0.0 %, check 54.8 % / 0.0 %
 	half[0].check(t, "mcp_desc2.jsonl dev", 95, 1.5)
 	half[1].check(t, "mcp_desc2.jsonl check", 77, 1.5)
@@ -110,19 +126,7 @@ func TestHeldoutMCPDescriptions2(t *testing.T) {
 // payments, token parameters, honest quiet modes, "do not use this tool
 // for" guidance, rate-limit notes).
 func TestHeldoutMCPDescriptions3(t *testing.T) {
-	var half [2]heldoutHalf
-	for i, l := range readHeldout[heldoutTool2](t, "mcp_desc3.jsonl") {
-		var schema any
-		if l.Schema != nil {
-			schema = l.Schema
-		}
-		r := inject.ScanTool("heldout", l.Tool, l.Description, schema)
-		flagged := r.Verdict == inject.VerdictInjection
-		half[i%2].add(l.Expect, flagged, t)
-		if i%2 == 0 && *showMisses && flagged != (l.Expect == "injection") {
-			t.Logf("DEV %s (%s): %s: %q %v", l.Expect, r.Verdict, l.Tool, l.Description, r.Findings)
-		}
-	}
+	half := scanToolTable(t, "mcp_desc3.jsonl")
 	// before its rules: dev 64.7 % / 9.2 %, check 68.8 % / 5.1 %;
 	// after: dev 100 % / 0 %, check 84.4 % / 5.1 %
 	half[0].check(t, "mcp_desc3.jsonl dev", 99, 0.5)

@@ -1,11 +1,6 @@
 package risk
 
-import (
-	"testing"
-
-	"github.com/vigil-dev/vigil/processors/risk/core"
-	"github.com/vigil-dev/vigil/processors/risk/inject"
-)
+import "testing"
 
 // injection5.jsonl was written for issue 24 before the rules it measures,
 // in a style the earlier tables under-represent: the attacker writes in
@@ -20,15 +15,7 @@ import (
 // Split as injection4.jsonl: odd lines dev (-misses logs them), even
 // lines check (never read).
 func TestHeldoutInjection5(t *testing.T) {
-	var half [2]heldoutHalf
-	for i, l := range readHeldout[heldoutText](t, "injection5.jsonl") {
-		r := inject.Scan(l.Text, "")
-		flagged := r.Verdict == inject.VerdictInjection
-		half[i%2].add(l.Expect, flagged, t)
-		if i%2 == 0 && *showMisses && flagged != (l.Expect == "injection") {
-			t.Logf("DEV %s (%s): %q %v", l.Expect, r.Verdict, core.TrimArg(l.Text), r.Findings)
-		}
-	}
+	half := scanTextTable(t, "injection5.jsonl")
 	// before the rules it measures: dev 39.1 % / 1.1 %, check 35.7 % / 0.0 %;
 	// after the user's-voice classes (owned.go): dev 88.4 % / 0 %, check 63.1 % / 0 %
 	half[0].check(t, "injection5.jsonl dev", 89, 0.5)

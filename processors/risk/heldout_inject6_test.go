@@ -1,11 +1,6 @@
 package risk
 
-import (
-	"testing"
-
-	"github.com/vigil-dev/vigil/processors/risk/core"
-	"github.com/vigil-dev/vigil/processors/risk/inject"
-)
+import "testing"
 
 // injection6.jsonl was written for issue 24 before the rules it measures:
 // attacks inside a document the assistant is asked to summarise or answer
@@ -24,15 +19,7 @@ import (
 // Split as injection4.jsonl: odd lines dev (-misses logs them), even
 // lines check (never read).
 func TestHeldoutInjection6(t *testing.T) {
-	var half [2]heldoutHalf
-	for i, l := range readHeldout[heldoutText](t, "injection6.jsonl") {
-		r := inject.Scan(l.Text, "")
-		flagged := r.Verdict == inject.VerdictInjection
-		half[i%2].add(l.Expect, flagged, t)
-		if i%2 == 0 && *showMisses && flagged != (l.Expect == "injection") {
-			t.Logf("DEV %s (%s): %q %v", l.Expect, r.Verdict, core.TrimArg(l.Text), r.Findings)
-		}
-	}
+	half := scanTextTable(t, "injection6.jsonl")
 	// before the rules it measures: dev 20.9 % / 0.0 %, check 24.3 % / 0.0 %;
 	// after answer-manipulation (answer.go): dev 95.3 % / 0 %, check 80.0 % / 0 %
 	half[0].check(t, "injection6.jsonl dev", 95, 0.5)
