@@ -96,7 +96,8 @@ func TestSignedWithRetries(t *testing.T) {
 	}))
 	t.Cleanup(low.Close)
 
-	nt, err := notify.New(notify.Options{
+	// The consumer starts from new requests: runNotifier waits until it exists.
+	nt := runNotifier(t, notify.Options{
 		JetStream: n.JetStream(), Durable: "test-notify", Backoff: 10 * time.Millisecond, Attempts: 4,
 		Webhooks: func(conv string) ([]events.Webhook, error) {
 			return []events.Webhook{
@@ -105,23 +106,6 @@ func TestSignedWithRetries(t *testing.T) {
 			}, nil
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- nt.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	// The consumer starts from new requests: wait until it exists.
-	for deadline := time.Now().Add(20 * time.Second); ; {
-		if _, err := n.JetStream().Consumer(t.Context(), events.StreamDerived, "test-notify"); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the notifier's consumer never appeared")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 
 	agent := connect(t, dir, natsutil.RoleAgent)
 	if _, err := agent.Append(t.Context(), action("rm-1", "c-n", "rm -rf /")); err != nil {
@@ -295,16 +279,9 @@ func TestHangingWebhookDoesNotDelayGate(t *testing.T) {
 // read at once, the request would go unannounced.
 func TestWebhooksReadAfterTheActionIsApplied(t *testing.T) {
 	n, dir := startNode(t)
-	hit := make(chan notify.Payload, 4)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p notify.Payload
-		if err := json.NewDecoder(r.Body).Decode(&p); err == nil {
-			hit <- p
-		}
-	}))
-	t.Cleanup(srv.Close)
+	srvURL, hit := payloadSink(t)
 	var applied atomic.Uint64 // the log seq the fake read models hold
-	nt, err := notify.New(notify.Options{
+	runNotifier(t, notify.Options{
 		JetStream: n.JetStream(), Durable: "test-notify-applied",
 		Applied: func(ctx context.Context, seq uint64) bool {
 			applied.Store(max(applied.Load(), seq)) // applied on demand
@@ -314,21 +291,8 @@ func TestWebhooksReadAfterTheActionIsApplied(t *testing.T) {
 			if applied.Load() == 0 {
 				return nil, nil // the config with the webhook is not applied yet
 			}
-			return []events.Webhook{{Name: "ops", URL: srv.URL}}, nil
+			return []events.Webhook{{Name: "ops", URL: srvURL}}, nil
 		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- nt.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
-	testnode.Eventually(t, 20*time.Second, func() string {
-		if _, err := n.JetStream().Consumer(t.Context(), events.StreamDerived, "test-notify-applied"); err != nil {
-			return "the notifier's consumer never appeared"
-		}
-		return ""
 	})
 	agent := connect(t, dir, natsutil.RoleAgent)
 	res, err := agent.Append(t.Context(), action("rm-a", "c-a", "rm -rf /"))
@@ -354,14 +318,7 @@ func TestWebhooksReadAfterTheActionIsApplied(t *testing.T) {
 // it, from Options.Since on.
 func TestRequestStoredBeforeTheConsumerIsAnnounced(t *testing.T) {
 	n, dir := startNode(t)
-	hit := make(chan notify.Payload, 4)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var p notify.Payload
-		if err := json.NewDecoder(r.Body).Decode(&p); err == nil {
-			hit <- p
-		}
-	}))
-	t.Cleanup(srv.Close)
+	srvURL, hit := payloadSink(t)
 	since := time.Now()
 	agent := connect(t, dir, natsutil.RoleAgent)
 	if _, err := agent.Append(t.Context(), action("rm-early", "c-e", "rm -rf /")); err != nil {
@@ -374,17 +331,10 @@ func TestRequestStoredBeforeTheConsumerIsAnnounced(t *testing.T) {
 		}
 		return ""
 	})
-	nt, err := notify.New(notify.Options{
+	runNotifier(t, notify.Options{
 		JetStream: n.JetStream(), Durable: "test-notify-late", Since: since,
-		Webhooks: func(string) ([]events.Webhook, error) { return []events.Webhook{{Name: "ops", URL: srv.URL}}, nil },
+		Webhooks: func(string) ([]events.Webhook, error) { return []events.Webhook{{Name: "ops", URL: srvURL}}, nil },
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- nt.Run(ctx) }()
-	t.Cleanup(func() { cancel(); <-done })
 	select {
 	case p := <-hit:
 		if p.ActionID != "rm-early" {
@@ -393,4 +343,39 @@ func TestRequestStoredBeforeTheConsumerIsAnnounced(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("a request stored before the consumer was made was never announced")
 	}
+}
+
+// payloadSink is a webhook that hands each notification it receives to
+// the channel it returns, beside its URL.
+func payloadSink(t *testing.T) (string, <-chan notify.Payload) {
+	hit := make(chan notify.Payload, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var p notify.Payload
+		if err := json.NewDecoder(r.Body).Decode(&p); err == nil {
+			hit <- p
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL, hit
+}
+
+// runNotifier runs a notifier with o until the test ends, once its
+// consumer exists.
+func runNotifier(t *testing.T, o notify.Options) *notify.Notifier {
+	t.Helper()
+	nt, err := notify.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- nt.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	testnode.Eventually(t, 20*time.Second, func() string {
+		if _, err := o.JetStream.Consumer(t.Context(), events.StreamDerived, o.Durable); err != nil {
+			return "the notifier's consumer never appeared"
+		}
+		return ""
+	})
+	return nt
 }
