@@ -454,23 +454,7 @@ def main():
         for j in (i * 3, i * 3 + 7, i * 3 + 14):
             kind, t = SYN_S[j % len(SYN_S)]
             pos.append((kind, render(t, k, "«" + g + "»")))
-    out = []
-    pi = ni = 0
-    while pi < len(pos) or ni < len(neg):
-        if ni >= len(neg) or (pi < len(pos) and pi * len(neg) <= ni * len(pos)):
-            kind, t = pos[pi]
-            pi += 1
-            text, secrets = fill(t)
-            assert secrets, t
-            out.append({"rot13_text": rot13(text), "rot13_secrets": [rot13(x) for x in secrets], "kind": kind, "expect": "secret"})
-        else:
-            kind, t = neg[ni]
-            ni += 1
-            text, secrets = fill(t)
-            assert not secrets, t
-            out.append({"rot13_text": rot13(text), "rot13_secrets": [], "kind": kind, "expect": "clean"})
-    for o in out:
-        sys.stdout.write(json.dumps(o, ensure_ascii=False) + "\n")
+    h.write_interleaved(pos, neg)
 
 
 if __name__ == "__main__":

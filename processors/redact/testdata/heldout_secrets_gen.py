@@ -1410,25 +1410,31 @@ NEG3 = [
 ]
 
 
-def main3():
-    R.seed(2403)
+def write_interleaved(pos, neg):
+    """Writes the (kind, template) lines of pos (secrets) and neg (clean)
+    filled in and interleaved evenly, ROT13 on disk, one JSON line each."""
     out = []
     pi = ni = 0
-    while pi < len(POS3) or ni < len(NEG3):
-        if ni >= len(NEG3) or (pi < len(POS3) and pi * len(NEG3) <= ni * len(POS3)):
-            kind, t = POS3[pi]
+    while pi < len(pos) or ni < len(neg):
+        if ni >= len(neg) or (pi < len(pos) and pi * len(neg) <= ni * len(pos)):
+            kind, t = pos[pi]
             pi += 1
             text, secrets = fill(t)
             assert secrets, t
             out.append({"rot13_text": rot13(text), "rot13_secrets": [rot13(x) for x in secrets], "kind": kind, "expect": "secret"})
         else:
-            kind, t = NEG3[ni]
+            kind, t = neg[ni]
             ni += 1
             text, secrets = fill(t)
             assert not secrets, t
             out.append({"rot13_text": rot13(text), "rot13_secrets": [], "kind": kind, "expect": "clean"})
     for o in out:
         sys.stdout.write(json.dumps(o, ensure_ascii=False) + "\n")
+
+
+def main3():
+    R.seed(2403)
+    write_interleaved(POS3, NEG3)
 
 
 if __name__ == "__main__":
