@@ -10,11 +10,9 @@ Markers and storage as in heldout_secrets_gen.py («name» a secret that must
 not survive, «~name» a random value that is no secret; ROT13 on disk).
 """
 import base64
-import json
-import sys
 
 import heldout_secrets_gen as h
-from heldout_secrets_gen import G, HX, B64, AL, UP, LO, DG, US, rs, mixed, uid, fill, rot13
+from heldout_secrets_gen import G, HX, B64, AL, UP, LO, DG, US, rs, mixed, uid
 
 R = h.R
 
