@@ -56,21 +56,9 @@ const maxReadsWait = 2 * time.Second
 // models apply it, so a person who saw an action on the stream, or a
 // stream that subscribed after it passed, finds it in the queue.
 func (s *Server) awaitReads(ctx context.Context) {
-	want := s.hub.seen.Load()
-	if s.cfg.Reads.Status().Position >= want {
-		return
-	}
 	ctx, cancel := context.WithTimeout(ctx, maxReadsWait)
 	defer cancel()
-	t := time.NewTicker(2 * time.Millisecond)
-	defer t.Stop()
-	for s.cfg.Reads.Status().Position < want {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	s.cfg.Reads.WaitPosition(ctx, s.hub.seen.Load())
 }
 
 // readError maps a read model's error to a response.

@@ -33,6 +33,9 @@ type ReadModels interface {
 	EventAt(seq uint64) (events.Record, error)
 	Stats(conversation string) (projections.Stats, error)
 	Status() projections.Status
+	// WaitPosition waits until the read models hold log record seq, or ctx
+	// ends, and reports whether they do.
+	WaitPosition(ctx context.Context, seq uint64) bool
 }
 
 // Config configures the API.

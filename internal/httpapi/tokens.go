@@ -305,16 +305,5 @@ func (s *Server) waitApplied(ctx context.Context, seq uint64) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, maxApplyWait)
 	defer cancel()
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if s.cfg.Reads.Status().Position >= seq {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return false
-		case <-tick.C:
-		}
-	}
+	return s.cfg.Reads.WaitPosition(ctx, seq)
 }
