@@ -75,6 +75,9 @@ const DefaultDurable = "vigil-notify"
 // request is announced under the config the read models hold.
 const maxAppliedWait = 5 * time.Second
 
+// stalledAppliedWait bounds the wait while the read models are stalled.
+const stalledAppliedWait = 100 * time.Millisecond
+
 // ErrBadSignature is returned by Verify for a notification that is not
 // signed with the secret, or is too old.
 var ErrBadSignature = errors.New("notify: bad signature")
@@ -164,6 +167,10 @@ type Notifier struct {
 	o     Options
 	slots chan struct{}
 	wg    sync.WaitGroup
+
+	// stalled: the last wait for the read models timed out (awaitApplied;
+	// handle runs on Run's goroutine only).
+	stalled bool
 
 	deliveries *prometheus.CounterVec
 	failures   *prometheus.CounterVec
@@ -263,6 +270,28 @@ func (n *Notifier) consumer(ctx context.Context) (jetstream.Consumer, error) {
 	return c, err
 }
 
+// awaitApplied waits for Options.Applied to hold req's action: up to
+// maxAppliedWait, or stalledAppliedWait while the last wait timed out, so
+// read models that stopped (rebuilding, failed) cost each request that
+// much, not a flood of requests 5 s each. It warns once a stall begins.
+func (n *Notifier) awaitApplied(ctx context.Context, req events.GateRequested) {
+	bound := maxAppliedWait
+	if n.stalled {
+		bound = stalledAppliedWait
+	}
+	actx, cancel := context.WithTimeout(ctx, bound)
+	ok := n.o.Applied(actx, req.LogSeq)
+	cancel()
+	if ctx.Err() != nil {
+		return
+	}
+	if !ok && !n.stalled {
+		n.o.Logger.Warn("notify: the read models do not hold the action yet; announcing it and the next ones under the config they hold",
+			"action", req.ActionID, "log_seq", req.LogSeq)
+	}
+	n.stalled = !ok
+}
+
 // handle announces one VIGIL_DERIVED record if it is a gate request.
 func (n *Notifier) handle(ctx context.Context, data []byte) {
 	if k, ok := events.DerivedKind(data); ok && k != events.KindGateRequested {
@@ -277,13 +306,7 @@ func (n *Notifier) handle(ctx context.Context, data []byte) {
 		return
 	}
 	if n.o.Applied != nil {
-		actx, cancel := context.WithTimeout(ctx, maxAppliedWait)
-		ok := n.o.Applied(actx, req.LogSeq)
-		cancel()
-		if !ok && ctx.Err() == nil {
-			n.o.Logger.Warn("notify: the read models do not hold the action yet; announcing it under the config they hold",
-				"action", req.ActionID, "log_seq", req.LogSeq)
-		}
+		n.awaitApplied(ctx, req)
 	}
 	if n.o.Decided != nil && n.o.Decided(req.ActionID) {
 		return

@@ -379,3 +379,44 @@ func runNotifier(t *testing.T, o notify.Options) *notify.Notifier {
 	})
 	return nt
 }
+
+// TestStalledReadModelsCostEachRequestLittle: read models that never
+// catch up (rebuilding, failed) hold the first request for the whole
+// wait and each later one only briefly, so a run of requests (an agent's
+// flood of risky actions) is still announced, none 5 s late each.
+func TestStalledReadModelsCostEachRequestLittle(t *testing.T) {
+	n, dir := startNode(t)
+	srvURL, hit := payloadSink(t)
+	bounds := make(chan time.Duration, 16)
+	runNotifier(t, notify.Options{
+		JetStream: n.JetStream(), Durable: "test-notify-stalled",
+		Applied: func(ctx context.Context, seq uint64) bool {
+			d, _ := ctx.Deadline()
+			bounds <- time.Until(d)
+			<-ctx.Done() // never applied
+			return false
+		},
+		Webhooks: func(string) ([]events.Webhook, error) { return []events.Webhook{{Name: "ops", URL: srvURL}}, nil },
+	})
+	agent := connect(t, dir, natsutil.RoleAgent)
+	const requests = 3
+	for i := range requests {
+		if _, err := agent.Append(t.Context(), action(fmt.Sprintf("rm-s%d", i), "c-s", "rm -rf /")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range requests {
+		select {
+		case <-hit:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%d of %d requests announced", i, requests)
+		}
+		b := <-bounds
+		if i == 0 && b < time.Second {
+			t.Fatalf("the first wait was given %v, want the whole wait", b)
+		}
+		if i > 0 && b > time.Second {
+			t.Fatalf("wait %d, with the read models stalled, was given %v", i+1, b)
+		}
+	}
+}
