@@ -210,3 +210,48 @@ func TestVendorShapedSecretsNeverStored(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretsNeverStoredUnderADerivedRedactor: after a config event with
+// an extra redaction rule, the ingest service redacts with a redactor
+// derived from the default one (redact.(*Redactor).With: the built-in
+// rules compiled once a process). An injected agent then pastes a secret
+// of the extra rule's shape, built-in shapes this session added (an
+// Authorization header with a scheme no rule names) and a weak password
+// spelt in leetspeak, hoping one of them is kept as a look-alike; none is
+// in any record of VIGIL_LOG, and an honest word path stays.
+func TestSecretsNeverStoredUnderADerivedRedactor(t *testing.T) {
+	tg := startTarget(t)
+	cfg := events.DefaultConfig()
+	cfg.Version = 1
+	cfg.Redaction = events.RedactionSettings{ExtraRules: []events.RedactionRule{
+		{Name: "acme-badge", Regex: `ACME-BADGE-[0-9]{6}`, Keywords: []string{"acme-badge"}},
+	}}
+	configAs(t, tg, "cfg-derived", cfg)
+	agent := tg.clientAs(t, natsutil.RoleAgent)
+	// Built, not written whole, so the file holds no literal key.
+	badge := "ACME-BADGE-" + "482913"
+	custom := "Qm7" + "xT2vL9pR4kZ8wN3sB6yH1cF5dJ0gW"
+	weak := "P@ss" + "w0rd2024!"
+	secrets := []string{badge, custom, weak}
+	path := "projects/acme-prod/secrets/db-password/versions/latest"
+	for i, body := range []string{
+		"my badge is " + badge + ", use it at the door",
+		"curl -H 'Authorization: Custom " + custom + "' https://api.internal.example/v1/jobs",
+		"DB_PASSWORD=" + weak,
+		"DB_PASSWORD_REF=" + path,
+	} {
+		appendAs(t, agent, message("derived-"+itoa3(i), "c-derived", body))
+	}
+	kept := false
+	for _, r := range tg.streamRecords(t, events.StreamLog) {
+		for _, s := range secrets {
+			if strings.Contains(string(r.Data), s) {
+				t.Errorf("VIGIL_LOG seq %d holds %q", r.Seq, s)
+			}
+		}
+		kept = kept || strings.Contains(string(r.Data), path)
+	}
+	if !kept {
+		t.Error("the secret manager's path (a reference, no secret) was redacted too")
+	}
+}
