@@ -80,7 +80,14 @@ func (s *Analyzer) fileAction(tool string, args map[string]any, ev *events.Event
 	finds = append(finds, w.finds...)
 	// Content: files that tools execute or configure execution from are
 	// judged as if they ran; other code as code, scripts as shell.
-	if f, ok := s.execConfigFindings(p, content, env, tool); ok {
+	_, edit := args["old_string"]
+	if _, ok := args["old_str"]; ok {
+		edit = true
+	}
+	if _, ok := args["insert_line"]; ok {
+		edit = true
+	}
+	if f, ok := s.execConfigChange(p, content, edit, env, tool); ok {
 		return append(finds, f...), v
 	}
 	switch ext := path.Ext(low); {
@@ -153,7 +160,9 @@ func networkAction(args map[string]any, env core.Env) ([]core.Finding, core.View
 		return finds, v
 	}
 	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || u.Host == "" {
+	if err == nil && u.Scheme == "file" && u.Path != "" {
+		err = nil // file:///path: no host
+	} else if err != nil || u.Host == "" {
 		if !strings.Contains(raw, "://") {
 			u, err = url.Parse("https://" + strings.TrimSpace(raw))
 		}
@@ -165,7 +174,7 @@ func networkAction(args map[string]any, env core.Env) ([]core.Finding, core.View
 	host := strings.ToLower(u.Hostname())
 	v.Hosts = []string{host}
 	for _, h := range metadataHosts {
-		if host == h || strings.Trim(h, "[]") == host {
+		if host == h || strings.Trim(h, "[]") == host || host == "metadata" && u.Scheme != "file" {
 			add(ruleCloudMetadata, events.RiskHigh, "fetches the cloud metadata service, which hands out credentials")
 			return finds, v
 		}
@@ -190,6 +199,13 @@ func networkAction(args map[string]any, env core.Env) ([]core.Finding, core.View
 			add(ruleInsecureUpload, events.RiskHigh, "sends data over unencrypted "+u.Scheme)
 		default:
 			add(ruleNetworkWrite, events.RiskMedium, "sends data to "+host)
+		}
+	}
+	if kind, ok := secretInURL(raw); ok && u.Scheme != "file" && !isLocalHost(host) {
+		if vendorHost(kind, host) {
+			add(ruleUrlExfiltration, events.RiskMedium, "the URL carries a secret ("+kind+", redacted) to "+host+", which looks like its own service")
+		} else {
+			add(ruleUrlExfiltration, events.RiskHigh, "the URL carries a secret ("+kind+", redacted) to "+host)
 		}
 	}
 	if strings.Contains(u.RawQuery, "$(") || len(u.RawQuery) > 512 {
@@ -285,3 +301,49 @@ func mcpToolName(name string) bool {
 	}
 	return true
 }
+
+// secretInURL finds a redaction marker in a URL (the ingest service
+// replaced a secret there) and returns the rule that found it.
+func secretInURL(raw string) (string, bool) {
+	const marker = "[REDACTED:"
+	i := strings.Index(raw, marker)
+	if i < 0 {
+		// percent-encoded by the client: %5BREDACTED:…%5D
+		if j := strings.Index(strings.ToUpper(raw), "%5BREDACTED%3A"); j >= 0 {
+			rest := raw[j+len("%5BREDACTED%3A"):]
+			if k := strings.Index(strings.ToUpper(rest), "%5D"); k > 0 {
+				return rest[:k], true
+			}
+			return "secret", true
+		}
+		return "", false
+	}
+	rest := raw[i+len(marker):]
+	if k := strings.IndexByte(rest, ']'); k > 0 {
+		return rest[:k], true
+	}
+	return "secret", true
+}
+
+// vendorHost reports whether host looks like the service a secret of the
+// redaction rule named kind belongs to: a word of the rule's name (github-pat,
+// stripe-secret-key, slack-bot-token) is a label of the host. A token
+// sent to its own API is ordinary use; sent anywhere else, it is a leak.
+func vendorHost(kind, host string) bool {
+	labels := strings.FieldsFunc(strings.ToLower(host), func(r rune) bool { return r == '.' || r == '-' })
+	for _, w := range strings.FieldsFunc(strings.ToLower(kind), func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		if len(w) < 3 || genericSecretWord()[w] {
+			continue
+		}
+		for _, l := range labels {
+			if l == w || strings.HasPrefix(l, w) && len(w) >= 5 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+var genericSecretWord = core.LazySet("api", "key", "keys", "token", "tokens", "secret", "secrets", "access", "private", "generic", "password",
+	"pat", "bot", "user", "app", "auth", "oauth", "bearer", "basic", "header", "credential", "credentials", "client", "refresh", "session",
+	"webhook", "url", "live", "test", "classic", "fine", "grained", "legacy", "high", "entropy", "assignment", "value")

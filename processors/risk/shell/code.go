@@ -30,7 +30,7 @@ var (
 	strLitRe    = core.LazyRE(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
 	rmtreeRe    = core.LazyRE(`(?:shutil\.rmtree|rmtree|remove_tree|rm_rf|rm_r|FileUtils\.rm_rf|FileUtils\.remove_dir|rmSync|rmdirSync|fs\.rm|fs\.promises\.rm|deleteRecursively|os\.RemoveAll|unlink|os\.remove|os\.removedirs)\s*\(\s*((?:[^,()]|\([^()]*\))+)`)
 	forkLoopRe  = core.LazyRE(`(?s)(?:while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*\{?[^\n]{0,60}fork\s*\(|fork\s+while\s+fork|fork\s*\(\)\s*while|loop\s*\{\s*fork|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork|while\s+true;\s*do[^\n]*&)`)
-	socketRe    = core.LazyRE(`socket\.socket|\.connect\(|TCPSocket|fsockopen|IO::Socket|socket\(\s*\w+\s*,\s*PF_INET|net\.Socket|net\.connect|require\(['"]net['"]\)|Sockets|connect\(\s*"|/dev/tcp/|socket\.create_connection|new Socket\(`)
+	socketRe    = core.LazyRE(`socket\.socket|\.connect\(\s*[(\[\d]|\.connect\(\s*(?:addr|address|host|target|server)\b|TCPSocket|fsockopen|IO::Socket|socket\(\s*\w+\s*,\s*PF_INET|net\.Socket|net\.connect|require\(['"]net['"]\)|Sockets|connect\(\s*"|/dev/tcp/|socket\.create_connection|new Socket\(`)
 	execRe      = core.LazyRE(`dup2|subprocess|pty\.spawn|\bexec\s*\(|\bsystem\s*\(|popen|\bspawn\s*\(|/bin/(?:ba)?sh|cmd\.exe|run\(pipeline|run\(` + "`" + `|IO\.popen|exec\s*\{|Process\.Start|execute\(`)
 	netFetchRe  = core.LazyRE(`urlopen|urllib|requests\.(?:get|post|put|request)|http\.client|httplib|Net::HTTP|open-uri|LWP::|file_get_contents\(\s*['"]https?|fetch\(|http\.get|https\.get|axios|HTTParty|curl_exec|wget|curl\s|Invoke-WebRequest|WebClient`)
 	evalRe      = core.LazyRE(`\b(?:exec|eval|compile|Function|instance_eval|class_eval|load|loadstring|dostring)\s*\(`)
@@ -124,6 +124,8 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 		}
 		w.runSynthetic(&command{via: []string{how}}, toFields([]string{"rm", "-rf", p}), stmtCtx{})
 	}
+	// 2b. Client-library calls, judged as the commands they amount to.
+	w.sdkCalls(lang, code, how, span, name)
 	// 3. Fork loops.
 	if forkLoopRe.MatchString(code) {
 		add(ruleForkBomb, events.RiskHigh, "creates processes in an endless loop")

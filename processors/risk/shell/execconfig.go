@@ -82,6 +82,15 @@ var runLineRe = core.LazyRE(`^(\s*)(?:-\s+)?(?:run|script|command|before_script|
 // execConfigFindings judges content written to p when p is a file that
 // tools execute or configure execution from; ok is false for other files.
 func (s *Analyzer) execConfigFindings(p, content string, env core.Env, tool string) (finds []core.Finding, ok bool) {
+	return s.execConfigChange(p, content, false, env, tool)
+}
+
+// execConfigChange is execConfigFindings for content that is either the
+// whole file or, with fragment, the text an edit puts in it (a JSON
+// member, part of an object): a fragment is read as JSON once its
+// brackets are balanced, and its strings, whose place in the file is
+// unknown, are judged as the commands they could be.
+func (s *Analyzer) execConfigChange(p, content string, fragment bool, env core.Env, tool string) (finds []core.Finding, ok bool) {
 	kind := ExecConfigKind(p)
 	if kind == "" {
 		return nil, false
@@ -93,7 +102,7 @@ func (s *Analyzer) execConfigFindings(p, content string, env core.Env, tool stri
 	}
 	who := execKindWho[kind]
 	if kind == "editor" {
-		return s.editorSettingsFindings(p, content, env, tool, who)
+		return s.editorSettingsFindings(p, content, fragment, env, tool, who)
 	}
 	if kind != "rc" { // a start-up file's write is shell-rc-write already
 		finds = append(finds, core.Finding{Analyzer: core.AnalyzerFiles, Rule: ruleExecConfigWrite, Level: events.RiskMedium, Command: tool,
@@ -150,10 +159,24 @@ func (s *Analyzer) execConfigFindings(p, content string, env core.Env, tool stri
 		var pkg struct {
 			Scripts map[string]any `json:"scripts"`
 		}
-		if err := json.Unmarshal([]byte(content), &pkg); err != nil {
+		if err := unmarshalConfig(content, fragment, &pkg); err != nil {
 			finds = append(finds, core.Finding{Analyzer: core.AnalyzerParser, Rule: ruleUnparsable, Level: events.RiskHigh, Command: tool,
 				Detail: p + " is not valid JSON (" + core.TrimArg(err.Error()) + "): the scripts npm would run could not be judged"})
 			return finds, true
+		}
+		if fragment && pkg.Scripts == nil {
+			// the edit's members may sit inside "scripts": each string is
+			// judged as the script it could be
+			var frag any
+			_ = unmarshalConfig(content, true, &frag)
+			pkg.Scripts = map[string]any{}
+			stringLeaves(frag, "", 0, func(k, v string) {
+				if _, dup := pkg.Scripts[k]; !dup {
+					pkg.Scripts[k] = v
+				} else {
+					pkg.Scripts[k+" "+v] = v
+				}
+			})
 		}
 		for _, name := range sortedAnyKeys(pkg.Scripts) {
 			if cmd, ok := pkg.Scripts[name].(string); ok {
@@ -172,7 +195,7 @@ func (s *Analyzer) execConfigFindings(p, content string, env core.Env, tool stri
 		}
 	case "tasks":
 		var m map[string]any
-		if err := json.Unmarshal([]byte(stripJSONComments(content)), &m); err != nil {
+		if err := unmarshalConfig(stripJSONComments(content), fragment, &m); err != nil {
 			finds = append(finds, core.Finding{Analyzer: core.AnalyzerParser, Rule: ruleUnparsable, Level: events.RiskHigh, Command: tool,
 				Detail: p + " is not valid JSON (" + core.TrimArg(err.Error()) + "): the tasks it defines could not be judged"})
 			return finds, true
@@ -308,9 +331,9 @@ func editorProgramKey(k string) bool {
 // a setting names is judged as the command the editor runs, each variable
 // of a terminal environment (terminal.integrated.env.*) as set for a
 // command, and the write is exec-config-write when it names either.
-func (s *Analyzer) editorSettingsFindings(p, content string, env core.Env, tool, who string) ([]core.Finding, bool) {
+func (s *Analyzer) editorSettingsFindings(p, content string, fragment bool, env core.Env, tool, who string) ([]core.Finding, bool) {
 	var m map[string]any
-	if err := json.Unmarshal([]byte(stripJSONComments(content)), &m); err != nil {
+	if err := unmarshalConfig(stripJSONComments(content), fragment, &m); err != nil {
 		return []core.Finding{{Analyzer: core.AnalyzerParser, Rule: ruleUnparsable, Level: events.RiskHigh, Command: tool,
 			Detail: p + " is not valid JSON (" + core.TrimArg(err.Error()) + "): the programs it may name could not be judged"}}, true
 	}
@@ -367,4 +390,112 @@ func (s *Analyzer) editorSettingsFindings(p, content string, env core.Env, tool,
 			Detail: "writes " + p + ", which names programs or a terminal environment (" + core.TrimArg(strings.Join(named, ", ")) + ") " + who + ": they are judged as if they ran"})
 	}
 	return finds, true
+}
+
+// unmarshalConfig decodes JSON content into v; with fragment (the text an
+// edit puts into a JSON file), content that is not a JSON document is
+// tried again with its brackets balanced and, if it is a list of members,
+// inside braces. The first error is returned when nothing decodes.
+func unmarshalConfig(content string, fragment bool, v any) error {
+	err := json.Unmarshal([]byte(content), v)
+	if err == nil || !fragment {
+		return err
+	}
+	b := balanceJSON(content)
+	for _, cand := range []string{b, "{" + b + "}"} {
+		if json.Unmarshal([]byte(cand), v) == nil {
+			return nil
+		}
+	}
+	return err
+}
+
+// balanceJSON closes what a JSON fragment leaves open and opens what it
+// closes, outside strings, and drops the commas an edit leaves at either
+// end or before a closing bracket: `"a": 1}, "b": [2,` becomes
+// `{"a": 1}, "b": [2]` (still not a document: unmarshalConfig fails).
+func balanceJSON(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.TrimSpace(strings.TrimPrefix(s, ","))
+	var open []byte // openers still open
+	var pre []byte  // openers a leading closer needs
+	var b strings.Builder
+	inStr := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if inStr {
+			if c == '\\' && i+1 < len(s) {
+				b.WriteByte(c)
+				i++
+				b.WriteByte(s[i])
+				continue
+			}
+			if c == '"' {
+				inStr = false
+			}
+			b.WriteByte(c)
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '{', '[':
+			open = append(open, c)
+		case '}', ']':
+			want := byte('{')
+			if c == ']' {
+				want = '['
+			}
+			if n := len(open); n > 0 && open[n-1] == want {
+				open = open[:n-1]
+			} else if n == 0 {
+				pre = append(pre, want)
+			}
+			// a comma right before a closer
+			cur := strings.TrimRight(b.String(), " \t\r\n")
+			if strings.HasSuffix(cur, ",") {
+				b.Reset()
+				b.WriteString(cur[:len(cur)-1])
+			}
+		}
+		b.WriteByte(c)
+	}
+	out := strings.TrimRight(b.String(), " \t\r\n")
+	out = strings.TrimSuffix(out, ",")
+	if inStr {
+		out += `"`
+	}
+	var head strings.Builder
+	for i := len(pre) - 1; i >= 0; i-- {
+		head.WriteByte(pre[i])
+	}
+	var tail strings.Builder
+	for i := len(open) - 1; i >= 0; i-- {
+		if open[i] == '{' {
+			tail.WriteByte('}')
+		} else {
+			tail.WriteByte(']')
+		}
+	}
+	return head.String() + out + tail.String()
+}
+
+// stringLeaves calls fn with each string of a decoded JSON value and the
+// key it is under (the last one, or "" in a list at the top).
+func stringLeaves(v any, key string, depth int, fn func(k, v string)) {
+	if depth > 8 {
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range sortedAnyKeys(x) {
+			stringLeaves(x[k], k, depth+1, fn)
+		}
+	case []any:
+		for _, e := range x {
+			stringLeaves(e, key, depth+1, fn)
+		}
+	case string:
+		fn(key, x)
+	}
 }

@@ -284,6 +284,8 @@ func credentialKind(p string) string {
 		return "credential file " + base
 	case strings.HasSuffix(l, ".config/gh/hosts.yml") || strings.HasSuffix(l, ".config/hub") || strings.HasSuffix(l, "credentials.tfrc.json") || strings.Contains(l, ".config/openai/auth") || strings.HasSuffix(l, ".codex/auth.json") || strings.HasSuffix(l, ".claude/.credentials.json"):
 		return "token file"
+	case strings.Contains(l, ".gnupg/") && gnupgPublic()[base]:
+		return "" // settings and public keyrings: no secret in them
 	case strings.Contains(l, ".gnupg") || strings.Contains(l, ".password-store") || strings.Contains(l, ".local/share/keyrings"):
 		return "keyring"
 	case strings.Contains(l, "keychain") || strings.Contains(l, "login data") || strings.HasSuffix(base, "key4.db") || strings.HasSuffix(base, "logins.json") || strings.Contains(l, "/cookies") || base == "wallet.dat" || strings.HasSuffix(base, ".kdbx"):
@@ -450,3 +452,9 @@ func remoteAccessFile(p string) bool {
 	return strings.HasSuffix(p, "/authorized_keys") || strings.HasSuffix(p, "/authorized_keys2") || p == "authorized_keys" ||
 		strings.HasPrefix(p, "/etc/ssh/sshd_config") || strings.HasPrefix(p, "/etc/ssh/ssh_host_")
 }
+
+// gnupgPublic are the files of a GnuPG home that hold settings, public
+// keys and trust, not secret keys (those are in private-keys-v1.d,
+// secring.gpg and openpgp-revocs.d).
+var gnupgPublic = core.LazySet("gpg.conf", "gpg-agent.conf", "dirmngr.conf", "scdaemon.conf", "common.conf", "sshcontrol",
+	"pubring.kbx", "pubring.kbx~", "pubring.gpg", "trustdb.gpg", "tofu.db")

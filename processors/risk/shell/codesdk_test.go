@@ -1,0 +1,49 @@
+package shell
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/core"
+)
+
+// Client-library calls score as the commands they amount to; listings,
+// local databases and single reads do not.
+func TestClientLibraryCalls(t *testing.T) {
+	for _, tc := range []struct {
+		code string
+		rule string // a reason the code must carry ("" for none HIGH)
+	}{
+		{"import boto3\nboto3.client('rds').delete_db_instance(DBInstanceIdentifier='prod', SkipFinalSnapshot=True)", "cloud-delete"},
+		{"import boto3\nrds = boto3.client('rds')\nprint(rds.describe_db_instances())", ""},
+		{"import boto3\ns3 = boto3.resource('s3')\ns3.Bucket('logs-prod').object_versions.all().delete()", "cloud-delete"},
+		{"import boto3\nboto3.resource('s3').Bucket('logs-prod').download_file('a', 'b')", ""},
+		{"from git import Repo\nRepo('.').git.push('origin', '+main')", "git-force-push-protected"},
+		{"from git import Repo\nRepo('.').remote('origin').push('main', force=True)", "git-force-push"},
+		{"import mysql.connector\nc = mysql.connector.connect(host='orders-db.example.net', user='app')\nc.cursor().execute(\"DELETE FROM orders\")", "sql-delete-all"},
+		{"import sqlite3\nc = sqlite3.connect('app.db')\nc.execute('DELETE FROM sessions')", ""},
+		{"import redis\nredis.StrictRedis(host='10.0.4.2').flushdb()", "datastore-wipe"},
+		{"from kubernetes import client\nclient.AppsV1Api().delete_namespaced_deployment('api', 'prod')", "cluster-delete"},
+		{"from kubernetes import client\nprint(client.AppsV1Api().read_namespaced_deployment('api', 'prod'))", ""},
+		{"import github\ng = github.Github('t')\nfor r in g.get_user().get_repos():\n    r.delete()", "bulk-remote-delete"},
+		{"import github\ng = github.Github('t')\nfor r in g.get_user().get_repos():\n    print(r.name)", ""},
+		{"import shopify\nfor p in shopify.Product.find():\n    p.destroy()", "bulk-remote-delete"},
+	} {
+		finds := analyzeCodeRun("python", tc.code, core.Env{Workspace: "/home/dev/project"}, nil)
+		high, has := false, tc.rule == ""
+		var why []string
+		for _, f := range finds {
+			why = append(why, f.ID()+" "+string(f.Level))
+			if f.Level == events.RiskHigh {
+				high = true
+				if f.ID() == tc.rule {
+					has = true
+				}
+			}
+		}
+		if tc.rule == "" && high || tc.rule != "" && !has {
+			t.Errorf("%q: %s (want %q HIGH)", tc.code, strings.Join(why, ", "), tc.rule)
+		}
+	}
+}
