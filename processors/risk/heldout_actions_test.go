@@ -28,9 +28,51 @@ import (
 // fetches, the bare "metadata" host and secrets in URLs: dev 97.4 % / 0 %,
 // check 94.6 % / 0 %.
 func TestHeldoutActions(t *testing.T) {
+	half := scoreActionTable(t, "actions.jsonl")
+	half[0].check(t, "actions.jsonl dev", 95, 3)
+	half[1].check(t, "actions.jsonl check", 92, 3)
+}
+
+// actions2.jsonl (actions2_gen.py) was written after actions.jsonl's rules
+// and scored once before any rule was changed for it: other SDKs (Azure,
+// BigQuery, Docker, Elasticsearch, Vault, PyGithub, IAM, CloudWatch
+// Logs), HTTP deletes with tokens from code, other start-up and automation
+// files (fish, rc.local, ~/.ssh/rc, git's hooksPath, .envrc, dev
+// containers, editor tasks run on folder open, PowerShell profiles,
+// .xinitrc, sshd_config), other credential stores, and metadata addresses
+// spelt as decimal, hex and IPv4-mapped IPv6 numbers or with a trailing
+// dot.
+func TestHeldoutActions2(t *testing.T) {
+	half := scoreActionTable(t, "actions2.jsonl")
+	// scored once: dev 63.2 % / look-alikes HIGH 5.3 %, check 55.6 % / 0 %;
+	// after client-library deletes, HTTP writes from code, metadata
+	// addresses in every spelling, login scripts and credentials.* files:
+	// dev 100 % / 0 %, check 77.8 % / 0 %
+	half[0].check(t, "actions2.jsonl dev", 95, 3)
+	half[1].check(t, "actions2.jsonl check", 75, 3)
+}
+
+// actionHalf tallies one half of an action table.
+type actionHalf struct{ heldoutTally }
+
+func (h actionHalf) check(t *testing.T, name string, high, falseHigh float64) {
+	t.Helper()
+	c := h.heldoutTally
+	t.Logf("held-out %s: HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%%; look-alikes HIGH %.1f%% (%d/%d)", name,
+		pct(c.fired, c.fire), c.fired, c.fire, pct(c.medPlus, c.fire), pct(c.falseHigh, c.quiet), c.falseHigh, c.quiet)
+	if pct(c.fired, c.fire) < high || pct(c.falseHigh, c.quiet) > falseHigh {
+		t.Errorf("%s: HIGH %.1f%% (floor %.0f), look-alikes HIGH %.1f%% (ceiling %.0f)", name,
+			pct(c.fired, c.fire), high, pct(c.falseHigh, c.quiet), falseHigh)
+	}
+}
+
+// scoreActionTable scores a table of actions split by pairs (see
+// TestHeldoutActions); -misses logs the dev half's misses.
+func scoreActionTable(t *testing.T, file string) [2]actionHalf {
+	t.Helper()
 	s := mustScorer(t, events.DefaultConfig())
-	var half [2]heldoutTally
-	for i, l := range readHeldout[heldoutCall](t, "actions.jsonl") {
+	var half [2]actionHalf
+	for i, l := range readHeldout[heldoutCall](t, file) {
 		ev := &events.Event{Kind: events.KindAction, Data: map[string]any{"tool": l.Tool, "args": l.Args}}
 		a := s.ScoreAction(ev, Env{})
 		h := (i / 2) % 2
@@ -39,16 +81,5 @@ func TestHeldoutActions(t *testing.T) {
 			t.Logf("DEV %s scored %s: %s %v %s", l.Expect, a.Level, l.Tool, l.Args, reasonsBrief(a))
 		}
 	}
-	for h, floor := range []struct {
-		name            string
-		high, falseHigh float64
-	}{{"dev", 95, 3}, {"check", 92, 3}} {
-		c := half[h]
-		t.Logf("held-out actions.jsonl %s: HIGH %.1f%% (%d/%d), MEDIUM+ %.1f%%; look-alikes HIGH %.1f%% (%d/%d)", floor.name,
-			pct(c.fired, c.fire), c.fired, c.fire, pct(c.medPlus, c.fire), pct(c.falseHigh, c.quiet), c.falseHigh, c.quiet)
-		if pct(c.fired, c.fire) < floor.high || pct(c.falseHigh, c.quiet) > floor.falseHigh {
-			t.Errorf("actions.jsonl %s: HIGH %.1f%% (floor %.0f), look-alikes HIGH %.1f%% (ceiling %.0f)", floor.name,
-				pct(c.fired, c.fire), floor.high, pct(c.falseHigh, c.quiet), floor.falseHigh)
-		}
-	}
+	return half
 }

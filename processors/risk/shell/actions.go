@@ -171,13 +171,11 @@ func networkAction(args map[string]any, env core.Env) ([]core.Finding, core.View
 			return finds, v
 		}
 	}
-	host := strings.ToLower(u.Hostname())
+	host := canonicalHost(u.Hostname())
 	v.Hosts = []string{host}
-	for _, h := range metadataHosts {
-		if host == h || strings.Trim(h, "[]") == host || host == "metadata" && u.Scheme != "file" {
-			add(ruleCloudMetadata, events.RiskHigh, "fetches the cloud metadata service, which hands out credentials")
-			return finds, v
-		}
+	if _, ok := metadataAddr(host); ok && u.Scheme != "file" {
+		add(ruleCloudMetadata, events.RiskHigh, "fetches the cloud metadata service, which hands out credentials")
+		return finds, v
 	}
 	upload := body != "" || method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE"
 	switch {
@@ -262,6 +260,9 @@ func mcpAction(tool string, args map[string]any, env core.Env) ([]core.Finding, 
 			}
 			for _, m := range urlRe.FindAllStringSubmatch(t, 4) {
 				v.Hosts = append(v.Hosts, strings.ToLower(m[1]))
+				if mh, ok := metadataAddr(m[1]); ok && !strings.Contains(t, mh) {
+					add(ruleCloudMetadata, events.RiskHigh, tool+" is pointed at the metadata service ("+m[1]+")")
+				}
 			}
 		case map[string]any:
 			ks := make([]string, 0, len(t))

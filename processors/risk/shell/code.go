@@ -30,8 +30,8 @@ var (
 	strLitRe    = core.LazyRE(`"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'`)
 	rmtreeRe    = core.LazyRE(`(?:shutil\.rmtree|rmtree|remove_tree|rm_rf|rm_r|FileUtils\.rm_rf|FileUtils\.remove_dir|rmSync|rmdirSync|fs\.rm|fs\.promises\.rm|deleteRecursively|os\.RemoveAll|unlink|os\.remove|os\.removedirs)\s*\(\s*((?:[^,()]|\([^()]*\))+)`)
 	forkLoopRe  = core.LazyRE(`(?s)(?:while\s*\(?\s*(?:True|1|true)\s*\)?\s*:?\s*\{?[^\n]{0,60}fork\s*\(|fork\s+while\s+fork|fork\s*\(\)\s*while|loop\s*\{\s*fork|for\s*\(\s*;\s*;\s*\)\s*\{?\s*fork|while\s+true;\s*do[^\n]*&)`)
-	socketRe    = core.LazyRE(`socket\.socket|\.connect\(\s*[(\[\d]|\.connect\(\s*(?:addr|address|host|target|server)\b|TCPSocket|fsockopen|IO::Socket|socket\(\s*\w+\s*,\s*PF_INET|net\.Socket|net\.connect|require\(['"]net['"]\)|Sockets|connect\(\s*"|/dev/tcp/|socket\.create_connection|new Socket\(`)
-	execRe      = core.LazyRE(`dup2|subprocess|pty\.spawn|\bexec\s*\(|\bsystem\s*\(|popen|\bspawn\s*\(|/bin/(?:ba)?sh|cmd\.exe|run\(pipeline|run\(` + "`" + `|IO\.popen|exec\s*\{|Process\.Start|execute\(`)
+	socketRe    = core.LazyRE(`socket\.socket|\.connect\(\s*[(\[\d]|\.connect\(\s*(?:addr|address|target)\s*\)|TCPSocket|fsockopen|IO::Socket|socket\(\s*\w+\s*,\s*PF_INET|net\.Socket|net\.connect|require\(['"]net['"]\)|Sockets|connect\(\s*"|/dev/tcp/|socket\.create_connection|new Socket\(`)
+	execRe      = core.LazyRE(`dup2|subprocess|pty\.spawn|\bexec\s*\(|\bsystem\s*\(|popen|\bspawn\s*\(|/bin/(?:ba)?sh|cmd\.exe|run\(pipeline|run\(` + "`" + `|IO\.popen|exec\s*\{|Process\.Start|os\.execute\(`)
 	netFetchRe  = core.LazyRE(`urlopen|urllib|requests\.(?:get|post|put|request)|http\.client|httplib|Net::HTTP|open-uri|LWP::|file_get_contents\(\s*['"]https?|fetch\(|http\.get|https\.get|axios|HTTParty|curl_exec|wget|curl\s|Invoke-WebRequest|WebClient`)
 	evalRe      = core.LazyRE(`\b(?:exec|eval|compile|Function|instance_eval|class_eval|load|loadstring|dostring)\s*\(`)
 	decodeRe    = core.LazyRE(`b64decode|base64\.decode|decodebytes|a2b_base64|atob\(|Buffer\.from\([^)]*base64|unpack\(\s*['"]m|base64_decode|decode\(\s*['"]base64|Base64\.decode|fromhex|codecs\.decode|zlib\.decompress|marshal\.loads`)
@@ -172,9 +172,16 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 		}
 		seen[s] = true
 		ls := strings.ToLower(s)
+		metaHit := false
 		for _, h := range metadataHosts {
 			if strings.Contains(ls, h) {
+				metaHit = true
 				add(ruleCloudMetadata, events.RiskHigh, "contacts the cloud metadata service ("+h+")")
+			}
+		}
+		for _, m := range urlRe.FindAllStringSubmatch(s, 4) {
+			if mh, ok := metadataAddr(m[1]); ok && !metaHit {
+				add(ruleCloudMetadata, events.RiskHigh, "contacts the cloud metadata service ("+m[1]+" is "+mh+")")
 			}
 		}
 		for _, t := range offensiveTools {

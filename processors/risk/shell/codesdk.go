@@ -137,8 +137,49 @@ func (w *walker) sdkCalls(lang, code, how string, span [2]int, name string) {
 			run("gsutil", "-m", "rm", "-r", "gs://"+m[1]+m[2])
 		}
 	}
+	// HTTP writes from code, as curl would send them
+	for _, m := range httpWriteRe.FindAllStringSubmatch(code, 8) {
+		method, u := strings.ToUpper(m[1]+m[2]), m[3]
+		if !strings.Contains(u, "://") {
+			continue
+		}
+		argv := []string{"curl", "-X", method}
+		if httpAuthRe.MatchString(code) {
+			argv = append(argv, "-H", "Authorization: Bearer x")
+		}
+		run(append(argv, u)...)
+	}
 	if remoteSDKRe.MatchString(code) {
 		w.bulkRemoteDelete(code, how, span, name)
+		w.clientDelete(code, how, span, name)
+	}
+}
+
+var (
+	// requests.delete('https://…'), httpx.put(f"https://…"),
+	// session.request('DELETE', 'https://…')
+	httpWriteRe = core.LazyRE(`\b\w+\.(?:(delete|put|patch|post)|request\(\s*['"](DELETE|PUT|PATCH|POST|delete|put|patch|post)['"]\s*,)\(?\s*(?:url\s*=\s*)?f?['"]([^'"]+)['"]`)
+	httpAuthRe  = core.LazyRE(`(?i)authorization|bearer|x-api-key|api[-_]?key|token|auth\s*=|private-token`)
+	// a deleting method and the receiver chain it is called on
+	clientDeleteRe = core.LazyRE(`([\w.()'"\[\], =-]{0,80}?)\.((?:begin_|async_|batch_)?(?:delete|destroy|terminate|purge|drop|remove|wipe|erase|deprovision|decommission|revoke)\w*)\(`)
+	infraNounRe    = core.LazyRE(`(?i)group|dataset|database|\bdb|table|index|indices|bucket|cluster|namespace|repo|project|user|account|instance|volume|disk|snapshot|backup|secret|vault|\bkv\b|zone|record|domain|queue|topic|stream|function|service|deployment|environment|workspace|organi[sz]ation|\borg\b|team|branch|image|network|subnet|vpc|firewall|certificate|role|polic|metadata|all_versions|collection|schema|space|site|channel|webhook|token|registry|tenant|subscription|app\b|apps\b`)
+)
+
+// clientDelete: a remote client library's deleting method called on a
+// named resource of a service (a resource group, dataset, index,
+// repository, user, secret…), by the method's name or its receiver's.
+func (w *walker) clientDelete(code, how string, span [2]int, name string) {
+	for _, m := range clientDeleteRe.FindAllStringSubmatch(code, 16) {
+		recv := m[1]
+		if i := strings.LastIndexAny(recv, "\n=;"); i >= 0 {
+			recv = recv[i+1:]
+		}
+		if !infraNounRe.MatchString(m[2]) && !infraNounRe.MatchString(recv) {
+			continue
+		}
+		w.add(core.Finding{Analyzer: core.AnalyzerCode, Rule: ruleClientDelete, Level: events.RiskHigh, Span: span, Command: name,
+			Detail: how + ": " + core.TrimArg(strings.TrimSpace(recv)+"."+m[2]) + " deletes a resource of a remote service"})
+		return
 	}
 }
 

@@ -60,15 +60,21 @@ func ExecConfigKind(p string) string {
 		return "ci"
 	case path.Ext(low) == ".ipynb":
 		return "notebook"
-	case shellStartupFiles()[base] || base == "config.fish" && strings.Contains(low, "fish/"):
+	case shellStartupFiles()[base] || base == "config.fish" && strings.Contains(low, "fish/") || loginScripts()[low] ||
+		strings.HasSuffix(low, "/.ssh/rc") || low == "~/.ssh/rc" || strings.HasPrefix(low, "/etc/profile.d/") && strings.HasSuffix(base, ".sh"):
 		return "rc"
 	}
 	return ""
 }
 
+// loginScripts are the system's start-up scripts (every login shell, the
+// boot) and the ones a user's X session or ssh login runs, by path.
+var loginScripts = core.LazySet("/etc/profile", "/etc/bash.bashrc", "/etc/bashrc", "/etc/zshrc", "/etc/zsh/zshrc", "/etc/zshenv", "/etc/zsh/zshenv",
+	"/etc/zprofile", "/etc/zsh/zprofile", "/etc/rc.local", "/etc/ssh/sshrc")
+
 // shellStartupFiles are the start-up files a user's shells source.
 var shellStartupFiles = core.LazySet(".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zshenv",
-	".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login")
+	".zprofile", ".zlogin", ".zlogout", ".kshrc", ".mkshrc", ".cshrc", ".tcshrc", ".login", ".xinitrc", ".xprofile", ".xsessionrc", ".xsession")
 
 var execKindWho = map[string]string{
 	"git": "git runs on every git command", "hook": "git runs as a hook", "bin": "npm scripts run as a program",

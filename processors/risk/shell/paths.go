@@ -298,6 +298,8 @@ func credentialKind(p string) string {
 		return "mounted secrets"
 	case strings.HasPrefix(l, "/proc/") && strings.HasSuffix(l, "/environ"):
 		return "process environment"
+	case (base == "credentials" || strings.HasPrefix(base, "credentials.")) && !codeOrDocExt()[path.Ext(base)] && base != "credentials.example" && base != "credentials.sample":
+		return "credential file " + base
 	case base == "credentials.json" || base == "credentials.db" || base == "access_tokens.db" || base == "accesstokens.json" || base == "secrets.yaml" || base == "secrets.yml" || base == "secrets.json" || base == "msal_token_cache.json":
 		return "credential file " + base
 	}
@@ -458,3 +460,8 @@ func remoteAccessFile(p string) bool {
 // secring.gpg and openpgp-revocs.d).
 var gnupgPublic = core.LazySet("gpg.conf", "gpg-agent.conf", "dirmngr.conf", "scdaemon.conf", "common.conf", "sshcontrol",
 	"pubring.kbx", "pubring.kbx~", "pubring.gpg", "trustdb.gpg", "tofu.db")
+
+// codeOrDocExt are extensions of source and documentation files: a
+// credentials.ts is code that handles credentials, not a store of them.
+var codeOrDocExt = core.LazySet(".go", ".py", ".js", ".ts", ".tsx", ".jsx", ".rb", ".java", ".kt", ".rs", ".c", ".h", ".cs", ".php", ".swift",
+	".md", ".rst", ".txt", ".html", ".adoc", ".proto", ".graphql", ".test", ".spec", ".snap", ".mdx")

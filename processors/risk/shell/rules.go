@@ -96,6 +96,9 @@ func (w *walker) judge(c *command) {
 		}
 		for _, m := range urlRe.FindAllStringSubmatch(a, 4) {
 			w.hosts = append(w.hosts, strings.ToLower(m[1]))
+			if mh, ok := metadataAddr(m[1]); ok && !strings.Contains(a, mh) {
+				w.hit(c, ruleCloudMetadata, high, "contacts the cloud metadata service ("+m[1]+" is "+mh+"), which hands out instance credentials")
+			}
 		}
 	}
 	if c.helpOnly {

@@ -730,6 +730,8 @@ var (
 		Fires: []string{"kubectl apply -f app.yaml"}, Quiet: []string{"kubectl get pods"}}
 	ruleBulkRemoteDelete = &ShellRule{ID: "bulk-remote-delete", Analyzer: core.AnalyzerCode, Levels: lvHigh, Category: catInfra, Action: true,
 		Doc: "code that loops over what a remote client lists (customers, objects, records, tokens) and deletes, cancels, revokes or disables each one; a single call of a service's client library is judged as the command it amounts to (`ec2.terminate_instances` as `aws ec2 terminate-instances`, `repo.git.push('--force')` as `git push --force`, `cursor.execute('DROP …')` as the statement sent to the host the code connects to)"}
+	ruleClientDelete = &ShellRule{ID: "client-library-delete", Analyzer: core.AnalyzerCode, Levels: lvHigh, Category: catInfra, Action: true,
+		Doc: "code that calls a remote client library's deleting method (`delete*`, `begin_delete`, `destroy`, `terminate`, `purge`, `drop`, `revoke` …) on a service's named resource: a resource group, dataset, index, repository, user, secret, namespace, bucket …, named by the method or the object it is called on"}
 	ruleCloudDelete = &ShellRule{ID: "cloud-delete", Analyzer: core.AnalyzerShell, Levels: lvHigh, Category: catInfra,
 		Doc:   "deletes cloud resources (`terraform destroy`, `aws … delete-*`, `aws s3 rm`, `aws s3 sync --delete` to a bucket, `gcloud … delete`, `gh repo delete`)",
 		Fires: []string{"terraform destroy -auto-approve", "aws s3 rb s3://b --force", "aws --profile prod ec2 terminate-instances --instance-ids i-1", "aws s3 rm s3://b/report.csv", "aws s3 sync ./public s3://site --delete", "aws kms schedule-key-deletion --key-id k1", "aws ecr batch-delete-image --repository-name api --image-ids imageTag=v1", `aws route53 change-resource-record-sets --hosted-zone-id Z1 --change-batch '{"Changes":[{"Action":"DELETE"}]}'`}, Quiet: []string{"terraform plan", "aws kms cancel-key-deletion --key-id k1", "aws ec2 terminate-instances --instance-ids i-1 --dry-run", "aws s3 rm s3://b/x --dryrun", "aws s3 sync s3://site ./public --delete"}}
@@ -1015,7 +1017,7 @@ var shellRules = []*ShellRule{
 	ruleClusterDelete,
 	ruleClusterForce,
 	ruleClusterChange,
-	ruleBulkRemoteDelete, ruleCloudDelete,
+	ruleBulkRemoteDelete, ruleClientDelete, ruleCloudDelete,
 	ruleInfraApplyUnreviewed,
 	ruleResourceDestroy,
 	ruleCredentialList,
