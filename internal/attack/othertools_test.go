@@ -81,3 +81,28 @@ func TestDestructiveWorkOutsideTheShell(t *testing.T) {
 	}
 	tg.decides(t, "toolu_after_other_tools")
 }
+
+// TestFoldHugeCodeCell: a code cell of about 900 KB whose destructive line
+// sits after the padding. The code analyzer's expressions cost seconds a
+// MiB and the driver folds one record at a time, so it reads 256 KiB of
+// code and no more: the action is HIGH (a person judges what was not
+// read), and the next agent's action is decided after it.
+func TestFoldHugeCodeCell(t *testing.T) {
+	tg := startTarget(t)
+	agent := tg.clientAs(t, natsutil.RoleAgent)
+	code := strings.Repeat("total = total + 1  # padding\n", 900<<10/30) + "import shutil, os\nshutil.rmtree(os.path.expanduser('~'))\n"
+	seq := appendAs(t, agent, events.Event{ID: "huge-code", Kind: events.KindAction, Conversation: "c-huge-code", Agent: "attacker",
+		Data: map[string]any{"tool": "python", "args": map[string]any{"code": code}}}).Seq
+	ra, ok := tg.riskOf(t, seq)
+	if !ok {
+		t.Fatal("the huge code cell's risk output was replaced by an alert")
+	}
+	capped := false
+	for _, r := range ra.Reasons {
+		capped = capped || r.Rule == "input-too-large"
+	}
+	if ra.Level != events.RiskHigh || !capped {
+		t.Errorf("a %d KiB code cell: risk %s, want HIGH saying what was not read: %+v", len(code)>>10, ra.Level, ra.Reasons)
+	}
+	tg.decides(t, "toolu_after_huge_code")
+}

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
@@ -21,6 +22,9 @@ import (
 //   - data read locally and sent with an HTTP client.
 // Obfuscated code (string building, getattr tricks) defeats it; that is
 // documented in docs/risk.md.
+
+// maxCode bounds the code one analysis reads (see analyzeCode).
+const maxCode = 256 << 10
 
 var (
 	// call(…"literal"…) forms that run a shell command.
@@ -58,14 +62,19 @@ var (
 // analyzeCode judges a code snippet. c is the command that runs it (nil when
 // the code comes from a python action or a file write).
 func (w *walker) analyzeCode(lang, code string, c *command, how string) {
-	if len(code) > maxInput {
-		code = code[:maxInput]
-	}
 	span := w.outer
 	name := how
 	if c != nil {
 		span = c.span
 		name = c.name
+	}
+	if len(code) > maxCode {
+		// Its regular expressions cost about 3 s of CPU a MiB, and the
+		// driver folds one record at a time: past maxCode, the rest is
+		// not read, and a person judges what was not.
+		w.add(core.Finding{Analyzer: core.AnalyzerParser, Rule: ruleInputTooLarge, Level: events.RiskHigh, Span: span, Command: name,
+			Detail: how + ": only the first 256 KiB of the code was analysed (it has " + strconv.Itoa(len(code)>>10) + " KiB); what follows could not be judged"})
+		code = code[:maxCode]
 	}
 	add := func(rule *ShellRule, lvl events.Risk, detail string) {
 		w.add(core.Finding{Analyzer: core.AnalyzerCode, Rule: rule, Level: lvl, Detail: how + ": " + detail, Span: span, Command: name})

@@ -161,7 +161,7 @@ var (
 	httpWriteRe = core.LazyRE(`\b\w+\.(?:(delete|put|patch|post)|request\(\s*['"](DELETE|PUT|PATCH|POST|delete|put|patch|post)['"]\s*,)\(?\s*(?:url\s*=\s*)?f?['"]([^'"]+)['"]`)
 	httpAuthRe  = core.LazyRE(`(?i)authorization|bearer|x-api-key|api[-_]?key|token|auth\s*=|private-token`)
 	// a deleting method and the receiver chain it is called on
-	clientDeleteRe = core.LazyRE(`([\w.()'"\[\], =-]{0,80}?)\.((?:begin_|async_|batch_)?(?:delete|destroy|terminate|purge|drop|remove|wipe|erase|deprovision|decommission|revoke)\w*)\(`)
+	clientDeleteRe = core.LazyRE(`\.((?:begin_|async_|batch_)?(?:delete|destroy|terminate|purge|drop|remove|wipe|erase|deprovision|decommission|revoke)\w*)\(`)
 	infraNounRe    = core.LazyRE(`(?i)group|dataset|database|\bdb|table|index|indices|bucket|cluster|namespace|repo|project|user|account|instance|volume|disk|snapshot|backup|secret|vault|\bkv\b|zone|record|domain|queue|topic|stream|function|service|deployment|environment|workspace|organi[sz]ation|\borg\b|team|branch|image|network|subnet|vpc|firewall|certificate|role|polic|metadata|all_versions|collection|schema|space|site|channel|webhook|token|registry|tenant|subscription|app\b|apps\b`)
 )
 
@@ -169,16 +169,19 @@ var (
 // named resource of a service (a resource group, dataset, index,
 // repository, user, secret…), by the method's name or its receiver's.
 func (w *walker) clientDelete(code, how string, span [2]int, name string) {
-	for _, m := range clientDeleteRe.FindAllStringSubmatch(code, 16) {
-		recv := m[1]
-		if i := strings.LastIndexAny(recv, "\n=;"); i >= 0 {
-			recv = recv[i+1:]
+	for _, loc := range clientDeleteRe.FindAllStringSubmatchIndex(code, 16) {
+		method := code[loc[2]:loc[3]]
+		// the receiver: the expression before the dot, on its line
+		i := loc[0]
+		for i > 0 && loc[0]-i < 120 && !strings.ContainsRune("\n;=", rune(code[i-1])) {
+			i--
 		}
-		if !infraNounRe.MatchString(m[2]) && !infraNounRe.MatchString(recv) {
+		recv := strings.TrimSpace(code[i:loc[0]])
+		if !infraNounRe.MatchString(method) && !infraNounRe.MatchString(recv) {
 			continue
 		}
 		w.add(core.Finding{Analyzer: core.AnalyzerCode, Rule: ruleClientDelete, Level: events.RiskHigh, Span: span, Command: name,
-			Detail: how + ": " + core.TrimArg(strings.TrimSpace(recv)+"."+m[2]) + " deletes a resource of a remote service"})
+			Detail: how + ": " + core.TrimArg(recv+"."+method) + " deletes a resource of a remote service"})
 		return
 	}
 }
@@ -189,7 +192,7 @@ func (w *walker) bulkRemoteDelete(code, how string, span [2]int, name string) {
 	for _, loc := range bulkLoopRe.FindAllStringSubmatchIndex(code, 8) {
 		indent := code[loc[2]:loc[3]]
 		v := code[loc[4]:loc[5]]
-		body := loopBody(code[loc[1]:], indent)
+		body := loopBody(code[loc[1]:min(len(code), loc[1]+4096)], indent)
 		if dl := deletesItem(body, v); dl != nil {
 			w.add(core.Finding{Analyzer: core.AnalyzerCode, Rule: ruleBulkRemoteDelete, Level: events.RiskHigh, Span: span, Command: name,
 				Detail: how + ": deletes each item a remote listing returns (" + core.TrimArg(strings.TrimSpace(code[loc[0]:loc[1]])) + " … " +

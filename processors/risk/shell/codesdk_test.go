@@ -47,3 +47,17 @@ func TestClientLibraryCalls(t *testing.T) {
 		}
 	}
 }
+
+// Code past maxCode is not read (its expressions cost seconds a MiB, and
+// the driver folds one record at a time): the action is HIGH, and says so,
+// whatever the padding hides after the cap.
+func TestHugeCodeIsJudgedByAPerson(t *testing.T) {
+	code := strings.Repeat("x = 1\n", maxCode/6+1) + "import shutil, os\nshutil.rmtree(os.path.expanduser('~'))\n"
+	finds := analyzeCodeRun("python", code, core.Env{}, nil)
+	for _, f := range finds {
+		if f.ID() == "input-too-large" && f.Level == events.RiskHigh {
+			return
+		}
+	}
+	t.Fatalf("a %d KiB code cell: %v", len(code)>>10, finds)
+}

@@ -834,7 +834,7 @@ var (
 		Doc:   "the walk stopped at a bound (statements, commands, re-parsed bytes, expansions); what was not walked could not be judged, so it is HIGH",
 		Fires: nil, Quiet: []string{"ls"}}
 	ruleInputTooLarge = &ShellRule{ID: "input-too-large", Analyzer: core.AnalyzerParser, Levels: lvHigh, Category: catParser,
-		Doc:   "only the first 1 MiB was analysed; the rest could not be judged, so it is HIGH",
+		Doc:   "only the first 1 MiB of a command (256 KiB of code) was analysed; the rest could not be judged, so it is HIGH",
 		Fires: nil, Quiet: []string{"ls"}}
 )
 
