@@ -61,6 +61,10 @@ var cliSpecs = []cliSpec{
 	{cmds: []string{"kubectl", "oc"}, sub: "secret", flags: []cliFlag{{name: "--from-literal", spaced: true, eq: true, keyValue: true}}},
 	{cmds: []string{"gh"}, sub: "set", flags: []cliFlag{{name: "--body", spaced: true, eq: true}, {name: "-b", spaced: true, attached: true}}},
 	{cmds: []string{"htpasswd"}, flags: nil}, // htpasswd -b FILE USER PASSWORD: positional, see below
+	{cmds: []string{"xfreerdp", "xfreerdp3", "wlfreerdp", "sdl-freerdp", "sdl-freerdp3"}, flags: []cliFlag{{name: "/p:", attached: true}}},
+	{cmds: []string{"rdesktop"}, flags: []cliFlag{{name: "-p", spaced: true}}},
+	{cmds: []string{"mosquitto_pub", "mosquitto_sub", "mosquitto_rr"}, flags: []cliFlag{{name: "-P", spaced: true}, {name: "--pw", spaced: true}}},
+	{cmds: []string{"wget"}, flags: []cliFlag{{name: "--password", spaced: true, eq: true}, {name: "--http-password", spaced: true, eq: true}, {name: "--ftp-password", spaced: true, eq: true}, {name: "--proxy-password", spaced: true, eq: true}}},
 }
 
 func cliKeywords() []string {

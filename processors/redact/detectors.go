@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // ---- PEM private keys ----
@@ -427,6 +428,18 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 			continue
 		}
 		flag := s[ns] == '-'
+		if n, pe := sc.concatValue(ns, ne, flag); n >= 2 {
+			// "sk-proj-" + "…" + "…": the literals of a concatenation are
+			// judged together and each removed.
+			last = pe
+			joined := strings.Join(sc.concat[:n], "")
+			if assignedSecret(joined, cls, true, sc.r.threshold) && !isPlaceholderValue(joined) {
+				for _, p := range sc.concatAt[:n] {
+					sc.emit(p[0], p[1], min(ns, p[0]), pe)
+				}
+			}
+			continue
+		}
 		loose := false
 		vs, ve, quoted, ok := sc.assignedValue(ns, ne, flag)
 		if !ok {
@@ -484,8 +497,38 @@ func detectAssignment(sc *scan, hits []ruleHit, password bool) {
 		if !assignedSecret(v, cls, quoted, sc.r.threshold) || loose && !generatedValue(v, cls, sc.r.threshold) {
 			continue
 		}
+		if len(v) >= 64 && sc.underEncryptedData(ns) {
+			continue // a SealedSecret's encryptedData: ciphertext for the cluster's key, safe to commit
+		}
 		sc.emit(vs, ve, min(ns, vs), max(ve, ne))
 	}
+}
+
+// underEncryptedData reports whether the YAML key at ns sits in an
+// encryptedData: block (a Bitnami SealedSecret, which holds each value
+// encrypted to the cluster's key): the nearest line above it that is
+// indented less is "encryptedData:". It reads back at most 4 KB.
+func (sc *scan) underEncryptedData(ns int) bool {
+	s := sc.s
+	ls, _ := sc.line(ns)
+	ind := ns - ls
+	if ind == 0 || ind > 64 || ls > 0 && s[ls-1] != '\n' || strings.TrimLeft(s[ls:ns], " ") != "" {
+		return false
+	}
+	for k := 0; k < 64 && ls > 0; k++ {
+		b, e := sc.line(ls - 1)
+		line := s[b:e]
+		ls = b
+		if b > 0 && s[b-1] != '\n' {
+			return false // a line longer than line() reads: no YAML block
+		}
+		sc.charge(len(line) + 1)
+		t := strings.TrimLeft(line, " ")
+		if t != "" && len(line)-len(t) < ind {
+			return strings.TrimRight(t, " \r") == "encryptedData:"
+		}
+	}
+	return false
 }
 
 // dnsRoots are the top-level domains that start reverse-DNS package names
@@ -1502,6 +1545,101 @@ var passwordWords = map[string]bool{
 	"รหัสผ่าน": true, "पासवर्ड": true, "mật khẩu": true, "kata sandi": true,
 }
 
+// isLabelWord reports whether v is one capitalised word of letters (any
+// script's: Pasahitza, Lykilorð, Zugangstoken): the way a locale file
+// writes the label of a field. A generated secret mixes in digits or
+// symbols or changes case inside; one a person chose and wrote as a
+// single capitalised dictionary word is given up for the locale files.
+//
+// Parts joined by a hyphen, slash or apostrophe (Mot-de-passe,
+// E-Mail/Passwort, PIN-Code) read the same, each part capitalised,
+// lower-case or a short acronym, and a label may end in the colon,
+// asterisk, question mark, full stop or ellipsis of a form. Letters
+// outside ASCII with no digit or symbol (Passwort_bestätigen, Mật khẩu)
+// are a label too, whatever their case: keys and generated passwords are
+// ASCII.
+func isLabelWord(v string) bool {
+	v = strings.TrimSuffix(v, "…")
+	if n := len(v); n > 0 && strings.IndexByte(":*?.", v[n-1]) >= 0 {
+		v = v[:n-1]
+	}
+	if v == "" {
+		return false
+	}
+	if !isASCII(v) && lettersAndSeparators(v) {
+		return true
+	}
+	letters, parts, start := 0, 0, true
+	partStart, partUpper := 0, 0
+	for i, r := range v {
+		if r == '-' || r == '/' || r == '\'' || r == '’' {
+			if start {
+				return false // two separators in a row, or one first
+			}
+			start = true
+			continue
+		}
+		if !unicode.IsLetter(r) {
+			return false
+		}
+		switch {
+		case start:
+			if i == 0 && !unicode.IsUpper(r) {
+				return false
+			}
+			parts++
+			partStart, partUpper = letters, 0
+			if unicode.IsUpper(r) {
+				partUpper = 1
+			}
+		case unicode.IsUpper(r):
+			// Only an acronym (PIN, API, two to four capitals) has
+			// capitals after its first letter.
+			partUpper++
+			if partUpper != letters-partStart+1 || partUpper > 4 {
+				return false
+			}
+		case partUpper > 1:
+			return false // PINcode
+		}
+		start = false
+		letters++
+	}
+	return letters >= 4 && !start && (parts > 1 || partUpper <= 1)
+}
+
+// lettersAndSeparators reports whether v holds only letters and the
+// blanks, hyphens, underscores and slashes between words.
+func lettersAndSeparators(v string) bool {
+	for _, r := range v {
+		if !unicode.IsLetter(r) && !unicode.IsMark(r) && !strings.ContainsRune(" -_/'’\u00a0", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// isSecretNameRef reports whether v, a quoted value, is a snake, kebab or
+// camelCase name holding a secret word (db_password, api-token,
+// passwordConfirm): the name of a variable or field that holds the secret
+// (psql's :'db_password', a key of a secret store), not the secret.
+func isSecretNameRef(v string) bool {
+	sep := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case isLower(c):
+		case c == '_' || c == '-':
+			sep = true
+		case isUpper(c) && i > 0 && isLower(v[i-1]):
+			sep = true // a camelCase hump
+		default:
+			return false
+		}
+	}
+	l := strings.ToLower(v)
+	return sep && isLower(v[0]) && (strings.Contains(l, "pass") || strings.Contains(l, "secret") || strings.Contains(l, "token") || strings.Contains(l, "key") || strings.Contains(l, "pwd"))
+}
+
 func isASCII(v string) bool {
 	for i := 0; i < len(v); i++ {
 		if v[i] >= 0x80 {
@@ -1520,8 +1658,8 @@ func assignedSecret(v string, cls nameClass, quoted bool, threshold float64) boo
 	if !quoted && typeWords[strings.ToLower(strings.TrimRight(v, "!?"))] {
 		return false // password: String! (GraphQL), var password: String? (Swift, Kotlin)
 	}
-	if cls == namePassword && passwordWords[strings.ToLower(v)] {
-		return false // "password": "Passwort": a locale file's label
+	if cls == namePassword && passwordWords[strings.ToLower(v)] || isLabelWord(v) || isSecretNameRef(v) {
+		return false // "password": "Passwort", "Pasahitza", "Lykilorð": a locale file's label
 	}
 	if cls != namePassword && !isASCII(v) {
 		return false // "api_key": "API-Schlüssel": keys and tokens are ASCII; a label need not be
@@ -2295,4 +2433,272 @@ func (sc *scan) k8sEmit(vs int, val string, plain bool, mstart int) {
 		return
 	}
 	sc.emit(vs, vs+len(val), mstart, vs+len(val))
+}
+
+// ---- session cookies ----
+
+// cookieKeywords are "cookie" (Cookie:, Set-Cookie:, --cookie,
+// document.cookie) and the names of common session cookies, which mark a
+// cookie pair wherever they stand (a log of Set-Cookie values, curl -b).
+var cookieKeywords = []string{"cookie", "jsessionid=", "phpsessid=", "connect.sid=", "asp.net_sessionid=", "laravel_session=", "wordpress_logged_in_", "sessionid=", "_session="}
+
+// cookieNameWords mark a cookie that logs its holder in.
+var cookieNameWords = []string{"sess", "sid", "auth", "token", "jwt", "login", "logged", "remember"}
+
+// detectSessionCookies reads the name=value pairs of a cookie header (or
+// the one pair at a session cookie's name) and removes the values of
+// those named like a session or login whose value looks generated.
+func detectSessionCookies(sc *scan, hits []ruleHit) {
+	s := sc.s
+	next := 0
+	for _, h := range hits {
+		if sc.over {
+			return
+		}
+		if h.start < next {
+			continue
+		}
+		var p int
+		all := true
+		if h.end-h.start == len("cookie") {
+			p = skipBlanks(s, h.end)
+			if p < len(s) && (s[p] == ':' || s[p] == '=') {
+				p = skipBlanks(s, p+1)
+			} else if p == h.end {
+				continue // cookies, cookie_consent: a word, not a header
+			}
+			if p < len(s) && isQuote(s[p]) {
+				p++
+			}
+		} else {
+			// A session cookie's name: back to the start of the name.
+			p = h.start
+			for p > 0 && h.start-p < 64 && isCookieNameChar(s[p-1]) {
+				p--
+			}
+			all = false
+		}
+		next = sc.cookiePairs(p, all)
+	}
+}
+
+func isCookieNameChar(c byte) bool {
+	return isAlnum(c) || c == '_' || c == '-' || c == '.' || c == '$' || c == '%'
+}
+
+// cookiePairs reads name=value pairs from p (only the first unless all)
+// and emits the values of session cookies; it returns where it stopped.
+func (sc *scan) cookiePairs(p int, all bool) int {
+	s := sc.s
+	lim := min(len(s), p+4096)
+	for n := 0; n < 32 && p < lim; n++ {
+		ns := p
+		for p < lim && p-ns < 128 && isCookieNameChar(s[p]) {
+			p++
+		}
+		if p == ns || p >= lim || s[p] != '=' {
+			break
+		}
+		ne := p
+		p++
+		vs := p
+		for p < lim && p-vs < 1024 && !isSpace(s[p]) && strings.IndexByte(";\"',", s[p]) < 0 {
+			p++
+		}
+		sc.charge(p - ns)
+		if v := s[vs:p]; cookieNamesSession(s[ns:ne]) && looksRandomToken(v, 16, 3.5) && hasDigit(v) && !isPlaceholderValue(v) {
+			sc.emit(vs, p, ns, p)
+		}
+		if !all || p >= lim || s[p] != ';' {
+			break
+		}
+		p = skipBlanks(s, p+1)
+	}
+	return p
+}
+
+func cookieNamesSession(name string) bool {
+	for _, w := range cookieNameWords {
+		if containsFold(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// ---- values split across string concatenation ----
+
+// maxConcat bounds the literals of one concatenation that are read.
+const maxConcat = 8
+
+// concatValue reads the value assigned to the name at s[ns:ne] when it is
+// string literals joined into one: by + (most languages), . (PHP), ..
+// (Lua), || (SQL), by adjacency ("a" "b" in C, Python and shell, also
+// across a backslash-continued or parenthesised line), or as a list
+// joined with an empty separator (["a", "b"].join(""), "".join(["a",
+// "b"])). It stores the literals in sc.concat and their spans in
+// sc.concatAt and returns how many there are and where the value ends; a
+// value of one literal, or of anything else, gives 0.
+func (sc *scan) concatValue(ns, ne int, flag bool) (int, int) {
+	s := sc.s
+	i := skipNameEnd(s, ns, ne)
+	j, ok := assignOp(s, i, flag)
+	if !ok {
+		// #define NAME "a" "b": the literals beside the name.
+		j = i
+		if j >= len(s) || !isBlank(s[j]) {
+			return 0, 0
+		}
+	}
+	p := skipBlanks(s, j)
+	lim := min(len(s), p+2048)
+	list, joined, closer := false, false, byte(0)
+	switch {
+	case p >= lim:
+		return 0, 0
+	case s[p] == '(':
+		p, closer = concatBlank(s, p+1, lim), ')'
+	case s[p] == '[':
+		p, list, closer = concatBlank(s, p+1, lim), true, ']'
+	case strings.HasPrefix(s[p:lim], `"".join([`) || strings.HasPrefix(s[p:lim], `''.join([`):
+		p, list, joined, closer = concatBlank(s, p+9, lim), true, true, ']'
+	}
+	n := 0
+	for n < maxConcat && p < lim && (s[p] == '"' || s[p] == '\'') {
+		q := s[p]
+		k := p + 1
+		for k < lim && s[k] != q && s[k] != '\n' {
+			if s[k] == '\\' && q == '"' {
+				k++
+			}
+			k++
+		}
+		if k >= lim || s[k] != q {
+			return 0, 0
+		}
+		if n == 0 {
+			sc.concat, sc.concatAt = sc.concat[:0], sc.concatAt[:0]
+		}
+		sc.concat = append(sc.concat, s[p+1:k])
+		sc.concatAt = append(sc.concatAt, [2]int{p + 1, k})
+		n++
+		p = concatBlank(s, k+1, lim)
+		if p >= lim {
+			break
+		}
+		switch {
+		case list && s[p] == ',':
+			p = concatBlank(s, p+1, lim)
+		case list:
+		case s[p] == '+' || s[p] == '.' && (p+1 >= lim || s[p+1] != '.' || p+2 < lim && s[p+2] != '.'):
+			if s[p] == '.' && p+1 < lim && s[p+1] == '.' {
+				p++ // Lua's ..
+			}
+			p = concatBlank(s, p+1, lim)
+		case s[p] == '|' && p+1 < lim && s[p+1] == '|':
+			p = concatBlank(s, p+2, lim)
+		}
+	}
+	sc.charge(p - ns)
+	if n < 2 {
+		return 0, 0
+	}
+	if closer != 0 {
+		if p >= lim || s[p] != closer {
+			return 0, 0
+		}
+		p++
+		rest := s[p:lim]
+		if list && !(joined && strings.HasPrefix(rest, ")") || !joined && (strings.HasPrefix(rest, `.join("")`) || strings.HasPrefix(rest, ".join('')"))) {
+			return 0, 0 // a list that is not joined into one string
+		}
+	}
+	return n, p
+}
+
+// concatBlank skips the blanks, newlines and line continuations between
+// the parts of a concatenation, at most 128 bytes and two lines.
+func concatBlank(s string, p, lim int) int {
+	lines := 0
+	for k := p; k < lim && k-p < 128; k++ {
+		switch c := s[k]; {
+		case c == ' ' || c == '\t' || c == '\r':
+		case c == '\n':
+			if lines++; lines > 2 {
+				return k
+			}
+		case c == '\\' && k+1 < lim && (s[k+1] == '\n' || s[k+1] == '\r'):
+		default:
+			return k
+		}
+	}
+	return min(lim, p+128)
+}
+
+// ---- JSON Web Keys ----
+
+// jwkPrivate are the members of a JWK that hold its private key.
+var jwkPrivate = map[string]bool{"d": true, "p": true, "q": true, "dp": true, "dq": true, "qi": true, "k": true}
+
+// detectJWKPrivate finds the object around each "kty" member (its braces,
+// at most 8 KB either way, no object nested in it) and removes the values
+// of its private members.
+func detectJWKPrivate(sc *scan, hits []ruleHit) {
+	s := sc.s
+	next := 0
+	for _, h := range hits {
+		if sc.over {
+			return
+		}
+		if h.start < next {
+			continue
+		}
+		a := strings.LastIndexAny(s[max(0, h.start-8192):h.start], "{}")
+		if a < 0 {
+			continue
+		}
+		a += max(0, h.start-8192)
+		if s[a] != '{' {
+			continue
+		}
+		b := strings.IndexAny(s[h.end:min(len(s), h.end+8192)], "{}")
+		if b < 0 || s[h.end+b] != '}' {
+			continue
+		}
+		b += h.end
+		sc.charge(b - a)
+		next = b
+		for i := a + 1; i < b; {
+			q := strings.IndexByte(s[i:b], '"')
+			if q < 0 {
+				break
+			}
+			ks := i + q + 1
+			ke := strings.IndexByte(s[ks:b], '"')
+			if ke < 0 {
+				break
+			}
+			ke += ks
+			j := skipBlanks(s, ke+1)
+			if j >= b || s[j] != ':' {
+				i = ke + 1
+				continue
+			}
+			j = skipBlanks(s, j+1)
+			if j >= b || s[j] != '"' {
+				i = j
+				continue
+			}
+			vs := j + 1
+			ve := strings.IndexByte(s[vs:b], '"')
+			if ve < 0 {
+				break
+			}
+			ve += vs
+			if v := s[vs:ve]; jwkPrivate[s[ks:ke]] && len(v) >= 16 && strings.Trim(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=") == "" && !isPlaceholderValue(v) {
+				sc.emit(vs, ve, ks, ve)
+			}
+			i = ve + 1
+		}
+	}
 }

@@ -77,6 +77,10 @@ type scan struct {
 	// same one from several hits (the api and key of api_key=…), and the
 	// verdict depends only on these offsets.
 	lastEmit cand
+	// concat and concatAt hold the literals of the concatenation
+	// concatValue read last, and their spans.
+	concat   []string
+	concatAt [][2]int
 }
 
 // lineVerdict remembers whether an allowlist's regexes match one line, so
@@ -593,7 +597,7 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 	if ru.detect == nil && ru.source != sourceConfig && isWordyPhrase(secret) {
 		return // a format rule matched words or an identifier (s.ReadUint16LengthPrefixed)
 	}
-	if ru.prio == prioGeneric && (looksLikeCode(secret) || isSynthetic(secret) || shortBody(secret) || isJOSEHeader(secret) || isPublicKeyDER(secret) || namesDigest(s[max(0, mstart-40):start]) || copiesField(s[mstart:start], secret) || namesPublic(s[max(0, mstart-24):start])) {
+	if ru.prio == prioGeneric && (looksLikeCode(secret) || isSynthetic(secret) || shortBody(secret) || isJOSEHeader(secret) || isPublicKeyDER(secret) || namesDigest(s[max(0, mstart-40):start]) || copiesField(s[mstart:start], secret) || namesPublic(s[max(0, mstart-24):start]) || end-start >= 64 && sc.underEncryptedData(mstart)) {
 		return // generic-api-key on "x = a.b.C", "a.Key = b.v1.Key" or "Public key pin: …": not a secret
 	}
 	if len(r.global) > 0 || len(ru.allow) > 0 {

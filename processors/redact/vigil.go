@@ -142,8 +142,22 @@ var vigilRegexes = []vigilRegex{
 		re: `(?i)\{(?:SSHA(?:256|384|512)?|SHA(?:256|384|512)?|SMD5|MD5|CRYPT|PBKDF2(?:-SHA(?:1|256|512))?|ARGON2)\}([A-Za-z0-9+/=$.,:-]{16,512})`},
 	{id: "segment-api-token", desc: "Segment public API token (sgp_ and 64 letters and digits; Sourcegraph's sgp_ tokens have another shape).",
 		keywords: []string{"sgp_"}, re: `\b(sgp_[A-Za-z0-9]{64})\b`, entropy: 3.5},
-	{id: "presigned-url-signature", desc: "The signature of an S3 (X-Amz-Signature) or Google Cloud Storage (X-Goog-Signature) presigned URL, which grants access to the object until it expires.",
-		keywords: []string{"x-amz-signature=", "x-goog-signature="}, re: `(?i)[?&]X-(?:Amz|Goog)-Signature=([a-f0-9]{64,512})\b`, entropy: 3},
+	{id: "presigned-url-signature", desc: "The signature of a signed URL or request: S3 (X-Amz-Signature), Google Cloud Storage (X-Goog-Signature), CloudFront and other signed URLs (Signature=, signature=) and AWS SigV4 Authorization headers (…, Signature=); a signed URL grants access to what it names until it expires.",
+		keywords: []string{"signature="}, re: `(?i)(?:[?&;,]|\s|^)(?:X-(?:Amz|Goog)-)?Signature=([A-Za-z0-9%~_+/=-]{40,1000})`, entropy: 3, ctxValue: true,
+		check: func(s string) bool { return hasDigit(s) && charClasses(s) >= 2 }},
+	{id: "ssh2-private-key", desc: "A private key in the SSH2 (RFC 4716, ssh.com and PuTTYgen export) format: ---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ---- to its END line.",
+		keywords: []string{"begin ssh2 encrypted private key", "begin ssh2 private key"}, shape: true,
+		re: `(?s)---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----\r?\n((?:[^\r\n]*\r?\n){1,100}?)---- END SSH2`},
+	{id: "webhook-url-token", desc: "The key in the path of an incoming-webhook URL (Mattermost, Rocket.Chat and others: https://host/hooks/<key>[/<token>]): whoever has it can post.",
+		prio: prioContext, keywords: []string{"/hooks/"}, ctxValue: true,
+		re:    `(?i)\bhttps?://[A-Za-z0-9.-]{1,253}(?::\d{1,5})?(?:/[\w.-]{1,64}){0,3}/hooks/([A-Za-z0-9]{16,64}(?:/[A-Za-z0-9_-]{20,80})?)(?:[^A-Za-z0-9/_-]|$)`,
+		check: func(s string) bool { return hasDigit(s) && looksRandomToken(strings.ReplaceAll(s, "/", ""), 20, 3.5) }},
+	{id: "redis-config-password", desc: "The password of redis.conf / valkey.conf requirepass and masterauth lines.",
+		prio: prioContext, keywords: []string{"requirepass", "masterauth"}, ctxValue: true,
+		re: `(?im)^[ \t]*(?:requirepass|masterauth)[ \t]+(?:"([^"\r\n]{3,256})"|([^\s"]{3,256}))[ \t]*$`},
+	{id: "sasl-passwd-password", desc: "The password of a Postfix sasl_passwd line ([relay]:port user:password).",
+		prio: prioContext, keywords: []string{"]:"}, ctxValue: true,
+		re: `(?m)^[ \t]*\[[A-Za-z0-9.-]{1,253}\](?::\d{1,5})?[ \t]+[^\s:]{1,128}:([^\s]{3,256})[ \t]*$`},
 	{id: "password-hash", desc: "Crypt(3) password hashes as /etc/shadow and htpasswd store them: bcrypt ($2a$, $2b$, $2y$), md5crypt and Apache apr1 ($1$, $apr1$), sha256crypt and sha512crypt ($5$, $6$) and yescrypt ($y$); offline guessing recovers weak passwords from them.",
 		keywords: []string{"$2a$", "$2b$", "$2y$", "$1$", "$apr1$", "$5$", "$6$", "$y$"}, shape: true,
 		re: `(\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}|\$(?:1|apr1)\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{22}|\$[56]\$(?:rounds=\d{1,9}\$)?[./A-Za-z0-9]{1,16}\$[./A-Za-z0-9]{43,86}|\$y\$[./A-Za-z0-9]{1,8}\$[./A-Za-z0-9]{1,86}\$[./A-Za-z0-9]{43})`},
@@ -184,16 +198,16 @@ var vigilRegexes = []vigilRegex{
 		prio: prioContext, keywords: []string{"net user"}, ctxValue: true,
 		re:    `(?i)\bnet\s+user\s+(?:"[^"\r\n]{1,64}"|[^\s"/]{1,64})\s+("[^"\r\n*]{4,128}"|[^\s"*/]{4,128})(?:\s+/|\s*$)`,
 		check: func(s string) bool { return !isPlaceholderValue(strings.Trim(s, `"`)) }},
-	{id: "windows-net-use-password", desc: "The password of Windows' net use \\\\SERVER\\SHARE PASSWORD /user:NAME.",
+	{id: "windows-net-use-password", desc: "The password of Windows' net use \\\\SERVER\\SHARE PASSWORD /user:NAME (or /user:NAME PASSWORD).",
 		prio: prioContext, keywords: []string{"net use"}, ctxValue: true,
-		re:    `(?i)\bnet\s+use\s+(?:[A-Z]:\s+)?\S+\s+("[^"\r\n*]{3,128}"|[^\s"*/]{3,128})\s+/u(?:ser)?:`,
+		re:    `(?i)\bnet\s+use\s+(?:[A-Z]:\s+)?\S+\s+(?:("[^"\r\n*]{3,128}"|[^\s"*/]{3,128})\s+/u(?:ser)?:|/u(?:ser)?:\S+\s+("[^"\r\n*]{3,128}"|[^\s"*/]{3,128})(?:\s|$))`,
 		check: func(s string) bool { return !isPlaceholderValue(strings.Trim(s, `"`)) }},
 	{id: "smb-user-password", desc: "The password of a Samba client's -U USER%PASSWORD (smbclient, rpcclient, smbmap, smbcacls, nxc/crackmapexec).",
 		prio: prioContext, keywords: []string{"smbclient", "rpcclient", "smbmap", "smbcacls", "crackmapexec", "nxc"}, ctxValue: true,
 		re: `\b(?:smbclient|rpcclient|smbmap|smbcacls|crackmapexec|nxc)\b[^\n|;&]{0,200}?\s(?:-U|--user(?:name)?=?)\s*['"]?[^%\s'"]{1,64}%([^\s'"]{3,128})`},
-	{id: "sqlplus-password", desc: "The password of Oracle's sqlplus / rman / expdp / impdp USER/PASSWORD@DB.",
-		prio: prioContext, keywords: []string{"sqlplus", "rman", "expdp", "impdp", "sqlldr"}, ctxValue: true,
-		re: `\b(?:sqlplus|rman\s+target|expdp|impdp|sqlldr)\s+(?:-\w+\s+)*['"]?[A-Za-z][A-Za-z0-9_$#]{0,63}/([^@\s/'"]{3,128})@`},
+	{id: "sqlplus-password", desc: "The password of Oracle's sqlplus / rman / expdp / impdp USER/PASSWORD@DB, and of a JDBC thin or OCI URL (jdbc:oracle:thin:USER/PASSWORD@…).",
+		prio: prioContext, keywords: []string{"sqlplus", "rman", "expdp", "impdp", "sqlldr", "oracle:thin:", "oracle:oci:"}, ctxValue: true,
+		re: `(?:\b(?:sqlplus|rman\s+target|expdp|impdp|sqlldr)\s+(?:-\w+\s+)*['"]?|\boracle:(?:thin|oci8?):)[A-Za-z][A-Za-z0-9_$#]{0,63}/([^@\s/'"]{3,128})@`},
 	{id: "piped-password", desc: "A literal echoed into a program that reads a password, token or secret from its input: echo SECRET | sudo -S …, … | docker login --password-stdin, … | gh auth login --with-token, … | az devops login, and secret stores' writes (… | wrangler secret put NAME, … | gh secret set NAME, … | docker secret create NAME -, … | vercel env add NAME, … | gcloud secrets versions add NAME --data-file=-).",
 		prio: prioContext, keywords: []string{"sudo", "password-stdin", "with-token", "devops login", "secret put", "secret set", "secrets set", "secret create", "env add", "data-file"}, ctxValue: true,
 		re: `\b(?:echo|printf)\s+(?:-[ne]{1,2}\s+)?(?:"([^"\r\n$\x60]{3,128})"|'([^'\r\n]{3,128})'|([^\s'"|;&$\x60]{3,128}))\s*\|\s*(?:sudo\s+(?:-[A-Za-z]+\s+)*-S\b|[^|\n]{0,160}(?:--password-stdin|--with-token\b|\bdevops\s{1,4}login\b|\bsecrets?\s{1,4}(?:put|set|create)\s|\benv\s{1,4}add\s|--data-file[= ]-(?:\s|$)))`},
@@ -201,10 +215,6 @@ var vigilRegexes = []vigilRegex{
 		keywords: []string{"hvs.", "hvb.", "hvr."}, re: `\b(hv[sbr]\.[A-Za-z0-9_-]{24,400})\b`, entropy: 3.5, check: hasDigit},
 	{id: "honeycomb-api-key", desc: "Honeycomb ingest and management keys (hcaik_, hcxik_, hcamk_, hcxmk_).",
 		keywords: []string{"hcaik_", "hcxik_", "hcamk_", "hcxmk_"}, re: `\b(hc[ax][im]k_[a-z0-9]{56,64})\b`, entropy: 3.5, check: hasDigit},
-	{id: "session-cookie", desc: "The value of a session or authentication cookie (session, sessionid, sid, PHPSESSID, JSESSIONID, connect.sid, auth_token, jwt …) in a Cookie or Set-Cookie header: it logs in whoever sends it.",
-		prio: prioContext, keywords: []string{"cookie"}, ctxValue: true,
-		re:    `(?i)\b(?:set-)?cookie\s{0,4}:(?:[^\r\n]{0,400}?;)?\s{0,4}[\w.-]{0,24}(?:sess|sid|session|auth|token|jwt|login)[\w.-]{0,24}=([^;\s"',]{16,1000})`,
-		check: func(s string) bool { return looksRandomToken(s, 16, 3.5) && hasDigit(s) }},
 	{id: "terraform-variable-default", desc: "The default of a Terraform variable named like a secret (variable \"db_password\" { default = \"…\" }): the value is committed with the module.",
 		prio: prioContext, keywords: []string{"variable"}, ctxValue: true,
 		re: `(?i)(?s)\bvariable\s{1,4}"[\w-]{0,40}(?:password|passwd|secret|token|api_?key|access_?key|private_?key|credentials?)[\w-]{0,40}"\s{0,4}\{[^}]{0,300}?\bdefault\s{0,4}=\s{0,4}"([^"\r\n]{6,256})"`},
@@ -219,6 +229,13 @@ var vigilRegexes = []vigilRegex{
 	{id: "pgpass-password", desc: "The password of a .pgpass line (host:port:database:user:password) for PostgreSQL's port or any port (*).",
 		prio: prioContext, keywords: []string{":5432:", ":*:"}, ctxValue: true,
 		re: `(?m)^[ \t]*[A-Za-z0-9_.*-]{1,253}:(?:5432|\*):[^:\s]{1,63}:[^:\s]{1,63}:([^\s]{3,128})[ \t]*$`},
+	{id: "base64-encoded-token", desc: "A vendor token (ghp_, github_pat_, glpat-, sk-proj-, sk-ant-, sk_live_, xoxb-, AKIA, npm_, AIza …) hidden as base64 (base64.b64decode(\"Z2hwX…\"), atob('…'), a CI variable): the literal starts with the encoding of the prefix and decodes to a key of random characters.",
+		keywords: b64PrefixKeywords(), re: `(?:^|[^A-Za-z0-9+/])((?:` + strings.Join(b64PrefixKeywords(), "|") + `)[A-Za-z0-9+/]{16,600}={0,2})`,
+		check: isB64VendorToken},
+	{id: "positional-password-argument", desc: "A literal password passed by position to a call that takes one: the third argument of new PDO / PDO->__construct, mysqli_connect, new mysqli, DriverManager.getConnection, ldap_bind, ftp_login (also as PHP stack traces print them); the second of NetworkCredential, UsernamePasswordCredentials, HTTPBasicAuth, HTTPDigestAuth, BasicAuth, SetBasicAuth, PasswordAuthentication, requests' auth=(user, password) and a client's .login(user, password).",
+		prio: prioContext, keywords: []string{"pdo(", "__construct(", "mysqli_connect(", "mysqli(", "getconnection(", "ldap_bind(", "ftp_login(", "credential(", "credentials(", "basicauth(", "digestauth(", "passwordauthentication(", ".login(", "auth=(", "auth = ("}, ctxValue: true,
+		re:    `(?:\b(?:PDO|PDO->__construct|PDO::__construct|mysqli_connect|mysqli|getConnection|ldap_bind|ftp_login)\(\s*(?:'[^'\r\n]{0,200}'|"[^"\r\n]{0,200}"|[$\w.\->\[\]]{1,80})\s*,\s*(?:'[^'\r\n]{0,200}'|"[^"\r\n]{0,200}"|[$\w.\->\[\]]{1,80})\s*,\s*(?:'([^'\r\n]{3,128})'|"([^"\r\n]{3,128})")\s*[,)]|\b(?:NetworkCredential|UsernamePasswordCredentials|HTTPBasicAuth|HTTPDigestAuth|BasicAuth|SetBasicAuth|PasswordAuthentication|\.login|auth\s?=\s?)\(\s*(?:'[^'\r\n]{0,200}'|"[^"\r\n]{0,200}"|[$\w.\->\[\]]{1,80})\s*,\s*(?:'([^'\r\n]{3,128})'|"([^"\r\n]{3,128})")\s*[,)])`,
+		check: func(s string) bool { return assignedSecret(s, namePassword, true, 0) }},
 	{id: "basic-auth-credentials", desc: "Base64 user:password after the word Basic, outside an Authorization header too; kept only if it decodes to user:password.",
 		prio: prioContext, keywords: []string{"basic"}, re: `(?i)\bbasic\s{1,4}([A-Za-z0-9+/]{8,512}={0,2})(?:[^A-Za-z0-9+/=]|$)`,
 		check: isBasicCredential},
@@ -280,6 +297,40 @@ func hasDigit(s string) bool {
 	return false
 }
 
+// b64Prefixes are the vendor prefixes whose base64 encoding
+// base64-encoded-token looks for.
+var b64Prefixes = []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "glrt-", "sk-proj-", "sk-ant-", "sk-svcacct-",
+	"sk_live_", "rk_live_", "xoxb-", "xoxp-", "xoxa-", "xoxe-", "AKIA", "ASIA", "npm_", "AIza", "pypi-AgE", "dop_v1_", "shpat_", "hvs.", "dckr_pat_"}
+
+// b64PrefixKeywords returns, for each prefix, the base64 characters that
+// encode it whatever follows: a literal that starts with the encoding of
+// ghp_ starts with Z2hwX.
+func b64PrefixKeywords() []string {
+	out := make([]string, 0, len(b64Prefixes))
+	for _, p := range b64Prefixes {
+		e := base64.StdEncoding.EncodeToString([]byte(p))
+		out = append(out, e[:len(p)*8/6])
+	}
+	return out
+}
+
+// isB64VendorToken reports whether s decodes to a vendor prefix and a
+// random rest of letters, digits, - and _.
+func isB64VendorToken(s string) bool {
+	d := decodeB64Prefix(s, len(s))
+	for _, p := range b64Prefixes {
+		if rest, ok := strings.CutPrefix(d, p); ok {
+			for i := 0; i < len(rest); i++ {
+				if c := rest[i]; !isAlnum(c) && c != '-' && c != '_' && c != '.' {
+					return false
+				}
+			}
+			return looksRandomToken(rest, 16, 3) && hasDigit(rest)
+		}
+	}
+	return false
+}
+
 // vigilDetectors are the rules written as Go functions.
 var vigilDetectors = []struct {
 	id, desc string
@@ -299,6 +350,10 @@ var vigilDetectors = []struct {
 		prioSpecific, []string{"-----begin"}, detectPEM},
 	{"cli-password", "Passwords given on a command line: curl -u user:pass, mysql/mariadb -pSECRET, redis-cli -a, sshpass -p, docker/podman/helm/az/oc … login -p, sqlcmd -P, ldap* -w, mongo* -p, openssl -pass pass:…, aws configure set aws_secret_access_key ….",
 		prioContext, cliKeywords(), detectCLIPassword},
+	{"session-cookie", "The value of a session or authentication cookie (session, sessionid, sid, PHPSESSID, JSESSIONID, connect.sid, auth_token, jwt, remember, logged_in …) in a Cookie or Set-Cookie header, a cookie jar or flag (curl -b, --cookie, document.cookie), every such pair of the header, and after the names of the common session cookies anywhere: it logs in whoever sends it.",
+		prioContext, cookieKeywords, detectSessionCookies},
+	{"jwk-private-key", "The private members of a JSON Web Key (d, p, q, dp, dq, qi of an RSA, EC or OKP key; k of a symmetric one) in the object that names its kty; the public members (n, e, x, y) are kept.",
+		prioSpecific, []string{"\"kty\""}, detectJWKPrivate},
 	{"netrc-password", ".netrc / _netrc credentials (machine … login … password …), on one line or several.",
 		prioContext, []string{"machine", "default"}, detectNetrc},
 	{"url-credentials", "The password (or bare token) of user:password@ in any scheme://… URL: http(s), git, postgres, mysql, mongodb(+srv), redis, amqp, ftp, jdbc:… .",

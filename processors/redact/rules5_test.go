@@ -1,0 +1,79 @@
+package redact
+
+import (
+	"encoding/base64"
+	"math/rand/v2"
+	"testing"
+)
+
+// The rules written for heldout_secrets5.jsonl's classes, each with its
+// own examples (not lines of that table) and look-alikes it must keep.
+
+var (
+	r5     = rand.New(rand.NewPCG(24, 5))
+	r5pw   = "Lq8" + randMixed(r5, alnum, 9) + "-"
+	r5tok  = randMixed(r5, alnum, 32)
+	r5hex  = randFrom(r5, hexLower, 64)
+	r5b64  = randMixed(r5, alnum, 40)
+	r5sess = randFrom(r5, "abcdefghijklmnopqrstuvwxyz0123456789", 32)
+	r5jwkd = randMixed(r5, alnum+"-_", 43)
+	r5ghp  = "ghp_" + randMixed(r5, alnum, 36)
+)
+
+func TestHeldout5RulesFire(t *testing.T) {
+	r := newTestRedactor(t)
+	for _, c := range []secretCase{
+		{"oracle thin url", "jdbc:oracle:thin:hr/" + r5pw + "@db01:1521/ORCL", []string{r5pw}, "sqlplus-password"},
+		{"signed url signature", "https://cdn.example.net/a.mp4?Expires=1796000000&Signature=" + r5b64 + "~" + r5b64 + "&Key-Pair-Id=K1", []string{r5b64}, "presigned-url-signature"},
+		{"sigv4 header", "Authorization: AWS4-HMAC-SHA256 Credential=x/20261207/eu-west-1/s3/aws4_request, SignedHeaders=host, Signature=" + r5hex, []string{r5hex}, "presigned-url-signature"},
+		{"ssh2 key", "---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: \"k\"\n" + r5b64 + "\n" + r5tok + "\n---- END SSH2 ENCRYPTED PRIVATE KEY ----", []string{r5b64, r5tok}, "ssh2-private-key"},
+		{"webhook path", "url: https://chat.example.org/hooks/" + r5sess[:26], []string{r5sess[:26]}, "webhook-url-token"},
+		{"redis conf", "port 6379\nrequirepass " + r5tok + "\n", []string{r5tok}, "redis-config-password"},
+		{"sasl_passwd", "[mail.example.org]:587 relay@example.org:" + r5pw, []string{r5pw}, "sasl-passwd-password"},
+		{"base64 of a token", `tok = b64decode("` + base64.StdEncoding.EncodeToString([]byte(r5ghp)) + `")`, []string{base64.StdEncoding.EncodeToString([]byte(r5ghp))}, "base64-encoded-token"},
+		{"pdo third argument", `$db = new PDO("pgsql:host=db", "app", "` + r5pw + `");`, []string{r5pw}, "positional-password-argument"},
+		{"basic auth tuple", `requests.post(u, auth=("svc", "` + r5pw + `"))`, []string{r5pw}, "positional-password-argument"},
+		{"every session cookie of a header", "Cookie: sid=" + r5sess + "; theme=dark; remember_token=" + r5tok, []string{r5sess, r5tok}, "session-cookie"},
+		{"session cookie by its name", "JSESSIONID=" + r5tok + "; Path=/", []string{r5tok}, "session-cookie"},
+		{"jwk private member", `{"kty":"OKP","crv":"Ed25519","x":"` + r5b64 + `","d":"` + r5jwkd + `"}`, []string{r5jwkd}, "jwk-private-key"},
+		{"concatenated literals", `API_TOKEN = "` + r5tok[:16] + `" + "` + r5tok[16:] + `"`, []string{r5tok[:16], r5tok[16:]}, "secret-assignment"},
+		{"adjacent literals", "#define DB_PASSWORD \"" + r5pw[:6] + "\" \\\n  \"" + r5pw[6:] + "\"", []string{r5pw[:6], r5pw[6:]}, "password-assignment"},
+		{"joined list", `secret_key = "".join(["` + r5tok[:16] + `", "` + r5tok[16:] + `"])`, []string{r5tok[:16], r5tok[16:]}, "secret-assignment"},
+		{"mosquitto", "mosquitto_sub -h b -u u -P " + r5pw + " -t x", []string{r5pw}, "cli-password"},
+		{"freerdp", "xfreerdp /v:h /u:admin /p:" + r5pw, []string{r5pw}, "cli-password"},
+		{"net use, user first", `net use \\srv\c$ /user:ADMIN ` + r5pw, []string{r5pw}, "windows-net-use-password"},
+	} {
+		t.Run(c.name, func(t *testing.T) { checkSecretCase(t, r, c) })
+	}
+}
+
+func TestHeldout5RulesKeep(t *testing.T) {
+	r := newTestRedactor(t)
+	for _, c := range []string{
+		`"password": "Salasanasi"`,
+		`password: Mot-de-passe`,
+		`"password": "E-Mail/Passwort"`,
+		`"pwd": "PIN-Code"`,
+		`"secret": "Geheimnis:"`,
+		`"password": "Passwort_bestätigen"`,
+		`CREATE ROLE app LOGIN PASSWORD :'app_password';`,
+		"kind: SealedSecret\nspec:\n  encryptedData:\n    db_password: Ag" + randMixed(r5, b64chars, 300),
+		"X-Hub-Signature-256: sha256=" + r5hex,
+		"signature_version = s3v4",
+		"Cookie: cookie_consent=1; lang=en; _ga=GA1.2.1234567890.1796000000",
+		"Set-Cookie: sessionid=; Max-Age=0",
+		`label = "API " + "Key"`,
+		`const tokens = ["sk-", "ghp_"];`,
+		`const key = ["user", "id"].join("")`,
+		`{"kty":"RSA","n":"` + r5b64 + r5b64 + `","e":"AQAB","kid":"k1"}`,
+		"requirepass ${REDIS_PASSWORD}",
+		"new PDO($dsn, $user, $pass);",
+		"xfreerdp /v:h /u:admin /p:$RDP_PASSWORD",
+		"https://gitlab.example.org/api/v4/projects/12/hooks/34",
+		"echo 'eyJraW5kIjoiQ29uZmlnTWFwIn0=' | base64 -d",
+	} {
+		if out, fs := r.RedactString(c); len(fs) > 0 {
+			t.Errorf("look-alike redacted\n  text: %q\n  out:  %q\n  findings: %v", c, out, fs)
+		}
+	}
+}
