@@ -15,6 +15,7 @@ type cliFlag struct {
 	spaced   bool   // -p SECRET
 	eq       bool   // --password=SECRET
 	userPass bool   // the value is user:password; the password is the secret
+	sep      byte   // for userPass, the separator when it is not ':' (lftp -u user,password)
 	keyValue bool   // the value is KEY=VALUE, whatever KEY is; VALUE is the secret
 	prefix   string // the value must start with this (openssl "pass:"), which is kept
 }
@@ -63,6 +64,8 @@ var cliSpecs = []cliSpec{
 	{cmds: []string{"htpasswd"}, flags: nil}, // htpasswd -b FILE USER PASSWORD: positional, see below
 	{cmds: []string{"xfreerdp", "xfreerdp3", "wlfreerdp", "sdl-freerdp", "sdl-freerdp3"}, flags: []cliFlag{{name: "/p:", attached: true}}},
 	{cmds: []string{"rdesktop"}, flags: []cliFlag{{name: "-p", spaced: true}}},
+	{cmds: []string{"lftp"}, flags: []cliFlag{{name: "-u", spaced: true, userPass: true, sep: ','}, {name: "--user", spaced: true, userPass: true, sep: ','}}},
+	{cmds: []string{"ipmitool"}, flags: []cliFlag{{name: "-P", spaced: true}}},
 	{cmds: []string{"mosquitto_pub", "mosquitto_sub", "mosquitto_rr"}, flags: []cliFlag{{name: "-P", spaced: true}, {name: "--pw", spaced: true}}},
 	{cmds: []string{"wget"}, flags: []cliFlag{{name: "--password", spaced: true, eq: true}, {name: "--http-password", spaced: true, eq: true}, {name: "--ftp-password", spaced: true, eq: true}, {name: "--proxy-password", spaced: true, eq: true}}},
 }
@@ -148,7 +151,11 @@ func detectCLIPassword(sc *scan, hits []ruleHit) {
 				}
 				if f.userPass {
 					v := s[va:vb]
-					c := strings.IndexByte(v, ':')
+					sep := byte(':')
+					if f.sep != 0 {
+						sep = f.sep
+					}
+					c := strings.IndexByte(v, sep)
 					switch {
 					case c >= 0 && c < len(v)-1:
 						va += c + 1

@@ -2440,7 +2440,7 @@ func (sc *scan) k8sEmit(vs int, val string, plain bool, mstart int) {
 // cookieKeywords are "cookie" (Cookie:, Set-Cookie:, --cookie,
 // document.cookie) and the names of common session cookies, which mark a
 // cookie pair wherever they stand (a log of Set-Cookie values, curl -b).
-var cookieKeywords = []string{"cookie", "jsessionid=", "phpsessid=", "connect.sid=", "asp.net_sessionid=", "laravel_session=", "wordpress_logged_in_", "sessionid=", "_session="}
+var cookieKeywords = []string{"cookie", "jsessionid=", "phpsessid=", "connect.sid=", "asp.net_sessionid=", "laravel_session=", "wordpress_logged_in_", "sessionid=", "session="}
 
 // cookieNameWords mark a cookie that logs its holder in.
 var cookieNameWords = []string{"sess", "sid", "auth", "token", "jwt", "login", "logged", "remember"}
@@ -2536,7 +2536,7 @@ const maxConcat = 8
 // (Lua), || (SQL), by adjacency ("a" "b" in C, Python and shell, also
 // across a backslash-continued or parenthesised line), or as a list
 // joined with an empty separator (["a", "b"].join(""), "".join(["a",
-// "b"])). It stores the literals in sc.concat and their spans in
+// "b"]), strings.Join([]string{"a", "b"}, "")). It stores the literals in sc.concat and their spans in
 // sc.concatAt and returns how many there are and where the value ends; a
 // value of one literal, or of anything else, gives 0.
 func (sc *scan) concatValue(ns, ne int, flag bool) (int, int) {
@@ -2562,6 +2562,8 @@ func (sc *scan) concatValue(ns, ne int, flag bool) (int, int) {
 		p, list, closer = concatBlank(s, p+1, lim), true, ']'
 	case strings.HasPrefix(s[p:lim], `"".join([`) || strings.HasPrefix(s[p:lim], `''.join([`):
 		p, list, joined, closer = concatBlank(s, p+9, lim), true, true, ']'
+	case strings.HasPrefix(s[p:lim], `strings.Join([]string{`):
+		p, list, joined, closer = concatBlank(s, p+22, lim), true, true, '}'
 	}
 	n := 0
 	for n < maxConcat && p < lim && (s[p] == '"' || s[p] == '\'') {
@@ -2609,7 +2611,7 @@ func (sc *scan) concatValue(ns, ne int, flag bool) (int, int) {
 		}
 		p++
 		rest := s[p:lim]
-		if list && !(joined && strings.HasPrefix(rest, ")") || !joined && (strings.HasPrefix(rest, `.join("")`) || strings.HasPrefix(rest, ".join('')"))) {
+		if list && !(joined && (closer == ']' && strings.HasPrefix(rest, ")") || closer == '}' && strings.HasPrefix(rest, `, "")`)) || !joined && (strings.HasPrefix(rest, `.join("")`) || strings.HasPrefix(rest, ".join('')"))) {
 			return 0, 0 // a list that is not joined into one string
 		}
 	}

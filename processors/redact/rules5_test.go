@@ -42,6 +42,12 @@ func TestHeldout5RulesFire(t *testing.T) {
 		{"mosquitto", "mosquitto_sub -h b -u u -P " + r5pw + " -t x", []string{r5pw}, "cli-password"},
 		{"freerdp", "xfreerdp /v:h /u:admin /p:" + r5pw, []string{r5pw}, "cli-password"},
 		{"net use, user first", `net use \\srv\c$ /user:ADMIN ` + r5pw, []string{r5pw}, "windows-net-use-password"},
+		{"lftp user,password", "lftp -u deploy," + r5pw + " sftp://files.example.org", []string{r5pw}, "cli-password"},
+		{"ipmitool", "ipmitool -I lanplus -H 10.0.0.9 -U ADMIN -P " + r5pw + " chassis status", []string{r5pw}, "cli-password"},
+		{"go strings.Join", `token := strings.Join([]string{"` + r5tok[:16] + `", "` + r5tok[16:] + `"}, "")`, []string{r5tok[:16], r5tok[16:]}, "secret-assignment"},
+		{"sigv2 signature", "https://b.s3.amazonaws.com/k?AWSAccessKeyId=x&Expires=1796000000&Signature=" + r5b64[:27] + "%3D", []string{r5b64[:27]}, "presigned-url-signature"},
+		{"office connector webhook", "https://outlook.office.com/webhook/3f2a9c1e-8f0b-4a61-9d2e-5b7c0a1d2e3f@1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d/IncomingWebhook/" + r5tok + "/0b1c2d3e-4f50-4a61-8b7c-9d0e1f2a3b4c", []string{r5tok}, "office-connector-webhook"},
+		{"session cookie in an access log", `"GET / HTTP/1.1" 200 "session=` + r5tok + `"`, []string{r5tok}, "session-cookie"},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkSecretCase(t, r, c) })
 	}
