@@ -684,7 +684,9 @@ func classifyName(name string) nameClass {
 	case "password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw", "psk",
 		// The same word in other languages' configs and code.
 		// (ASCII spellings: identifiers stop at non-ASCII bytes.)
-		"passwort", "kennwort", "contrasena", "senha", "wachtwoord", "haslo", "salasana", "losenord":
+		"passwort", "kennwort", "contrasena", "senha", "wachtwoord", "haslo", "salasana", "losenord",
+		// LDAP clients' and servers' configs (nslcd, pam_ldap, slapd, sssd).
+		"bindpw", "rootpw", "rootbindpw", "authtok":
 		if last == "pw" && prev == "" {
 			return nameNone
 		}
@@ -1310,6 +1312,23 @@ func dashSep(s string) int {
 // (.NET settings). The value is treated as quoted: the markup delimits it.
 func (sc *scan) elementValue(ns, ne int) (vs, ve int, quoted, ok bool) {
 	s := sc.s
+	if ns >= 5 && s[ns-5:ns] == "<key>" && strings.HasPrefix(s[ne:min(len(s), ne+6)], "</key>") {
+		// A property list: <key>APIKey</key> then <string>VALUE</string>.
+		j := ne + 6
+		for j < len(s) && j-ne < 70 && isSpace(s[j]) {
+			j++
+		}
+		if !strings.HasPrefix(s[j:min(len(s), j+8)], "<string>") {
+			return 0, 0, false, false
+		}
+		i := j + 8
+		e := strings.Index(s[i:min(len(s), i+1033)], "</string>")
+		sc.charge(j - ne + max(e, 0))
+		if e <= 0 {
+			return 0, 0, false, false
+		}
+		return i, i + e, true, true
+	}
 	if ns < 6 || ne+2 > len(s) || !isQuote(s[ns-1]) || s[ne] != s[ns-1] || s[ns-2] != '=' {
 		return 0, 0, false, false
 	}
@@ -1657,6 +1676,9 @@ func assignedSecret(v string, cls nameClass, quoted bool, threshold float64) boo
 	}
 	if !quoted && typeWords[strings.ToLower(strings.TrimRight(v, "!?"))] {
 		return false // password: String! (GraphQL), var password: String? (Swift, Kotlin)
+	}
+	if isCiphertext(v) || isAgeRecipient(v) {
+		return false // ENC(…), a KMS blob: encrypted for a key elsewhere; age1…: a public key
 	}
 	if cls == namePassword && passwordWords[strings.ToLower(v)] || isLabelWord(v) || isSecretNameRef(v) {
 		return false // "password": "Passwort", "Pasahitza", "Lykilorð": a locale file's label

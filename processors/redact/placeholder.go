@@ -438,7 +438,28 @@ func isPublicByDesign(s string) bool {
 			return true
 		}
 	}
-	return false
+	return isAgeRecipient(s)
+}
+
+// isAgeRecipient reports whether s is an age public key (age1 and 58
+// bech32 characters): what a file is encrypted to, published on purpose.
+// Its secret key is AGE-SECRET-KEY-1….
+func isAgeRecipient(s string) bool {
+	if len(s) != 62 || !strings.HasPrefix(s, "age1") {
+		return false
+	}
+	return strings.Trim(s[4:], "qpzry9x8gf2tvdw0s3jn54khce6mua7l") == ""
+}
+
+// isCiphertext reports whether v is a value encrypted for a key the text
+// does not hold, as config tools store them: Jasypt's ENC(…), and an AWS
+// KMS ciphertext blob in base64 (AQICAH…, AQIDAH…: the blob's version
+// and key-id header).
+func isCiphertext(v string) bool {
+	if strings.HasPrefix(v, "ENC(") && strings.HasSuffix(v, ")") && len(v) > 12 {
+		return true
+	}
+	return len(v) >= 64 && (strings.HasPrefix(v, "AQICAH") || strings.HasPrefix(v, "AQIDAH")) && countB64(v) == len(v)
 }
 
 // namesPublic reports whether the name part of an assignment says the value

@@ -47,6 +47,9 @@ func TestHeldout5RulesFire(t *testing.T) {
 		{"go strings.Join", `token := strings.Join([]string{"` + r5tok[:16] + `", "` + r5tok[16:] + `"}, "")`, []string{r5tok[:16], r5tok[16:]}, "secret-assignment"},
 		{"sigv2 signature", "https://b.s3.amazonaws.com/k?AWSAccessKeyId=x&Expires=1796000000&Signature=" + r5b64[:27] + "%3D", []string{r5b64[:27]}, "presigned-url-signature"},
 		{"office connector webhook", "https://outlook.office.com/webhook/3f2a9c1e-8f0b-4a61-9d2e-5b7c0a1d2e3f@1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d/IncomingWebhook/" + r5tok + "/0b1c2d3e-4f50-4a61-8b7c-9d0e1f2a3b4c", []string{r5tok}, "office-connector-webhook"},
+		{"openvpn static key", "<tls-crypt>\n-----BEGIN OpenVPN Static key V1-----\n" + r5hex[:32] + "\n" + r5hex[32:] + "\n-----END OpenVPN Static key V1-----\n</tls-crypt>", []string{r5hex[:32], r5hex[32:]}, "openvpn-static-key"},
+		{"ldap bindpw", "uri ldaps://ldap.example.org\nbindpw " + r5pw + "\n", []string{r5pw}, "password-assignment"},
+		{"plist key and string", "<key>ApiSecret</key>\n\t<string>" + r5tok + "</string>", []string{r5tok}, "secret-assignment"},
 		{"session cookie in an access log", `"GET / HTTP/1.1" 200 "session=` + r5tok + `"`, []string{r5tok}, "session-cookie"},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkSecretCase(t, r, c) })
@@ -77,6 +80,10 @@ func TestHeldout5RulesKeep(t *testing.T) {
 		"xfreerdp /v:h /u:admin /p:$RDP_PASSWORD",
 		"https://gitlab.example.org/api/v4/projects/12/hooks/34",
 		"echo 'eyJraW5kIjoiQ29uZmlnTWFwIn0=' | base64 -d",
+		`"password": "ENC(` + r5b64 + `)"`,
+		"token: AQICAHh" + randMixed(r5, b64chars, 120) + "==",
+		"key_id = \"3f2a9c1e-8f0b-4a61-9d2e-5b7c0a1d2e3f\"",
+		"<key>NSCameraUsageDescription</key>\n<string>Scan a QR code to add a token</string>",
 	} {
 		if out, fs := r.RedactString(c); len(fs) > 0 {
 			t.Errorf("look-alike redacted\n  text: %q\n  out:  %q\n  findings: %v", c, out, fs)

@@ -588,7 +588,7 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 	if ru.check != nil && !ru.check(secret) {
 		return
 	}
-	if ru.prio != prioSpecific && isPublicByDesign(secret) {
+	if ru.prio != prioSpecific && (isPublicByDesign(secret) || isCiphertext(secret)) {
 		return
 	}
 	if ru.prio == prioSpecific && ru.detect == nil && ru.source != sourceConfig && dottedNameSegment(s, start, end) {
@@ -597,7 +597,7 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 	if ru.detect == nil && ru.source != sourceConfig && isWordyPhrase(secret) {
 		return // a format rule matched words or an identifier (s.ReadUint16LengthPrefixed)
 	}
-	if ru.prio == prioGeneric && (looksLikeCode(secret) || isSynthetic(secret) || shortBody(secret) || isJOSEHeader(secret) || isPublicKeyDER(secret) || namesDigest(s[max(0, mstart-40):start]) || copiesField(s[mstart:start], secret) || namesPublic(s[max(0, mstart-24):start]) || end-start >= 64 && sc.underEncryptedData(mstart)) {
+	if ru.prio == prioGeneric && (looksLikeCode(secret) || isSynthetic(secret) || shortBody(secret) || isJOSEHeader(secret) || isPublicKeyDER(secret) || namesDigest(s[max(0, mstart-40):start]) || copiesField(s[mstart:start], secret) || namesPublic(s[max(0, mstart-24):start]) || end-start >= 64 && sc.underEncryptedData(mstart) || isUUIDShape(secret) && namesID(s[mstart:start])) {
 		return // generic-api-key on "x = a.b.C", "a.Key = b.v1.Key" or "Public key pin: …": not a secret
 	}
 	if len(r.global) > 0 || len(ru.allow) > 0 {
@@ -883,4 +883,22 @@ func inARN(s string, i int) bool {
 		k--
 	}
 	return strings.HasPrefix(s[k:], "arn:aws")
+}
+
+// namesID reports whether the name part of a generic match (secret_id: ,
+// "tokenId" = ) ends in the word id and holds no secret word but token or
+// key: a UUID under it identifies a token or key, it does not grant
+// anything. Vault's AppRole secret_id is a credential, so secret is left out.
+func namesID(name string) bool {
+	name = strings.TrimRight(name, " \t\"':=>")
+	n := len(name)
+	if n < 3 || !(name[n-2:] == "id" || name[n-2:] == "Id" || name[n-2:] == "ID") {
+		return false
+	}
+	l := strings.ToLower(name)
+	if strings.Contains(l, "secret") || strings.Contains(l, "pass") {
+		return false
+	}
+	c := name[n-3]
+	return c == '_' || c == '-' || c == '.' || name[n-2] == 'I' && isLower(c)
 }

@@ -148,6 +148,9 @@ var vigilRegexes = []vigilRegex{
 	{id: "office-connector-webhook", desc: "A Microsoft Teams / Office 365 connector incoming-webhook URL in the older outlook.office.com and office.com forms (gitleaks' rule knows webhook.office.com/webhookb2).",
 		keywords: []string{"incomingwebhook"},
 		re:       `(?i)https://(?:[a-z0-9-]+\.)?(?:outlook\.)?office(?:365)?\.com/webhook(?:b2)?/([0-9a-f-]{36}@[0-9a-f-]{36}/IncomingWebhook/[A-Za-z0-9]{32}/[0-9a-f-]{36})`},
+	{id: "openvpn-static-key", desc: "An OpenVPN static key (tls-auth, tls-crypt, secret): the hex lines between -----BEGIN OpenVPN Static key V1----- and its END line.",
+		keywords: []string{"begin openvpn static key"}, shape: true,
+		re: `(?s)-----BEGIN OpenVPN Static key V1-----\r?\n((?:[0-9a-fA-F]+\r?\n){1,16})-----END OpenVPN Static key`},
 	{id: "ssh2-private-key", desc: "A private key in the SSH2 (RFC 4716, ssh.com and PuTTYgen export) format: ---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ---- to its END line.",
 		keywords: []string{"begin ssh2 encrypted private key", "begin ssh2 private key"}, shape: true,
 		re: `(?s)---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----\r?\n((?:[^\r\n]*\r?\n){1,100}?)---- END SSH2`},
@@ -366,7 +369,7 @@ var vigilDetectors = []struct {
 	{"vendor-name-value", "A generated value (or a UUID) given to the name of an API vendor whose keys carry no prefix (about 300: amplitude = \"…\", \"rollbar\": \"…\", Deepgram VALUE, new Hunter(\"…\")), by an operator, after blanks or as its constructor's argument.",
 		prioContext, apiVendorNames, detectVendorName},
 	{"password-assignment", "A value assigned to a password-like name (password, passwd, pwd, pass, passphrase, psk, PGPASSWORD, --password, db_pw, and, spelt in ASCII, Passwort, Kennwort, contrasena, senha, wachtwoord, haslo, salasana, losenord …) in shell, env files, YAML, JSON, TOML, INI, XML, code and connection strings.",
-		prioContext, []string{"pass", "pwd", "_pw", "-pw", ".pw", "psk", "kennwort", "contrasena", "senha", "wachtwoord", "haslo", "salasana", "losenord"}, detectPasswordAssignment},
+		prioContext, []string{"pass", "pwd", "_pw", "-pw", ".pw", "psk", "kennwort", "contrasena", "senha", "wachtwoord", "haslo", "salasana", "losenord", "bindpw", "rootpw", "authtok"}, detectPasswordAssignment},
 	{"secret-assignment", "A high-entropy value assigned to a secret-like name (secret, token, api key, access key, private key, auth, credentials …), in the same syntaxes.",
 		prioContext, []string{"secret", "token", "key", "auth", "cred"}, detectSecretAssignment},
 }
