@@ -322,3 +322,102 @@ func unquote(s string, a, b int) (int, int) {
 	}
 	return a, b
 }
+
+// ---- a user flag and a password flag on one command line ----
+
+// userPassKeywords are the password flags the open-world rule reads.
+var userPassKeywords = []string{"-p", "-pw", "--password", "--pass", "--pw", "-password"}
+
+// userFlags name the user of a command whose -p flag is then its password.
+var userFlags = map[string]bool{"-u": true, "-U": true, "-l": true, "--user": true, "--username": true, "-user": true, "-username": true, "--login": true}
+
+// detectUserPassFlags is the open-world rule for command lines: a program
+// Vigil has no table for, given a user (-u NAME, --username NAME, -l NAME)
+// and a -p / -P / --password VALUE, takes VALUE as that user's password
+// (snowsql, cqlsh, evil-winrm, hydra …). VALUE must read like one: a
+// letter and a digit or symbol, no path, no variable, no port; programs
+// whose -p means something else (mysql's -p NAME is a database) have
+// their own specs and are left to them.
+func detectUserPassFlags(sc *scan, hits []ruleHit) {
+	s := sc.s
+	next := 0
+	var buf [64]cliWord
+	for _, h := range hits {
+		if sc.over {
+			return
+		}
+		flag := h.start
+		if flag < next || flag == 0 || !isBlank(s[flag-1]) {
+			continue
+		}
+		// The stage's start: back to a line start or a shell operator.
+		a := flag
+		for a > 0 && flag-a < 1024 && !isStageEnd(s[a-1]) {
+			a--
+		}
+		for a < flag && isBlank(s[a]) {
+			a++
+		}
+		words, end := stageWords(s, a, buf[:0])
+		sc.charge(end - a)
+		next = end
+		if len(words) < 4 {
+			continue
+		}
+		cmd := s[words[0].a:words[0].b]
+		if i := strings.LastIndexByte(cmd, '/'); i >= 0 {
+			cmd = cmd[i+1:]
+		}
+		if findCLISpec(cmd) != nil {
+			continue
+		}
+		user := false
+		for i, w := range words[:len(words)-1] {
+			if userFlags[s[w.a:w.b]] && s[words[i+1].a] != '-' {
+				user = true
+			}
+		}
+		if !user {
+			continue
+		}
+		for i, w := range words[:len(words)-1] {
+			if w.a < flag {
+				continue
+			}
+			switch s[w.a:w.b] {
+			case "-p", "-P", "-pw", "--password", "--pass", "--pw", "-password":
+			default:
+				continue
+			}
+			va, vb := unquote(s, words[i+1].a, words[i+1].b)
+			if v := s[va:vb]; typedPassword(v) {
+				sc.emit(va, vb, w.a, vb)
+			}
+		}
+	}
+}
+
+// typedPassword reports whether a command-line value reads like a
+// password: 6 to 128 characters, a letter and a digit or symbol, no path,
+// file name, variable, port list or placeholder.
+func typedPassword(v string) bool {
+	if len(v) < 6 || len(v) > 128 || strings.ContainsAny(v, "/$`") || isPlaceholderValue(v) || looksLikePath(v) {
+		return false
+	}
+	letter, other := false, false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case isUpper(c) || isLower(c):
+			letter = true
+		default:
+			other = true
+		}
+	}
+	if !letter || !other || strings.Trim(strings.TrimPrefix(v, "v"), "0123456789.") == "" {
+		return false // v1.2.3: a version
+	}
+	if dot := strings.LastIndexByte(v, '.'); dot > 0 && len(v)-dot <= 5 && isPlainWords(v[dot+1:]) {
+		return false // a file name: dump.sql, id_rsa.pub
+	}
+	return true
+}

@@ -360,6 +360,8 @@ var vigilDetectors = []struct {
 		prioContext, cookieKeywords, detectSessionCookies},
 	{"jwk-private-key", "The private members of a JSON Web Key (d, p, q, dp, dq, qi of an RSA, EC or OKP key; k of a symmetric one) in the object that names its kty; the public members (n, e, x, y) are kept.",
 		prioSpecific, []string{"\"kty\""}, detectJWKPrivate},
+	{"cli-user-password", "Open-world: on the command line of a program without its own entry above, a -p / -P / --password VALUE beside a user flag (-u NAME, --username NAME, -l NAME), when VALUE reads like a password (a letter and a digit or symbol; no path, file name, variable or port).",
+		prioContext, userPassKeywords, detectUserPassFlags},
 	{"netrc-password", ".netrc / _netrc credentials (machine … login … password …), on one line or several.",
 		prioContext, []string{"machine", "default"}, detectNetrc},
 	{"url-credentials", "The password (or bare token) of user:password@ in any scheme://… URL: http(s), git, postgres, mysql, mongodb(+srv), redis, amqp, ftp, jdbc:… .",
