@@ -92,9 +92,9 @@ func TestHeldoutSecrets(t *testing.T) {
 	}{
 		{"heldout_secrets.jsonl", 120, 100, 94, 3},
 		{"heldout_secrets2.jsonl", 80, 50, 95, 3},
-		{"heldout_secrets3.jsonl", 30, 50, 90, 10},
+		{"heldout_secrets3.jsonl", 30, 50, 96, 6},
 		{"heldout_secrets4.jsonl", 70, 150, 98, 2},
-		{"heldout_secrets5.jsonl", 100, 110, 80, 3},
+		{"heldout_secrets5.jsonl", 100, 110, 88, 3},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			halves := scoreHeldoutSecrets(t, r, tc.file)
