@@ -597,7 +597,7 @@ func (sc *scan) emit(start, end, mstart, mend int) {
 	if ru.detect == nil && ru.source != sourceConfig && isWordyPhrase(secret) {
 		return // a format rule matched words or an identifier (s.ReadUint16LengthPrefixed)
 	}
-	if ru.prio == prioGeneric && (looksLikeCode(secret) || isSynthetic(secret) || shortBody(secret) || isJOSEHeader(secret) || isPublicKeyDER(secret) || namesDigest(s[max(0, mstart-40):start]) || copiesField(s[mstart:start], secret) || namesPublic(s[max(0, mstart-24):start]) || end-start >= 64 && sc.underEncryptedData(mstart) || isUUIDShape(secret) && namesID(s[mstart:start])) {
+	if ru.prio == prioGeneric && (looksLikeCode(secret) || isSynthetic(secret) || shortBody(secret) || isJOSEHeader(secret) || isPublicKeyDER(secret) || namesDigest(s[max(0, mstart-40):start]) || copiesField(s[mstart:start], secret) || namesPublic(s[max(0, mstart-24):start]) || end-start >= 64 && sc.underEncryptedData(mstart) || isUUIDShape(secret) && namesID(s[mstart:start]) || namesAttribute(s[mstart:start])) {
 		return // generic-api-key on "x = a.b.C", "a.Key = b.v1.Key" or "Public key pin: …": not a secret
 	}
 	if len(r.global) > 0 || len(ru.allow) > 0 {
@@ -901,4 +901,40 @@ func namesID(name string) bool {
 	}
 	c := name[n-3]
 	return c == '_' || c == '-' || c == '.' || name[n-2] == 'I' && isLower(c)
+}
+
+// attributeWords end a name that describes a secret rather than holding
+// it (secretVersion, TOKEN_AUDIENCE, key_hint, token_type, secret_arn).
+var attributeWords = map[string]bool{
+	"id": true, "ids": true, "version": true, "versions": true, "audience": true, "aud": true,
+	"type": true, "hint": true, "prefix": true, "suffix": true, "hash": true, "name": true,
+	"names": true, "length": true, "len": true, "ttl": true, "expiry": true, "expires": true,
+	"expiration": true, "url": true, "uri": true, "path": true, "file": true, "region": true,
+	"issuer": true, "scope": true, "scopes": true, "algorithm": true, "alg": true, "format": true,
+	"count": true, "size": true, "label": true, "description": true, "header": true, "policy": true,
+	"rotation": true, "arn": true, "kind": true, "mode": true, "endpoint": true, "location": true,
+}
+
+// namesAttribute reports whether the name part of a generic match (the
+// identifier before its operator) ends in a word that describes the secret
+// (secretVersion, TOKEN_AUDIENCE) or is a key that is no credential
+// (CACHE_KEY, sort_key): gitleaks' generic rule takes any name holding
+// key, secret or token, wherever the word stands.
+func namesAttribute(m string) bool {
+	m = strings.TrimRight(m, " \t\"'`:=>")
+	i := len(m)
+	for i > 0 && (isIdentChar(m[i-1]) || m[i-1] == '-' || m[i-1] == '.') && len(m)-i < 128 {
+		i--
+	}
+	name := strings.Trim(m[i:], "-._")
+	if name == "" {
+		return false
+	}
+	var buf [16]string
+	toks := splitName(name, buf[:0])
+	if len(toks) < 2 {
+		return false
+	}
+	last, prev := toks[len(toks)-1], toks[len(toks)-2]
+	return attributeWords[last] || last == "key" && keyDeny[prev]
 }
