@@ -133,7 +133,7 @@ var vigilRegexes = []vigilRegex{
 	{id: "plaid-access-token", desc: "Plaid access token (access-sandbox-, access-development-, access-production- and a UUID), without the word plaid.",
 		keywords: []string{"access-sandbox-", "access-development-", "access-production-"}, re: `\b(access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b`},
 	{id: "putty-private-key", desc: "The private lines of a PuTTY private key file (.ppk, versions 2 and 3).",
-		keywords: []string{"private-lines:"}, re: `(?s)Private-Lines:[ \t]*\d{1,3}\r?\n((?:[A-Za-z0-9+/=]+\r?\n){0,40}[A-Za-z0-9+/=]{4,64})`},
+		keywords: []string{"private-lines:"}, re: `(?s)Private-Lines:[ \t]*\d{1,3}\r?\n((?:[A-Za-z0-9+/=]+\r?\n){0,40}[A-Za-z0-9+/=]{4,64})(?:\r?\n|$)`},
 	{id: "sql-password", desc: "The password of SQL's IDENTIFIED BY '…' (MySQL, MariaDB, Oracle CREATE/ALTER USER and GRANT).",
 		prio: prioContext, keywords: []string{"identified"}, ctxValue: true,
 		re: `(?i)\bIDENTIFIED\s+(?:WITH\s+['"]?\w+['"]?\s+)?BY\s+(?:PASSWORD\s+)?(?:'([^'\r\n]{3,128})'|"([^"\r\n]{3,128})"|([A-Za-z0-9_#$!@%^&*+=-]{3,128}))`},
