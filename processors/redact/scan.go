@@ -885,18 +885,18 @@ func inARN(s string, i int) bool {
 	return strings.HasPrefix(s[k:], "arn:aws")
 }
 
-// namesID reports whether the name part of a generic match (secret_id: ,
-// "tokenId" = ) ends in the word id and holds no secret word but token or
-// key: a UUID under it identifies a token or key, it does not grant
-// anything. Vault's AppRole secret_id is a credential, so secret is left out.
+// namesID reports whether the name part of a generic match (SECRET_ID = ,
+// "tokenId": ) ends in the word id: a UUID under it identifies a secret,
+// a token or a key (a secret manager's entry, a key's id), it does not
+// grant anything. (Vault's AppRole secret_id is a UUID that does; it is
+// given up for the far more common ids.)
 func namesID(name string) bool {
 	name = strings.TrimRight(name, " \t\"':=>")
 	n := len(name)
 	if n < 3 || !(name[n-2:] == "id" || name[n-2:] == "Id" || name[n-2:] == "ID") {
 		return false
 	}
-	l := strings.ToLower(name)
-	if strings.Contains(l, "secret") || strings.Contains(l, "pass") {
+	if strings.Contains(strings.ToLower(name), "pass") {
 		return false
 	}
 	c := name[n-3]
@@ -905,8 +905,11 @@ func namesID(name string) bool {
 
 // attributeWords end a name that describes a secret rather than holding
 // it (secretVersion, TOKEN_AUDIENCE, key_hint, token_type, secret_arn).
+// A final id (token_id, keyId) counts too, unless the name says secret,
+// auth, access or pass: an access key's id (TENCENTCLOUD_SECRET_ID,
+// PLIVO_AUTH_ID) is half of a credential.
 var attributeWords = map[string]bool{
-	"id": true, "ids": true, "version": true, "versions": true, "audience": true, "aud": true,
+	"version": true, "versions": true, "audience": true, "aud": true,
 	"type": true, "hint": true, "prefix": true, "suffix": true, "hash": true, "name": true,
 	"names": true, "length": true, "len": true, "ttl": true, "expiry": true, "expires": true,
 	"expiration": true, "url": true, "uri": true, "path": true, "file": true, "region": true,
@@ -936,5 +939,17 @@ func namesAttribute(m string) bool {
 		return false
 	}
 	last, prev := toks[len(toks)-1], toks[len(toks)-2]
+	if last == "id" {
+		// token_id, keyId: an identifier. But SECRET_ID, AUTH_ID,
+		// ACCESS_KEY_ID name the public half of a key pair that
+		// vendors print beside the secret half, and credential rules
+		// (AKID…, AKIA…) treat it as a credential.
+		for _, t := range toks {
+			if t == "secret" || t == "auth" || t == "access" || strings.Contains(t, "pass") {
+				return false
+			}
+		}
+		return true
+	}
 	return attributeWords[last] || last == "key" && keyDeny[prev]
 }
