@@ -155,9 +155,16 @@ var vigilRegexes = []vigilRegex{
 		keywords: []string{"begin ssh2 encrypted private key", "begin ssh2 private key"}, shape: true,
 		re: `(?s)---- BEGIN SSH2 (?:ENCRYPTED )?PRIVATE KEY ----\r?\n((?:[^\r\n]*\r?\n){1,100}?)---- END SSH2`},
 	{id: "webhook-url-token", desc: "The key in the path of an incoming-webhook URL (Mattermost, Rocket.Chat and others: https://host/hooks/<key>[/<token>]): whoever has it can post.",
-		prio: prioContext, keywords: []string{"/hooks/"}, ctxValue: true,
-		re:    `(?i)\bhttps?://[A-Za-z0-9.-]{1,253}(?::\d{1,5})?(?:/[\w.-]{1,64}){0,3}/hooks/([A-Za-z0-9]{16,64}(?:/[A-Za-z0-9_-]{20,80})?)(?:[^A-Za-z0-9/_-]|$)`,
-		check: func(s string) bool { return hasDigit(s) && looksRandomToken(strings.ReplaceAll(s, "/", ""), 20, 3.5) }},
+		prio: prioContext, keywords: []string{"/hooks/", "/hook/", "/with/key/"}, ctxValue: true,
+		re: `(?i)\bhttps?://[A-Za-z0-9.-]{1,253}(?::\d{1,5})?(?:/[\w.-]{1,64}){0,4}/(?:hooks?|with/key)/([A-Za-z0-9-]{16,64}(?:/[A-Za-z0-9_-]{20,80})?)(?:[^A-Za-z0-9/_-]|$)`,
+		check: func(s string) bool {
+			return hasDigit(s) && looksRandomToken(strings.NewReplacer("/", "", "-", "").Replace(s), 20, 3.5)
+		}},
+	{id: "split-vendor-token", desc: "A vendor token written as its prefix's literal joined to the rest ('sk_live_' + '…', \"ghp_\" \"…\", [\"AKIA\", \"…\"]), whatever name holds it: the rest is removed.",
+		keywords: splitPrefixKeywords(), re: `(?s)(?:^|[^A-Za-z0-9_])["'\x60](?:sk_live_|rk_live_|sk-proj-|sk-ant-api03-|ghp_|gho_|ghs_|github_pat_|glpat-|xoxb-|xoxp-|AKIA|ASIA|npm_|AIza|hf_|pypi-)["'\x60]\s{0,8}(?:\+|\.|\.\.|,)?\s{0,8}(?:\\?\r?\n\s{0,40})?["'\x60]([A-Za-z0-9_-]{12,300})["'\x60]`,
+		entropy: 3, check: func(s string) bool { return hasDigit(s) && looksRandomToken(s, 12, 3) }},
+	{id: "twitch-stream-key", desc: "A Twitch stream key (live_<user id>_<30 letters and digits>), also at the end of an rtmp:// ingest URL.",
+		keywords: []string{"live_"}, re: `\b(live_\d{6,12}_[A-Za-z0-9]{24,40})\b`, entropy: 3},
 	{id: "redis-config-password", desc: "The password of redis.conf / valkey.conf requirepass and masterauth lines.",
 		prio: prioContext, keywords: []string{"requirepass", "masterauth"}, ctxValue: true,
 		re: `(?im)^[ \t]*(?:requirepass|masterauth)[ \t]+(?:"([^"\r\n]{3,256})"|([^\s"]{3,256}))[ \t]*$`},
@@ -335,6 +342,16 @@ func isB64VendorToken(s string) bool {
 		}
 	}
 	return false
+}
+
+// splitPrefixKeywords are the vendor prefixes of split-vendor-token as
+// closed literals ('ghp_', "ghp_").
+func splitPrefixKeywords() []string {
+	var out []string
+	for _, p := range []string{"sk_live_", "rk_live_", "sk-proj-", "sk-ant-api03-", "ghp_", "gho_", "ghs_", "github_pat_", "glpat-", "xoxb-", "xoxp-", "AKIA", "ASIA", "npm_", "AIza", "hf_", "pypi-"} {
+		out = append(out, p+"'", p+`"`, p+"`")
+	}
+	return out
 }
 
 // vigilDetectors are the rules written as Go functions.
