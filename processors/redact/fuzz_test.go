@@ -53,6 +53,14 @@ func FuzzRedact(f *testing.F) {
 	f.Add("passwd = A1b2C3d4;\nsecret[] = m{{h}o)p$;  // x\npassword => m{{x)y\npassword = z;", uint16(11), uint8(10))
 	f.Add(",abcd8Q~"+strings.Repeat("a1B2", 10)+", x 8Q~"+strings.Repeat("Z", 34)+".", uint16(12), uint8(11))
 	f.Add(`password: "a_b_c" password: "a__b" password: "_a_b"`, uint16(13), uint8(12))
+	// The shapes of heldout_secrets5's rules (rules5_test.go): concatenations,
+	// cookie headers, JWK objects, property lists, YAML blocks, CLI flags.
+	f.Add("token = (\"a\"\n \"b\" + 'c' . \"d\" .. \"e\" || \"f\"\nk = [\"\", ''].join('') \"\".join([\"x\"]) strings.Join([]string{\"\"}, \"\")", uint16(14), uint8(13))
+	f.Add("Cookie: a=b; sid=; ;= session=x;JSESSIONID=\ndocument.cookie = \"", uint16(15), uint8(14))
+	f.Add("{\"kty\":\"d\":\"\", \"d\" : \"x\"} {\"kty\" { } \"k\":", uint16(16), uint8(15))
+	f.Add("<key>token</key><string></string><key>apiKey</key>\n<string>", uint16(17), uint8(16))
+	f.Add("  encryptedData:\n\n    password: Ag\n  x:\n   token: y", uint16(18), uint8(17))
+	f.Add("x -u a -p\n y -l -p b -P --password= -pw 'c", uint16(19), uint8(18))
 
 	f.Fuzz(func(t *testing.T, text string, pos uint16, which uint8) {
 		out, fs := r.redactString(text)
