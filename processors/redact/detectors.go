@@ -127,6 +127,19 @@ func detectURLCredentials(sc *scan, hits []ruleHit) {
 			e++
 		}
 		at := strings.LastIndexByte(s[i:e], '@')
+		if at >= 0 && e < len(s) && (s[e] == '#' || s[e] == '?') && strings.IndexByte(s[i:i+at], ':') >= 0 {
+			// user:m@ple#12@host: an @ and then an unencoded # or ? in the
+			// password; the authority's @ is the one after them when no
+			// path, query parameter or blank comes between.
+			e2 := e
+			for e2 < len(s) && e2-i < 2048 && (s[e2] == '#' || s[e2] == '?' || !urlAuthorityStop(s[e2])) {
+				e2++
+			}
+			sc.charge(e2 - e)
+			if a := strings.LastIndexByte(s[i:e2], '@'); a > e-i && !strings.ContainsAny(s[e:i+a], "=&") {
+				at, e = a, e2
+			}
+		}
 		if at < 0 && e < len(s) && (s[e] == '#' || s[e] == '?') {
 			// An unencoded # or ? in a password (invalid, but typed): look
 			// on to the end of the URL for the @ of a user:password.
