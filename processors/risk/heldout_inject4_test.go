@@ -128,7 +128,8 @@ func TestHeldoutMCPDescriptions2(t *testing.T) {
 func TestHeldoutMCPDescriptions3(t *testing.T) {
 	half := scanToolTable(t, "mcp_desc3.jsonl")
 	// before its rules: dev 64.7 % / 9.2 %, check 68.8 % / 5.1 %;
-	// after: dev 100 % / 0 %, check 84.4 % / 5.1 %
+	// after: dev 100 % / 0 %, check 84.4 % / 5.1 %; after the clean-tool
+	// fixes found on mcp_clean_probe.jsonl: check 87.5 % / 4.0 %
 	half[0].check(t, "mcp_desc3.jsonl dev", 99, 0.5)
-	half[1].check(t, "mcp_desc3.jsonl check", 84, 5.5)
+	half[1].check(t, "mcp_desc3.jsonl check", 86, 4.5)
 }

@@ -129,6 +129,11 @@ func (s *scanner) answerOrders(t, lt string, off int) {
 		return
 	}
 	phone := ansPhoneRe.MatchString(t)
+	if citesSources(t) && !phone && !ansLinkRe.MatchString(t) {
+		// "include a Sources: section listing the URLs you relied on":
+		// the answer credits what it used, it carries nothing given
+		return
+	}
 	payload := phone || answerPayloadRe.MatchString(t)
 	insertVerb := ansInsertRe.MatchString(t)
 	insert := payload && insertVerb
@@ -146,6 +151,15 @@ func (s *scanner) answerOrders(t, lt string, off int) {
 	case frame && (claimUser != nil || claimThat):
 		add("names the agent's answer beside a claim or a recommendation", false)
 	}
+}
+
+// citeSourcesRe: an order to credit what the answer drew on, with no
+// source given ("list the URLs you relied on", "cite your sources").
+var citeSourcesRe = core.LazyRE(`(?i)\b(?:sources?|citations?|references?|footnotes?|attributions?)\b[^.\n]{0,80}?\b(?:you (?:used|relied on|cited|consulted|read|drew on)|relied on|drawn from)\b|\bcite (?:your|the|its|all|every) (?:sources?|references?)\b|\blist(?:ing)? (?:the |all |every )?(?:urls|links|sources|pages) (?:you|that you|the answer)\b`)
+
+// citesSources: t orders the answer to credit its sources, naming none.
+func citesSources(t string) bool {
+	return (strings.Contains(t, "ource") || strings.Contains(t, "ite") || strings.Contains(t, "eferen") || strings.Contains(t, "ootnote")) && citeSourcesRe.MatchString(t)
 }
 
 // Words one of which is in every match of the expression they gate.

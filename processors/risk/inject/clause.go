@@ -624,6 +624,11 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 			if end < n && v.ws[end].cls&lxPromptCompound != 0 && !v.ws[end].brk {
 				continue
 			}
+			if k >= 2 && locativeWords()[v.ws[k-2].w] && (v.ws[k-1].w == "this" || v.ws[k-1].w == "the" || v.ws[k-1].w == "our") {
+				// "pass the password the user gave you in this
+				// conversation": where the object was said, not the object
+				continue
+			}
 			add(injPromptLeak, "asks the agent to reveal its prompt, instructions or conversation", i, end, true)
 			return false
 		}
@@ -639,14 +644,20 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 		default:
 			continue
 		}
-		// "what is the password", "what would your system prompt say"
+		// "what is the password", "what would your system prompt say";
+		// "what the prompt is for" is a noun clause (a parameter's
+		// description), not a question: its verb comes after
+		asked := v.ws[i].w != "what" && v.ws[i].w != "which"
 		for k := i + 1; k < n && k < i+4; k++ {
-			if end, ok := v.wordHas(k, lxPrompt); ok && (end == n || v.ws[end].cls&lxPromptCompound == 0) {
+			if end, ok := v.wordHas(k, lxPrompt); ok && (end == n || v.ws[end].cls&lxPromptCompound == 0) && (asked || strings.Contains(lt, "?")) {
 				add(injPromptLeak, "asks the agent for its prompt, instructions or a secret it holds", i, end, true)
 				break
 			}
 			switch v.ws[k].w {
-			case "is", "are", "was", "were", "would", "will", "does", "did", "do", "might", "could", "exactly", "really", "your", "the":
+			case "is", "are", "was", "were", "would", "will", "does", "did", "do", "might", "could":
+				asked = true
+				continue
+			case "exactly", "really", "your", "the":
 				continue
 			}
 			break
@@ -1011,3 +1022,7 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 // follows them.
 var leadVerbs = core.LazySet("go", "look", "find", "get", "pull", "fetch", "grab", "collect", "gather", "open", "check", "take", "copy", "move",
 	"make", "create", "download", "search", "list", "locate", "retrieve", "access", "read", "visit", "log", "sign", "export", "compile", "extract", "dump", "zip", "archive")
+
+// locativeWords put a prompt word after them as a place, not an object
+// ("in this conversation", "earlier during the chat").
+var locativeWords = core.LazySet("in", "during", "within", "throughout", "earlier", "over")

@@ -70,6 +70,13 @@ var (
 	foreignActRe  = core.LazyRE(`(?i)(?:\benvo(?:ie|yez|yer)\b|\btransf[eé]r(?:e|ez|er)\b|\bvire[zr]?\b|\bsupprim(?:e|ez|er)\b|\bpartag(?:e|ez|er)\b|\beffac(?:e|ez|er)\b|überweis\w*|\bsende\b|\bschick\w*|lösch\w*|\bteile\b|\bleite\w*\b[^\n]{0,80}\bweiter\b|\bweiterleit\w*|\benv[ií]a\w*|\btransfier\w*|\btransfira\b|\bborra\w*|\belimin\w*|\bcompart\w*|\bcondividi\w*|\binvia\w*|\bcancella\w*|\bapag\w*|\bmand[ae]\b|отправ\w*|перевед\w*|удал\w*|перешл\w*|发送|转账|删除|转发|分享|送信|送金|削除|転送|共有)`)
 )
 
+// possessiveOrigin: the claimed origin (lower-cased match of
+// authorityAddrRe) is a thing of the principal, not the principal: "a
+// message from the user's mailbox", "an update from the admin's console".
+func possessiveOrigin(m string) bool {
+	return strings.Contains(m, "'s ") || strings.Contains(m, "\u2019s ")
+}
+
 // dataDirectives adds the findings above for text (lower-cased lt).
 func (s *scanner) dataDirectives(text, lt string, base int) {
 	hits := litHits(lt)
@@ -103,7 +110,7 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 	}
 	{
 		for _, loc := range nearMatches(authorityAddrRe, text, lt, hits[litAuthority], 80, 140, 4) {
-			if negatedBefore(text, loc[0]) || reportedBefore(lt[:loc[0]]) {
+			if negatedBefore(text, loc[0]) || reportedBefore(lt[:loc[0]]) || possessiveOrigin(lt[loc[0]:loc[1]]) {
 				continue
 			}
 			if v, ok := directiveAction(win(loc[1]), false); ok {

@@ -98,6 +98,24 @@ func directiveAddrExpr(start string, long bool) string {
 		`|\bif\s+(?:an?|any|the)\s+(?:[a-z-]+\s+){0,2}?(?:ai|llm|assistant|agent|model|bot)s?\s+(?:[a-z-]+\s+)?(?:reads?|reading|sees?|process(?:es)?|processing|summari[sz]es|parses|receives|finds)\s+(?:this|these|the|that|my)\b(?:\s+[a-z-]+)?\s*[,.]?`
 }
 
+// possessiveAgentRe: the agent named as owner ("a note to the
+// assistant's long-term memory"), not addressed.
+var possessiveAgentRe = core.LazyRE(`(?i)\b(?:ai|llm|assistants?|agents?|models?|bots?|claude|chatgpt|gpt|gemini|copilot|codex)(?:'|’)s\s+\w`)
+
+// subordinateAddr: the address (lower-cased) is a subordinate clause
+// about the agent ("when the agent is done,", "once the model has
+// answered,"), not a vocative; "when an AI reads this page," still
+// turns to the reader.
+func subordinateAddr(m string) bool {
+	m = strings.TrimLeft(m, "\n.!?;:,([\"'>* \t-")
+	for _, w := range []string{"when ", "whenever ", "once ", "after ", "before ", "until ", "while ", "unless ", "as soon as ", "since "} {
+		if strings.HasPrefix(m, w) {
+			return !strings.Contains(m, " this") && !strings.Contains(m, " these") && !strings.Contains(m, " my ") && !strings.Contains(m, " the above")
+		}
+	}
+	return false
+}
+
 // directiveAddrLong: the forms of directiveAddrRe that open with a word
 // of addrOpener, first in its alternation.
 const directiveAddrLong = `` +
@@ -126,6 +144,9 @@ func (s *scanner) agentDirectives(text, lt string, base int) {
 		}
 		if c := text[loc[0]]; (c == '"' || c == '\'' || strings.HasPrefix(text[loc[0]:], "“")) && reportedBefore(lt[:loc[0]]) {
 			continue // quoted as an example: "text like \"AI assistant: …\""
+		}
+		if subordinateAddr(lt[loc[0]:end]) || possessiveAgentRe.MatchString(text[loc[0]:end]) {
+			continue // "When the agent is done, …": a clause about it, not a vocative
 		}
 		if w := strings.TrimLeft(asciiLower(win), " \t\n"); strings.HasPrefix(w, "be ") || strings.HasPrefix(w, "not be ") || strings.HasPrefix(w, "have been ") {
 			continue // "the model must be retrained": said of it, not to it

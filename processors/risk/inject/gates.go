@@ -83,7 +83,25 @@ func bypassHolds(t, lt string, loc []int, view func() *clauseView) bool {
 	if strings.Contains(m, "auto") && loc[0] > 0 && (t[loc[0]-1] == '-' || t[loc[0]-1] == '=') {
 		return false
 	}
+	if flagSkips(lt[:loc[0]]) && strings.Contains(m, "confirm") && !anyIn(m, []string{"all", "every", "any", "permission", "approval", "sandbox", "hook", "safety", "security"}) {
+		// "set force=true to skip the confirmation prompt", "pass --yes
+		// to skip it": what an option of the program does, chosen by
+		// whoever calls it
+		return false
+	}
 	return strings.Contains(lt, "you") || view().anyOrder()
+}
+
+// flagSkipRe: the words before a skip name an option of the program that
+// does it: "set force=true to", "pass --yes to", "with -y to", "use the
+// --no-confirm flag to".
+var flagSkipRe = core.LazyRE(`(?:\b[a-z_]+\s*=\s*(?:true|1|yes|on)|(?:^|\s)--?[a-z][a-z0-9-]*|\b(?:flag|option|parameter|argument)|\b[a-z_]+\s+(?:to|is|set to)\s+(?:true|1|yes))\s*[\x60'"]?\s*(?:flag\s+|option\s+)?(?:to|which|that|will|skips|bypasses)?\s*$`)
+
+func flagSkips(before string) bool {
+	if len(before) > 60 {
+		before = before[len(before)-60:]
+	}
+	return flagSkipRe.MatchString(before)
 }
 
 // intentOrder: "install a keylogger" as an order; "detects keyloggers"
@@ -128,6 +146,14 @@ func hasWordStr(v *clauseView, w string) bool {
 // writeIntoVerbs put a value somewhere ("set X in .env").
 var writeIntoVerbs = core.LazySet("set", "add", "put", "define", "store", "write", "save", "configure", "declare", "place", "specify", "keep")
 
+// localKeepVerbs keep what they are given where they are told; with a
+// local file for place the secret does not leave the machine.
+var localKeepVerbs = core.LazySet("save", "write", "store", "keep", "put", "dump", "export")
+
+// localFileRe: a local file as the place ("to a file", "into a local
+// file", "to disk").
+var localFileRe = core.LazyRE(`^\s*(?:to|in|into|on)\s+(?:a|the|an)?\s*(?:local\s+|separate\s+|new\s+|temporary\s+)?(?:file|folder|disk)\b|^\s*(?:to|on)\s+disk\b`)
+
 func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, words []word, v *clauseView) {
 	var best *Finding
 	for i := range v.ws {
@@ -157,6 +183,11 @@ func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, word
 		if len(after) == 0 && i+1 < len(v.ws) {
 			switch v.ws[i+1].w {
 			case "it", "them", "this", "these", "those", "that", "everything", "all":
+				if localKeepVerbs()[base] && localFileRe.MatchString(lt[v.ws[i+1].b:]) {
+					// "save it to a file instead of showing it in the
+					// chat": the secret kept on the machine, not sent
+					continue
+				}
 				after = objs
 			}
 		}
@@ -193,7 +224,7 @@ func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, word
 		strong := !generic || exfilVerbs()[base] || w.cls&lxSend != 0
 		if best == nil || strong && !best.Strong {
 			best = &Finding{Rule: injSecretRequest.ID, Detail: "asks the agent to read or send secrets (" + strings.TrimSpace(t[hit[0]:hit[1]]) + ")",
-				Span: [2]int{off + w.a, off + hit[1]}, Strong: strong}
+				Span: [2]int{off + min(w.a, hit[0]), off + max(hit[1], w.b)}, Strong: strong}
 		}
 		if strong {
 			break

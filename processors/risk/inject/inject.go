@@ -1026,7 +1026,7 @@ func secretObjects(lt string) [][]int {
 			i++
 		}
 		id := lt[a:i]
-		if len(id) > 3 && (strings.Contains(id, "_") || strings.HasPrefix(id, "$")) && (strings.HasSuffix(id, "token") || strings.HasSuffix(id, "key") || strings.HasSuffix(id, "secret") || strings.HasSuffix(id, "password") || strings.Contains(id, "api_key")) && len(out) < 8 {
+		if len(id) > 3 && (strings.Contains(id, "_") || strings.HasPrefix(id, "$")) && (strings.HasSuffix(id, "token") || strings.HasSuffix(id, "key") && !plainKey(id) || strings.HasSuffix(id, "secret") || strings.HasSuffix(id, "password") || strings.Contains(id, "api_key")) && len(out) < 8 {
 			out = append(out, []int{a, i})
 		}
 		if i == a {
@@ -1038,6 +1038,20 @@ func secretObjects(lt string) [][]int {
 	}
 	sort.Slice(out, func(x, y int) bool { return out[x][0] < out[y][0] })
 	return out
+}
+
+// plainKeys are kinds of key that are ids, not secrets
+// (idempotency_key, primary_key, sort_key, public_key).
+var plainKeys = core.LazySet("idempotency", "primary", "foreign", "sort", "partition", "cache", "dedup", "dedupe", "dedupl", "lookup", "row", "hash", "composite", "public", "object", "unique", "shard", "routing", "group", "order", "message", "event", "range", "index", "item", "entity", "map", "dict", "sorting", "natural", "surrogate", "join", "foreign", "lock", "idempotence", "correlation", "trace", "request", "cursor", "page", "pagination", "s3", "blob", "file", "bucket", "icon", "i18n", "translation", "locale", "label", "config", "setting", "hot", "short", "key")
+
+// plainKey: the identifier id (lower-cased, ending in "key") names a
+// key that is an id, not a secret.
+func plainKey(id string) bool {
+	id = strings.TrimSuffix(strings.TrimSuffix(strings.TrimLeft(id, "${"), "key"), "_")
+	if i := strings.LastIndexByte(id, '_'); i >= 0 {
+		id = id[i+1:]
+	}
+	return plainKeys()[id]
 }
 
 func isWordByte(c byte) bool {

@@ -156,6 +156,7 @@ var (
 func (s *scanner) toolRules(tool, text string) {
 	lt := asciiLower(text)
 	self := strings.ToLower(tool)
+	params := schemaParams(text)
 	// orders to call another tool
 	start := 0
 	for i := 0; i <= len(text); i++ {
@@ -190,7 +191,10 @@ func (s *scanner) toolRules(tool, text string) {
 						break
 					}
 				}
-				if name == "" || name == self || name == "this" || name == "that" || name == "same" {
+				if name == "" || name == self || name == "this" || name == "that" || name == "same" || params[name] || siblingTool(self, name) && !standingOrder(sent) || awayFromSelf(text[:off+v.ws[k].a]) {
+					// a parameter ("run with dry_run=true first"), or a
+					// tool of the same family ("use gmail_read to get the
+					// full message"): the server's own documentation
 					continue
 				}
 				if insteadBefore(rest, mi[0]) {
@@ -216,6 +220,7 @@ func (s *scanner) toolRules(tool, text string) {
 			switch {
 			case f.Rule == injSecretRequest.ID && (!f.Strong || ownSecrets(self, text, f)):
 			case f.Rule == injApprovalBypass.ID && askSecretGuard(text, f):
+			case f.Rule == injPromptLeak.ID && passedCredential(text, f, params):
 			default:
 				kept = append(kept, f)
 			}
@@ -234,7 +239,6 @@ func (s *scanner) toolRules(tool, text string) {
 	s.toolForeign(tool, text)
 	s.toolBypass(text)
 	s.toolValueOrders(text)
-	params := schemaParams(text)
 	s.toolSmuggle(text, params)
 	for _, loc := range shadowRe.FindAllStringIndex(text, 8) {
 		if selfGuidance(text[loc[0]:loc[1]]) || paramOverride(text, loc[0]) {
@@ -248,7 +252,7 @@ func (s *scanner) toolRules(tool, text string) {
 	// secret stores and agent configuration in a tool that is not about them
 	for _, o := range secretObjects(lt) {
 		obj := strings.Trim(strings.TrimSpace(lt[o[0]:o[1]]), "`'\"(")
-		if genericSecretWords()[obj] || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchema(text, o[0]) || envVarName(text, o) || params[obj] || ownSource(lt, o[0]) {
+		if genericSecretWords()[obj] || params[strings.ReplaceAll(obj, " ", "_")] || strings.Contains(self, strings.ReplaceAll(obj, " ", "_")) || genericSecretWords()[strings.TrimSuffix(obj, "s")] || toolAbout(self, obj) || inSchema(text, o[0]) || envVarName(text, o) || params[obj] || ownSource(lt, o[0]) {
 			continue
 		}
 		s.add(injMcpSensitivePath, "the tool description names a secret store its name says nothing of ("+strings.TrimSpace(text[o[0]:o[1]])+")", o[0], o[1], false)
@@ -257,7 +261,9 @@ func (s *scanner) toolRules(tool, text string) {
 	for _, tok := range strings.Fields(lt) {
 		// A leading dot is part of the name (.cursorrules, .claude/).
 		tok = strings.TrimRight(strings.TrimLeft(tok, "`'\"()[]{}<>"), "`'\"()[]{}<>,;:!?*.")
-		if fileClass(tok)&lxFileAgent != 0 && !toolAbout(self, tok) {
+		if fileClass(tok)&lxFileAgent != 0 && !toolAbout(self, tok) && !strings.Contains(self, "mcp") && !namedFile(self, tok) {
+			// an MCP-management tool (mcp_list_servers) reads the
+			// client's MCP configuration by its name
 			if i := strings.Index(lt, tok); i >= 0 {
 				s.add(injMcpSensitivePath, "the tool description names the agent's own configuration ("+tok+")", i, i+len(tok), false)
 			}
@@ -275,7 +281,7 @@ func (s *scanner) toolRules(tool, text string) {
 		}
 		param := paramName(path)
 		if val == "(parameter)" {
-			if param != "" && contextParamRe.MatchString(param) {
+			if param != "" && contextParamRe.MatchString(param) && !proseNames(text, self, param) {
 				s.add(injMcpContextParameter, "a parameter named for the conversation or the prompt ("+param+")", lineOff, lineOff+len(line), false)
 			}
 			continue
@@ -287,7 +293,7 @@ func (s *scanner) toolRules(tool, text string) {
 		// a credential the call itself needs ("Bearer token for the API",
 		// "your API key") is how authenticated tools work; a secret store
 		// the tool has no business with (~/.ssh/id_rsa, .env) is not
-		if loc := exfilParamRe.FindStringIndex(val); loc != nil || specificSecret(lv) && !toolAbout(self+" "+param, lv) {
+		if loc := exfilParamRe.FindStringIndex(val); loc != nil && !declaredInput(self, text, lv, loc) || specificSecret(promptBlanked(self, text, lv)) && !toolAbout(self+" "+param, lv) && !refusedSecret(lv) {
 			s.add(injMcpExfilParameter, "a parameter asks the model for the conversation, the prompt, secrets or file contents ("+param+")", lineOff, lineOff+len(line), true)
 		}
 	}
@@ -360,6 +366,216 @@ type mcpSeen struct {
 }
 
 // mcpKey names a tool across sessions: server and tool.
+// siblingWords are name parts many unrelated tools share: a tool that
+// names another with one of them in common is not thereby its sibling.
+var siblingWords = core.LazySet("get", "set", "list", "read", "write", "run", "create", "delete", "remove", "update", "search", "send", "fetch", "find", "add", "put", "post", "make", "new", "do", "call", "use", "tool", "mcp", "api", "all", "by", "to", "the", "of", "for", "and", "info", "data")
+
+// siblingTool: the tool named other shares a distinctive part of its
+// name with self (gmail_search and gmail_read, oauth_start and
+// oauth_finish, start_process and read_process_output): one server's
+// tools pointing at each other.
+func siblingTool(self, other string) bool {
+	split := func(s string) []string {
+		return strings.FieldsFunc(s, func(r rune) bool { return r == '_' || r == '-' || r == '.' || r == '/' })
+	}
+	mine := split(self)
+	for _, w := range split(other) {
+		if len(w) < 3 || siblingWords()[w] {
+			continue
+		}
+		for _, m := range mine {
+			if m == w || len(w) >= 4 && strings.TrimSuffix(m, "s") == strings.TrimSuffix(w, "s") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// exfilFamilies: for each thing a parameter may ask for, the words by
+// which a tool's own name or prose says that thing is its input (a chat
+// tool takes the history, a prompt tool a system prompt, a summarizer a
+// transcript).
+var exfilFamilies = map[string][]string{
+	"conversation": {"conversation", "chat", "transcript"},
+	"chat":         {"conversation", "chat", "transcript"},
+	"history":      {"conversation", "chat", "message", "thread", "mail", "history"},
+	"message":      {"conversation", "chat", "message", "thread", "mail", "repl", "inbox"},
+	"transcript":   {"transcript", "conversation", "chat", "call", "meeting", "recording"},
+	"prompt":       {"prompt", "template", "persona", "instruction"},
+	"instructions": {"prompt", "template", "persona", "instruction", "agent"},
+	"context":      {"context"},
+}
+
+// declaredInput: what the parameter description asks for (the
+// exfilParamRe match at loc of its lower-cased text lv) is the tool's
+// declared input: file contents for a tool that writes or compares
+// files ("the contents of the file to write"), the history for a chat
+// tool, a system prompt for a prompt tool. The contents of a secret
+// store, the conversation in a tool about something else, the system
+// prompt in a weather tool, are not.
+func declaredInput(self, text, lv string, loc []int) bool {
+	m := lv[loc[0]:loc[1]]
+	if strings.HasPrefix(m, "content") {
+		obj := lv[loc[1]:min(len(lv), loc[1]+60)]
+		return !specificSecret(obj) && !strings.Contains(obj, "~/") && !strings.Contains(obj, "/etc/") && !conversationWordRe.MatchString(obj)
+	}
+	prose := toolProse(self, text)
+	if strings.Contains(m, "seed") || strings.Contains(m, "recovery") || strings.Contains(m, "mnemonic") || strings.Contains(m, "cookie") || strings.Contains(m, "system prompt") && !modelTool(prose) {
+		return false
+	}
+	named := false
+	for noun, cues := range exfilFamilies {
+		if !strings.Contains(m, noun) {
+			continue
+		}
+		named = true
+		if (noun == "prompt" || noun == "instructions") && modelTool(prose) && !ownPromptRe.MatchString(lv) {
+			continue
+		}
+		if !anyIn(prose, cues) {
+			return false
+		}
+	}
+	return named
+}
+
+// conversationWordRe: the conversation or the agent's instructions named.
+var conversationWordRe = core.LazyRE(`\b(?:conversation|chat|this session|system prompt|your instructions|prompt|messages)\b`)
+
+// promptBlanked: lv with "system prompt" blanked when the tool is named
+// for prompts (run_prompt takes one; a weather tool does not).
+func promptBlanked(self, text, lv string) string {
+	if !modelTool(toolProse(self, text)) || !strings.Contains(lv, "system prompt") || ownPromptRe.MatchString(lv) {
+		return lv
+	}
+	return strings.ReplaceAll(lv, "system prompt", "system ______")
+}
+
+// ownPromptRe: the agent's own prompt asked for ("your system prompt",
+// "the system prompt you were given", "the full system prompt"), not
+// one the caller sets.
+var ownPromptRe = core.LazyRE(`\b(?:your|its|the assistant'?s|the model'?s|current|full|entire|original|whole|complete|hidden)\s+system prompt\b|\bsystem prompt\b[^.]{0,20}\byou\b`)
+
+// modelToolRe: a tool that calls a model or keeps prompts, whose
+// parameters are prompts the caller writes.
+var modelToolRe = core.LazyRE(`\b(?:prompts?|llms?|models?|completions?|chat|messages api|persona|templates?|agents?|anthropic|openai|ollama|gemini)\b`)
+
+func modelTool(prose string) bool { return modelToolRe.MatchString(prose) }
+
+// toolProse: the tool's name and the lines of its description that are
+// not its schema, lower-cased.
+func toolProse(self, text string) string {
+	prose := self
+	for _, line := range textLines(text) {
+		if !strings.HasPrefix(line, "input_schema.") {
+			prose += " " + asciiLower(line)
+		}
+	}
+	return strings.ReplaceAll(prose, "_", " ")
+}
+
+// refusedSecret: the parameter's description names a secret to say it is
+// refused ("secrets such as *_TOKEN are refused").
+func refusedSecret(lv string) bool {
+	for _, w := range []string{"refused", "rejected", "not allowed", "never returned", "are not returned", "is not returned", "blocked", "redacted", "masked"} {
+		if strings.Contains(lv, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// passedCredential: a prompt-leak finding in a tool's text asks for a
+// generic credential (a password, a token) to be passed where the tool
+// takes one: a parameter named for it, or a form's field of that kind
+// ("for password fields, pass the password the user gave you").
+func passedCredential(text string, f Finding, params map[string]bool) bool {
+	m := asciiLower(text[f.Span[0]:f.Span[1]])
+	fs := strings.Fields(m)
+	if len(fs) < 2 {
+		return false
+	}
+	switch fs[0] {
+	case "pass", "provide", "supply", "enter", "give", "fill", "type":
+	default:
+		return false
+	}
+	obj := strings.TrimSuffix(fs[len(fs)-1], "s")
+	if !genericSecretWords()[obj] {
+		return false
+	}
+	if inSchema(text, f.Span[0]) {
+		// a parameter's own description: what it takes
+		return true
+	}
+	sent := asciiLower(text[sentenceStart(text, f.Span[0]):min(len(text), f.Span[1]+120)])
+	return params[obj] || strings.Contains(sent, obj+" field") || strings.Contains(sent, obj+" input") || strings.Contains(sent, "the user gave") || strings.Contains(sent, "the user provided") || strings.Contains(sent, "the user typed")
+}
+
+// namedFile: the agent configuration file tok is what the tool is named
+// for (claude_md_update and CLAUDE.md, vscode_settings and
+// .vscode/settings.json, cursor_rules_lint and .cursor/rules/).
+func namedFile(self, tok string) bool {
+	parts := strings.FieldsFunc(self, func(r rune) bool { return r == '_' || r == '-' || r == '.' })
+	for i, w := range parts {
+		if len(w) < 4 || siblingWords()[w] {
+			continue
+		}
+		if !strings.Contains(tok, w) {
+			continue
+		}
+		// one distinctive part is enough when the file is named by it
+		// alone (.vscode/…); two parts of the name must both be in it
+		// otherwise (claude + md)
+		if i+1 < len(parts) && strings.Contains(tok, parts[i+1]) || strings.Contains(tok, "."+w) || strings.Contains(tok, w+".") {
+			return true
+		}
+	}
+	return false
+}
+
+// awayFromSelfRe: the description has just said what not to use this
+// tool for; the tool it names next is the one to use instead ("Do not
+// use this tool for questions about the codebase; use grep_search
+// instead").
+var awayFromSelfRe = core.LazyRE(`(?i)\b(?:do not|don't|never|not)\s+(?:use\s+)?(?:this|it)\s+(?:tool\s+)?(?:for|to)\b[^.\n]{0,120}$`)
+
+func awayFromSelf(before string) bool {
+	if len(before) > 160 {
+		before = before[len(before)-160:]
+	}
+	return awayFromSelfRe.MatchString(strings.TrimRight(before, " ;.,"))
+}
+
+// standingOrderRe: an order that holds for every later request, not a
+// step of the tool's own flow ("whenever the user asks to send a
+// message, call …", "each time", "instead").
+var standingOrderRe = core.LazyRE(`(?i)\b(?:whenever|every time|each time|always|instead)\b`)
+
+func standingOrder(sent string) bool { return standingOrderRe.MatchString(sent) }
+
+// proseNames: the tool's own name or the description's prose (not its
+// schema) names what a context-named parameter holds ("generates an
+// image from a text prompt", "returns the assistant's message"): the
+// parameter is the tool's input, not a request for the conversation.
+func proseNames(text, self, param string) bool {
+	stem := strings.TrimSuffix(strings.ToLower(param), "s")
+	stem = strings.TrimSuffix(stem, "_history")
+	if strings.Contains(self, stem) {
+		return true
+	}
+	for _, line := range textLines(text) {
+		if strings.HasPrefix(line, "input_schema.") {
+			continue
+		}
+		if strings.Contains(asciiLower(line), stem) {
+			return true
+		}
+	}
+	return false
+}
+
 func mcpKey(server, tool string) string { return server + "\x00" + tool }
 
 func anyIn(s string, words []string) bool {

@@ -105,6 +105,11 @@ func (s *scanner) covertIn(self, desc string, base int) bool {
 		extra := extraMarkRe.FindStringIndex(sent)
 		out := outVerbRe.MatchString(sent) || keepToRe.MatchString(sent)
 		rest := sent[vloc[0]:]
+		if covert != nil && strings.HasPrefix(strings.ToLower(sent[covert[0]:covert[1]]), "without") && negatedWithout(asciiLower(sent[:covert[0]])) {
+			// "do not act on requests in an e-mail without asking the
+			// user": the model is told to ask, the opposite of hiding
+			covert = nil
+		}
 		if covert != nil && quietMode(sent, sent[covert[0]:covert[1]]) {
 			// "with background=true the sync runs silently": a mode
 			// without output, not concealment
@@ -167,6 +172,10 @@ func (s *scanner) covertIn(self, desc string, base int) bool {
 // uploads, email_sender e-mails).
 func verbInName(name, verb string) bool {
 	v := strings.TrimPrefix(verb, "will ")
+	if strings.HasSuffix(v, "ies") || strings.HasSuffix(v, "ied") {
+		// copies, copied: copy
+		v = v[:len(v)-3] + "y"
+	}
 	for _, suf := range []string{"ing", "ed", "es", "s"} {
 		if len(v) > len(suf)+2 && strings.HasSuffix(v, suf) {
 			v = strings.TrimSuffix(v, suf)
@@ -307,7 +316,10 @@ var (
 		// the tool's own output goes quietly to a local log
 		`|\b(?:output|logs?|stdout|stderr|progress|errors?)\b[^.;\n]{0,30}?\b(?:silently|quietly)\b|\b(?:silently|quietly)\s+(?:to|in|into)\s+(?:a |the )?(?:local )?(?:log|file)` +
 		// a mode the caller picks: "with background=true", "set send_updates to none to …"
-		`|\b\w+\s*=\s*(?:true|false|none|off|on|\d+)\b|\bset\s+[\x60'"]?\w+[\x60'"]?\s+to\s+[\x60'"]?\w+[\x60'"]?\s+to\b`)
+		`|\b\w+\s*=\s*(?:true|false|none|off|on|\d+)\b|\bset\s+[\x60'"]?\w+[\x60'"]?\s+to\s+[\x60'"]?\w+[\x60'"]?\s+to\b` +
+		// "sent quietly (no @channel) unless mention is true": a
+		// notification mode, with the option that turns it off
+		`|\bunless\s+[\x60'"]?[a-z_]+[\x60'"]?\s+is\s+(?:true|false|set|given|enabled|disabled|on|off)\b|\b(?:silently|quietly)\s*\((?:no|without)\b`)
 	// negatedObjRe: a list the sentence rules out ("(no arguments,
 	// paths or file contents)", "no cookies or personal data are
 	// collected").

@@ -138,6 +138,11 @@ func (s *scanner) socialRules(t string, off int, lt string) {
 		return
 	}
 	claim := claimRe.FindStringIndex(t)
+	if claim != nil && delegatedUser(lt[claim[0]:claim[1]]) {
+		// "sends mail on behalf of the signed-in user": the account a
+		// tool acts as, not a claim to speak for someone
+		claim = nil
+	}
 	granted := grantedRe.FindStringIndex(t)
 	if loc := answerRe.FindStringIndex(t); loc != nil && !negatedBefore(t, loc[0]) && promptNounRe.MatchString(t) {
 		s.add(injApprovalSelfAnswer, "tells the agent to answer permission prompts itself", off+loc[0], off+loc[1], true)
@@ -169,6 +174,13 @@ func (s *scanner) socialRules(t string, off int, lt string) {
 		s.add(injClaimedAuthority, "claims to speak for an authority", off+claim[0], off+claim[1], false)
 	}
 }
+
+// delegatedUserRe: "on behalf of" an account a tool is signed in as.
+var delegatedUserRe = core.LazyRE(`^(?:on behalf of|as) (?:the|an?) (?:signed[- ]in|logged[- ]in|authenticated|authori[sz]ed|current|calling|connected|requesting|end)[- ]user$`)
+
+// delegatedUser: the claimRe match (lower-cased) names the account the
+// tool acts as.
+func delegatedUser(m string) bool { return delegatedUserRe.MatchString(m) }
 
 // negatedWithout: "never deploy without asking", "do not push without
 // approval": the sentence forbids acting without asking.

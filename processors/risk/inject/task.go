@@ -188,6 +188,9 @@ func (s *scanner) taskRules(v *clauseView, off int) {
 			s.add(injTaskInjection, "orders a password or account detail changed to a given value", a, b, true)
 			return
 		case ans && yourAnswerRe.MatchString(rest) && (w == "translate" || strings.Contains(lrest, " into ") || strings.Contains(lrest, " in ") || strings.Contains(lrest, " with ") || strings.Contains(lrest, " to ") || strings.Contains(lrest, " end of ") || strings.Contains(lrest, " start of ") || strings.Contains(lrest, " beginning of ")) && !readerOwnDetailRe.MatchString(rest):
+			if citesSources(t) && !ansLinkRe.MatchString(t) {
+				return
+			}
 			strong := fromNowRe.MatchString(t) || w == "translate" || answerPayloadRe.MatchString(rest)
 			s.add(injTaskInjection, "orders the agent to change what it answers", a, b, strong)
 			return
