@@ -22,6 +22,19 @@ import "testing"
 // (-misses logs them), even lines check (never read).
 func TestHeldoutInjection7(t *testing.T) {
 	half := scanTextTable(t, "injection7.jsonl")
-	half[0].check(t, "injection7.jsonl dev", 0, 100)
-	half[1].check(t, "injection7.jsonl check", 0, 100)
+	// before the rules it measures: dev 56.0 % / 5.1 %, check 63.5 % / 1.2 %;
+	// after consent.go and the AI-audience addresses: dev 97.3 % / 1.3 %,
+	// check 75.7 % / 1.2 %
+	half[0].check(t, "injection7.jsonl dev", 96, 1.5)
+	half[1].check(t, "injection7.jsonl check", 74, 1.5)
+}
+
+// injection7_probe.jsonl: 37 attacks and 14 look-alikes in injection7's
+// classes, in new words, written after its rules to see how far they
+// carry (27 of 37 caught, 0 clean flagged, when written); every line was
+// read while the rules were fixed: a regression table.
+func TestInjection7Probe(t *testing.T) {
+	half := scanTextTable(t, "injection7_probe.jsonl")
+	all := heldoutHalf{inj: half[0].inj + half[1].inj, hit: half[0].hit + half[1].hit, clean: half[0].clean + half[1].clean, fp: half[0].fp + half[1].fp}
+	all.check(t, "injection7_probe.jsonl", 100, 0.5)
 }

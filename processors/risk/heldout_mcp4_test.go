@@ -20,9 +20,12 @@ import "testing"
 func TestHeldoutMCPDescriptions4(t *testing.T) {
 	half := scanToolTable(t, "mcp_desc4.jsonl")
 	// as written, before the clean-tool fixes: dev 71.4 % / 6.7 %, check
-	// 66.7 % / 3.4 %; after them: dev 71.4 % / 0 %, check 66.7 % / 3.4 %
-	half[0].check(t, "mcp_desc4.jsonl dev", 70, 0.5)
-	half[1].check(t, "mcp_desc4.jsonl check", 65, 3.5)
+	// 66.7 % / 3.4 %; after them: dev 71.4 % / 0 %, check 66.7 % / 3.4 %;
+	// after consent.go (prior consent, payment redirection, a tool's text
+	// read as addressed to the AI) and orders in gerunds: dev 100 % / 0 %,
+	// check 73.3 % / 3.4 %
+	half[0].check(t, "mcp_desc4.jsonl dev", 99, 0.5)
+	half[1].check(t, "mcp_desc4.jsonl check", 72, 3.5)
 }
 
 // mcp_clean_probe.jsonl holds only clean tool descriptions, written to

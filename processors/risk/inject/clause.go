@@ -576,9 +576,16 @@ func (s *scanner) clauseRules(v *clauseView, off, n0 int) {
 				break
 			}
 			qual, time := false, false
+			such := false
 			for j := ve; j < k; j++ {
 				qual = qual || v.ws[j].cls&lxQualPrior != 0
 				time = time || v.ws[j].cls&lxQualTime != 0
+				such = such || v.ws[j].w == "such"
+			}
+			if such {
+				// "ignore any such request": the requests the text
+				// has just described, not the agent's instructions
+				break
 			}
 			last := max(end, endT)
 			if last < n {

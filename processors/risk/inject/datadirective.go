@@ -66,8 +66,12 @@ var (
 	urlDataRe = core.LazyRE(`(?i)\b(?:visit|open|load|fetch|navigate to|go to|call|request|access|ping|click)\s+(?:the\s+(?:url|link|page)\s+)?(?:https?://\S+|this (?:url|link)|the following (?:url|link))[^.\n]{0,100}?\b(?:with|followed by|append(?:ed|ing)?|add(?:ed|ing)?|plus|including|containing)\b[^.\n]{0,60}?(?:\bthe user'?s?\b|\btheir\b|\bconversation|\bchat\b|\bmessages?\b|\bhistory\b|\bemail address|\bpasswords?\b|\bapi[_ ]?keys?\b|\btokens?\b|\bsecrets?\b|\bcookies?\b|\bsession\b|\bcredentials?\b|\b[A-Z][A-Z0-9]*_(?:KEY|TOKEN|SECRET)[A-Z_]*\b)|\b(?:paste|put|insert|append|add|include)\s+(?:the user'?s?|your|their)\s+[^.\n]{0,30}?\b(?:token|cookies?|session|password|key|email|messages?|history)\b[^.\n]{0,40}?\b(?:into|in|to)\s+(?:the\s+)?(?:query string|url|link|request)`)
 	// foreignAddrRe / foreignActRe: an AI addressed in another language,
 	// and the send, pay, delete, share verbs of those languages.
-	foreignAddrRe = core.LazyRE(`(?i)(?:assistant(?:e)?\s+(?:ia|ai|ki)\b|l'(?:ia|assistant)\b|ki-assistent\w*|asistente(?:\s+de)?\s+(?:ia|ai)\b|mensaje para el asistente|para o assistente|assistente\s+(?:di\s+)?(?:ia|ai)\b|ии-ассистент\w*|(?:ai|ии|ии-)\s?ассистент\w*|для ии|ai\s?助手|人工智能助手|aiアシスタント|aiエージェント)`)
-	foreignActRe  = core.LazyRE(`(?i)(?:\benvo(?:ie|yez|yer)\b|\btransf[eé]r(?:e|ez|er)\b|\bvire[zr]?\b|\bsupprim(?:e|ez|er)\b|\bpartag(?:e|ez|er)\b|\beffac(?:e|ez|er)\b|überweis\w*|\bsende\b|\bschick\w*|lösch\w*|\bteile\b|\bleite\w*\b[^\n]{0,80}\bweiter\b|\bweiterleit\w*|\benv[ií]a\w*|\btransfier\w*|\btransfira\b|\bborra\w*|\belimin\w*|\bcompart\w*|\bcondividi\w*|\binvia\w*|\bcancella\w*|\bapag\w*|\bmand[ae]\b|отправ\w*|перевед\w*|удал\w*|перешл\w*|发送|转账|删除|转发|分享|送信|送金|削除|転送|共有)`)
+	foreignAddrRe = core.LazyRE(`(?i)(?:assistant(?:e)?\s+(?:ia|ai|ki)\b|l'(?:ia|assistant)\b|ki-assistent\w*|asistente(?:\s+de)?\s+(?:ia|ai)\b|mensaje para el asistente|para o assistente|assistente\s+(?:di\s+)?(?:ia|ai)\b|ии-ассистент\w*|(?:ai|ии|ии-)\s?ассистент\w*|для ии|ai\s?助手|人工智能助手|aiアシスタント|aiエージェント` +
+		// "Lieber Assistent,", "Hinweis an den Assistenten:", "Nota para el
+		// asistente:", "Nota per l'assistente:", "Assistente,", "アシスタントへ",
+		// "助手请注意"
+		`|\b(?:lieber|liebe|hallo|hey|hinweis an den|nachricht an den|notiz für den|für den)\s+(?:ki-)?assistent(?:en)?\b|\b(?:nota|instrucci[oó]n|mensaje|aviso) para el asistente\b|\bpara (?:los )?asistentes de ia\b|\bpour les (?:assistants|agents) (?:ia|d'ia)\b|\bfür (?:ki-assistenten|ki-agenten)\b|\bper (?:gli )?assistenti (?:ia|ai)\b|\bpara (?:os )?assistentes de ia\b|\b(?:nota|messaggio|istruzioni?) per (?:l'assistente|l'ia)\b|\bnote pour l'(?:assistant|ia)\b|\bmessage pour l'(?:assistant|ia)\b|\bassistant ia\b|\basistente de ia\b|^[\s#/*>-]*(?:assistente|asistente|assistent)\s*[,:]|アシスタント(?:へ|さん)|助手请注意|给\s?ai\s?助手)`)
+	foreignActRe = core.LazyRE(`(?i)(?:\benvo(?:ie|yez|yer)\b|\btransf[eé]r(?:e|ez|er)\b|\bvire[zr]?\b|\bsupprim(?:e|ez|er)\b|\bpartag(?:e|ez|er)\b|\beffac(?:e|ez|er)\b|überweis\w*|\bsende\b|\bschick\w*|lösch\w*|\bteile\b|\bleite\w*\b[^\n]{0,80}\bweiter\b|\bweiterleit\w*|\benv[ií]a\w*|\btransfier\w*|\btransfira\b|\bborra\w*|\belimin\w*|\bcompart\w*|\bcondividi\w*|\binvia\w*|\bcancella\w*|\bapag\w*|\bmand[ae]\b|отправ\w*|перевед\w*|удал\w*|перешл\w*|发送|转账|转到|转入|汇到|删除|转发|分享|送信|送金|削除|転送|共有)`)
 )
 
 // possessiveOrigin: the claimed origin (lower-cased match of
@@ -203,6 +207,11 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 			}
 			if a := foreignActRe.FindStringIndex(w); a != nil {
 				s.add(injAgentDirective, "an order to the AI inside the data it reads (non-English)", base+loc[0], base+loc[1]+a[1], true)
+			} else {
+				// the AI addressed, the order in words the list lacks
+				// ("ejecuta `git push origin --delete main`"): weak, a
+				// risky command beside it makes the pair
+				s.add(injAddressesAgent, "speaks to the AI agent directly (non-English)", base+loc[0], base+loc[1], false)
 			}
 		}
 	}
@@ -223,7 +232,7 @@ var (
 	taskWords        = []string{"previous", "prior", "above", "earlier", "original", "preceding", "first", "your next", "your new", "your real", "your actual", "your only", "your true", "your task", "your assignment", "your objective", "your goal", "your instruction", "the real", "the actual", "the new", "ignore", "disregard", "forget", "abandon", "stop", "cease"}
 	concealMust      = []string{"not", "n't", "never", "without", "keep", "no one", "no need", "hidden"}
 	taskMust         = []string{"instruction", "context", "task", "request", "message", "prompt", "conversation", "job is to", "objective is to", "goal is to", "mission is to", "job will", "assignment", "question", "summari", "translat", "answering", "reviewing", "you are doing", "you're doing"}
-	foreignAddrWords = []string{"assistant", "asistente", "l'ia", "ki-", "ии", "ИИ", "ассистент", "Ассистент", "助手", "アシスタント", "エージェント"}
+	foreignAddrWords = []string{"assistant", "asistente", "assistent", "l'ai", "助手請", "l'ia", "ki-", "ии", "ИИ", "ассистент", "Ассистент", "助手", "アシスタント", "エージェント"}
 )
 
 // nearMatches returns up to n matches of re in the windows of text

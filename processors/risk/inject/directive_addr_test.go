@@ -280,7 +280,7 @@ const directiveAddrAt0472188 = `(?i)` +
 	`|@(?:assistant|agent|ai|bot|claude|copilot|gemini|chatgpt|codex|gpt|llm|model)\b|\((?:for|to) (?:the |any )?(?:ai|agent|assistant|model|bot|llm)s?\)` +
 	// the assistant must / AI agents should …
 	`|\b(?:the|any|all|every)\s+(?:[a-z-]+\s+)?(?:ai|llms?|assistants?|agents?|models?|bots?)\s+(?:must|should|shall|needs? to|has to|have to|is (?:required|expected|instructed|asked) to|are (?:required|expected|instructed|asked) to)\b` +
-	`|\bai (?:agents?|assistants?|models?) (?:must|should|shall|need to)\b` +
+	`|\bai (?:agents?|assistants?|models?|tools?) (?:must|should|shall|need to)\b` +
 	`|\b(?:ai\s+(?:[a-z]+\s+)?|(?:assistants|agents|models|llms|bots)\s+)(?:(?:reading|processing|handling|parsing|summari[sz]ing|analy[sz]ing|evaluating|scanning|translating|receiving|reviewing|seeing|crawling|indexing|comparing|using|visiting|browsing)\s+(?:(?:this|these|the|that|my|our)\s+)?(?:[a-z]+\s+)?)?(?:must|should|shall|need to|are (?:required|expected|instructed|asked) to)\b` +
 	`|\bif\s+(?:an?|any|the)\s+(?:[a-z-]+\s+){0,2}?(?:ai|llm|assistant|agent|model|bot)s?\s+(?:[a-z-]+\s+)?(?:reads?|reading|sees?|process(?:es)?|processing|summari[sz]es|parses|receives|finds)\s+(?:this|these|the|that|my)\b(?:\s+[a-z-]+)?\s*[,.]?`
 

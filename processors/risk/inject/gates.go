@@ -169,7 +169,8 @@ func (s *scanner) secretRequest(t string, off int, lt string, objs [][]int, word
 			continue // a label ("Hint: set …"), not a verb
 		}
 		ok, neg := v.imperativeAs(i, base == w.w)
-		if !ok || neg {
+		if !ok || neg || neverAsk(lt[:w.a]) {
+			// "we will never ask you to send your password"
 			continue
 		}
 		// the objects after the verb; with a pronoun for object ("copy

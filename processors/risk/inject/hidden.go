@@ -149,8 +149,24 @@ func (s *scanner) hiddenText(text string, base int, m []int, rule *InjectRule, w
 	if words == 0 && len(s.findings) == n {
 		return
 	}
-	strong := len(s.findings) > n || prose > 0 || hiddenAgentOrder(body)
+	// hidden prose that orders nothing (an e-mail's preheader, "Your
+	// statement is ready") is weak; with an order, or a finding of its
+	// own, strong
+	stripped := stripTags(body)
+	strong := len(s.findings) > n || hiddenAgentOrder(body) || prose > 0 && !(hiddenLabel(stripped, words) && len(strings.Fields(stripTags(text[m[1]:]))) >= 3)
 	s.add(rule, what+" is read by the agent, not by the person reviewing the file", base+m[0], base+m[1], strong)
+}
+
+// hiddenLabel: hidden text of a few words that orders nothing and
+// speaks to no one ("Your May statement is ready", an e-mail's
+// preheader before the visible message): a label, not an instruction.
+// A lone hidden word stays strong.
+func hiddenLabel(t string, words int) bool {
+	lt := asciiLower(t)
+	if words < 3 || words > 8 || strings.Contains(lt, "://") || strings.Contains(lt, "@") || hasWordAny(lt, []string{"you", "ai", "assistant", "agent", "model", "llm", "bot", "ignore", "instructions", "obey", "follow", "disregard", "forget", "override", "only"}) {
+		return false
+	}
+	return !newClauseView(t, lt).anyOrder()
 }
 
 // altText: alt text or a title that carries instructions.

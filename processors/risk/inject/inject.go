@@ -53,6 +53,17 @@ const maxScan = 4 << 20
 // weakNear is how close, in bytes, two weak findings must be to combine.
 const weakNear = 1200
 
+// sameCommand: two weak findings are one command judged twice: the
+// risky-command finding of a command and a finding of the order that
+// holds it ("Install with `curl … | sh`": a download run). A README's
+// install line is one signal, not two.
+func sameCommand(f, g Finding) bool {
+	if f.Rule != injRiskyCommand.ID {
+		f, g = g, f
+	}
+	return f.Rule == injRiskyCommand.ID && g.Rule == injTaskInjection.ID && g.Span[0] <= f.Span[0] && f.Span[1] <= g.Span[1]
+}
+
 func near(a, b [2]int) bool {
 	gap := b[0] - a[1]
 	if a[0] > b[0] {
@@ -104,6 +115,9 @@ type scanner struct {
 	hiddenCode bool
 	judged     map[string]codeVerdict // code spans already judged, by text
 	memo       map[string][]Finding   // sentence rules already applied, by text
+	// tool is set while scanning an MCP tool's text: every sentence of
+	// it is read by the model, so the AI is its addressee
+	tool bool
 }
 
 type codeVerdict struct {
@@ -236,7 +250,7 @@ func (s *scanner) result() ScanResult {
 		}
 		weak = true
 		for _, g := range s.findings[i+1:] {
-			if !g.Strong && g.Rule != f.Rule && near(f.Span, g.Span) {
+			if !g.Strong && g.Rule != f.Rule && near(f.Span, g.Span) && !sameCommand(f, g) {
 				pair = true
 			}
 		}
@@ -264,7 +278,7 @@ func (s *scanner) scan(text string, base int) {
 		s.body(text, base)
 		return
 	}
-	sub := &scanner{depth: s.depth, judged: s.judged, memo: s.memo}
+	sub := &scanner{depth: s.depth, judged: s.judged, memo: s.memo, tool: s.tool}
 	sub.body(folded, 0)
 	for _, f := range sub.findings {
 		a, b := f.Span[0], f.Span[1]
@@ -290,6 +304,7 @@ func (s *scanner) body(text string, base int) {
 	lt := asciiLower(text)
 	s.agentDirectives(text, lt, base)
 	s.dataDirectives(text, lt, base)
+	s.priorConsent(text, lt, base)
 	// Visible text, outside comments.
 	s.prose(text, base)
 	s.code(text, base)
@@ -694,7 +709,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	n0 := len(s.findings)
 	tb := sentenceTrig(lt)
 	anyT := func(bit int, list []string) bool { return tb&(1<<bit) != 0 && anyOf(lt, list) }
-	if loc := findIf(g.override && anyT(tOverride, trigOverride) && anyT(tOverrideNoun, trigOverrideNoun), overrideRe, t); loc != nil && !benignIgnore(t) && order(loc[0]) && !scopedOverride(t[loc[1]:]) {
+	if loc := findIf(g.override && anyT(tOverride, trigOverride) && anyT(tOverrideNoun, trigOverrideNoun), overrideRe, t); loc != nil && !benignIgnore(t) && order(loc[0]) && !scopedOverride(t[loc[1]:]) && !strings.Contains(lt[loc[0]:loc[1]], " such ") {
 		a, b := span(loc)
 		s.add(injOverrideInstructions, "tells the agent to ignore or replace its instructions", a, b, true)
 	} else if loc := findIf(g.forget && anyT(tForget, trigForget), forgetAllRe, t); loc != nil && order(loc[0]) {
@@ -797,6 +812,7 @@ func (s *scanner) sentenceRules(t string, off int, g *gate) {
 	s.taskRules(view(), off)
 	s.ownedOrders(view(), off)
 	s.answerOrders(t, lt, off)
+	s.paymentRedirect(t, lt, off)
 	if nonASCIIOrPolite(lt) {
 		s.foreignOrders(t, lt, off)
 	}

@@ -160,6 +160,12 @@ func (s *scanner) socialRules(t string, off int, lt string) {
 		if strings.HasPrefix(lm, "without") && negatedWithout(lt[:loc[0]]) {
 			return
 		}
+		if strings.Contains(lm, "ask you ") || strings.Contains(lm, "asking you ") || strings.Contains(lm, "ask for your ") {
+			// "we will never ask you to forward a code to anyone": what
+			// the writer will not ask of the reader, not an order to
+			// skip asking
+			return
+		}
 		strong := claim != nil || granted != nil || broadRe.MatchString(t[loc[1]:]) || broadRe.MatchString(m)
 		detail := "tells the agent not to ask for confirmation"
 		if claim != nil || granted != nil {
