@@ -74,10 +74,22 @@ func (s *scanner) priorConsent(text, lt string, base int) {
 			}
 			foreign = true
 		}
-		if negatedBefore(para, loc[0]) || reportedBefore(lp[:loc[0]]) {
+		if negatedBefore(para, loc[0]) || reportedBefore(lp[:loc[0]]) || conditionBefore(lp[:loc[0]]) {
 			continue
 		}
-		ai := s.tool || consentAIRe.MatchString(para)
+		// the order is near the claim: the sentence before it, its own,
+		// the one after
+		lo, hi := max(0, loc[0]-240), min(len(para), loc[1]+320)
+		for lo > 0 && para[lo]&0xC0 == 0x80 {
+			lo--
+		}
+		for hi < len(para) && para[hi]&0xC0 == 0x80 {
+			hi++
+		}
+		start += lo
+		para, lp = para[lo:hi], lp[lo:hi]
+		loc = []int{loc[0] - lo, loc[1] - lo}
+		ai := consentAIRe.MatchString(para)
 		if foreign {
 			a := consentActForeignRe.FindStringIndex(para)
 			if a != nil && (ai || directiveObjRe.MatchString(para) || consentBeyondRe.MatchString(para) || secretObjects(lp) != nil) {
@@ -91,6 +103,18 @@ func (s *scanner) priorConsent(text, lt string, base int) {
 			return
 		}
 	}
+}
+
+// conditionBefore: the claim is a condition ("after the user has
+// agreed to the wording", "once the owner has approved"), not a report.
+func conditionBefore(before string) bool {
+	before = before[max(0, len(before)-24):]
+	for _, w := range []string{"after ", "once ", "when ", "if ", "until ", "unless ", "before "} {
+		if strings.Contains(before, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // consentCandidate: lt holds a word every consent claim holds.
@@ -199,7 +223,7 @@ func clauses(lp string) [][2]int {
 		end := i == len(lp)
 		if !end {
 			switch lp[i] {
-			case ';', ':', ',', '\n', '(', ')':
+			case ';', ':', ',', '\n', ')':
 				end = true
 			case '.', '!', '?':
 				end = i+1 == len(lp) || lp[i+1] == ' ' || lp[i+1] == '\n'

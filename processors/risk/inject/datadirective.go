@@ -133,14 +133,14 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 		return text[lo:hi]
 	}
 	{
-		if loc := firstNear(principalConsentRe, text, lt, hits[litConsent], 40, 80); loc != nil && !negatedBefore(text, loc[0]) {
+		if loc := firstNear(principalConsentRe, text, lt, hits[litConsent], 40, 80); loc != nil && !negatedBefore(text, loc[0]) && !conditionBefore(lt[:loc[0]]) {
 			if v, ok := directiveAction(para(loc[0], loc[1]), true); ok {
 				s.add(injClaimedApproval, "says the user consented to an order beyond the task: "+v, base+loc[0], base+loc[1], true)
 			}
 		}
 	}
 	{
-		if loc := firstNear(principalWillRe, text, lt, hits[litConsent], 40, 80); loc != nil && !negatedBefore(text, loc[0]) && !reportedBefore(lt[:loc[0]]) {
+		if loc := firstNear(principalWillRe, text, lt, hits[litConsent], 40, 80); loc != nil && !negatedBefore(text, loc[0]) && !reportedBefore(lt[:loc[0]]) && !relativeBefore(lt[:loc[0]]) {
 			if v, ok := directiveAction(win(loc[1]), false); ok {
 				s.add(injTaskHijack, "speaks for the user to give the agent an order: "+v, base+loc[0], base+loc[1], true)
 			}
@@ -215,6 +215,14 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 			}
 		}
 	}
+}
+
+// relativeBefore: the words before open a relative clause ("only store
+// information that the user asked you to remember"): what the user
+// wants is described, not claimed.
+func relativeBefore(before string) bool {
+	before = strings.TrimRight(before, " ")
+	return strings.HasSuffix(before, " that") || strings.HasSuffix(before, " what") || strings.HasSuffix(before, " which")
 }
 
 // Literals that a match of the expressions above holds.

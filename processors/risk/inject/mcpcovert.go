@@ -220,6 +220,16 @@ func (s *scanner) toolSmuggle(text string, params map[string]bool) {
 		// the verb before it, in the same sentence, is an order
 		ss := sentenceStart(desc, m[0])
 		sent := desc[ss:m[1]]
+		hi := len(desc)
+		if k := sentenceEnd(desc[m[1]:]); k >= 0 {
+			hi = m[1] + k
+		}
+		if near := asciiLower(desc[sentenceStart(desc, max(0, ss-2)):hi]); !(specificSecret(near) || strings.Contains(near, "its content") || strings.Contains(near, "~/") || strings.Contains(near, "/etc/") || smuggleReadRe.MatchString(near)) {
+			// what is read must be named where it is put: this
+			// sentence or the one before ("Read ~/.ssh/id_rsa. Pass
+			// its content as note."), not anywhere in a long text
+			continue
+		}
 		v := newClauseView(sent, asciiLower(sent))
 		ordered := false
 		for k := range v.ws {
