@@ -58,9 +58,6 @@ var consentVerbs = core.LazySet("commit", "run", "execute", "merge", "force-push
 // (lt lower-cased) that claims prior consent beside an order to the AI or
 // an order beyond the task.
 func (s *scanner) priorConsent(text, lt string, base int) {
-	if !consentCandidate(lt) {
-		return
-	}
 	for start, para := range paragraphs(text) {
 		if len(para) > 3000 {
 			para = para[:3000]
@@ -117,11 +114,11 @@ func conditionBefore(before string) bool {
 	return false
 }
 
-// consentCandidate: lt holds a word every consent claim holds.
-func consentCandidate(lt string) bool {
-	return anyOf(lt, []string{"go-ahead", "go ahead", "promis", "blessing", "sign-off", "signed off", "like i said", "as i said", "i said", "agree", "approv", "authori", "consent", "okay", "ok ", "ok'", "permission", "sign", "discuss", "confirm", "cleared", "fine", "told", "said", "says",
-		"zugestimmt", "freigegeben", "genehmigt", "besprochen", "vereinbart", "convenu", "déjà", "aprob", "acord", "già", "d'accordo", "concordato", "combinado", "autoriz", "承認", "同意", "合意", "許可", "批准", "授权", "约定"})
-}
+// priorWords: one of them starts a word of every consent claim
+// (litPrior; dataDirectives runs priorConsent only on a text that holds
+// one).
+var priorWords = []string{"go-ahead", "go ahead", "promis", "blessing", "sign", "agree", "approv", "preapprov", "authori", "consent", "okay", "ok ", "ok'", "permission", "discuss", "confirm", "cleared", "fine", "told", "said", "says",
+	"zugestimmt", "freigegeben", "genehmigt", "besprochen", "vereinbart", "abgesprochen", "convenu", "déjà", "aprob", "acord", "quedamos", "già", "d'accordo", "concordato", "combinado", "autoriz", "承認", "同意", "合意", "許可", "批准", "授权", "约定"}
 
 // consentOrder finds, in a paragraph that claims consent, an order said
 // as an imperative at the start of a clause or after a permission: with

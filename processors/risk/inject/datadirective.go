@@ -215,6 +215,9 @@ func (s *scanner) dataDirectives(text, lt string, base int) {
 			}
 		}
 	}
+	if len(hits[litPrior]) > 0 {
+		s.priorConsent(text, lt, base)
+	}
 }
 
 // relativeBefore: the words before open a relative clause ("only store
@@ -322,10 +325,11 @@ const (
 	litURL
 	litForeign
 	litHideRisk
+	litPrior
 	litGroupCount
 )
 
-var litGroups = [litGroupCount][]string{markerWords, authorityWords, consentWords, concealWords, taskWords, verdictWords, outrankWords, urlWords, foreignAddrWords, {"security", "vulnerab", "cve"}}
+var litGroups = [litGroupCount][]string{markerWords, authorityWords, consentWords, concealWords, taskWords, verdictWords, outrankWords, urlWords, foreignAddrWords, {"security", "vulnerab", "cve"}, priorWords}
 
 // litIdx: the literals of litGroups by first byte, with their group,
 // and the second bytes any of them has after each first byte.

@@ -341,6 +341,19 @@ func directiveAddrs(text string, n int) [][]int {
 		}
 		return true
 	})
+	// a window with none of the marks every form needs holds no match
+	kept := wins[:0]
+	for _, w := range wins {
+		long := false
+		eachWord(text, w[0], w[1], func(i, j int) bool {
+			long = addrOpener(text, i, j)
+			return !long
+		})
+		if long || addrMarks(text[w[0]:w[1]]) {
+			kept = append(kept, w)
+		}
+	}
+	wins = kept
 	return findInWindows(text, n, wins, func(w [2]int) core.Matcher {
 		// a window with no opener holds no match of the long forms
 		long := false
@@ -358,6 +371,56 @@ func directiveAddrs(text string, n int) [][]int {
 		}
 		return directiveAddrShortMidRe
 	})
+}
+
+// addrMarkWords: one of them is in every match of directiveAddrRe that
+// has no mark of addrMarks' bytes: the vocative's "please", the modal of
+// "the assistant must …", the "if" of "if an AI reads this …" and "if
+// you are an AI …".
+var addrMarkWords = []string{"please", "must", "should", "shall", "need", "has", "have", "required", "expected", "instructed", "asked", "if"}
+
+// addrMarks: a window without a word that opens a long form (those need
+// only "for" or "to") may hold a match of directiveAddrRe. Every other
+// form ends in or holds one of ',', ':', '@', '(', a dash between
+// spaces, '—', '–', or a word of addrMarkWords (case-insensitively): a
+// window with none holds no match.
+func addrMarks(w string) bool {
+	if strings.ContainsAny(w, ",:@(") || strings.Contains(w, "—") || strings.Contains(w, "–") {
+		return true
+	}
+	for i := 1; i+1 < len(w); i++ {
+		if w[i] == '-' && isSpaceByte(w[i-1]) && isSpaceByte(w[i+1]) {
+			return true
+		}
+	}
+	for _, m := range addrMarkWords {
+		if containsFold(w, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// isSpaceByte: c is an ASCII byte of \s.
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+}
+
+// containsFold: s holds word w (lower-case ASCII), ASCII case folded.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if s[i]|0x20 != w[0] {
+			continue
+		}
+		k := 1
+		for k < len(w) && s[i+k]|0x20 == w[k] {
+			k++
+		}
+		if k == len(w) {
+			return true
+		}
+	}
+	return false
 }
 
 // findInWindows returns re.FindAllStringIndex(text, n) when every match

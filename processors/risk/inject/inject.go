@@ -304,7 +304,6 @@ func (s *scanner) body(text string, base int) {
 	lt := asciiLower(text)
 	s.agentDirectives(text, lt, base)
 	s.dataDirectives(text, lt, base)
-	s.priorConsent(text, lt, base)
 	// Visible text, outside comments.
 	s.prose(text, base)
 	s.code(text, base)
