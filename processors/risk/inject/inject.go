@@ -115,9 +115,6 @@ type scanner struct {
 	hiddenCode bool
 	judged     map[string]codeVerdict // code spans already judged, by text
 	memo       map[string][]Finding   // sentence rules already applied, by text
-	// tool is set while scanning an MCP tool's text: every sentence of
-	// it is read by the model, so the AI is its addressee
-	tool bool
 }
 
 type codeVerdict struct {
@@ -278,7 +275,7 @@ func (s *scanner) scan(text string, base int) {
 		s.body(text, base)
 		return
 	}
-	sub := &scanner{depth: s.depth, judged: s.judged, memo: s.memo, tool: s.tool}
+	sub := &scanner{depth: s.depth, judged: s.judged, memo: s.memo}
 	sub.body(folded, 0)
 	for _, f := range sub.findings {
 		a, b := f.Span[0], f.Span[1]

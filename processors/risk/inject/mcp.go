@@ -135,7 +135,7 @@ func ScanTool(server, tool, description string, schema any) ScanResult {
 	if len(text) > maxScan {
 		text = text[:maxScan]
 	}
-	s := &scanner{tool: true}
+	s := &scanner{}
 	s.scan(text, 0)
 	s.toolRules(tool, text)
 	return s.result()
