@@ -39,6 +39,7 @@ func TestHeldoutMCPDescriptions4(t *testing.T) {
 func TestMCPCleanProbe(t *testing.T) {
 	half := scanToolTable(t, "mcp_clean_probe.jsonl")
 	all := heldoutHalf{clean: half[0].clean + half[1].clean, fp: half[0].fp + half[1].fp}
-	// before the fixes: 21 of 250 flagged (8.4 %); after: 1 (a "[SYSTEM]" label)
+	// before the fixes: 21 of 250 flagged (8.4 %); after: 1 (a "[SYSTEM]" label);
+	// 18 tool descriptions in seven languages added after the fixes: 0 flagged
 	all.check(t, "mcp_clean_probe.jsonl", 0, 0.5)
 }
