@@ -287,7 +287,7 @@ func (s *scanner) paymentRedirect(t, lt string, off int) {
 			return
 		}
 	}
-	if !anyOf(lt, redirectLits) || !anyOf(lt, payNounLits) || !payNounRe.MatchString(t) {
+	if !anyOf(lt, payNounLits) || !anyOf(lt, redirectLits) || !payNounRe.MatchString(t) {
 		return
 	}
 	r := redirectRe.FindStringIndex(t)
