@@ -181,8 +181,10 @@ func TestWrappedJSONSecretNeverStored(t *testing.T) {
 // credentials in the shapes the redactor learned from its held-out
 // suites (a Vault token, a prefix-less vendor key under the vendor's bare
 // name, a name in Markdown emphasis, a .pgpass line, a secret piped into
-// a secret store's write), through a real node with the agent
-// credential; none of them is in any record of VIGIL_LOG.
+// a secret store's write, a presigned URL's signature, a vendor token
+// split by string concatenation, a URL password holding @ and #),
+// through a real node with the agent credential; none of them is in any
+// record of VIGIL_LOG.
 func TestVendorShapedSecretsNeverStored(t *testing.T) {
 	tg := startTarget(t)
 	agent := tg.clientAs(t, natsutil.RoleAgent)
@@ -192,8 +194,16 @@ func TestVendorShapedSecretsNeverStored(t *testing.T) {
 	emph := "Xk9" + "mQ2vL7pR4tZ8wN3sB6yH1cF5"
 	pgpw := "Pg7" + "xLq2Vm9Kz4Rw"
 	piped := "Wr8" + "nTq3Lx6Mz1Ks9Pv"
-	secrets := []string{vault, rollbar, emph, pgpw, piped}
+	sig := "9f2c4e7a1b3d5f6081a2c3e4f5061728" + "394a5b6c7d8e9f0a1b2c3d4e5f607182"
+	split := "Qx7Lm2Vb9Nw4Kp1" + "Hs6Jd3Fg8Yc5"
+	urlpw := "p@ss#w" + "0rd9Xq"
+	secrets := []string{vault, rollbar, emph, pgpw, piped, sig, split, urlpw}
 	for i, body := range []string{
+		// a presigned URL's signature, a vendor token split by +, a URL
+		// password holding both @ and #
+		"GET https://reports.s3.amazonaws.com/q4.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Date=20261207T101500Z&X-Amz-Expires=3600&X-Amz-SignedHeaders=host&X-Amz-Signature=" + sig,
+		`stripe.api_key = "sk_live_" + "` + split + `"`,
+		"REDIS_URL=redis://:" + urlpw + "@cache.internal:6379/0",
 		"export VAULT_TOKEN=" + vault,
 		"config.json: {\"rollbar\": \"" + rollbar + "\", \"env\": \"prod\"}",
 		"Use the **API token** `" + emph + "` for the staging tenant.",
