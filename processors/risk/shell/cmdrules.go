@@ -75,7 +75,11 @@ func (w *walker) commandRules(c *command) {
 			}
 		}
 	case "mkfs", "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "cfdisk", "gdisk", "sgdisk", "parted", "blkdiscard":
-		if (c.name == "fdisk" || c.name == "sfdisk" || c.name == "parted" || c.name == "gdisk" || c.name == "sgdisk") && (flagSet(a, 'l', "--list") || hasArg(a, "print", "-p")) {
+		if (c.name == "fdisk" || c.name == "sfdisk" || c.name == "parted" || c.name == "gdisk" || c.name == "sgdisk") && (flagSet(a, 'l', "--list") || hasArg(a, "print", "-p", "--print")) {
+			return
+		}
+		if c.name == "wipefs" && !flagSet(a, 'a', "--all") && !flagSet(a, 'o', "--offset") && !hasArgPrefix(a, "--offset=", "-t", "--types") {
+			// without -a or -o, wipefs only lists the signatures it finds
 			return
 		}
 		dev := false
@@ -490,6 +494,9 @@ func (w *walker) commandRules(c *command) {
 	case "security":
 		if len(a) > 0 {
 			switch {
+			case strings.HasPrefix(a[0], "find-") && strings.Contains(a[0], "password") && !flagSet(a[1:], 'w') && !flagSet(a[1:], 'g'):
+				// without -w or -g, find-*-password prints the item's attributes, not its secret
+				w.hit(c, ruleKeychainChange, med, "security looks up a keychain item")
 			case strings.HasPrefix(a[0], "dump-keychain") || (strings.HasPrefix(a[0], "find-") && strings.Contains(a[0], "password")) || a[0] == "export":
 				w.hit(c, ruleCredentialRead, high, "security reads secrets from the keychain")
 			case a[0] == "add-trusted-cert" || a[0] == "trust-settings-import":
@@ -546,6 +553,8 @@ func (w *walker) commandRules(c *command) {
 				w.hit(c, ruleVcsWrite, med, "gh changes repository secrets or variables")
 			case a[0] == "api":
 				w.ghAPI(c)
+			case (a[0] == "gist" && (a[1] == "create" || a[1] == "new" || a[1] == "edit")) || a[0] == "release" && a[1] == "upload":
+				w.publishedFiles(c, "gh "+a[0]+" "+a[1])
 			}
 		}
 	case "pip", "npm", "yarn", "pnpm", "bun", "cargo", "go", "gem", "bundle", "brew", "apt", "apt-get", "aptitude", "yum", "dnf",
@@ -669,14 +678,18 @@ func (w *walker) commandRules(c *command) {
 		w.hit(c, ruleNetworkWrite, med, c.name+" sends data to another host")
 	case "openssl":
 		if hasArg(a, "s_client") {
-			if c.stdin.has(flowFile | flowSecret | flowEnv) {
+			if c.stdin.has(flowFile|flowSecret|flowEnv) && !c.stdin.onlyPaths("/dev/null", "/dev/zero") {
 				w.hit(c, ruleNetworkExfiltration, high, "openssl s_client sends file contents to a remote host")
 			} else {
 				w.hit(c, ruleRawNetwork, med, "openssl s_client opens a connection")
 			}
 		}
 	case "su":
-		w.hit(c, ruleSwitchUser, high, "su starts a shell as another user (root unless one is named)")
+		if u := suUser(a); u != "" && u != "root" && u != "0" {
+			w.hit(c, ruleSwitchUser, med, "su starts a shell as the user "+u)
+		} else {
+			w.hit(c, ruleSwitchUser, high, "su starts a shell as another user (root unless one is named)")
+		}
 	case "find":
 		roots, _ := findRoots(a)
 		if hasArg(a, "-delete") {
@@ -1419,12 +1432,34 @@ func (w *walker) packages(c *command) {
 	case "publish", "push", "release":
 		w.hit(c, rulePublish, med, c.name+" "+first+" publishes a package")
 	case "unpublish", "yank":
-		if hasArg(a, "--undo") {
+		if hasArg(a, "--undo", "--dry-run") {
 			break
 		}
 		// a registry never takes the same name and version again; a yanked
 		// version stops resolving for everyone who depends on it
 		w.hit(c, ruleRegistryDelete, high, c.name+" "+first+" removes a published package version from the registry")
+	case "pkg", "set-script":
+		// npm pkg set scripts.postinstall="…", npm set-script NAME "…": the
+		// script is judged as the command it becomes; an install script
+		// runs on every install of the package
+		ops := operandsSkipping(a, pkgValueOpts())
+		for i, o := range ops {
+			name, val, ok := "", "", false
+			if first == "set-script" && i == 1 && len(ops) > 2 {
+				name, val, ok = o, ops[2], true
+			} else if k, v, eq := strings.Cut(o, "="); eq && strings.HasPrefix(k, "scripts.") {
+				name, val, ok = strings.TrimPrefix(k, "scripts."), v, true
+			}
+			if !ok {
+				continue
+			}
+			if name == "install" || name == "preinstall" || name == "postinstall" || name == "prepare" {
+				w.hit(c, rulePackageConfig, med, c.name+" sets the install script "+name+", which runs on every install: "+core.TrimArg(val))
+			} else {
+				w.hit(c, rulePackageConfig, med, c.name+" sets the script "+name+": "+core.TrimArg(val))
+			}
+			w.reparse(val, c.name+" script "+name, nil, nil, false)
+		}
 	case "config", "set":
 		if hasArg(a, "set") || first == "set" {
 			w.hit(c, rulePackageConfig, med, c.name+" config changes package manager settings")
@@ -1848,5 +1883,38 @@ func (w *walker) shellRules(c *command) {
 		w.hit(c, ruleRootShell, high, "starts a root shell through "+strings.Join(c.via, " → "))
 	case c.depth > 0 && len(c.via) > 0 && !strings.HasPrefix(c.via[len(c.via)-1], "alias"):
 		w.hit(c, ruleShellEscape, high, "starts an interactive shell from inside "+c.via[len(c.via)-1])
+	}
+}
+
+// suUser returns the user su switches to, "" when none is named (root).
+func suUser(a []string) string {
+	for i := 0; i < len(a); i++ {
+		x := a[i]
+		switch {
+		case x == "-" || x == "-l" || x == "--login" || x == "-m" || x == "-p" || x == "--preserve-environment":
+		case x == "-c" || x == "--command" || x == "-s" || x == "--shell" || x == "-g" || x == "--group" || x == "-G" || x == "--supp-group":
+			i++
+		case strings.HasPrefix(x, "-"):
+		default:
+			return x
+		}
+	}
+	return ""
+}
+
+// publishedFiles judges the file operands of a command that publishes them
+// to a hosting service (a gist, a snippet, a release asset): a credential
+// or secret file published is sent to where others can read it.
+func (w *walker) publishedFiles(c *command, how string) {
+	for _, o := range operands(c.args) {
+		rp := resolvePath(o, c.cwd)
+		if k := credentialKind(rp); k != "" {
+			w.hit(c, ruleCredentialExfiltration, high, how+" publishes "+o+" ("+k+")")
+			return
+		}
+		if k := secretFileKind(rp); k != "" {
+			w.hit(c, ruleCredentialExfiltration, high, how+" publishes "+o+" ("+k+")")
+			return
+		}
 	}
 }

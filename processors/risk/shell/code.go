@@ -57,6 +57,13 @@ var (
 	b64LitRe      = core.LazyRE(`b64decode\(\s*['"]([A-Za-z0-9+/=]{16,})['"]`)
 	shellTrueRe   = core.LazyRE(`shell\s*=\s*True`)
 	tunnelRe      = core.LazyRE(`ssh\s+-[LRD]\s|\.bind\(\(|start_server|listen\(|TCP4ServerEndpoint|createServer`)
+	// HTTP calls that delete or overwrite a resource, in any of the
+	// languages the analyzer reads
+	httpRemoveRe = core.LazyRE(`(?i)\b(?:requests|httpx|session|client|axios|s|http)\.(?:delete|put|patch)\s*\(|requests\.request\(\s*['"](?:DELETE|PUT|PATCH)|method\s*[:=]\s*['"](?:DELETE|PUT|PATCH)['"]|Net::HTTP::(?:Delete|Put|Patch)|-Method\s+['"]?(?:Delete|Put|Patch)\b|\bDELETE\b['"]?\s*,\s*['"]?https?://|HttpMethod\.(?:Delete|Put|Patch)`)
+	// ORM and driver calls that delete a whole table or collection
+	ormBulkDeleteRe = core.LazyRE(`\.(?:destroy_all|delete_all)\b(?:\s*\(\s*\))?|\.objects(?:\.all\(\))?\.delete\(\)|\.deleteMany\(\s*\{\s*\}\s*\)|\.remove\(\s*\{\s*\}\s*\)|\.(?:dropDatabase|drop_database|drop_collection)\(|\bdrop_all\(|\.truncate!?\(\s*\)`)
+	// credentials an HTTP call in code sends
+	codeCredRe = core.LazyRE(`(?i)authorization|bearer|\btoken\b|api[_-]?key|private-token|x-auth|\bauth\s*=|_TOKEN|_API_KEY|_SECRET|SSWS`)
 )
 
 // analyzeCode judges a code snippet. c is the command that runs it (nil when
@@ -147,6 +154,15 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 	// 4. Reverse shells.
 	if hasSocket && hasExec {
 		add(ruleReverseShell, events.RiskHigh, "connects a socket to a process or shell")
+	}
+	// 4a. An ORM or driver call that deletes every record it reaches.
+	if m := ormBulkDeleteRe.FindString(code); m != "" {
+		add(ruleSqlDeleteAll, events.RiskHigh, "deletes every record it reaches ("+core.TrimArg(m)+")")
+	}
+	// 4b. An HTTP delete or overwrite sent with the user's credentials to a
+	// host that is not this machine: as curl -X DELETE -H Authorization.
+	if httpRemoveRe.MatchString(code) && codeCredRe.MatchString(code) && !codeTalksOnlyLocally(code) {
+		add(ruleAuthenticatedApiWrite, events.RiskHigh, "sends an authenticated HTTP delete or overwrite that removes or replaces a resource with the user's credentials")
 	}
 	// 5. Running fetched or decoded code.
 	if hasEval && hasFetch {
@@ -354,4 +370,19 @@ func CodeFindings(lang, code string, env core.Env) []core.Finding {
 	w.analyzeCode(lang, code, nil, lang)
 	w.judgeAll()
 	return w.finds
+}
+
+// codeTalksOnlyLocally reports whether every URL literal in code names this
+// machine (and there is at least one).
+func codeTalksOnlyLocally(code string) bool {
+	ms := codeURLRe.FindAllString(code, 16)
+	if len(ms) == 0 {
+		return false
+	}
+	for _, m := range ms {
+		if !isLocalURL(strings.Trim(m, `'"`)) {
+			return false
+		}
+	}
+	return true
 }

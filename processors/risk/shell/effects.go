@@ -20,7 +20,8 @@ import (
 // destroyVerbs remove what they name: HIGH against a named resource.
 var destroyVerbs = core.LazySet("delete", "destroy", "terminate", "purge", "drop", "wipe", "erase", "nuke", "obliterate",
 	"expunge", "deprovision", "decommission", "teardown", "truncate", "flushall", "flushdb", "shred", "prune",
-	"deletecollection", "deleteall", "destroyall", "dropall", "purgeall", "wipeall", "deletion", "destruction")
+	"deletecollection", "deleteall", "destroyall", "dropall", "purgeall", "wipeall", "deletion", "destruction",
+	"unpublish", "yank")
 
 // destroyPrograms are named for what they destroy.
 var destroyPrograms = core.LazySet("dropdb", "dropuser", "dropcluster", "pg_dropcluster", "lvremove", "vgremove", "pvremove")
@@ -102,7 +103,29 @@ var authorityNouns = core.LazySet("token", "tokens", "lease", "leases", "key", "
 // backupTools manage backup archives: what their removal verbs remove is
 // the copy kept for when everything else is lost.
 var backupTools = core.LazySet("tarsnap", "borg", "borgmatic", "restic", "rustic", "kopia", "duplicity", "duplicacy",
-	"rdiff-backup", "bup", "attic", "velero", "bconsole", "zbackup", "rsnapshot", "burp", "bacula")
+	"rdiff-backup", "bup", "attic", "velero", "bconsole", "zbackup", "rsnapshot", "burp", "bacula", "pgbackrest", "barman",
+	"wal-g", "wal-e", "pbm", "pgbarman", "xtrabackup", "mariabackup", "bareos", "bcconsole", "urbackup", "restic-server",
+	"timeshift", "snapper", "tmutil", "wbadmin", "vssadmin", "proxmox-backup-client", "vzdump", "bacman")
+
+// storageTools manage shared block, object and file storage (a Ceph
+// cluster, a Gluster volume, LVM volumes other hosts mount): what their
+// removal verbs remove is data, never a local cache.
+var storageTools = core.LazySet("ceph", "rbd", "rados", "radosgw-admin", "gluster", "lvm", "zfs", "zpool", "btrfs",
+	"drbdadm", "linstor", "longhornctl", "mmdelfs", "lctl", "beegfs-ctl", "moosefs", "seaweedfs", "weed", "garage")
+
+// confirmFlags name, for tools whose destructive verbs only report what
+// they would remove until told to go ahead, the option that tells them
+// (`duplicity remove-older-than 30D URL` lists; `--force` deletes).
+var confirmFlags = map[string][]string{"duplicity": {"--force"}, "wal-g": {"--confirm"}, "wal-e": {"--confirm"},
+	"kops": {"--yes", "-y"}, "rdiff-backup": {"--force"}}
+
+// cdnTools front sites with caches: what their purge verb removes is a
+// cached copy, fetched again from the origin on the next request.
+var cdnTools = core.LazySet("fastly", "akamai", "bunny", "bunnycdn", "keycdn", "cdn77", "stackpath", "edgio", "imperva")
+
+// nonProdEnvs name an application environment whose data is a
+// developer's own (`RAILS_ENV=test bin/rails db:drop`).
+var nonProdEnvs = core.LazySet("test", "testing", "development", "dev", "local", "ci")
 
 // secretTools keep credentials and secrets: what their removal verbs
 // remove is a secret that often exists nowhere else, and whoever used it
@@ -160,7 +183,7 @@ var openWorldKnown = core.LazySet("gh", "helm", "heroku", "flyctl", "doctl", "re
 // uninstalls: HIGH when forced or recursive, or when the resource they name
 // is plainly remote (a URL, bucket:path, an ARN); MEDIUM otherwise.
 var removeVerbs = core.LazySet("rm", "remove", "del", "rb", "rmdir", "reset", "revoke", "deregister", "unregister", "detach",
-	"uninstall", "clear", "rmi", "disable", "forget", "flush", "unset", "unlink", "fresh", "deactivate")
+	"uninstall", "clear", "rmi", "disable", "forget", "flush", "unset", "unlink", "fresh", "deactivate", "expire", "gc")
 
 // openWorldSkip are programs whose own rules judge what their verbs delete,
 // or whose verbs act on the local machine only.
@@ -230,7 +253,7 @@ func verbWords(s string) []string {
 	prev := rune(0)
 	for _, r := range s {
 		switch {
-		case r == '-' || r == '_' || r == ':':
+		case r == '-' || r == '_' || r == ':' || r == '.':
 			flush()
 		case unicode.IsUpper(r) && unicode.IsLower(prev):
 			flush()
@@ -375,6 +398,32 @@ func (w *walker) openWorld(c *command) {
 		return
 	}
 	w.openWorldCmd(c, c.name)
+	w.consoleInput(c)
+}
+
+// consoleInput judges the lines a program reads on stdin as its own
+// command lines: an administration console fed its commands by a pipe or
+// a here-string (`echo "delete volume=V yes" | bconsole`, `bconsole <<<
+// "purge …"`) does what those lines say.
+func (w *walker) consoleInput(c *command) {
+	if c.stdin == nil || c.stdin.text == "" || !c.stdin.has(flowStatic) || c.stdin.has(flowFile|flowNetwork|flowCmdOut) {
+		return
+	}
+	for i, line := range strings.Split(c.stdin.text, "\n") {
+		if i >= 16 {
+			break
+		}
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if _, k := verbOf(f[0]); k == 0 {
+			continue // not a command the console is told to carry out
+		}
+		inner := *c
+		inner.args, inner.argDyn, inner.argData, inner.stdin = f, nil, nil, nil
+		w.openWorldCmd(&inner, c.name+" <stdin>")
+	}
 }
 
 // scriptBuiltins are the package managers' own subcommands: anything else
@@ -458,7 +507,10 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	a := c.args
 	force, scoped, regenerable := false, false, false
 	// what a backup tool or a cluster tool removes is never only local
-	keeps := backupTools()[c.name] || clusterTools()[c.name] || secretTools()[c.name]
+	keeps := backupTools()[c.name] || clusterTools()[c.name] || secretTools()[c.name] || storageTools()[c.name]
+	if need, ok := confirmFlags[c.name]; ok && !hasArgPrefixAny(a, need...) {
+		return // the tool only lists what it would remove
+	}
 	for i, x := range a {
 		lx := strings.ToLower(x)
 		switch {
@@ -522,7 +574,7 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		if i >= 4 {
 			break
 		}
-		if strings.ContainsAny(x, " =\"'$./\\") {
+		if strings.ContainsAny(x, " =\"'$/\\") || strings.Contains(x, ".") && !dottedSubcommand(x) {
 			// an option's value (a host, a user:password, a URL) or a
 			// path: not the subcommand, which may come after it
 			continue
@@ -607,6 +659,12 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	}
 	if best == high && localVMTools()[c.name] {
 		best, detail = med, detail+" (a cluster or machine on this host)"
+	}
+	if best == high && cdnTools()[c.name] && !hasArg(a, "--all", "--everything", "--purge-all", "--purge-everything") && !destroyPathUsed(a, "delete", "destroy") {
+		best, detail = med, detail+" (a cached copy, fetched again from the origin)"
+	}
+	if best == high && !prod && nonProdEnv(c) {
+		best, detail = med, detail+" (a "+nonProdEnvName(c)+" environment)"
 	}
 	if best == high && regenerable && !scoped && !prod && !force {
 		// a cache on this machine is rebuilt on demand; a shared one
@@ -871,3 +929,45 @@ func (w *walker) unreviewedApply(c *command) {
 	}
 	w.hit(c, ruleInfraApplyUnreviewed, high, c.name+" "+ops[k]+" "+auto+" changes infrastructure without showing anyone the plan, which may destroy or replace resources")
 }
+
+// dottedSubcommand reports whether x is a subcommand written with dots
+// (`vm.destroy`, `admin.users.remove`): letters in every part, and a last
+// part that is no file extension.
+func dottedSubcommand(x string) bool {
+	parts := strings.Split(x, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || !isLetters(p) {
+			return false
+		}
+	}
+	last := strings.ToLower(parts[len(parts)-1])
+	return !localFileExts()[last] && !fileExts()[last]
+}
+
+// destroyPathUsed reports whether one of the operands is one of verbs.
+func destroyPathUsed(a []string, verbs ...string) bool {
+	for _, o := range operands(a) {
+		for _, v := range verbs {
+			if strings.EqualFold(o, v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// nonProdEnvName returns the non-production application environment c's
+// assignments select (RAILS_ENV=test, APP_ENV=local), "" if none.
+func nonProdEnvName(c *command) string {
+	for k, v := range c.assigns {
+		if (strings.HasSuffix(k, "_ENV") || k == "ENV" || k == "ENVIRONMENT" || k == "STAGE") && nonProdEnvs()[strings.ToLower(v)] {
+			return strings.ToLower(v)
+		}
+	}
+	return ""
+}
+
+func nonProdEnv(c *command) bool { return nonProdEnvName(c) != "" }

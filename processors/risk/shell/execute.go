@@ -63,6 +63,9 @@ func (w *walker) execute(c *command) {
 		w.shell(c)
 		return
 	}
+	if lang, code, ok := consoleCode(c); ok {
+		w.analyzeCode(lang, code, c, c.name+" console")
+	}
 	if _, ok := interpreters[name]; ok {
 		w.interpreter(c)
 		return
@@ -73,6 +76,14 @@ func (w *walker) execute(c *command) {
 	case "eval":
 		code := strings.Join(c.args, " ")
 		w.flowExec(c, c.argFlags(), "eval")
+		if evalsLocalOutput(c) {
+			// eval "$(pyenv init -)", eval "$(ssh-agent -s)": what a local
+			// program prints, unknown here; the program itself is judged
+			// where it runs, inside the substitution
+			w.add(core.Finding{Analyzer: core.AnalyzerShell, Rule: rulePipeToInterpreter, Level: events.RiskMedium,
+				Detail: "eval runs what a local command prints", Span: c.span, Command: c.name})
+			return
+		}
 		w.reparse(code, "eval", nil, c.stdin, false)
 	case "source", ".":
 		w.sourceFile(c)
@@ -389,6 +400,10 @@ func (w *walker) runFile(c *command, p, how string) {
 func (w *walker) sourceFile(c *command) {
 	ops := operands(c.args)
 	if len(ops) == 0 {
+		if c.stdin != nil {
+			// fish's `source` with no file reads the code from stdin
+			w.stdinCode(c, "shell", c.name)
+		}
 		return
 	}
 	for i, a := range c.args {
@@ -418,6 +433,10 @@ func (w *walker) interpreter(c *command) {
 				w.flowExec(c, flowOf(c, i+1), c.name+" "+a)
 				if c.name == "osascript" {
 					w.appleScript(code)
+					if loginItemRe.MatchString(code) {
+						// a login item starts the program at every login
+						w.hit(c, ruleLaunchdPersistence, high, "osascript adds a login item, which starts a program at every login")
+					}
 				}
 				w.analyzeCode(it.lang, code, c, c.name+" "+a)
 				return
@@ -460,6 +479,8 @@ func (w *walker) awk(c *command) {
 		w.analyzeCode("awk", prog, c, "awk")
 	}
 }
+
+var loginItemRe = core.LazyRE(`(?i)\bmake\s+(?:new\s+)?login\s+item\b`)
 
 var doShellScript = core.LazyRE(`do shell script\s+"((?:[^"\\]|\\.)*)"`)
 
@@ -967,4 +988,49 @@ func (w *walker) tempExec(c *command, p string) {
 // operand names: a shell, an interpreter, source or ".".
 func RunsScript(name string) bool {
 	return shells[name] || interpreters[name].lang != "" || name == "source" || name == "."
+}
+
+// evalsLocalOutput reports whether every argument of eval c is the
+// unknown output of a local command (a substitution that neither fetches
+// nor decodes), so that re-parsing it finds nothing but an unresolved
+// program.
+func evalsLocalOutput(c *command) bool {
+	if len(c.args) == 0 {
+		return false
+	}
+	for i := range c.args {
+		if i >= len(c.argDyn) || !c.argDyn[i] || i >= len(c.argData) || c.argData[i] == nil {
+			return false
+		}
+		d := c.argData[i]
+		if d.known || d.text != "" || d.flags&flowCmdOut == 0 || d.flags&^(flowCmdOut|flowStatic|flowFile|flowEnv) != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// consoleCode returns the code a framework's console or runner is given to
+// run in the application (`rails runner CODE`, `gitlab-rails runner CODE`,
+// `python manage.py shell -c CODE`, `php artisan tinker --execute=CODE`),
+// with the application's database and credentials loaded.
+func consoleCode(c *command) (lang, code string, ok bool) {
+	ops := operands(c.args)
+	switch {
+	case (c.name == "rails" || c.name == "gitlab-rails" || c.name == "rake") && len(ops) >= 2 && (ops[0] == "runner" || ops[0] == "r"):
+		return "ruby", ops[1], true
+	case c.name == "python" || c.name == "python3":
+		if len(ops) >= 2 && strings.HasSuffix(ops[0], "manage.py") && ops[1] == "shell" {
+			if v, ok := optValue(c.args, "-c", "--command"); ok {
+				return "python", v, true
+			}
+		}
+	case c.name == "php":
+		if len(ops) >= 2 && ops[0] == "artisan" && ops[1] == "tinker" {
+			if v, ok := optValue(c.args, "", "--execute"); ok {
+				return "php", v, true
+			}
+		}
+	}
+	return "", "", false
 }

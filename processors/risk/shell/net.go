@@ -145,12 +145,32 @@ func (w *walker) http(c *command) {
 			hosted = true
 		}
 	}
-	destroyPath, effectPath := false, ""
+	destroyPath, removePath, adminPath, effectPath := false, false, false, ""
 	for _, u := range urls {
+		if urlCarriesCredential(u) {
+			authed = true
+		}
 		if p := urlPath(u); p != "" {
+			cache := false
 			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
-				if _, k := verbOf(seg); k == 2 {
+				for _, wd := range verbWords(seg) {
+					if cacheNouns()[wd] {
+						cache = true
+					}
+				}
+			}
+			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
+				v, k := verbOf(seg)
+				if k == 2 {
 					destroyPath = true
+				}
+				if k == 1 && !cache && v != "clear" && v != "flush" {
+					// admin.users.remove, /lifecycle/deactivate: a removal
+					// verb in an API path removes what the path names
+					removePath = true
+				}
+				if strings.EqualFold(seg, "admin") {
+					adminPath = true
 				}
 				if e := apiEffect(seg); e != "" && effectPath == "" {
 					effectPath = e
@@ -171,11 +191,14 @@ func (w *walker) http(c *command) {
 			}
 		}
 	}
+	if store == "" && wrote && destroyPath && adminPath && !local {
+		store = "an administrative endpoint (/admin/…)"
+	}
 	switch {
 	case store != "" && (method == "DELETE" || wrote && destroyPath):
 		w.hit(c, ruleDatastoreHttpDelete, high, c.name+" sends "+orStr(method, "a delete request")+" to the HTTP API of "+store+": it deletes stored data, on any host")
 	case !authed || !hosted:
-	case method == "DELETE" || method == "PURGE" || wrote && destroyPath:
+	case method == "DELETE" || method == "PURGE" || wrote && (destroyPath || removePath):
 		w.hit(c, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that removes a resource with the user's credentials")
 	case method == "PUT" || method == "PATCH":
 		w.hit(c, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+method+" to "+strings.Join(hostsOf(urls), ", ")+" that overwrites a resource with the user's credentials")
@@ -688,6 +711,7 @@ func orStr(s, def string) string {
 // datastorePorts are the default ports of datastores that take deletions
 // over HTTP.
 var datastorePorts = map[string]string{"9200": "Elasticsearch/OpenSearch", "5984": "CouchDB", "8500": "Consul",
+
 	"8200": "Vault", "2379": "etcd", "8086": "InfluxDB", "7474": "Neo4j", "8983": "Solr", "6333": "Qdrant",
 	"7700": "Meilisearch", "8108": "Typesense", "8529": "ArangoDB", "9000": "ClickHouse/MinIO", "8123": "ClickHouse",
 	"8091": "Couchbase", "19530": "Milvus"}
@@ -730,4 +754,33 @@ func hostPortArgs(a []string) []string {
 		}
 	}
 	return out
+}
+
+// credentialParams are query parameters that carry a credential: a
+// signed URL's signature (an Azure SAS, an S3 presigned URL), a token or
+// an API key.
+var credentialParams = core.LazySet("sig", "signature", "x-amz-signature", "x-goog-signature", "token", "access_token",
+	"api_key", "apikey", "key", "auth", "password", "secret", "client_secret", "private_token", "code")
+
+// secretVarRe matches a shell variable named like a credential
+// ($SAS_TOKEN, ${API_KEY}).
+var secretVarRe = core.LazyRE(`\$\{?[A-Za-z_]*(?i:TOKEN|KEY|SECRET|SAS|SIG|PASS|PASSWORD|AUTH|CRED)[A-Za-z0-9_]*\}?`)
+
+// urlCarriesCredential reports whether URL u carries a credential in its
+// query: a credential parameter, or a variable named like one.
+func urlCarriesCredential(u string) bool {
+	_, q, ok := strings.Cut(u, "?")
+	if !ok {
+		return false
+	}
+	if secretVarRe.MatchString(q) {
+		return true
+	}
+	for _, kv := range strings.Split(q, "&") {
+		k, v, _ := strings.Cut(kv, "=")
+		if credentialParams()[strings.ToLower(k)] && len(v) >= 8 {
+			return true
+		}
+	}
+	return false
 }

@@ -152,6 +152,20 @@ func (w *walker) judgeRedirs(c *command) {
 			}
 			continue
 		}
+		if r.isWrite() && r.dyn && pyStartupHook(r.target) {
+			// `> "$(python3 -m site --user-site)/x.pth"`: the directory is
+			// computed, the file's kind is not
+			content := c.written
+			if content == nil {
+				content = c.out
+			}
+			if content != nil && pyHookRunsRe.MatchString(content.text) {
+				w.hit(c, ruleInterpreterHookPersistence, high, "redirect to "+r.target+": code that runs programs or fetches from the network at every Python start")
+			} else {
+				w.hit(c, ruleInterpreterHookPersistence, med, "redirect to "+r.target+": code that runs at every Python start")
+			}
+			continue
+		}
 		if !r.isWrite() || r.dyn {
 			continue
 		}
@@ -292,13 +306,56 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 		if strings.Contains(rp, "/.ssh/") {
 			w.hit(c, ruleSshConfigWrite, med, how+" to "+rp)
 		} else if strings.HasPrefix(base, ".") || strings.Contains(rp, "/.config/") || strings.Contains(rp, "/.local/") {
-			w.hit(c, ruleDotfileWrite, med, how+" to the configuration file "+rp)
+			if fetchesAndRuns(content) {
+				// an editor's or a tool's start-up file (~/.vimrc, ~/.gitconfig …)
+				// told to download and run code each time the program starts
+				w.hit(c, ruleRcPersistence, high, how+" to "+rp+": downloaded code runs each time the program that reads it starts")
+			} else {
+				w.hit(c, ruleDotfileWrite, med, how+" to the configuration file "+rp)
+			}
 		}
 	case pcWorkspace:
 		if strings.Contains(rp, ".git/hooks/") {
-			w.hit(c, ruleGitHookWrite, med, how+" to "+rp+": runs on every git operation")
+			if content.has(flowNetwork|flowDecoded) || fetchesAndRuns(content) {
+				w.hit(c, ruleGitHookWrite, high, how+" to "+rp+": downloaded or decoded code runs on every git operation")
+			} else {
+				w.hit(c, ruleGitHookWrite, med, how+" to "+rp+": runs on every git operation")
+			}
+			if content != nil && content.text != "" {
+				w.reparse(content.text, "content of "+rp, nil, nil, false)
+			}
 		}
 	}
+	if pyStartupHook(rp) {
+		if content != nil && pyHookRunsRe.MatchString(content.text) {
+			w.hit(c, ruleInterpreterHookPersistence, high, how+" to "+rp+": code that runs programs or fetches from the network at every Python start")
+		} else {
+			w.hit(c, ruleInterpreterHookPersistence, med, how+" to "+rp+": code that runs at every Python start")
+		}
+	}
+}
+
+// fetchRunRe finds, in text written to a start-up file, a download piped
+// or handed to an interpreter (`curl -s URL | sh`, `wget -qO- URL | bash`,
+// `iex (iwr URL)`, `source <(curl …)`).
+var fetchRunRe = core.LazyRE(`(?i)(?:curl|wget|fetch|iwr|invoke-webrequest|irm|invoke-restmethod)\b[^\n|;]*\|\s*(?:sudo\s+)?(?:ba|z|da|k|fi)?sh\b|(?:curl|wget)\b[^\n|;]*\|\s*(?:source|python3?|perl|ruby|node|iex)\b|\biex\s*\(?\s*(?:\(|\$\()?\s*(?:iwr|irm|invoke-webrequest|invoke-restmethod|new-object\s+net\.webclient)|(?:source|\.)\s+<\(\s*(?:curl|wget)`)
+
+// fetchesAndRuns reports whether written content downloads code and runs it.
+func fetchesAndRuns(d *data) bool {
+	return d != nil && d.text != "" && fetchRunRe.MatchString(d.text)
+}
+
+// pyHookRunsRe finds, in a .pth file or sitecustomize, code that runs
+// programs or reaches the network.
+var pyHookRunsRe = core.LazyRE(`\bimport\b[^\n]*(?:os\.system|subprocess|urllib|requests|socket|exec\(|eval\(|__import__|base64)|os\.system|subprocess|exec\(|urlopen`)
+
+// pyStartupHook reports whether path p is a file Python runs at every
+// start: a .pth file (its import lines run), sitecustomize.py or
+// usercustomize.py.
+func pyStartupHook(p string) bool {
+	base := p[strings.LastIndexByte(p, '/')+1:]
+	return strings.HasSuffix(base, ".pth") && !strings.HasSuffix(base, ".pth.bak") ||
+		(base == "sitecustomize.py" || base == "usercustomize.py") && (strings.Contains(p, "site-packages") || strings.Contains(p, "dist-packages") || strings.Contains(p, "$") || strings.Contains(p, "python"))
 }
 
 // offensive flags well-known attack tools by name.
@@ -385,13 +442,16 @@ var sudoReadOnlySubs = map[string][]string{
 // writes (find -exec, sort -o, ip … add, dmesg -c), and no root shell
 // around it.
 func sudoReadOnly(c *command) bool {
-	if !sudoReadOnlyCmds()[c.name] || c.sudoPass || c.stdin != nil && !c.inPipe || c.dynName || c.glob || c.remote || c.win {
+	if c.sudoPass || c.stdin != nil && !c.inPipe || c.dynName || c.glob || c.remote || c.win {
 		return false
 	}
 	for _, d := range c.argDyn {
 		if d {
 			return false
 		}
+	}
+	if !sudoReadOnlyCmds()[c.name] {
+		return readOnlyInvocation(c)
 	}
 	a := c.args
 	switch c.name {
@@ -742,4 +802,59 @@ func remoteSpec(a string) bool {
 	}
 	host := a[:i]
 	return !strings.Contains(host, "/") && !strings.HasPrefix(a, "./")
+}
+
+// sudoNeverReadOnly are programs that run code, open a pager or an editor
+// (a root shell one keystroke away) or write whatever they are given,
+// whatever their subcommand says.
+var sudoNeverReadOnly = core.LazySet("git", "less", "more", "most", "man", "vim", "vi", "view", "nvim", "nano", "emacs", "ed", "ex",
+	"psql", "mysql", "sqlite3", "mongosh", "redis-cli", "python", "python3", "perl", "ruby", "node", "php", "lua", "awk",
+	"gawk", "sed", "tee", "dd", "cp", "mv", "rm", "env", "xargs", "find", "tar", "zip", "unzip", "rsync", "scp", "ssh",
+	"make", "npm", "pip", "pip3", "apt-get", "yum", "dnf", "pacman", "snap", "script", "watch", "nsenter", "chroot", "busybox")
+
+// readOnlyVerbs, as a subcommand, only report on what a tool manages.
+var readOnlyVerbs = core.LazySet("list", "ls", "show", "status", "info", "get", "describe", "print", "query", "stat", "stats",
+	"inspect", "version", "check", "health", "usage", "df", "du", "detail", "details", "lookup", "search", "find-mnt", "dump-config")
+
+// readOnlyOpts are options that make a tool only report.
+var readOnlyOpts = core.LazySet("--list", "--print", "--show", "--status", "--info", "--query", "--version", "--dry-run", "--noop", "--check")
+
+// readOnlyInvocation reports whether c, a program with no read-only table
+// of its own, is invoked only to report: a read-only subcommand among its
+// first two words (`nvme list`, `btrfs subvolume list /`, `zpool status`),
+// a read-only option and no other (`sgdisk --print /dev/sda`), or a disk
+// tool's listing form (`wipefs /dev/sdb` without -a). Programs that run
+// code, page or edit are never read-only (sudoNeverReadOnly).
+func readOnlyInvocation(c *command) bool {
+	if c.name == "" || shells[c.name] || sudoNeverReadOnly()[c.name] || len(c.redirs) > 0 && c.written != nil {
+		return false
+	}
+	a := c.args
+	if c.name == "wipefs" {
+		return !flagSet(a, 'a', "--all") && !flagSet(a, 'o', "--offset") && !hasArgPrefix(a, "--offset=", "-t", "--types", "-f", "--force")
+	}
+	ops := operands(a)
+	for i, o := range ops {
+		if i >= 2 {
+			break
+		}
+		if readOnlyVerbs()[strings.ToLower(o)] {
+			for _, x := range a {
+				if v, k := verbOf(x); k != 0 && v != "" && strings.HasPrefix(x, "-") {
+					return false // a destructive option alongside
+				}
+			}
+			return true
+		}
+	}
+	ro := false
+	for _, x := range a {
+		if strings.HasPrefix(x, "-") {
+			if !readOnlyOpts()[strings.ToLower(x)] {
+				return false
+			}
+			ro = true
+		}
+	}
+	return ro
 }

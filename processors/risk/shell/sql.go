@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/vigil-dev/vigil/events"
+	"github.com/vigil-dev/vigil/processors/risk/core"
 )
 
 // sql judges database clients by the statements they are given (-c, -e,
@@ -96,6 +97,16 @@ func (w *walker) sql(c *command) {
 	if c.stdin != nil && c.stdin.text != "" {
 		stmts = append(stmts, c.stdin.text)
 	}
+	if p := w.pipeProducer(c); p != nil && (c.stdin == nil || c.stdin.text == "") {
+		// SQL written by the stage before (a query that prints
+		// 'DROP TABLE ' || name …, a script that emits DELETEs) is run here
+		for _, x := range p.args {
+			if m := generatedSQLRe.FindString(x); m != "" {
+				w.hit(c, ruleSqlDrop, high, c.name+" runs SQL that "+p.name+" generates ("+strings.ToUpper(strings.Join(strings.Fields(m), " "))+" …)")
+				break
+			}
+		}
+	}
 	for _, s := range stmts {
 		for _, h := range sqlFindings(s) {
 			lvl := h.level
@@ -166,7 +177,13 @@ func sqlFindings(sql string) []sqlHit {
 			} else {
 				hits = append(hits, sqlHit{ruleSqlUpdateAll, events.RiskHigh, "UPDATE without WHERE changes every row: " + short})
 			}
-		case "ALTER", "INSERT", "CREATE", "GRANT", "REVOKE", "COPY", "REPLACE", "MERGE", "UPSERT", "RENAME", "LOAD", "CALL", "EXEC", "EXECUTE", "DO":
+		case "ALTER":
+			if col := alterDropsColumn(toks); col != "" {
+				hits = append(hits, sqlHit{ruleSqlDrop, events.RiskHigh, "drops the column " + strings.ToLower(col) + " and its data: " + short})
+			} else {
+				hits = append(hits, sqlHit{ruleSqlWrite, events.RiskMedium, short})
+			}
+		case "INSERT", "CREATE", "GRANT", "REVOKE", "COPY", "REPLACE", "MERGE", "UPSERT", "RENAME", "LOAD", "CALL", "EXEC", "EXECUTE", "DO":
 			hits = append(hits, sqlHit{ruleSqlWrite, events.RiskMedium, short})
 		}
 	}
@@ -245,4 +262,59 @@ func (w *walker) mongo(c *command, js string) {
 	case strings.Contains(l, "insert") || strings.Contains(l, "update") || strings.Contains(l, "delete") || strings.Contains(l, "remove"):
 		w.hit(c, ruleSqlWrite, med, "changes documents")
 	}
+}
+
+// generatedSQLRe finds, in the arguments of a command whose output a SQL
+// client runs, the text of a statement that destroys data.
+var generatedSQLRe = core.LazyRE(`(?i)\b(?:drop\s+(?:table|database|schema|keyspace|collection)|truncate\s+(?:table\s+)?|delete\s+from)\b`)
+
+// alterDropsColumn returns the column an ALTER TABLE statement (upper-cased
+// tokens) drops, "" when it drops none: DROP COLUMN x, or DROP x where x is
+// not a constraint, index, default or key.
+func alterDropsColumn(toks []string) string {
+	if len(toks) < 2 || toks[1] != "TABLE" {
+		return ""
+	}
+	for i := 2; i+1 < len(toks); i++ {
+		if toks[i] != "DROP" {
+			continue
+		}
+		n := toks[i+1]
+		switch n {
+		case "CONSTRAINT", "INDEX", "KEY", "PRIMARY", "FOREIGN", "DEFAULT", "NOT", "CHECK", "PARTITION", "TRIGGER", "IDENTITY", "EXPRESSION", "UNIQUE":
+			return ""
+		case "COLUMN":
+			if i+2 < len(toks) {
+				c := toks[i+2]
+				if c == "IF" && i+4 < len(toks) {
+					c = toks[i+4]
+				}
+				return strings.Trim(c, ",;")
+			}
+			return "?"
+		}
+		return strings.Trim(n, ",;")
+	}
+	return ""
+}
+
+// pipeProducer returns the command whose output c reads in a pipeline
+// (the stage just before c), nil when c reads no pipe.
+func (w *walker) pipeProducer(c *command) *command {
+	if !c.inPipe || c.pipeID == 0 {
+		return nil
+	}
+	idx := -1
+	for i := len(w.cmds) - 1; i >= 0; i-- {
+		if w.cmds[i] == c {
+			idx = i
+			break
+		}
+	}
+	for i := idx - 1; i >= 0; i-- {
+		if p := w.cmds[i]; p.pipeID == c.pipeID && p.pipeOut && p.depth == c.depth {
+			return p
+		}
+	}
+	return nil
 }

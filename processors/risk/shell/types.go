@@ -30,6 +30,26 @@ type data struct {
 
 func (d *data) has(f flow) bool { return d != nil && d.flags&f != 0 }
 
+// onlyPaths reports whether d is the contents of files only, each one of
+// ps (stdin from /dev/null carries nothing).
+func (d *data) onlyPaths(ps ...string) bool {
+	if d == nil || len(d.paths) == 0 || d.flags&^(flowFile|flowStatic) != 0 {
+		return false
+	}
+	for _, p := range d.paths {
+		ok := false
+		for _, q := range ps {
+			if p == q {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // command is one simple command found anywhere in the input, with what
 // could be resolved statically.
 type command struct {

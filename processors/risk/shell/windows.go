@@ -490,6 +490,11 @@ func (w *walker) windowsRules(c *command) {
 			w.hit(c, ruleNetworkDownload, med, "bitsadmin downloads a file")
 		}
 	case "invoke-webrequest", "invoke-restmethod", "start-bitstransfer":
+		joined := strings.Join(lower, " ")
+		if m, ok := optValue(lower, "-method"); ok && (m == "delete" || m == "put" || m == "patch") && (codeCredRe.MatchString(joined) || has("-headers", "-credential", "-token", "-authentication")) && !codeTalksOnlyLocallyWords(lower) {
+			w.hit(c, ruleAuthenticatedApiWrite, high, c.path+" sends an authenticated "+strings.ToUpper(m)+" that removes or overwrites a resource with the user's credentials")
+			return
+		}
 		w.hit(c, ruleNetworkFetch, med, c.path+" fetches from the network")
 	case "choco", "winget", "scoop", "install-package", "install-module", "msiexec":
 		if has("install", "upgrade", "uninstall", "add", "/i", "/x", "/package") || name == "install-package" || name == "install-module" {
@@ -604,4 +609,19 @@ func (w *walker) winRegistry(c *command, lower []string) {
 		return
 	}
 	w.hit(c, ruleRegistryChange, med, c.path+" changes registry settings")
+}
+
+// codeTalksOnlyLocallyWords reports whether every URL among words names
+// this machine (and there is at least one).
+func codeTalksOnlyLocallyWords(words []string) bool {
+	n := 0
+	for _, x := range words {
+		if strings.Contains(x, "://") {
+			n++
+			if !isLocalURL(x) {
+				return false
+			}
+		}
+	}
+	return n > 0
 }

@@ -271,8 +271,18 @@ func (w *walker) unwrap(cmd *command, fs []field, ctx stmtCtx) []field {
 			fs = rest[i:]
 		case "runuser", "su", "sg":
 			if c, ok := fieldOpt(rest, "-c", "--command"); ok {
-				cmd.sudo = cmd.sudo || name == "su" || name == "runuser"
-				w.reparse(c, name+" -c", nil, ctx.stdin, name != "sg")
+				var words []string
+				for _, f := range rest {
+					words = append(words, f.s)
+				}
+				// su -c as a named account other than root runs with that
+				// account's powers: judged by what it runs, as sudo -u is
+				asRoot := name != "sg"
+				if u := suUser(words); u != "" && u != "root" && u != "0" {
+					asRoot = false
+				}
+				cmd.sudo = cmd.sudo || asRoot
+				w.reparse(c, name+" -c", nil, ctx.stdin, asRoot)
 				return fs
 			}
 			if name == "runuser" {
