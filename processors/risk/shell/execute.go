@@ -828,7 +828,15 @@ func (w *walker) gitCode(c *command) {
 		if lk := strings.ToLower(k); lk == "core.fsmonitor" && (strings.EqualFold(v, "true") || strings.EqualFold(v, "false")) {
 			return // the built-in daemon, or off
 		}
-		w.reparse(strings.TrimPrefix(v, "!"), "git "+k, nil, nil, false)
+		var in *data
+		if lk := strings.ToLower(k); strings.HasPrefix(lk, "credential.") && strings.HasSuffix(lk, ".helper") {
+			// git hands a credential helper the host, user and password on stdin
+			in = &data{flags: flowSecret, paths: []string{"git credentials"}}
+			if helperCaptureRe.MatchString(v) {
+				w.hit(c, ruleCredentialExfiltration, high, "git "+k+" is a shell helper that copies the credentials git hands it to a file or the network")
+			}
+		}
+		w.reparse(strings.TrimPrefix(v, "!"), "git "+k, nil, in, false)
 	}
 	for i := 0; i < len(c.args); i++ {
 		a := c.args[i]
@@ -1034,3 +1042,7 @@ func consoleCode(c *command) (lang, code string, ok bool) {
 	}
 	return "", "", false
 }
+
+// helperCaptureRe finds, in a shell credential helper, a copy of its input
+// to a file, another program over the network, or the clipboard.
+var helperCaptureRe = core.LazyRE(`>>?\s*[^&\s|]|\btee\b|\bcurl\b|\bwget\b|\bnc\b|\bncat\b|\bsocat\b|/dev/tcp/|\bssh\b|\bscp\b|\bmail\b|\bpbcopy\b|\bxclip\b`)

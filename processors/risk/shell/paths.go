@@ -350,6 +350,9 @@ func rcFile(p string) bool {
 	case ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin",
 		".shrc", ".kshrc", ".cshrc", ".tcshrc", ".login", ".mkshrc", "config.fish", ".xinitrc", ".xprofile":
 		return !strings.HasPrefix(l, "/etc/")
+	case "rc":
+		// ~/.ssh/rc runs at every ssh login to the account
+		return strings.HasSuffix(l, "/.ssh/rc")
 	}
 	return false
 }

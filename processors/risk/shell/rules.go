@@ -326,6 +326,21 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 			}
 		}
 	}
+	if kind := ExecConfigKind(rp); kind != "" && kind != "rc" && kind != "hook" && cls != pcTemp && content != nil && content.text != "" && w.depth < maxDepth {
+		// a file a tool runs or takes what to run from (.envrc, a Makefile,
+		// package.json, .git/config, a CI workflow): written by the shell,
+		// its content is judged as a file-write action's is
+		fs, _ := (&Analyzer{parsers: w.parsers}).execConfigFindings(rp, content.text, w.env, how)
+		for _, f := range fs {
+			if f.Span == [2]int{} {
+				f.Span = c.span
+			}
+			if f.Command == "" {
+				f.Command = c.name
+			}
+			w.add(f)
+		}
+	}
 	if pyStartupHook(rp) {
 		if content != nil && pyHookRunsRe.MatchString(content.text) {
 			w.hit(c, ruleInterpreterHookPersistence, high, how+" to "+rp+": code that runs programs or fetches from the network at every Python start")
