@@ -658,7 +658,17 @@ func (w *walker) commandRules(c *command) {
 		if v, ok := optValue(a, "-m", ""); ok {
 			switch v {
 			case "http.server", "SimpleHTTPServer", "smtpd", "pyftpdlib", "uploadserver":
-				w.hit(c, ruleExposePort, med, "python -m "+v+" serves files on the network")
+				root := c.cwd
+				if d, ok := optValue(a, "-d", "--directory"); ok {
+					root = d
+				}
+				if cls := classify(root, c.cwd, w.env.Workspace); root != "" && (cls == pcHome || cls == pcRoot || cls == pcSystem && isTopLevel(resolvePath(root, c.cwd))) {
+					// the home holds ~/.ssh, ~/.aws, shell history: served to
+					// whoever reaches the port
+					w.hit(c, ruleExposePort, high, "python -m "+v+" serves "+root+" (and the keys and credentials in it) on the network")
+				} else {
+					w.hit(c, ruleExposePort, med, "python -m "+v+" serves files on the network")
+				}
 			case "pip":
 				c2 := *c
 				c2.name = "pip"
@@ -1579,7 +1589,12 @@ func (w *walker) kubectl(c *command) {
 		if len(ops) > 1 {
 			kinds = strings.ToLower(ops[1])
 		}
-		if hasArg(a, "--all", "-A", "--all-namespaces") || strings.HasPrefix(kinds, "namespace") || kinds == "ns" || strings.HasPrefix(kinds, "node") || kinds == "no" || strings.HasPrefix(kinds, "pv") || strings.HasPrefix(kinds, "persistentvolume") || strings.HasPrefix(kinds, "crd") || strings.HasPrefix(kinds, "customresourcedefinition") || strings.HasPrefix(kinds, "clusterrole") {
+		dry := hasArg(a, "--dry-run") || hasArgPrefix(a, "--dry-run=") && !hasArg(a, "--dry-run=none")
+		if dry {
+			// --dry-run=client or =server: the request is validated (by the
+			// server for =server) and nothing is removed
+			w.hit(c, ruleClusterChange, med, c.name+" delete --dry-run shows what it would remove")
+		} else if hasArg(a, "--all", "-A", "--all-namespaces") || strings.HasPrefix(kinds, "namespace") || kinds == "ns" || strings.HasPrefix(kinds, "node") || kinds == "no" || strings.HasPrefix(kinds, "pv") || strings.HasPrefix(kinds, "persistentvolume") || strings.HasPrefix(kinds, "crd") || strings.HasPrefix(kinds, "customresourcedefinition") || strings.HasPrefix(kinds, "clusterrole") {
 			w.hit(c, ruleClusterDelete, high, c.name+" delete removes cluster-wide resources")
 		} else if hasArg(a, "--dry-run") || hasArgPrefix(a, "--dry-run=") || kinds == "po" || strings.HasPrefix(kinds, "pod") || kinds == "" && !hasArg(a, "-f", "--filename", "-k", "--kustomize") {
 			// pods are recreated by their controllers
@@ -1661,6 +1676,9 @@ func (w *walker) aws(c *command) {
 		return
 	}
 	svc, op := ops[0], ops[1]
+	if ops[len(ops)-1] == "help" {
+		return // aws SERVICE OPERATION help prints the operation's manual
+	}
 	if svc == "s3" {
 		switch op {
 		case "rb":

@@ -38,7 +38,7 @@ var (
 	execRe      = core.LazyRE(`dup2|subprocess|pty\.spawn|\bexec\s*\(|\bsystem\s*\(|popen|\bspawn\s*\(|/bin/(?:ba)?sh|cmd\.exe|run\(pipeline|run\(` + "`" + `|IO\.popen|exec\s*\{|Process\.Start|os\.execute\(`)
 	netFetchRe  = core.LazyRE(`urlopen|urllib|requests\.(?:get|post|put|request)|http\.client|httplib|Net::HTTP|open-uri|LWP::|file_get_contents\(\s*['"]https?|fetch\(|http\.get|https\.get|axios|HTTParty|curl_exec|wget|curl\s|Invoke-WebRequest|WebClient`)
 	evalRe      = core.LazyRE(`\b(?:exec|eval|compile|Function|instance_eval|class_eval|load|loadstring|dostring)\s*\(`)
-	decodeRe    = core.LazyRE(`b64decode|base64\.decode|decodebytes|a2b_base64|atob\(|Buffer\.from\([^)]*base64|unpack\(\s*['"]m|base64_decode|decode\(\s*['"]base64|Base64\.decode|fromhex|codecs\.decode|zlib\.decompress|marshal\.loads`)
+	decodeRe    = core.LazyRE(`b64decode|decode_base64|decode_hex|base64\.decode|decodebytes|a2b_base64|atob\(|Buffer\.from\([^)]*base64|unpack\(\s*['"]m|base64_decode|decode\(\s*['"]base64|Base64\.decode|fromhex|codecs\.decode|zlib\.decompress|marshal\.loads`)
 	pickleRe    = core.LazyRE(`pickle\.loads?|cPickle\.loads?|marshal\.loads|yaml\.load\(|dill\.loads?|jsonpickle\.decode|shelve\.open`)
 	uploadRe    = core.LazyRE(`requests\.(?:post|put|patch)|urlopen\([^)]*data=|\.send\(|sendall\(|smtplib|ftplib|storbinary|method:\s*['"](?:POST|PUT)|\.post\(|http\.request\(|scp|paramiko|sock\.send|s\.send|\.write\(\s*sock`)
 	localDataRe = core.LazyRE(`open\([^)]*\)\.read|\.read\(\)|os\.environ|getenv|getpass|getuser|platform\.|pyperclip|clipboard|pbpaste|xsel|xclip|screenshot|screencapture|ImageGrab|pyautogui|geocoder|pkg_resources|check_output|readFileSync|File\.read|file_get_contents|process\.env|socket\.gethostname|Image\.open|nvidia-smi|netstat`)
@@ -62,6 +62,10 @@ var (
 	httpRemoveRe = core.LazyRE(`(?i)\b(?:requests|httpx|session|client|axios|s|http)\.(?:delete|put|patch)\s*\(|requests\.request\(\s*['"](?:DELETE|PUT|PATCH)|method\s*[:=]\s*['"](?:DELETE|PUT|PATCH)['"]|Net::HTTP::(?:Delete|Put|Patch)|-Method\s+['"]?(?:Delete|Put|Patch)\b|\bDELETE\b['"]?\s*,\s*['"]?https?://|HttpMethod\.(?:Delete|Put|Patch)`)
 	// ORM and driver calls that delete a whole table or collection
 	ormBulkDeleteRe = core.LazyRE(`\.(?:destroy_all|delete_all)\b(?:\s*\(\s*\))?|\.objects(?:\.all\(\))?\.delete\(\)|\.deleteMany\(\s*\{\s*\}\s*\)|\.remove\(\s*\{\s*\}\s*\)|\.(?:dropDatabase|drop_database|drop_collection)\(|\bdrop_all\(|\.truncate!?\(\s*\)`)
+	// an API key or token read from the environment to authenticate a
+	// request: os.environ["OPENAI_API_KEY"], process.env.GH_TOKEN
+	credEnvRe    = core.LazyRE(`os\.environ(?:\.get)?\s*[\[(]\s*['"][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PAT|AUTH)['"]\s*[\])]|os\.getenv\(\s*['"][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PAT|AUTH)['"]\s*\)|process\.env\.[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PAT|AUTH)\b|process\.env\[\s*['"][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PAT|AUTH)['"]\s*\]`)
+	authHeaderRe = core.LazyRE(`(?i)['"]?(?:authorization|x-api-key|api-key|private-token)['"]?\s*[:=]|\bauth\s*=|Bearer\s`)
 	// credentials an HTTP call in code sends
 	codeCredRe = core.LazyRE(`(?i)authorization|bearer|\btoken\b|api[_-]?key|private-token|x-auth|\bauth\s*=|_TOKEN|_API_KEY|_SECRET|SSWS`)
 )
@@ -241,7 +245,7 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 	}
 	// 7. Data leaving the machine.
 	if uploadRe.MatchString(code) && (hasFetch || hasSocket || strings.Contains(code, "scp") || strings.Contains(code, "smtplib")) {
-		if localDataRe.MatchString(code) {
+		if localDataRe.MatchString(authEnvOnly(code)) {
 			add(ruleDataExfiltration, events.RiskHigh, "reads local data and sends it over the network")
 		} else {
 			add(ruleNetworkWrite, events.RiskMedium, "sends data over the network")
@@ -385,4 +389,15 @@ func codeTalksOnlyLocally(code string) bool {
 		}
 	}
 	return true
+}
+
+// authEnvOnly returns code without the reads of credential-named
+// environment variables when the code sends them as an authentication
+// header (the caller's own API key, sent to authenticate), so that they do
+// not count as local data leaving the machine.
+func authEnvOnly(code string) string {
+	if !authHeaderRe.MatchString(code) {
+		return code
+	}
+	return credEnvRe.ReplaceAllString(code, "K")
 }

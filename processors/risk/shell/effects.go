@@ -514,8 +514,9 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	for i, x := range a {
 		lx := strings.ToLower(x)
 		switch {
-		case lx == "--dry-run" || strings.HasPrefix(lx, "--dry-run=") || lx == "--dryrun" || lx == "-dry-run" ||
-			lx == "--what-if" || lx == "--whatif" || lx == "help" || lx == "--help" || lx == "-h" && i == len(a)-1:
+		case lx == "--dry-run" || strings.HasPrefix(lx, "--dry-run=") && lx != "--dry-run=none" && lx != "--dry-run=false" || lx == "--dryrun" || lx == "-dry-run" ||
+			lx == "--what-if" || lx == "--whatif" || lx == "help" || lx == "--help" || lx == "-h" && i == len(a)-1 ||
+			lx == "--preview-only" || lx == "--plan-only" || lx == "--simulate" || lx == "--noop" || lx == "--no-op" || lx == "--list-only":
 			// -h before other words is often a host (dropdb -h db.prod)
 			return
 		case forceFlag(x):

@@ -66,6 +66,12 @@ func (w *walker) http(c *command) {
 			w.hit(c, ruleNetworkWrite, med, c.name+" sends the file "+p+" to a local server")
 			return true
 		}
+		if requestBodyFile(what, p, c.cwd, w.env.Workspace) {
+			// -d @payload.json: the request's own body, written in the
+			// project for this call, as a literal -d '{…}' is
+			w.hit(c, ruleNetworkWrite, med, c.name+" sends the request body in "+p)
+			return true
+		}
 		w.hit(c, ruleFileUpload, high, c.name+" uploads the file "+p)
 		return true
 	}
@@ -159,12 +165,20 @@ func (w *walker) http(c *command) {
 					}
 				}
 			}
+			everything := false
+			for _, x := range a {
+				if lx := strings.ToLower(x); strings.Contains(lx, "everything") || strings.Contains(lx, "purge_all") || strings.Contains(lx, "purgeall") {
+					everything = true
+				}
+			}
 			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
 				v, k := verbOf(seg)
-				if k == 2 {
+				if k == 2 && !(cache && (v == "purge" || v == "flushall" || v == "flushdb") && !everything) {
+					// a cache purged by named files or tags refills from the
+					// origin; purging everything at once is a destroy
 					destroyPath = true
 				}
-				if k == 1 && !cache && v != "clear" && v != "flush" {
+				if k == 1 && !cache && v != "clear" && v != "flush" && v != "reset" {
 					// admin.users.remove, /lifecycle/deactivate: a removal
 					// verb in an API path removes what the path names
 					removePath = true
@@ -184,8 +198,16 @@ func (w *walker) http(c *command) {
 			store = k
 		}
 		if p := urlPath(u); p != "" && !destroyPath {
+			cache := false
 			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
-				if _, k := verbOf(seg); k == 2 {
+				for _, wd := range verbWords(seg) {
+					if cacheNouns()[wd] {
+						cache = true
+					}
+				}
+			}
+			for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
+				if v, k := verbOf(seg); k == 2 && !(cache && v == "purge") {
 					destroyPath = true
 				}
 			}
@@ -197,6 +219,8 @@ func (w *walker) http(c *command) {
 	switch {
 	case store != "" && (method == "DELETE" || wrote && destroyPath):
 		w.hit(c, ruleDatastoreHttpDelete, high, c.name+" sends "+orStr(method, "a delete request")+" to the HTTP API of "+store+": it deletes stored data, on any host")
+	case store != "" && authed && !local && (method == "PUT" || method == "PATCH"):
+		w.hit(c, ruleDatastoreHttpDelete, high, c.name+" sends an authenticated "+method+" to the HTTP API of "+store+": it overwrites stored data or the store's configuration")
 	case !authed || !hosted:
 	case method == "DELETE" || method == "PURGE" || wrote && (destroyPath || removePath):
 		w.hit(c, ruleAuthenticatedApiWrite, high, c.name+" sends an authenticated "+orStr(method, "POST")+" to "+strings.Join(hostsOf(urls), ", ")+" that removes a resource with the user's credentials")
@@ -783,4 +807,31 @@ func urlCarriesCredential(u string) bool {
 		}
 	}
 	return false
+}
+
+// bodyFileExts are the formats of a request body kept in a file.
+var bodyFileExts = core.LazySet("json", "jsonl", "ndjson", "xml", "yaml", "yml", "graphql", "gql", "txt", "csv", "form", "query")
+
+// requestBodyFile reports whether option what (-d, --data…, --json) names
+// with p a request body kept in the workspace: a relative path to a
+// structured-data file that is no credential or secret file. -F, -T and
+// --upload-file send a file as a file, and are judged as uploads.
+func requestBodyFile(what, p, cwd, ws string) bool {
+	switch what {
+	case "-d", "--data", "--data-binary", "--data-raw", "--data-urlencode", "--data-ascii", "--json", "--body-file":
+	default:
+		return false
+	}
+	if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "~") || strings.HasPrefix(p, "$") || strings.Contains(p, "..") {
+		return false
+	}
+	rp := resolvePath(p, cwd)
+	if credentialKind(rp) != "" || secretFileKind(rp) != "" || historyFile(rp) {
+		return false
+	}
+	if classify(p, cwd, ws) != pcWorkspace {
+		return false
+	}
+	i := strings.LastIndexByte(p, '.')
+	return i > 0 && bodyFileExts()[strings.ToLower(p[i+1:])]
 }

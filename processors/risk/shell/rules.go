@@ -442,7 +442,7 @@ var sudoReadOnlyCmds = core.LazySet("ls", "cat", "head", "tail", "wc", "grep", "
 // sudoReadOnlySubs are the subcommands (or query options) with which a
 // program of sudoReadOnlyCmds that can also change things only reads.
 var sudoReadOnlySubs = map[string][]string{
-	"docker":    {"ps", "logs", "images", "inspect", "info", "version", "stats", "top", "port", "diff", "history", "events", "image ls", "container ls", "volume ls", "network ls", "system df"},
+	"docker":    {"ps", "logs", "images", "inspect", "info", "version", "stats", "top", "port", "diff", "history", "events", "image ls", "container ls", "volume ls", "network ls", "system df", "compose ps", "compose logs", "compose config", "compose ls", "compose images", "compose top"},
 	"podman":    {"ps", "logs", "images", "inspect", "info", "version", "stats", "top", "port", "diff", "history", "events"},
 	"kubectl":   {"get", "describe", "logs", "top", "version", "api-resources", "api-versions", "explain", "auth"},
 	"oc":        {"get", "describe", "logs", "top", "version", "api-resources", "explain", "whoami", "status"},
@@ -825,14 +825,27 @@ func remoteSpec(a string) bool {
 var sudoNeverReadOnly = core.LazySet("git", "less", "more", "most", "man", "vim", "vi", "view", "nvim", "nano", "emacs", "ed", "ex",
 	"psql", "mysql", "sqlite3", "mongosh", "redis-cli", "python", "python3", "perl", "ruby", "node", "php", "lua", "awk",
 	"gawk", "sed", "tee", "dd", "cp", "mv", "rm", "env", "xargs", "find", "tar", "zip", "unzip", "rsync", "scp", "ssh",
-	"make", "npm", "pip", "pip3", "apt-get", "yum", "dnf", "pacman", "snap", "script", "watch", "nsenter", "chroot", "busybox")
+	"make", "npm", "pip", "pip3", "apt-get", "yum", "dnf", "pacman", "script", "watch", "nsenter", "chroot", "busybox",
+	"systemd-run", "unshare", "setpriv", "strace", "ltrace", "gdb", "tmux", "screen", "expect", "passwd", "usermod", "useradd",
+	"userdel", "chpasswd", "chown", "chmod", "chattr", "kill", "pkill", "killall", "shutdown", "reboot", "halt", "poweroff",
+	"init", "telinit", "modprobe", "insmod", "rmmod", "mount", "umount", "swapoff", "swapon", "crontab", "at", "install", "ln",
+	"ebtables", "arptables", "iptables-restore", "ip6tables-restore", "tc", "route", "ifconfig", "sysctl", "hostnamectl", "timedatectl")
 
 // readOnlyVerbs, as a subcommand, only report on what a tool manages.
 var readOnlyVerbs = core.LazySet("list", "ls", "show", "status", "info", "get", "describe", "print", "query", "stat", "stats",
-	"inspect", "version", "check", "health", "usage", "df", "du", "detail", "details", "lookup", "search", "find-mnt", "dump-config")
+	"inspect", "version", "check", "health", "usage", "df", "du", "detail", "details", "lookup", "search", "find-mnt", "dump-config",
+	"tree", "ps", "top", "logs", "configtest", "certificates", "smart-log", "id-ctrl", "list-subsys", "lvs", "vgs", "pvs",
+	"lvdisplay", "vgdisplay", "pvdisplay", "dump", "summary", "history", "verify", "diff", "cat", "watch-status")
 
 // readOnlyOpts are options that make a tool only report.
-var readOnlyOpts = core.LazySet("--list", "--print", "--show", "--status", "--info", "--query", "--version", "--dry-run", "--noop", "--check")
+var readOnlyOpts = core.LazySet("--list", "--print", "--show", "--status", "--info", "--query", "--version", "--dry-run", "--noop", "--check",
+	"--detail", "--examine", "--test", "-t", "-l", "-L", "-Ln", "-nL", "-v", "-vv", "--verbose", "-I")
+
+// readOnlyProgs print what they gather and change nothing.
+var readOnlyProgs = core.LazySet("smbstatus", "showmount", "arp", "iostat", "vmstat", "mpstat", "sar", "pidstat", "sestatus",
+	"getsebool", "aa-status", "apparmor_status", "ausearch", "aureport", "lsinitramfs", "lsinitrd", "biosdecode", "lslogins",
+	"lsipc", "lslocks", "lsmem", "lscpu", "numastat", "turbostat", "powertop", "iftop", "nethogs", "iotop", "lvs", "vgs", "pvs",
+	"lvdisplay", "vgdisplay", "pvdisplay", "dumpe2fs", "xfs_info")
 
 // readOnlyInvocation reports whether c, a program with no read-only table
 // of its own, is invoked only to report: a read-only subcommand among its
@@ -849,6 +862,9 @@ func readOnlyInvocation(c *command) bool {
 		return !flagSet(a, 'a', "--all") && !flagSet(a, 'o', "--offset") && !hasArgPrefix(a, "--offset=", "-t", "--types", "-f", "--force")
 	}
 	ops := operands(a)
+	if readOnlyProgs()[c.name] {
+		return true
+	}
 	for i, o := range ops {
 		if i >= 2 {
 			break
@@ -862,13 +878,21 @@ func readOnlyInvocation(c *command) bool {
 			return true
 		}
 	}
+	// only report options, and nothing named but devices (`mdadm --detail
+	// /dev/md0`, `hdparm -I /dev/sda`): an operand may be what an option
+	// acts on (`modprobe -v MODULE` loads it)
 	ro := false
 	for _, x := range a {
 		if strings.HasPrefix(x, "-") {
-			if !readOnlyOpts()[strings.ToLower(x)] {
+			if !readOnlyOpts()[x] && !readOnlyOpts()[strings.ToLower(x)] {
 				return false
 			}
 			ro = true
+		}
+	}
+	for _, o := range ops {
+		if !strings.HasPrefix(o, "/dev/") {
+			return false
 		}
 	}
 	return ro
