@@ -664,8 +664,13 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	if best == high && cdnTools()[c.name] && !hasArg(a, "--all", "--everything", "--purge-all", "--purge-everything") && !destroyPathUsed(a, "delete", "destroy") {
 		best, detail = med, detail+" (a cached copy, fetched again from the origin)"
 	}
-	if best == high && !prod && nonProdEnv(c) {
+	if best == high && !prod && !keeps && nonProdEnv(c) {
 		best, detail = med, detail+" (a "+nonProdEnvName(c)+" environment)"
+	}
+	if best == high && !prod && !keeps && !scoped && scratchNamed(ops) {
+		// what it names is called test, dev, tmp, scratch or sandbox: a
+		// developer's throwaway copy, as prod in a name marks the real one
+		best, detail = med, detail+" (named as a test or scratch copy)"
 	}
 	if best == high && regenerable && !scoped && !prod && !force {
 		// a cache on this machine is rebuilt on demand; a shared one
@@ -702,6 +707,11 @@ func (w *walker) sqlArgs(c *command, prog string) {
 			}
 		}
 		for _, h := range sqlFindings(x) {
+			if h.level == high && hasArg(c.args, "--local") {
+				// the tool's local emulation of the database (wrangler d1
+				// execute --local), not the deployed one
+				h.level, h.detail = med, h.detail+" (--local: the tool's local copy)"
+			}
 			w.hit(c, h.rule, h.level, prog+": "+h.detail)
 		}
 	}
@@ -968,7 +978,55 @@ func nonProdEnvName(c *command) string {
 			return strings.ToLower(v)
 		}
 	}
+	// --settings=app.settings.test, --env=test, -e development
+	for i, x := range c.args {
+		v := ""
+		switch {
+		case strings.HasPrefix(x, "--settings=") || strings.HasPrefix(x, "--env=") || strings.HasPrefix(x, "--environment="):
+			v = x[strings.IndexByte(x, '=')+1:]
+		case (x == "--settings" || x == "--env" || x == "--environment" || x == "-e") && i+1 < len(c.args):
+			v = c.args[i+1]
+		default:
+			continue
+		}
+		if j := strings.LastIndexAny(v, "./:"); j >= 0 {
+			v = v[j+1:]
+		}
+		if nonProdEnvs()[strings.ToLower(v)] {
+			return strings.ToLower(v)
+		}
+	}
 	return ""
+}
+
+// scratchWords, as a word of a resource's name, mark a developer's
+// throwaway copy.
+var scratchWords = core.LazySet("test", "tests", "testing", "tmp", "temp", "scratch", "sandbox", "dev", "local", "demo", "example", "playground")
+
+// scratchNamed reports whether there are named operands and every one is
+// named as a test or scratch copy (test_db, scratch-bucket, dev): not a URL
+// or remote path, whose host the name does not describe.
+func scratchNamed(ops []string) bool {
+	n := 0
+	for _, o := range ops {
+		if _, k := verbOf(o); k != 0 || previewVerbs()[strings.ToLower(o)] || dataNouns()[strings.ToLower(o)] {
+			continue // the subcommand path
+		}
+		if remoteResource(o) || strings.ContainsAny(o, "/@") {
+			return false
+		}
+		found := false
+		for _, wd := range verbWords(strings.ToLower(o)) {
+			if scratchWords()[wd] {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 func nonProdEnv(c *command) bool { return nonProdEnvName(c) != "" }
