@@ -66,6 +66,9 @@ var (
 	// request: os.environ["OPENAI_API_KEY"], process.env.GH_TOKEN
 	credEnvRe    = core.LazyRE(`os\.environ(?:\.get)?\s*[\[(]\s*['"][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PAT|AUTH)['"]\s*[\])]|os\.getenv\(\s*['"][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PAT|AUTH)['"]\s*\)|process\.env\.[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PAT|AUTH)\b|process\.env\[\s*['"][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PAT|AUTH)['"]\s*\]`)
 	authHeaderRe = core.LazyRE(`(?i)['"]?(?:authorization|x-api-key|api-key|private-token)['"]?\s*[:=]|\bauth\s*=|Bearer\s`)
+	// a URL literal with a credential-named environment variable or a
+	// credential file's contents appended to it
+	urlSecretConcatRe = core.LazyRE(`['"]https?://[^'"\s]*[?=&/]['"]\s*(?:\+|\.|,)\s*(?:process\.env\.[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|CRED)[A-Z0-9_]*|os\.environ\s*\[\s*['"][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|CRED)|os\.getenv\(\s*['"][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|CRED)|ENV\[['"][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|CRED))`)
 	// credentials an HTTP call in code sends
 	codeCredRe = core.LazyRE(`(?i)authorization|bearer|\btoken\b|api[_-]?key|private-token|x-auth|\bauth\s*=|_TOKEN|_API_KEY|_SECRET|SSWS`)
 )
@@ -158,6 +161,11 @@ func (w *walker) analyzeCode(lang, code string, c *command, how string) {
 	// 4. Reverse shells.
 	if hasSocket && hasExec {
 		add(ruleReverseShell, events.RiskHigh, "connects a socket to a process or shell")
+	}
+	// 4c. A secret from the environment or a file put into a URL the code
+	// requests: sent to that host in the request line.
+	if m := urlSecretConcatRe.FindString(code); m != "" && !codeTalksOnlyLocally(code) {
+		add(ruleUrlExfiltration, events.RiskHigh, "puts a secret into the URL it requests ("+core.TrimArg(m)+")")
 	}
 	// 4a. An ORM or driver call that deletes every record it reaches.
 	if m := ormBulkDeleteRe.FindString(code); m != "" {

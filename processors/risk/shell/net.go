@@ -574,6 +574,9 @@ func (w *walker) copyRemote(c *command) {
 			w.hosts = append(w.hosts, hostOfSSH(o))
 		}
 	}
+	if w.transferScriptPuts(c) {
+		return
+	}
 	switch c.name {
 	case "smbclient", "ftp", "lftp":
 		w.hit(c, ruleRemoteCopy, med, c.name+" transfers files with a remote host")
@@ -834,4 +837,50 @@ func requestBodyFile(what, p, cwd, ws string) bool {
 	}
 	i := strings.LastIndexByte(p, '.')
 	return i > 0 && bodyFileExts()[strings.ToLower(p[i+1:])]
+}
+
+// transferScriptPuts judges the commands an interactive file-transfer
+// client is given as a script (on stdin, a here-document, `smbclient -c`,
+// `lftp -c`/`-e`, `sftp -b FILE` written earlier): a put of a credential or
+// secret file sends it to the remote host. It reports whether it judged.
+func (w *walker) transferScriptPuts(c *command) bool {
+	var script []string
+	if c.stdin != nil && c.stdin.text != "" {
+		script = append(script, c.stdin.text)
+	}
+	for i, x := range c.args {
+		if (x == "-c" || x == "-e") && (c.name == "smbclient" || c.name == "lftp") && i+1 < len(c.args) {
+			script = append(script, c.args[i+1])
+		}
+		if x == "-b" && c.name == "sftp" && i+1 < len(c.args) {
+			if d, ok := w.files[w.normFile(c.args[i+1])]; ok && d.text != "" {
+				script = append(script, d.text)
+			}
+		}
+	}
+	for _, sc := range script {
+		for _, line := range strings.FieldsFunc(sc, func(r rune) bool { return r == '\n' || r == ';' }) {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			switch strings.ToLower(f[0]) {
+			case "put", "mput", "append", "send", "reput", "upload":
+			default:
+				continue
+			}
+			for _, p := range f[1:] {
+				rp := resolvePath(p, c.cwd)
+				if k := credentialKind(rp); k != "" {
+					w.hit(c, ruleCredentialExfiltration, high, c.name+" "+f[0]+" sends "+p+" ("+k+") to the remote host")
+					return true
+				}
+				if k := secretFileKind(rp); k != "" {
+					w.hit(c, ruleSecretExfiltration, high, c.name+" "+f[0]+" sends "+p+" ("+k+") to the remote host")
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

@@ -491,6 +491,13 @@ func (w *walker) windowsRules(c *command) {
 		}
 	case "invoke-webrequest", "invoke-restmethod", "start-bitstransfer":
 		joined := strings.Join(lower, " ")
+		if f, ok := optValue(lower, "-infile"); ok {
+			// -InFile sends the file as the request body
+			if k := credentialKind(resolvePath(winHomePath(f), c.cwd)); k != "" {
+				w.hit(c, ruleCredentialExfiltration, high, c.path+" -InFile sends "+f+" ("+k+")")
+				return
+			}
+		}
 		if m, ok := optValue(lower, "-method"); ok && (m == "delete" || m == "put" || m == "patch") && (codeCredRe.MatchString(joined) || has("-headers", "-credential", "-token", "-authentication")) && !codeTalksOnlyLocallyWords(lower) {
 			w.hit(c, ruleAuthenticatedApiWrite, high, c.path+" sends an authenticated "+strings.ToUpper(m)+" that removes or overwrites a resource with the user's credentials")
 			return
@@ -624,4 +631,17 @@ func codeTalksOnlyLocallyWords(words []string) bool {
 		}
 	}
 	return n > 0
+}
+
+// winHomePath rewrites a PowerShell path under the user's profile
+// ($env:USERPROFILE\.aws\credentials, $HOME/.ssh/id_rsa) as ~/…, with
+// forward slashes, so that the credential paths are recognised.
+func winHomePath(p string) string {
+	p = strings.ReplaceAll(p, "\\", "/")
+	for _, pre := range []string{"$env:userprofile", "$env:home", "$home", "${env:userprofile}"} {
+		if strings.HasPrefix(strings.ToLower(p), pre) {
+			return "~" + p[len(pre):]
+		}
+	}
+	return p
 }
