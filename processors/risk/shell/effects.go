@@ -123,6 +123,11 @@ var confirmFlags = map[string][]string{"duplicity": {"--force"}, "wal-g": {"--co
 // cached copy, fetched again from the origin on the next request.
 var cdnTools = core.LazySet("fastly", "akamai", "bunny", "bunnycdn", "keycdn", "cdn77", "stackpath", "edgio", "imperva")
 
+// localProcTools manage processes on this host (pm2, supervisord): what
+// their delete verbs remove is an entry in their process list, started
+// again from the same program.
+var localProcTools = core.LazySet("pm2", "forever", "supervisorctl", "circusctl", "foreman", "overmind", "honcho", "nodemon")
+
 // nonProdEnvs name an application environment whose data is a
 // developer's own (`RAILS_ENV=test bin/rails db:drop`).
 var nonProdEnvs = core.LazySet("test", "testing", "development", "dev", "local", "ci")
@@ -571,6 +576,8 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		}
 	}
 	// a verb among the leading words (the subcommand path), then what it names
+	verbNamed := ops // what a destroy program or option names; a subcommand verb's, below
+	scratchPath := false
 	for i, x := range ops {
 		if i >= 4 {
 			break
@@ -589,8 +596,20 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 			k, mig = 1, true
 		}
 		named := ops[i+1:]
+		verbNamed = named
+		for _, wd := range verbWords(x) {
+			if scratchWords()[wd] {
+				scratchPath = true // destroy-local, db:reset:test
+			}
+		}
 		path := prog + " " + strings.Join(ops[:i+1], " ")
 		if k == 1 && (v == "revoke" || authorityPath(ops[:i+1]) || registryAdmin(c)) {
+			if len(named) == 0 && !scoped && !force && !keeps && !registryAdmin(c) && !authorityPath(ops[:i+1]) {
+				// a bare revoke, nothing named, no access noun, no remote
+				// scope: the tool's own local grant (`direnv revoke`)
+				raise(med, path+" revokes what it manages")
+				break
+			}
 			// revocation, or removal of an access grant, cannot be taken back
 			w.hit(c, ruleAccessRevoke, high, path+" revokes "+nameOf(named, v)+" for everyone who holds it")
 			return
@@ -661,13 +680,16 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	if best == high && localVMTools()[c.name] {
 		best, detail = med, detail+" (a cluster or machine on this host)"
 	}
-	if best == high && cdnTools()[c.name] && !hasArg(a, "--all", "--everything", "--purge-all", "--purge-everything") && !destroyPathUsed(a, "delete", "destroy") {
+	if best == high && cdnTools()[c.name] && !hasArg(a, "--all", "--everything", "--purge-all", "--purge-everything") && onlyPurges(a) {
 		best, detail = med, detail+" (a cached copy, fetched again from the origin)"
 	}
 	if best == high && !prod && !keeps && nonProdEnv(c) {
 		best, detail = med, detail+" (a "+nonProdEnvName(c)+" environment)"
 	}
-	if best == high && !prod && !keeps && !scoped && scratchNamed(ops) {
+	if best == high && localProcTools()[c.name] {
+		best, detail = med, detail+" (processes this host's process manager runs)"
+	}
+	if best == high && !prod && !keeps && !scoped && (scratchNamed(verbNamed) || scratchPath && len(verbNamed) == 0) {
 		// what it names is called test, dev, tmp, scratch or sandbox: a
 		// developer's throwaway copy, as prod in a name marks the real one
 		best, detail = med, detail+" (named as a test or scratch copy)"
@@ -958,16 +980,19 @@ func dottedSubcommand(x string) bool {
 	return !localFileExts()[last] && !fileExts()[last]
 }
 
-// destroyPathUsed reports whether one of the operands is one of verbs.
-func destroyPathUsed(a []string, verbs ...string) bool {
-	for _, o := range operands(a) {
-		for _, v := range verbs {
-			if strings.EqualFold(o, v) {
-				return true
-			}
+// onlyPurges reports whether purge is the only destructive verb among the
+// words of a (a CDN's `purge --key K`, not `delete-property`).
+func onlyPurges(a []string) bool {
+	purge := false
+	for _, x := range a {
+		switch v, k := verbOf(x); {
+		case k == 2 && v == "purge":
+			purge = true
+		case k != 0:
+			return false
 		}
 	}
-	return false
+	return purge
 }
 
 // nonProdEnvName returns the non-production application environment c's
@@ -1016,7 +1041,7 @@ func scratchNamed(ops []string) bool {
 			return false
 		}
 		found := false
-		for _, wd := range verbWords(strings.ToLower(o)) {
+		for _, wd := range verbWords(o) {
 			if scratchWords()[wd] {
 				found = true
 			}
