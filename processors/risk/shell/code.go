@@ -59,7 +59,7 @@ var (
 	tunnelRe      = core.LazyRE(`ssh\s+-[LRD]\s|\.bind\(\(|start_server|listen\(|TCP4ServerEndpoint|createServer`)
 	// HTTP calls that delete or overwrite a resource, in any of the
 	// languages the analyzer reads
-	httpRemoveRe = core.LazyRE(`(?i)\b(?:requests|httpx|session|client|axios|s|http)\.(?:delete|put|patch)\s*\(|requests\.request\(\s*['"](?:DELETE|PUT|PATCH)|method\s*[:=]\s*['"](?:DELETE|PUT|PATCH)['"]|Net::HTTP::(?:Delete|Put|Patch)|-Method\s+['"]?(?:Delete|Put|Patch)\b|\bDELETE\b['"]?\s*,\s*['"]?https?://|HttpMethod\.(?:Delete|Put|Patch)`)
+	httpRemoveRe = core.LazyRE(`(?i)\b(?:requests|httpx|session|client|axios|s|http)\.(?:delete|put|patch)\s*\(|\.(?:delete|put|patch)\(\s*['"\x60]https?://|CURLOPT_CUSTOMREQUEST\s*,\s*['"](?:DELETE|PUT|PATCH)|requests\.request\(\s*['"](?:DELETE|PUT|PATCH)|method\s*[:=]\s*['"](?:DELETE|PUT|PATCH)['"]|Net::HTTP::(?:Delete|Put|Patch)|-Method\s+['"]?(?:Delete|Put|Patch)\b|\bDELETE\b['"]?\s*,\s*['"]?https?://|HttpMethod\.(?:Delete|Put|Patch)`)
 	// ORM and driver calls that delete a whole table or collection
 	ormBulkDeleteRe = core.LazyRE(`\.(?:destroy_all|delete_all)\b(?:\s*\(\s*\))?|\.objects(?:\.all\(\))?\.delete\(\)|\.deleteMany\(\s*\{\s*\}\s*\)|\.remove\(\s*\{\s*\}\s*\)|\.(?:dropDatabase|drop_database|drop_collection)\(|\bdrop_all\(|\.truncate!?\(\s*\)`)
 	// an API key or token read from the environment to authenticate a

@@ -192,6 +192,22 @@ func (w *walker) http(c *command) {
 			}
 		}
 	}
+	if !destroyPath {
+		for _, x := range a {
+			if graphqlDestroys(x) {
+				destroyPath = true // a GraphQL mutation named for a removal
+			}
+		}
+		for _, u := range urls {
+			var ws []string
+			for _, seg := range strings.FieldsFunc(urlPath(u), func(r rune) bool { return r == '/' || r == '?' || r == '&' || r == '=' }) {
+				ws = append(ws, verbWords(seg)...)
+			}
+			if closesAccount(ws) {
+				destroyPath = true // /accounts/…/close
+			}
+		}
+	}
 	store := ""
 	for _, u := range append(hostPortArgs(a), urls...) {
 		if k := datastoreURL(u); k != "" {
@@ -401,9 +417,15 @@ func (w *walker) ghAPI(c *command) {
 	if !strings.Contains(u, "://") {
 		u = "https://" + host + "/" + strings.TrimPrefix(u, "/")
 	}
+	body := "fields"
+	for _, x := range a {
+		if graphqlDestroys(x) {
+			body = x // a graphql mutation, judged by what it names
+		}
+	}
 	h := *c
 	h.name = "gh api"
-	h.args, h.argDyn, h.argData = []string{"-X", method, "-H", "Authorization: token (gh)", u, "-d", "fields"}, nil, nil
+	h.args, h.argDyn, h.argData = []string{"-X", method, "-H", "Authorization: token (gh)", u, "-d", body}, nil, nil
 	w.http(&h)
 }
 
@@ -880,6 +902,24 @@ func (w *walker) transferScriptPuts(c *command) bool {
 					return true
 				}
 			}
+		}
+	}
+	return false
+}
+
+var gqlFieldRe = core.LazyRE(`([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
+
+// graphqlDestroys reports whether a request body (or a query argument)
+// holds a GraphQL mutation whose field names a destructive verb
+// (deleteProject, issueDelete, destroyRepository, removeMember).
+func graphqlDestroys(x string) bool {
+	i := strings.Index(x, "mutation")
+	if i < 0 {
+		return false
+	}
+	for _, m := range gqlFieldRe.FindAllStringSubmatch(x[i:], 16) {
+		if _, k := verbOf(m[1]); k == 2 || k == 1 && !strings.HasPrefix(strings.ToLower(m[1]), "reset") {
+			return true
 		}
 	}
 	return false
