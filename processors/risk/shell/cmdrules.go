@@ -163,7 +163,7 @@ func (w *walker) commandRules(c *command) {
 			for _, t := range copyTargets(ops[:len(ops)-1], ops[len(ops)-1], c.cwd) {
 				dst := resolvePath(t, c.cwd)
 				rule, why := sensitiveTarget(dst)
-				if rule == ruleServicePersistence && strings.HasPrefix(dst, "/etc/systemd/system") && !strings.HasPrefix(ops[0], "/") && !strings.HasPrefix(ops[0], "$") {
+				if rule == ruleServicePersistence && (strings.HasPrefix(dst, "/etc/systemd/system") || strings.Contains(dst, "/.config/systemd/user/")) && !strings.HasPrefix(ops[0], "/") && !strings.HasPrefix(ops[0], "$") && !strings.HasPrefix(ops[0], "~") && classify(ops[0], c.cwd, w.env.Workspace) == pcWorkspace {
 					w.hit(c, ruleServiceInstall, med, c.name+" installs a project service unit into "+dst)
 				} else if rule != nil {
 					w.hit(c, rule, high, c.name+" writes "+dst+": "+why)

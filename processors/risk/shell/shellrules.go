@@ -292,7 +292,7 @@ var (
 		Doc:   "writes system units, init scripts or autostart entries; `sc create`, `New-Service`",
 		Fires: []string{"echo x > /etc/systemd/system/evil.service", "sc create x binPath= C:\\x.exe"}, Quiet: []string{"systemctl status nginx"}}
 	ruleServiceInstall = &ShellRule{ID: "service-install", Analyzer: core.AnalyzerFiles, Levels: lvMed, Category: catPersist,
-		Doc:   "copies the project's own unit file into `/etc/systemd/system`",
+		Doc:   "copies the project's own unit file (a file in the workspace) into `/etc/systemd/system` or the user's `~/.config/systemd/user`",
 		Fires: []string{"cp ./myapp.service /etc/systemd/system/"}, Quiet: []string{"cat ./myapp.service"}}
 	ruleLaunchdPersistence = &ShellRule{ID: "launchd-persistence", Analyzer: core.AnalyzerFiles, Also: alsoCode, Levels: lvHigh, Category: catPersist,
 		Doc:   "installs or loads a launch agent, daemon or start-up item, or adds a login item through AppleScript (macOS)",
