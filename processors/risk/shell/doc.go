@@ -13,6 +13,7 @@
 // MEDIUM) and walked: every command in lists, pipelines, subshells,
 // command and process substitutions, functions, aliases and here-docs.
 // What can be resolved statically is resolved (quoting, variables, arrays,
+// brace expansion up to 64 words,
 // wrappers such as sudo/env/nohup/timeout/xargs/find -exec, absolute
 // paths), and strings that become code are re-parsed: bash -c, eval, ssh,
 // su -c, docker/kubectl exec, decoded literals piped into a shell, git and

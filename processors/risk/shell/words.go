@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -161,14 +162,56 @@ func (w *walker) fields(word *syntax.Word) []field {
 		return nil
 	}
 	var b fieldBuilder
-	w.wordParts(&b, word.Parts, false)
-	b.flush()
+	if ws := braceWords(word); ws != nil {
+		// {rm,-rf,/srv} and a{b,c}: each alternative is a word of its own
+		for _, bw := range ws {
+			w.wordParts(&b, bw.Parts, false)
+			b.flush()
+		}
+	} else {
+		w.wordParts(&b, word.Parts, false)
+		b.flush()
+	}
 	if w.self != nil && w.self.home != "" {
 		for i := range b.out {
 			b.out[i].s = homeRel(w.self.home, b.out[i].s)
 		}
 	}
 	return b.out
+}
+
+// maxBraceWords bounds the words one brace expansion may yield; beyond it
+// the word is kept as written (as before brace expansion was modelled).
+const maxBraceWords = 64
+
+// braceWords returns the words bash's brace expansion makes of word, nil
+// when it has no brace expansion or would make more than maxBraceWords.
+// The parsed word itself is not changed.
+func braceWords(word *syntax.Word) []*syntax.Word {
+	has := false
+	for _, p := range word.Parts {
+		if l, ok := p.(*syntax.Lit); ok && strings.IndexByte(l.Value, '{') >= 0 && (strings.IndexByte(l.Value, ',') >= 0 || strings.Contains(l.Value, "..")) {
+			has = true
+		}
+	}
+	if !has {
+		return nil
+	}
+	cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), word.Parts...)}
+	if !syntax.SplitBraces(cp) {
+		return nil
+	}
+	var out []*syntax.Word
+	for bw, err := range expand.BracesSeq(nil, cp) {
+		if err != nil || len(out) >= maxBraceWords {
+			return nil
+		}
+		out = append(out, bw)
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
 }
 
 // str expands w into one string (no splitting), as in an assignment or a
@@ -178,7 +221,14 @@ func (w *walker) str(word *syntax.Word) field {
 		return field{}
 	}
 	var b fieldBuilder
-	w.wordParts(&b, word.Parts, true)
+	for _, p := range word.Parts {
+		if l, ok := p.(*syntax.Lit); ok {
+			// an unquoted literal: backslashes escape (X=rm\ -rf is "rm -rf")
+			b.lit(unescapeLit(l.Value))
+			continue
+		}
+		w.wordParts(&b, []syntax.WordPart{p}, true)
+	}
 	f := field{s: b.cur.String(), dyn: b.curDyn, d: b.curData}
 	if w.self != nil && w.self.home != "" {
 		f.s = homeRel(w.self.home, f.s)
