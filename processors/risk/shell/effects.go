@@ -539,6 +539,9 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		}
 	}
 	w.sqlArgs(c, prog)
+	if w.deviceWipe(c, prog) {
+		return
+	}
 	ops := operands(a)
 	if len(ops) > 0 && previewVerbs()[strings.ToLower(ops[0])] {
 		return
@@ -1055,3 +1058,38 @@ func scratchNamed(ops []string) bool {
 }
 
 func nonProdEnv(c *command) bool { return nonProdEnvName(c) != "" }
+
+// deviceWipeStems, inside an option or a subcommand, name the erasure of
+// what a device holds (--zero-superblock, --security-erase, labelclear,
+// --discard, sanitize).
+var deviceWipeStems = []string{"zero", "erase", "wipe", "zap", "discard", "sanitize", "labelclear", "destroy", "format", "trim", "shred", "secure-erase"}
+
+// deviceWipe judges a program with no table of its own that is aimed at a
+// raw block device with an option or subcommand that erases it (`mdadm
+// --zero-superblock /dev/sdb1`, `hdparm --security-erase p /dev/sda`,
+// `zpool labelclear -f /dev/sdb`): what the device held is gone, as with
+// wipefs -a. It reports whether it judged.
+func (w *walker) deviceWipe(c *command, prog string) bool {
+	dev := ""
+	for _, o := range operands(c.args) {
+		if classify(o, c.cwd, "") == pcDevice && !strings.HasPrefix(o, "/dev/null") && !strings.HasPrefix(o, "/dev/zero") && !strings.HasPrefix(o, "/dev/urandom") && !strings.HasPrefix(o, "/dev/random") {
+			dev = o
+		}
+	}
+	if dev == "" {
+		return false
+	}
+	for _, x := range c.args {
+		lx := strings.ToLower(strings.TrimLeft(x, "-"))
+		if x == dev || strings.HasPrefix(lx, "no-") || strings.HasPrefix(lx, "dry") {
+			continue
+		}
+		for _, st := range deviceWipeStems {
+			if strings.Contains(lx, st) {
+				w.hit(c, ruleDiskFormat, high, prog+" "+x+" erases what the device "+dev+" holds")
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -884,7 +884,8 @@ func readOnlyInvocation(c *command) bool {
 	ro := false
 	for _, x := range a {
 		if strings.HasPrefix(x, "-") {
-			if !readOnlyOpts()[x] && !readOnlyOpts()[strings.ToLower(x)] {
+			lx := strings.ToLower(x)
+			if !readOnlyOpts()[x] && !readOnlyOpts()[lx] && !strings.HasPrefix(lx, "--get") && !strings.HasPrefix(lx, "--show") && !strings.HasPrefix(lx, "--list") && !strings.HasPrefix(lx, "--print") {
 				return false
 			}
 			ro = true

@@ -219,7 +219,7 @@ var (
 		Doc:   "`mv` renames or moves files (the target is judged as a write)",
 		Fires: []string{"mv a.txt b.txt"}, Quiet: []string{"cp a.txt b.txt"}}
 	ruleDiskFormat = &ShellRule{ID: "disk-format", Analyzer: core.AnalyzerFiles, Levels: lvBoth, Category: catDelete,
-		Doc:   "formats or repartitions (mkfs, wipefs, fdisk, parted, Windows `format`, `diskpart`); HIGH on a device; not the listing forms (`fdisk -l`, `sgdisk --print`, `wipefs DEV` without `-a` or `-o`)",
+		Doc:   "formats or repartitions (mkfs, wipefs, fdisk, parted, Windows `format`, `diskpart`); HIGH on a device; not the listing forms (`fdisk -l`, `sgdisk --print`, `wipefs DEV` without `-a` or `-o`); and any other program aimed at a raw device with an option or subcommand that erases it (`mdadm --zero-superblock /dev/sdb1`, `hdparm --security-erase p /dev/sda`, `zpool labelclear -f /dev/sdb`)",
 		Fires: []string{"mkfs.ext4 /dev/sdb1", "format c:", "mkfs.ext4 disk.img", "wipefs -a /dev/sdb"}, Quiet: []string{"fdisk -l", "man mkfs", "wipefs /dev/sdb", "sgdisk --print /dev/sda"}}
 	ruleDiskOverwrite = &ShellRule{ID: "disk-overwrite", Analyzer: core.AnalyzerFiles, Levels: lvHigh, Category: catDelete,
 		Doc:   "writes directly to a block device (`dd of=/dev/sda`, `> /dev/sda`)",
