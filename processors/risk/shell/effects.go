@@ -542,6 +542,12 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	if w.deviceWipe(c, prog) {
 		return
 	}
+	if strings.Contains(c.name, "restore") && hasArg(a, "--clean", "-c", "--drop", "--clean-first", "--drop-database") {
+		// pg_restore --clean, mongorestore --drop: the target's objects are
+		// dropped before the dump is loaded; whatever the dump lacks is gone
+		w.hit(c, ruleResourceDestroy, high, prog+" drops what the target database holds before restoring into it")
+		return
+	}
 	ops := operands(a)
 	if len(ops) > 0 && previewVerbs()[strings.ToLower(ops[0])] {
 		return

@@ -232,6 +232,35 @@ func (w *walker) http(c *command) {
 	if store == "" && wrote && destroyPath && adminPath && !local {
 		store = "an administrative endpoint (/admin/…)"
 	}
+	bodyDeletes, bodySQL := false, ""
+	for i, x := range a {
+		if i == 0 || !strings.HasPrefix(a[i-1], "-d") && !strings.HasPrefix(a[i-1], "--data") && a[i-1] != "--json" {
+			continue
+		}
+		v, isSQL := x, false
+		if k, rest, ok := strings.Cut(v, "="); ok && queryParams()[strings.ToLower(k)] {
+			v, isSQL = rest, true // q=DROP DATABASE x
+		} else if f := strings.Fields(v); len(f) > 1 && (f[0] == "DROP" || f[0] == "TRUNCATE" || f[0] == "DELETE") {
+			isSQL = true // a statement as the body, written as SQL is
+		}
+		if isSQL {
+			for _, h := range sqlFindings(v) {
+				if h.level == high && bodySQL == "" {
+					bodySQL = h.detail
+				}
+			}
+		}
+		lv := strings.ToLower(v)
+		if strings.Contains(lv, "delete") && (strings.Contains(lv, "*:*") || strings.Contains(lv, "match_all")) {
+			bodyDeletes = true // Solr <delete><query>*:*</query></delete>
+		}
+	}
+	if bodySQL != "" && wrote && !local {
+		w.hit(c, ruleSqlDrop, high, c.name+" sends a query that "+bodySQL+" to "+strings.Join(hostsOf(urls), ", "))
+	}
+	if store != "" && bodyDeletes && wrote {
+		destroyPath = true
+	}
 	switch {
 	case store != "" && (method == "DELETE" || wrote && destroyPath):
 		w.hit(c, ruleDatastoreHttpDelete, high, c.name+" sends "+orStr(method, "a delete request")+" to the HTTP API of "+store+": it deletes stored data, on any host")
@@ -759,7 +788,7 @@ func orStr(s, def string) string {
 
 // datastorePorts are the default ports of datastores that take deletions
 // over HTTP.
-var datastorePorts = map[string]string{"9200": "Elasticsearch/OpenSearch", "5984": "CouchDB", "8500": "Consul",
+var datastorePorts = map[string]string{"9200": "Elasticsearch/OpenSearch", "5984": "CouchDB", "6984": "CouchDB", "8500": "Consul",
 
 	"8200": "Vault", "2379": "etcd", "8086": "InfluxDB", "7474": "Neo4j", "8983": "Solr", "6333": "Qdrant",
 	"7700": "Meilisearch", "8108": "Typesense", "8529": "ArangoDB", "9000": "ClickHouse/MinIO", "8123": "ClickHouse",
@@ -924,3 +953,7 @@ func graphqlDestroys(x string) bool {
 	}
 	return false
 }
+
+// queryParams are the form fields HTTP query APIs take a statement in
+// (InfluxDB's q, a SQL gateway's sql or query).
+var queryParams = core.LazySet("q", "query", "sql", "stmt", "statement", "command", "cmd")

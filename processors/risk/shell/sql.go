@@ -84,7 +84,19 @@ func (w *walker) sql(c *command) {
 			case "SHUTDOWN", "DEBUG":
 				w.hit(c, ruleDatastoreChange, med, "redis-cli "+strings.ToUpper(x))
 				return
-			case "CONFIG", "DEL", "UNLINK", "SET", "EVAL", "SCRIPT", "MODULE", "SLAVEOF", "REPLICAOF":
+			case "EVAL", "EVALSHA", "FCALL":
+				if i > 0 && strings.HasPrefix(a[i-1], "-") && a[i-1] != "--" {
+					continue
+				}
+				if i+1 < len(a) {
+					if u := strings.ToUpper(a[i+1]); strings.Contains(u, "FLUSHALL") || strings.Contains(u, "FLUSHDB") {
+						w.hit(c, ruleDatastoreWipe, high, "redis-cli "+strings.ToUpper(x)+" runs a script that deletes every key")
+						return
+					}
+				}
+				w.hit(c, ruleDatastoreChange, med, "redis-cli "+strings.ToUpper(x)+" changes data or configuration")
+				return
+			case "CONFIG", "DEL", "UNLINK", "SET", "SCRIPT", "MODULE", "SLAVEOF", "REPLICAOF":
 				if i > 0 && strings.HasPrefix(a[i-1], "-") && a[i-1] != "--" {
 					continue
 				}
@@ -146,10 +158,15 @@ func sqlFindings(sql string) []sqlHit {
 			}
 		}
 		hasWhere := false
-		for _, t := range toks {
+		for i, t := range toks {
 			if t == "WHERE" || strings.HasPrefix(t, "WHERE(") {
-				hasWhere = true
+				// WHERE 1=1, WHERE TRUE, WHERE 1: a condition every row meets
+				hasWhere = !trivialWhere(toks[i+1:])
 			}
+		}
+		if first == "ALTER" && len(toks) > 3 && toks[1] == "TABLE" && (toks[3] == "DELETE" || toks[3] == "UPDATE") {
+			// ClickHouse mutations: ALTER TABLE t DELETE WHERE …
+			first = toks[3]
 		}
 		short := st
 		if len(short) > 80 {
@@ -158,7 +175,7 @@ func sqlFindings(sql string) []sqlHit {
 		short = strings.TrimSpace(short)
 		switch first {
 		case "DROP":
-			if len(toks) > 1 && (toks[1] == "TABLE" || toks[1] == "DATABASE" || toks[1] == "SCHEMA" || toks[1] == "OWNED" || toks[1] == "KEYSPACE") {
+			if len(toks) > 1 && dataObjects()[toks[1]] {
 				hits = append(hits, sqlHit{ruleSqlDrop, events.RiskHigh, "drops a " + strings.ToLower(toks[1]) + ": " + short})
 			} else {
 				hits = append(hits, sqlHit{ruleSqlDropObject, events.RiskMedium, short})
@@ -317,4 +334,27 @@ func (w *walker) pipeProducer(c *command) *command {
 		}
 	}
 	return nil
+}
+
+// dataObjects are what a DROP removes with the data it holds: a table and
+// the stores around tables, InfluxDB's measurements, series and retention
+// policies, document collections and buckets.
+var dataObjects = core.LazySet("TABLE", "DATABASE", "SCHEMA", "OWNED", "KEYSPACE", "MEASUREMENT", "SERIES", "COLLECTION",
+	"BUCKET", "SHARD", "TABLESPACE", "RETENTION")
+
+// trivialWhere reports whether a WHERE condition (upper-cased tokens after
+// WHERE) holds for every row: 1=1, TRUE, 1, 'a'='a'.
+func trivialWhere(toks []string) bool {
+	if len(toks) == 0 {
+		return true
+	}
+	c := strings.TrimRight(toks[0], ";)")
+	if len(toks) >= 3 && toks[1] == "=" {
+		c = toks[0] + "=" + strings.TrimRight(toks[2], ";)")
+	}
+	switch c {
+	case "1=1", "TRUE", "1", "0=0", "'1'='1'", "'A'='A'", "1<>0", "1!=0":
+		return len(toks) <= 3 || toks[1] != "AND" && (len(toks) < 4 || toks[3] != "AND")
+	}
+	return false
 }
