@@ -1441,6 +1441,11 @@ func (w *walker) packages(c *command) {
 		w.hit(c, rulePackageInstall, med, c.name+" "+first+" installs, removes or upgrades packages")
 	case "publish", "push", "release":
 		w.hit(c, rulePublish, med, c.name+" "+first+" publishes a package")
+	case "npm":
+		// yarn npm unpublish (yarn 2+ speaks to the registry through `yarn npm`)
+		if ops := operandsSkipping(a, pkgValueOpts()); len(ops) > 1 && c.name == "yarn" && ops[1] == "unpublish" && !hasArg(a, "--dry-run") {
+			w.hit(c, ruleRegistryDelete, high, "yarn npm unpublish removes a published package version from the registry")
+		}
 	case "unpublish", "yank":
 		if hasArg(a, "--undo", "--dry-run") {
 			break

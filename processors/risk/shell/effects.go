@@ -542,6 +542,10 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 	if w.deviceWipe(c, prog) {
 		return
 	}
+	if silencesEverything(c.args) {
+		w.hit(c, ruleDefenseEvasion, high, prog+" silences every alert (a matcher that matches anything): nobody is told what breaks next")
+		return
+	}
 	if strings.Contains(c.name, "restore") && hasArg(a, "--clean", "-c", "--drop", "--clean-first", "--drop-database") {
 		// pg_restore --clean, mongorestore --drop: the target's objects are
 		// dropped before the dump is loaded; whatever the dump lacks is gone
@@ -613,7 +617,7 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 		}
 		path := prog + " " + strings.Join(ops[:i+1], " ")
 		if k == 1 && (v == "revoke" || authorityPath(ops[:i+1]) || registryAdmin(c)) {
-			if len(named) == 0 && !scoped && !force && !keeps && !registryAdmin(c) && !authorityPath(ops[:i+1]) {
+			if len(named) == 0 && len(c.args) == i+1 && !registryAdmin(c) && !authorityPath(ops[:i+1]) {
 				// a bare revoke, nothing named, no access noun, no remote
 				// scope: the tool's own local grant (`direnv revoke`)
 				raise(med, path+" revokes what it manages")
@@ -629,6 +633,10 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 				// a remote resource, or the root of the store: everything in it
 				strong = true
 			}
+		}
+		if len(named) > 1 && dataNouns()[strings.ToLower(named[0])] && !mig {
+			// VERB NOUN NAME: `remove index web`, `delete bucket logs`
+			strong = true
 		}
 		for _, p := range ops[:i+1] {
 			for _, wd := range verbWords(p) {
@@ -1098,4 +1106,26 @@ func (w *walker) deviceWipe(c *command, prog string) bool {
 		}
 	}
 	return false
+}
+
+var matchAllRe = core.LazyRE(`=~\s*['"]?\^?\.[*+]\$?['"]?$`)
+
+// silencesEverything reports whether args silence, mute or snooze alerts
+// with a matcher that matches every alert (`amtool silence add
+// alertname=~'.+'`, `… mute --all`).
+func silencesEverything(args []string) bool {
+	verb, all := false, false
+	for _, x := range args {
+		lx := strings.ToLower(x)
+		switch lx {
+		case "silence", "silences", "mute", "snooze", "downtime", "maintenance":
+			verb = true
+		case "--all", "--everything":
+			all = true
+		}
+		if matchAllRe.MatchString(x) {
+			all = true
+		}
+	}
+	return verb && all && !hasArg(args, "query", "list", "ls", "expire", "delete", "rm", "--help")
 }

@@ -514,7 +514,7 @@ var (
 
 	// --- defences, logs and reachability
 	ruleDefenseEvasion = &ShellRule{ID: "defense-evasion", Analyzer: core.AnalyzerShell, Levels: lvHigh, Category: catDefense,
-		Doc:   "turns a security or logging control off (stopping EDR/audit/syslog services, `setenforce 0`, `spctl --master-disable`, `csrutil disable`, `auditctl -D`, Defender exclusions)",
+		Doc:   "turns a security or logging control off (stopping EDR/audit/syslog services, `setenforce 0`, `spctl --master-disable`, `csrutil disable`, `auditctl -D`, Defender exclusions), or silences every alert with a matcher that matches anything (`amtool silence add alertname=~'.+'`)",
 		Fires: []string{"systemctl stop auditd", "setenforce 0", "auditctl -D"}, Quiet: []string{"systemctl status auditd", "getenforce"}}
 	ruleAuditChange = &ShellRule{ID: "audit-change", Analyzer: core.AnalyzerShell, Levels: lvMed, Category: catDefense,
 		Doc:   "other changes of audit rules",
