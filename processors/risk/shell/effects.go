@@ -675,8 +675,8 @@ func (w *walker) openWorldCmd(c *command, prog string) {
 			}
 			opt = opt[:eq]
 		}
-		if opt[1] != '-' && len(opt) <= 4 {
-			continue // a cluster of short flags
+		if len(opt) < 2 || opt[1] != '-' && len(opt) <= 4 {
+			continue // a cluster of short flags, or "-=…"
 		}
 		v, ok := destroyOption(opt)
 		if !ok {

@@ -639,7 +639,7 @@ func codeTalksOnlyLocallyWords(words []string) bool {
 func winHomePath(p string) string {
 	p = strings.ReplaceAll(p, "\\", "/")
 	for _, pre := range []string{"$env:userprofile", "$env:home", "$home", "${env:userprofile}"} {
-		if strings.HasPrefix(strings.ToLower(p), pre) {
+		if len(p) >= len(pre) && strings.EqualFold(p[:len(pre)], pre) {
 			return "~" + p[len(pre):]
 		}
 	}
