@@ -141,7 +141,7 @@ func (w *walker) grants(c *command) {
 		case (k == "member" || k == "members" || k == "grantee" || k == "principal") && (strings.Contains(lv, "allusers") || strings.Contains(lv, "allauthenticatedusers")):
 			w.hit(c, ruleMakePublic, high, c.name+" grants "+core.TrimArg(v)+": everyone on the internet can reach the resource")
 			return
-		case !creating && (k == "visibility" || k == "acl" || k == "canned-acl" || k == "predefined-acl" || k == "public-access" || k == "x-amz-acl" || k == "status" || k == "access" || k == "privacy") && publicValues()[lv],
+		case !creating && (k == "visibility" || k == "acl" || k == "canned-acl" || k == "predefined-acl" || k == "public-access" || k == "x-amz-acl" || k == "status" || k == "privacy") && publicValues()[lv],
 			!creating && k == "private" && (lv == "false" || lv == "no" || lv == "0"):
 			w.hit(c, ruleMakePublic, high, c.name+" sets "+k+" to "+lv+": what the resource holds becomes readable by everyone")
 			return
