@@ -42,6 +42,7 @@ func (s *Analyzer) fileAction(tool string, args map[string]any, ev *events.Event
 	}
 	w := newWalker(env)
 	w.outer = [2]int{0, len(content)}
+	w.fileTool = true
 	c := &command{name: tool, path: tool}
 	w.cmds = append(w.cmds, c)
 	rp := resolvePath(p, "")

@@ -326,7 +326,7 @@ func (w *walker) judgeWrite(c *command, p string, appendMode bool, content *data
 			}
 		}
 	}
-	if kind := ExecConfigKind(rp); kind != "" && kind != "rc" && kind != "hook" && cls != pcTemp && content != nil && content.text != "" && w.depth < maxDepth {
+	if kind := ExecConfigKind(rp); kind != "" && kind != "rc" && kind != "hook" && cls != pcTemp && content != nil && content.text != "" && w.depth < maxDepth && !w.fileTool {
 		// a file a tool runs or takes what to run from (.envrc, a Makefile,
 		// package.json, .git/config, a CI workflow): written by the shell,
 		// its content is judged as a file-write action's is

@@ -58,8 +58,11 @@ type walker struct {
 	reparsed  int
 	expanded  int
 	exhausted bool
-	parseErr  string
-	hosts     []string
+	// fileTool: the walker judges a file-write action's path, whose
+	// content fileAction judges itself (judgeWrite leaves it)
+	fileTool bool
+	parseErr string
+	hosts    []string
 
 	// self is what the action's hook said about Vigil's installation
 	// (selfprotect.go); nil: names only.
