@@ -466,7 +466,7 @@ func (s *Store) isEmpty() (bool, error) {
 }
 
 // cacheSize is the Pebble block cache of a store.
-const cacheSize = 16 << 20
+const cacheSize = 8 << 20
 
 func (s *Store) openPebble() (*pebble.DB, error) {
 	// The read models answer point reads and short scans (the HTTP API,
@@ -475,19 +475,16 @@ func (s *Store) openPebble() (*pebble.DB, error) {
 	// its size is RSS a node holds from its first minute on.
 	// Pebble's default reaction to a bad block is Fatalf (exit). Here the
 	// store stops serving instead, and the next start rebuilds it.
-	return OpenPebble(s.dir, PebbleOptions{CacheSize: cacheSize, MemTableSize: 32 << 20, Logger: s.log, OnCorruption: s.onCorruption})
+	return OpenPebble(s.dir, PebbleOptions{CacheSize: cacheSize, MemTableSize: 8 << 20, Logger: s.log, OnCorruption: s.onCorruption})
 }
-
-// memTablesQueued is the memtables a store may hold before Pebble stops
-// its writes (Pebble's default, named so the cache can be sized for it).
-const memTablesQueued = 2
 
 // PebbleOptions is what differs between Vigil's Pebble stores (the read
 // models here, the ingest service's id index).
 type PebbleOptions struct {
-	// CacheSize is the block cache's size in bytes: what it may hold of
-	// the tables' blocks (filters, indexes, data). The memtables' memory,
-	// which Pebble reserves from the same cache, comes on top (OpenPebble).
+	// CacheSize is the block cache's size in bytes: what it holds of the
+	// tables' blocks (filters, indexes, data) while two memtables are
+	// full; they, which Pebble charges to the same cache, come on top
+	// (OpenPebble).
 	CacheSize int64
 	// MemTableSize is the size of one memtable in bytes.
 	MemTableSize uint64
@@ -507,15 +504,16 @@ func OpenPebble(dir string, o PebbleOptions) (db *pebble.DB, err error) {
 			db, err = nil, fmt.Errorf("pebble panicked: %v", r)
 		}
 	}()
-	// Pebble charges every memtable (the mutable one, those waiting to be
-	// flushed, one kept for reuse) to the block cache: a cache no larger
-	// than the memtables holds no block at all, and every lookup reads
-	// and checksums its filter and index blocks from the file again (the
-	// id index's misses cost 12-24 µs instead of ~1). So the cache is
-	// sized for those reservations plus CacheSize; the reserved memory is
-	// the memtables', allocated whatever the cache's size.
-	po := &pebble.Options{MemTableSize: o.MemTableSize, MemTableStopWritesThreshold: memTablesQueued, Logger: PebbleLogger(o.Logger)}
-	cache := pebble.NewCache(o.CacheSize + int64(memTablesQueued+1)*int64(o.MemTableSize))
+	// Pebble charges every memtable it allocates to the block cache: a
+	// cache no larger than the memtables holds no block at all, and every
+	// lookup reads and checksums its filter and index blocks from the
+	// file again (the id index's misses cost 12-24 µs instead of 2-5). So
+	// the cache is sized for two memtables (the mutable one and one being
+	// flushed) plus CacheSize. While more wait to be flushed the blocks
+	// get less room; while the memtables are small (after a start) they
+	// get more, up to the whole size, which bounds what the cache holds.
+	po := &pebble.Options{MemTableSize: o.MemTableSize, Logger: PebbleLogger(o.Logger)}
+	cache := pebble.NewCache(o.CacheSize + 2*int64(o.MemTableSize))
 	defer cache.Unref()
 	po.Cache = cache
 	if o.OnCorruption != nil {

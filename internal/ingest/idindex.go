@@ -67,8 +67,8 @@ import (
 // bloom filters answer) and takes sequential batches from the log; its
 // memory is the block cache and the memtables, whatever the log's length.
 const (
-	indexCacheSize    = 8 << 20
-	indexMemTableSize = 8 << 20
+	indexCacheSize    = 4 << 20
+	indexMemTableSize = 4 << 20
 	// indexBatch bounds the records of one Pebble batch.
 	indexBatch = 1024
 	// maxSkew bounds the allowance for clocks (see the lag argument).
