@@ -61,3 +61,32 @@ func TestHugeCodeIsJudgedByAPerson(t *testing.T) {
 	}
 	t.Fatalf("a %d KiB code cell: %v", len(code)>>10, finds)
 }
+
+// FuzzClientLibraryCalls: the code analyzer, client-library translations
+// included, never panics on any code, and judges the same code the same
+// way twice.
+func FuzzClientLibraryCalls(f *testing.F) {
+	for _, s := range []string{
+		"import boto3\nboto3.client('ec2').terminate_instances(InstanceIds=['i-1'])",
+		"import git\ngit.Repo('.').git.push('--force', 'origin', 'main')",
+		"import psycopg2\nc = psycopg2.connect(host='db.example.net')\nc.cursor().execute('DROP TABLE t')",
+		"import stripe\nfor c in stripe.Customer.list():\n    stripe.Customer.delete(c.id)",
+		"import requests\nrequests.delete('https://api.example.com/x', headers={'Authorization': 't'})",
+		"from kubernetes import client\nclient.CoreV1Api().delete_namespaced_pod('p', 'ns')",
+		"for x in y.list(:\n", ".delete(", "boto3.client('", "'''", "execute(\"\"\"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, code string) {
+		a := analyzeCodeRun("python", code, core.Env{}, nil)
+		b := analyzeCodeRun("python", code, core.Env{}, nil)
+		if len(a) != len(b) {
+			t.Fatalf("%q: %d findings, then %d", code, len(a), len(b))
+		}
+		for i := range a {
+			if a[i].ID() != b[i].ID() || a[i].Level != b[i].Level {
+				t.Fatalf("%q: finding %d is %s %s, then %s %s", code, i, a[i].ID(), a[i].Level, b[i].ID(), b[i].Level)
+			}
+		}
+	})
+}
