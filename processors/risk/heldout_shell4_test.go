@@ -27,15 +27,25 @@ import (
 // after that (dev 89.6 %, check 90.9 % HIGH; check false HIGH 1 of 38),
 // then its dev half read (dev 100 %, check 92.4 %).
 func TestHeldoutShell4(t *testing.T) {
+	checkShellHalves(t, []shellHalf{{"shell4.jsonl", "dev", 0, 96, 2}, {"shell4.jsonl", "check", 1, 92, 2}, {"shell5.jsonl", "dev", 0, 93, 2}, {"shell5.jsonl", "check", 1, 86, 2},
+		{"shell6.jsonl", "dev", 0, 97, 2}, {"shell6.jsonl", "check", 1, 88, 5}})
+}
+
+// shellHalf is one half of a held-out shell table and its floors.
+type shellHalf struct {
+	file          string
+	name          string
+	parity        int     // 0: odd lines (dev), 1: even lines (check)
+	recall        float64 // HIGH recall floor, percent
+	maxFalseHighP float64 // false HIGH ceiling, percent of not-high lines
+}
+
+// checkShellHalves scores each half under the default config and fails
+// below its floors; -misses logs the dev halves' misses.
+func checkShellHalves(t *testing.T, halves []shellHalf) {
+	t.Helper()
 	s := mustScorer(t, events.DefaultConfig())
-	for _, half := range []struct {
-		file          string
-		name          string
-		parity        int
-		recall        float64 // HIGH recall floor, percent
-		maxFalseHighP float64 // false HIGH ceiling, percent of not-high lines
-	}{{"shell4.jsonl", "dev", 0, 96, 2}, {"shell4.jsonl", "check", 1, 92, 2}, {"shell5.jsonl", "dev", 0, 93, 2}, {"shell5.jsonl", "check", 1, 86, 2},
-		{"shell6.jsonl", "dev", 0, 97, 2}, {"shell6.jsonl", "check", 1, 88, 5}} {
+	for _, half := range halves {
 		lines := readHeldout[heldoutShell](t, half.file)
 		var c heldoutTally
 		for i, l := range lines {

@@ -244,22 +244,7 @@ func clauses(lp string) [][2]int {
 
 // paragraphs yields the paragraphs of text (blank-line separated) with
 // their offsets.
-func paragraphs(text string) func(func(int, string) bool) {
-	return func(yield func(int, string) bool) {
-		for off := 0; off < len(text); {
-			end := strings.Index(text[off:], "\n\n")
-			if end < 0 {
-				end = len(text)
-			} else {
-				end += off
-			}
-			if !yield(off, text[off:end]) {
-				return
-			}
-			off = end + 2
-		}
-	}
-}
+func paragraphs(text string) func(func(int, string) bool) { return textPieces(text, "\n\n") }
 
 var (
 	// payNounRe: what is moved when money is.

@@ -379,10 +379,14 @@ func (s *scanner) nested(text string, a, b int) {
 
 // textLines yields each line of text, without its newline, with its
 // offset in text.
-func textLines(text string) iter.Seq2[int, string] {
+func textLines(text string) iter.Seq2[int, string] { return textPieces(text, "\n") }
+
+// textPieces yields the pieces of text between occurrences of sep,
+// without sep, each with its offset in text.
+func textPieces(text, sep string) iter.Seq2[int, string] {
 	return func(yield func(int, string) bool) {
 		for off := 0; off < len(text); {
-			end := strings.IndexByte(text[off:], '\n')
+			end := strings.Index(text[off:], sep)
 			if end < 0 {
 				end = len(text)
 			} else {
@@ -391,7 +395,7 @@ func textLines(text string) iter.Seq2[int, string] {
 			if !yield(off, text[off:end]) {
 				return
 			}
-			off = end + 1
+			off = end + len(sep)
 		}
 	}
 }
