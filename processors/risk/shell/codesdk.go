@@ -56,7 +56,8 @@ func (w *walker) sdkCalls(lang, code, how string, span [2]int, name string) {
 	run := func(argv ...string) {
 		w.runSynthetic(&command{via: []string{how}}, toFields(argv), stmtCtx{})
 	}
-	remote, host := codeTarget(code)
+	sdk := remoteSDKRe.MatchString(code)
+	remote, host := codeTarget(code, sdk)
 	// AWS: each call on a client of a service, as `aws <service> <op>`.
 	svcOf := map[string]string{}
 	for _, m := range awsClientRe.FindAllStringSubmatch(code, 16) {
@@ -149,7 +150,7 @@ func (w *walker) sdkCalls(lang, code, how string, span [2]int, name string) {
 		}
 		run(append(argv, u)...)
 	}
-	if remoteSDKRe.MatchString(code) {
+	if sdk {
 		w.bulkRemoteDelete(code, how, span, name)
 		w.clientDelete(code, how, span, name)
 	}
@@ -226,9 +227,10 @@ func loopBody(rest, indent string) string {
 // codeTarget says whether code connects to a database or service off this
 // machine, and the host it names (for the synthesized command line): a
 // connection string's or host= keyword's host that is not local, or a
-// remote client library with no local target. An SQLite file or
+// remote client library (sdk: the code imports one) with no local
+// target. An SQLite file or
 // :memory: database, or only localhost, is local.
-func codeTarget(code string) (remote bool, host string) {
+func codeTarget(code string, sdk bool) (remote bool, host string) {
 	var hosts []string
 	for _, m := range connURLRe.FindAllStringSubmatch(code, 8) {
 		hosts = append(hosts, m[1])
@@ -244,7 +246,7 @@ func codeTarget(code string) (remote bool, host string) {
 	if len(hosts) > 0 || sqliteRe.MatchString(code) {
 		return false, "localhost"
 	}
-	if remoteSDKRe.MatchString(code) {
+	if sdk {
 		return true, "db.remote"
 	}
 	return false, "localhost"
