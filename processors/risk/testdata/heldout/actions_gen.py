@@ -177,7 +177,6 @@ br("https://en.wikipedia.org/wiki/Shadow_password", N)
 br("http://metadata/computeMetadata/v1/project/attributes/ssh-keys", H)
 br("https://stackoverflow.com/questions/tagged/go", N)
 
-json.dump  # keep flake quiet
 out = sys.argv[1] if len(sys.argv) > 1 else "actions.jsonl"
 with open(out, "w") as f:
     for r in rows:
